@@ -1,0 +1,39 @@
+# Thin wrapper over CMake (like neovim's): `make run`, `make test`, `make bench`.
+# Every target first installs missing Debian packages via docker/install-deps.sh.
+
+BUILD     ?= build
+BUILD_TYPE ?= RelWithDebInfo
+CMAKE_FLAGS ?=
+JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
+ARGS      ?=
+
+.PHONY: all deps build run test bench sanitize clean format
+
+all: build
+
+deps:
+	@sh docker/install-deps.sh
+
+$(BUILD)/CMakeCache.txt: | deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_FLAGS)
+
+build: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+run: build
+	./$(BUILD)/xrgate $(ARGS)
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(ARGS)
+
+bench: build
+	cmake --build $(BUILD) --target bench
+
+sanitize:
+	$(MAKE) test BUILD=build-asan BUILD_TYPE=Debug CMAKE_FLAGS="-DXRGATE_SANITIZE=ON"
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf $(BUILD)

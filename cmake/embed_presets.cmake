@@ -1,0 +1,17 @@
+# Usage: cmake -DDIR=presets -DOUT=out.c -P embed_presets.cmake
+# Embeds every DIR/*.yaml as a {name, text} table: struct xg_embedded_file xg_embedded_presets[].
+file(GLOB files ${DIR}/*.yaml)
+list(SORT files)
+set(out "#include <stddef.h>\n#include \"mappings/presets.h\"\n")
+set(table "const struct xg_embedded_file xg_embedded_presets[] = {\n")
+set(i 0)
+foreach(f ${files})
+  get_filename_component(name ${f} NAME_WE)
+  file(READ ${f} hex HEX)
+  string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," body "${hex}")
+  string(APPEND out "static const char p${i}[] = {${body}0x00};\n")
+  string(APPEND table "    {\"${name}\", p${i}},\n")
+  math(EXPR i "${i} + 1")
+endforeach()
+string(APPEND table "    {NULL, NULL}};\n")
+file(WRITE ${OUT} "${out}${table}")

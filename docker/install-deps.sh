@@ -1,0 +1,39 @@
+#!/bin/sh
+# Installs the Debian packages xrgate needs to build, run and test, and nothing
+# when all of them are present. The one place that lists Debian packages: the
+# Makefile, CI and the Dockerfile all call it.
+#
+#   docker/install-deps.sh            build + test dependencies (default)
+#   docker/install-deps.sh --runtime  only what the built binary needs at run time
+set -eu
+
+BUILD_PKGS="build-essential cmake pkg-config libevent-dev libmbedtls-dev libjansson-dev \
+libyaml-dev libcmocka-dev python3 curl"
+RUNTIME_PKGS="libevent-2.1-7 libevent-extra-2.1-7 libmbedtls14 libmbedx509-1 libmbedcrypto7 \
+libjansson4 libyaml-0-2 netbase ca-certificates"
+
+case "${1:-}" in
+--runtime) PKGS="$RUNTIME_PKGS" ;;
+""|--build) PKGS="$BUILD_PKGS" ;;
+*) echo "usage: $0 [--build|--runtime]" >&2; exit 2 ;;
+esac
+
+missing=""
+for p in $PKGS; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+        missing="$missing $p"
+    fi
+done
+
+[ -z "$missing" ] && exit 0
+
+echo "install-deps: installing:$missing" >&2
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
+        echo "install-deps: need root (or sudo) to install:$missing" >&2; exit 1
+    fi
+fi
+$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing
