@@ -9,8 +9,14 @@ static int64_t clock_ns(clockid_t id)
     return (int64_t)ts.tv_sec * XG_NS_PER_S + ts.tv_nsec;
 }
 
-int64_t xg_clock_mono_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
-int64_t xg_clock_wall_ns(void) { return clock_ns(CLOCK_REALTIME); }
+int64_t xg_clock_mono_ns(void)
+{
+    return clock_ns(CLOCK_MONOTONIC);
+}
+int64_t xg_clock_wall_ns(void)
+{
+    return clock_ns(CLOCK_REALTIME);
+}
 
 int64_t xg_clock_mono_to_wall_ns(int64_t mono_ns)
 {
@@ -26,7 +32,8 @@ int64_t xg_ms16_to_ns(uint16_t ms16, int64_t ref_ns)
 {
     uint16_t ref16 = xg_ns_to_ms16(ref_ns);
     int16_t diff = (int16_t)(uint16_t)(ms16 - ref16);
-    int64_t ref_ms = ref_ns >= 0 ? ref_ns / XG_NS_PER_MS : -((-ref_ns + XG_NS_PER_MS - 1) / XG_NS_PER_MS);
+    int64_t ref_ms =
+        ref_ns >= 0 ? ref_ns / XG_NS_PER_MS : -((-ref_ns + XG_NS_PER_MS - 1) / XG_NS_PER_MS);
     return (ref_ms + diff) * XG_NS_PER_MS;
 }
 

@@ -23,7 +23,10 @@ int64_t xg_clock_mono_to_wall_ns(int64_t mono_ns);
 int64_t xg_clock_wall_to_mono_ns(int64_t wall_ns);
 
 /** ns → µs (floor). */
-static inline int64_t xg_ns_to_us(int64_t ns) { return ns >= 0 ? ns / 1000 : -((-ns + 999) / 1000); }
+static inline int64_t xg_ns_to_us(int64_t ns)
+{
+    return ns >= 0 ? ns / 1000 : -((-ns + 999) / 1000);
+}
 /** ns → game-state Time1: milliseconds modulo 65536. */
 static inline uint16_t xg_ns_to_ms16(int64_t ns)
 {

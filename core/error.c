@@ -5,8 +5,7 @@
 
 int xg_error_set(struct xg_error *err, int code, const char *fmt, ...)
 {
-    if (!err)
-        return code;
+    if (!err) return code;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(err->msg, sizeof err->msg, fmt, ap);
@@ -17,8 +16,7 @@ int xg_error_set(struct xg_error *err, int code, const char *fmt, ...)
 
 int xg_error_prefix(struct xg_error *err, const char *fmt, ...)
 {
-    if (!err)
-        return 0;
+    if (!err) return 0;
     char pre[XG_ERROR_MAX], old[XG_ERROR_MAX];
     va_list ap;
     va_start(ap, fmt);

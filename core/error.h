@@ -22,7 +22,8 @@ int xg_error_set(struct xg_error *err, int code, const char *fmt, ...)
 
 /** Prefix the current message with a printf-formatted context ("peer 1.2.3.4:5: "); returns
  *  err->code. A NULL err is allowed. */
-int xg_error_prefix(struct xg_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int xg_error_prefix(struct xg_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /** Clear err (if non-NULL). */
 void xg_error_clear(struct xg_error *err);

@@ -11,25 +11,21 @@ uint16_t xg_f16_from_float(float f)
     uint32_t man = x & 0x7fffffu;
 
     if (exp == 0xff) { /* Inf or NaN */
-        if (man == 0)
-            return sign | 0x7c00u;
+        if (man == 0) return sign | 0x7c00u;
         uint16_t m = (uint16_t)(man >> 13);
         return sign | 0x7c00u | 0x0200u | m; /* quiet NaN, keep top payload bits */
     }
     int32_t e = (int32_t)exp - 127 + 15;
-    if (e >= 0x1f)
-        return sign | 0x7c00u; /* overflow -> Inf */
+    if (e >= 0x1f) return sign | 0x7c00u; /* overflow -> Inf */
     if (e <= 0) {
         /* subnormal or zero in half precision */
-        if (e < -10)
-            return sign; /* too small even after rounding (below half of min subnormal) */
-        man |= 0x800000u; /* implicit bit */
+        if (e < -10) return sign; /* too small even after rounding (below half of min subnormal) */
+        man |= 0x800000u;         /* implicit bit */
         uint32_t shift = (uint32_t)(14 - e); /* 24-bit mantissa -> 10-bit subnormal */
         uint32_t half = man >> shift;
         uint32_t rem = man & ((1u << shift) - 1u);
         uint32_t mid = 1u << (shift - 1);
-        if (rem > mid || (rem == mid && (half & 1u)))
-            half++;
+        if (rem > mid || (rem == mid && (half & 1u))) half++;
         return sign | (uint16_t)half; /* may carry into exponent 1: still correct */
     }
     uint32_t half = ((uint32_t)e << 10) | (man >> 13);

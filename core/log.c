@@ -11,10 +11,22 @@ static bool g_json;
 
 static const char *const names[] = {"error", "warn", "info", "debug", "trace"};
 
-void xg_log_set_level(enum xg_log_level lvl) { g_level = lvl; }
-enum xg_log_level xg_log_get_level(void) { return g_level; }
-void xg_log_set_json(bool json) { g_json = json; }
-bool xg_log_enabled(enum xg_log_level lvl) { return lvl <= g_level; }
+void xg_log_set_level(enum xg_log_level lvl)
+{
+    g_level = lvl;
+}
+enum xg_log_level xg_log_get_level(void)
+{
+    return g_level;
+}
+void xg_log_set_json(bool json)
+{
+    g_json = json;
+}
+bool xg_log_enabled(enum xg_log_level lvl)
+{
+    return lvl <= g_level;
+}
 
 const char *xg_log_level_name(enum xg_log_level lvl)
 {
@@ -53,8 +65,7 @@ static void json_escape(FILE *f, const char *s)
 
 void xg_log(enum xg_log_level lvl, const char *component, const char *fmt, ...)
 {
-    if (lvl > g_level)
-        return;
+    if (lvl > g_level) return;
     char msg[1024];
     va_list ap;
     va_start(ap, fmt);

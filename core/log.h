@@ -29,8 +29,7 @@ void xg_log(enum xg_log_level lvl, const char *component, const char *fmt, ...)
 #define XG_INFO(c, ...) xg_log(XG_LOG_INFO, c, __VA_ARGS__)
 #define XG_DEBUG(c, ...)                                                                           \
     do {                                                                                           \
-        if (xg_log_enabled(XG_LOG_DEBUG))                                                          \
-            xg_log(XG_LOG_DEBUG, c, __VA_ARGS__);                                                  \
+        if (xg_log_enabled(XG_LOG_DEBUG)) xg_log(XG_LOG_DEBUG, c, __VA_ARGS__);                    \
     } while (0)
 
 #endif

@@ -36,8 +36,7 @@ int xg_read_sub(struct xg_reader *r, size_t n, struct xg_reader *sub)
 {
     const uint8_t *p = xg_read_bytes(r, n);
     xg_reader_init(sub, p, p ? n : 0);
-    if (!p)
-        sub->err = r->err;
+    if (!p) sub->err = r->err;
     return r->err;
 }
 
@@ -67,12 +66,30 @@ static uint64_t read_le(struct xg_reader *r, size_t n)
     return v;
 }
 
-uint16_t xg_read_be16(struct xg_reader *r) { return (uint16_t)read_be(r, 2); }
-uint32_t xg_read_be32(struct xg_reader *r) { return (uint32_t)read_be(r, 4); }
-uint64_t xg_read_be64(struct xg_reader *r) { return read_be(r, 8); }
-uint16_t xg_read_le16(struct xg_reader *r) { return (uint16_t)read_le(r, 2); }
-uint32_t xg_read_le32(struct xg_reader *r) { return (uint32_t)read_le(r, 4); }
-uint64_t xg_read_le64(struct xg_reader *r) { return read_le(r, 8); }
+uint16_t xg_read_be16(struct xg_reader *r)
+{
+    return (uint16_t)read_be(r, 2);
+}
+uint32_t xg_read_be32(struct xg_reader *r)
+{
+    return (uint32_t)read_be(r, 4);
+}
+uint64_t xg_read_be64(struct xg_reader *r)
+{
+    return read_be(r, 8);
+}
+uint16_t xg_read_le16(struct xg_reader *r)
+{
+    return (uint16_t)read_le(r, 2);
+}
+uint32_t xg_read_le32(struct xg_reader *r)
+{
+    return (uint32_t)read_le(r, 4);
+}
+uint64_t xg_read_le64(struct xg_reader *r)
+{
+    return read_le(r, 8);
+}
 
 static float u32_to_f(uint32_t u)
 {
@@ -88,12 +105,30 @@ static double u64_to_d(uint64_t u)
     return d;
 }
 
-float xg_read_bef32(struct xg_reader *r) { return u32_to_f(xg_read_be32(r)); }
-double xg_read_bef64(struct xg_reader *r) { return u64_to_d(xg_read_be64(r)); }
-float xg_read_lef32(struct xg_reader *r) { return u32_to_f(xg_read_le32(r)); }
-double xg_read_lef64(struct xg_reader *r) { return u64_to_d(xg_read_le64(r)); }
-float xg_read_bef16(struct xg_reader *r) { return xg_f16_to_float(xg_read_be16(r)); }
-float xg_read_lef16(struct xg_reader *r) { return xg_f16_to_float(xg_read_le16(r)); }
+float xg_read_bef32(struct xg_reader *r)
+{
+    return u32_to_f(xg_read_be32(r));
+}
+double xg_read_bef64(struct xg_reader *r)
+{
+    return u64_to_d(xg_read_be64(r));
+}
+float xg_read_lef32(struct xg_reader *r)
+{
+    return u32_to_f(xg_read_le32(r));
+}
+double xg_read_lef64(struct xg_reader *r)
+{
+    return u64_to_d(xg_read_le64(r));
+}
+float xg_read_bef16(struct xg_reader *r)
+{
+    return xg_f16_to_float(xg_read_be16(r));
+}
+float xg_read_lef16(struct xg_reader *r)
+{
+    return xg_f16_to_float(xg_read_le16(r));
+}
 
 uint8_t *xg_write_reserve(struct xg_writer *w, size_t n)
 {
@@ -109,18 +144,15 @@ uint8_t *xg_write_reserve(struct xg_writer *w, size_t n)
 int xg_write_bytes(struct xg_writer *w, const void *src, size_t n)
 {
     uint8_t *p = xg_write_reserve(w, n);
-    if (!p)
-        return w->err;
-    if (n)
-        memcpy(p, src, n);
+    if (!p) return w->err;
+    if (n) memcpy(p, src, n);
     return 0;
 }
 
 int xg_write_zeros(struct xg_writer *w, size_t n)
 {
     uint8_t *p = xg_write_reserve(w, n);
-    if (!p)
-        return w->err;
+    if (!p) return w->err;
     memset(p, 0, n);
     return 0;
 }
@@ -128,8 +160,7 @@ int xg_write_zeros(struct xg_writer *w, size_t n)
 static int write_be(struct xg_writer *w, uint64_t v, size_t n)
 {
     uint8_t *p = xg_write_reserve(w, n);
-    if (!p)
-        return w->err;
+    if (!p) return w->err;
     for (size_t i = n; i-- > 0; v >>= 8)
         p[i] = (uint8_t)v;
     return 0;
@@ -138,20 +169,40 @@ static int write_be(struct xg_writer *w, uint64_t v, size_t n)
 static int write_le(struct xg_writer *w, uint64_t v, size_t n)
 {
     uint8_t *p = xg_write_reserve(w, n);
-    if (!p)
-        return w->err;
+    if (!p) return w->err;
     for (size_t i = 0; i < n; i++, v >>= 8)
         p[i] = (uint8_t)v;
     return 0;
 }
 
-int xg_write_u8(struct xg_writer *w, uint8_t v) { return write_be(w, v, 1); }
-int xg_write_be16(struct xg_writer *w, uint16_t v) { return write_be(w, v, 2); }
-int xg_write_be32(struct xg_writer *w, uint32_t v) { return write_be(w, v, 4); }
-int xg_write_be64(struct xg_writer *w, uint64_t v) { return write_be(w, v, 8); }
-int xg_write_le16(struct xg_writer *w, uint16_t v) { return write_le(w, v, 2); }
-int xg_write_le32(struct xg_writer *w, uint32_t v) { return write_le(w, v, 4); }
-int xg_write_le64(struct xg_writer *w, uint64_t v) { return write_le(w, v, 8); }
+int xg_write_u8(struct xg_writer *w, uint8_t v)
+{
+    return write_be(w, v, 1);
+}
+int xg_write_be16(struct xg_writer *w, uint16_t v)
+{
+    return write_be(w, v, 2);
+}
+int xg_write_be32(struct xg_writer *w, uint32_t v)
+{
+    return write_be(w, v, 4);
+}
+int xg_write_be64(struct xg_writer *w, uint64_t v)
+{
+    return write_be(w, v, 8);
+}
+int xg_write_le16(struct xg_writer *w, uint16_t v)
+{
+    return write_le(w, v, 2);
+}
+int xg_write_le32(struct xg_writer *w, uint32_t v)
+{
+    return write_le(w, v, 4);
+}
+int xg_write_le64(struct xg_writer *w, uint64_t v)
+{
+    return write_le(w, v, 8);
+}
 
 static uint32_t f_to_u32(float f)
 {
@@ -167,42 +218,55 @@ static uint64_t d_to_u64(double d)
     return u;
 }
 
-int xg_write_bef32(struct xg_writer *w, float v) { return write_be(w, f_to_u32(v), 4); }
-int xg_write_bef64(struct xg_writer *w, double v) { return write_be(w, d_to_u64(v), 8); }
-int xg_write_lef32(struct xg_writer *w, float v) { return write_le(w, f_to_u32(v), 4); }
-int xg_write_lef64(struct xg_writer *w, double v) { return write_le(w, d_to_u64(v), 8); }
-int xg_write_bef16(struct xg_writer *w, float v) { return write_be(w, xg_f16_from_float(v), 2); }
-int xg_write_lef16(struct xg_writer *w, float v) { return write_le(w, xg_f16_from_float(v), 2); }
+int xg_write_bef32(struct xg_writer *w, float v)
+{
+    return write_be(w, f_to_u32(v), 4);
+}
+int xg_write_bef64(struct xg_writer *w, double v)
+{
+    return write_be(w, d_to_u64(v), 8);
+}
+int xg_write_lef32(struct xg_writer *w, float v)
+{
+    return write_le(w, f_to_u32(v), 4);
+}
+int xg_write_lef64(struct xg_writer *w, double v)
+{
+    return write_le(w, d_to_u64(v), 8);
+}
+int xg_write_bef16(struct xg_writer *w, float v)
+{
+    return write_be(w, xg_f16_from_float(v), 2);
+}
+int xg_write_lef16(struct xg_writer *w, float v)
+{
+    return write_le(w, xg_f16_from_float(v), 2);
+}
 
 static int patch_check(struct xg_writer *w, size_t at, size_t n)
 {
-    if (w->err)
-        return w->err;
-    if (at > w->len || n > w->len - at)
-        return w->err = -EMSGSIZE;
+    if (w->err) return w->err;
+    if (at > w->len || n > w->len - at) return w->err = -EMSGSIZE;
     return 0;
 }
 
 int xg_write_be16_at(struct xg_writer *w, size_t at, uint16_t v)
 {
     int rc = patch_check(w, at, 2);
-    if (!rc)
-        xg_store_be16(w->buf + at, v);
+    if (!rc) xg_store_be16(w->buf + at, v);
     return rc;
 }
 
 int xg_write_be32_at(struct xg_writer *w, size_t at, uint32_t v)
 {
     int rc = patch_check(w, at, 4);
-    if (!rc)
-        xg_store_be32(w->buf + at, v);
+    if (!rc) xg_store_be32(w->buf + at, v);
     return rc;
 }
 
 int xg_write_le32_at(struct xg_writer *w, size_t at, uint32_t v)
 {
     int rc = patch_check(w, at, 4);
-    if (!rc)
-        xg_store_le32(w->buf + at, v);
+    if (!rc) xg_store_le32(w->buf + at, v);
     return rc;
 }

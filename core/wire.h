@@ -103,12 +103,18 @@ int xg_write_be32_at(struct xg_writer *w, size_t at, uint32_t v);
 int xg_write_le32_at(struct xg_writer *w, size_t at, uint32_t v);
 
 /** Plain load/store helpers for code that has already bounds-checked its buffer. */
-static inline uint16_t xg_load_be16(const uint8_t *p) { return (uint16_t)((p[0] << 8) | p[1]); }
+static inline uint16_t xg_load_be16(const uint8_t *p)
+{
+    return (uint16_t)((p[0] << 8) | p[1]);
+}
 static inline uint32_t xg_load_be32(const uint8_t *p)
 {
     return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
 }
-static inline uint16_t xg_load_le16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
+static inline uint16_t xg_load_le16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | (p[1] << 8));
+}
 static inline uint32_t xg_load_le32(const uint8_t *p)
 {
     return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);

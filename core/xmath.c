@@ -17,21 +17,30 @@ struct xg_vec3 xg_vec3_scale(struct xg_vec3 a, double s)
     return (struct xg_vec3){a.x * s, a.y * s, a.z * s};
 }
 
-double xg_vec3_dot(struct xg_vec3 a, struct xg_vec3 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
+double xg_vec3_dot(struct xg_vec3 a, struct xg_vec3 b)
+{
+    return a.x * b.x + a.y * b.y + a.z * b.z;
+}
 
 struct xg_vec3 xg_vec3_cross(struct xg_vec3 a, struct xg_vec3 b)
 {
     return (struct xg_vec3){a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x};
 }
 
-double xg_vec3_norm(struct xg_vec3 a) { return sqrt(xg_vec3_dot(a, a)); }
+double xg_vec3_norm(struct xg_vec3 a)
+{
+    return sqrt(xg_vec3_dot(a, a));
+}
 
 struct xg_vec3 xg_vec3_lerp(struct xg_vec3 a, struct xg_vec3 b, double t)
 {
     return xg_vec3_add(a, xg_vec3_scale(xg_vec3_sub(b, a), t));
 }
 
-bool xg_vec3_finite(struct xg_vec3 a) { return isfinite(a.x) && isfinite(a.y) && isfinite(a.z); }
+bool xg_vec3_finite(struct xg_vec3 a)
+{
+    return isfinite(a.x) && isfinite(a.y) && isfinite(a.z);
+}
 
 bool xg_quat_finite(struct xg_quat q)
 {
@@ -46,8 +55,7 @@ double xg_quat_dot(struct xg_quat a, struct xg_quat b)
 struct xg_quat xg_quat_normalize(struct xg_quat q)
 {
     double n = sqrt(xg_quat_dot(q, q));
-    if (!(n > 1e-300) || !isfinite(n))
-        return XG_QUAT_IDENTITY;
+    if (!(n > 1e-300) || !isfinite(n)) return XG_QUAT_IDENTITY;
     return (struct xg_quat){q.x / n, q.y / n, q.z / n, q.w / n};
 }
 
@@ -61,7 +69,10 @@ struct xg_quat xg_quat_mul(struct xg_quat a, struct xg_quat b)
     };
 }
 
-struct xg_quat xg_quat_conj(struct xg_quat q) { return (struct xg_quat){-q.x, -q.y, -q.z, q.w}; }
+struct xg_quat xg_quat_conj(struct xg_quat q)
+{
+    return (struct xg_quat){-q.x, -q.y, -q.z, q.w};
+}
 
 struct xg_vec3 xg_quat_rotate(struct xg_quat q, struct xg_vec3 v)
 {
@@ -74,8 +85,7 @@ struct xg_vec3 xg_quat_rotate(struct xg_quat q, struct xg_vec3 v)
 struct xg_quat xg_quat_from_axis_angle(struct xg_vec3 axis, double angle)
 {
     double n = xg_vec3_norm(axis);
-    if (!(n > 0.0))
-        return XG_QUAT_IDENTITY;
+    if (!(n > 0.0)) return XG_QUAT_IDENTITY;
     double s = sin(angle * 0.5) / n;
     return (struct xg_quat){axis.x * s, axis.y * s, axis.z * s, cos(angle * 0.5)};
 }
@@ -101,8 +111,7 @@ struct xg_vec3 xg_quat_log(struct xg_quat q)
 
 struct xg_quat xg_quat_slerp(struct xg_quat a, struct xg_quat b, double t)
 {
-    if (xg_quat_dot(a, b) < 0.0)
-        b = (struct xg_quat){-b.x, -b.y, -b.z, -b.w};
+    if (xg_quat_dot(a, b) < 0.0) b = (struct xg_quat){-b.x, -b.y, -b.z, -b.w};
     /* a ⊗ exp(t · log(a* ⊗ b)) works for any t, including extrapolation */
     struct xg_quat d = xg_quat_mul(xg_quat_conj(a), b);
     struct xg_vec3 l = xg_quat_log(d);
@@ -117,8 +126,7 @@ double xg_quat_angle_between(struct xg_quat a, struct xg_quat b)
 
 struct xg_vec3 xg_quat_angular_velocity(struct xg_quat q0, struct xg_quat q1, double dt)
 {
-    if (!(dt > 0.0))
-        return XG_VEC3_ZERO;
+    if (!(dt > 0.0)) return XG_VEC3_ZERO;
     return xg_vec3_scale(xg_quat_log(xg_quat_mul(q1, xg_quat_conj(q0))), 1.0 / dt);
 }
 
@@ -170,8 +178,7 @@ struct xg_quat xg_quat_from_mat3(const double m[3][3])
         q.y = (m[1][2] + m[2][1]) / s;
         q.z = 0.25 * s;
     }
-    if (q.w < 0)
-        q = (struct xg_quat){-q.x, -q.y, -q.z, -q.w};
+    if (q.w < 0) q = (struct xg_quat){-q.x, -q.y, -q.z, -q.w};
     return xg_quat_normalize(q);
 }
 

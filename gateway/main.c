@@ -1,1 +1,121 @@
-int main(void) { return 0; }
+/* xrgate: multi-protocol translation gateway for live pose data. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "gateway/gateway.h"
+
+extern const unsigned char xg_embedded_default_conf[];
+
+static void usage(FILE *f)
+{
+    fprintf(
+        f,
+        "usage: xrgate [--config FILE] [--check] [--log-level LEVEL] [--log-format text|json]\n"
+        "              [--version] [--help]\n"
+        "\n"
+        "  -c, --config FILE     configuration (default: $XRGATE_CONFIG, else conf/xrgate.yaml\n"
+        "                        if it exists, else the embedded default)\n"
+        "      --check           validate the configuration and exit (0 = valid)\n"
+        "  -l, --log-level LVL   error, warn, info, debug, trace ($XRGATE_LOG_LEVEL)\n"
+        "      --log-format FMT  text (default) or json: one JSON object per line\n"
+        "  -V, --version         print the version and exit\n"
+        "\n"
+        "environment: XRGATE_CONFIG, XRGATE_LOG_LEVEL, XRGATE_ADMIN_LISTEN, XRGATE_ADMIN_TOKEN;\n"
+        "${VAR} and ${VAR:-default} are expanded inside the YAML file.\n");
+}
+
+int main(int argc, char **argv)
+{
+    enum { OPT_CHECK = 256, OPT_LOG_FORMAT };
+    static const struct option longopts[] = {
+        {"config", required_argument, NULL, 'c'},
+        {"check", no_argument, NULL, OPT_CHECK},
+        {"log-level", required_argument, NULL, 'l'},
+        {"log-format", required_argument, NULL, OPT_LOG_FORMAT},
+        {"version", no_argument, NULL, 'V'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *config = getenv("XRGATE_CONFIG");
+    const char *log_level = getenv("XRGATE_LOG_LEVEL");
+    bool check = false;
+    int c;
+    while ((c = getopt_long(argc, argv, "c:l:Vh", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'c':
+            config = optarg;
+            break;
+        case 'l':
+            log_level = optarg;
+            break;
+        case OPT_CHECK:
+            check = true;
+            break;
+        case OPT_LOG_FORMAT:
+            if (!strcmp(optarg, "json"))
+                xg_log_set_json(true);
+            else if (strcmp(optarg, "text")) {
+                fprintf(stderr, "xrgate: --log-format must be text or json, not '%s'\n", optarg);
+                return 2;
+            }
+            break;
+        case 'V':
+            printf("xrgate %s\n", XRGATE_VERSION);
+            return 0;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "xrgate: unexpected argument '%s'\n", argv[optind]);
+        usage(stderr);
+        return 2;
+    }
+    if (config && !*config) config = NULL;
+    if (!config && access("conf/xrgate.yaml", R_OK) == 0) config = "conf/xrgate.yaml";
+    if (log_level && !*log_level) log_level = NULL;
+
+    struct xg_gateway_opts opts = {
+        .config_path = config,
+        .config_text = (const char *)xg_embedded_default_conf,
+        .config_name = "<embedded conf/xrgate.yaml>",
+        .admin_listen = getenv("XRGATE_ADMIN_LISTEN"),
+        .admin_token = getenv("XRGATE_ADMIN_TOKEN"),
+        .log_level = log_level,
+    };
+    if (opts.admin_listen && !*opts.admin_listen) opts.admin_listen = NULL;
+    if (opts.admin_token && !*opts.admin_token) opts.admin_token = NULL;
+
+    struct xg_gateway gw;
+    struct xg_error err = {0};
+    int rc = xg_gateway_load(&gw, &opts, &err);
+    if (rc) {
+        fprintf(stderr, "xrgate: %s\n", err.msg[0] ? err.msg : "invalid configuration");
+        xg_gateway_free(&gw);
+        return 1;
+    }
+    if (check) {
+        printf("%s: configuration OK (%d adapter%s)\n", config ? config : opts.config_name,
+               gw.n_adapters, gw.n_adapters == 1 ? "" : "s");
+        xg_gateway_free(&gw);
+        return 0;
+    }
+    rc = xg_gateway_start(&gw, &err);
+    if (rc) {
+        xg_log(XG_LOG_ERROR, "gateway", "%s", err.msg[0] ? err.msg : "start failed");
+        xg_gateway_free(&gw);
+        return 1;
+    }
+    xg_gateway_run(&gw);
+    xg_gateway_free(&gw);
+    xg_log(XG_LOG_INFO, "gateway", "stopped");
+    return 0;
+}

@@ -1,1 +1,0 @@
-typedef int xg_placeholder;

@@ -1,0 +1,81 @@
+/* The adapter interface (DESIGN §4).
+ *
+ * An adapter type is a `const struct xg_adapter_ops` with designated initialisers, registered
+ * statically in gateway/registry.c. The gateway allocates one struct xg_adapter per configured
+ * instance, fills the common fields (name, index, base, table, frame, rate), then calls
+ * create() with the instance's config node: the adapter reads its own keys through core/conf.h
+ * getters (unknown keys become errors afterwards). start() opens sockets on a->base; drain()
+ * sends the dirty entities (xg_table_drain) predicted to now; status() reports state, peer and
+ * counters for /api/adapters and /metrics; stop() closes sockets (must be quick: the process
+ * stops within 1 s); destroy() frees a->priv.
+ *
+ * Ingress: xg_table_update(a->table, a, &key, &sample, &id) with the sample already converted to
+ * the internal frame (mappings/frame.h, a->frame). */
+#ifndef XG_ADAPTER_H
+#define XG_ADAPTER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/conf.h"
+#include "core/entity.h"
+#include "core/error.h"
+
+struct event_base;
+struct event;
+struct xg_frame;
+struct xg_adapter;
+
+#define XG_STATUS_MAX_COUNTERS 24
+
+/** State and counters of one adapter instance, for /api/adapters and /metrics. */
+struct xg_status {
+    const char *state; /* "running", "connecting", "handshake", "streaming", "backoff", "listening",
+                          "done", "error"... (static string) */
+    char peer[128];    /* remote address(es) or file, "" if none */
+    struct {
+        const char *name; /* static string, snake_case, e.g. "reconnects" */
+        double value;
+    } counters[XG_STATUS_MAX_COUNTERS];
+    int n_counters;
+};
+
+/** Add a counter to a status (ignored past XG_STATUS_MAX_COUNTERS). */
+static inline void xg_status_counter(struct xg_status *st, const char *name, double value)
+{
+    if (st->n_counters < XG_STATUS_MAX_COUNTERS) {
+        st->counters[st->n_counters].name = name;
+        st->counters[st->n_counters].value = value;
+        st->n_counters++;
+    }
+}
+
+struct xg_adapter_ops {
+    const char *type; /* "synth", "vrpn-client", "vrpn-server", "rgmp-client", ... */
+    bool is_sink;     /* republishes the table (gets a dirty set, rate_hz, include/exclude) */
+    int (*create)(struct xg_adapter *a, const struct xg_conf *conf, struct xg_error *err);
+    int (*start)(struct xg_adapter *a);  /* open sockets / connect, on a->base */
+    void (*drain)(struct xg_adapter *a); /* egress: send dirty entities, predicted to now */
+    void (*status)(const struct xg_adapter *a, struct xg_status *out);
+    void (*stop)(struct xg_adapter *a);
+    void (*destroy)(struct xg_adapter *a);
+    /* optional: an entity appeared / is gone (expired or removed), for sinks that announce or
+     * retract entities (LESS remove-entity, VRPN sensor numbering) */
+    void (*entity_event)(struct xg_adapter *a, const struct xg_entity *e, bool added);
+};
+
+/** One configured adapter instance. Common fields are set by the gateway before create(). */
+struct xg_adapter {
+    const struct xg_adapter_ops *ops;
+    char name[64];                /* unique; entity names start with "<name>/" */
+    int index;                    /* 0..XG_MAX_ADAPTERS-1: origin/sink index in the table */
+    struct event_base *base;      /* the reactor */
+    struct xg_table *table;       /* the entity table */
+    const struct xg_frame *frame; /* wire frame → internal frame (never NULL) */
+    double rate_hz;               /* egress rate; 0 = send on change */
+    void *priv;                   /* adapter-owned state */
+    /* common counters, maintained by the adapter */
+    uint64_t samples_in, samples_out, drops, errors;
+};
+
+#endif

@@ -1,0 +1,194 @@
+#include "core/conf.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+void xg_conf_free(struct xg_conf *c)
+{
+    if (!c) return;
+    for (size_t i = 0; i < c->n_items; i++)
+        xg_conf_free(c->items[i]);
+    free(c->items);
+    free(c->key);
+    free(c->value);
+    free(c);
+}
+
+struct xg_conf *xg_conf_new(enum xg_conf_type type, const char *file, int line, int column)
+{
+    struct xg_conf *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    c->type = type;
+    c->file = file;
+    c->line = c->key_line = line;
+    c->column = c->key_column = column;
+    return c;
+}
+
+int xg_conf_append(struct xg_conf *parent, struct xg_conf *child)
+{
+    struct xg_conf **n = realloc(parent->items, (parent->n_items + 1) * sizeof *n);
+    if (!n) return -ENOMEM;
+    parent->items = n;
+    parent->items[parent->n_items++] = child;
+    return 0;
+}
+
+struct xg_conf *xg_conf_get(const struct xg_conf *c, const char *key)
+{
+    if (!c || c->type != XG_CONF_MAP) return NULL;
+    for (size_t i = 0; i < c->n_items; i++) {
+        if (c->items[i]->key && strcmp(c->items[i]->key, key) == 0) {
+            c->items[i]->used = true;
+            return c->items[i];
+        }
+    }
+    return NULL;
+}
+
+int xg_conf_error(struct xg_error *err, const struct xg_conf *at, int code, const char *fmt, ...)
+{
+    char msg[XG_ERROR_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (at)
+        return xg_error_set(err, code, "%s:%d:%d: %s", at->file ? at->file : "<config>", at->line,
+                            at->column, msg);
+    return xg_error_set(err, code, "%s", msg);
+}
+
+static const char *type_name(enum xg_conf_type t)
+{
+    return t == XG_CONF_MAP ? "a mapping" : t == XG_CONF_SEQ ? "a list" : "a scalar";
+}
+
+int xg_conf_expect(const struct xg_conf *n, enum xg_conf_type type, const char *what,
+                   struct xg_error *err)
+{
+    if (n->type != type)
+        return xg_conf_error(err, n, -EINVAL, "'%s' must be %s, not %s", what, type_name(type),
+                             type_name(n->type));
+    return 0;
+}
+
+static const char *node_name(const struct xg_conf *n)
+{
+    return n->key ? n->key : "item";
+}
+
+int xg_conf_string(const struct xg_conf *c, const char *key, const char *def, const char **out,
+                   struct xg_error *err)
+{
+    struct xg_conf *n = xg_conf_get(c, key);
+    *out = def;
+    if (!n) return 0;
+    if (n->type != XG_CONF_SCALAR)
+        return xg_conf_error(err, n, -EINVAL, "'%s' must be a string, not %s", key,
+                             type_name(n->type));
+    *out = n->value;
+    return 0;
+}
+
+int xg_conf_node_int(const struct xg_conf *n, int64_t min, int64_t max, int64_t *out,
+                     struct xg_error *err)
+{
+    if (n->type != XG_CONF_SCALAR)
+        return xg_conf_error(err, n, -EINVAL, "'%s' must be an integer, not %s", node_name(n),
+                             type_name(n->type));
+    char *end;
+    errno = 0;
+    long long v = strtoll(n->value, &end, 0);
+    if (errno || end == n->value || *end)
+        return xg_conf_error(err, n, -EINVAL, "'%s' must be an integer, got '%s'", node_name(n),
+                             n->value);
+    if (v < min || v > max)
+        return xg_conf_error(err, n, -EINVAL, "'%s' = %lld is out of range [%lld, %lld]",
+                             node_name(n), v, (long long)min, (long long)max);
+    *out = v;
+    return 0;
+}
+
+int xg_conf_int(const struct xg_conf *c, const char *key, int64_t def, int64_t min, int64_t max,
+                int64_t *out, struct xg_error *err)
+{
+    struct xg_conf *n = xg_conf_get(c, key);
+    *out = def;
+    return n ? xg_conf_node_int(n, min, max, out, err) : 0;
+}
+
+int xg_conf_node_double(const struct xg_conf *n, double min, double max, double *out,
+                        struct xg_error *err)
+{
+    if (n->type != XG_CONF_SCALAR)
+        return xg_conf_error(err, n, -EINVAL, "'%s' must be a number, not %s", node_name(n),
+                             type_name(n->type));
+    char *end;
+    errno = 0;
+    double v = strtod(n->value, &end);
+    if (errno || end == n->value || *end || !isfinite(v))
+        return xg_conf_error(err, n, -EINVAL, "'%s' must be a number, got '%s'", node_name(n),
+                             n->value);
+    if (v < min || v > max)
+        return xg_conf_error(err, n, -EINVAL, "'%s' = %g is out of range [%g, %g]", node_name(n), v,
+                             min, max);
+    *out = v;
+    return 0;
+}
+
+int xg_conf_double(const struct xg_conf *c, const char *key, double def, double min, double max,
+                   double *out, struct xg_error *err)
+{
+    struct xg_conf *n = xg_conf_get(c, key);
+    *out = def;
+    return n ? xg_conf_node_double(n, min, max, out, err) : 0;
+}
+
+int xg_conf_bool(const struct xg_conf *c, const char *key, bool def, bool *out,
+                 struct xg_error *err)
+{
+    struct xg_conf *n = xg_conf_get(c, key);
+    *out = def;
+    if (!n) return 0;
+    if (n->type == XG_CONF_SCALAR && !n->quoted) {
+        if (!strcasecmp(n->value, "true") || !strcasecmp(n->value, "yes") ||
+            !strcasecmp(n->value, "on")) {
+            *out = true;
+            return 0;
+        }
+        if (!strcasecmp(n->value, "false") || !strcasecmp(n->value, "no") ||
+            !strcasecmp(n->value, "off")) {
+            *out = false;
+            return 0;
+        }
+    }
+    return xg_conf_error(err, n, -EINVAL, "'%s' must be true or false, got '%s'", key,
+                         n->type == XG_CONF_SCALAR ? n->value : type_name(n->type));
+}
+
+int xg_conf_check_unused(const struct xg_conf *c, struct xg_error *err)
+{
+    if (!c) return 0;
+    for (size_t i = 0; i < c->n_items; i++) {
+        const struct xg_conf *n = c->items[i];
+        if (c->type == XG_CONF_MAP && !n->used)
+            return xg_error_set(err, -EINVAL, "%s:%d:%d: unknown key '%s'",
+                                n->file ? n->file : "<config>", n->key_line, n->key_column, n->key);
+        int rc = xg_conf_check_unused(n, err);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+void xg_conf_mark_used(struct xg_conf *c)
+{
+    c->used = true;
+    for (size_t i = 0; i < c->n_items; i++)
+        xg_conf_mark_used(c->items[i]);
+}

@@ -1,0 +1,803 @@
+#include "core/entity.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/adapter.h"
+
+#define MAX_LISTENERS 8
+
+struct hnode {
+    uint64_t h;
+    uint32_t slot;
+    struct hnode *next;
+};
+
+struct hmap {
+    struct hnode **b;
+    size_t nb;
+};
+
+struct sink {
+    bool on;
+    xg_accept_fn accept;
+    xg_wake_fn wake;
+    void *user;
+    uint32_t *list; /* slots of dirty entities */
+    size_t n, cap;
+};
+
+struct xg_table {
+    struct xg_table_params p;
+    struct xg_entity **slots;
+    size_t n_slots, cap_slots;
+    uint32_t *free_slots;
+    size_t n_free;
+    size_t count;
+    uint32_t next_id;
+    struct hmap by_id, by_source, by_name;
+    const char *adapter_names[XG_MAX_ADAPTERS];
+    xg_namer_fn namer;
+    void *namer_user;
+    struct sink sinks[XG_MAX_ADAPTERS];
+    struct {
+        xg_entity_event_fn fn;
+        void *user;
+    } listeners[MAX_LISTENERS];
+    int n_listeners;
+    struct xg_table_stats stats;
+};
+
+static const char *const kind_names[XG_KIND_COUNT] = {
+    "rigid_body", "head", "left_hand", "right_hand", "controller", "joint", "object"};
+static const char *const quality_names[XG_QUALITY_COUNT] = {"EXACT", "INTERPOLATED", "PREDICTED",
+                                                            "HELD", "STALE"};
+
+const char *xg_kind_name(enum xg_kind k)
+{
+    return (unsigned)k < XG_KIND_COUNT ? kind_names[k] : "object";
+}
+
+int xg_kind_parse(const char *s, enum xg_kind *out)
+{
+    for (int i = 0; i < XG_KIND_COUNT; i++)
+        if (s && strcmp(s, kind_names[i]) == 0) {
+            *out = (enum xg_kind)i;
+            return 0;
+        }
+    return -EINVAL;
+}
+
+const char *xg_quality_name(enum xg_quality q)
+{
+    return (unsigned)q < XG_QUALITY_COUNT ? quality_names[q] : "?";
+}
+
+void xg_table_params_default(struct xg_table_params *p)
+{
+    p->max_horizon_ns = 100 * INT64_C(1000000);
+    p->stale_ns = 500 * INT64_C(1000000);
+    p->expire_ns = 10000 * INT64_C(1000000);
+    p->velocity_window_ns = 100 * INT64_C(1000000);
+    p->max_entities = 65536;
+}
+
+/* ---- hashing ---- */
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
+{
+    const uint8_t *p = data;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= UINT64_C(0x100000001b3);
+    }
+    return h;
+}
+
+static uint64_t hash_str(const char *s)
+{
+    return fnv1a(UINT64_C(0xcbf29ce484222325), s, strlen(s));
+}
+
+static uint64_t hash_source(int origin, const char *source)
+{
+    uint32_t o = (uint32_t)origin;
+    return fnv1a(fnv1a(UINT64_C(0xcbf29ce484222325), &o, sizeof o), source, strlen(source));
+}
+
+static int hmap_grow(struct hmap *m, size_t want)
+{
+    if (m->nb >= want) return 0;
+    size_t nb = m->nb ? m->nb : 64;
+    while (nb < want)
+        nb *= 2;
+    struct hnode **b = calloc(nb, sizeof *b);
+    if (!b) return -ENOMEM;
+    for (size_t i = 0; i < m->nb; i++) {
+        for (struct hnode *n = m->b[i], *next; n; n = next) {
+            next = n->next;
+            n->next = b[n->h & (nb - 1)];
+            b[n->h & (nb - 1)] = n;
+        }
+    }
+    free(m->b);
+    m->b = b;
+    m->nb = nb;
+    return 0;
+}
+
+static int hmap_put(struct hmap *m, uint64_t h, uint32_t slot)
+{
+    struct hnode *n = malloc(sizeof *n);
+    if (!n) return -ENOMEM;
+    n->h = h;
+    n->slot = slot;
+    n->next = m->b[h & (m->nb - 1)];
+    m->b[h & (m->nb - 1)] = n;
+    return 0;
+}
+
+static void hmap_del(struct hmap *m, uint64_t h, uint32_t slot)
+{
+    for (struct hnode **pp = &m->b[h & (m->nb - 1)]; *pp; pp = &(*pp)->next) {
+        if ((*pp)->h == h && (*pp)->slot == slot) {
+            struct hnode *n = *pp;
+            *pp = n->next;
+            free(n);
+            return;
+        }
+    }
+}
+
+static void hmap_free(struct hmap *m)
+{
+    for (size_t i = 0; i < m->nb; i++)
+        for (struct hnode *n = m->b[i], *next; n; n = next) {
+            next = n->next;
+            free(n);
+        }
+    free(m->b);
+}
+
+/* ---- table ---- */
+
+struct xg_table *xg_table_new(const struct xg_table_params *params)
+{
+    struct xg_table *t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    if (params)
+        t->p = *params;
+    else
+        xg_table_params_default(&t->p);
+    if (t->p.velocity_window_ns <= 0) t->p.velocity_window_ns = 100 * INT64_C(1000000);
+    if (!t->p.max_entities) t->p.max_entities = 65536;
+    t->next_id = 1;
+    if (hmap_grow(&t->by_id, 64) || hmap_grow(&t->by_source, 64) || hmap_grow(&t->by_name, 64)) {
+        xg_table_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+static void entity_free(struct xg_entity *e)
+{
+    if (!e) return;
+    free(e->buttons);
+    free(e->analogs);
+    free(e);
+}
+
+void xg_table_free(struct xg_table *t)
+{
+    if (!t) return;
+    for (size_t i = 0; i < t->n_slots; i++)
+        entity_free(t->slots[i]);
+    free(t->slots);
+    free(t->free_slots);
+    hmap_free(&t->by_id);
+    hmap_free(&t->by_source);
+    hmap_free(&t->by_name);
+    for (int i = 0; i < XG_MAX_ADAPTERS; i++)
+        free(t->sinks[i].list);
+    free(t);
+}
+
+const struct xg_table_params *xg_table_params(const struct xg_table *t)
+{
+    return &t->p;
+}
+
+int xg_table_set_adapter_name(struct xg_table *t, int index, const char *name)
+{
+    if (index < 0 || index >= XG_MAX_ADAPTERS) return -EINVAL;
+    t->adapter_names[index] = name;
+    return 0;
+}
+
+void xg_table_set_namer(struct xg_table *t, xg_namer_fn fn, void *user)
+{
+    t->namer = fn;
+    t->namer_user = user;
+}
+
+int xg_table_add_sink(struct xg_table *t, int index, xg_accept_fn accept, xg_wake_fn wake,
+                      void *user)
+{
+    if (index < 0 || index >= XG_MAX_ADAPTERS) return -EINVAL;
+    struct sink *s = &t->sinks[index];
+    s->on = true;
+    s->accept = accept;
+    s->wake = wake;
+    s->user = user;
+    /* existing entities become visible to the new sink */
+    for (size_t i = 0; i < t->n_slots; i++) {
+        struct xg_entity *e = t->slots[i];
+        if (e && e->origin != index && (!accept || accept(user, index, e)))
+            e->sink_mask |= UINT64_C(1) << index;
+    }
+    return 0;
+}
+
+int xg_table_add_listener(struct xg_table *t, xg_entity_event_fn fn, void *user)
+{
+    if (t->n_listeners >= MAX_LISTENERS) return -ENOSPC;
+    t->listeners[t->n_listeners].fn = fn;
+    t->listeners[t->n_listeners].user = user;
+    t->n_listeners++;
+    return 0;
+}
+
+static struct xg_entity *slot_entity(const struct xg_table *t, uint32_t slot)
+{
+    return slot < t->n_slots ? t->slots[slot] : NULL;
+}
+
+const struct xg_entity *xg_table_get(const struct xg_table *t, uint32_t id)
+{
+    uint64_t h = id;
+    for (struct hnode *n = t->by_id.b[h & (t->by_id.nb - 1)]; n; n = n->next)
+        if (n->h == h) return slot_entity(t, n->slot);
+    return NULL;
+}
+
+static struct xg_entity *get_mut(struct xg_table *t, uint32_t id)
+{
+    return (struct xg_entity *)xg_table_get(t, id);
+}
+
+const struct xg_entity *xg_table_find(const struct xg_table *t, const char *name)
+{
+    uint64_t h = hash_str(name);
+    for (struct hnode *n = t->by_name.b[h & (t->by_name.nb - 1)]; n; n = n->next) {
+        struct xg_entity *e = slot_entity(t, n->slot);
+        if (n->h == h && e && strcmp(e->name, name) == 0) return e;
+    }
+    return NULL;
+}
+
+static struct xg_entity *find_source(const struct xg_table *t, int origin, const char *source)
+{
+    uint64_t h = hash_source(origin, source);
+    for (struct hnode *n = t->by_source.b[h & (t->by_source.nb - 1)]; n; n = n->next) {
+        struct xg_entity *e = slot_entity(t, n->slot);
+        if (n->h == h && e && e->origin == origin && strcmp(e->source, source) == 0) return e;
+    }
+    return NULL;
+}
+
+size_t xg_table_count(const struct xg_table *t)
+{
+    return t->count;
+}
+
+static int create_entity(struct xg_table *t, int origin, const struct xg_entity_key *key,
+                         struct xg_entity **out)
+{
+    if (t->count >= t->p.max_entities) return -ENOSPC;
+    int rc = 0;
+    if ((rc = hmap_grow(&t->by_id, (t->count + 1) * 2)) ||
+        (rc = hmap_grow(&t->by_source, (t->count + 1) * 2)) ||
+        (rc = hmap_grow(&t->by_name, (t->count + 1) * 2)))
+        return rc;
+    struct xg_entity *e = calloc(1, sizeof *e);
+    if (!e) return -ENOMEM;
+    e->origin = origin;
+    e->kind = key->kind;
+    snprintf(e->source, sizeof e->source, "%s", key->source);
+    if (key->origin_gateway)
+        snprintf(e->origin_gateway, sizeof e->origin_gateway, "%s", key->origin_gateway);
+    char def[XG_NAME_MAX];
+    const char *an = t->adapter_names[origin] ? t->adapter_names[origin] : "adapter";
+    snprintf(def, sizeof def, "%s/%s", an, key->source);
+    if (t->namer)
+        t->namer(t->namer_user, origin, def, e->name, sizeof e->name, &e->kind);
+    else
+        snprintf(e->name, sizeof e->name, "%s", def);
+    if (!e->name[0]) snprintf(e->name, sizeof e->name, "%s", def);
+    /* unique names: a clash gets "#2", "#3"... */
+    if (xg_table_find(t, e->name)) {
+        char base[XG_NAME_MAX];
+        snprintf(base, sizeof base, "%s", e->name);
+        for (int k = 2; xg_table_find(t, e->name); k++) {
+            char suffix[16];
+            int sl = snprintf(suffix, sizeof suffix, "#%d", k);
+            int bl = (int)strlen(base);
+            if (bl + sl >= XG_NAME_MAX) bl = XG_NAME_MAX - 1 - sl;
+            snprintf(e->name, sizeof e->name, "%.*s%s", bl, base, suffix);
+        }
+    }
+    /* slot */
+    uint32_t slot;
+    if (t->n_free) {
+        slot = t->free_slots[--t->n_free];
+    } else {
+        if (t->n_slots == t->cap_slots) {
+            size_t cap = t->cap_slots ? t->cap_slots * 2 : 64;
+            struct xg_entity **ns = realloc(t->slots, cap * sizeof *ns);
+            if (!ns) {
+                free(e);
+                return -ENOMEM;
+            }
+            t->slots = ns;
+            uint32_t *nf = realloc(t->free_slots, cap * sizeof *nf);
+            if (!nf) {
+                free(e);
+                return -ENOMEM;
+            }
+            t->free_slots = nf;
+            t->cap_slots = cap;
+        }
+        slot = (uint32_t)t->n_slots++;
+    }
+    e->slot = slot;
+    e->id = t->next_id++;
+    if (hmap_put(&t->by_id, e->id, slot) ||
+        hmap_put(&t->by_source, hash_source(origin, e->source), slot) ||
+        hmap_put(&t->by_name, hash_str(e->name), slot)) {
+        hmap_del(&t->by_id, e->id, slot);
+        hmap_del(&t->by_source, hash_source(origin, e->source), slot);
+        hmap_del(&t->by_name, hash_str(e->name), slot);
+        t->free_slots[t->n_free++] = slot;
+        free(e);
+        return -ENOMEM;
+    }
+    t->slots[slot] = e;
+    t->count++;
+    t->stats.created++;
+    for (int i = 0; i < XG_MAX_ADAPTERS; i++) {
+        struct sink *s = &t->sinks[i];
+        if (s->on && i != origin && (!s->accept || s->accept(s->user, i, e)))
+            e->sink_mask |= UINT64_C(1) << i;
+    }
+    *out = e;
+    return 0;
+}
+
+static void mark_dirty(struct xg_table *t, struct xg_entity *e)
+{
+    uint64_t todo = e->sink_mask & ~e->dirty_mask;
+    while (todo) {
+        int i = __builtin_ctzll(todo);
+        todo &= todo - 1;
+        struct sink *s = &t->sinks[i];
+        if (s->n == s->cap) {
+            size_t cap = s->cap ? s->cap * 2 : 64;
+            uint32_t *nl = realloc(s->list, cap * sizeof *nl);
+            if (!nl)
+                continue; /* out of memory: this sink misses the update, the next one retries */
+            s->list = nl;
+            s->cap = cap;
+        }
+        s->list[s->n++] = e->slot;
+        e->dirty_mask |= UINT64_C(1) << i;
+        if (s->n == 1 && s->wake) s->wake(s->user, i);
+    }
+}
+
+static const struct xg_hist *hist_at(const struct xg_entity *e, unsigned k)
+{
+    /* k = 0 is the newest */
+    return &e->hist[(e->hist_head + e->hist_n - 1 - k) % XG_HISTORY];
+}
+
+/* Least-squares slopes of position and of orientation (as rotation vectors relative to the
+ * newest) over the history within the velocity window. Uses capture times only. */
+static void estimate_velocities(const struct xg_table *t, struct xg_entity *e, struct xg_vec3 *v,
+                                struct xg_vec3 *w, int *n_used)
+{
+    const struct xg_hist *newest = hist_at(e, 0);
+    double st = 0, stt = 0;
+    struct xg_vec3 sp = XG_VEC3_ZERO, stp = XG_VEC3_ZERO, sr = XG_VEC3_ZERO, str = XG_VEC3_ZERO;
+    int n = 0;
+    struct xg_quat qinv = xg_quat_conj(newest->q);
+    for (unsigned k = 0; k < e->hist_n; k++) {
+        const struct xg_hist *h = hist_at(e, k);
+        if (newest->t_ns - h->t_ns > t->p.velocity_window_ns && n >= 2) break;
+        double ti = (double)(h->t_ns - newest->t_ns) * 1e-9;
+        struct xg_vec3 pi = xg_vec3_sub(h->p, newest->p);
+        struct xg_vec3 ri = xg_quat_log(xg_quat_mul(h->q, qinv));
+        st += ti;
+        stt += ti * ti;
+        sp = xg_vec3_add(sp, pi);
+        stp = xg_vec3_add(stp, xg_vec3_scale(pi, ti));
+        sr = xg_vec3_add(sr, ri);
+        str = xg_vec3_add(str, xg_vec3_scale(ri, ti));
+        n++;
+    }
+    *n_used = n;
+    double den = n * stt - st * st;
+    if (n < 2 || !(den > 0)) {
+        *v = *w = XG_VEC3_ZERO;
+        *n_used = 0;
+        return;
+    }
+    *v = xg_vec3_scale(xg_vec3_sub(xg_vec3_scale(stp, n), xg_vec3_scale(sp, st)), 1.0 / den);
+    *w = xg_vec3_scale(xg_vec3_sub(xg_vec3_scale(str, n), xg_vec3_scale(sr, st)), 1.0 / den);
+}
+
+static bool sample_finite(const struct xg_sample *s)
+{
+    if ((s->flags & XG_SAMPLE_POSITION) && !xg_vec3_finite(s->position)) return false;
+    if ((s->flags & XG_SAMPLE_ORIENTATION) && !xg_quat_finite(s->orientation)) return false;
+    if ((s->flags & XG_SAMPLE_VELOCITY) && !xg_vec3_finite(s->velocity)) return false;
+    if ((s->flags & XG_SAMPLE_ANGULAR_VELOCITY) && !xg_vec3_finite(s->angular_velocity))
+        return false;
+    if ((s->flags & XG_SAMPLE_SCALE) && !xg_vec3_finite(s->scale)) return false;
+    return true;
+}
+
+static int apply_sample(struct xg_table *t, struct xg_entity *e, const struct xg_sample *in)
+{
+    struct xg_sample s = *in;
+    if (!s.receive_ns) s.receive_ns = s.capture_ns;
+    if (s.flags & XG_SAMPLE_ORIENTATION) {
+        double n2 = xg_quat_dot(s.orientation, s.orientation);
+        if (!(n2 > 1e-12)) {
+            t->stats.rejected[e->origin]++;
+            return -EINVAL;
+        }
+        s.orientation = xg_quat_normalize(s.orientation);
+    }
+    bool first = e->samples == 0;
+    bool pose = (s.flags & XG_SAMPLE_POSE) != 0;
+    if (pose) {
+        if (!first && s.capture_ns <= e->last.capture_ns) {
+            e->dropped_backwards++;
+            t->stats.dropped_backwards[e->origin]++;
+            return -EAGAIN;
+        }
+    }
+    struct xg_sample *L = &e->last;
+    if (first) {
+        memset(L, 0, sizeof *L);
+        L->orientation = XG_QUAT_IDENTITY;
+        L->scale = (struct xg_vec3){1, 1, 1};
+        e->created_ns = s.receive_ns;
+    }
+    if (s.flags & XG_SAMPLE_VELOCITY) {
+        L->velocity = s.velocity;
+        e->reported_vel_ns = s.capture_ns;
+    }
+    if (s.flags & XG_SAMPLE_ANGULAR_VELOCITY) {
+        L->angular_velocity = s.angular_velocity;
+        e->reported_angvel_ns = s.capture_ns;
+    }
+    if (s.flags & XG_SAMPLE_SCALE) L->scale = s.scale;
+    if (s.flags & XG_SAMPLE_POSITION) L->position = s.position;
+    if (s.flags & XG_SAMPLE_ORIENTATION) L->orientation = s.orientation;
+    L->flags = ((L->flags | s.flags) & ~XG_SAMPLE_INACTIVE) | (s.flags & XG_SAMPLE_INACTIVE);
+    L->receive_ns = s.receive_ns;
+    e->last_receive_ns = s.receive_ns;
+
+    if (pose) {
+        if (!first) {
+            double dt = (double)(s.capture_ns - L->capture_ns) * 1e-9;
+            e->interval_s = e->interval_s > 0 ? 0.9 * e->interval_s + 0.1 * dt : dt;
+        }
+        L->capture_ns = s.capture_ns;
+        struct xg_hist *h;
+        if (e->hist_n < XG_HISTORY) {
+            h = &e->hist[(e->hist_head + e->hist_n) % XG_HISTORY];
+            e->hist_n++;
+        } else {
+            h = &e->hist[e->hist_head];
+            e->hist_head = (e->hist_head + 1) % XG_HISTORY;
+        }
+        h->t_ns = s.capture_ns;
+        h->p = L->position;
+        h->q = L->orientation;
+    } else if (first) {
+        L->capture_ns = s.capture_ns;
+    }
+
+    /* velocities for prediction: reported ones while they are fresh, else estimated */
+    int64_t fresh = t->p.velocity_window_ns;
+    struct xg_vec3 ev = XG_VEC3_ZERO, ew = XG_VEC3_ZERO;
+    int n_used = 0;
+    bool need_v = !(e->reported_vel_ns && L->capture_ns - e->reported_vel_ns <= fresh);
+    bool need_w = !(e->reported_angvel_ns && L->capture_ns - e->reported_angvel_ns <= fresh);
+    if ((need_v || need_w) && e->hist_n >= 2) estimate_velocities(t, e, &ev, &ew, &n_used);
+    if (!need_v) {
+        e->velocity = L->velocity;
+        e->has_velocity = true;
+        e->velocity_estimated = false;
+    } else {
+        e->velocity = ev;
+        e->has_velocity = n_used >= 2 && (L->flags & XG_SAMPLE_POSITION);
+        e->velocity_estimated = e->has_velocity;
+    }
+    if (!need_w) {
+        e->angular_velocity = L->angular_velocity;
+        e->has_angular_velocity = true;
+        e->angular_velocity_estimated = false;
+    } else {
+        e->angular_velocity = ew;
+        e->has_angular_velocity = n_used >= 2 && (L->flags & XG_SAMPLE_ORIENTATION);
+        e->angular_velocity_estimated = e->has_angular_velocity;
+    }
+    e->samples++;
+    t->stats.samples_in[e->origin]++;
+    mark_dirty(t, e);
+    if (first)
+        for (int i = 0; i < t->n_listeners; i++)
+            t->listeners[i].fn(t->listeners[i].user, e, true);
+    return 0;
+}
+
+int xg_table_update_origin(struct xg_table *t, int origin, const struct xg_entity_key *key,
+                           const struct xg_sample *s, uint32_t *id)
+{
+    if (origin < 0 || origin >= XG_MAX_ADAPTERS || !key || !key->source || !key->source[0] ||
+        strlen(key->source) >= XG_NAME_MAX)
+        return -EINVAL;
+    if (!sample_finite(s)) {
+        t->stats.rejected[origin]++;
+        return -EINVAL;
+    }
+    struct xg_entity *e = find_source(t, origin, key->source);
+    if (!e) {
+        if (!(s->flags & XG_SAMPLE_POSE))
+            return -ENOENT; /* velocities alone do not create an entity */
+        int rc = create_entity(t, origin, key, &e);
+        if (rc) return rc;
+    }
+    if (id) *id = e->id;
+    return apply_sample(t, e, s);
+}
+
+int xg_table_update(struct xg_table *t, const struct xg_adapter *a, const struct xg_entity_key *key,
+                    const struct xg_sample *s, uint32_t *id)
+{
+    return xg_table_update_origin(t, a->index, key, s, id);
+}
+
+int xg_table_push(struct xg_table *t, uint32_t id, const struct xg_sample *s)
+{
+    struct xg_entity *e = get_mut(t, id);
+    if (!e) return -ENOENT;
+    if (!sample_finite(s)) {
+        t->stats.rejected[e->origin]++;
+        return -EINVAL;
+    }
+    return apply_sample(t, e, s);
+}
+
+int xg_table_set_button(struct xg_table *t, uint32_t id, int index, bool pressed)
+{
+    struct xg_entity *e = get_mut(t, id);
+    if (!e) return -ENOENT;
+    if (index < 0 || index >= XG_MAX_BUTTONS) return -EINVAL;
+    if (!e->buttons && !(e->buttons = calloc(XG_MAX_BUTTONS, 1))) return -ENOMEM;
+    e->buttons[index] = pressed;
+    if (index >= e->n_buttons) e->n_buttons = index + 1;
+    mark_dirty(t, e);
+    return 0;
+}
+
+int xg_table_set_analog(struct xg_table *t, uint32_t id, int index, double value)
+{
+    struct xg_entity *e = get_mut(t, id);
+    if (!e) return -ENOENT;
+    if (index < 0 || index >= XG_MAX_ANALOGS || !isfinite(value)) return -EINVAL;
+    if (!e->analogs && !(e->analogs = calloc(XG_MAX_ANALOGS, sizeof(double)))) return -ENOMEM;
+    e->analogs[index] = value;
+    if (index >= e->n_analogs) e->n_analogs = index + 1;
+    mark_dirty(t, e);
+    return 0;
+}
+
+/* ---- prediction ---- */
+
+void xg_entity_predict_at(struct xg_table *t, const struct xg_entity *e, int64_t t_ns,
+                          struct xg_pose *out)
+{
+    const struct xg_sample *L = &e->last;
+    memset(out, 0, sizeof *out);
+    out->t_ns = t_ns;
+    out->sample_ns = L->capture_ns;
+    out->scale = L->scale;
+    out->active = !(L->flags & XG_SAMPLE_INACTIVE);
+    out->velocity = e->velocity;
+    out->angular_velocity = e->angular_velocity;
+    out->has_velocity = e->has_velocity;
+    out->has_angular_velocity = e->has_angular_velocity;
+    out->position = L->position;
+    out->orientation = L->orientation;
+
+    int64_t dt_ns = t_ns - L->capture_ns;
+    enum xg_quality q;
+    if (dt_ns == 0) {
+        q = XG_QUALITY_EXACT;
+    } else if (dt_ns < 0) {
+        /* inside (or before) the history: find the bracketing samples */
+        q = XG_QUALITY_HELD;
+        for (unsigned k = 0; k + 1 < e->hist_n; k++) {
+            const struct xg_hist *b = hist_at(e, k), *a = hist_at(e, k + 1);
+            if (t_ns == a->t_ns) {
+                out->position = a->p;
+                out->orientation = a->q;
+                q = XG_QUALITY_EXACT;
+                break;
+            }
+            if (t_ns > a->t_ns && t_ns < b->t_ns) {
+                double u = (double)(t_ns - a->t_ns) / (double)(b->t_ns - a->t_ns);
+                out->position = xg_vec3_lerp(a->p, b->p, u);
+                out->orientation = xg_quat_slerp(a->q, b->q, u);
+                q = XG_QUALITY_INTERPOLATED;
+                break;
+            }
+        }
+        if (q == XG_QUALITY_HELD && e->hist_n) {
+            const struct xg_hist *o = hist_at(e, e->hist_n - 1);
+            out->position = o->p;
+            out->orientation = o->q;
+        }
+    } else {
+        int64_t h_ns = dt_ns < t->p.max_horizon_ns ? dt_ns : t->p.max_horizon_ns;
+        double h = (double)h_ns * 1e-9;
+        if (e->has_velocity)
+            out->position = xg_vec3_add(L->position, xg_vec3_scale(e->velocity, h));
+        if (e->has_angular_velocity) {
+            /* slerp(s, e, h) with e = exp(ω·1 s) ⊗ s, the rotation one second ahead (the
+             * game-state draft's Rot2). For |ω| < π rad/s this is exactly exp(ω·h) ⊗ s, which
+             * is what we compute: it stays right for faster spins too. */
+            out->orientation = xg_quat_integrate(L->orientation, e->angular_velocity, h);
+        }
+        if (!e->has_velocity && !e->has_angular_velocity)
+            q = XG_QUALITY_HELD;
+        else
+            q = dt_ns <= t->p.max_horizon_ns ? XG_QUALITY_PREDICTED : XG_QUALITY_HELD;
+    }
+    if (dt_ns > t->p.stale_ns) q = XG_QUALITY_STALE;
+    out->quality = q;
+    t->stats.predictions[q]++;
+}
+
+int xg_entity_predict(struct xg_table *t, uint32_t id, int64_t t_ns, struct xg_pose *pose)
+{
+    const struct xg_entity *e = xg_table_get(t, id);
+    if (!e) return -ENOENT;
+    xg_entity_predict_at(t, e, t_ns, pose);
+    return 0;
+}
+
+/* ---- egress ---- */
+
+size_t xg_table_drain(struct xg_table *t, int sink, int64_t now_ns, xg_visit_fn fn, void *user)
+{
+    if (sink < 0 || sink >= XG_MAX_ADAPTERS) return 0;
+    struct sink *s = &t->sinks[sink];
+    uint64_t bit = UINT64_C(1) << sink;
+    size_t visited = 0, i = 0;
+    int stop = 0;
+    for (; i < s->n && !stop; i++) {
+        struct xg_entity *e = slot_entity(t, s->list[i]);
+        if (!e || !(e->dirty_mask & bit)) continue; /* removed since it was marked */
+        e->dirty_mask &= ~bit;
+        struct xg_pose pose;
+        xg_entity_predict_at(t, e, now_ns, &pose);
+        visited++;
+        stop = fn(user, e, &pose);
+    }
+    /* keep what was not visited (the visitor stopped early) */
+    if (i < s->n) memmove(s->list, s->list + i, (s->n - i) * sizeof *s->list);
+    s->n -= i;
+    return visited;
+}
+
+size_t xg_table_dirty_count(const struct xg_table *t, int sink)
+{
+    return sink >= 0 && sink < XG_MAX_ADAPTERS ? t->sinks[sink].n : 0;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+size_t xg_table_foreach(struct xg_table *t, int sink, int64_t now_ns, xg_visit_fn fn, void *user)
+{
+    if (!t->count) return 0;
+    uint32_t *ids = malloc(t->count * sizeof *ids);
+    if (!ids) return 0;
+    size_t n = 0;
+    for (size_t i = 0; i < t->n_slots; i++) {
+        struct xg_entity *e = t->slots[i];
+        if (!e) continue;
+        if (sink >= 0 && !(e->sink_mask & (UINT64_C(1) << sink))) continue;
+        ids[n++] = e->id;
+    }
+    qsort(ids, n, sizeof *ids, cmp_u32);
+    size_t visited = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct xg_entity *e = xg_table_get(t, ids[i]);
+        if (!e) continue;
+        struct xg_pose pose;
+        xg_entity_predict_at(t, e, now_ns, &pose);
+        visited++;
+        if (fn(user, e, &pose)) break;
+    }
+    free(ids);
+    return visited;
+}
+
+static void remove_entity(struct xg_table *t, struct xg_entity *e)
+{
+    for (int i = 0; i < t->n_listeners; i++)
+        t->listeners[i].fn(t->listeners[i].user, e, false);
+    hmap_del(&t->by_id, e->id, e->slot);
+    hmap_del(&t->by_source, hash_source(e->origin, e->source), e->slot);
+    hmap_del(&t->by_name, hash_str(e->name), e->slot);
+    t->slots[e->slot] = NULL;
+    t->free_slots[t->n_free++] = e->slot;
+    t->count--;
+    /* stale slot references in dirty lists are skipped: a reused slot has a fresh dirty_mask,
+     * and a list entry for a reused slot is harmless (the new entity is just visited once). */
+    entity_free(e);
+}
+
+size_t xg_table_expire(struct xg_table *t, int64_t now_ns)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->n_slots; i++) {
+        struct xg_entity *e = t->slots[i];
+        if (e && now_ns - e->last_receive_ns > t->p.expire_ns) {
+            remove_entity(t, e);
+            t->stats.expired++;
+            n++;
+        }
+    }
+    return n;
+}
+
+int xg_table_remove(struct xg_table *t, uint32_t id)
+{
+    struct xg_entity *e = get_mut(t, id);
+    if (!e) return -ENOENT;
+    remove_entity(t, e);
+    t->stats.removed++;
+    return 0;
+}
+
+size_t xg_table_remove_origin(struct xg_table *t, int origin)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->n_slots; i++) {
+        struct xg_entity *e = t->slots[i];
+        if (e && e->origin == origin) {
+            remove_entity(t, e);
+            t->stats.removed++;
+            n++;
+        }
+    }
+    return n;
+}
+
+const struct xg_table_stats *xg_table_stats(const struct xg_table *t)
+{
+    return &t->stats;
+}

@@ -1,0 +1,239 @@
+/* The entity table: every tracked thing, its recent samples, and prediction (DESIGN §2).
+ *
+ * Frames and units: internal frame (right-handed, Y up), metres, seconds, radians; quaternions
+ * Hamilton x y z w, body→world. Times are gateway-monotonic ns (core/clock.h).
+ *
+ * Identity: a stable gateway-wide uint32 id (never reused) and a unique name, by default
+ * "<adapter>/<source>" then renamed by the gateway's naming rules; a kind; the origin adapter.
+ *
+ * Ingress: adapters call xg_table_update() (or xg_table_push() with a cached id). Samples whose
+ * capture time does not advance are dropped and counted. Sources without velocities get them
+ * estimated from the history (least-squares slope over the last 100 ms of capture times).
+ *
+ * Egress: every sink (an adapter that republishes) has a dirty set; an update marks the entity
+ * dirty for every sink but its origin (split horizon) that accepts it; the sink drains the set
+ * on its own tick and reads the pose predicted to the send time. Nothing is queued per update.
+ *
+ * Single-threaded: call from the reactor thread only. */
+#ifndef XG_ENTITY_H
+#define XG_ENTITY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/xmath.h"
+
+#define XG_MAX_ADAPTERS 64 /* adapters (origins and sinks) per gateway */
+#define XG_HISTORY 32      /* samples kept per entity */
+#define XG_NAME_MAX 128    /* entity names, incl. NUL */
+#define XG_MAX_BUTTONS 256
+#define XG_MAX_ANALOGS 128
+
+struct xg_adapter;
+
+enum xg_kind {
+    XG_KIND_RIGID_BODY = 0,
+    XG_KIND_HEAD,
+    XG_KIND_LEFT_HAND,
+    XG_KIND_RIGHT_HAND,
+    XG_KIND_CONTROLLER,
+    XG_KIND_JOINT,
+    XG_KIND_OBJECT,
+    XG_KIND_COUNT
+};
+
+/** "rigid_body", "head", "left_hand", "right_hand", "controller", "joint", "object". */
+const char *xg_kind_name(enum xg_kind k);
+/** Parse a kind name; -EINVAL if unknown. */
+int xg_kind_parse(const char *s, enum xg_kind *out);
+
+/** How a predicted pose was obtained. */
+enum xg_quality {
+    XG_QUALITY_EXACT = 0,    /* the query time is a sample's capture time */
+    XG_QUALITY_INTERPOLATED, /* between two samples of the history */
+    XG_QUALITY_PREDICTED,    /* extrapolated from the newest sample, within the horizon */
+    XG_QUALITY_HELD,         /* past the horizon (pose held at the horizon), or no motion known */
+    XG_QUALITY_STALE,        /* no sample for entity.stale_ms */
+    XG_QUALITY_COUNT
+};
+
+/** "EXACT", "INTERPOLATED", "PREDICTED", "HELD", "STALE". */
+const char *xg_quality_name(enum xg_quality q);
+
+/* xg_sample.flags: which fields are set */
+#define XG_SAMPLE_POSITION (1u << 0)
+#define XG_SAMPLE_ORIENTATION (1u << 1)
+#define XG_SAMPLE_VELOCITY (1u << 2)
+#define XG_SAMPLE_ANGULAR_VELOCITY (1u << 3)
+#define XG_SAMPLE_SCALE (1u << 4)
+#define XG_SAMPLE_INACTIVE (1u << 5) /* source reports the entity as not tracked */
+#define XG_SAMPLE_POSE (XG_SAMPLE_POSITION | XG_SAMPLE_ORIENTATION)
+
+/** What an adapter reports. Fields not flagged are ignored: a sample with only position keeps the
+ *  last orientation; a sample with only velocities updates the reported velocities. */
+struct xg_sample {
+    int64_t capture_ns;              /* source time mapped to the gateway clock, ns */
+    int64_t receive_ns;              /* gateway clock at receipt, ns (0: use capture_ns) */
+    uint32_t flags;                  /* XG_SAMPLE_* */
+    struct xg_vec3 position;         /* m */
+    struct xg_quat orientation;      /* unit, x y z w */
+    struct xg_vec3 velocity;         /* m/s */
+    struct xg_vec3 angular_velocity; /* rad/s, world frame */
+    struct xg_vec3 scale;            /* unitless */
+};
+
+/** A pose at a requested time (output of prediction). */
+struct xg_pose {
+    int64_t t_ns;                    /* the time asked for */
+    int64_t sample_ns;               /* capture time of the newest sample */
+    struct xg_vec3 position;         /* m */
+    struct xg_quat orientation;      /* unit, x y z w */
+    struct xg_vec3 velocity;         /* m/s (reported or estimated; zero if unknown) */
+    struct xg_vec3 angular_velocity; /* rad/s, world frame */
+    struct xg_vec3 scale;
+    enum xg_quality quality;
+    bool active;
+    bool has_velocity, has_angular_velocity; /* reported or estimated, not just zero */
+};
+
+/** How an adapter names an entity it reports. */
+struct xg_entity_key {
+    const char *source;         /* name inside the adapter, e.g. "Tracker0/0" */
+    enum xg_kind kind;          /* suggested kind (naming rules may change it) */
+    const char *origin_gateway; /* for federated entities (LESS): the gateway that first saw it;
+                                   NULL = this gateway */
+};
+
+struct xg_hist {
+    int64_t t_ns;
+    struct xg_vec3 p;
+    struct xg_quat q;
+};
+
+/** An entity. Read-only for everyone but the table. */
+struct xg_entity {
+    uint32_t id;              /* stable, never reused, > 0 */
+    char name[XG_NAME_MAX];   /* unique */
+    char source[XG_NAME_MAX]; /* the adapter's name for it */
+    char origin_gateway[64];  /* "" = this gateway */
+    enum xg_kind kind;
+    int origin; /* origin adapter index */
+    /* newest state */
+    struct xg_sample last; /* merged newest sample (all fields valid per last.flags) */
+    struct xg_vec3 velocity, angular_velocity; /* used for prediction */
+    bool has_velocity, has_angular_velocity;
+    bool velocity_estimated, angular_velocity_estimated;
+    int64_t reported_vel_ns, reported_angvel_ns; /* capture time of reported velocities, 0 = none */
+    /* history ring, newest at hist[(head + n - 1) % XG_HISTORY] */
+    struct xg_hist hist[XG_HISTORY];
+    unsigned hist_head, hist_n;
+    int64_t created_ns, last_receive_ns;
+    double interval_s; /* EWMA of sample spacing (capture times) */
+    uint64_t samples, dropped_backwards;
+    /* protocol extras: buttons / analogs (NULL until first set) */
+    uint8_t *buttons;         /* XG_MAX_BUTTONS states */
+    double *analogs;          /* XG_MAX_ANALOGS values */
+    int n_buttons, n_analogs; /* highest index set + 1 */
+    /* egress bookkeeping */
+    uint64_t sink_mask;  /* sinks that accept this entity */
+    uint64_t dirty_mask; /* sinks for which it is in the dirty set */
+    uint32_t slot;
+};
+
+struct xg_table;
+
+/** Table configuration (gateway.predict / gateway.entity). */
+struct xg_table_params {
+    int64_t max_horizon_ns;     /* default 100 ms */
+    int64_t stale_ns;           /* default 500 ms */
+    int64_t expire_ns;          /* default 10 s */
+    int64_t velocity_window_ns; /* default 100 ms */
+    uint32_t max_entities;      /* default 65536; creation beyond it fails with -ENOSPC */
+};
+
+/** Defaults as in DESIGN §6. */
+void xg_table_params_default(struct xg_table_params *p);
+
+/** Naming rule hook: given origin adapter index, the default name "<adapter>/<source>" and the
+ *  suggested kind, write the final name (NUL-terminated, < size) and kind. */
+typedef void (*xg_namer_fn)(void *user, int origin, const char *default_name, char *name,
+                            size_t size, enum xg_kind *kind);
+/** Sink filter hook: does sink `sink` (adapter index) republish entity e? */
+typedef bool (*xg_accept_fn)(void *user, int sink, const struct xg_entity *e);
+/** Called when a sink's dirty set goes from empty to non-empty (for send-on-change sinks). */
+typedef void (*xg_wake_fn)(void *user, int sink);
+/** Lifecycle listener: entity added (after its first sample) or removed (expired/removed). */
+typedef void (*xg_entity_event_fn)(void *user, const struct xg_entity *e, bool added);
+/** Visitor for drains and iteration. Return non-zero to stop. */
+typedef int (*xg_visit_fn)(void *user, const struct xg_entity *e, const struct xg_pose *pose);
+
+/** New table with params (NULL = defaults). Returns NULL on ENOMEM. */
+struct xg_table *xg_table_new(const struct xg_table_params *params);
+void xg_table_free(struct xg_table *t);
+const struct xg_table_params *xg_table_params(const struct xg_table *t);
+
+/** Names of adapter indices (for "<adapter>/<source>" names); the string is borrowed. */
+int xg_table_set_adapter_name(struct xg_table *t, int index, const char *name);
+void xg_table_set_namer(struct xg_table *t, xg_namer_fn fn, void *user);
+/** Register adapter `index` as a sink; `accept` may be NULL (all), `wake` may be NULL. */
+int xg_table_add_sink(struct xg_table *t, int index, xg_accept_fn accept, xg_wake_fn wake,
+                      void *user);
+/** Add a lifecycle listener (up to 8). */
+int xg_table_add_listener(struct xg_table *t, xg_entity_event_fn fn, void *user);
+
+/** Find or create the entity (origin, key->source) and apply sample s. On success returns 0 and
+ *  stores the id in *id (may be NULL). Errors: -EINVAL (bad key, non-finite values, origin out of
+ *  range), -ENOSPC (max_entities), -ENOMEM, -EAGAIN (dropped: capture time did not advance).
+ *  Quaternions are normalised; a zero quaternion is -EINVAL. */
+int xg_table_update(struct xg_table *t, const struct xg_adapter *a, const struct xg_entity_key *key,
+                    const struct xg_sample *s, uint32_t *id);
+/** Same with an origin index instead of an adapter. */
+int xg_table_update_origin(struct xg_table *t, int origin, const struct xg_entity_key *key,
+                           const struct xg_sample *s, uint32_t *id);
+/** Apply a sample to an existing entity. -ENOENT if the id is unknown (expired). */
+int xg_table_push(struct xg_table *t, uint32_t id, const struct xg_sample *s);
+/** Set button `index` (0..255) / analog `index` (0..127) of an entity and mark it dirty. */
+int xg_table_set_button(struct xg_table *t, uint32_t id, int index, bool pressed);
+int xg_table_set_analog(struct xg_table *t, uint32_t id, int index, double value);
+
+/** Entity by id / by final name, or NULL. The pointer is valid until the next table call that
+ *  may remove entities (xg_table_expire / xg_table_remove). */
+const struct xg_entity *xg_table_get(const struct xg_table *t, uint32_t id);
+const struct xg_entity *xg_table_find(const struct xg_table *t, const char *name);
+size_t xg_table_count(const struct xg_table *t);
+
+/** Predict entity `id` to time t_ns into *pose (DESIGN §2). -ENOENT if unknown. */
+int xg_entity_predict(struct xg_table *t, uint32_t id, int64_t t_ns, struct xg_pose *pose);
+/** Same for an entity pointer. */
+void xg_entity_predict_at(struct xg_table *t, const struct xg_entity *e, int64_t t_ns,
+                          struct xg_pose *pose);
+
+/** Visit every dirty entity of sink `sink` with its pose predicted to now_ns, and empty the set.
+ *  Returns the number visited. */
+size_t xg_table_drain(struct xg_table *t, int sink, int64_t now_ns, xg_visit_fn fn, void *user);
+/** Number of entities waiting in sink's dirty set. */
+size_t xg_table_dirty_count(const struct xg_table *t, int sink);
+/** Visit every entity (ascending id). sink >= 0 applies split horizon and the sink's filter
+ *  (for full refreshes); sink < 0 visits all. Poses predicted to now_ns. */
+size_t xg_table_foreach(struct xg_table *t, int sink, int64_t now_ns, xg_visit_fn fn, void *user);
+
+/** Remove entities with no sample received for expire_ns before now_ns; listeners are told.
+ *  Returns how many were removed. */
+size_t xg_table_expire(struct xg_table *t, int64_t now_ns);
+/** Remove one entity (e.g. the source said it is gone). */
+int xg_table_remove(struct xg_table *t, uint32_t id);
+/** Remove every entity of an origin adapter. */
+size_t xg_table_remove_origin(struct xg_table *t, int origin);
+
+/** Counters. */
+struct xg_table_stats {
+    uint64_t samples_in[XG_MAX_ADAPTERS];        /* accepted samples per origin */
+    uint64_t dropped_backwards[XG_MAX_ADAPTERS]; /* capture time did not advance */
+    uint64_t rejected[XG_MAX_ADAPTERS];          /* invalid values */
+    uint64_t predictions[XG_QUALITY_COUNT];      /* answers by quality */
+    uint64_t created, expired, removed;
+};
+const struct xg_table_stats *xg_table_stats(const struct xg_table *t);
+
+#endif

@@ -1,0 +1,385 @@
+#include "gateway/gateway.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <event2/event.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "mappings/conf_yaml.h"
+
+#define COMPONENT "gateway"
+
+/* ---- naming / filtering hooks for the table ---- */
+
+static void namer(void *user, int origin, const char *def, char *name, size_t size,
+                  enum xg_kind *kind)
+{
+    struct xg_gateway *gw = user;
+    struct xg_gw_adapter *ga = origin < gw->n_adapters ? gw->adapters[origin] : NULL;
+    xg_rename_apply(ga ? &ga->rename : NULL, def, name, size, kind);
+}
+
+static bool sink_accept(void *user, int sink, const struct xg_entity *e)
+{
+    struct xg_gateway *gw = user;
+    struct xg_gw_adapter *ga = gw->adapters[sink];
+    if (ga->include.n && !xg_globs_match(&ga->include, e->name)) return false;
+    return !xg_globs_match(&ga->exclude, e->name);
+}
+
+static void wake(void *user, int sink)
+{
+    struct xg_gateway *gw = user;
+    struct xg_gw_adapter *ga = gw->adapters[sink];
+    if (ga->wake && ga->started) event_active(ga->wake, 0, 0);
+}
+
+static void entity_event(void *user, const struct xg_entity *e, bool added)
+{
+    struct xg_gateway *gw = user;
+    for (int i = 0; i < gw->n_adapters; i++) {
+        struct xg_gw_adapter *ga = gw->adapters[i];
+        if (ga->started && ga->a.ops->entity_event && e->origin != i)
+            ga->a.ops->entity_event(&ga->a, e, added);
+    }
+    XG_DEBUG(COMPONENT, "entity %u '%s' %s", e->id, e->name, added ? "added" : "removed");
+}
+
+/* ---- configuration ---- */
+
+static int read_secret_file(const char *path, char *out, size_t size, const struct xg_conf *at,
+                            struct xg_error *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return xg_conf_error(err, at, -errno, "cannot read token_file '%s': %s", path,
+                             strerror(errno));
+    size_t n = fread(out, 1, size - 1, f);
+    fclose(f);
+    out[n] = '\0';
+    while (n && isspace((unsigned char)out[n - 1]))
+        out[--n] = '\0';
+    if (!n) return xg_conf_error(err, at, -EINVAL, "token_file '%s' is empty", path);
+    return 0;
+}
+
+static int load_gateway_section(struct xg_gateway *gw, const struct xg_conf *g,
+                                struct xg_error *err)
+{
+    struct xg_gateway_conf *c = &gw->conf;
+    xg_table_params_default(&c->table);
+    snprintf(c->id, sizeof c->id, "xrgate");
+    snprintf(c->admin_listen, sizeof c->admin_listen, "127.0.0.1:8080");
+    c->log_level = XG_LOG_INFO;
+    if (!g) return 0;
+    int rc;
+    if ((rc = xg_conf_expect(g, XG_CONF_MAP, "gateway", err))) return rc;
+    const char *s;
+    if ((rc = xg_conf_string(g, "id", c->id, &s, err))) return rc;
+    snprintf(c->id, sizeof c->id, "%s", s);
+
+    const struct xg_conf *admin = xg_conf_get(g, "admin");
+    if (admin) {
+        if ((rc = xg_conf_expect(admin, XG_CONF_MAP, "admin", err))) return rc;
+        if ((rc = xg_conf_string(admin, "listen", c->admin_listen, &s, err))) return rc;
+        snprintf(c->admin_listen, sizeof c->admin_listen, "%s", s);
+        if ((rc = xg_conf_string(admin, "token_file", NULL, &s, err))) return rc;
+        if (s && !getenv("XRGATE_ADMIN_TOKEN") &&
+            (rc = read_secret_file(s, c->admin_token, sizeof c->admin_token,
+                                   xg_conf_get(admin, "token_file"), err)))
+            return rc;
+        const struct xg_conf *tls = xg_conf_get(admin, "tls");
+        if (tls) {
+            if ((rc = xg_conf_expect(tls, XG_CONF_MAP, "tls", err))) return rc;
+            const char *cert, *key;
+            if ((rc = xg_conf_string(tls, "cert", NULL, &cert, err)) ||
+                (rc = xg_conf_string(tls, "key", NULL, &key, err)))
+                return rc;
+            if (!cert || !key)
+                return xg_conf_error(err, tls, -EINVAL, "admin.tls needs both 'cert' and 'key'");
+            snprintf(c->admin_tls_cert, sizeof c->admin_tls_cert, "%s", cert);
+            snprintf(c->admin_tls_key, sizeof c->admin_tls_key, "%s", key);
+        }
+    }
+    const struct xg_conf *predict = xg_conf_get(g, "predict");
+    if (predict) {
+        int64_t v;
+        if ((rc = xg_conf_expect(predict, XG_CONF_MAP, "predict", err)) ||
+            (rc = xg_conf_int(predict, "max_horizon_ms", 100, 0, 10000, &v, err)))
+            return rc;
+        c->table.max_horizon_ns = v * XG_NS_PER_MS;
+        if ((rc = xg_conf_int(predict, "velocity_window_ms", 100, 1, 10000, &v, err))) return rc;
+        c->table.velocity_window_ns = v * XG_NS_PER_MS;
+    }
+    const struct xg_conf *entity = xg_conf_get(g, "entity");
+    if (entity) {
+        int64_t v;
+        if ((rc = xg_conf_expect(entity, XG_CONF_MAP, "entity", err)) ||
+            (rc = xg_conf_int(entity, "stale_ms", 500, 1, 3600000, &v, err)))
+            return rc;
+        c->table.stale_ns = v * XG_NS_PER_MS;
+        if ((rc = xg_conf_int(entity, "expire_ms", 10000, 1, 86400000, &v, err))) return rc;
+        c->table.expire_ns = v * XG_NS_PER_MS;
+        if ((rc = xg_conf_int(entity, "max_entities", 65536, 1, 16777216, &v, err))) return rc;
+        c->table.max_entities = (uint32_t)v;
+        if (c->table.expire_ns < c->table.stale_ns)
+            return xg_conf_error(err, xg_conf_get(entity, "expire_ms"), -EINVAL,
+                                 "expire_ms (%lld) must not be less than stale_ms (%lld)",
+                                 (long long)(c->table.expire_ns / XG_NS_PER_MS),
+                                 (long long)(c->table.stale_ns / XG_NS_PER_MS));
+    }
+    if ((rc = xg_conf_string(g, "log_level", "info", &s, err))) return rc;
+    if (xg_log_parse_level(s, &c->log_level))
+        return xg_conf_error(err, xg_conf_get(g, "log_level"), -EINVAL,
+                             "log_level '%s' must be error, warn, info, debug or trace", s);
+    return 0;
+}
+
+static bool valid_name(const char *s)
+{
+    if (!*s || strlen(s) >= 64) return false;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-' && *s != '.') return false;
+    return true;
+}
+
+static int load_adapter(struct xg_gateway *gw, const struct xg_conf *node, struct xg_error *err)
+{
+    int rc;
+    if ((rc = xg_conf_expect(node, XG_CONF_MAP, "adapters item", err))) return rc;
+    const char *name, *type;
+    if ((rc = xg_conf_string(node, "name", NULL, &name, err)) ||
+        (rc = xg_conf_string(node, "type", NULL, &type, err)))
+        return rc;
+    if (!name) return xg_conf_error(err, node, -EINVAL, "adapter needs a 'name'");
+    if (!valid_name(name))
+        return xg_conf_error(err, xg_conf_get(node, "name"), -EINVAL,
+                             "adapter name '%s' must be 1-63 characters of [A-Za-z0-9_.-]", name);
+    if (!type)
+        return xg_conf_error(err, node, -EINVAL, "adapter '%s' needs a 'type' (one of: %s)", name,
+                             xg_registry_types());
+    const struct xg_adapter_ops *ops = xg_registry_find(type);
+    if (!ops)
+        return xg_conf_error(err, xg_conf_get(node, "type"), -EINVAL,
+                             "unknown adapter type '%s' (known: %s)", type, xg_registry_types());
+    for (int i = 0; i < gw->n_adapters; i++)
+        if (!strcmp(gw->adapters[i]->a.name, name))
+            return xg_conf_error(err, xg_conf_get(node, "name"), -EINVAL,
+                                 "duplicate adapter name '%s'", name);
+    if (gw->n_adapters >= XG_MAX_ADAPTERS)
+        return xg_conf_error(err, node, -ENOSPC, "too many adapters (at most %d)", XG_MAX_ADAPTERS);
+
+    struct xg_gw_adapter *ga = calloc(1, sizeof *ga);
+    if (!ga) return -ENOMEM;
+    ga->gw = gw;
+    ga->conf = node;
+    ga->a.ops = ops;
+    ga->a.index = gw->n_adapters;
+    ga->a.base = gw->base;
+    ga->a.table = gw->table;
+    snprintf(ga->a.name, sizeof ga->a.name, "%s", name);
+    ga->a.frame = &ga->frame;
+    gw->adapters[gw->n_adapters++] = ga;
+    xg_table_set_adapter_name(gw->table, ga->a.index, ga->a.name);
+
+    if ((rc = xg_frame_from_conf(xg_conf_get(node, "frame"), &ga->frame, err)) ||
+        (rc = xg_rename_from_conf(xg_conf_get(node, "rename"), &ga->rename, err)))
+        return rc;
+    if (ops->is_sink) {
+        if ((rc = xg_conf_double(node, "rate_hz", 60.0, 0.0, 100000.0, &ga->a.rate_hz, err)) ||
+            (rc = xg_globs_from_conf(xg_conf_get(node, "include"), &ga->include, err)) ||
+            (rc = xg_globs_from_conf(xg_conf_get(node, "exclude"), &ga->exclude, err)))
+            return rc;
+    }
+    struct xg_error e2 = {0};
+    rc = ops->create(&ga->a, node, &e2);
+    if (rc) return xg_error_set(err, rc, "%s", e2.msg[0] ? e2.msg : "adapter create failed");
+    ga->created = true;
+    if ((rc = xg_conf_check_unused(node, err))) return rc;
+    if (ops->is_sink && (rc = xg_table_add_sink(gw->table, ga->a.index, sink_accept, wake, gw)))
+        return rc;
+    return 0;
+}
+
+int xg_gateway_load(struct xg_gateway *gw, const struct xg_gateway_opts *opts, struct xg_error *err)
+{
+    memset(gw, 0, sizeof *gw);
+    if (opts->config_path)
+        gw->root = xg_conf_yaml_load(opts->config_path, err);
+    else
+        gw->root = xg_conf_yaml_parse(opts->config_text, strlen(opts->config_text),
+                                      opts->config_name ? opts->config_name : "<embedded>", err);
+    if (!gw->root) return err && err->code ? err->code : -EINVAL;
+
+    int rc = load_gateway_section(gw, xg_conf_get(gw->root, "gateway"), err);
+    if (rc) return rc;
+    if (opts->admin_listen)
+        snprintf(gw->conf.admin_listen, sizeof gw->conf.admin_listen, "%s", opts->admin_listen);
+    if (opts->admin_token)
+        snprintf(gw->conf.admin_token, sizeof gw->conf.admin_token, "%s", opts->admin_token);
+    if (opts->log_level && xg_log_parse_level(opts->log_level, &gw->conf.log_level))
+        return xg_error_set(err, -EINVAL,
+                            "log level '%s' must be error, warn, info, debug or trace",
+                            opts->log_level);
+    xg_log_set_level(gw->conf.log_level);
+
+    gw->base = event_base_new();
+    gw->table = xg_table_new(&gw->conf.table);
+    gw->metrics = xg_metrics_new();
+    if (!gw->base || !gw->table || !gw->metrics) return xg_error_set(err, -ENOMEM, "out of memory");
+    xg_table_set_namer(gw->table, namer, gw);
+    xg_table_add_listener(gw->table, entity_event, gw);
+
+    const struct xg_conf *adapters = xg_conf_get(gw->root, "adapters");
+    if (adapters) {
+        if ((rc = xg_conf_expect(adapters, XG_CONF_SEQ, "adapters", err))) return rc;
+        for (size_t i = 0; i < adapters->n_items; i++)
+            if ((rc = load_adapter(gw, adapters->items[i], err))) return rc;
+    }
+    return xg_conf_check_unused(gw->root, err);
+}
+
+/* ---- runtime ---- */
+
+static void tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct xg_gw_adapter *ga = arg;
+    if (ga->started && ga->a.ops->drain) ga->a.ops->drain(&ga->a);
+}
+
+static void expire_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct xg_gateway *gw = arg;
+    xg_table_expire(gw->table, xg_clock_mono_ns());
+}
+
+#define LAG_PERIOD_NS (100 * XG_NS_PER_MS)
+
+static void lag_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct xg_gateway *gw = arg;
+    int64_t now = xg_clock_mono_ns();
+    double lag = (double)(now - gw->lag_expected_ns) * 1e-9;
+    if (lag < 0) lag = 0;
+    gw->loop_lag_s = lag;
+    if (lag > gw->loop_lag_max_s) gw->loop_lag_max_s = lag;
+    gw->lag_expected_ns = now + LAG_PERIOD_NS;
+    struct timeval tv = {0, LAG_PERIOD_NS / 1000};
+    evtimer_add(gw->lag_ev, &tv);
+}
+
+static void signal_cb(evutil_socket_t sig, short what, void *arg)
+{
+    struct xg_gateway *gw = arg;
+    XG_INFO(COMPONENT, "received %s, stopping", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    xg_gateway_request_stop(gw);
+}
+
+int xg_gateway_start(struct xg_gateway *gw, struct xg_error *err)
+{
+    int rc;
+    signal(SIGPIPE, SIG_IGN);
+    gw->started_ns = xg_clock_mono_ns();
+    gw->sigint_ev = evsignal_new(gw->base, SIGINT, signal_cb, gw);
+    gw->sigterm_ev = evsignal_new(gw->base, SIGTERM, signal_cb, gw);
+    gw->expire_ev = event_new(gw->base, -1, EV_PERSIST, expire_cb, gw);
+    gw->lag_ev = evtimer_new(gw->base, lag_cb, gw);
+    if (!gw->sigint_ev || !gw->sigterm_ev || !gw->expire_ev || !gw->lag_ev)
+        return xg_error_set(err, -ENOMEM, "out of memory");
+    evsignal_add(gw->sigint_ev, NULL);
+    evsignal_add(gw->sigterm_ev, NULL);
+    struct timeval tv100 = {0, 100000};
+    event_add(gw->expire_ev, &tv100);
+    gw->lag_expected_ns = gw->started_ns + LAG_PERIOD_NS;
+    evtimer_add(gw->lag_ev, &tv100);
+
+    if ((rc = xg_admin_start(gw, err))) return rc;
+
+    for (int i = 0; i < gw->n_adapters; i++) {
+        struct xg_gw_adapter *ga = gw->adapters[i];
+        if (ga->a.ops->is_sink) {
+            if (ga->a.rate_hz > 0) {
+                ga->tick = event_new(gw->base, -1, EV_PERSIST, tick_cb, ga);
+                double period = 1.0 / ga->a.rate_hz;
+                struct timeval tv = {(time_t)period,
+                                     (suseconds_t)((period - (time_t)period) * 1e6)};
+                if (!tv.tv_sec && !tv.tv_usec) tv.tv_usec = 1;
+                if (!ga->tick || event_add(ga->tick, &tv))
+                    return xg_error_set(err, -ENOMEM, "adapter '%s': cannot add tick", ga->a.name);
+            } else {
+                ga->wake = event_new(gw->base, -1, 0, tick_cb, ga);
+                if (!ga->wake) return xg_error_set(err, -ENOMEM, "out of memory");
+            }
+        }
+        if (ga->a.ops->start && (rc = ga->a.ops->start(&ga->a)))
+            return xg_error_set(err, rc, "adapter '%s' (%s) failed to start: %s", ga->a.name,
+                                ga->a.ops->type, strerror(-rc));
+        ga->started = true;
+        XG_INFO(ga->a.name, "%s adapter started (frame %s%s)", ga->a.ops->type, ga->frame.name,
+                ga->a.ops->is_sink ? "" : "");
+    }
+    XG_INFO(COMPONENT, "xrgate %s '%s' running with %d adapter(s)", XRGATE_VERSION, gw->conf.id,
+            gw->n_adapters);
+    return 0;
+}
+
+int xg_gateway_run(struct xg_gateway *gw)
+{
+    event_base_dispatch(gw->base);
+    return 0;
+}
+
+static void stop_adapters(struct xg_gateway *gw)
+{
+    for (int i = gw->n_adapters - 1; i >= 0; i--) {
+        struct xg_gw_adapter *ga = gw->adapters[i];
+        if (ga->tick) event_del(ga->tick);
+        if (ga->wake) event_del(ga->wake);
+        if (ga->started && ga->a.ops->stop) ga->a.ops->stop(&ga->a);
+        ga->started = false;
+    }
+}
+
+void xg_gateway_request_stop(struct xg_gateway *gw)
+{
+    if (gw->stopping) return;
+    gw->stopping = true;
+    stop_adapters(gw);
+    xg_admin_stop(gw);
+    event_base_loopexit(gw->base, NULL);
+}
+
+void xg_gateway_free(struct xg_gateway *gw)
+{
+    stop_adapters(gw);
+    xg_admin_stop(gw);
+    for (int i = 0; i < gw->n_adapters; i++) {
+        struct xg_gw_adapter *ga = gw->adapters[i];
+        if (ga->created && ga->a.ops->destroy) ga->a.ops->destroy(&ga->a);
+        if (ga->tick) event_free(ga->tick);
+        if (ga->wake) event_free(ga->wake);
+        xg_rename_free(&ga->rename);
+        xg_globs_free(&ga->include);
+        xg_globs_free(&ga->exclude);
+        free(ga);
+    }
+    gw->n_adapters = 0;
+    struct event **evs[] = {&gw->expire_ev, &gw->lag_ev, &gw->sigint_ev, &gw->sigterm_ev};
+    for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
+        if (*evs[i]) {
+            event_free(*evs[i]);
+            *evs[i] = NULL;
+        }
+    xg_table_free(gw->table);
+    gw->table = NULL;
+    xg_metrics_free(gw->metrics);
+    gw->metrics = NULL;
+    if (gw->base) event_base_free(gw->base);
+    gw->base = NULL;
+    xg_conf_yaml_free(gw->root);
+    gw->root = NULL;
+}

@@ -1,0 +1,99 @@
+/* The gateway: configuration, adapter instances, the reactor, and the admin HTTP server.
+ *
+ * Life cycle: xg_gateway_load() parses and validates the whole configuration and creates every
+ * adapter (no sockets yet) — this is all `xrgate --check` does; xg_gateway_start() binds the admin
+ * server and starts the adapters; xg_gateway_run() runs the reactor until SIGINT/SIGTERM or
+ * xg_gateway_request_stop(); xg_gateway_free() stops and frees everything. */
+#ifndef XG_GATEWAY_H
+#define XG_GATEWAY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/adapter.h"
+#include "core/conf.h"
+#include "core/entity.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "core/metrics.h"
+#include "mappings/frame.h"
+#include "mappings/naming.h"
+
+struct event_base;
+struct event;
+struct evhttp;
+
+/** Per-instance bookkeeping around an adapter (the adapter is the first member). */
+struct xg_gw_adapter {
+    struct xg_adapter a;
+    struct xg_gateway *gw;
+    const struct xg_conf *conf;
+    struct xg_frame frame;
+    struct xg_rename_rules rename;
+    struct xg_globs include, exclude;
+    struct event *tick; /* egress tick (rate_hz > 0) */
+    struct event *wake; /* send-on-change drain (rate_hz == 0) */
+    bool created, started;
+};
+
+/** The `gateway:` section. */
+struct xg_gateway_conf {
+    char id[64];
+    char admin_listen[128];   /* "host:port"; "" or "off" disables the admin server */
+    char admin_token[256];    /* bearer token, "" = none */
+    char admin_tls_cert[256]; /* optional TLS (not yet served: see README) */
+    char admin_tls_key[256];
+    struct xg_table_params table;
+    enum xg_log_level log_level;
+};
+
+struct xg_gateway {
+    struct event_base *base;
+    struct xg_conf *root; /* parsed YAML */
+    struct xg_gateway_conf conf;
+    struct xg_table *table;
+    struct xg_metrics *metrics;
+    struct xg_gw_adapter *adapters[XG_MAX_ADAPTERS];
+    int n_adapters;
+    struct evhttp *http;
+    char admin_bound[128]; /* actual "host:port" after bind */
+    struct event *expire_ev, *lag_ev, *sigint_ev, *sigterm_ev;
+    int64_t lag_expected_ns;
+    double loop_lag_s, loop_lag_max_s;
+    int64_t started_ns;
+    bool stopping;
+};
+
+/** Options from the command line / environment that override the file. */
+struct xg_gateway_opts {
+    const char *config_path;  /* NULL: use config_text */
+    const char *config_text;  /* embedded default when config_path is NULL */
+    const char *config_name;  /* name for errors when using config_text */
+    const char *admin_listen; /* override (XRGATE_ADMIN_LISTEN), NULL = keep */
+    const char *admin_token;  /* override (XRGATE_ADMIN_TOKEN), NULL = keep */
+    const char *log_level;    /* override (--log-level / XRGATE_LOG_LEVEL), NULL = keep */
+};
+
+/** Parse, validate, and create every adapter. On error returns a negative errno with
+ *  `file:line:column: message` in err; the gateway must still be freed. */
+int xg_gateway_load(struct xg_gateway *gw, const struct xg_gateway_opts *opts,
+                    struct xg_error *err);
+/** Bind the admin server, install signal handlers and timers, start adapters. */
+int xg_gateway_start(struct xg_gateway *gw, struct xg_error *err);
+/** Run the reactor until stopped. Returns 0. */
+int xg_gateway_run(struct xg_gateway *gw);
+/** Stop adapters and leave the loop (safe from callbacks). */
+void xg_gateway_request_stop(struct xg_gateway *gw);
+/** Stop (if running) and free everything the gateway owns (not gw itself). */
+void xg_gateway_free(struct xg_gateway *gw);
+
+/** The adapter registry: ops by type name, NULL if unknown. */
+const struct xg_adapter_ops *xg_registry_find(const char *type);
+/** Comma-separated list of known types (static buffer). */
+const char *xg_registry_types(void);
+
+/** Admin HTTP server (gateway/admin.c): bind on gw->conf.admin_listen. */
+int xg_admin_start(struct xg_gateway *gw, struct xg_error *err);
+void xg_admin_stop(struct xg_gateway *gw);
+
+#endif

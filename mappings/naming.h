@@ -1,0 +1,50 @@
+/* Entity naming and kind rules, and include/exclude filters (DESIGN §6 `rename:`, `include:`,
+ * `exclude:`).
+ *
+ * A rule {match: GLOB, name: TEMPLATE, kind: KIND} matches the default name "<adapter>/<source>"
+ * with fnmatch(3) semantics (`*` also matches '/'); the first matching rule wins. The template
+ * may use {name} (the default name), {adapter} and {source}; without `name:` the name is kept.
+ * Without `kind:` the adapter's suggested kind is kept. */
+#ifndef XG_NAMING_H
+#define XG_NAMING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/conf.h"
+#include "core/entity.h"
+
+struct xg_rename_rule {
+    char *match; /* glob */
+    char *name;  /* template or NULL */
+    bool has_kind;
+    enum xg_kind kind;
+};
+
+struct xg_rename_rules {
+    struct xg_rename_rule *rules;
+    size_t n;
+};
+
+/** Parse a `rename:` list (node may be NULL: no rules). Owns its strings. */
+int xg_rename_from_conf(const struct xg_conf *node, struct xg_rename_rules *out,
+                        struct xg_error *err);
+void xg_rename_free(struct xg_rename_rules *r);
+/** Apply rules to `default_name`; writes the final name (< size) and may change *kind.
+ *  Returns true if a rule matched. */
+bool xg_rename_apply(const struct xg_rename_rules *r, const char *default_name, char *name,
+                     size_t size, enum xg_kind *kind);
+
+/** A list of globs on entity names. */
+struct xg_globs {
+    char **globs;
+    size_t n;
+};
+
+/** Parse a glob list (a string or a list of strings); node may be NULL (empty list). */
+int xg_globs_from_conf(const struct xg_conf *node, struct xg_globs *out, struct xg_error *err);
+void xg_globs_free(struct xg_globs *g);
+/** True if `name` matches any glob. */
+bool xg_globs_match(const struct xg_globs *g, const char *name);
+
+#endif
