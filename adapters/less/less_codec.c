@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdalign.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -769,6 +770,21 @@ int less_schema_validate(const struct less_schema *s, struct xg_error *err)
     return 0;
 }
 
+/* Prefix the error with "LESS <what>: ", folding a leading "LESS " of the inner message. */
+__attribute__((format(printf, 2, 3))) static void prefix_less(struct xg_error *err, const char *fmt,
+                                                              ...)
+{
+    if (!err) return;
+    char what[128], old[XG_ERROR_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    const char *inner = strncmp(err->msg, "LESS ", 5) == 0 ? err->msg + 5 : err->msg;
+    snprintf(old, sizeof old, "%s", inner);
+    snprintf(err->msg, sizeof err->msg, "LESS %s: %s", what, old);
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* Messages                                                                                    */
 
@@ -875,7 +891,7 @@ static int enc_props(struct xg_writer *w, const struct less_component *c, const 
         less_put_int(w, pv->property_id);
         int rc = put_value(w, &p->type, &pv->value, 0, err);
         if (rc) {
-            xg_error_prefix(err, "property %" PRId64 " (%s): ", pv->property_id, p->name);
+            prefix_less(err, "property %" PRId64 " (%s)", pv->property_id, p->name);
             return rc;
         }
     }
@@ -956,7 +972,7 @@ static int enc_msg(struct xg_writer *w, const struct less_context *ctx, const st
         less_put_uint(w, m->u.method_invocation.argc);
         for (size_t i = 0; i < m->u.method_invocation.argc; i++) {
             if ((rc = put_variant(w, &m->u.method_invocation.args[i], 0, err))) {
-                xg_error_prefix(err, "argument %zu: ", i);
+                prefix_less(err, "argument %zu", i);
                 return rc;
             }
         }
@@ -982,8 +998,7 @@ static int enc_msg(struct xg_writer *w, const struct less_context *ctx, const st
                                 m->u.tweak_entity.property_id, s->uri);
         less_put_int(w, m->u.tweak_entity.property_id);
         if ((rc = put_value(w, &p->type, &m->u.tweak_entity.value, 0, err)))
-            xg_error_prefix(err, "property %" PRId64 " (%s): ", m->u.tweak_entity.property_id,
-                            p->name);
+            prefix_less(err, "property %" PRId64 " (%s)", m->u.tweak_entity.property_id, p->name);
         return rc;
     }
     case LESS_MSG_CONNECTION_CONTROL:
@@ -991,20 +1006,6 @@ static int enc_msg(struct xg_writer *w, const struct less_context *ctx, const st
         return enc_props(w, &s->components[0], s->uri, &m->u.connection_control.props, err);
     default:
         return xg_error_set(err, -EINVAL, "unknown message code %d", (int)m->code);
-    }
-}
-
-/* Prefix the error with "LESS <what>: ", folding a leading "LESS " of the inner message. */
-static void prefix_less(struct xg_error *err, const char *what)
-{
-    if (!err) return;
-    if (strncmp(err->msg, "LESS ", 5) == 0) {
-        char old[XG_ERROR_MAX];
-        memcpy(old, err->msg + 5, sizeof old - 5);
-        old[sizeof old - 6] = '\0';
-        snprintf(err->msg, sizeof err->msg, "LESS %s: %s", what, old);
-    } else {
-        xg_error_prefix(err, "LESS %s: ", what);
     }
 }
 
@@ -1018,9 +1019,7 @@ int less_encode_msg(struct xg_writer *w, const struct less_context *ctx, const s
     if (rc) {
         if (rc == -EMSGSIZE && (!err || err->code != -EMSGSIZE))
             xg_error_set(err, rc, "output full (%zu bytes)", w->cap);
-        char what[64];
-        snprintf(what, sizeof what, "encode %s", less_msg_name((unsigned)m->code));
-        prefix_less(err, what);
+        prefix_less(err, "encode %s", less_msg_name((unsigned)m->code));
         if (!w->err) w->len = start; /* nothing half-written */
     }
     return rc;
@@ -1064,7 +1063,7 @@ static int dec_props(struct xg_reader *r, const struct less_component *c, const 
                                 items[i].property_id, at, where);
         }
         if ((rc = get_value(r, &p->type, a, &items[i].value, 0, err))) {
-            xg_error_prefix(err, "property %" PRId64 " (%s): ", items[i].property_id, p->name);
+            prefix_less(err, "property %" PRId64 " (%s)", items[i].property_id, p->name);
             return rc;
         }
     }
@@ -1181,7 +1180,7 @@ static int dec_msg(struct xg_reader *r, const struct less_context *ctx, struct l
         if (!args) return rc;
         for (size_t i = 0; i < n; i++) {
             if ((rc = get_variant(r, a, &args[i], 0, err))) {
-                xg_error_prefix(err, "argument %zu: ", i);
+                prefix_less(err, "argument %zu", i);
                 return rc;
             }
         }
@@ -1216,8 +1215,7 @@ static int dec_msg(struct xg_reader *r, const struct less_context *ctx, struct l
                                 m->u.tweak_entity.property_id, pat, s->uri);
         }
         if ((rc = get_value(r, &p->type, a, &m->u.tweak_entity.value, 0, err)))
-            xg_error_prefix(err, "property %" PRId64 " (%s): ", m->u.tweak_entity.property_id,
-                            p->name);
+            prefix_less(err, "property %" PRId64 " (%s)", m->u.tweak_entity.property_id, p->name);
         return rc;
     }
     case LESS_MSG_CONNECTION_CONTROL:
@@ -1234,7 +1232,7 @@ int less_decode_msg(struct xg_reader *r, const struct less_context *ctx, struct 
     int rc = dec_msg(r, ctx, a, m, err);
     if (rc) {
         if (!r->err) r->err = rc;
-        prefix_less(err, m->code ? less_msg_name((unsigned)m->code) : "message");
+        prefix_less(err, "%s", m->code ? less_msg_name((unsigned)m->code) : "message");
     }
     return rc;
 }
