@@ -1110,8 +1110,8 @@ static int dec_msg(struct xg_reader *r, const struct less_context *ctx, struct l
     if (rc) return rc;
     if (code < LESS_MSG_INTRODUCE_TYPE || code > LESS_MSG_CONNECTION_CONTROL) {
         r->err = -EPROTO;
-        return xg_error_set(err, -EPROTO, "unknown message code %" PRIu64 " at offset %zu", code,
-                            at);
+        return xg_error_set(err, -EPROTO, "LESS unknown message code %" PRIu64 " at offset %zu",
+                            code, at);
     }
     m->code = (enum less_msg_code)code;
     switch (m->code) {
@@ -1232,7 +1232,7 @@ int less_decode_msg(struct xg_reader *r, const struct less_context *ctx, struct 
     int rc = dec_msg(r, ctx, a, m, err);
     if (rc) {
         if (!r->err) r->err = rc;
-        prefix_less(err, "%s", m->code ? less_msg_name((unsigned)m->code) : "message");
+        if (m->code) prefix_less(err, "%s", less_msg_name((unsigned)m->code));
     }
     return rc;
 }

@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <mbedtls/md.h>
@@ -275,7 +276,12 @@ int less_msg_next(struct less_msg_iter *it, const struct less_context *ctx, stru
     }
     int rc = less_decode_msg(&it->r, ctx, a, m, err);
     if (rc) {
-        xg_error_prefix(err, "message %" PRIu64 ": ", it->index);
+        if (err) {
+            char old[XG_ERROR_MAX];
+            const char *inner = strncmp(err->msg, "LESS ", 5) == 0 ? err->msg + 5 : err->msg;
+            snprintf(old, sizeof old, "%s", inner);
+            snprintf(err->msg, sizeof err->msg, "LESS message %" PRIu64 ": %s", it->index, old);
+        }
         return rc;
     }
     it->left--;
