@@ -1,0 +1,100 @@
+"""Integration: xrgate on its embedded default config with an ephemeral admin port.
+/api/entities read twice 100 ms apart shows the synthetic rig moving; /metrics parses;
+/api/adapters; /healthz; 404; bearer token; SIGTERM/SIGINT stop within 1 s."""
+import math
+import signal
+import sys
+import time
+
+from xgtest import Gateway, parse_prometheus
+
+
+def norm(v):
+    return math.sqrt(sum(x * x for x in v))
+
+
+def main():
+    with Gateway() as gw:
+        time.sleep(0.3)
+        a = gw.get_json("/api/entities")
+        time.sleep(0.1)
+        b = gw.get_json("/api/entities")
+        names = sorted(e["name"] for e in b["entities"])
+        assert names == ["demo/body0", "demo/body1", "demo/body2", "demo/head", "demo/left_hand",
+                         "demo/right_hand"], names
+        kinds = {e["name"]: e["kind"] for e in b["entities"]}
+        assert kinds["demo/head"] == "head" and kinds["demo/left_hand"] == "left_hand"
+        assert kinds["demo/right_hand"] == "right_hand" and kinds["demo/body0"] == "rigid_body"
+        ea = {e["name"]: e for e in a["entities"]}
+        dt = (b["time_ns"] - a["time_ns"]) * 1e-9
+        assert 0.09 < dt < 1.0, dt
+        for e in b["entities"]:
+            prev = ea[e["name"]]
+            assert e["id"] == prev["id"]
+            assert e["origin"] == "demo"
+            assert len(e["position"]) == 3 and len(e["orientation"]) == 4
+            assert abs(norm(e["orientation"]) - 1) < 1e-6, e
+            assert e["quality"] in ("EXACT", "PREDICTED"), e
+            assert 0 <= e["age_ms"] < 100, e
+            assert 90 < e["rate_hz"] < 130, e
+            assert isinstance(e["extra"], dict)
+            moved = norm([x - y for x, y in zip(e["position"], prev["position"])])
+            # every synthetic path moves at > 0.1 m/s, and < 5 m/s
+            assert moved > 0.1 * dt * 0.5, (e["name"], moved)
+            assert moved < 5 * dt * 2, (e["name"], moved)
+            # the reported velocity explains the motion (smooth paths, ~100 ms apart)
+            pred = [p + v * dt for p, v in zip(prev["position"], prev["velocity"])]
+            err = norm([x - y for x, y in zip(e["position"], pred)])
+            assert err < 0.05, (e["name"], err)
+        assert abs(b["entities"][0]["position"][1] - 1.7) < 0.1  # the head stands 1.7 m up (Y up)
+
+        ad = gw.get_json("/api/adapters")["adapters"]
+        assert len(ad) == 1 and ad[0]["name"] == "demo" and ad[0]["type"] == "synth"
+        assert ad[0]["state"] == "running"
+        assert ad[0]["counters"]["samples_in"] > 6 * 10
+
+        status, hdr, body = gw.get("/metrics")
+        assert status == 200 and hdr["Content-Type"].startswith("text/plain; version=0.0.4")
+        m = parse_prometheus(body.decode())
+        assert m[("xrgate_entities", "")] == 6
+        sin = m[("xrgate_samples_in_total", 'adapter="demo",type="synth"')]
+        assert sin > 60, sin
+        assert ("xrgate_predictions_total", 'quality="PREDICTED"') in m
+        assert ("xrgate_loop_lag_seconds", "") in m
+        assert m[("xrgate_up", "")] == 1
+
+        status, _, body = gw.get("/healthz")
+        assert status == 200 and body == b"ok\n"
+        status, _, _ = gw.get("/nope")
+        assert status == 404
+
+        code, took = gw.stop(signal.SIGTERM)
+        assert code == 0, gw.log()
+        assert took < 1.0, took
+
+    # bearer token: required everywhere but /healthz
+    with Gateway(env={"XRGATE_ADMIN_TOKEN": "s3cret-token"}) as gw:
+        assert gw.get("/healthz")[0] == 200
+        status, hdr, body = gw.get("/api/entities")
+        assert status == 401 and b"Authorization: Bearer" in body
+        assert hdr.get("WWW-Authenticate", "").startswith("Bearer")
+        status, _, body = gw.get("/metrics", {"Authorization": "Bearer wrong"})
+        assert status == 401 and b"does not match" in body
+        status, _, _ = gw.get("/api/adapters", {"Authorization": "Bearer s3cret-token"})
+        assert status == 200
+        code, took = gw.stop(signal.SIGINT)
+        assert code == 0 and took < 1.0, (code, took)
+
+    # JSON logs for collectors
+    with Gateway(args=["--log-format", "json"]) as gw:
+        gw.stop()
+        import json
+        for line in gw.lines:
+            rec = json.loads(line)
+            assert set(rec) == {"ts", "level", "component", "msg"}, rec
+    print("admin API: ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

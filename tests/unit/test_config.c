@@ -1,0 +1,167 @@
+/* Unit tests for configuration loading (mappings/conf_yaml + gateway validation): every error
+ * carries file:line:column; ${VAR} expansion; defaults; the embedded default config is valid. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/metrics.h"
+#include "gateway/gateway.h"
+#include "mappings/conf_yaml.h"
+
+#include <event2/buffer.h>
+
+extern const unsigned char xg_embedded_default_conf[];
+
+static int load_text(const char *text, struct xg_error *err)
+{
+    struct xg_gateway gw;
+    struct xg_gateway_opts o = {.config_text = text, .config_name = "t.yaml"};
+    int rc = xg_gateway_load(&gw, &o, err);
+    xg_gateway_free(&gw);
+    return rc;
+}
+
+static void expect_error(const char *text, const char *want)
+{
+    struct xg_error err = {0};
+    int rc = load_text(text, &err);
+    if (rc == 0 || !strstr(err.msg, want)) {
+        print_error("config:\n%s\nwant error containing: %s\ngot (%d): %s\n", text, want, rc,
+                    err.msg);
+        fail();
+    }
+}
+
+static void test_embedded_default_is_valid(void **state)
+{
+    (void)state;
+    struct xg_gateway gw;
+    struct xg_error err = {0};
+    struct xg_gateway_opts o = {.config_text = (const char *)xg_embedded_default_conf};
+    int rc = xg_gateway_load(&gw, &o, &err);
+    if (rc) print_error("%s\n", err.msg);
+    assert_int_equal(rc, 0);
+    assert_int_equal(gw.n_adapters, 1);
+    assert_string_equal(gw.adapters[0]->a.ops->type, "synth");
+    assert_string_equal(gw.conf.admin_listen, "127.0.0.1:8080");
+    assert_true(gw.conf.table.max_horizon_ns == 100 * INT64_C(1000000));
+    assert_true(gw.conf.table.stale_ns == 500 * INT64_C(1000000));
+    assert_true(gw.conf.table.expire_ns == 10000 * INT64_C(1000000));
+    xg_gateway_free(&gw);
+}
+
+static void test_errors_have_positions(void **state)
+{
+    (void)state;
+    expect_error("gateway:\n  predict:\n    max_horizon_ms: lots\n",
+                 "t.yaml:3:21: 'max_horizon_ms' must be an integer, got 'lots'");
+    expect_error("gateway:\n  entity:\n    stale_ms: 0\n",
+                 "t.yaml:3:15: 'stale_ms' = 0 is out of range");
+    expect_error("gateway:\n  entity: {stale_ms: 900, expire_ms: 800}\n",
+                 "t.yaml:2:38: expire_ms (800) must not be less than stale_ms (900)");
+    expect_error("gateway:\n  colour: blue\n", "t.yaml:2:3: unknown key 'colour'");
+    expect_error("gatway: {}\n", "t.yaml:1:1: unknown key 'gatway'");
+    expect_error("gateway:\n  log_level: loud\n",
+                 "t.yaml:2:14: log_level 'loud' must be error, warn, info, debug or trace");
+    expect_error("adapters:\n  - name: a\n    type: teleporter\n",
+                 "t.yaml:3:11: unknown adapter type 'teleporter' (known: synth");
+    expect_error("adapters:\n  - type: synth\n", "t.yaml:2:5: adapter needs a 'name'");
+    expect_error("adapters:\n  - name: a/b\n    type: synth\n",
+                 "t.yaml:2:11: adapter name 'a/b' must be");
+    expect_error("adapters:\n  - {name: a, type: synth}\n  - {name: a, type: synth}\n",
+                 "t.yaml:3:12: duplicate adapter name 'a'");
+    expect_error("adapters:\n  - name: a\n    type: synth\n    bodys: 3\n",
+                 "t.yaml:4:5: unknown key 'bodys'");
+    expect_error("adapters:\n  - name: a\n    type: synth\n    rate_hz: -5\n",
+                 "t.yaml:4:14: 'rate_hz' = -5 is out of range");
+    expect_error("adapters:\n  - name: a\n    type: synth\n    frame: martian\n",
+                 "t.yaml:4:12: unknown frame preset 'martian'");
+    expect_error("adapters:\n  - name: a\n    type: synth\n    head: maybe\n",
+                 "t.yaml:4:11: 'head' must be true or false, got 'maybe'");
+    expect_error("adapters: {name: a}\n", "t.yaml:1:11: 'adapters' must be a list, not a mapping");
+    expect_error("gateway: [1, 2]\n", "t.yaml:1:10: 'gateway' must be a mapping, not a list");
+    expect_error("gateway:\n  id: a\n  id: b\n", "t.yaml:3:3: duplicate key 'id'");
+    expect_error("gateway: {id: [\n", "t.yaml:2:1: YAML syntax error");
+    expect_error("- 1\n- 2\n", "t.yaml:1:1: the configuration must be a mapping");
+    expect_error("gateway:\n  id: ${XG_TEST_SURELY_UNSET_VAR}\n",
+                 "t.yaml:2:7: environment variable 'XG_TEST_SURELY_UNSET_VAR' is not set");
+    expect_error("base: &b {id: 1}\n", "YAML anchors are not supported");
+    expect_error("gateway:\n  admin:\n    tls: {cert: a.crt}\n",
+                 "t.yaml:3:10: admin.tls needs both 'cert' and 'key'");
+    expect_error("gateway:\n  admin:\n    token_file: /nonexistent/xrgate-token\n",
+                 "t.yaml:3:17: cannot read token_file '/nonexistent/xrgate-token'");
+}
+
+static void test_env_expansion(void **state)
+{
+    (void)state;
+    setenv("XG_TEST_ID", "lab-b", 1);
+    unsetenv("XG_TEST_UNSET");
+    const char *text =
+        "gateway:\n  id: ${XG_TEST_ID}\n  admin: {listen: \"${XG_TEST_UNSET:-127.0.0.1:9}\"}\n";
+    struct xg_gateway gw;
+    struct xg_error err = {0};
+    struct xg_gateway_opts o = {.config_text = text, .admin_token = "tok"};
+    assert_int_equal(xg_gateway_load(&gw, &o, &err), 0);
+    assert_string_equal(gw.conf.id, "lab-b");
+    assert_string_equal(gw.conf.admin_listen, "127.0.0.1:9");
+    assert_string_equal(gw.conf.admin_token, "tok");
+    xg_gateway_free(&gw);
+    /* command-line / environment overrides win over the file */
+    o.admin_listen = "127.0.0.1:0";
+    o.log_level = "debug";
+    assert_int_equal(xg_gateway_load(&gw, &o, &err), 0);
+    assert_string_equal(gw.conf.admin_listen, "127.0.0.1:0");
+    assert_int_equal(gw.conf.log_level, XG_LOG_DEBUG);
+    xg_gateway_free(&gw);
+    xg_log_set_level(XG_LOG_INFO);
+    o.log_level = "chatty";
+    assert_int_equal(xg_gateway_load(&gw, &o, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "log level 'chatty'"));
+    xg_gateway_free(&gw);
+}
+
+static void test_metrics_render(void **state)
+{
+    (void)state;
+    struct xg_metrics *m = xg_metrics_new();
+    double *a = xg_metrics_slot(m, "x_total", "Things", XG_METRIC_COUNTER, "adapter=\"a\"");
+    double *b = xg_metrics_slot(m, "x_total", "Things", XG_METRIC_COUNTER, "adapter=\"b\"");
+    double *g = xg_metrics_slot(m, "y", "A gauge", XG_METRIC_GAUGE, NULL);
+    assert_ptr_equal(a,
+                     xg_metrics_slot(m, "x_total", "Things", XG_METRIC_COUNTER, "adapter=\"a\""));
+    assert_null(xg_metrics_slot(m, "x_total", "Things", XG_METRIC_GAUGE, NULL));
+    *a = 3;
+    *b += 1.5;
+    *g = -2;
+    struct evbuffer *out = evbuffer_new();
+    xg_metrics_render(m, out);
+    size_t n = evbuffer_get_length(out);
+    char *s = calloc(1, n + 1);
+    evbuffer_remove(out, s, n);
+    assert_string_equal(s, "# HELP x_total Things\n# TYPE x_total counter\n"
+                           "x_total{adapter=\"a\"} 3\nx_total{adapter=\"b\"} 1.5\n"
+                           "# HELP y A gauge\n# TYPE y gauge\ny -2\n");
+    free(s);
+    evbuffer_free(out);
+    char esc[32];
+    assert_string_equal(xg_metrics_escape("a\"b\\c\nd", esc, sizeof esc), "a\\\"b\\\\c\\nd");
+    xg_metrics_free(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_embedded_default_is_valid),
+        cmocka_unit_test(test_errors_have_positions),
+        cmocka_unit_test(test_env_expansion),
+        cmocka_unit_test(test_metrics_render),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

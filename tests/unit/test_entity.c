@@ -1,0 +1,496 @@
+/* Unit tests for core/entity: identity, velocity estimation, prediction and its quality flags,
+ * dirty sets with split horizon, expiry. Analytic motion, tolerances stated per test. */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/entity.h"
+
+#define MS INT64_C(1000000)
+#define T0 (INT64_C(1000) * 1000 * MS) /* an arbitrary gateway-clock origin: 1000 s */
+
+static struct xg_table *new_table(void)
+{
+    struct xg_table *t = xg_table_new(NULL);
+    assert_non_null(t);
+    xg_table_set_adapter_name(t, 0, "src");
+    xg_table_set_adapter_name(t, 1, "sinkA");
+    xg_table_set_adapter_name(t, 2, "sinkB");
+    return t;
+}
+
+static struct xg_sample pose_sample(int64_t t_ns, struct xg_vec3 p, struct xg_quat q)
+{
+    struct xg_sample s = {.capture_ns = t_ns, .receive_ns = t_ns, .flags = XG_SAMPLE_POSE};
+    s.position = p;
+    s.orientation = q;
+    return s;
+}
+
+static uint32_t feed(struct xg_table *t, const char *src, int64_t t_ns, struct xg_vec3 p,
+                     struct xg_quat q)
+{
+    struct xg_entity_key key = {.source = src, .kind = XG_KIND_RIGID_BODY};
+    struct xg_sample s = pose_sample(t_ns, p, q);
+    uint32_t id = 0;
+    assert_int_equal(xg_table_update_origin(t, 0, &key, &s, &id), 0);
+    return id;
+}
+
+/* deterministic uniform noise in [-1, 1] */
+static double noise(uint64_t *s)
+{
+    *s = *s * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
+    return (double)(*s >> 11) * 0x1.0p-53 * 2.0 - 1.0;
+}
+
+static void test_identity_and_names(void **state)
+{
+    (void)state;
+    struct xg_table *t = new_table();
+    uint32_t a = feed(t, "Tracker0/0", T0, XG_VEC3_ZERO, XG_QUAT_IDENTITY);
+    uint32_t b = feed(t, "Tracker0/1", T0, XG_VEC3_ZERO, XG_QUAT_IDENTITY);
+    assert_true(a > 0 && b > 0 && a != b);
+    assert_int_equal(feed(t, "Tracker0/0", T0 + MS, XG_VEC3_ZERO, XG_QUAT_IDENTITY), a);
+    const struct xg_entity *e = xg_table_find(t, "src/Tracker0/0");
+    assert_non_null(e);
+    assert_int_equal(e->id, a);
+    assert_int_equal(e->origin, 0);
+    assert_string_equal(xg_kind_name(e->kind), "rigid_body");
+    assert_int_equal(xg_table_count(t), 2);
+    /* removed ids are never reused */
+    assert_int_equal(xg_table_remove(t, a), 0);
+    assert_null(xg_table_get(t, a));
+    uint32_t c = feed(t, "Tracker0/0", T0 + 2 * MS, XG_VEC3_ZERO, XG_QUAT_IDENTITY);
+    assert_true(c > b);
+    xg_table_free(t);
+}
+
+static void rename_all(void *user, int origin, const char *def, char *name, size_t size,
+                       enum xg_kind *kind)
+{
+    (void)user;
+    (void)origin;
+    (void)def;
+    strncpy(name, "same", size);
+    *kind = XG_KIND_HEAD;
+}
+
+static void test_unique_names(void **state)
+{
+    (void)state;
+    struct xg_table *t = new_table();
+    xg_table_set_namer(t, rename_all, NULL);
+    feed(t, "a", T0, XG_VEC3_ZERO, XG_QUAT_IDENTITY);
+    feed(t, "b", T0, XG_VEC3_ZERO, XG_QUAT_IDENTITY);
+    assert_non_null(xg_table_find(t, "same"));
+    const struct xg_entity *e2 = xg_table_find(t, "same#2");
+    assert_non_null(e2);
+    assert_string_equal(e2->source, "b");
+    assert_int_equal(e2->kind, XG_KIND_HEAD);
+    xg_table_free(t);
+}
+
+static void test_rejects(void **state)
+{
+    (void)state;
+    struct xg_table *t = new_table();
+    struct xg_entity_key key = {.source = "x"};
+    struct xg_sample s = pose_sample(T0, (struct xg_vec3){NAN, 0, 0}, XG_QUAT_IDENTITY);
+    assert_int_equal(xg_table_update_origin(t, 0, &key, &s, NULL), -EINVAL);
+    s = pose_sample(T0, XG_VEC3_ZERO, (struct xg_quat){0, 0, 0, 0});
+    assert_int_equal(xg_table_update_origin(t, 0, &key, &s, NULL), -EINVAL);
+    assert_int_equal(xg_table_count(t), 1); /* created, but the zero quaternion was refused */
+    const struct xg_entity *e = xg_table_find(t, "src/x");
+    assert_int_equal(e->samples, 0);
+    /* capture times must advance */
+    feed(t, "y", T0 + 10 * MS, XG_VEC3_ZERO, XG_QUAT_IDENTITY);
+    struct xg_entity_key ky = {.source = "y"};
+    s = pose_sample(T0 + 10 * MS, XG_VEC3_ZERO, XG_QUAT_IDENTITY);
+    assert_int_equal(xg_table_update_origin(t, 0, &ky, &s, NULL), -EAGAIN);
+    s = pose_sample(T0 + 5 * MS, XG_VEC3_ZERO, XG_QUAT_IDENTITY);
+    assert_int_equal(xg_table_update_origin(t, 0, &ky, &s, NULL), -EAGAIN);
+    assert_int_equal(xg_table_stats(t)->dropped_backwards[0], 2);
+    assert_int_equal(xg_table_stats(t)->rejected[0], 2);
+    /* origin out of range */
+    assert_int_equal(xg_table_update_origin(t, XG_MAX_ADAPTERS, &ky, &s, NULL), -EINVAL);
+    xg_table_free(t);
+}
+
+/* Constant velocity, no velocity reported: the estimate is exact, prediction is exact. */
+static void test_constant_velocity_exact(void **state)
+{
+    (void)state;
+    struct xg_table *t = new_table();
+    struct xg_vec3 p0 = {1.0, 1.5, -2.0}, v = {0.8, -0.3, 1.7};
+    uint32_t id = 0;
+    int64_t last = 0;
+    for (int k = 0; k < 48; k++) {
+        last = T0 + (int64_t)k * 1000000000 / 240;
+        double ts = (double)(last - T0) * 1e-9;
+        id = feed(t, "b", last, xg_vec3_add(p0, xg_vec3_scale(v, ts)), XG_QUAT_IDENTITY);
+    }
+    struct xg_pose pose;
+    assert_int_equal(xg_entity_predict(t, id, last + 50 * MS, &pose), 0);
+    assert_int_equal(pose.quality, XG_QUALITY_PREDICTED);
+    double ts = (double)(last + 50 * MS - T0) * 1e-9;
+    struct xg_vec3 want = xg_vec3_add(p0, xg_vec3_scale(v, ts));
+    assert_float_equal(pose.position.x, want.x, 1e-9);
+    assert_float_equal(pose.position.y, want.y, 1e-9);
+    assert_float_equal(pose.position.z, want.z, 1e-9);
+    assert_float_equal(pose.velocity.x, v.x, 1e-9);
+    assert_true(xg_table_get(t, id)->velocity_estimated);
+    xg_table_free(t);
+}
+
+/* Constant angular velocity about an arbitrary axis: exact within 1e-6 rad, both estimated from
+ * poses alone and reported by the source. */
+static void test_constant_angular_velocity_exact(void **state)
+{
+    (void)state;
+    struct xg_vec3 w = {0.9, -2.1, 1.3}; /* rad/s, |w| ≈ 2.65 */
+    struct xg_quat q0 = xg_quat_from_axis_angle((struct xg_vec3){0.3, 0.2, 0.9}, 1.1);
+    for (int reported = 0; reported < 2; reported++) {
+        struct xg_table *t = new_table();
+        struct xg_entity_key key = {.source = "r"};
+        uint32_t id = 0;
+        int64_t last = 0;
+        for (int k = 0; k < 30; k++) {
+            last = T0 + (int64_t)k * 1000000000 / 240;
+            double ts = (double)(last - T0) * 1e-9;
+            struct xg_sample s = pose_sample(last, XG_VEC3_ZERO, xg_quat_integrate(q0, w, ts));
+            if (reported) {
+                s.flags |= XG_SAMPLE_ANGULAR_VELOCITY;
+                s.angular_velocity = w;
+            }
+            assert_int_equal(xg_table_update_origin(t, 0, &key, &s, &id), 0);
+        }
+        for (int64_t ahead = 1; ahead <= 100; ahead += 33) {
+            struct xg_pose pose;
+            xg_entity_predict(t, id, last + ahead * MS, &pose);
+            double ts = (double)(last + ahead * MS - T0) * 1e-9;
+            double err = xg_quat_angle_between(pose.orientation, xg_quat_integrate(q0, w, ts));
+            assert_true(err < 1e-6);
+            assert_int_equal(pose.quality, XG_QUALITY_PREDICTED);
+        }
+        assert_int_equal(xg_table_get(t, id)->angular_velocity_estimated, !reported);
+        xg_table_free(t);
+    }
+}
+
+/* The slerp(s, e, dt) definition with e one second ahead agrees with what we compute. */
+static void test_rot2_semantics(void **state)
+{
+    (void)state;
+    struct xg_table *t = new_table();
+    struct xg_vec3 w = {0.4, 1.0, -0.6}; /* |w| < π: e = exp(w·1s)⊗s is unambiguous */
+    struct xg_quat s = xg_quat_from_axis_angle((struct xg_vec3){1, 0, 0}, 0.5);
+    struct xg_entity_key key = {.source = "r"};
+    struct xg_sample smp = pose_sample(T0, XG_VEC3_ZERO, s);
+    smp.flags |= XG_SAMPLE_ANGULAR_VELOCITY;
+    smp.angular_velocity = w;
+    uint32_t id;
+    assert_int_equal(xg_table_update_origin(t, 0, &key, &smp, &id), 0);
+    struct xg_quat e = xg_quat_integrate(s, w, 1.0);
+    struct xg_pose pose;
+    xg_entity_predict(t, id, T0 + 70 * MS, &pose);
+    assert_true(xg_quat_angle_between(pose.orientation, xg_quat_slerp(s, e, 0.07)) < 1e-9);
+    xg_table_free(t);
+}
+
+static void test_horizon_and_quality(void **state)
+{
+    (void)state;
+    struct xg_table *t = new_table();
+    struct xg_vec3 v = {1.0, 0, 0};
+    uint32_t id = 0;
+    for (int k = 0; k < 10; k++)
+        id = feed(t, "h", T0 + k * 10 * MS, xg_vec3_scale(v, k * 0.01), XG_QUAT_IDENTITY);
+    int64_t last = T0 + 90 * MS; /* position 0.09 */
+    struct xg_pose p;
+    /* exact at the newest and at an older sample */
+    xg_entity_predict(t, id, last, &p);
+    assert_int_equal(p.quality, XG_QUALITY_EXACT);
+    assert_float_equal(p.position.x, 0.09, 1e-12);
+    xg_entity_predict(t, id, T0 + 30 * MS, &p);
+    assert_int_equal(p.quality, XG_QUALITY_EXACT);
+    assert_float_equal(p.position.x, 0.03, 1e-12);
+    /* between two samples */
+    xg_entity_predict(t, id, T0 + 35 * MS, &p);
+    assert_int_equal(p.quality, XG_QUALITY_INTERPOLATED);
+    assert_float_equal(p.position.x, 0.035, 1e-12);
+    /* within the horizon */
+    xg_entity_predict(t, id, last + 40 * MS, &p);
+    assert_int_equal(p.quality, XG_QUALITY_PREDICTED);
+    assert_float_equal(p.position.x, 0.13, 1e-9);
+    /* past the horizon (100 ms): held at the horizon */
+    xg_entity_predict(t, id, last + 300 * MS, &p);
+    assert_int_equal(p.quality, XG_QUALITY_HELD);
+    assert_float_equal(p.position.x, 0.19, 1e-9);
+    /* past stale_ms (500 ms) */
+    xg_entity_predict(t, id, last + 501 * MS, &p);
+    assert_int_equal(p.quality, XG_QUALITY_STALE);
+    assert_float_equal(p.position.x, 0.19, 1e-9);
+    /* a single sample without velocity cannot be predicted: held */
+    uint32_t one = feed(t, "one", T0, (struct xg_vec3){5, 5, 5}, XG_QUAT_IDENTITY);
+    xg_entity_predict(t, one, T0 + 10 * MS, &p);
+    assert_int_equal(p.quality, XG_QUALITY_HELD);
+    assert_float_equal(p.position.x, 5, 0);
+    const struct xg_table_stats *st = xg_table_stats(t);
+    assert_int_equal(st->predictions[XG_QUALITY_EXACT], 2);
+    assert_int_equal(st->predictions[XG_QUALITY_STALE], 1);
+    assert_int_equal(xg_entity_predict(t, 9999, T0, &p), -ENOENT);
+    xg_table_free(t);
+}
+
+static void test_horizon_param(void **state)
+{
+    (void)state;
+    struct xg_table_params prm;
+    xg_table_params_default(&prm);
+    prm.max_horizon_ns = 20 * MS;
+    struct xg_table *t = xg_table_new(&prm);
+    struct xg_entity_key key = {.source = "v"};
+    struct xg_sample s = pose_sample(T0, XG_VEC3_ZERO, XG_QUAT_IDENTITY);
+    s.flags |= XG_SAMPLE_VELOCITY;
+    s.velocity = (struct xg_vec3){0, 2.0, 0};
+    uint32_t id;
+    assert_int_equal(xg_table_update_origin(t, 0, &key, &s, &id), 0);
+    struct xg_pose p;
+    xg_entity_predict(t, id, T0 + 50 * MS, &p);
+    assert_int_equal(p.quality, XG_QUALITY_HELD);
+    assert_float_equal(p.position.y, 0.04, 1e-12);
+    xg_table_free(t);
+}
+
+/* 240 Hz samples whose capture times carry ±1 ms of arrival jitter (a source without its own
+ * timestamps): velocity within 2 %. */
+static void test_velocity_estimation_jitter(void **state)
+{
+    (void)state;
+    struct xg_vec3 v = {1.2, -0.4, 0.7};
+    double vn = xg_vec3_norm(v);
+    uint64_t seed = 42;
+    for (int trial = 0; trial < 20; trial++) {
+        struct xg_table *t = new_table();
+        uint32_t id = 0;
+        int64_t prev = 0;
+        for (int k = 0; k < 120; k++) {
+            double ideal = k / 240.0;
+            int64_t cap = T0 + (int64_t)(ideal * 1e9) + (int64_t)(noise(&seed) * 1e6);
+            if (cap <= prev) cap = prev + 1;
+            prev = cap;
+            id = feed(t, "j", cap, xg_vec3_scale(v, ideal), XG_QUAT_IDENTITY);
+        }
+        const struct xg_entity *e = xg_table_get(t, id);
+        double err = xg_vec3_norm(xg_vec3_sub(e->velocity, v)) / vn;
+        if (err >= 0.02) print_error("trial %d: velocity error %.3f %%\n", trial, err * 100);
+        assert_true(err < 0.02);
+        /* and the rate estimate is ~240 Hz */
+        assert_true(fabs(1.0 / e->interval_s - 240.0) < 24.0);
+        xg_table_free(t);
+    }
+}
+
+/* Receive times jittered but capture times exact (a source with timestamps): exact. */
+static void test_velocity_uses_capture_time(void **state)
+{
+    (void)state;
+    struct xg_table *t = new_table();
+    struct xg_vec3 v = {0, 0, -3.0};
+    uint64_t seed = 7;
+    struct xg_entity_key key = {.source = "c"};
+    uint32_t id = 0;
+    for (int k = 0; k < 60; k++) {
+        int64_t cap = T0 + (int64_t)k * 1000000000 / 240;
+        struct xg_sample s =
+            pose_sample(cap, xg_vec3_scale(v, (double)(cap - T0) * 1e-9), XG_QUAT_IDENTITY);
+        s.receive_ns = cap + 2 * MS + (int64_t)(noise(&seed) * 1e6);
+        assert_int_equal(xg_table_update_origin(t, 0, &key, &s, &id), 0);
+    }
+    assert_float_equal(xg_table_get(t, id)->velocity.z, -3.0, 1e-9);
+    xg_table_free(t);
+}
+
+struct drained {
+    int n;
+    uint32_t ids[16];
+    double x[16];
+};
+
+static int collect(void *user, const struct xg_entity *e, const struct xg_pose *p)
+{
+    struct drained *d = user;
+    d->ids[d->n] = e->id;
+    d->x[d->n] = p->position.x;
+    d->n++;
+    return 0;
+}
+
+static int woken[XG_MAX_ADAPTERS];
+static void wake_cb(void *user, int sink)
+{
+    (void)user;
+    woken[sink]++;
+}
+
+static bool only_b(void *user, int sink, const struct xg_entity *e)
+{
+    (void)user;
+    return sink != 2 || strstr(e->name, "/b") != NULL;
+}
+
+static void test_dirty_sets_split_horizon(void **state)
+{
+    (void)state;
+    memset(woken, 0, sizeof woken);
+    struct xg_table *t = new_table();
+    /* adapter 0 is a source and also a sink (like LESS); 1 and 2 are sinks; 2 filters */
+    assert_int_equal(xg_table_add_sink(t, 0, NULL, wake_cb, NULL), 0);
+    assert_int_equal(xg_table_add_sink(t, 1, NULL, wake_cb, NULL), 0);
+    assert_int_equal(xg_table_add_sink(t, 2, only_b, wake_cb, NULL), 0);
+    uint32_t a = 0, b = 0;
+    for (int k = 0; k < 10; k++) {
+        a = feed(t, "a", T0 + k * MS, (struct xg_vec3){k, 0, 0}, XG_QUAT_IDENTITY);
+        b = feed(t, "b", T0 + k * MS, (struct xg_vec3){10 + k, 0, 0}, XG_QUAT_IDENTITY);
+    }
+    /* coalesced: one entry per entity, whatever the number of updates */
+    assert_int_equal(xg_table_dirty_count(t, 0), 0); /* split horizon: never back to origin */
+    assert_int_equal(xg_table_dirty_count(t, 1), 2);
+    assert_int_equal(xg_table_dirty_count(t, 2), 1);
+    assert_int_equal(woken[1], 1); /* woken once, when the set became non-empty */
+    assert_int_equal(woken[0], 0);
+    struct drained d = {0};
+    int64_t now = T0 + 9 * MS; /* newest capture time: exact poses */
+    assert_int_equal(xg_table_drain(t, 1, now, collect, &d), 2);
+    assert_int_equal(d.n, 2);
+    assert_true((d.ids[0] == a && d.x[0] == 9 && d.ids[1] == b && d.x[1] == 19) ||
+                (d.ids[0] == b && d.x[0] == 19 && d.ids[1] == a && d.x[1] == 9));
+    assert_int_equal(xg_table_dirty_count(t, 1), 0);
+    memset(&d, 0, sizeof d);
+    assert_int_equal(xg_table_drain(t, 2, now, collect, &d), 1);
+    assert_int_equal(d.ids[0], b);
+    /* nothing new: nothing to drain */
+    assert_int_equal(xg_table_drain(t, 1, now, collect, &d), 0);
+    /* a removed entity leaves the dirty set */
+    feed(t, "a", T0 + 20 * MS, XG_VEC3_ZERO, XG_QUAT_IDENTITY);
+    xg_table_remove(t, a);
+    memset(&d, 0, sizeof d);
+    assert_int_equal(xg_table_drain(t, 1, now, collect, &d), 0);
+    /* full refresh for sink 2 applies the filter and split horizon */
+    memset(&d, 0, sizeof d);
+    assert_int_equal(xg_table_foreach(t, 2, now, collect, &d), 1);
+    assert_int_equal(xg_table_foreach(t, 0, now, collect, &d), 0);
+    assert_int_equal(xg_table_foreach(t, -1, now, collect, &d), 1);
+    xg_table_free(t);
+}
+
+static int events_added, events_removed;
+static void on_event(void *user, const struct xg_entity *e, bool added)
+{
+    (void)user;
+    (void)e;
+    if (added)
+        events_added++;
+    else
+        events_removed++;
+}
+
+static void test_expiry(void **state)
+{
+    (void)state;
+    events_added = events_removed = 0;
+    struct xg_table *t = new_table();
+    xg_table_add_listener(t, on_event, NULL);
+    feed(t, "old", T0, XG_VEC3_ZERO, XG_QUAT_IDENTITY);
+    feed(t, "new", T0 + 5000 * MS, XG_VEC3_ZERO, XG_QUAT_IDENTITY);
+    assert_int_equal(events_added, 2);
+    assert_int_equal(xg_table_expire(t, T0 + 10000 * MS), 0);
+    assert_int_equal(xg_table_expire(t, T0 + 10001 * MS), 1);
+    assert_int_equal(events_removed, 1);
+    assert_null(xg_table_find(t, "src/old"));
+    assert_non_null(xg_table_find(t, "src/new"));
+    assert_int_equal(xg_table_stats(t)->expired, 1);
+    assert_int_equal(xg_table_remove_origin(t, 0), 1);
+    assert_int_equal(xg_table_count(t), 0);
+    xg_table_free(t);
+}
+
+static void test_partial_samples_and_extras(void **state)
+{
+    (void)state;
+    struct xg_table *t = new_table();
+    struct xg_entity_key key = {.source = "p"};
+    /* velocity alone does not create an entity */
+    struct xg_sample s = {.capture_ns = T0, .flags = XG_SAMPLE_VELOCITY};
+    assert_int_equal(xg_table_update_origin(t, 0, &key, &s, NULL), -ENOENT);
+    uint32_t id = feed(t, "p", T0, (struct xg_vec3){1, 2, 3}, XG_QUAT_IDENTITY);
+    /* a position-only sample keeps the orientation */
+    struct xg_quat q = xg_quat_from_axis_angle((struct xg_vec3){0, 1, 0}, 0.3);
+    s = pose_sample(T0 + MS, XG_VEC3_ZERO, q);
+    s.flags = XG_SAMPLE_ORIENTATION;
+    assert_int_equal(xg_table_push(t, id, &s), 0);
+    s = pose_sample(T0 + 2 * MS, (struct xg_vec3){4, 5, 6}, XG_QUAT_IDENTITY);
+    s.flags = XG_SAMPLE_POSITION;
+    assert_int_equal(xg_table_push(t, id, &s), 0);
+    struct xg_pose p;
+    xg_entity_predict(t, id, T0 + 2 * MS, &p);
+    assert_float_equal(p.position.x, 4, 0);
+    assert_true(xg_quat_angle_between(p.orientation, q) < 1e-12);
+    /* a velocity-only sample is used for prediction */
+    s = (struct xg_sample){.capture_ns = T0 + 2 * MS, .flags = XG_SAMPLE_VELOCITY};
+    s.velocity = (struct xg_vec3){0, 0, 10};
+    assert_int_equal(xg_table_push(t, id, &s), 0);
+    xg_entity_predict(t, id, T0 + 12 * MS, &p);
+    assert_float_equal(p.position.z, 6.1, 1e-9);
+    /* buttons and analogs */
+    assert_int_equal(xg_table_set_button(t, id, 3, true), 0);
+    assert_int_equal(xg_table_set_analog(t, id, 1, -0.5), 0);
+    assert_int_equal(xg_table_set_button(t, id, 256, true), -EINVAL);
+    assert_int_equal(xg_table_set_analog(t, id, 0, NAN), -EINVAL);
+    const struct xg_entity *e = xg_table_get(t, id);
+    assert_int_equal(e->n_buttons, 4);
+    assert_int_equal(e->buttons[3], 1);
+    assert_int_equal(e->n_analogs, 2);
+    assert_float_equal(e->analogs[1], -0.5, 0);
+    xg_table_free(t);
+}
+
+static void test_kind_names(void **state)
+{
+    (void)state;
+    enum xg_kind k;
+    for (int i = 0; i < XG_KIND_COUNT; i++) {
+        assert_int_equal(xg_kind_parse(xg_kind_name((enum xg_kind)i), &k), 0);
+        assert_int_equal(k, i);
+    }
+    assert_int_equal(xg_kind_parse("tentacle", &k), -EINVAL);
+    assert_string_equal(xg_quality_name(XG_QUALITY_PREDICTED), "PREDICTED");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_identity_and_names),
+        cmocka_unit_test(test_unique_names),
+        cmocka_unit_test(test_rejects),
+        cmocka_unit_test(test_constant_velocity_exact),
+        cmocka_unit_test(test_constant_angular_velocity_exact),
+        cmocka_unit_test(test_rot2_semantics),
+        cmocka_unit_test(test_horizon_and_quality),
+        cmocka_unit_test(test_horizon_param),
+        cmocka_unit_test(test_velocity_estimation_jitter),
+        cmocka_unit_test(test_velocity_uses_capture_time),
+        cmocka_unit_test(test_dirty_sets_split_horizon),
+        cmocka_unit_test(test_expiry),
+        cmocka_unit_test(test_partial_samples_and_extras),
+        cmocka_unit_test(test_kind_names),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
