@@ -69,8 +69,7 @@ static void test_f16_subnormal_and_ties(void **state)
     assert_int_equal(xg_f16_from_float(1.0f + 3.0f * ldexpf(1.0f, -11)), 0x3C02);
     /* every half value round-trips exactly */
     for (uint32_t h = 0; h < 0x10000; h++) {
-        if ((h & 0x7C00) == 0x7C00 && (h & 0x3FF))
-            continue; /* NaN */
+        if ((h & 0x7C00) == 0x7C00 && (h & 0x3FF)) continue; /* NaN */
         assert_int_equal(xg_f16_from_float(xg_f16_to_float((uint16_t)h)), h);
     }
 }
@@ -124,7 +123,8 @@ static void test_writer_roundtrip(void **state)
     xg_write_bef16(&w, 0.5f);
     assert_int_equal(w.err, 0);
     assert_int_equal(w.len, 2 + 4 + 8 + 4 + 8 + 2);
-    const uint8_t expect_head[] = {0xAB, 0xCD, 0x44, 0x33, 0x22, 0x11, 0xBF, 0xF4, 0, 0, 0, 0, 0, 0};
+    const uint8_t expect_head[] = {0xAB, 0xCD, 0x44, 0x33, 0x22, 0x11, 0xBF,
+                                   0xF4, 0,    0,    0,    0,    0,    0};
     assert_memory_equal(buf, expect_head, sizeof expect_head);
     struct xg_reader r;
     xg_reader_init(&r, buf, w.len);
@@ -149,8 +149,10 @@ static void test_writer_roundtrip(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_f16_vectors),     cmocka_unit_test(test_f16_overflow_nan),
-        cmocka_unit_test(test_f16_subnormal_and_ties), cmocka_unit_test(test_reader_bounds),
+        cmocka_unit_test(test_f16_vectors),
+        cmocka_unit_test(test_f16_overflow_nan),
+        cmocka_unit_test(test_f16_subnormal_and_ties),
+        cmocka_unit_test(test_reader_bounds),
         cmocka_unit_test(test_writer_roundtrip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
