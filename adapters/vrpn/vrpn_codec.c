@@ -85,7 +85,7 @@ int vrpn_cookie_decode(const uint8_t *buf, size_t len, struct vrpn_cookie *out,
     if (out) {
         bool digits = buf[14] >= '0' && buf[14] <= '9' && buf[15] >= '0' && buf[15] <= '9';
         out->minor = digits ? (buf[14] - '0') * 10 + (buf[15] - '0') : -1;
-        out->minor_differs = memcmp(buf + 14, VRPN_MAGIC + 14, 2) != 0;
+        out->minor_differs = memcmp(buf + 14, &VRPN_MAGIC[14], 2) != 0;
         out->log_mode = mode - '0';
     }
     return 0;
