@@ -1,0 +1,63 @@
+/* Small networking helpers shared by the adapters: address parsing, sockets, reconnect backoff,
+ * and the per-peer source-clock → gateway-clock mapping (DESIGN §3, §4). */
+#ifndef XG_NET_H
+#define XG_NET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "core/error.h"
+
+/** Parse "host:port", "[v6]:port", ":port" or "port" (host defaults to `def_host`, port to
+ *  `def_port` when absent and def_port > 0) and resolve it numerically or by name (blocking
+ *  getaddrinfo: call at start-up, not on hot paths). Writes the first result to *ss / *len.
+ *  -EINVAL (unparsable, names the text) or -EHOSTUNREACH (resolution failed). */
+int xg_net_parse_addr(const char *text, const char *def_host, int def_port,
+                      struct sockaddr_storage *ss, socklen_t *len, struct xg_error *err);
+/** Split "host:port" into host (< host_size) and port without resolving. */
+int xg_net_split_hostport(const char *text, char *host, size_t host_size, int *port, int def_port);
+/** "ip:port" (or "[ip6]:port") of an address into buf; returns buf. */
+char *xg_net_addr_str(const struct sockaddr *sa, char *buf, size_t size);
+/** Port of an address (host order). */
+int xg_net_addr_port(const struct sockaddr *sa);
+/** Same address and port. */
+bool xg_net_addr_equal(const struct sockaddr *a, const struct sockaddr *b);
+
+/** Bound, non-blocking, close-on-exec UDP socket (SO_REUSEADDR); -errno on failure. If the
+ *  address is multicast, binds the port on INADDR_ANY and joins the group on `iface` (IPv4
+ *  dotted address or NULL for any). */
+int xg_net_udp_bind(const struct sockaddr *sa, socklen_t len, const char *iface,
+                    struct xg_error *err);
+
+/** Exponential reconnect backoff with jitter (DESIGN §4: 0.5 s doubling to 10 s). */
+struct xg_backoff {
+    int64_t initial_ns, max_ns; /* defaults 0.5 s and 10 s when 0 */
+    int64_t current_ns;         /* next base delay */
+    uint64_t rng;               /* jitter state (seed with anything non-zero) */
+    uint32_t attempts;          /* failures since the last success */
+};
+/** Next delay (ns): the current base ±25 % jitter; then the base doubles up to max. */
+int64_t xg_backoff_next(struct xg_backoff *b);
+/** A connection succeeded: start again from the initial delay. */
+void xg_backoff_reset(struct xg_backoff *b);
+
+/** Source clock → gateway clock (DESIGN §3): the offset is the minimum of (receive − source)
+ *  over a sliding window, so network delay spikes do not move it. */
+struct xg_time_map {
+    int64_t window_ns;    /* default 10 s when 0 */
+    int64_t offset_ns;    /* current estimate: gateway = source + offset */
+    int64_t best_ns;      /* minimum in the current window */
+    int64_t prev_best_ns; /* minimum of the previous window */
+    int64_t window_start; /* receive time the window began */
+    int64_t last_mapped;  /* last gateway time returned */
+    bool valid;
+};
+/** Map a source time to the gateway clock given the gateway receive time. Returns the mapped
+ *  capture time, never later than receive_ns. */
+int64_t xg_time_map_update(struct xg_time_map *m, int64_t source_ns, int64_t receive_ns);
+/** Forget the peer (e.g. after a reconnect: its clock may have changed). */
+void xg_time_map_reset(struct xg_time_map *m);
+
+#endif

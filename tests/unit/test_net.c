@@ -1,0 +1,109 @@
+/* Unit tests for core/net: address parsing, backoff, source-clock mapping. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/net.h"
+
+static void test_split_and_parse(void **state)
+{
+    (void)state;
+    char host[64];
+    int port;
+    assert_int_equal(xg_net_split_hostport("127.0.0.1:3883", host, sizeof host, &port, 0), 0);
+    assert_string_equal(host, "127.0.0.1");
+    assert_int_equal(port, 3883);
+    assert_int_equal(xg_net_split_hostport("[::1]:80", host, sizeof host, &port, 0), 0);
+    assert_string_equal(host, "::1");
+    assert_int_equal(port, 80);
+    assert_int_equal(xg_net_split_hostport("sim.local", host, sizeof host, &port, 7000), 0);
+    assert_string_equal(host, "sim.local");
+    assert_int_equal(port, 7000);
+    assert_int_equal(xg_net_split_hostport("4242", host, sizeof host, &port, 1), 0);
+    assert_string_equal(host, "");
+    assert_int_equal(port, 4242);
+    assert_int_equal(xg_net_split_hostport(":9", host, sizeof host, &port, 1), 0);
+    assert_int_equal(port, 9);
+    assert_int_equal(xg_net_split_hostport("h:99999", host, sizeof host, &port, 1), -EINVAL);
+    assert_int_equal(xg_net_split_hostport("h:x", host, sizeof host, &port, 1), -EINVAL);
+    assert_int_equal(xg_net_split_hostport("::1:80", host, sizeof host, &port, 1), -EINVAL);
+
+    struct sockaddr_storage ss;
+    socklen_t len;
+    struct xg_error err = {0};
+    assert_int_equal(xg_net_parse_addr("127.0.0.1:3883", NULL, 0, &ss, &len, &err), 0);
+    char buf[64];
+    assert_string_equal(xg_net_addr_str((struct sockaddr *)&ss, buf, sizeof buf), "127.0.0.1:3883");
+    assert_int_equal(xg_net_parse_addr(":12280", "0.0.0.0", 0, &ss, &len, &err), 0);
+    assert_string_equal(xg_net_addr_str((struct sockaddr *)&ss, buf, sizeof buf), "0.0.0.0:12280");
+    assert_int_equal(xg_net_parse_addr("[::1]:5", NULL, 0, &ss, &len, &err), 0);
+    assert_string_equal(xg_net_addr_str((struct sockaddr *)&ss, buf, sizeof buf), "[::1]:5");
+    assert_int_equal(xg_net_parse_addr("a:b:c", NULL, 0, &ss, &len, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "address 'a:b:c' must be host:port"));
+    assert_int_equal(xg_net_parse_addr("no-such-host.invalid:1", NULL, 0, &ss, &len, &err),
+                     -EHOSTUNREACH);
+    struct sockaddr_storage s2;
+    xg_net_parse_addr("127.0.0.1:3883", NULL, 0, &ss, &len, &err);
+    xg_net_parse_addr("127.0.0.1:3883", NULL, 0, &s2, &len, &err);
+    assert_true(xg_net_addr_equal((struct sockaddr *)&ss, (struct sockaddr *)&s2));
+    xg_net_parse_addr("127.0.0.1:3884", NULL, 0, &s2, &len, &err);
+    assert_false(xg_net_addr_equal((struct sockaddr *)&ss, (struct sockaddr *)&s2));
+}
+
+static void test_backoff(void **state)
+{
+    (void)state;
+    struct xg_backoff b = {.rng = 5};
+    int64_t base = 500000000;
+    for (int i = 0; i < 10; i++) {
+        int64_t d = xg_backoff_next(&b);
+        int64_t want = base < INT64_C(10000000000) ? base : INT64_C(10000000000);
+        assert_true(d >= want * 3 / 4 && d <= want * 5 / 4);
+        base *= 2;
+    }
+    assert_int_equal(b.attempts, 10);
+    xg_backoff_reset(&b);
+    int64_t d = xg_backoff_next(&b);
+    assert_true(d >= 375000000 && d <= 625000000);
+}
+
+static void test_time_map(void **state)
+{
+    (void)state;
+    struct xg_time_map m = {.window_ns = INT64_C(1000000000)};
+    const int64_t off = INT64_C(5000000000); /* gateway = source + 5 s + delay */
+    int64_t src = 1000000;
+    /* delays of 2 ms with spikes of 30 ms: the mapping keeps the 2 ms floor */
+    for (int k = 0; k < 100; k++, src += 10000000) {
+        int64_t delay = (k % 10 == 3) ? 30000000 : 2000000;
+        int64_t t = xg_time_map_update(&m, src, src + off + delay);
+        if (k > 0) assert_true(t == src + off + 2000000);
+        assert_true(t <= src + off + delay);
+    }
+    /* the peer's clock jumps back by 1 s: after two windows the new offset is learnt */
+    int64_t jump = INT64_C(1000000000);
+    int64_t t = 0;
+    for (int k = 0; k < 300; k++, src += 10000000)
+        t = xg_time_map_update(&m, src - jump, src + off + 2000000);
+    assert_true(t == src - 10000000 + off + 2000000);
+    xg_time_map_reset(&m);
+    assert_false(m.valid);
+    assert_true(m.window_ns == INT64_C(1000000000));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_split_and_parse),
+        cmocka_unit_test(test_backoff),
+        cmocka_unit_test(test_time_map),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
