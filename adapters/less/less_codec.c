@@ -1049,7 +1049,7 @@ static int dec_props(struct xg_reader *r, const struct less_component *c, const 
                      struct less_arena *a, struct less_prop_list *l, struct xg_error *err)
 {
     size_t n;
-    int rc = get_count(r, 2, SIZE_MAX, &n, "property-count", err);
+    int rc = get_count(r, 1, SIZE_MAX, &n, "property-count", err);
     if (rc) return rc;
     struct less_prop_value *items = arena_array(a, n, sizeof *items, "property list", err, &rc);
     if (!items) return rc;

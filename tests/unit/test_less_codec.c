@@ -280,8 +280,9 @@ static void test_int_roundtrip_sweep(void **state)
     struct xg_writer w;
     struct xg_reader r;
     for (int k = 0; k < 64; k++) {
-        int64_t base = (int64_t)((uint64_t)1 << k);
-        int64_t cands[] = {base - 1, base, base + 1, -base, -base - 1, -base + 1};
+        uint64_t base = (uint64_t)1 << k; /* modular arithmetic, converted (gcc: wraps) */
+        int64_t cands[] = {(int64_t)(base - 1), (int64_t)base,           (int64_t)(base + 1),
+                           (int64_t)(0 - base), (int64_t)(0 - base - 1), (int64_t)(1 - base)};
         for (size_t i = 0; i < 6; i++) {
             int64_t v = cands[i];
             xg_writer_init(&w, buf, sizeof buf);
@@ -659,8 +660,9 @@ static const struct less_property collision_props[] = {
     {"a", {LESS_T_OBJECT_ID, 0, NULL}},
     {"b", {LESS_T_OBJECT_ID, 0, NULL}},
     {"impulse", {LESS_T_FLOAT32, 0, NULL}},
+    {"marker", {LESS_T_NULL, 0, NULL}},
 };
-static const struct less_component test_interactions[] = {{"collision", collision_props, 3}};
+static const struct less_component test_interactions[] = {{"collision", collision_props, 4}};
 static const struct less_schema interaction_schema = {"urn:test:interactions:1", NULL, 0,
                                                       test_interactions, 1};
 static const struct less_context tctx = {t_type, t_type, t_entity, t_entity, &interaction_schema,
@@ -844,6 +846,11 @@ static void test_msg_interaction_tweak_control(void **state)
     m.u.interaction.interaction_id = 0;
     m.u.interaction.props = (struct less_prop_list){ip, 3};
     msg_roundtrip(&m, "0a 00 03 00 07 01 09 02 0000003f");
+    /* a NULL-typed property takes only its id byte (found by fuzzing: the property-count bound
+     * must allow one byte per property) */
+    struct less_prop_value marker = {3, {NULL, {.i = 0}}};
+    m.u.interaction.props = (struct less_prop_list){&marker, 1};
+    msg_roundtrip(&m, "0a 00 01 03");
 
     m = (struct less_msg){.code = LESS_MSG_TWEAK_ENTITY};
     m.u.tweak_entity.entity_id = 8;
@@ -905,7 +912,7 @@ static void test_msg_rejections(void **state)
         {"08 01 07 00 03 01 02 02 05 00",
          "argument 0: STANDALONE-VARIANT at offset 6: INTEGER data length 2 but value uses 1"},
         {"0a 01 00", "unknown interaction-id 1"},
-        {"0a 00 01 03 00", "property 3 at offset 3 not in the interaction"},
+        {"0a 00 01 04 00", "property 4 at offset 3 not in the interaction"},
         {"0b 09 01 00 06 00",
          "LESS tweak-entity: unknown entity 9 (not introduced by the receiver)"},
         {"0b 07 01 00 0a 00", "property 10"},
