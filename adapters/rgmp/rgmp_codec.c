@@ -2,7 +2,6 @@
 #include "adapters/rgmp/rgmp_codec.h"
 
 #include <errno.h>
-#include <float.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -522,7 +521,8 @@ static int json_value_elem(const struct loc *l, const struct rgmp_data_type *t, 
         break;
     }
     case RGMP_FLOAT:
-        if (!isfinite(dv) || fabs(dv) > FLT_MAX)
+        /* values up to FLT_MAX + half an ulp round to FLT_MAX; beyond would be Inf */
+        if (!isfinite(dv) || fabs(dv) >= 0x1.ffffffp+127)
             return fail(err, -EPROTO, l, "value%s = %s: not a finite FLOAT (rule 11)", idx, J(v));
         xg_write_lef32(w, (float)dv);
         break;
