@@ -481,6 +481,12 @@ const char *vrpn_body_type_name(enum vrpn_body_kind kind)
     return NULL;
 }
 
+bool vrpn_body_low_latency(enum vrpn_body_kind kind)
+{
+    return kind == VRPN_BODY_POS_QUAT || kind == VRPN_BODY_VELOCITY ||
+           kind == VRPN_BODY_ACCELERATION || kind == VRPN_BODY_ANALOG;
+}
+
 static int body_size_error(enum vrpn_body_kind kind, size_t len, size_t want, struct xg_error *err)
 {
     return xg_error_set(err, -EPROTO, "vrpn %s: body of %zu bytes, want %zu",

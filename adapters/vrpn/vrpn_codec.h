@@ -110,6 +110,20 @@ struct vrpn_msg {
     size_t wire_size;    /**< bytes the message occupies in its stream/datagram (padded) */
 };
 
+/** Wall-clock time of a header (tv_sec/tv_usec, the device's report time, §5.1) in ns since the
+ *  Unix epoch. */
+static inline int64_t vrpn_header_wall_ns(const struct vrpn_header *h)
+{
+    return (int64_t)h->tv_sec * INT64_C(1000000000) + (int64_t)h->tv_usec * 1000;
+}
+
+/** Set tv_sec/tv_usec from ns since the Unix epoch (truncated to µs; ns >= 0). */
+static inline void vrpn_header_set_wall_ns(struct vrpn_header *h, int64_t ns)
+{
+    h->tv_sec = (uint32_t)(ns / INT64_C(1000000000));
+    h->tv_usec = (uint32_t)((ns % INT64_C(1000000000)) / 1000);
+}
+
 /** Padded wire size of a message whose header says `length` (24 + ceil8(length - 24)). */
 static inline size_t vrpn_padded_size(uint32_t length)
 {
@@ -292,6 +306,12 @@ struct vrpn_body {
     } u;
 };
 
+/** Class of service mainline uses for a kind (§6.4): true for the "low latency" reports that go
+ *  over UDP once the receiver's UDP_DESCRIPTION has arrived (tracker Pos_Quat, Velocity,
+ *  Acceleration; analog), false for "reliable" ones that always use TCP (buttons, dial, ping,
+ *  pong, text, and all system messages). */
+bool vrpn_body_low_latency(enum vrpn_body_kind kind);
+
 /** Decode a device message body of the given kind, checking its exact size as mainline does
  *  (a wrong size drops the connection, §8): Pos_Quat 64, Velocity/Acceleration 72 and sensor
  *  >= 0; Button Change 8; Button States 4+4N with N 0..256; Analog 8(N+1) with N an integer
@@ -331,7 +351,8 @@ struct vrpn_id_table {
 
 /** Both namespaces of one connection. Ids are local to each side: the peer's numbering is
  *  learned from its descriptions, ours is what we describe. Limits: VRPN_MAX_SENDERS /
- *  VRPN_MAX_TYPES per side, names < VRPN_CNAME_MAX bytes. */
+ *  VRPN_MAX_TYPES per side, names < VRPN_CNAME_MAX bytes. The struct itself is ~16 KiB (embed
+ *  it in the connection, not on a small stack); names live on the heap (100 B each). */
 struct vrpn_id_map {
     struct vrpn_id_table t[2]; /**< indexed by enum vrpn_id_kind */
 };

@@ -154,6 +154,16 @@ static void test_header_golden_sender_description(void **state)
     assert_string_equal(s.name, "VRPN Control");
 }
 
+static void test_header_time(void **state)
+{
+    (void)state;
+    struct vrpn_header h = hdr(1795321979u, 276009u, 1, 4);
+    assert_true(vrpn_header_wall_ns(&h) == INT64_C(1795321979276009000));
+    vrpn_header_set_wall_ns(&h, INT64_C(1795321980000999999));
+    assert_int_equal(h.tv_sec, 1795321980u);
+    assert_int_equal(h.tv_usec, 999u);
+}
+
 static void test_header_rejects(void **state)
 {
     (void)state;
@@ -779,6 +789,18 @@ static void test_body_kind_names(void **state)
     assert_int_equal(vrpn_body_kind_of("vrpn_tracker pos_quat"), VRPN_BODY_UNKNOWN);
     assert_int_equal(vrpn_body_kind_of(NULL), VRPN_BODY_UNKNOWN);
     assert_null(vrpn_body_type_name(VRPN_BODY_UNKNOWN));
+    /* §6.4 class of service */
+    assert_true(vrpn_body_low_latency(VRPN_BODY_POS_QUAT));
+    assert_true(vrpn_body_low_latency(VRPN_BODY_VELOCITY));
+    assert_true(vrpn_body_low_latency(VRPN_BODY_ACCELERATION));
+    assert_true(vrpn_body_low_latency(VRPN_BODY_ANALOG));
+    assert_false(vrpn_body_low_latency(VRPN_BODY_BUTTON_CHANGE));
+    assert_false(vrpn_body_low_latency(VRPN_BODY_BUTTON_STATES));
+    assert_false(vrpn_body_low_latency(VRPN_BODY_DIAL));
+    assert_false(vrpn_body_low_latency(VRPN_BODY_PING));
+    assert_false(vrpn_body_low_latency(VRPN_BODY_PONG));
+    assert_false(vrpn_body_low_latency(VRPN_BODY_TEXT));
+    assert_false(vrpn_body_low_latency(VRPN_BODY_UNKNOWN));
     assert_string_equal(vrpn_body_type_name(VRPN_BODY_DIAL), "vrpn_Dial update");
 }
 
@@ -923,6 +945,7 @@ int main(void)
         cmocka_unit_test(test_cookie_decode_accepts_minor),
         cmocka_unit_test(test_cookie_decode_rejects),
         cmocka_unit_test(test_header_golden_sender_description),
+        cmocka_unit_test(test_header_time),
         cmocka_unit_test(test_header_rejects),
         cmocka_unit_test(test_stream_check),
         cmocka_unit_test(test_datagram_split),

@@ -616,6 +616,15 @@ static void test_session3_udp(void **state)
     assert_int_equal(c.by_kind[VRPN_BODY_POS_QUAT], 508 + 43);
     assert_int_equal(c.by_kind[VRPN_BODY_ANALOG], 66);
     assert_int_equal(c.system, 0);
+    /* §6.4: in UDP+TCP mode low-latency kinds went only over UDP, reliable ones only over TCP */
+    for (int k = VRPN_BODY_POS_QUAT; k <= VRPN_BODY_TEXT; k++) {
+        if (vrpn_body_low_latency((enum vrpn_body_kind)k))
+            assert_int_equal(s2c_tcp.by_kind[k], 0);
+        else
+            assert_int_equal(c.by_kind[k], 0);
+    }
+    assert_true(s2c_tcp.by_kind[VRPN_BODY_BUTTON_CHANGE] > 0);
+    assert_true(s2c_tcp.by_kind[VRPN_BODY_PONG] > 0);
     /* the client sent no UDP */
     size_t clen;
     uint8_t *c2s = slurp("session3_udp_udp_c2s.bin", &clen);
