@@ -30,6 +30,7 @@
 
 #include "core/error.h"
 #include "core/wire.h"
+#include "core/xmath.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Limits                                                                                      */
@@ -403,6 +404,50 @@ int less_encode_msg(struct xg_writer *w, const struct less_context *ctx, const s
  *  bound paths (subscribe, tweak) must have length 1 (P16). */
 int less_decode_msg(struct xg_reader *r, const struct less_context *ctx, struct less_arena *a,
                     struct less_msg *m, struct xg_error *err);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Pose entity state <-> property-value-list of `urn:xrgate:lods:pose:1` component 0           */
+
+/** Bit for property `id` in struct less_pose.present. */
+#define LESS_POSE_BIT(id) (1u << (id))
+#define LESS_POSE_ALL ((1u << LESS_POSE_N_PROPS) - 1)
+
+/** The pose schema's properties as C values (P8). Bit LESS_POSE_BIT(id) of `present` says which
+ *  fields are set. Vectors are in the wire frame and units (metres, m/s, rad/s world frame);
+ *  orientation is a Hamilton quaternion x y z w, as received (not renormalised). FLOAT32 on
+ *  the wire, so encoding rounds to float. Strings are borrowed (UTF-8, not NUL-terminated
+ *  unless decoded). */
+struct less_pose {
+    uint32_t present;
+    const char *name;
+    size_t name_len;
+    int64_t kind; /* enum less_pose_kind; other values are passed through */
+    struct xg_vec3 position;
+    struct xg_vec3 velocity;
+    struct xg_quat orientation;
+    struct xg_vec3 angular_velocity;
+    int64_t active; /* 0 or 1 */
+    const char *origin;
+    size_t origin_len;
+    int64_t sample_time; /* sender timestamp quanta */
+};
+
+/** Storage for the property-value-list built by less_pose_to_props (no allocation). */
+struct less_pose_props {
+    struct less_prop_value items[LESS_POSE_N_PROPS];
+    struct less_value elems[3 + 3 + 4 + 3];
+    struct less_prop_list list; /* points into items */
+};
+
+/** Build the property-value-list for the properties in `p->present & mask`, in id order.
+ *  `out->list` borrows `out` and `p`'s strings. */
+void less_pose_to_props(const struct less_pose *p, uint32_t mask, struct less_pose_props *out);
+
+/** Apply a decoded property-value-list (of pose component 0) to `p`: set each field and its
+ *  `present` bit; fields not in the list are left as they were (update-entity semantics).
+ *  -EPROTO when a value does not have the pose schema's type, a float is not finite, or
+ *  `active` is not 0/1; `p` is unchanged then. */
+int less_pose_from_props(const struct less_prop_list *l, struct less_pose *p, struct xg_error *err);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Keys and signatures (P3)                                                                    */

@@ -977,6 +977,114 @@ static void test_msg_encode_rejections(void **state)
     assert_err_contains(&e, "output full");
 }
 
+/* ---- pose helpers ---- */
+
+static void test_pose_props_roundtrip(void **state)
+{
+    (void)state;
+    struct less_pose p = {0};
+    p.present = LESS_POSE_ALL;
+    p.name = "rig/Tracker0/0";
+    p.name_len = strlen(p.name);
+    p.kind = LESS_KIND_RIGID_BODY;
+    p.position = (struct xg_vec3){1.5, -2.25, 0.125};
+    p.velocity = (struct xg_vec3){0.5, 0, -1};
+    p.orientation = (struct xg_quat){0, 0.6, 0, 0.8};
+    p.angular_velocity = (struct xg_vec3){0, 3.0, 0};
+    p.active = 1;
+    p.origin = "lab-a/rig";
+    p.origin_len = strlen(p.origin);
+    p.sample_time = 123456789;
+    struct less_pose_props pp;
+    less_pose_to_props(&p, LESS_POSE_ALL, &pp);
+    assert_int_equal(pp.list.count, 9);
+    for (size_t i = 0; i < 9; i++)
+        assert_int_equal(pp.list.items[i].property_id, (int64_t)i);
+
+    struct less_comp_values cv = {0, pp.list};
+    struct less_msg m = {.code = LESS_MSG_INTRODUCE_ENTITY};
+    m.u.introduce_entity.typeid = 1;
+    m.u.introduce_entity.entity_id = 8;
+    m.u.introduce_entity.components = (struct less_comp_values_list){&cv, 1};
+    uint8_t buf[256];
+    struct xg_writer w;
+    struct xg_error e = {0};
+    xg_writer_init(&w, buf, sizeof buf);
+    assert_int_equal(less_encode_msg(&w, &tctx, &m, &e), 0);
+    struct xg_reader r;
+    xg_reader_init(&r, buf, w.len);
+    struct less_msg d;
+    assert_int_equal(less_decode_msg(&r, &tctx, fresh_arena(), &d, &e), 0);
+    struct less_pose q = {0};
+    assert_int_equal(less_pose_from_props(&d.u.introduce_entity.components.items[0].props, &q, &e),
+                     0);
+    assert_int_equal(q.present, LESS_POSE_ALL);
+    assert_int_equal(q.name_len, p.name_len);
+    assert_memory_equal(q.name, p.name, p.name_len);
+    assert_memory_equal(q.origin, p.origin, p.origin_len);
+    assert_int_equal(q.kind, LESS_KIND_RIGID_BODY);
+    assert_true(q.position.x == 1.5 && q.position.y == -2.25 && q.position.z == 0.125);
+    assert_true(q.velocity.x == 0.5 && q.velocity.z == -1);
+    assert_true(fabs(q.orientation.y - 0.6) < 1e-7 && fabs(q.orientation.w - 0.8) < 1e-7);
+    assert_true(q.angular_velocity.y == 3.0);
+    assert_int_equal(q.active, 1);
+    assert_int_equal(q.sample_time, 123456789);
+
+    /* mask: only position and orientation, in id order */
+    less_pose_to_props(&p, LESS_POSE_BIT(LESS_POSE_ORIENTATION) | LESS_POSE_BIT(LESS_POSE_POSITION),
+                       &pp);
+    assert_int_equal(pp.list.count, 2);
+    assert_int_equal(pp.list.items[0].property_id, LESS_POSE_POSITION);
+    assert_int_equal(pp.list.items[1].property_id, LESS_POSE_ORIENTATION);
+    /* update semantics: applying them changes only those fields */
+    struct less_pose u = {0};
+    u.present = LESS_POSE_BIT(LESS_POSE_ACTIVE);
+    u.active = 1;
+    assert_int_equal(less_pose_from_props(&pp.list, &u, &e), 0);
+    assert_int_equal(u.present, LESS_POSE_BIT(LESS_POSE_ACTIVE) |
+                                    LESS_POSE_BIT(LESS_POSE_POSITION) |
+                                    LESS_POSE_BIT(LESS_POSE_ORIENTATION));
+    assert_int_equal(u.active, 1);
+    assert_true(u.position.y == -2.25);
+    /* fields not present are never emitted */
+    struct less_pose none = {0};
+    less_pose_to_props(&none, LESS_POSE_ALL, &pp);
+    assert_int_equal(pp.list.count, 0);
+}
+
+static void test_pose_props_rejections(void **state)
+{
+    (void)state;
+    struct xg_error e = {0};
+    struct less_pose p = {0};
+    p.present = LESS_POSE_BIT(LESS_POSE_KIND);
+    p.kind = 3;
+    struct less_value f3[3] = {{&less_type_float32, {.f = 1}},
+                               {&less_type_float32, {.f = NAN}},
+                               {&less_type_float32, {.f = 0}}};
+    struct less_prop_value pv[2] = {{LESS_POSE_KIND, {&less_type_integer, {.i = 4}}},
+                                    {LESS_POSE_POSITION, {&less_type_vec3f, {.list = {f3, 3}}}}};
+    struct less_prop_list l = {pv, 2};
+    assert_int_equal(less_pose_from_props(&l, &p, &e), -EPROTO);
+    assert_err_contains(&e, "LESS pose position[1]: not finite");
+    assert_int_equal(p.kind, 3); /* unchanged on error */
+    f3[1].u.f = INFINITY;
+    assert_int_equal(less_pose_from_props(&l, &p, &e), -EPROTO);
+    pv[1] = (struct less_prop_value){LESS_POSE_POSITION, {&less_type_string, {.str = {"x", 1}}}};
+    assert_int_equal(less_pose_from_props(&l, &p, &e), -EPROTO);
+    assert_err_contains(&e, "LESS pose position: value of type STRING, expected VECTOR");
+    pv[1] = (struct less_prop_value){LESS_POSE_ACTIVE, {&less_type_integer, {.i = 2}}};
+    assert_int_equal(less_pose_from_props(&l, &p, &e), -EPROTO);
+    assert_err_contains(&e, "active: 2 is not 0 or 1");
+    pv[1] = (struct less_prop_value){9, {&less_type_integer, {.i = 2}}};
+    assert_int_equal(less_pose_from_props(&l, &p, &e), -EPROTO);
+    assert_err_contains(&e, "property 9 not in urn:xrgate:lods:pose:1");
+    pv[1] = (struct less_prop_value){LESS_POSE_ACTIVE, {&less_type_integer, {.i = 0}}};
+    assert_int_equal(less_pose_from_props(&l, &p, &e), 0);
+    assert_int_equal(p.kind, 4);
+    assert_int_equal(p.active, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -999,6 +1107,8 @@ int main(void)
         cmocka_unit_test(test_msg_interaction_tweak_control),
         cmocka_unit_test(test_msg_rejections),
         cmocka_unit_test(test_msg_encode_rejections),
+        cmocka_unit_test(test_pose_props_roundtrip),
+        cmocka_unit_test(test_pose_props_rejections),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
