@@ -1,21 +1,26 @@
 #!/bin/sh
-# Installs the Debian packages xrgate needs to build, run and test, and nothing
-# when all of them are present. The one place that lists Debian packages: the
-# Makefile, CI and the Dockerfile all call it.
+# Installs the Debian packages xrgate needs, and nothing when all of them are present.
+# The one place that lists Debian packages: the Makefile, CI and the Dockerfile all call it.
 #
-#   docker/install-deps.sh            build + test dependencies (default)
+#   docker/install-deps.sh            build + test dependencies (default; `make` uses this)
+#   docker/install-deps.sh --build    only what compiling needs (the Dockerfile's build stage)
 #   docker/install-deps.sh --runtime  only what the built binary needs at run time
 set -eu
 
+# compile and embed
 BUILD_PKGS="build-essential cmake pkg-config libevent-dev libmbedtls-dev libjansson-dev \
-libyaml-dev libcmocka-dev python3 curl"
+libyaml-dev"
+# run the test suite (cmocka unit tests, Python integration tests)
+TEST_PKGS="libcmocka-dev python3 curl"
+# the binary at run time (netbase: /etc/protocols and /etc/services)
 RUNTIME_PKGS="libevent-2.1-7 libevent-extra-2.1-7 libmbedtls14 libmbedx509-1 libmbedcrypto7 \
 libjansson4 libyaml-0-2 netbase ca-certificates"
 
 case "${1:-}" in
 --runtime) PKGS="$RUNTIME_PKGS" ;;
-""|--build) PKGS="$BUILD_PKGS" ;;
-*) echo "usage: $0 [--build|--runtime]" >&2; exit 2 ;;
+--build) PKGS="$BUILD_PKGS" ;;
+""|--test) PKGS="$BUILD_PKGS $TEST_PKGS" ;;
+*) echo "usage: $0 [--build|--test|--runtime]" >&2; exit 2 ;;
 esac
 
 missing=""
