@@ -1638,6 +1638,69 @@ static void test_encode_atomic_and_packing(void **state)
     assert_int_equal(w.len, 0);
 }
 
+/* tests/vectors/rtp/gs_*.bin (the §7 vectors as files, also the fuzz seeds): each decodes as
+ * stated and re-encodes to itself, or to the decided form given. */
+static bool read_vector(const char *name, struct buf *b)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/tests/vectors/rtp/%s.bin", XG_SOURCE_DIR, name);
+    FILE *f = fopen(path, "rb");
+    if (!f) return false;
+    b->n = fread(b->b, 1, sizeof b->b, f);
+    fclose(f);
+    return true;
+}
+
+static void test_vector_files(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        int rc;                /* of rtp_gs_iter_next on the first object */
+        enum rtp_gs_type type; /* of that object */
+        const char *reencode;  /* "=" itself, a file name, or NULL: not re-encoded */
+    } files[] = {
+        {"gs_head1_appc_corrected", RTP_GS_OBJECT, RTP_GS_HEAD1, "="},
+        {"gs_head1_appc_corrected_ipd", RTP_GS_OBJECT, RTP_GS_HEAD1, "="},
+        {"gs_head1_appc_literal", RTP_GS_OBJECT, RTP_GS_HEAD1, "="},
+        {"gs_head1_ipd_gse_tag", RTP_GS_OBJECT, RTP_GS_HEAD1, NULL},
+        {"gs_headipd1_alone_gse", RTP_GS_OBJECT, RTP_GS_UNKNOWN, NULL},
+        {"gs_unknown_tag_0x20", RTP_GS_OBJECT, RTP_GS_UNKNOWN, NULL},
+        {"gs_hand1", RTP_GS_OBJECT, RTP_GS_HAND1, "="},
+        {"gs_hand2", RTP_GS_OBJECT, RTP_GS_HAND2, "="},
+        {"gs_hand2_gse_tag", RTP_GS_OBJECT, RTP_GS_HAND2, "gs_hand2"},
+        {"gs_object1", RTP_GS_OBJECT, RTP_GS_OBJECT1, "="},
+        {"gs_object1_gse_layout", RTP_GS_OBJECT, RTP_GS_OBJECT1, NULL},
+        {"gs_mesh1_gse_layout", -EPROTO, RTP_GS_MESH1, NULL},
+        {"gs_object2", RTP_GS_OBJECT, RTP_GS_OBJECT2, "="},
+        {"gs_game_control1", RTP_GS_OBJECT, RTP_GS_GAME_CONTROL1, "="},
+        {"gs_threedof1", RTP_GS_OBJECT, RTP_GS_THREEDOF1, "="},
+        {"gs_sixdof1_pointer", RTP_GS_OBJECT, RTP_GS_SIXDOF1, "="},
+        {"gs_mesh1", RTP_GS_OBJECT, RTP_GS_MESH1, "="},
+        {"gs_mesh2", RTP_GS_OBJECT, RTP_GS_MESH2, "="},
+    };
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        struct buf in = {.n = 0}, want = {.n = 0}, got;
+        if (!read_vector(files[i].name, &in))
+            fail_msg("missing tests/vectors/rtp/%s.bin", files[i].name);
+        struct rtp_gs_iter *it = new_iter();
+        struct rtp_gs_object d;
+        struct xg_error err = {0};
+        rtp_gs_iter_init(it, in.b, in.n);
+        int rc = rtp_gs_iter_next(it, &d, &err);
+        if (rc != files[i].rc || d.type != files[i].type)
+            fail_msg("%s: rc %d type %d (%s)", files[i].name, rc, d.type, err.msg);
+        assert_int_equal(xg_reader_left(&it->r), 0); /* one whole object per file */
+        if (!files[i].reencode) continue;
+        if (strcmp(files[i].reencode, "="))
+            assert_true(read_vector(files[i].reencode, &want));
+        else
+            want = in;
+        assert_int_equal(enc(&d, &got, &err), 0);
+        assert_bytes(&got, &want);
+    }
+}
+
 static void test_type_names(void **state)
 {
     (void)state;
@@ -1680,6 +1743,7 @@ int main(void)
         cmocka_unit_test(test_truncated_never_overreads),
         cmocka_unit_test(test_round_trip_random),
         cmocka_unit_test(test_encode_atomic_and_packing),
+        cmocka_unit_test(test_vector_files),
         cmocka_unit_test(test_type_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
