@@ -48,6 +48,8 @@ static const char *quote(char *buf, size_t cap, const char *s)
 }
 #define Q(s) quote((char[64]){0}, 64, (s))
 
+static void fmt_double(char *buf, size_t cap, double v);
+
 /* A short description of a JSON value for messages: "\"text\"", "12", "1.5", "true", "array". */
 static const char *jdesc(char *buf, size_t cap, const json_t *v)
 {
@@ -59,7 +61,7 @@ static const char *jdesc(char *buf, size_t cap, const json_t *v)
         snprintf(buf, cap, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
         return buf;
     case JSON_REAL:
-        snprintf(buf, cap, "%.17g", json_real_value(v));
+        fmt_double(buf, cap, json_real_value(v));
         return buf;
     case JSON_TRUE:
         return "true";
