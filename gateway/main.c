@@ -1,5 +1,10 @@
 /* xrgate: multi-protocol translation gateway for live pose data. */
+#include <arpa/inet.h>
+#include <errno.h>
 #include <getopt.h>
+#include <netdb.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +14,55 @@
 #include "gateway/gateway.h"
 
 extern const unsigned char xg_embedded_default_conf[];
+
+/* `xrgate --healthcheck [HOST:PORT]`: GET /healthz on the admin server (for container
+ * HEALTHCHECKs, without curl in the image). 0 if it answers 200, 1 otherwise. */
+static int healthcheck(const char *addr)
+{
+    char host[256] = "127.0.0.1", port[16] = "8080";
+    if (addr && *addr) {
+        const char *colon = strrchr(addr, ':');
+        if (!colon) {
+            fprintf(stderr, "xrgate: --healthcheck needs host:port, not '%s'\n", addr);
+            return 1;
+        }
+        snprintf(host, sizeof host, "%.*s", (int)(colon - addr), addr);
+        snprintf(port, sizeof port, "%s", colon + 1);
+        if (!host[0] || !strcmp(host, "0.0.0.0")) snprintf(host, sizeof host, "127.0.0.1");
+        if (!strcmp(host, "[::]") || !strcmp(host, "::")) snprintf(host, sizeof host, "::1");
+        if (host[0] == '[') {
+            memmove(host, host + 1, strlen(host));
+            host[strcspn(host, "]")] = '\0';
+        }
+    }
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res = NULL;
+    if (getaddrinfo(host, port, &hints, &res) || !res) {
+        fprintf(stderr, "xrgate: healthcheck: cannot resolve %s:%s\n", host, port);
+        return 1;
+    }
+    int fd = socket(res->ai_family, SOCK_STREAM, 0);
+    struct timeval tv = {3, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    int ok = fd >= 0 && connect(fd, res->ai_addr, res->ai_addrlen) == 0;
+    freeaddrinfo(res);
+    char buf[64] = "";
+    if (ok) {
+        const char req[] = "GET /healthz HTTP/1.0\r\nHost: localhost\r\n\r\n";
+        ok = send(fd, req, sizeof req - 1, 0) == (ssize_t)(sizeof req - 1);
+        ssize_t n = ok ? recv(fd, buf, sizeof buf - 1, 0) : -1;
+        buf[n > 0 ? n : 0] = '\0';
+        ok = n > 12 && !strncmp(buf, "HTTP/1.", 7) && !strncmp(buf + 9, "200", 3);
+    }
+    if (fd >= 0) close(fd);
+    if (!ok) {
+        fprintf(stderr, "xrgate: healthcheck %s:%s failed%s%s\n", host, port, buf[0] ? ": " : "",
+                strtok(buf, "\r\n") ? buf : "");
+        return 1;
+    }
+    printf("ok\n");
+    return 0;
+}
 
 static void usage(FILE *f)
 {
@@ -30,10 +84,11 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-    enum { OPT_CHECK = 256, OPT_LOG_FORMAT };
+    enum { OPT_CHECK = 256, OPT_LOG_FORMAT, OPT_HEALTHCHECK };
     static const struct option longopts[] = {
         {"config", required_argument, NULL, 'c'},
         {"check", no_argument, NULL, OPT_CHECK},
+        {"healthcheck", optional_argument, NULL, OPT_HEALTHCHECK},
         {"log-level", required_argument, NULL, 'l'},
         {"log-format", required_argument, NULL, OPT_LOG_FORMAT},
         {"version", no_argument, NULL, 'V'},
@@ -55,6 +110,11 @@ int main(int argc, char **argv)
         case OPT_CHECK:
             check = true;
             break;
+        case OPT_HEALTHCHECK: {
+            const char *a = optarg ? optarg : getenv("XRGATE_ADMIN_LISTEN");
+            if (!optarg && optind < argc && argv[optind][0] != '-') a = argv[optind++];
+            return healthcheck(a);
+        }
         case OPT_LOG_FORMAT:
             if (!strcmp(optarg, "json"))
                 xg_log_set_json(true);
