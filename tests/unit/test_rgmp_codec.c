@@ -288,6 +288,97 @@ static void test_6_1_builder_matches_spec(void **state)
     rgmp_definition_free(def);
 }
 
+/* ---- the spec text itself (../shared, skipped when absent) ---- */
+
+static char *read_spec(void)
+{
+    FILE *f = fopen(XG_SHARED_DIR "/specs/rgmp/wire-rules.md", "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    size_t got = fread(buf, 1, (size_t)n, f);
+    buf[got] = 0;
+    fclose(f);
+    return buf;
+}
+
+static int hexval(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* Bytes of the hex dump in the first ``` block after `heading` ("0000: 02 00 ..." lines; a line's
+ * dump ends at the first token that is not two hex digits). */
+static size_t spec_hexdump(const char *spec, const char *heading, uint8_t *out, size_t cap)
+{
+    const char *p = strstr(spec, heading);
+    assert_non_null(p);
+    p = strstr(p, "```\n");
+    assert_non_null(p);
+    p += 4;
+    const char *end = strstr(p, "```");
+    assert_non_null(end);
+    size_t n = 0;
+    while (p < end) {
+        const char *eol = memchr(p, '\n', (size_t)(end - p));
+        if (!eol) eol = end;
+        const char *c = memchr(p, ':', (size_t)(eol - p));
+        if (c) {
+            for (c++; c + 2 <= eol; c += 3) {
+                if (c[0] != ' ' || hexval(c[1]) < 0 || c + 3 > eol || hexval(c[2]) < 0 ||
+                    (c + 3 < eol && c[3] != ' '))
+                    break;
+                assert_true(n < cap);
+                out[n++] = (uint8_t)(hexval(c[1]) * 16 + hexval(c[2]));
+            }
+        }
+        p = eol + 1;
+    }
+    return n;
+}
+
+/* The spec's own §6 text: its pretty-printed §6.1 JSON canonicalises to the 1613-byte vector,
+ * and its hex dumps are the bytes the tests use. */
+static void test_spec_text_matches_vectors(void **state)
+{
+    (void)state;
+    char *spec = read_spec();
+    if (!spec) {
+        print_message("skipped: " XG_SHARED_DIR "/specs/rgmp/wire-rules.md not found\n");
+        skip();
+    }
+    const char *j = strstr(spec, "### 6.1");
+    assert_non_null(j);
+    j = strstr(j, "```json\n");
+    assert_non_null(j);
+    j += 8;
+    const char *jend = strstr(j, "```");
+    struct rgmp_definition *def = NULL;
+    struct xg_error err = {0};
+    if (rgmp_definition_decode(j, (size_t)(jend - j), NULL, &def, &err) != 0)
+        fail_msg("spec §6.1 JSON rejected: %s", err.msg);
+    char *out;
+    size_t olen, vlen;
+    assert_int_equal(rgmp_definition_to_json(def, &out, &olen, NULL), 0);
+    uint8_t *vec = read_vec("def_6_1.json", &vlen);
+    assert_int_equal(olen, 1613);
+    assert_int_equal(vlen, olen);
+    assert_memory_equal(out, vec, olen);
+    free(vec);
+    free(out);
+    rgmp_definition_free(def);
+
+    uint8_t buf[256];
+    assert_int_equal(spec_hexdump(spec, "### 6.2", buf, sizeof buf), sizeof DATA_6_2);
+    assert_memory_equal(buf, DATA_6_2, sizeof DATA_6_2);
+    assert_int_equal(spec_hexdump(spec, "### 6.3", buf, sizeof buf), sizeof DATA_6_3);
+    assert_memory_equal(buf, DATA_6_3, sizeof DATA_6_3);
+    assert_non_null(strstr(spec, "`03 00 00 00 04 00 00 00 78 56 34 12`"));
+    free(spec);
+}
+
 /* ---- §6.2 / §6.3 / §6.4 ---- */
 
 static void test_vector_files_match_spec_dumps(void **state)
@@ -987,6 +1078,7 @@ int main(void)
         cmocka_unit_test(test_6_1_reencodes_byte_exact),
         cmocka_unit_test(test_6_1_builder_matches_spec),
         cmocka_unit_test(test_vector_files_match_spec_dumps),
+        cmocka_unit_test(test_spec_text_matches_vectors),
         cmocka_unit_test(test_6_2_pose_frame_decodes),
         cmocka_unit_test(test_6_3_status_frame_decodes),
         cmocka_unit_test(test_6_2_6_3_build_byte_exact),
