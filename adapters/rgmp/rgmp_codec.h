@@ -138,7 +138,7 @@ const char *rgmp_base_name(enum rgmp_base_type base);
 int rgmp_data_type_parse(const char *text, struct rgmp_data_type *t, struct xg_error *err);
 
 /** Canonical text of `t` ("FLOAT", "FLOAT[7]", "DOUBLE[3,3]") into buf (cap bytes, NUL-terminated,
- *  24 bytes always suffice). Returns the length, as snprintf. */
+ *  32 bytes always suffice). Returns the length, as snprintf. */
 int rgmp_data_type_format(const struct rgmp_data_type *t, char *buf, size_t cap);
 
 /* ------------------------------------------------------------------------------------------ */
