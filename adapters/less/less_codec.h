@@ -384,7 +384,10 @@ struct less_msg {
  *      the sender (update-entity) / the receiver (tweak-entity);
  *    - interaction_schema: schema whose `interactions` define interaction ids (NULL: none);
  *    - connection_schema: NULL means less_connection_schema().
- *  Messages that need no schema (1, 5, 7, 8, 9) never call back. */
+ *  Messages that need no schema (1, 5, 7, 8, 9) never call back. Lookups happen while a message
+ *  is decoded, so an entity introduced earlier in the same packet must already resolve (the
+ *  adapter records introductions as it decodes, and applies nothing until the whole packet has
+ *  decoded, P14). */
 struct less_context {
     const struct less_schema *(*sender_type)(void *user, int64_t typeid);
     const struct less_schema *(*receiver_type)(void *user, int64_t typeid);

@@ -2,7 +2,8 @@
  *
  * Build (not built by CMake yet), from the repository root:
  *   clang -g -fsanitize=fuzzer,address,undefined -I. tests/fuzz/fuzz_less.c \
- *       adapters/less/less_codec.c adapters/less/less_frame.c core/[a-z]*.c \
+ *       adapters/less/less_codec.c adapters/less/less_frame.c adapters/less/less_pose.c \
+ *       core/[a-z]*.c \
  *       -lmbedcrypto -levent_core -lm
  * (core/ pulls libevent symbols; the LESS codec itself needs only mbedcrypto.)
  * The first input byte picks a mode: TCP frames (splitter + decode + messages), a UDP datagram,
@@ -59,6 +60,18 @@ static int check_msg(struct xg_reader *r)
     size_t start = r->off;
     if (less_decode_msg(r, &ctx, &a1, &m1, NULL) != 0) return -1;
     size_t in_len = r->off - start;
+    if (m1.code == LESS_MSG_INTRODUCE_ENTITY || m1.code == LESS_MSG_UPDATE_ENTITY) {
+        const struct less_comp_values_list *cl = m1.code == LESS_MSG_INTRODUCE_ENTITY
+                                                     ? &m1.u.introduce_entity.components
+                                                     : &m1.u.update_entity.components;
+        struct less_pose pose = {0};
+        for (size_t i = 0; i < cl->count; i++)
+            if (less_pose_from_props(&cl->items[i].props, &pose, NULL) == 0) {
+                struct less_pose_props pp;
+                less_pose_to_props(&pose, LESS_POSE_ALL, &pp);
+                if (pp.list.count > LESS_POSE_N_PROPS) abort();
+            }
+    }
     size_t cap = 2 * in_len + 64;
     uint8_t *e1 = malloc(cap), *e2 = malloc(cap);
     struct xg_writer w;
