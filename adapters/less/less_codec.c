@@ -528,11 +528,18 @@ static int put_variant(struct xg_writer *w, const struct less_value *v, int dept
     return 0;
 }
 
-static int finish_put(struct xg_writer *w, int rc, const char *what, struct xg_error *err)
+/* Turn a writer overflow into an error message, and on failure drop whatever was half-written
+ * (the writer is left as it was at `start`, sticky error cleared: the return code reports it). */
+static int finish_put(struct xg_writer *w, size_t start, int rc, const char *what,
+                      struct xg_error *err)
 {
     if (rc == 0 && w->err) rc = w->err;
     if (rc == -EMSGSIZE && (!err || err->code != -EMSGSIZE))
         xg_error_set(err, rc, "LESS %s: output full (%zu bytes)", what, w->cap);
+    if (rc) {
+        w->len = start;
+        w->err = 0;
+    }
     return rc;
 }
 
@@ -541,14 +548,18 @@ int less_put_value(struct xg_writer *w, const struct less_type *t, const struct 
 {
     int rc = check_type(t, 0, err);
     if (rc) return rc;
+    if (w->err) return w->err;
     if (err) err->code = 0;
-    return finish_put(w, put_value(w, t, v, 0, err), "value", err);
+    size_t start = w->len;
+    return finish_put(w, start, put_value(w, t, v, 0, err), "value", err);
 }
 
 int less_put_variant(struct xg_writer *w, const struct less_value *v, struct xg_error *err)
 {
+    if (w->err) return w->err;
     if (err) err->code = 0;
-    return finish_put(w, put_variant(w, v, 0, err), "STANDALONE-VARIANT", err);
+    size_t start = w->len;
+    return finish_put(w, start, put_variant(w, v, 0, err), "STANDALONE-VARIANT", err);
 }
 
 static int get_value(struct xg_reader *r, const struct less_type *t, struct less_arena *a,
@@ -1013,6 +1024,7 @@ int less_encode_msg(struct xg_writer *w, const struct less_context *ctx, const s
                     struct xg_error *err)
 {
     size_t start = w->len;
+    if (w->err) return xg_error_set(err, w->err, "LESS encode: writer already failed");
     if (err) err->code = 0;
     int rc = enc_msg(w, ctx, m, err);
     if (rc == 0 && w->err) rc = w->err;
@@ -1020,7 +1032,8 @@ int less_encode_msg(struct xg_writer *w, const struct less_context *ctx, const s
         if (rc == -EMSGSIZE && (!err || err->code != -EMSGSIZE))
             xg_error_set(err, rc, "output full (%zu bytes)", w->cap);
         prefix_less(err, "encode %s", less_msg_name((unsigned)m->code));
-        if (!w->err) w->len = start; /* nothing half-written */
+        w->len = start; /* nothing half-written; the return code reports the error */
+        w->err = 0;
     }
     return rc;
 }

@@ -399,7 +399,10 @@ struct less_context {
 };
 
 /** Append one message (code + fields). Values are checked against the schema (unknown
- *  component / property, type mismatch: -EINVAL). Returns 0, -EINVAL or -EMSGSIZE. */
+ *  component / property, type mismatch: -EINVAL). Returns 0, -EINVAL or -EMSGSIZE; on failure
+ *  the writer is left exactly as it was (same len, err 0), so a caller filling a datagram can
+ *  stop at the first message that does not fit. less_put_value / less_put_variant and the
+ *  frame encoders behave the same way. */
 int less_encode_msg(struct xg_writer *w, const struct less_context *ctx, const struct less_msg *m,
                     struct xg_error *err);
 /** Read one message. Unknown message codes, typeids, entity ids (for values), components or

@@ -593,6 +593,8 @@ static void test_value_encode_rejections(void **state)
     v = (struct less_value){&less_type_float64, {.f = 1}};
     assert_int_equal(less_put_variant(&w, &v, &e), -EMSGSIZE);
     assert_err_contains(&e, "output full");
+    assert_int_equal(w.len, 0);
+    assert_int_equal(w.err, 0);
 }
 
 /* ---- schemas ---- */
@@ -975,6 +977,13 @@ static void test_msg_encode_rejections(void **state)
     xg_writer_init(&w, buf, 10);
     assert_int_equal(less_encode_msg(&w, &tctx, &m, &e), -EMSGSIZE);
     assert_err_contains(&e, "output full");
+    assert_int_equal(w.len, 0);
+    assert_int_equal(w.err, 0);
+    /* a message that fits after one that did not: the writer is still usable */
+    m = (struct less_msg){.code = LESS_MSG_REMOVE_ENTITY};
+    m.u.remove_entity.entity_id = 7;
+    assert_int_equal(less_encode_msg(&w, &tctx, &m, &e), 0);
+    assert_bytes(buf, w.len, "05 07");
 }
 
 /* ---- pose helpers ---- */
