@@ -7,7 +7,7 @@ CMAKE_FLAGS ?=
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 ARGS      ?=
 
-.PHONY: all deps build run test bench sanitize clean format
+.PHONY: all deps build run test bench sanitize fuzz clean format
 
 all: build
 
@@ -31,6 +31,15 @@ bench: build
 
 sanitize:
 	$(MAKE) test BUILD=build-asan BUILD_TYPE=Debug CMAKE_FLAGS="-DXRGATE_SANITIZE=ON"
+
+# make fuzz SECONDS=N: every libFuzzer target N seconds (ASan+UBSan, clang) in build-fuzz/
+SECONDS_EACH ?= $(or $(SECONDS),20)
+fuzz: deps
+	@sh docker/install-deps.sh --fuzz
+	cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
+	  -DXRGATE_FUZZ=ON -DXRGATE_SANITIZE=ON
+	cmake --build build-fuzz --target fuzzers -j $(JOBS)
+	sh tests/fuzz/run.sh build-fuzz $(SECONDS_EACH)
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

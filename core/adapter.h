@@ -7,7 +7,8 @@
  * getters (unknown keys become errors afterwards). start() opens sockets on a->base; drain()
  * sends the dirty entities (xg_table_drain) predicted to now; status() reports state, peer and
  * counters for /api/adapters and /metrics; stop() closes sockets (must be quick: the process
- * stops within 1 s); destroy() frees a->priv.
+ * stops within 1 s); destroy() frees a->priv — it is called whenever create() was called, also
+ * when create() failed half-way, so it must cope with partially built state.
  *
  * Ingress: xg_table_update(a->table, a, &key, &sample, &id) with the sample already converted to
  * the internal frame (mappings/frame.h, a->frame). */

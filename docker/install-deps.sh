@@ -4,6 +4,7 @@
 #
 #   docker/install-deps.sh            build + test dependencies (default; `make` uses this)
 #   docker/install-deps.sh --build    only what compiling needs (the Dockerfile's build stage)
+#   docker/install-deps.sh --fuzz     build + clang/libFuzzer (`make fuzz`)
 #   docker/install-deps.sh --runtime  only what the built binary needs at run time
 set -eu
 
@@ -12,6 +13,8 @@ BUILD_PKGS="build-essential cmake pkg-config libevent-dev libmbedtls-dev libjans
 libyaml-dev"
 # run the test suite (cmocka unit tests, Python integration tests)
 TEST_PKGS="libcmocka-dev python3 curl"
+# fuzzing (make fuzz): clang with libFuzzer and the sanitizer runtimes
+FUZZ_PKGS="clang libclang-rt-14-dev"
 # the binary at run time (netbase: /etc/protocols and /etc/services)
 RUNTIME_PKGS="libevent-2.1-7 libevent-extra-2.1-7 libmbedtls14 libmbedx509-1 libmbedcrypto7 \
 libjansson4 libyaml-0-2 netbase ca-certificates"
@@ -19,8 +22,9 @@ libjansson4 libyaml-0-2 netbase ca-certificates"
 case "${1:-}" in
 --runtime) PKGS="$RUNTIME_PKGS" ;;
 --build) PKGS="$BUILD_PKGS" ;;
+--fuzz) PKGS="$BUILD_PKGS $FUZZ_PKGS" ;;
 ""|--test) PKGS="$BUILD_PKGS $TEST_PKGS" ;;
-*) echo "usage: $0 [--build|--test|--runtime]" >&2; exit 2 ;;
+*) echo "usage: $0 [--build|--test|--fuzz|--runtime]" >&2; exit 2 ;;
 esac
 
 missing=""

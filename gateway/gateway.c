@@ -196,9 +196,9 @@ static int load_adapter(struct xg_gateway *gw, const struct xg_conf *node, struc
             return rc;
     }
     struct xg_error e2 = {0};
+    ga->created = true; /* destroy() runs even if create() fails half-way */
     rc = ops->create(&ga->a, node, &e2);
     if (rc) return xg_error_set(err, rc, "%s", e2.msg[0] ? e2.msg : "adapter create failed");
-    ga->created = true;
     if ((rc = xg_conf_check_unused(node, err))) return rc;
     if (ops->is_sink && (rc = xg_table_add_sink(gw->table, ga->a.index, sink_accept, wake, gw)))
         return rc;

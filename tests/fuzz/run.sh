@@ -1,0 +1,45 @@
+#!/bin/sh
+# Run every libFuzzer target in BUILD_DIR for SECONDS each, with its seed corpus:
+#   tests/fuzz/run.sh BUILD_DIR SECONDS
+# Seeds come from tests/vectors/<proto>/, tests/fuzz/seeds/<name>/, the config files, and the
+# recorded sessions in ../shared/fixtures (copied into the build tree, never committed).
+# Crashes are written to BUILD_DIR/fuzz-findings/<target>/; exit status 1 if any target failed.
+set -u
+BUILD=${1:?usage: run.sh BUILD_DIR SECONDS}
+SECONDS_EACH=${2:-20}
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+SHARED="$SRC/../shared"
+status=0
+for bin in "$BUILD"/tests/fuzz_*; do
+    [ -x "$bin" ] || continue
+    name=$(basename "$bin")
+    proto=${name#fuzz_}
+    corpus="$BUILD/fuzz-corpus/$name"
+    findings="$BUILD/fuzz-findings/$name"
+    mkdir -p "$corpus" "$findings"
+    for d in "$SRC/tests/vectors/$proto" "$SRC/tests/fuzz/seeds/$name"; do
+        [ -d "$d" ] && find "$d" -type f -size -1M -exec cp {} "$corpus/" \;
+    done
+    case "$proto" in
+    config)
+        cp "$SRC"/conf/*.yaml "$corpus/" 2>/dev/null
+        cp "$SRC"/conf/examples/*.yaml "$corpus/" 2>/dev/null
+        cp "$SRC"/tests/integration/configs/bad/*.yaml "$corpus/" 2>/dev/null ;;
+    vrpn)
+        [ -d "$SHARED/fixtures/vrpn" ] && cp "$SHARED"/fixtures/vrpn/*.bin "$corpus/" 2>/dev/null ;;
+    bvh)
+        [ -f "$SHARED/fixtures/mocap/cmu_08_10_walk.bvh" ] &&
+            head -c 60000 "$SHARED/fixtures/mocap/cmu_08_10_walk.bvh" > "$corpus/cmu_head.bvh" ;;
+    esac
+    echo "== $name: ${SECONDS_EACH}s, $(ls "$corpus" | wc -l) seeds"
+    if ! "$bin" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
+        -artifact_prefix="$findings/" -print_final_stats=0 "$corpus" \
+        > "$BUILD/fuzz-$name.log" 2>&1; then
+        echo "!! $name FAILED: see $BUILD/fuzz-$name.log and $findings/"
+        tail -30 "$BUILD/fuzz-$name.log"
+        status=1
+    else
+        grep -E "^Done|#[0-9]+.*DONE" "$BUILD/fuzz-$name.log" | tail -1
+    fi
+done
+exit $status
