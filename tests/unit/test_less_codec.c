@@ -357,8 +357,10 @@ static void test_string(void **state)
         const char *hex, *msg;
         int rc;
     } bad[] = {
-        {"01 80 04", "value 256", -EPROTO},                 /* element > 255 */
-        {"01 c0 00", "negative INTEGER -1", -EPROTO},       /* negative element */
+        {"01 80 04", "value 256", -EPROTO},           /* element > 255 */
+        {"01 c0 00", "negative INTEGER -1", -EPROTO}, /* negative element */
+        /* wire-rules §5.4: the signed-char form of "é" (fc 00 d6 01) is not the profile's (P2) */
+        {"02 fc 00 d6 01", "negative INTEGER -61", -EPROTO},
         {"01 83 03", "invalid UTF-8", -EPROTO},             /* lone lead byte */
         {"02 80 03 af 02", "invalid UTF-8", -EPROTO},       /* overlong C0 AF */
         {"03 ad 03 a0 02 80 02", "invalid UTF-8", -EPROTO}, /* surrogate ED A0 80 */
