@@ -79,14 +79,14 @@ static int load_gateway_section(struct xg_gateway *gw, const struct xg_conf *g,
     int rc;
     if ((rc = xg_conf_expect(g, XG_CONF_MAP, "gateway", err))) return rc;
     const char *s;
-    if ((rc = xg_conf_string(g, "id", c->id, &s, err))) return rc;
-    snprintf(c->id, sizeof c->id, "%s", s);
+    if ((rc = xg_conf_string(g, "id", NULL, &s, err))) return rc;
+    if (s) snprintf(c->id, sizeof c->id, "%s", s);
 
     const struct xg_conf *admin = xg_conf_get(g, "admin");
     if (admin) {
         if ((rc = xg_conf_expect(admin, XG_CONF_MAP, "admin", err))) return rc;
-        if ((rc = xg_conf_string(admin, "listen", c->admin_listen, &s, err))) return rc;
-        snprintf(c->admin_listen, sizeof c->admin_listen, "%s", s);
+        if ((rc = xg_conf_string(admin, "listen", NULL, &s, err))) return rc;
+        if (s) snprintf(c->admin_listen, sizeof c->admin_listen, "%s", s);
         if ((rc = xg_conf_string(admin, "token_file", NULL, &s, err))) return rc;
         if (s && !getenv("XRGATE_ADMIN_TOKEN") &&
             (rc = read_secret_file(s, c->admin_token, sizeof c->admin_token,

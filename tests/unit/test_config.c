@@ -50,6 +50,7 @@ static void test_embedded_default_is_valid(void **state)
     assert_int_equal(gw.n_adapters, 1);
     assert_string_equal(gw.adapters[0]->a.ops->type, "synth");
     assert_string_equal(gw.conf.admin_listen, "127.0.0.1:8080");
+    assert_string_equal(gw.conf.id, "xrgate");
     assert_true(gw.conf.table.max_horizon_ns == 100 * INT64_C(1000000));
     assert_true(gw.conf.table.stale_ns == 500 * INT64_C(1000000));
     assert_true(gw.conf.table.expire_ns == 10000 * INT64_C(1000000));
@@ -96,6 +97,22 @@ static void test_errors_have_positions(void **state)
                  "t.yaml:3:10: admin.tls needs both 'cert' and 'key'");
     expect_error("gateway:\n  admin:\n    token_file: /nonexistent/xrgate-token\n",
                  "t.yaml:3:17: cannot read token_file '/nonexistent/xrgate-token'");
+}
+
+static void test_defaults_without_gateway_section(void **state)
+{
+    (void)state;
+    struct xg_gateway gw;
+    struct xg_error err = {0};
+    struct xg_gateway_opts o = {.config_text = "adapters: []\n"};
+    assert_int_equal(xg_gateway_load(&gw, &o, &err), 0);
+    assert_string_equal(gw.conf.id, "xrgate");
+    assert_string_equal(gw.conf.admin_listen, "127.0.0.1:8080");
+    xg_gateway_free(&gw);
+    o.config_text = "gateway: {admin: {token_file: null}}\n";
+    assert_int_equal(xg_gateway_load(&gw, &o, &err), -ENOENT);
+    assert_non_null(strstr(err.msg, "cannot read token_file 'null'"));
+    xg_gateway_free(&gw);
 }
 
 static void test_env_expansion(void **state)
@@ -160,6 +177,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_embedded_default_is_valid),
         cmocka_unit_test(test_errors_have_positions),
+        cmocka_unit_test(test_defaults_without_gateway_section),
         cmocka_unit_test(test_env_expansion),
         cmocka_unit_test(test_metrics_render),
     };
