@@ -11,8 +11,8 @@ set -eu
 # compile and embed
 BUILD_PKGS="build-essential cmake pkg-config libevent-dev libmbedtls-dev libjansson-dev \
 libyaml-dev"
-# run the test suite (cmocka unit tests, Python integration tests)
-TEST_PKGS="libcmocka-dev python3 curl"
+# run the test suite (cmocka unit tests, Python integration tests, static analysis)
+TEST_PKGS="libcmocka-dev python3 curl cppcheck"
 # fuzzing (make fuzz): clang with libFuzzer and the sanitizer runtimes
 FUZZ_PKGS="clang libclang-rt-14-dev"
 # the binary at run time (netbase: /etc/protocols and /etc/services)
