@@ -2,6 +2,8 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
+#include <grp.h>
+#include <pwd.h>
 #include <netdb.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -64,6 +66,33 @@ static int healthcheck(const char *addr)
     return 0;
 }
 
+/* Drop root privileges to `user` (after every listening socket is bound). 0 or -1 (printed). */
+static int drop_privileges(const char *user)
+{
+    struct passwd *pw = getpwnam(user);
+    if (!pw) {
+        xg_log(XG_LOG_ERROR, "gateway", "--user: no such user '%s'", user);
+        return -1;
+    }
+    if (getuid() != 0 && geteuid() != 0) {
+        if (geteuid() == pw->pw_uid) return 0;
+        xg_log(XG_LOG_ERROR, "gateway", "--user %s: not running as root, cannot switch user", user);
+        return -1;
+    }
+    if (setgroups(0, NULL) || setgid(pw->pw_gid) || setuid(pw->pw_uid)) {
+        xg_log(XG_LOG_ERROR, "gateway", "--user %s: cannot drop privileges: %s", user,
+               strerror(errno));
+        return -1;
+    }
+    if (setuid(0) == 0) {
+        xg_log(XG_LOG_ERROR, "gateway", "--user %s: root could be regained; refusing to run", user);
+        return -1;
+    }
+    xg_log(XG_LOG_INFO, "gateway", "running as user %s (uid %u, gid %u)", user,
+           (unsigned)pw->pw_uid, (unsigned)pw->pw_gid);
+    return 0;
+}
+
 static void usage(FILE *f)
 {
     fprintf(
@@ -78,7 +107,8 @@ static void usage(FILE *f)
         "      --log-format FMT  text (default) or json: one JSON object per line\n"
         "  -V, --version         print the version and exit\n"
         "\n"
-        "environment: XRGATE_CONFIG, XRGATE_LOG_LEVEL, XRGATE_ADMIN_LISTEN, XRGATE_ADMIN_TOKEN;\n"
+        "environment: XRGATE_CONFIG, XRGATE_LOG_LEVEL, XRGATE_ADMIN_LISTEN, XRGATE_ADMIN_TOKEN,\n"
+        "XRGATE_USER;\n"
         "${VAR} and ${VAR:-default} are expanded inside the YAML file.\n");
 }
 
@@ -91,6 +121,7 @@ int main(int argc, char **argv)
         {"healthcheck", optional_argument, NULL, OPT_HEALTHCHECK},
         {"log-level", required_argument, NULL, 'l'},
         {"log-format", required_argument, NULL, OPT_LOG_FORMAT},
+        {"user", required_argument, NULL, 'u'},
         {"version", no_argument, NULL, 'V'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -98,8 +129,9 @@ int main(int argc, char **argv)
     const char *config = getenv("XRGATE_CONFIG");
     const char *log_level = getenv("XRGATE_LOG_LEVEL");
     bool check = false;
+    const char *user = getenv("XRGATE_USER");
     int c;
-    while ((c = getopt_long(argc, argv, "c:l:Vh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "c:l:u:Vh", longopts, NULL)) != -1) {
         switch (c) {
         case 'c':
             config = optarg;
@@ -122,6 +154,9 @@ int main(int argc, char **argv)
                 fprintf(stderr, "xrgate: --log-format must be text or json, not '%s'\n", optarg);
                 return 2;
             }
+            break;
+        case 'u':
+            user = optarg;
             break;
         case 'V':
             printf("xrgate %s\n", XRGATE_VERSION);
@@ -154,6 +189,10 @@ int main(int argc, char **argv)
     if (opts.admin_listen && !*opts.admin_listen) opts.admin_listen = NULL;
     if (opts.admin_token && !*opts.admin_token) opts.admin_token = NULL;
 
+    if (user && *user && !getpwnam(user)) {
+        fprintf(stderr, "xrgate: --user: no such user '%s'\n", user);
+        return 1;
+    }
     struct xg_gateway gw;
     struct xg_error err = {0};
     int rc = xg_gateway_load(&gw, &opts, &err);
@@ -171,6 +210,10 @@ int main(int argc, char **argv)
     rc = xg_gateway_start(&gw, &err);
     if (rc) {
         xg_log(XG_LOG_ERROR, "gateway", "%s", err.msg[0] ? err.msg : "start failed");
+        xg_gateway_free(&gw);
+        return 1;
+    }
+    if (user && *user && drop_privileges(user)) {
         xg_gateway_free(&gw);
         return 1;
     }
