@@ -51,7 +51,8 @@ def main():
             # the reported velocity explains the motion (smooth paths, ~100 ms apart)
             pred = [p + v * dt for p, v in zip(prev["position"], prev["velocity"])]
             err = norm([x - y for x, y in zip(e["position"], pred)])
-            assert err < 0.05, (e["name"], err)
+            # paths accelerate by < 3 m/s²: second-order term bounds the error
+            assert err < 0.01 + 0.5 * 3.0 * dt * dt, (e["name"], err, dt)
         assert abs(b["entities"][0]["position"][1] - 1.7) < 0.1  # the head stands 1.7 m up (Y up)
 
         ad = gw.get_json("/api/adapters")["adapters"]
