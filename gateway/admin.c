@@ -4,9 +4,13 @@
  *   GET /metrics        Prometheus text
  *   GET /api/entities   {"time_ns":..., "entities":[...]} predicted to the request time
  *   GET /api/adapters   {"adapters":[{"name","type","state","peer","counters":{...}}]}
+ *   GET /               the web inspector page; /inspector/<file> its static assets
+ *   GET /events         Server-Sent Events for the inspector (gateway/inspector.h)
  *
- * With a token configured (admin.token_file or XRGATE_ADMIN_TOKEN), every path but /healthz needs
- * `Authorization: Bearer <token>` (compared in constant time) and answers 401 otherwise. */
+ * With a token configured (admin.token_file or XRGATE_ADMIN_TOKEN), every path but /healthz and
+ * the inspector's static assets needs `Authorization: Bearer <token>` (compared in constant time)
+ * and answers 401 otherwise; `/` and `/events` also accept `?token=<token>` (EventSource cannot
+ * set headers). */
 #include <errno.h>
 #include <event2/buffer.h>
 #include <event2/event.h>
@@ -24,6 +28,7 @@
 
 #include "core/clock.h"
 #include "gateway/gateway.h"
+#include "gateway/inspector.h"
 
 #define COMPONENT "admin"
 
@@ -245,16 +250,22 @@ static void handle(struct evhttp_request *req, void *arg)
         send_text(req, 200, "OK", "text/plain", "ok\n");
         return;
     }
+    if (xg_inspector_is_asset(p)) {
+        xg_inspector_serve(gw, req, p);
+        return;
+    }
+    bool inspector = !strcmp(p, "/") || !strcmp(p, "/events");
     if (gw->conf.admin_token[0]) {
         const char *auth =
             evhttp_find_header(evhttp_request_get_input_headers(req), "Authorization");
-        if (!auth || strncmp(auth, "Bearer ", 7) || !ct_equal(auth + 7, gw->conf.admin_token)) {
+        if ((!auth || strncmp(auth, "Bearer ", 7) || !ct_equal(auth + 7, gw->conf.admin_token)) &&
+            !(inspector && xg_inspector_query_token_ok(req, gw->conf.admin_token))) {
             evhttp_add_header(evhttp_request_get_output_headers(req), "WWW-Authenticate",
                               "Bearer realm=\"xrgate\"");
             send_text(req, 401, "Unauthorized", "text/plain",
                       auth ? "401 unauthorized: the bearer token does not match\n"
                            : "401 unauthorized: this endpoint needs 'Authorization: Bearer "
-                             "<token>'\n");
+                             "<token>' (/ and /events also take ?token=<token>)\n");
             return;
         }
     }
@@ -269,9 +280,14 @@ static void handle(struct evhttp_request *req, void *arg)
         handle_entities(gw, req);
     else if (!strcmp(p, "/api/adapters"))
         handle_adapters(gw, req);
+    else if (!strcmp(p, "/events"))
+        xg_inspector_events(gw, req);
+    else if (!strcmp(p, "/"))
+        xg_inspector_serve(gw, req, p);
     else
         send_text(req, 404, "Not Found", "text/plain",
-                  "404 not found (try /healthz, /metrics, /api/entities, /api/adapters)\n");
+                  "404 not found (try /, /events, /healthz, /metrics, /api/entities, "
+                  "/api/adapters)\n");
 }
 
 int xg_admin_start(struct xg_gateway *gw, struct xg_error *err)
@@ -320,6 +336,7 @@ int xg_admin_start(struct xg_gateway *gw, struct xg_error *err)
 
 void xg_admin_stop(struct xg_gateway *gw)
 {
+    xg_inspector_stop(gw);
     if (gw->http) {
         evhttp_free(gw->http);
         gw->http = NULL;

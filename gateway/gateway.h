@@ -22,6 +22,7 @@
 struct event_base;
 struct event;
 struct evhttp;
+struct xg_inspector;
 
 /** Per-instance bookkeeping around an adapter (the adapter is the first member). */
 struct xg_gw_adapter {
@@ -57,6 +58,7 @@ struct xg_gateway {
     int n_adapters;
     struct evhttp *http;
     char admin_bound[128]; /* actual "host:port" after bind */
+    struct xg_inspector *inspector; /* web inspector state (gateway/inspector.c), NULL until used */
     struct event *expire_ev, *lag_ev, *sigint_ev, *sigterm_ev;
     int64_t lag_expected_ns;
     double loop_lag_s, loop_lag_max_s;

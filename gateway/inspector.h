@@ -1,0 +1,74 @@
+/* The web inspector (issue 10): a page served by the admin HTTP server and a Server-Sent Events
+ * stream of the entity table.
+ *
+ *   GET /                 the page (index.html, embedded into the binary at build time)
+ *   GET /inspector/<f>    its assets: the page's ES modules and CSS, three.js (from the npm
+ *                         registry, installed by `npm ci` at build time from
+ *                         gateway/web/package-lock.json). Static code only: no token needed.
+ *   GET /events           text/event-stream: `event: hello` once, then `event: state` about
+ *                         30 times a second with the poses of every entity predicted to the
+ *                         send time and a summary of every adapter (README "Web inspector").
+ *
+ * The token rule of the admin API applies to `/` and `/events`; since a browser's EventSource
+ * cannot set headers, `?token=<token>` is accepted there as well as `Authorization: Bearer`.
+ *
+ * Limits: at most XG_INSPECTOR_MAX_CLIENTS concurrent /events streams (more get 503 with
+ * Retry-After); a client whose unsent output grows beyond XG_INSPECTOR_MAX_BUFFERED bytes (a
+ * browser tab that stopped reading) is disconnected and counted. Single-threaded: call from the
+ * reactor thread only. */
+#ifndef XG_INSPECTOR_H
+#define XG_INSPECTOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct xg_gateway;
+struct evhttp_request;
+
+#define XG_INSPECTOR_MAX_CLIENTS 16          /* concurrent /events streams */
+#define XG_INSPECTOR_MAX_BUFFERED (4u << 20) /* bytes queued to one client before it is dropped */
+#define XG_INSPECTOR_PERIOD_US 33333         /* /events cadence: ~30 Hz */
+#define XG_INSPECTOR_KEEPALIVE_S 15          /* ": keep-alive" comment period, seconds */
+#define XG_INSPECTOR_RETRY_MS 1000           /* `retry:` sent to EventSource clients, ms */
+
+/** One file embedded into the binary (table generated at build time by the CMake block
+ *  "web inspector" into <build>/web/embedded_web.c). `data` .. `end` are the bytes (a NUL
+ *  follows `end`); `path` is the URL path ("/inspector/three.module.js"). */
+struct xg_web_file {
+    const char *path;
+    const char *content_type;
+    const unsigned char *data, *end;
+};
+/** The embedded files, terminated by an entry with path NULL. */
+extern const struct xg_web_file xg_web_files[];
+
+/** Counters of the inspector (for tests and logs). */
+struct xg_inspector_stats {
+    uint64_t clients_total;   /* /events streams accepted */
+    uint64_t clients_refused; /* answered 503: XG_INSPECTOR_MAX_CLIENTS reached */
+    uint64_t clients_dropped; /* disconnected: output buffer beyond XG_INSPECTOR_MAX_BUFFERED */
+    uint64_t frames;          /* state frames built */
+    int clients;              /* streams open now */
+};
+
+/** True for paths the inspector serves without a token: "/inspector/..." (static code). */
+bool xg_inspector_is_asset(const char *path);
+
+/** True if the request's query string has `token=<token>` (constant-time comparison). */
+bool xg_inspector_query_token_ok(struct evhttp_request *req, const char *token);
+
+/** Serve "/" (the page) or an embedded asset; 404 if unknown, 405 if not GET/HEAD. Answers
+ *  If-None-Match with 304 (ETags are content hashes). */
+void xg_inspector_serve(struct xg_gateway *gw, struct evhttp_request *req, const char *path);
+
+/** Start an SSE stream on req (GET /events). Answers 503 when the client cap is reached. */
+void xg_inspector_events(struct xg_gateway *gw, struct evhttp_request *req);
+
+/** Close every stream and free the inspector state (before evhttp_free; idempotent). */
+void xg_inspector_stop(struct xg_gateway *gw);
+
+/** Counters; zeros when no client ever connected. */
+struct xg_inspector_stats xg_inspector_stats(const struct xg_gateway *gw);
+
+#endif

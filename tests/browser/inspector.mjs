@@ -1,0 +1,208 @@
+// Browser test of the web inspector, driven by tests/integration/test_inspector_browser.py
+// (which starts xrgate, and restarts it on request to test reconnection).
+//
+//   node inspector.mjs --url http://127.0.0.1:PORT/ --node-modules <build>/web/node_modules
+//                      --screenshot <build>/test-output/inspector.png --entities 6
+//
+// Debian's Chromium (/usr/bin/chromium, or $XG_CHROMIUM) through playwright-core; no browser is
+// ever downloaded. Protocol with the Python driver on stdout/stdin, one line each:
+//   -> "RESTART"      (stdout) please restart the gateway on the same port
+//   <- "RESTARTED"    (stdin)  done
+//   -> "RESULT {...}" (stdout) the measurements; exit code 0 when every check passed.
+import { createRequire } from 'node:module';
+import { mkdtempSync, rmSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+
+const args = Object.fromEntries(process.argv.slice(2).reduce((acc, a, i, all) => {
+  if (a.startsWith('--')) acc.push([a.slice(2), all[i + 1]]);
+  return acc;
+}, []));
+const require = createRequire(join(args['node-modules'], 'x.js'));
+const { chromium } = require('playwright-core');
+
+const URL_ = args.url;
+const API = new URL('/api/entities', URL_).href;
+const N = Number(args.entities);
+const log = (...m) => console.error('[browser]', ...m);
+const checks = [];
+function check(cond, what, detail) {
+  checks.push({ ok: !!cond, what, detail });
+  if (!cond) log('FAIL', what, detail === undefined ? '' : JSON.stringify(detail));
+}
+
+const stdinLines = createInterface({ input: process.stdin });
+const waitLine = (want) => new Promise((resolve) => {
+  stdinLines.on('line', (l) => { if (l.trim() === want) resolve(); });
+});
+
+// what the page shows, read in one task so the table and the scene belong to the same frame
+async function snapshot(page) {
+  return page.evaluate(() => {
+    const ins = window.xrgateInspector;
+    const rows = {};
+    for (const tr of document.querySelectorAll('#entities tbody tr')) {
+      const c = tr.cells;
+      rows[tr.dataset.name] = { kind: c[1].textContent, origin: c[2].textContent,
+                                position: c[3].textContent.split(',').map(Number),
+                                rate: Number(c[4].textContent), quality: c[6].textContent };
+    }
+    const adapters = {};
+    for (const tr of document.querySelectorAll('#adapters tbody tr')) {
+      const c = tr.cells;
+      adapters[tr.dataset.name] = { type: c[1].textContent, state: c[2].textContent,
+                                    in_per_s: Number(c[4].textContent) };
+    }
+    return { time_ns: Number(document.getElementById('entities').dataset.timeNs),
+             frame_time_ns: ins.last ? ins.last.time_ns : null,
+             frames: ins.frames, connects: ins.connects, connection: ins.connection,
+             rows, adapters, poses: ins.view ? ins.view.poses() : null,
+             viewError: ins.viewError };
+  });
+}
+
+const norm = (v) => Math.hypot(...v);
+const sub = (a, b) => a.map((x, i) => x - b[i]);
+function qmul([ax, ay, az, aw], [bx, by, bz, bw]) {
+  return [aw * bx + ax * bw + ay * bz - az * by, aw * by - ax * bz + ay * bw + az * bx,
+          aw * bz + ax * by - ay * bx + az * bw, aw * bw - ax * bx - ay * by - az * bz];
+}
+function rotateBy(q, w, dt) { // world-frame angular velocity w (rad/s) for dt s
+  const ang = norm(w) * dt;
+  if (Math.abs(ang) < 1e-12) return q;
+  const s = Math.sin(ang / 2);
+  return qmul([w[0] * dt / ang * s, w[1] * dt / ang * s, w[2] * dt / ang * s, Math.cos(ang / 2)], q);
+}
+const angleDeg = (a, b) =>
+  2 * Math.acos(Math.min(1, Math.abs(a.reduce((s, x, i) => s + x * b[i], 0)))) * 180 / Math.PI;
+
+// compare a snapshot with /api/entities extrapolated to the snapshot's frame time
+function comparePoses(snap, api, label) {
+  const dt = (snap.frame_time_ns - api.time_ns) * 1e-9;
+  check(Math.abs(dt) < 0.5, `${label}: page frame and /api/entities within 0.5 s`, dt);
+  let worstTable = 0, worstScene = 0, worstAngle = 0;
+  for (const e of api.entities) {
+    const want = e.position.map((p, i) => p + e.velocity[i] * dt);
+    const row = snap.rows[e.name];
+    const pose = snap.poses && snap.poses[e.name];
+    check(row, `${label}: ${e.name} listed`);
+    check(pose, `${label}: ${e.name} in the 3D scene`);
+    if (!row || !pose) continue;
+    check(row.kind === e.kind && row.origin === e.origin, `${label}: ${e.name} kind/origin`, row);
+    worstTable = Math.max(worstTable, norm(sub(row.position, want)));
+    worstScene = Math.max(worstScene, norm(sub(pose.position, want)));
+    worstAngle = Math.max(worstAngle,
+                          angleDeg(pose.orientation, rotateBy(e.orientation, e.angular_velocity, dt)));
+  }
+  // table: 3 decimals; both: extrapolation error over |dt| (smooth synth paths)
+  const tol = 0.01 + 0.5 * Math.abs(dt) * Math.abs(dt);
+  check(worstTable < tol, `${label}: table positions match /api/entities (m)`, worstTable);
+  check(worstScene < tol, `${label}: scene positions match /api/entities (m)`, worstScene);
+  check(worstAngle < 1.5, `${label}: scene orientations match /api/entities (deg)`, worstAngle);
+  return { dt, worstTable, worstScene, worstAngle };
+}
+
+async function main() {
+  const profile = mkdtempSync(join(tmpdir(), 'xrgate-chromium-'));
+  const result = {};
+  const ctx = await chromium.launchPersistentContext(profile, {
+    executablePath: process.env.XG_CHROMIUM || '/usr/bin/chromium',
+    headless: true,
+    viewport: { width: 1280, height: 760 },
+    args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-quic', '--no-first-run',
+           '--disable-background-networking', '--disable-component-update', '--disable-sync',
+           // WebGL without a GPU: SwiftShader (software), which Chromium only allows on request
+           '--use-angle=swiftshader', '--enable-unsafe-swiftshader'],
+  });
+  try {
+    const page = ctx.pages()[0] || await ctx.newPage();
+    const consoleErrors = [];
+    page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
+    page.on('pageerror', (e) => consoleErrors.push(String(e)));
+    const external = [];
+    page.on('request', (r) => { if (!r.url().startsWith(new URL(URL_).origin)) external.push(r.url()); });
+
+    const t0 = Date.now();
+    await page.goto(URL_, { waitUntil: 'load' });
+    result.load_ms = Date.now() - t0;
+    await page.waitForFunction((n) => {
+      const ins = window.xrgateInspector;
+      return ins && (ins.viewError || (ins.view && ins.view.entities.size === n &&
+              document.querySelectorAll('#entities tbody tr').length === n && ins.view.frames > 2));
+    }, N, { timeout: 15000 });
+    result.first_frame_ms = Date.now() - t0;
+
+    const a = await snapshot(page);
+    const apiA = await (await fetch(API)).json();
+    check(!a.viewError, '3D view loaded (three.js embedded, WebGL available)', a.viewError);
+    check(Object.keys(a.rows).length === N, `${N} entities listed`, Object.keys(a.rows));
+    check(a.connection === 'live', 'connection live', a.connection);
+    result.a = comparePoses(a, apiA, 'first look');
+
+    await page.waitForTimeout(500);
+    const b = await snapshot(page);
+    const apiB = await (await fetch(API)).json();
+    result.b = comparePoses(b, apiB, '500 ms later');
+    check(b.frames - a.frames >= 5, 'SSE frames keep arriving (>= 5 in 500 ms)', b.frames - a.frames);
+    for (const name of Object.keys(a.rows)) {
+      const dTable = norm(sub(b.rows[name].position, a.rows[name].position));
+      const dScene = norm(sub(b.poses[name].position, a.poses[name].position));
+      check(dTable > 0.001 && dScene > 0.001, `${name} moves over 500 ms`, { dTable, dScene });
+    }
+    const demo = b.adapters.demo;
+    check(demo && demo.type === 'synth' && demo.state === 'running', 'adapter demo listed', demo);
+    check(demo && demo.in_per_s > 0, 'adapter row shows a non-zero input rate', demo);
+    const kinds = Object.fromEntries(Object.entries(b.poses).map(([k, v]) => [k, v.kind]));
+    check(kinds['demo/head'] === 'head' && kinds['demo/left_hand'] === 'left_hand',
+          'glyph kinds', kinds);
+    check(Object.values(b.poses).every((p) => p.trail > 3), 'trails drawn',
+          Object.values(b.poses).map((p) => p.trail));
+
+    // the WebGL canvas actually shows something: pixels differing from the background
+    result.pixels = await page.evaluate(() => window.xrgateInspector.view.pixelStats());
+    check(result.pixels.drawn > 0.002 * result.pixels.total, 'the 3D view draws (non-background pixels)',
+          result.pixels);
+    check(result.pixels.origin > 50, 'entities drawn in their origin colour', result.pixels);
+
+    mkdirSync(dirname(args.screenshot), { recursive: true });
+    await page.screenshot({ path: args.screenshot });
+    result.screenshot = args.screenshot;
+
+    // reconnect: the gateway goes away and comes back on the same port
+    console.log('RESTART');
+    await page.waitForFunction(() => window.xrgateInspector.connection !== 'live', null,
+                               { timeout: 10000 });
+    const lost = await page.evaluate(() => document.getElementById('conn').textContent);
+    check(/lost|disconnected|connecting/.test(lost), 'connection loss shown', lost);
+    await waitLine('RESTARTED');
+    const before = await page.evaluate(() => window.xrgateInspector.connects);
+    await page.waitForFunction((c) => window.xrgateInspector.connects > c &&
+                                      window.xrgateInspector.connection === 'live', before,
+                               { timeout: 15000 });
+    const c = await snapshot(page);
+    await page.waitForTimeout(300);
+    const d = await snapshot(page);
+    check(d.frames > c.frames && Object.keys(d.rows).length === N, 'reconnected and streaming',
+          { frames: [c.frames, d.frames], rows: Object.keys(d.rows).length });
+
+    check(external.length === 0, 'no request leaves the gateway (works offline)', external);
+    check(consoleErrors.filter((m) => !/EventSource|ERR_CONNECTION_REFUSED|Failed to load resource/.test(m))
+      .length === 0, 'no console errors', consoleErrors);
+    result.console = consoleErrors;
+  } finally {
+    await ctx.close();
+    rmSync(profile, { recursive: true, force: true });
+  }
+  result.checks = checks;
+  result.failed = checks.filter((c) => !c.ok).length;
+  console.log('RESULT ' + JSON.stringify(result));
+  stdinLines.close();
+  process.exit(result.failed ? 1 : 0);
+}
+
+main().catch((e) => {
+  log('error:', e && e.stack ? e.stack : e);
+  console.log('RESULT ' + JSON.stringify({ error: String(e), checks }));
+  process.exit(2);
+});
