@@ -1280,6 +1280,43 @@ static void test_truncated_never_overreads(void **state)
     }
 }
 
+/* Huge VarUInt counts and lengths (up to 2^64-1) are rejected before any size arithmetic. */
+static void test_huge_lengths_rejected(void **state)
+{
+    (void)state;
+    struct xg_error err = {0};
+    struct rtp_gs_object d;
+    struct buf p = {.n = 0};
+    hex(&p, "01 E2 FF FF FF FF FF FF FF FF 04 00 05");
+    assert_int_equal(dec1(&p, &d, &err), -EBADMSG);
+    assert_non_null(strstr(err.msg, "Length 18446744073709551615 is past the end (3 bytes left)"));
+
+    p.n = 0; /* Mesh1 numVertices 2^64-1 */
+    hex(&p, "80 80 0E 1B 02 60 E2 FF FF FF FF FF FF FF FF 00 00");
+    assert_int_equal(dec1(&p, &d, &err), -EPROTO);
+    assert_non_null(strstr(err.msg, "numVertices 18446744073709551615 must be 3..256"));
+
+    p.n = 0; /* Mesh2 URL length 2^32-1 */
+    hex(&p, "80 84 36 05");
+    zeros(&p, 48);
+    hex(&p, "E1 FF FF FF FF 00");
+    assert_int_equal(dec1(&p, &d, &err), -EPROTO);
+    assert_non_null(strstr(err.msg, "mesh URL: length 4294967295 at offset 49 exceeds 1024"));
+
+    p.n = 0; /* Head1 IPD sub-TLV Length 2^64-1 */
+    hex(&p, "01 2C 04 00 05");
+    appc_tail(&p);
+    hex(&p, "80 82 E2 FF FF FF FF FF FF FF FF");
+    assert_int_equal(dec1(&p, &d, &err), -EPROTO);
+    assert_non_null(strstr(err.msg, "HeadIPD1 Length 18446744073709551615 is 0 or past the body"));
+
+    p.n = 0; /* a tag of 2^64-1 is just unknown, skipped by its Length */
+    hex(&p, "E2 FF FF FF FF FF FF FF FF 01 AA");
+    assert_int_equal(dec1(&p, &d, &err), 0);
+    assert_int_equal(d.type, RTP_GS_UNKNOWN);
+    assert_true(d.tag == UINT64_MAX);
+}
+
 /* ---- Round trips with random values ---- */
 
 static uint32_t rng = 12345u;
@@ -1741,6 +1778,7 @@ int main(void)
         cmocka_unit_test(test_framing_errors_stop),
         cmocka_unit_test(test_leftovers_and_sub_tlvs),
         cmocka_unit_test(test_truncated_never_overreads),
+        cmocka_unit_test(test_huge_lengths_rejected),
         cmocka_unit_test(test_round_trip_random),
         cmocka_unit_test(test_encode_atomic_and_packing),
         cmocka_unit_test(test_vector_files),
