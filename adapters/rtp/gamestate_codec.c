@@ -448,12 +448,18 @@ static int check_texture(uint8_t sel, const struct rtp_gs_bytes *url, const char
     return 0;
 }
 
+/* A String already checked by check_str. */
+static void put_str(struct xg_writer *w, const struct rtp_gs_bytes *s)
+{
+    rtp_gs_write_varuint(w, s->len);
+    if (s->len) xg_write_bytes(w, s->ptr, s->len);
+}
+
 static void put_texture(struct xg_writer *w, uint8_t sel, const struct rtp_gs_bytes *url,
                         uint8_t pt)
 {
     if (sel == RTP_GS_TEXTURE_URL) {
-        rtp_gs_write_varuint(w, url->len);
-        if (url->len) xg_write_bytes(w, url->ptr, url->len);
+        put_str(w, url);
     } else if (sel == RTP_GS_TEXTURE_RTP_PT) {
         xg_write_u8(w, pt);
     }
@@ -546,8 +552,7 @@ static int encode_body(struct xg_writer *w, const struct rtp_gs_object *o, struc
         put_loc2(w, &m->loc);
         put_rot2(w, &m->rot);
         put_loc2(w, &m->scale);
-        rtp_gs_write_varuint(w, m->mesh_url.len);
-        if (m->mesh_url.len) xg_write_bytes(w, m->mesh_url.ptr, m->mesh_url.len);
+        put_str(w, &m->mesh_url);
         xg_write_u8(w, m->texture);
         put_texture(w, m->texture, &m->texture_url, m->texture_pt);
         put_parent(w, m->has_parent, m->parent_id);
