@@ -16,6 +16,7 @@
 #define XG_ADAPTER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/conf.h"
@@ -63,6 +64,10 @@ struct xg_adapter_ops {
     /* optional: an entity appeared / is gone (expired or removed), for sinks that announce or
      * retract entities (LESS remove-entity, VRPN sensor numbering) */
     void (*entity_event)(struct xg_adapter *a, const struct xg_entity *e, bool added);
+    /* optional: write a session description (SDP text for RTP sessions) into buf (NUL-terminated,
+     * < size); returns its length or a negative errno. Served as GET /api/sdp/<adapter> and by
+     * `xrgate --sdp NAME`. May be called after create() without start(). */
+    int (*sdp)(const struct xg_adapter *a, char *buf, size_t size);
 };
 
 /** One configured adapter instance. Common fields are set by the gateway before create(). */
