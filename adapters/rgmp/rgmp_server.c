@@ -1,0 +1,614 @@
+/* `rgmp-server` adapter: serves the entity table to RGMP v2 clients (wire-rules.md decision 7).
+ *
+ * Config keys: listen ("0.0.0.0:12280"), max_clients (16), max_output_bytes (1 MiB: while a
+ * client's unsent output is above it, data frames for it are skipped; above 4× it the client is
+ * dropped; so a client costs at most 4× it plus one frame), reference_frame (the name written as
+ * every stream's reference_frame: "LTP_ENU" by default, "LTP_NED" when frame is that preset), plus
+ * the sink keys rate_hz (60; also the group's expected_rate_hz, 0 = send on change / event-driven),
+ * include, exclude. Without `frame:` the wire frame is the preset LTP_ENU.
+ *
+ * Devices: one per origin adapter (entities grouped by their origin), device_id = FNV-1a of the
+ * origin's name (stable across restarts), device_type = the origin's name, protocol_version
+ * "2.0.0", timestamp_epoch "unix_epoch". Every entity is three streams with target_frame = the
+ * entity's name: FLOAT[7] TRANSFORM, FLOAT[3] LINEAR_VELOCITY and FLOAT[3] ANGULAR_VELOCITY, all
+ * relative to reference_frame, in groups "poses" (up to 1000 entities per group, so a Data Frame
+ * stays below 64 KiB). A client gets every current definition when it connects, a new definition
+ * when an origin's entity set changes, and a Device Disconnect when an origin's entities are all
+ * gone. Data: on each tick, every group of an origin with an updated entity is sent whole, each
+ * entity predicted to the send time; timestamp_us is the send time (wall clock, µs), strictly
+ * increasing per device. Nothing is queued per update (the table's dirty set coalesces), memory
+ * per client is bounded by the output bound. Bytes sent by clients are read and discarded. */
+#include <errno.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+
+#include "adapters/rgmp/rgmp_codec.h"
+#include "core/adapter.h"
+#include "core/clock.h"
+#include "core/log.h"
+#include "core/net.h"
+#include "mappings/frame.h"
+
+#define ENTITIES_PER_GROUP 1000u
+#define ENTITY_BYTES 52u /* 7 + 3 + 3 floats */
+
+struct origin {
+    uint32_t *ids; /* entity ids, ascending */
+    size_t n, cap;
+    uint32_t *new_ids; /* membership being rebuilt */
+    size_t new_n, new_cap;
+    char name[64];
+    uint32_t device_id;
+    struct rgmp_definition *def;
+    uint8_t *def_frame; /* encoded definition frame */
+    size_t def_len;
+    uint64_t last_ts_us;
+    bool dirty; /* an entity was updated since the last data frame */
+    bool too_big_warned;
+};
+
+struct client {
+    struct bufferevent *bev;
+    char peer[64];
+    uint64_t known; /* origins whose definition this client has */
+    uint64_t skipped;
+    struct client *next;
+};
+
+struct rgmp_server {
+    char listen[256];
+    int64_t max_clients, max_output;
+    char reference_frame[64];
+    struct xg_frame own_frame;
+    const struct xg_frame *frame;
+    struct evconnlistener *lis;
+    char bound[128];
+    struct client *clients;
+    int n_clients;
+    struct origin origins[XG_MAX_ADAPTERS];
+    bool members_dirty;
+    uint8_t *buf; /* scratch for data frames */
+    size_t buf_cap;
+    uint64_t accepted, rejected, dropped_slow, frames_sent, frames_skipped, definitions_sent,
+        disconnects_sent, bytes_out;
+};
+
+/* ---- clients ---- */
+
+static void client_free(struct rgmp_server *s, struct client *c)
+{
+    for (struct client **pp = &s->clients; *pp; pp = &(*pp)->next)
+        if (*pp == c) {
+            *pp = c->next;
+            break;
+        }
+    if (c->bev) bufferevent_free(c->bev);
+    free(c);
+    s->n_clients--;
+}
+
+static size_t out_len(const struct client *c)
+{
+    return evbuffer_get_length(bufferevent_get_output(c->bev));
+}
+
+/* Write bytes to a client; drops it when its unsent output is past the hard bound (4 x
+ * max_output_bytes). Returns false if it was dropped. */
+static bool client_write(struct xg_adapter *a, struct client *c, const void *p, size_t n)
+{
+    struct rgmp_server *s = a->priv;
+    if (out_len(c) > (size_t)s->max_output * 4) {
+        XG_WARN(a->name,
+                "client %s: %zu bytes unsent (above 4 x max_output_bytes %" PRId64
+                "): dropping the slow client",
+                c->peer, out_len(c), s->max_output);
+        s->dropped_slow++;
+        a->drops++;
+        client_free(s, c);
+        return false;
+    }
+    if (bufferevent_write(c->bev, p, n) < 0) {
+        a->errors++;
+        client_free(s, c);
+        return false;
+    }
+    s->bytes_out += n;
+    return true;
+}
+
+static void client_read_cb(struct bufferevent *bev, void *arg)
+{
+    /* RGMP clients send nothing (§2): read and discard */
+    (void)arg;
+    struct evbuffer *in = bufferevent_get_input(bev);
+    evbuffer_drain(in, evbuffer_get_length(in));
+}
+
+static void client_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+    struct xg_adapter *a = arg;
+    struct rgmp_server *s = a->priv;
+    if (!(what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))) return;
+    for (struct client *c = s->clients; c; c = c->next)
+        if (c->bev == bev) {
+            XG_INFO(a->name, "client %s disconnected", c->peer);
+            client_free(s, c);
+            return;
+        }
+}
+
+static void accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct sockaddr *sa,
+                      int salen, void *arg)
+{
+    struct xg_adapter *a = arg;
+    struct rgmp_server *s = a->priv;
+    (void)lis;
+    (void)salen;
+    char peer[64];
+    xg_net_addr_str(sa, peer, sizeof peer);
+    if (s->n_clients >= s->max_clients) {
+        XG_WARN(a->name, "client %s refused: max_clients (%" PRId64 ") reached", peer,
+                s->max_clients);
+        s->rejected++;
+        evutil_closesocket(fd);
+        return;
+    }
+    struct client *c = calloc(1, sizeof *c);
+    if (c) c->bev = bufferevent_socket_new(a->base, fd, BEV_OPT_CLOSE_ON_FREE);
+    if (!c || !c->bev) {
+        free(c);
+        evutil_closesocket(fd);
+        a->errors++;
+        return;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    snprintf(c->peer, sizeof c->peer, "%s", peer);
+    bufferevent_setcb(c->bev, client_read_cb, NULL, client_event_cb, a);
+    bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+    c->next = s->clients;
+    s->clients = c;
+    s->n_clients++;
+    s->accepted++;
+    XG_INFO(a->name, "client %s connected (%d/%" PRId64 ")", peer, s->n_clients, s->max_clients);
+    /* every current definition; data follows on the next tick */
+    for (int i = 0; i < XG_MAX_ADAPTERS; i++) {
+        struct origin *o = &s->origins[i];
+        if (!o->def_frame) continue;
+        if (!client_write(a, c, o->def_frame, o->def_len)) return;
+        c->known |= UINT64_C(1) << i;
+        s->definitions_sent++;
+    }
+}
+
+/* ---- origins ---- */
+
+static uint32_t fnv1a(const char *t)
+{
+    uint32_t h = 2166136261u;
+    for (; *t; t++) {
+        h ^= (uint8_t)*t;
+        h *= 16777619u;
+    }
+    return h;
+}
+
+static int push_id(uint32_t **v, size_t *n, size_t *cap, uint32_t id)
+{
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 16;
+        uint32_t *nv = realloc(*v, nc * sizeof *nv);
+        if (!nv) return -ENOMEM;
+        *v = nv;
+        *cap = nc;
+    }
+    (*v)[(*n)++] = id;
+    return 0;
+}
+
+static int collect(void *user, const struct xg_entity *e, const struct xg_pose *pose)
+{
+    struct xg_adapter *a = user;
+    struct rgmp_server *s = a->priv;
+    (void)pose;
+    if (e->origin < 0 || e->origin >= XG_MAX_ADAPTERS) return 0;
+    struct origin *o = &s->origins[e->origin];
+    if (!o->new_n && !o->n) {
+        /* the origin adapter's name: the entity name's first segment */
+        const char *slash = strchr(e->name, '/');
+        size_t l = slash ? (size_t)(slash - e->name) : strlen(e->name);
+        if (l >= sizeof o->name) l = sizeof o->name - 1;
+        memcpy(o->name, e->name, l);
+        o->name[l] = '\0';
+        if (!o->name[0]) snprintf(o->name, sizeof o->name, "origin%d", e->origin);
+    }
+    push_id(&o->new_ids, &o->new_n, &o->new_cap, e->id);
+    return 0;
+}
+
+static void send_all(struct xg_adapter *a, int origin, const void *p, size_t n, bool is_def)
+{
+    struct rgmp_server *s = a->priv;
+    struct client *next;
+    for (struct client *c = s->clients; c; c = next) {
+        next = c->next;
+        uint64_t bit = UINT64_C(1) << origin;
+        if (!is_def && !(c->known & bit)) continue;
+        if (!client_write(a, c, p, n)) continue;
+        if (is_def) {
+            c->known |= bit;
+            s->definitions_sent++;
+        } else {
+            c->known &= ~bit;
+            s->disconnects_sent++;
+        }
+    }
+}
+
+static void origin_disconnect(struct xg_adapter *a, int i)
+{
+    struct rgmp_server *s = a->priv;
+    struct origin *o = &s->origins[i];
+    if (o->def_frame) {
+        uint8_t b[RGMP_HEADER_LEN + RGMP_DISCONNECT_LEN];
+        struct xg_writer w;
+        xg_writer_init(&w, b, sizeof b);
+        rgmp_encode_disconnect(&w, o->device_id);
+        send_all(a, i, b, w.len, false);
+        XG_INFO(a->name, "device %" PRIu32 " (%s): no entities left, Device Disconnect sent",
+                o->device_id, o->name);
+    }
+    rgmp_definition_free(o->def);
+    o->def = NULL;
+    free(o->def_frame);
+    o->def_frame = NULL;
+    o->def_len = 0;
+}
+
+static int origin_define(struct xg_adapter *a, int i)
+{
+    struct rgmp_server *s = a->priv;
+    struct origin *o = &s->origins[i];
+    struct xg_error err = {0};
+    if (!o->def) {
+        /* a stable device_id, unique among the current devices */
+        uint32_t id = fnv1a(o->name);
+        for (bool clash = true; clash;) {
+            clash = false;
+            for (int k = 0; k < XG_MAX_ADAPTERS; k++)
+                if (k != i && s->origins[k].def && s->origins[k].device_id == id) {
+                    id++;
+                    clash = true;
+                }
+        }
+        o->device_id = id;
+    }
+    struct rgmp_definition *def = rgmp_definition_new(o->device_id, o->name, RGMP_EPOCH_UNIX);
+    if (!def) return -ENOMEM;
+    int rc = 0;
+    for (size_t k = 0; k < o->n && rc >= 0; k++) {
+        if (k % ENTITIES_PER_GROUP == 0) {
+            char gname[32];
+            snprintf(gname, sizeof gname, k ? "poses%zu" : "poses", k / ENTITIES_PER_GROUP);
+            rc = rgmp_definition_add_group(def, gname, a->rate_hz, &err);
+            if (rc < 0) break;
+        }
+        const struct xg_entity *e = xg_table_get(a->table, o->ids[k]);
+        char fallback[32];
+        snprintf(fallback, sizeof fallback, "entity-%" PRIu32, o->ids[k]);
+        const char *tf = e ? e->name : fallback;
+        static const char *const types[] = {"FLOAT[7]", "FLOAT[3]", "FLOAT[3]"};
+        static const char *const measures[] = {"TRANSFORM", "LINEAR_VELOCITY", "ANGULAR_VELOCITY"};
+        for (int m = 0; m < 3 && rc >= 0; m++) {
+            struct rgmp_entry_spec spec = {.data_type = types[m],
+                                           .measure_type = measures[m],
+                                           .target_frame = tf,
+                                           .reference_frame = s->reference_frame};
+            rc = rgmp_definition_add_stream(def, def->n_groups - 1, &spec, &err);
+        }
+    }
+    uint8_t *frame = NULL;
+    size_t cap = 0;
+    struct xg_writer w = {0};
+    if (rc >= 0) {
+        char *json = NULL;
+        size_t jlen = 0;
+        rc = rgmp_definition_to_json(def, &json, &jlen, &err);
+        free(json);
+        if (rc >= 0 && jlen > RGMP_MAX_DEFINITION_DEFAULT) {
+            rc = xg_error_set(&err, -EMSGSIZE,
+                              "definition of %zu entities is %zu bytes, above the 1 MiB clients "
+                              "accept (D8)",
+                              o->n, jlen);
+        } else if (rc >= 0) {
+            cap = jlen + RGMP_HEADER_LEN;
+            frame = malloc(cap);
+            if (!frame) rc = -ENOMEM;
+        }
+    }
+    if (rc >= 0) {
+        xg_writer_init(&w, frame, cap);
+        rc = rgmp_encode_definition(&w, def, &err);
+    }
+    if (rc < 0) {
+        if (!o->too_big_warned) {
+            o->too_big_warned = true;
+            XG_ERR(a->name, "device for origin %s not served: %s", o->name, err.msg);
+        }
+        a->errors++;
+        free(frame);
+        rgmp_definition_free(def);
+        return rc;
+    }
+    rgmp_definition_free(o->def);
+    free(o->def_frame);
+    o->def = def;
+    o->def_frame = frame;
+    o->def_len = w.len;
+    o->dirty = true;
+    send_all(a, i, frame, w.len, true);
+    XG_DEBUG(a->name, "device %" PRIu32 " (%s): definition with %zu entities sent", o->device_id,
+             o->name, o->n);
+    return 0;
+}
+
+static void rebuild_members(struct xg_adapter *a, int64_t now)
+{
+    struct rgmp_server *s = a->priv;
+    s->members_dirty = false;
+    for (int i = 0; i < XG_MAX_ADAPTERS; i++)
+        s->origins[i].new_n = 0;
+    xg_table_foreach(a->table, a->index, now, collect, a);
+    for (int i = 0; i < XG_MAX_ADAPTERS; i++) {
+        struct origin *o = &s->origins[i];
+        bool same =
+            o->new_n == o->n && (!o->n || !memcmp(o->new_ids, o->ids, o->n * sizeof *o->ids));
+        /* swap the lists */
+        uint32_t *t = o->ids;
+        size_t tc = o->cap;
+        o->ids = o->new_ids;
+        o->n = o->new_n;
+        o->cap = o->new_cap;
+        o->new_ids = t;
+        o->new_cap = tc;
+        o->new_n = 0;
+        if (same && (o->def || !o->n)) continue;
+        if (!o->n)
+            origin_disconnect(a, i);
+        else
+            origin_define(a, i);
+    }
+}
+
+/* ---- egress ---- */
+
+static int mark_dirty(void *user, const struct xg_entity *e, const struct xg_pose *pose)
+{
+    struct xg_adapter *a = user;
+    struct rgmp_server *s = a->priv;
+    (void)pose;
+    if (e->origin >= 0 && e->origin < XG_MAX_ADAPTERS) s->origins[e->origin].dirty = true;
+    return 0;
+}
+
+static void send_data(struct xg_adapter *a, int i, int64_t now)
+{
+    struct rgmp_server *s = a->priv;
+    struct origin *o = &s->origins[i];
+    uint64_t ts = (uint64_t)xg_ns_to_us(xg_clock_mono_to_wall_ns(now));
+    if (ts <= o->last_ts_us) ts = o->last_ts_us + 1;
+    o->last_ts_us = ts;
+    size_t need = RGMP_HEADER_LEN + RGMP_DATA_HEADER_LEN + ENTITIES_PER_GROUP * ENTITY_BYTES;
+    if (s->buf_cap < need) {
+        uint8_t *nb = realloc(s->buf, need * 2);
+        if (!nb) {
+            a->errors++;
+            return;
+        }
+        s->buf = nb;
+        s->buf_cap = need * 2;
+    }
+    uint8_t *vals = s->buf + need; /* second half: the packed values */
+    for (size_t g = 0; g < o->def->n_groups; g++) {
+        size_t first = g * ENTITIES_PER_GROUP;
+        size_t n = o->n - first < ENTITIES_PER_GROUP ? o->n - first : ENTITIES_PER_GROUP;
+        struct xg_writer vw;
+        xg_writer_init(&vw, vals, need);
+        for (size_t k = first; k < first + n; k++) {
+            struct xg_pose p;
+            if (xg_entity_predict(a->table, o->ids[k], now, &p) < 0) {
+                memset(&p, 0, sizeof p);
+                p.orientation = XG_QUAT_IDENTITY;
+            }
+            xg_frame_pose_out(s->frame, &p);
+            float v[13] = {(float)p.position.x,         (float)p.position.y,
+                           (float)p.position.z,         (float)p.orientation.x,
+                           (float)p.orientation.y,      (float)p.orientation.z,
+                           (float)p.orientation.w,      (float)p.velocity.x,
+                           (float)p.velocity.y,         (float)p.velocity.z,
+                           (float)p.angular_velocity.x, (float)p.angular_velocity.y,
+                           (float)p.angular_velocity.z};
+            for (int j = 0; j < 13; j++)
+                xg_write_lef32(&vw, v[j]);
+            a->samples_out++;
+        }
+        struct xg_writer w;
+        xg_writer_init(&w, s->buf, need);
+        struct xg_error err = {0};
+        if (rgmp_encode_data(&w, o->def, (uint32_t)g, ts, vals, vw.len, &err) < 0) {
+            XG_ERR(a->name, "device %" PRIu32 ": %s", o->device_id, err.msg);
+            a->errors++;
+            return;
+        }
+        struct client *next;
+        for (struct client *c = s->clients; c; c = next) {
+            next = c->next;
+            if (!(c->known & (UINT64_C(1) << i))) continue;
+            if (out_len(c) > (size_t)s->max_output) {
+                c->skipped++;
+                s->frames_skipped++; /* slow client: coalesce, it gets the newest state later */
+                continue;
+            }
+            if (client_write(a, c, s->buf, w.len)) s->frames_sent++;
+        }
+    }
+}
+
+static void server_drain(struct xg_adapter *a)
+{
+    struct rgmp_server *s = a->priv;
+    int64_t now = xg_clock_mono_ns();
+    xg_table_drain(a->table, a->index, now, mark_dirty, a);
+    if (s->members_dirty) rebuild_members(a, now);
+    for (int i = 0; i < XG_MAX_ADAPTERS; i++) {
+        struct origin *o = &s->origins[i];
+        if (!o->dirty) continue;
+        o->dirty = false;
+        if (o->def && o->n) send_data(a, i, now);
+    }
+}
+
+static void server_entity_event(struct xg_adapter *a, const struct xg_entity *e, bool added)
+{
+    struct rgmp_server *s = a->priv;
+    (void)added;
+    if (e->sink_mask & (UINT64_C(1) << a->index)) s->members_dirty = true;
+}
+
+/* ---- ops ---- */
+
+static int server_create(struct xg_adapter *a, const struct xg_conf *conf, struct xg_error *err)
+{
+    struct rgmp_server *s = calloc(1, sizeof *s);
+    if (!s) return -ENOMEM;
+    a->priv = s;
+    s->members_dirty = true;
+    const char *listen, *ref;
+    int rc;
+    s->frame = a->frame;
+    if (!xg_conf_get(conf, "frame")) {
+        if ((rc = xg_frame_preset("LTP_ENU", &s->own_frame, err))) return rc;
+        s->frame = &s->own_frame;
+    }
+    const char *def_ref = !strcasecmp(s->frame->name, "LTP_NED") ? "LTP_NED" : "LTP_ENU";
+    if ((rc = xg_conf_string(conf, "listen", "0.0.0.0:12280", &listen, err)) ||
+        (rc = xg_conf_int(conf, "max_clients", 16, 1, 4096, &s->max_clients, err)) ||
+        (rc = xg_conf_int(conf, "max_output_bytes", 1 << 20, 4096, INT64_C(1) << 30, &s->max_output,
+                          err)) ||
+        (rc = xg_conf_string(conf, "reference_frame", def_ref, &ref, err)))
+        return rc;
+    char host[200];
+    int port = -1;
+    if (strlen(listen) >= sizeof s->listen ||
+        xg_net_split_hostport(listen, host, sizeof host, &port, 12280) < 0 || port < 0 ||
+        port > 65535)
+        return xg_conf_error(err, xg_conf_get(conf, "listen"), -EINVAL,
+                             "listen: '%s' is not host:port", listen);
+    if (!ref[0] || strlen(ref) >= sizeof s->reference_frame)
+        return xg_conf_error(err, xg_conf_get(conf, "reference_frame"), -EINVAL,
+                             "reference_frame: '%s' must be a non-empty name below 64 bytes", ref);
+    snprintf(s->listen, sizeof s->listen, "%s", listen);
+    snprintf(s->reference_frame, sizeof s->reference_frame, "%s", ref);
+    return 0;
+}
+
+static int server_start(struct xg_adapter *a)
+{
+    struct rgmp_server *s = a->priv;
+    struct sockaddr_storage ss;
+    socklen_t len;
+    struct xg_error err = {0};
+    int rc = xg_net_parse_addr(s->listen, "0.0.0.0", 12280, &ss, &len, &err);
+    if (rc < 0) {
+        XG_ERR(a->name, "listen: %s", err.msg);
+        return rc;
+    }
+    s->lis = evconnlistener_new_bind(
+        a->base, accept_cb, a, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_EXEC,
+        64, (struct sockaddr *)&ss, (int)len);
+    if (!s->lis) {
+        int e = EVUTIL_SOCKET_ERROR();
+        XG_ERR(a->name, "cannot listen on %s: %s", s->listen, evutil_socket_error_to_string(e));
+        return e > 0 ? -e : -EADDRINUSE;
+    }
+    struct sockaddr_storage b;
+    socklen_t bl = sizeof b;
+    if (getsockname(evconnlistener_get_fd(s->lis), (struct sockaddr *)&b, &bl) == 0)
+        xg_net_addr_str((struct sockaddr *)&b, s->bound, sizeof s->bound);
+    else
+        snprintf(s->bound, sizeof s->bound, "%s", s->listen);
+    XG_INFO(a->name, "RGMP server listening on %s (reference_frame %s)", s->bound,
+            s->reference_frame);
+    return 0;
+}
+
+static void server_status(const struct xg_adapter *a, struct xg_status *st)
+{
+    const struct rgmp_server *s = a->priv;
+    st->state = s->lis ? "listening" : "stopped";
+    snprintf(st->peer, sizeof st->peer, "%s", s->bound[0] ? s->bound : s->listen);
+    int devices = 0;
+    for (int i = 0; i < XG_MAX_ADAPTERS; i++)
+        devices += s->origins[i].def_frame != NULL;
+    xg_status_counter(st, "clients", (double)s->n_clients);
+    xg_status_counter(st, "devices", (double)devices);
+    xg_status_counter(st, "clients_accepted", (double)s->accepted);
+    xg_status_counter(st, "clients_refused", (double)s->rejected);
+    xg_status_counter(st, "clients_dropped_slow", (double)s->dropped_slow);
+    xg_status_counter(st, "data_frames_sent", (double)s->frames_sent);
+    xg_status_counter(st, "data_frames_skipped", (double)s->frames_skipped);
+    xg_status_counter(st, "definitions_sent", (double)s->definitions_sent);
+    xg_status_counter(st, "device_disconnects_sent", (double)s->disconnects_sent);
+    xg_status_counter(st, "bytes_out", (double)s->bytes_out);
+}
+
+static void server_stop(struct xg_adapter *a)
+{
+    struct rgmp_server *s = a->priv;
+    if (!s) return;
+    if (s->lis) {
+        evconnlistener_free(s->lis);
+        s->lis = NULL;
+    }
+    while (s->clients)
+        client_free(s, s->clients);
+}
+
+static void server_destroy(struct xg_adapter *a)
+{
+    struct rgmp_server *s = a->priv;
+    if (!s) return;
+    server_stop(a);
+    for (int i = 0; i < XG_MAX_ADAPTERS; i++) {
+        struct origin *o = &s->origins[i];
+        free(o->ids);
+        free(o->new_ids);
+        rgmp_definition_free(o->def);
+        free(o->def_frame);
+    }
+    free(s->buf);
+    free(s);
+    a->priv = NULL;
+}
+
+const struct xg_adapter_ops xg_rgmp_server_ops = {
+    .type = "rgmp-server",
+    .is_sink = true,
+    .create = server_create,
+    .start = server_start,
+    .drain = server_drain,
+    .status = server_status,
+    .stop = server_stop,
+    .destroy = server_destroy,
+    .entity_event = server_entity_event,
+};

@@ -1,0 +1,103 @@
+"""Integration: rgmp-server -> rgmp-client inside one gateway round-trips poses within float32
+precision. A Python RGMP server feeds `suit` (an analytic motion with hands relative to the hips);
+`out` (rgmp-server) republishes it and `rt` (rgmp-client) reads it back from `out`. With
+prediction held at the newest sample (max_horizon_ms: 0), once the stream stops every
+`rt/<origin>-<id>/<entity>` equals its `<entity>`: positions within 2e-6 m, orientations within
+float32 rounding, velocities within 1e-5."""
+import socket
+import sys
+import time
+
+from test_rgmp_client import (DEV, SUIT_DEF, RgmpServer, adapter, data_frame, definition_frame,
+                              entities, pose_values, wait_for)
+from xgtest import Gateway
+
+CONFIG = """
+gateway:
+  predict: {{max_horizon_ms: 0}}
+  entity: {{stale_ms: 60000, expire_ms: 120000}}
+adapters:
+  - name: suit
+    type: rgmp-client
+    connect: "127.0.0.1:{suit}"
+  - name: out
+    type: rgmp-server
+    listen: "127.0.0.1:{out}"
+    rate_hz: 100
+    exclude: ["rt/*"]        # do not echo what comes back
+  - name: rt
+    type: rgmp-client
+    connect: "127.0.0.1:{out}"
+"""
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def main():
+    srv = RgmpServer()
+    with Gateway(CONFIG.format(suit=srv.port, out=free_port())) as gw:
+        try:
+            run(gw, srv)
+        except BaseException:
+            print(gw.log())
+            raise
+        finally:
+            srv.shutdown()
+    print("rgmp round trip: ok")
+    return 0
+
+
+def run(gw, srv):
+    srv.accept()
+    srv.send(definition_frame(SUIT_DEF))
+    t0 = 50.0
+    n = 40
+    for k in range(n):
+        vals, _, _ = pose_values(t0 + 0.01 * k)
+        srv.send(data_frame(DEV, 0, int(time.time() * 1e6), vals))
+        time.sleep(0.01)
+    src = wait_for(lambda: (lambda e: e if len(e) == 4 else None)(entities(gw, "suit/")),
+                   what="suit entities")
+    prefix = None
+
+    def settled():
+        nonlocal prefix
+        rt = entities(gw, "rt/")
+        if len(rt) != 4:
+            return None
+        prefix = next(iter(rt)).split("/suit/")[0] + "/"
+        hips = rt.get(prefix + f"suit/smartsuit-{DEV}/hips")
+        src_hips = entities(gw, f"suit/smartsuit-{DEV}/hips")[f"suit/smartsuit-{DEV}/hips"]
+        ok = hips and all(abs(a - b) < 1e-5 for a, b in zip(hips["position"],
+                                                             src_hips["position"]))
+        return rt if ok else None
+    rt = wait_for(settled, what="round-tripped entities")
+    time.sleep(0.1)  # one more server tick: the last state has been sent
+    rt = entities(gw, "rt/")
+    src = entities(gw, "suit/")
+    assert prefix.startswith("rt/suit-"), prefix  # device_type = the origin adapter's name
+    for name, e in src.items():
+        r = rt[prefix + name]
+        for a, b in zip(r["position"], e["position"]):
+            assert abs(a - b) <= 2e-6, (name, r["position"], e["position"])
+        dot = abs(sum(a * b for a, b in zip(r["orientation"], e["orientation"])))
+        assert 1 - dot < 1e-6, (name, r["orientation"], e["orientation"])
+        for k in ("velocity", "angular_velocity"):
+            assert all(abs(a - b) <= 1e-5 for a, b in zip(r[k], e[k])), (name, k, r[k], e[k])
+        assert not r["velocity_estimated"], r  # the server sent them
+    print(f"{len(src)} entities compared, e.g. {prefix}suit/smartsuit-{DEV}/left_hand",
+          rt[prefix + f"suit/smartsuit-{DEV}/left_hand"]["position"])
+    a = adapter(gw, "rt")
+    assert a["state"] == "streaming" and a["counters"]["protocol_errors"] == 0, a
+    o = adapter(gw, "out")["counters"]
+    assert o["clients"] == 1 and o["devices"] == 1, o  # rt/* is not echoed
+
+
+if __name__ == "__main__":
+    sys.exit(main())
