@@ -71,7 +71,7 @@ static const char *shown(const struct lexer *lx, char buf[64])
     if (lx->eof) return "end of file";
     size_t n = 0;
     buf[n++] = '\'';
-    for (size_t i = 0; i < lx->tok_len && i < TOK_MAX - 1 && n < 44; i++) {
+    for (size_t i = 0; i < lx->tok_len && i < 40; i++) {
         unsigned char c = (unsigned char)lx->tok[i];
         buf[n++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
     }
