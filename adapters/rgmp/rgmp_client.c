@@ -8,7 +8,8 @@
  * is LTP_NED); an explicit `frame:` is used for every device.
  *
  * Entities (D6): one per target_frame that has a TRANSFORM, POSITION or ORIENTATION stream, named
- * "<adapter>/<device_type>-<device_id>/<target_frame>" (device_type "device" when absent).
+ * "<adapter>/<device_type>-<device_id>/<target_frame>" (device_type "device" when absent), kind
+ * head / left_hand / right_hand for those target frames, rigid_body otherwise.
  * LINEAR_VELOCITY / ANGULAR_VELOCITY streams of the same target_frame fill its velocities (a vector
  * whose reference_frame is a streamed frame is rotated into the root frame by that frame's
  * orientation; one without reference_frame is taken as expressed in its own target frame).
@@ -424,6 +425,15 @@ static bool vec_rotation(struct dev *d, const struct ent *e, const char *ref, st
     return true;
 }
 
+/* Suggested kind from the target_frame name (naming rules may change it). */
+static enum xg_kind kind_of(const char *frame)
+{
+    if (!strcmp(frame, "head")) return XG_KIND_HEAD;
+    if (!strcmp(frame, "left_hand")) return XG_KIND_LEFT_HAND;
+    if (!strcmp(frame, "right_hand")) return XG_KIND_RIGHT_HAND;
+    return XG_KIND_RIGID_BODY;
+}
+
 static void handle_data(struct xg_adapter *a, struct rgmp_client *c, const struct rgmp_event *ev,
                         int64_t receive_ns)
 {
@@ -516,7 +526,7 @@ static void handle_data(struct xg_adapter *a, struct rgmp_client *c, const struc
         int rc = -ENOENT;
         if (e->id) rc = xg_table_push(a->table, e->id, &s);
         if (rc == -ENOENT) {
-            struct xg_entity_key key = {.source = e->source, .kind = XG_KIND_RIGID_BODY};
+            struct xg_entity_key key = {.source = e->source, .kind = kind_of(e->frame)};
             rc = xg_table_update(a->table, a, &key, &s, &e->id);
         }
         if (rc == 0)

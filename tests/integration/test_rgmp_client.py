@@ -346,6 +346,23 @@ def run(gw, suit, glove):
     g = wait_for(lambda: entities(gw, "glove/glove-7/palm"), what="glove entity")["glove/glove-7/palm"]
     assert vec_close(g["position"], (1.0, 0.01 * gk[0], -2.0), 1e-9), g
 
+    kinds = {f: e["kind"] for f, e in ents.items()}
+    assert kinds[f"suit/smartsuit-{DEV}/head"] == "head", kinds
+    assert kinds[f"suit/smartsuit-{DEV}/left_hand"] == "left_hand", kinds
+    assert kinds[f"suit/smartsuit-{DEV}/hips"] == "rigid_body", kinds
+
+    # a second device on the glove connection without timestamp_epoch: warned about once,
+    # treated like device_boot (D10)
+    d8 = json.loads(json.dumps(OTHER_DEF))
+    d8["device_id"] = 8
+    del d8["timestamp_epoch"]
+    glove.send(definition_frame(d8) + data_frame(8, 0, 5, other_values(1)) +
+               definition_frame(d8) + data_frame(8, 0, 6, other_values(2)))
+    wait_for(lambda: entities(gw, "glove/glove-8/palm").get("glove/glove-8/palm", {}).get(
+        "samples") == 2, what="device 8")
+    warn = [l for l in gw.lines if "device 8: timestamp_epoch (absent)" in l]
+    assert len(warn) == 1 and "treated like device_boot" in warn[0], warn
+
     # ---- out-of-order frame: dropped and counted, pose unchanged ----
     vals, _, _ = pose_values(t0)
     suit.send(data_frame(DEV, 0, now_us - (n + 5) * 10000, vals))
@@ -417,7 +434,7 @@ def run(gw, suit, glove):
     # ---- Device Disconnect: the device's entities are removed at once ----
     suit.send(disconnect_frame(DEV))
     wait_for(lambda: not entities(gw, "suit/"), what="entities removed after Device Disconnect")
-    assert entities(gw, "glove/"), "the other device is untouched"
+    assert len(entities(gw, "glove/")) == 2, "the other devices are untouched"
     a = adapter(gw, "suit")
     assert a["counters"]["device_disconnects"] == 1 and a["counters"]["devices"] == 0, a
     assert a["counters"]["protocol_errors"] == len(bad)
