@@ -420,7 +420,7 @@ static bool vec_rotation(struct dev *d, const struct ent *e, const char *ref, st
     const char *frame = ref ? ref : e->frame; /* no reference_frame: the target's own frame */
     long k = ent_index(d, frame);
     if (k < 0) return true; /* a frame that is not streamed: the root frame */
-    if (!d->ents[k].has_root) return false;
+    if (!d->ents[k].has_root && !resolve_root(d, (size_t)k, 0)) return false;
     *q = d->ents[k].root.orientation;
     return true;
 }

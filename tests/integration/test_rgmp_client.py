@@ -187,6 +187,10 @@ SUIT_DEF = {
              "reference_frame": "LTP_ENU"},
             {"data_type": "FLOAT[3]", "measure_type": "ANGULAR_VELOCITY", "target_frame": "hips",
              "reference_frame": "LTP_ENU"},
+            {"data_type": "FLOAT[3]", "measure_type": "LINEAR_VELOCITY", "target_frame": "head",
+             "reference_frame": "hips"},
+            {"data_type": "FLOAT[3]", "measure_type": "ANGULAR_VELOCITY",
+             "target_frame": "left_hand"},
             {"data_type": "FLOAT[2]", "measure_type": "TEMPERATURE", "target_frame": "hips"}]},
         {"name": "status", "expected_rate_hz": 10, "streams": [
             {"data_type": "UINT32", "measure_type": "STATUS_FLAGS", "target_frame": "head_sensor",
@@ -220,7 +224,14 @@ def pose_values(t):
         vals += f32(*p, *q)
     vel = (0.3 * math.cos(t), -0.1 * math.sin(0.5 * t), 0.04 * math.cos(2 * t))
     angvel = (0.0, 0.0, 0.5 * math.cos(t))
-    return vals + f32(*vel) + f32(*angvel) + f32(21.5, 22.5), round32(vel), round32(angvel)
+    head_v, lh_w = extra_vectors(t)
+    return (vals + f32(*vel) + f32(*angvel) + f32(*head_v) + f32(*lh_w) + f32(21.5, 22.5),
+            round32(vel), round32(angvel))
+
+
+def extra_vectors(t):
+    """Head velocity in hips coordinates, left-hand angular velocity in its own frame."""
+    return round32((0.1 * math.sin(t), 0.05, -0.02)), round32((0.3, -0.2 * math.cos(t), 0.1))
 
 
 def expected_root(t):
@@ -279,6 +290,15 @@ def check_suit(gw, t_last, vel, angvel):
     assert not hips["velocity_estimated"], hips
     assert vec_close(hips["velocity"], enu_to_yup_pos(vel), 1e-6), (hips["velocity"], vel)
     assert vec_close(hips["angular_velocity"], enu_to_yup_pos(angvel), 1e-6), hips
+    # a vector relative to a streamed frame is rotated into the root frame by that frame's
+    # orientation; one without reference_frame is expressed in its own target frame
+    head_v, lh_w = extra_vectors(t_last)
+    want_v = qrot(exp["hips"][1], head_v)
+    want_w = qrot(exp["left_hand"][1], lh_w)
+    e = ents[name + "head"]
+    assert vec_close(e["velocity"], enu_to_yup_pos(want_v), 1e-6), (e["velocity"], want_v)
+    e = ents[name + "left_hand"]
+    assert vec_close(e["angular_velocity"], enu_to_yup_pos(want_w), 1e-6), (e, want_w)
     return ents
 
 
