@@ -3,7 +3,8 @@
  *
  * Config keys: connect ("127.0.0.1:12276"), strict (false: out-of-order frames are dropped and
  * counted, D2; true: fatal), compose (true: poses relative to a streamed frame are chained to the
- * device's root frame, D6), max_definition_bytes (1 MiB), max_data_bytes (64 KiB, D8). Without a
+ * device's root frame, D6), max_devices (64 active devices per connection; one more is a protocol
+ * error), max_definition_bytes (1 MiB), max_data_bytes (64 KiB, D8). Without a
  * `frame:` the wire frame is the preset LTP_ENU (LTP_NED for a device whose root reference frame
  * is LTP_NED); an explicit `frame:` is used for every device.
  *
@@ -42,6 +43,7 @@
 
 #define MAX_WARNED 64
 #define MAX_DEPTH 16
+#define CONNECT_TIMEOUT_S 5
 
 enum cstate { ST_IDLE, ST_CONNECTING, ST_HANDSHAKE, ST_STREAMING, ST_BACKOFF };
 
@@ -90,6 +92,7 @@ struct dev {
 struct rgmp_client {
     char connect[256];
     bool strict, compose, explicit_frame;
+    int64_t max_devices;
     struct rgmp_limits limits;
     struct sockaddr_storage addr;
     socklen_t addrlen;
@@ -630,6 +633,14 @@ static void read_cb(struct bufferevent *bev, void *arg)
         case RGMP_EV_DEFINITION:
             c->definitions++;
             if (ev.replaced) c->redefinitions++;
+            if (!ev.replaced && c->n_devs >= (size_t)c->max_devices) {
+                xg_error_set(&err, -EPROTO,
+                             "device %" PRIu32 ": definition of device number %zu: above "
+                             "max_devices (%" PRId64 ")",
+                             ev.device_id, c->n_devs + 1, c->max_devices);
+                protocol_error(a, &err);
+                return;
+            }
             if (dev_map(a, c, ev.def) < 0) {
                 xg_error_set(&err, -ENOMEM, "device %" PRIu32 ": out of memory mapping it",
                              ev.device_id);
@@ -672,6 +683,7 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
     if (what & BEV_EVENT_CONNECTED) {
         c->connects++;
         c->state = ST_HANDSHAKE;
+        bufferevent_set_timeouts(c->bev, NULL, NULL);
         xg_backoff_reset(&c->backoff);
         rgmp_session_init(&c->sess, &c->limits, c->strict);
         c->sess_live = true;
@@ -687,6 +699,11 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
         }
         c->disconnects++;
         XG_WARN(a->name, "%s closed the connection; reconnecting", c->peer);
+        close_connection(a, true);
+        return;
+    }
+    if (what & BEV_EVENT_TIMEOUT) {
+        XG_WARN(a->name, "cannot connect to %s: timed out after %d s", c->peer, CONNECT_TIMEOUT_S);
         close_connection(a, true);
         return;
     }
@@ -721,6 +738,8 @@ static void try_connect(evutil_socket_t fd, short what, void *arg)
                       : c->limits.max_data_len;
     bufferevent_setwatermark(c->bev, EV_READ, 0, maxf + RGMP_HEADER_LEN + 65536);
     bufferevent_enable(c->bev, EV_READ);
+    struct timeval cto = {CONNECT_TIMEOUT_S, 0};
+    bufferevent_set_timeouts(c->bev, NULL, &cto); /* the pending connect is a write */
     if (bufferevent_socket_connect(c->bev, (struct sockaddr *)&c->addr, (int)c->addrlen) < 0) {
         XG_WARN(a->name, "cannot connect to %s", c->peer);
         bufferevent_free(c->bev);
@@ -753,6 +772,7 @@ static int client_create(struct xg_adapter *a, const struct xg_conf *conf, struc
     if ((rc = xg_conf_string(conf, "connect", "127.0.0.1:12276", &connect, err)) ||
         (rc = xg_conf_bool(conf, "strict", false, &c->strict, err)) ||
         (rc = xg_conf_bool(conf, "compose", true, &c->compose, err)) ||
+        (rc = xg_conf_int(conf, "max_devices", 64, 1, 4096, &c->max_devices, err)) ||
         (rc = xg_conf_int(conf, "max_definition_bytes", RGMP_MAX_DEFINITION_DEFAULT, 64, 64 << 20,
                           &maxdef, err)) ||
         (rc = xg_conf_int(conf, "max_data_bytes", RGMP_MAX_DATA_DEFAULT, 16, 16 << 20, &maxdata,

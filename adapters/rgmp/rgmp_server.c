@@ -72,6 +72,7 @@ struct rgmp_server {
     struct xg_frame own_frame;
     const struct xg_frame *frame;
     struct evconnlistener *lis;
+    struct event *kick; /* drains after an entity event when rate_hz is 0 */
     char bound[128];
     struct client *clients;
     int n_clients;
@@ -478,11 +479,24 @@ static void server_drain(struct xg_adapter *a)
     }
 }
 
+static void kick_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    server_drain(arg);
+}
+
 static void server_entity_event(struct xg_adapter *a, const struct xg_entity *e, bool added)
 {
     struct rgmp_server *s = a->priv;
     (void)added;
-    if (e->sink_mask & (UINT64_C(1) << a->index)) s->members_dirty = true;
+    if (!(e->sink_mask & (UINT64_C(1) << a->index))) return;
+    s->members_dirty = true;
+    /* send on change (rate_hz 0): nothing else may wake us for a removal */
+    if (a->rate_hz <= 0 && s->kick && !evtimer_pending(s->kick, NULL)) {
+        struct timeval zero = {0, 0};
+        evtimer_add(s->kick, &zero);
+    }
 }
 
 /* ---- ops ---- */
@@ -547,6 +561,8 @@ static int server_start(struct xg_adapter *a)
         xg_net_addr_str((struct sockaddr *)&b, s->bound, sizeof s->bound);
     else
         snprintf(s->bound, sizeof s->bound, "%s", s->listen);
+    s->kick = evtimer_new(a->base, kick_cb, a);
+    if (!s->kick) return -ENOMEM;
     XG_INFO(a->name, "RGMP server listening on %s (reference_frame %s)", s->bound,
             s->reference_frame);
     return 0;
@@ -582,6 +598,10 @@ static void server_stop(struct xg_adapter *a)
     }
     while (s->clients)
         client_free(s, s->clients);
+    if (s->kick) {
+        event_free(s->kick);
+        s->kick = NULL;
+    }
 }
 
 static void server_destroy(struct xg_adapter *a)

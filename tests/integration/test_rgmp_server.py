@@ -237,6 +237,11 @@ adapters:
     listen: "127.0.0.1:0"
     rate_hz: 50
     max_clients: 2
+  - name: out0
+    type: rgmp-server
+    listen: "127.0.0.1:0"
+    rate_hz: 0                 # send on change
+    include: ["suit/*"]
 """
 
 
@@ -266,6 +271,10 @@ def run(gw, srv):
     port = int(out["peer"].rsplit(":", 1)[1])
 
     v = Validator(port)
+    v0 = Validator(int(adapter(gw, "out0")["peer"].rsplit(":", 1)[1]))
+    v0.until(lambda: "suit/smartsuit-1/hips" in v0.poses, what="send-on-change data")
+    assert [d["device_type"] for d in v0.devices.values()] == ["suit"], "include: suit/* only"
+    assert v0.devices[next(iter(v0.devices))]["groups"][0]["expected_rate_hz"] == 0
     v.until(lambda: v.device_of("demo")[0] is not None and v.device_of("suit")[0] is not None
             and sum(1 for e in v.events if e[0] == "data") >= 20, what="both devices streaming")
     v.pump(0.5)
@@ -307,6 +316,8 @@ def run(gw, srv):
     srv.send(disconnect_frame(1))
     v.until(lambda: ("disconnect", suit_id) in v.events, what="Device Disconnect")
     assert demo_id in v.devices and suit_id not in v.devices
+    v0.until(lambda: ("disconnect", suit_id) in v0.events, what="Device Disconnect (rate 0)")
+    v0.close()
     n_defs = v.events.count(("def", suit_id))
     suit3 = json.loads(json.dumps(SUIT))
     suit3["groups"][0]["streams"].append(
