@@ -709,9 +709,12 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
     }
     if (what & BEV_EVENT_ERROR) {
         int e = EVUTIL_SOCKET_ERROR();
-        if (c->state == ST_CONNECTING)
-            XG_WARN(a->name, "cannot connect to %s: %s", c->peer, evutil_socket_error_to_string(e));
-        else
+        if (c->state == ST_CONNECTING) {
+            /* warn for the first attempts of an outage, then every 10th (one line per ~100 s) */
+            if (c->backoff.attempts < 3 || c->backoff.attempts % 10 == 0)
+                XG_WARN(a->name, "cannot connect to %s: %s (attempt %" PRIu32 ")", c->peer,
+                        evutil_socket_error_to_string(e), c->backoff.attempts + 1);
+        } else
             XG_WARN(a->name, "connection to %s lost: %s", c->peer,
                     evutil_socket_error_to_string(e));
         if (c->state != ST_CONNECTING) c->disconnects++;
