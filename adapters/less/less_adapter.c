@@ -1,0 +1,2011 @@
+/* `less` adapter: LESS peers over TCP (client or server, optionally TLS) and UDP (ack window).
+ *
+ * Wire rules: ../shared/specs/less/wire-rules.md (the xrgate LESS profile, cited "P<n>").
+ * Codec: less_codec.h. This file holds the sessions, the entity mapping and the sockets.
+ *
+ * Session (per peer): each side sends connection-control (P5) first, then introduces its pose
+ * type (`urn:xrgate:lods:pose:1`, typeid 1); we subscribe to every pose-compatible type the peer
+ * introduces (all properties); once the peer subscribes to our type we introduce every entity
+ * of the table (split horizon and include/exclude applied by the table) and then update them at
+ * rate_hz with poses predicted to the send time; expired/removed entities get remove-entity.
+ * request-entity → a fresh introduce-entity; method-invocation / tweak-entity on an entity we
+ * relay → method-result 403 (we own no entity; tweaks carry no request id, xrgate answers with
+ * request-id -1), on an id we never introduced → 404 (P17).
+ *
+ * Federation: the `origin` property carries "<gateway id>/<adapter>" of the gateway that first
+ * saw the entity; received entities keep it in the table (xg_entity_key.origin_gateway) and an
+ * entity is never sent to the peer whose gateway it came from. Our connection-control schema
+ * string is "xrgate/<version> gateway=<id>", which tells the peer our gateway id; entities whose
+ * origin gateway is our own id are ignored on receipt. Entity ids are renumbered per direction.
+ *
+ * Errors: a framing/logical error or a bad signature on TCP closes that session with one log
+ * line naming the peer, message, field and value; client mode reconnects with xg_backoff. On
+ * UDP bad packets are dropped and counted (P14). */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+#include <inttypes.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "adapters/less/less_codec.h"
+#include "core/adapter.h"
+#include "core/clock.h"
+#include "core/log.h"
+#include "core/net.h"
+#include "core/tls.h"
+#include "gateway/gateway.h"
+#include "mappings/frame.h"
+
+#define OUR_TYPEID 1
+#define ARENA_SIZE (256 * 1024)
+#define UDP_MAX_INFLIGHT 63
+#define UDP_LOSS_NS (250 * XG_NS_PER_MS)
+
+enum mode { MODE_CONNECT, MODE_LISTEN, MODE_UDP };
+
+/* ---- a small open-addressing map: int64 key -> uint32 value ---- */
+
+struct imap {
+    int64_t *keys;
+    uint32_t *vals;
+    uint8_t *used;
+    size_t cap, n;
+};
+
+static size_t imap_hash(int64_t k, size_t cap)
+{
+    uint64_t x = (uint64_t)k * UINT64_C(0x9E3779B97F4A7C15);
+    return (size_t)(x >> 17) & (cap - 1);
+}
+
+static void imap_free(struct imap *m)
+{
+    free(m->keys);
+    free(m->vals);
+    free(m->used);
+    memset(m, 0, sizeof *m);
+}
+
+static int imap_put(struct imap *m, int64_t k, uint32_t v);
+
+static int imap_grow(struct imap *m)
+{
+    struct imap n = {0};
+    n.cap = m->cap ? m->cap * 2 : 64;
+    n.keys = calloc(n.cap, sizeof *n.keys);
+    n.vals = calloc(n.cap, sizeof *n.vals);
+    n.used = calloc(n.cap, 1);
+    if (!n.keys || !n.vals || !n.used) {
+        imap_free(&n);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < m->cap; i++)
+        if (m->used[i]) imap_put(&n, m->keys[i], m->vals[i]);
+    imap_free(m);
+    *m = n;
+    return 0;
+}
+
+static int imap_put(struct imap *m, int64_t k, uint32_t v)
+{
+    if ((m->n + 1) * 2 > m->cap && imap_grow(m)) return -ENOMEM;
+    size_t i = imap_hash(k, m->cap);
+    while (m->used[i] && m->keys[i] != k)
+        i = (i + 1) & (m->cap - 1);
+    if (!m->used[i]) m->n++;
+    m->used[i] = 1;
+    m->keys[i] = k;
+    m->vals[i] = v;
+    return 0;
+}
+
+static bool imap_get(const struct imap *m, int64_t k, uint32_t *v)
+{
+    if (!m->cap) return false;
+    size_t i = imap_hash(k, m->cap);
+    while (m->used[i]) {
+        if (m->keys[i] == k) {
+            if (v) *v = m->vals[i];
+            return true;
+        }
+        i = (i + 1) & (m->cap - 1);
+    }
+    return false;
+}
+
+static void imap_del(struct imap *m, int64_t k)
+{
+    if (!m->cap) return;
+    size_t i = imap_hash(k, m->cap);
+    while (m->used[i] && m->keys[i] != k)
+        i = (i + 1) & (m->cap - 1);
+    if (!m->used[i]) return;
+    m->used[i] = 0;
+    m->n--;
+    /* backward-shift the cluster that follows */
+    size_t j = i;
+    for (;;) {
+        j = (j + 1) & (m->cap - 1);
+        if (!m->used[j]) break;
+        size_t h = imap_hash(m->keys[j], m->cap);
+        bool move = (i <= j) ? (h <= i || h > j) : (h <= i && h > j);
+        if (move) {
+            m->keys[i] = m->keys[j];
+            m->vals[i] = m->vals[j];
+            m->used[i] = 1;
+            m->used[j] = 0;
+            i = j;
+        }
+    }
+}
+
+/* ---- state ---- */
+
+/** An entity the peer introduced to us. */
+struct in_ent {
+    int64_t wire_id;
+    int64_t typeid;
+    uint32_t table_id;
+    bool ignored; /* our own entity coming back (origin gateway == our id) */
+    struct less_pose pose;
+    char name[XG_NAME_MAX];
+    char origin[128];
+    char origin_gw[64];
+};
+
+/** An entity we introduced to the peer. */
+struct out_ent {
+    uint32_t table_id;
+    int64_t wire_id;
+    int8_t active_sent; /* -1 unknown */
+    /* UDP: sequence of the packet that last carried each property, and whether it was acked */
+    bool introduce_acked;
+    int64_t intro_seq; /* absolute send counter of the introduce, -1 none */
+    int64_t upd_seq;   /* absolute send counter of the newest update/introduce */
+};
+
+struct less_adapter;
+
+/** One queued message: where it is in the buffer and what it is about. */
+struct msg_ref {
+    uint8_t code;
+    uint32_t off, len;
+    int64_t wire_id; /* our entity id for introduce/update/remove, else -1 */
+};
+
+/** UDP: what a sent packet carried, for re-sends (P13). */
+struct udp_sent {
+    bool in_use, acked;
+    uint8_t seq;
+    int64_t counter; /* absolute send counter */
+    int64_t sent_ns;
+    uint8_t *msgs; /* encoded messages as first sent */
+    size_t msgs_len;
+    uint64_t count;
+    struct msg_ref *refs; /* count entries */
+};
+
+struct peer {
+    struct less_adapter *la;
+    struct peer *next;
+    struct bufferevent *bev;
+    struct xg_tls_session *tls;
+    char addr[80];
+    bool streaming; /* got the peer's connection-control */
+    bool closing;
+    /* peer's connection parameters */
+    int64_t quantum_ns;
+    int64_t first_seq, rate_hz;
+    char peer_gw[64];
+    char key_id[64];
+    /* receive side */
+    bool any_rx;
+    int64_t last_rx_ts;
+    struct xg_time_map tmap;
+    /* peer's types */
+    struct {
+        int64_t typeid;
+        const struct less_schema *schema;
+    } * ptypes;
+    size_t n_ptypes, cap_ptypes;
+    /* entities introduced by the peer */
+    struct in_ent *in;
+    size_t n_in, cap_in;
+    struct imap in_map; /* wire id -> index in `in` */
+    /* subscription of the peer to our pose type */
+    bool subscribed;
+    uint32_t sub_mask;
+    /* entities we introduced */
+    struct out_ent *out;
+    size_t n_out, cap_out;
+    struct imap out_map;  /* table id -> index in `out` */
+    struct imap out_wire; /* wire id -> table id */
+    int64_t next_wire_id;
+    /* send side */
+    int64_t last_tx_ts;
+    uint8_t *msgbuf;
+    size_t msg_len, msg_cap;
+    uint64_t msg_count;
+    struct msg_ref *midx; /* one per queued message (UDP re-sends) */
+    size_t midx_cap;
+    int64_t last_send_ns;
+    /* UDP */
+    struct sockaddr_storage ss;
+    socklen_t sslen;
+    struct less_ack_window rxwin;
+    uint8_t tx_seq;
+    int64_t tx_counter;
+    struct udp_sent sent[256];
+    /* pass-1 bookkeeping (introductions seen earlier in the packet being checked) */
+    bool dry;
+    int64_t pend_types[64];
+    const struct less_schema *pend_schemas[64];
+    size_t n_pend_types;
+    struct imap pend_ents; /* wire id -> typeid */
+};
+
+struct less_adapter {
+    struct xg_adapter *a;
+    enum mode mode;
+    char target[256]; /* connect / listen / bind address text */
+    char udp_peer[256];
+    struct less_key key;
+    bool signature_none, insecure;
+    char key_id[64];
+    int64_t max_peers, max_packet, max_output, mtu;
+    /* TLS */
+    bool tls_on, tls_verify;
+    char tls_cert[512], tls_key[512], tls_ca[512], server_name[256];
+    struct xg_tls_ctx *tls;
+    /* runtime */
+    const char *gw_id;
+    char schema_str[128];
+    struct peer *peers;
+    int n_peers;
+    struct evconnlistener *lis;
+    char bound[80];
+    struct sockaddr_storage conn_ss;
+    socklen_t conn_len;
+    struct event *retry_ev, *sweep_ev;
+    struct xg_backoff backoff;
+    const char *state;
+    int udp_fd;
+    struct event *udp_ev, *udp_timer;
+    bool udp_peer_fixed;
+    /* scratch */
+    uint8_t *arena_buf;
+    uint8_t *pktbuf;
+    size_t pktbuf_cap;
+    /* counters */
+    uint64_t packets_in, packets_out, bad_signature, framing_errors, reconnects, refused_peers,
+        slow_peer_drops, echo_suppressed, stale_packets, refused_403, not_found_404, resends,
+        duplicates, entities_introduced, entities_removed, unknown_requests;
+};
+
+static const char *gw_id_of(const struct xg_adapter *a)
+{
+    /* the gateway allocates every adapter as the first member of struct xg_gw_adapter */
+    const struct xg_gw_adapter *ga = (const struct xg_gw_adapter *)a;
+    return ga->gw && ga->gw->conf.id[0] ? ga->gw->conf.id : "xrgate";
+}
+
+static const char *adapter_name_of(const struct xg_adapter *a, int index)
+{
+    const struct xg_gw_adapter *ga = (const struct xg_gw_adapter *)a;
+    if (ga->gw && index >= 0 && index < ga->gw->n_adapters) return ga->gw->adapters[index]->a.name;
+    return "?";
+}
+
+/* ---- context callbacks ---- */
+
+static const struct less_schema *peer_type_schema(struct peer *p, int64_t typeid)
+{
+    for (size_t i = 0; i < p->n_ptypes; i++)
+        if (p->ptypes[i].typeid == typeid) return p->ptypes[i].schema;
+    if (p->dry)
+        for (size_t i = 0; i < p->n_pend_types; i++)
+            if (p->pend_types[i] == typeid) return p->pend_schemas[i];
+    return NULL;
+}
+
+static const struct less_schema *cb_rx_sender_type(void *user, int64_t typeid)
+{
+    return peer_type_schema(user, typeid);
+}
+
+static const struct less_schema *cb_our_type(void *user, int64_t typeid)
+{
+    (void)user;
+    return typeid == OUR_TYPEID ? less_pose_schema() : NULL;
+}
+
+static int cb_rx_sender_entity(void *user, int64_t id, int64_t *typeid)
+{
+    struct peer *p = user;
+    uint32_t idx;
+    if (imap_get(&p->in_map, id, &idx)) {
+        *typeid = p->in[idx].typeid;
+        return 0;
+    }
+    if (p->dry && imap_get(&p->pend_ents, id, &idx)) {
+        *typeid = (int64_t)idx;
+        return 0;
+    }
+    return -ENOENT;
+}
+
+static int cb_our_entity(void *user, int64_t id, int64_t *typeid)
+{
+    struct peer *p = user;
+    if (!imap_get(&p->out_wire, id, NULL)) return -ENOENT;
+    *typeid = OUR_TYPEID;
+    return 0;
+}
+
+static int cb_tx_receiver_entity(void *user, int64_t id, int64_t *typeid)
+{
+    struct peer *p = user;
+    p->dry = false;
+    return cb_rx_sender_entity(user, id, typeid);
+}
+
+static void rx_ctx(struct peer *p, struct less_context *c)
+{
+    *c = (struct less_context){.sender_type = cb_rx_sender_type,
+                               .receiver_type = cb_our_type,
+                               .sender_entity_type = cb_rx_sender_entity,
+                               .receiver_entity_type = cb_our_entity,
+                               .user = p};
+}
+
+static void tx_ctx(struct peer *p, struct less_context *c)
+{
+    *c = (struct less_context){.sender_type = cb_our_type,
+                               .receiver_type = cb_rx_sender_type,
+                               .sender_entity_type = cb_our_entity,
+                               .receiver_entity_type = cb_tx_receiver_entity,
+                               .user = p};
+}
+
+/* ---- sending ---- */
+
+static int64_t next_ts(struct peer *p)
+{
+    int64_t ts = xg_ns_to_us(xg_clock_mono_ns());
+    if (ts <= p->last_tx_ts) ts = p->last_tx_ts + 1;
+    p->last_tx_ts = ts;
+    return ts;
+}
+
+/* Append one message to the peer's pending packet. */
+static int queue_msg(struct peer *p, const struct less_msg *m)
+{
+    struct less_context c;
+    tx_ctx(p, &c);
+    struct xg_error err = {0};
+    for (;;) {
+        struct xg_writer w;
+        xg_writer_init(&w, p->msgbuf, p->msg_cap);
+        w.len = p->msg_len;
+        int rc = p->msgbuf ? less_encode_msg(&w, &c, m, &err) : -EMSGSIZE;
+        if (rc == 0) {
+            if (p->msg_count >= p->midx_cap) {
+                size_t nc = p->midx_cap ? p->midx_cap * 2 : 64;
+                struct msg_ref *nr = realloc(p->midx, nc * sizeof *nr);
+                if (!nr) return -ENOMEM;
+                p->midx = nr;
+                p->midx_cap = nc;
+            }
+            int64_t wid = m->code == LESS_MSG_INTRODUCE_ENTITY ? m->u.introduce_entity.entity_id
+                          : m->code == LESS_MSG_UPDATE_ENTITY  ? m->u.update_entity.entity_id
+                          : m->code == LESS_MSG_REMOVE_ENTITY  ? m->u.remove_entity.entity_id
+                                                               : -1;
+            p->midx[p->msg_count] = (struct msg_ref){(uint8_t)m->code, (uint32_t)p->msg_len,
+                                                     (uint32_t)(w.len - p->msg_len), wid};
+            p->msg_len = w.len;
+            p->msg_count++;
+            return 0;
+        }
+        if (rc != -EMSGSIZE) {
+            XG_WARN(p->la->a->name, "peer %s: cannot encode %s: %s", p->addr,
+                    less_msg_name(m->code), err.msg);
+            return rc;
+        }
+        size_t ncap = p->msg_cap ? p->msg_cap * 2 : 4096;
+        if (ncap > (size_t)64 << 20) return -EMSGSIZE;
+        uint8_t *nb = realloc(p->msgbuf, ncap);
+        if (!nb) return -ENOMEM;
+        p->msgbuf = nb;
+        p->msg_cap = ncap;
+    }
+}
+
+static void peer_close(struct peer *p, const char *why);
+static int udp_flush(struct peer *p, bool force);
+
+/* Send the pending messages as one packet (TCP). */
+static int peer_flush(struct peer *p)
+{
+    struct less_adapter *la = p->la;
+    if (p->closing) return -EPIPE;
+    if (la->mode == MODE_UDP) return udp_flush(p, false);
+    if (!p->msg_count || !p->bev) return 0;
+    size_t need = p->msg_len + 32;
+    if (la->pktbuf_cap < need) {
+        uint8_t *nb = realloc(la->pktbuf, need);
+        if (!nb) return -ENOMEM;
+        la->pktbuf = nb;
+        la->pktbuf_cap = need;
+    }
+    struct xg_writer w;
+    xg_writer_init(&w, la->pktbuf, la->pktbuf_cap);
+    struct xg_error err = {0};
+    int rc = less_tcp_encode(&w, &la->key, next_ts(p), p->msg_count, p->msgbuf, p->msg_len, &err);
+    p->msg_len = 0;
+    p->msg_count = 0;
+    if (rc) {
+        XG_WARN(la->a->name, "peer %s: %s", p->addr, err.msg);
+        return rc;
+    }
+    struct evbuffer *out = bufferevent_get_output(p->bev);
+    if ((int64_t)evbuffer_get_length(out) > la->max_output) {
+        la->slow_peer_drops++;
+        la->a->drops++;
+        XG_WARN(la->a->name, "peer %s: output buffer over %" PRId64 " bytes (slow peer); closing",
+                p->addr, la->max_output);
+        peer_close(p, NULL);
+        return -ENOBUFS;
+    }
+    bufferevent_write(p->bev, w.buf, w.len);
+    la->packets_out++;
+    return 0;
+}
+
+static void send_connection_control(struct peer *p)
+{
+    struct less_adapter *la = p->la;
+    struct less_prop_value pv[LESS_CONN_N_PROPS];
+    const struct less_component *cc = &less_connection_schema()->components[0];
+    size_t n = 0;
+#define CC_STR(id, s)                                                                              \
+    pv[n] = (struct less_prop_value){                                                              \
+        id, {&cc->props[id].type, {.str = {.p = (s), .len = strlen(s)}}}};                         \
+    n++
+#define CC_INT(id, v)                                                                              \
+    pv[n] = (struct less_prop_value){id, {&cc->props[id].type, {.i = (v)}}};                       \
+    n++
+    CC_STR(LESS_CONN_SCHEMA, la->schema_str);
+    CC_INT(LESS_CONN_FIRST_SEQ, 0);
+    CC_INT(LESS_CONN_QUANTUM_NS, 1000);
+    CC_STR(LESS_CONN_KEY_ID, la->key_id);
+    CC_INT(LESS_CONN_RATE_HZ, (int64_t)llround(la->a->rate_hz));
+#undef CC_STR
+#undef CC_INT
+    struct less_msg m = {.code = LESS_MSG_CONNECTION_CONTROL};
+    m.u.connection_control.props = (struct less_prop_list){pv, n};
+    queue_msg(p, &m);
+    struct less_msg t = {.code = LESS_MSG_INTRODUCE_TYPE};
+    t.u.introduce_type.typeid = OUR_TYPEID;
+    t.u.introduce_type.uri = LESS_POSE_URI;
+    t.u.introduce_type.uri_len = strlen(LESS_POSE_URI);
+    queue_msg(p, &t);
+}
+
+static int kind_to_wire(enum xg_kind k)
+{
+    switch (k) {
+    case XG_KIND_HEAD:
+        return LESS_KIND_HEAD;
+    case XG_KIND_LEFT_HAND:
+        return LESS_KIND_LEFT_HAND;
+    case XG_KIND_RIGHT_HAND:
+        return LESS_KIND_RIGHT_HAND;
+    case XG_KIND_CONTROLLER:
+        return LESS_KIND_CONTROLLER;
+    case XG_KIND_OBJECT:
+        return LESS_KIND_OBJECT;
+    default:
+        return LESS_KIND_RIGID_BODY;
+    }
+}
+
+static enum xg_kind kind_from_wire(int64_t k)
+{
+    switch (k) {
+    case LESS_KIND_HEAD:
+        return XG_KIND_HEAD;
+    case LESS_KIND_LEFT_HAND:
+        return XG_KIND_LEFT_HAND;
+    case LESS_KIND_RIGHT_HAND:
+        return XG_KIND_RIGHT_HAND;
+    case LESS_KIND_CONTROLLER:
+        return XG_KIND_CONTROLLER;
+    case LESS_KIND_RIGID_BODY:
+        return XG_KIND_RIGID_BODY;
+    default:
+        return XG_KIND_OBJECT;
+    }
+}
+
+static bool is_federated(const struct xg_entity *e)
+{
+    return e->origin_gateway[0] != '\0';
+}
+
+/* Would sending e to p echo it back toward the gateway it came from? */
+static bool echo_toward(const struct peer *p, const struct xg_entity *e)
+{
+    return is_federated(e) && p->peer_gw[0] && strcmp(e->origin_gateway, p->peer_gw) == 0;
+}
+
+static struct out_ent *out_find(struct peer *p, uint32_t table_id)
+{
+    uint32_t idx;
+    return imap_get(&p->out_map, table_id, &idx) ? &p->out[idx] : NULL;
+}
+
+static struct out_ent *out_add(struct peer *p, uint32_t table_id)
+{
+    if (p->n_out == p->cap_out) {
+        size_t nc = p->cap_out ? p->cap_out * 2 : 32;
+        struct out_ent *no = realloc(p->out, nc * sizeof *no);
+        if (!no) return NULL;
+        p->out = no;
+        p->cap_out = nc;
+    }
+    struct out_ent *o = &p->out[p->n_out];
+    *o = (struct out_ent){
+        .table_id = table_id, .wire_id = p->next_wire_id++, .active_sent = -1, .intro_seq = -1};
+    if (imap_put(&p->out_map, table_id, (uint32_t)p->n_out) ||
+        imap_put(&p->out_wire, o->wire_id, table_id))
+        return NULL;
+    p->n_out++;
+    return o;
+}
+
+static void out_del(struct peer *p, uint32_t table_id)
+{
+    uint32_t idx;
+    if (!imap_get(&p->out_map, table_id, &idx)) return;
+    imap_del(&p->out_map, table_id);
+    imap_del(&p->out_wire, p->out[idx].wire_id);
+    size_t last = p->n_out - 1;
+    if (idx != last) {
+        p->out[idx] = p->out[last];
+        imap_put(&p->out_map, p->out[idx].table_id, idx);
+    }
+    p->n_out--;
+}
+
+/* Encode an introduce (full) or update (changing properties) of e for peer p. */
+static void send_entity(struct peer *p, const struct xg_entity *e, const struct xg_pose *pose_in,
+                        bool introduce)
+{
+    struct less_adapter *la = p->la;
+    struct xg_pose pose = *pose_in;
+    xg_frame_pose_out(la->a->frame, &pose);
+    struct out_ent *o = out_find(p, e->id);
+    if (!o) {
+        if (!(o = out_add(p, e->id))) return;
+        introduce = true;
+    }
+    char origin[160];
+    const char *name = e->name;
+    if (is_federated(e)) {
+        /* keep the first gateway's "<gw>/<adapter>"; the adapter is the first name component */
+        const char *slash = strchr(e->source, '/');
+        int alen = slash ? (int)(slash - e->source) : (int)strlen(e->source);
+        snprintf(origin, sizeof origin, "%s/%.*s", e->origin_gateway, alen, e->source);
+        name = e->source;
+    } else {
+        snprintf(origin, sizeof origin, "%s/%s", la->gw_id, adapter_name_of(la->a, e->origin));
+    }
+    struct less_pose lp = {0};
+    lp.name = name;
+    lp.name_len = strlen(name);
+    lp.kind = kind_to_wire(e->kind);
+    lp.position = pose.position;
+    lp.orientation = pose.orientation;
+    lp.velocity = pose.velocity;
+    lp.angular_velocity = pose.angular_velocity;
+    lp.active = pose.active && pose.quality != XG_QUALITY_STALE ? 1 : 0;
+    lp.origin = origin;
+    lp.origin_len = strlen(origin);
+    lp.sample_time = xg_ns_to_us(pose.t_ns);
+    lp.present = LESS_POSE_BIT(LESS_POSE_POSITION) | LESS_POSE_BIT(LESS_POSE_ORIENTATION) |
+                 LESS_POSE_BIT(LESS_POSE_SAMPLE_TIME);
+    if (pose.has_velocity) lp.present |= LESS_POSE_BIT(LESS_POSE_VELOCITY);
+    if (pose.has_angular_velocity) lp.present |= LESS_POSE_BIT(LESS_POSE_ANGULAR_VELOCITY);
+    if (introduce || o->active_sent != lp.active) lp.present |= LESS_POSE_BIT(LESS_POSE_ACTIVE);
+    if (introduce)
+        lp.present |= LESS_POSE_BIT(LESS_POSE_NAME) | LESS_POSE_BIT(LESS_POSE_KIND) |
+                      LESS_POSE_BIT(LESS_POSE_ORIGIN);
+    struct less_pose_props props;
+    less_pose_to_props(&lp, p->sub_mask, &props);
+    struct less_comp_values cv = {0, props.list};
+    struct less_msg m;
+    memset(&m, 0, sizeof m);
+    if (introduce) {
+        m.code = LESS_MSG_INTRODUCE_ENTITY;
+        m.u.introduce_entity.typeid = OUR_TYPEID;
+        m.u.introduce_entity.entity_id = o->wire_id;
+        m.u.introduce_entity.components = (struct less_comp_values_list){&cv, 1};
+        o->intro_seq = p->tx_counter;
+        o->introduce_acked = false;
+        la->entities_introduced++;
+    } else {
+        if (la->mode == MODE_UDP && !o->introduce_acked) return; /* P15: wait for the ack */
+        m.code = LESS_MSG_UPDATE_ENTITY;
+        m.u.update_entity.entity_id = o->wire_id;
+        m.u.update_entity.components = (struct less_comp_values_list){&cv, 1};
+    }
+    if (queue_msg(p, &m) == 0) {
+        o->upd_seq = p->tx_counter; /* the packet being filled */
+        o->active_sent = (int8_t)lp.active;
+        la->a->samples_out++;
+    }
+    /* keep TCP packets and UDP datagrams bounded */
+    if (la->mode == MODE_UDP ? p->msg_len > (size_t)la->mtu / 2 : p->msg_len > 60000) peer_flush(p);
+}
+
+static bool peer_ready(const struct peer *p)
+{
+    return p->streaming && p->subscribed && !p->closing;
+}
+
+struct visit_ctx {
+    struct less_adapter *la;
+    struct peer *only; /* full refresh for one peer */
+    bool introduce;
+};
+
+static int visit(void *user, const struct xg_entity *e, const struct xg_pose *pose)
+{
+    struct visit_ctx *vc = user;
+    for (struct peer *p = vc->la->peers; p; p = p->next) {
+        if (vc->only && p != vc->only) continue;
+        if (!peer_ready(p)) continue;
+        if (echo_toward(p, e)) {
+            vc->la->echo_suppressed++;
+            continue;
+        }
+        send_entity(p, e, pose, vc->introduce);
+    }
+    return 0;
+}
+
+static void full_refresh(struct peer *p)
+{
+    struct visit_ctx vc = {p->la, p, false};
+    xg_table_foreach(p->la->a->table, p->la->a->index, xg_clock_mono_ns(), visit, &vc);
+    peer_flush(p);
+}
+
+static void send_result(struct peer *p, int64_t request_id, int64_t status, const char *reason)
+{
+    struct less_msg m = {.code = LESS_MSG_METHOD_RESULT};
+    m.u.method_result.request_id = request_id;
+    m.u.method_result.status = status;
+    m.u.method_result.ret.type = &less_type_string;
+    m.u.method_result.ret.u.str.p = reason;
+    m.u.method_result.ret.u.str.len = strlen(reason);
+    queue_msg(p, &m);
+}
+
+/* ---- receiving ---- */
+
+static struct in_ent *in_find(struct peer *p, int64_t wire_id)
+{
+    uint32_t idx;
+    return imap_get(&p->in_map, wire_id, &idx) ? &p->in[idx] : NULL;
+}
+
+static void in_remove(struct peer *p, int64_t wire_id)
+{
+    uint32_t idx;
+    if (!imap_get(&p->in_map, wire_id, &idx)) return;
+    struct less_adapter *la = p->la;
+    if (p->in[idx].table_id) xg_table_remove(la->a->table, p->in[idx].table_id);
+    imap_del(&p->in_map, wire_id);
+    size_t last = p->n_in - 1;
+    if (idx != last) {
+        p->in[idx] = p->in[last];
+        /* re-point the borrowed strings at the moved buffers */
+        p->in[idx].pose.name = p->in[idx].name;
+        p->in[idx].pose.origin = p->in[idx].origin;
+        imap_put(&p->in_map, p->in[idx].wire_id, idx);
+    }
+    p->n_in--;
+}
+
+static void copy_str(char *dst, size_t size, const char *s, size_t len)
+{
+    if (len >= size) len = size - 1;
+    memcpy(dst, s, len);
+    dst[len] = '\0';
+}
+
+/* Merge a decoded property list into the entity and push a sample to the table. */
+static int apply_props(struct peer *p, struct in_ent *ie, const struct less_comp_values_list *cl,
+                       int64_t ts_quanta, int64_t now, struct xg_error *err)
+{
+    struct less_adapter *la = p->la;
+    if (peer_type_schema(p, ie->typeid) != less_pose_schema()) return 0;
+    uint32_t got = 0;
+    for (size_t c = 0; c < cl->count; c++) {
+        if (cl->items[c].component_id != 0) continue;
+        struct less_pose tmp = ie->pose;
+        int rc = less_pose_from_props(&cl->items[c].props, &tmp, err);
+        if (rc) return rc;
+        for (size_t i = 0; i < cl->items[c].props.count; i++)
+            got |= LESS_POSE_BIT(cl->items[c].props.items[i].property_id);
+        if (got & LESS_POSE_BIT(LESS_POSE_NAME)) {
+            copy_str(ie->name, sizeof ie->name, tmp.name, tmp.name_len);
+            tmp.name = ie->name;
+            tmp.name_len = strlen(ie->name);
+        }
+        if (got & LESS_POSE_BIT(LESS_POSE_ORIGIN)) {
+            copy_str(ie->origin, sizeof ie->origin, tmp.origin, tmp.origin_len);
+            tmp.origin = ie->origin;
+            tmp.origin_len = strlen(ie->origin);
+            const char *slash = strrchr(ie->origin, '/');
+            size_t gl = slash ? (size_t)(slash - ie->origin) : strlen(ie->origin);
+            copy_str(ie->origin_gw, sizeof ie->origin_gw, ie->origin, gl);
+            if (strcmp(ie->origin_gw, la->gw_id) == 0 && !ie->ignored) {
+                ie->ignored = true;
+                la->echo_suppressed++;
+                XG_DEBUG(la->a->name, "peer %s: entity %" PRId64 " '%s' originates here; ignored",
+                         p->addr, ie->wire_id, ie->name);
+                if (ie->table_id) {
+                    xg_table_remove(la->a->table, ie->table_id);
+                    ie->table_id = 0;
+                }
+            }
+        }
+        ie->pose = tmp;
+    }
+    if (ie->ignored) return 0;
+    uint32_t pose_bits = LESS_POSE_BIT(LESS_POSE_POSITION) | LESS_POSE_BIT(LESS_POSE_ORIENTATION) |
+                         LESS_POSE_BIT(LESS_POSE_VELOCITY) |
+                         LESS_POSE_BIT(LESS_POSE_ANGULAR_VELOCITY) |
+                         LESS_POSE_BIT(LESS_POSE_ACTIVE);
+    if (!(got & pose_bits)) return 0;
+    const struct less_pose *lp = &ie->pose;
+    if (!(lp->present & LESS_POSE_BIT(LESS_POSE_POSITION)) &&
+        !(lp->present & LESS_POSE_BIT(LESS_POSE_ORIENTATION)))
+        return 0;
+    int64_t q = (got & LESS_POSE_BIT(LESS_POSE_SAMPLE_TIME)) ? lp->sample_time : ts_quanta;
+    int64_t src_ns = q * p->quantum_ns;
+    struct xg_sample s = {.receive_ns = now};
+    s.capture_ns = xg_time_map_update(&p->tmap, src_ns, now);
+    if (lp->present & LESS_POSE_BIT(LESS_POSE_POSITION)) {
+        s.flags |= XG_SAMPLE_POSITION;
+        s.position = lp->position;
+    }
+    if (lp->present & LESS_POSE_BIT(LESS_POSE_ORIENTATION)) {
+        s.flags |= XG_SAMPLE_ORIENTATION;
+        s.orientation = lp->orientation;
+    }
+    if (got & LESS_POSE_BIT(LESS_POSE_VELOCITY)) {
+        s.flags |= XG_SAMPLE_VELOCITY;
+        s.velocity = lp->velocity;
+    }
+    if (got & LESS_POSE_BIT(LESS_POSE_ANGULAR_VELOCITY)) {
+        s.flags |= XG_SAMPLE_ANGULAR_VELOCITY;
+        s.angular_velocity = lp->angular_velocity;
+    }
+    if ((lp->present & LESS_POSE_BIT(LESS_POSE_ACTIVE)) && !lp->active)
+        s.flags |= XG_SAMPLE_INACTIVE;
+    xg_frame_sample_in(la->a->frame, &s);
+    int rc = -ENOENT;
+    if (ie->table_id) rc = xg_table_push(la->a->table, ie->table_id, &s);
+    if (rc == -ENOENT) {
+        char src[XG_NAME_MAX];
+        if (ie->name[0])
+            snprintf(src, sizeof src, "%s", ie->name);
+        else
+            snprintf(src, sizeof src, "entity%" PRId64, ie->wire_id);
+        struct xg_entity_key key = {.source = src,
+                                    .kind = kind_from_wire(lp->kind),
+                                    .origin_gateway = ie->origin_gw[0] ? ie->origin_gw : NULL};
+        rc = xg_table_update(la->a->table, la->a, &key, &s, &ie->table_id);
+    }
+    if (rc == 0)
+        la->a->samples_in++;
+    else
+        la->a->drops++;
+    return 0;
+}
+
+static void handle_subscribe(struct peer *p, const struct less_msg *m)
+{
+    if (m->u.subscribe_type.typeid != OUR_TYPEID) return;
+    uint32_t mask = 0;
+    for (size_t c = 0; c < m->u.subscribe_type.count; c++) {
+        const struct less_comp_subscription *cs = &m->u.subscribe_type.components[c];
+        if (cs->path.len != 1 || cs->path.ids[0] != 0) continue;
+        for (size_t i = 0; i < cs->count; i++)
+            if (cs->property_ids[i] >= 0 && cs->property_ids[i] < LESS_POSE_N_PROPS)
+                mask |= LESS_POSE_BIT(cs->property_ids[i]);
+    }
+    bool first = !p->subscribed;
+    p->subscribed = true;
+    p->sub_mask = mask;
+    XG_INFO(p->la->a->name, "peer %s subscribed to %s (properties 0x%x)", p->addr, LESS_POSE_URI,
+            mask);
+    if (first) full_refresh(p);
+}
+
+static void unsubscribe_all(struct peer *p)
+{
+    while (p->n_out) {
+        struct less_msg m = {.code = LESS_MSG_REMOVE_ENTITY};
+        m.u.remove_entity.entity_id = p->out[p->n_out - 1].wire_id;
+        queue_msg(p, &m);
+        out_del(p, p->out[p->n_out - 1].table_id);
+    }
+    p->subscribed = false;
+}
+
+static void handle_introduce_type(struct peer *p, const struct less_msg *m)
+{
+    const char *uri = m->u.introduce_type.uri;
+    const struct less_schema *s = strcmp(uri, LESS_POSE_URI) == 0 ? less_pose_schema() : NULL;
+    int64_t typeid = m->u.introduce_type.typeid;
+    bool found = false;
+    for (size_t i = 0; i < p->n_ptypes; i++)
+        if (p->ptypes[i].typeid == typeid) {
+            p->ptypes[i].schema = s;
+            found = true;
+        }
+    if (!found) {
+        if (p->n_ptypes == p->cap_ptypes) {
+            size_t nc = p->cap_ptypes ? p->cap_ptypes * 2 : 8;
+            void *np = realloc(p->ptypes, nc * sizeof *p->ptypes);
+            if (!np) return;
+            p->ptypes = np;
+            p->cap_ptypes = nc;
+        }
+        p->ptypes[p->n_ptypes].typeid = typeid;
+        p->ptypes[p->n_ptypes].schema = s;
+        p->n_ptypes++;
+    }
+    if (!s) {
+        XG_INFO(p->la->a->name, "peer %s introduced type %" PRId64 " '%s' (not pose-compatible)",
+                p->addr, typeid, uri);
+        return;
+    }
+    /* subscribe to every property of component 0 */
+    static const int64_t all[LESS_POSE_N_PROPS] = {0, 1, 2, 3, 4, 5, 6, 7, 8};
+    struct less_comp_subscription cs = {
+        .path = {1, {0}}, .property_ids = all, .count = LESS_POSE_N_PROPS};
+    struct less_msg sub = {.code = LESS_MSG_SUBSCRIBE_TYPE};
+    sub.u.subscribe_type.typeid = typeid;
+    sub.u.subscribe_type.components = &cs;
+    sub.u.subscribe_type.count = 1;
+    queue_msg(p, &sub);
+}
+
+static int handle_introduce_entity(struct peer *p, const struct less_msg *m, int64_t ts,
+                                   int64_t now, struct xg_error *err)
+{
+    int64_t id = m->u.introduce_entity.entity_id;
+    struct in_ent *ie = in_find(p, id);
+    if (!ie) {
+        if (p->n_in == p->cap_in) {
+            size_t nc = p->cap_in ? p->cap_in * 2 : 32;
+            struct in_ent *ni = realloc(p->in, nc * sizeof *ni);
+            if (!ni) return -ENOMEM;
+            p->in = ni;
+            p->cap_in = nc;
+            for (size_t i = 0; i < p->n_in; i++) {
+                p->in[i].pose.name = p->in[i].name;
+                p->in[i].pose.origin = p->in[i].origin;
+            }
+        }
+        ie = &p->in[p->n_in];
+        memset(ie, 0, sizeof *ie);
+        ie->wire_id = id;
+        if (imap_put(&p->in_map, id, (uint32_t)p->n_in)) return -ENOMEM;
+        p->n_in++;
+    }
+    ie->typeid = m->u.introduce_entity.typeid;
+    /* an introduce is a full snapshot */
+    memset(&ie->pose, 0, sizeof ie->pose);
+    ie->pose.name = ie->name;
+    ie->pose.origin = ie->origin;
+    return apply_props(p, ie, &m->u.introduce_entity.components, ts, now, err);
+}
+
+/* Apply one decoded message. Returns 0 or a negative errno with err set (session error). */
+static int apply_msg(struct peer *p, const struct less_msg *m, int64_t ts, int64_t now,
+                     struct xg_error *err)
+{
+    struct less_adapter *la = p->la;
+    switch (m->code) {
+    case LESS_MSG_CONNECTION_CONTROL: {
+        const struct less_prop_list *l = &m->u.connection_control.props;
+        for (size_t i = 0; i < l->count; i++) {
+            const struct less_prop_value *pv = &l->items[i];
+            switch (pv->property_id) {
+            case LESS_CONN_SCHEMA: {
+                const char *g = strstr(pv->value.u.str.p, "gateway=");
+                if (g) {
+                    g += 8;
+                    size_t n = strcspn(g, " ;,");
+                    copy_str(p->peer_gw, sizeof p->peer_gw, g, n);
+                }
+                break;
+            }
+            case LESS_CONN_FIRST_SEQ:
+                if (pv->value.u.i < 0 || pv->value.u.i > 255)
+                    return xg_error_set(err, -EPROTO,
+                                        "connection-control first_sequence %" PRId64
+                                        " outside 0..255",
+                                        pv->value.u.i);
+                if (!p->streaming) {
+                    p->first_seq = pv->value.u.i;
+                    if (la->mode == MODE_UDP && !p->any_rx)
+                        less_ack_init(&p->rxwin, (uint8_t)p->first_seq);
+                }
+                break;
+            case LESS_CONN_QUANTUM_NS:
+                if (pv->value.u.i <= 0 || pv->value.u.i > XG_NS_PER_S)
+                    return xg_error_set(err, -EPROTO,
+                                        "connection-control timestamp_quantum_ns %" PRId64
+                                        " outside 1..1000000000",
+                                        pv->value.u.i);
+                p->quantum_ns = pv->value.u.i;
+                break;
+            case LESS_CONN_KEY_ID:
+                copy_str(p->key_id, sizeof p->key_id, pv->value.u.str.p, pv->value.u.str.len);
+                break;
+            case LESS_CONN_RATE_HZ:
+                p->rate_hz = pv->value.u.i;
+                break;
+            default:
+                break;
+            }
+        }
+        if (!p->streaming) {
+            p->streaming = true;
+            if (la->mode == MODE_CONNECT) {
+                la->state = "streaming";
+                xg_backoff_reset(&la->backoff);
+            }
+            XG_INFO(la->a->name, "peer %s: session up (gateway '%s', key id '%s', %" PRId64 " Hz)",
+                    p->addr, p->peer_gw[0] ? p->peer_gw : "?", p->key_id, p->rate_hz);
+        }
+        return 0;
+    }
+    case LESS_MSG_INTRODUCE_TYPE:
+        handle_introduce_type(p, m);
+        return 0;
+    case LESS_MSG_SUBSCRIBE_TYPE:
+        handle_subscribe(p, m);
+        return 0;
+    case LESS_MSG_UNSUBSCRIBE_TYPE:
+        if (m->u.unsubscribe_type.typeid == OUR_TYPEID) unsubscribe_all(p);
+        return 0;
+    case LESS_MSG_INTRODUCE_ENTITY:
+        return handle_introduce_entity(p, m, ts, now, err);
+    case LESS_MSG_UPDATE_ENTITY: {
+        struct in_ent *ie = in_find(p, m->u.update_entity.entity_id);
+        if (!ie) return 0; /* cannot happen: the decoder resolved it */
+        return apply_props(p, ie, &m->u.update_entity.components, ts, now, err);
+    }
+    case LESS_MSG_REMOVE_ENTITY:
+        in_remove(p, m->u.remove_entity.entity_id);
+        return 0;
+    case LESS_MSG_REQUEST_ENTITY: {
+        uint32_t tid;
+        if (!imap_get(&p->out_wire, m->u.request_entity.entity_id, &tid)) {
+            la->unknown_requests++;
+            XG_DEBUG(la->a->name, "peer %s: request-entity for unknown id %" PRId64, p->addr,
+                     m->u.request_entity.entity_id);
+            return 0;
+        }
+        struct xg_pose pose;
+        const struct xg_entity *e = xg_table_get(la->a->table, tid);
+        if (!e || !peer_ready(p)) return 0;
+        xg_entity_predict_at(la->a->table, e, now, &pose);
+        send_entity(p, e, &pose, true);
+        return 0;
+    }
+    case LESS_MSG_METHOD_INVOCATION: {
+        uint32_t tid;
+        char reason[200];
+        int64_t id = m->u.method_invocation.entity_id;
+        if (imap_get(&p->out_wire, id, &tid)) {
+            const struct xg_entity *e = xg_table_get(la->a->table, tid);
+            snprintf(reason, sizeof reason,
+                     "entity %" PRId64 " ('%s') is relayed by gateway '%s', not owned by it", id,
+                     e ? e->name : "?", la->gw_id);
+            la->refused_403++;
+            send_result(p, m->u.method_invocation.request_id, 403, reason);
+        } else {
+            snprintf(reason, sizeof reason,
+                     "no entity %" PRId64 " (the pose schema declares no methods)", id);
+            la->not_found_404++;
+            send_result(p, m->u.method_invocation.request_id, 404, reason);
+        }
+        XG_INFO(la->a->name, "peer %s: method-invocation %" PRId64 " refused: %s", p->addr,
+                m->u.method_invocation.request_id, reason);
+        return 0;
+    }
+    case LESS_MSG_TWEAK_ENTITY: {
+        char reason[200];
+        uint32_t tid = 0;
+        imap_get(&p->out_wire, m->u.tweak_entity.entity_id, &tid);
+        const struct xg_entity *e = xg_table_get(la->a->table, tid);
+        snprintf(reason, sizeof reason,
+                 "tweak of entity %" PRId64 " ('%s') property %" PRId64
+                 " refused: relayed by gateway '%s', not owned by it",
+                 m->u.tweak_entity.entity_id, e ? e->name : "?", m->u.tweak_entity.property_id,
+                 la->gw_id);
+        la->refused_403++;
+        send_result(p, -1, 403, reason);
+        XG_INFO(la->a->name, "peer %s: %s", p->addr, reason);
+        return 0;
+    }
+    case LESS_MSG_METHOD_RESULT:
+    case LESS_MSG_INTERACTION:
+    default:
+        return 0;
+    }
+}
+
+/* Dry pass: note introductions so that later messages of the same packet decode. */
+static void note_dry(struct peer *p, const struct less_msg *m)
+{
+    if (m->code == LESS_MSG_INTRODUCE_TYPE && p->n_pend_types < 64) {
+        p->pend_types[p->n_pend_types] = m->u.introduce_type.typeid;
+        p->pend_schemas[p->n_pend_types++] =
+            strcmp(m->u.introduce_type.uri, LESS_POSE_URI) == 0 ? less_pose_schema() : NULL;
+    } else if (m->code == LESS_MSG_INTRODUCE_ENTITY) {
+        imap_put(&p->pend_ents, m->u.introduce_entity.entity_id,
+                 (uint32_t)m->u.introduce_entity.typeid);
+    } else if (m->code == LESS_MSG_REMOVE_ENTITY) {
+        imap_del(&p->pend_ents, m->u.remove_entity.entity_id);
+    }
+}
+
+/* Decode every message of f (checking the packet is well formed), then apply them. Returns 0
+ * or a negative errno with err naming message, field and value. */
+static int process_packet(struct peer *p, const struct less_frame *f, int64_t now, bool stale,
+                          struct xg_error *err)
+{
+    struct less_adapter *la = p->la;
+    struct less_context c;
+    rx_ctx(p, &c);
+    struct less_arena arena;
+    struct less_msg m;
+    int rc;
+    /* pass 1: decode only */
+    p->dry = true;
+    p->n_pend_types = 0;
+    struct less_msg_iter it;
+    less_msg_iter_init(&it, f);
+    uint64_t idx = 0;
+    while (1) {
+        less_arena_init(&arena, la->arena_buf, ARENA_SIZE);
+        rc = less_msg_next(&it, &c, &arena, &m, err);
+        if (rc <= 0) break;
+        if (idx == 0 && !p->streaming && la->mode != MODE_UDP &&
+            m.code != LESS_MSG_CONNECTION_CONTROL) {
+            rc = xg_error_set(err, -EPROTO,
+                              "LESS message 0: %s before connection-control (P5: it comes first)",
+                              less_msg_name(m.code));
+            break;
+        }
+        note_dry(p, &m);
+        idx++;
+    }
+    p->dry = false;
+    if (p->pend_ents.n) {
+        imap_free(&p->pend_ents);
+    }
+    if (rc < 0) return rc;
+    /* pass 2: apply */
+    less_msg_iter_init(&it, f);
+    while (1) {
+        less_arena_init(&arena, la->arena_buf, ARENA_SIZE);
+        rc = less_msg_next(&it, &c, &arena, &m, err);
+        if (rc <= 0) break;
+        /* a stale UDP packet (P12): its property sets are older than what we have, but the
+         * introductions and removals it carries are not (they would be lost for good) */
+        if (stale &&
+            (m.code == LESS_MSG_UPDATE_ENTITY ||
+             (m.code == LESS_MSG_INTRODUCE_ENTITY && in_find(p, m.u.introduce_entity.entity_id))))
+            continue;
+        rc = apply_msg(p, &m, f->timestamp, now, err);
+        if (rc) {
+            xg_error_prefix(err, "LESS %s: ", less_msg_name(m.code));
+            return rc;
+        }
+    }
+    return rc;
+}
+
+/* ---- peers ---- */
+
+static struct peer *peer_new(struct less_adapter *la, const char *addr)
+{
+    struct peer *p = calloc(1, sizeof *p);
+    if (!p) return NULL;
+    p->la = la;
+    snprintf(p->addr, sizeof p->addr, "%s", addr);
+    p->quantum_ns = 1000;
+    p->next_wire_id = 1;
+    less_ack_init(&p->rxwin, 0);
+    p->next = la->peers;
+    la->peers = p;
+    la->n_peers++;
+    return p;
+}
+
+static void peer_free(struct peer *p)
+{
+    struct less_adapter *la = p->la;
+    for (struct peer **pp = &la->peers; *pp; pp = &(*pp)->next)
+        if (*pp == p) {
+            *pp = p->next;
+            la->n_peers--;
+            break;
+        }
+    /* the peer's entities go away with it */
+    for (size_t i = 0; i < p->n_in; i++)
+        if (p->in[i].table_id) xg_table_remove(la->a->table, p->in[i].table_id);
+    if (p->bev) bufferevent_free(p->bev);
+    for (int i = 0; i < 256; i++) {
+        free(p->sent[i].msgs);
+        free(p->sent[i].refs);
+    }
+    free(p->midx);
+    free(p->ptypes);
+    free(p->in);
+    free(p->out);
+    free(p->msgbuf);
+    imap_free(&p->in_map);
+    imap_free(&p->out_map);
+    imap_free(&p->out_wire);
+    imap_free(&p->pend_ents);
+    free(p);
+}
+
+static void schedule_reconnect(struct less_adapter *la);
+
+/* Close a session: log, stop its I/O now, free it from the reactor (callers may still hold p). */
+static void peer_close(struct peer *p, const char *why)
+{
+    struct less_adapter *la = p->la;
+    if (p->closing) return;
+    if (why) XG_WARN(la->a->name, "peer %s: %s", p->addr, why);
+    p->closing = true;
+    if (p->bev) bufferevent_disable(p->bev, EV_READ | EV_WRITE);
+    if (la->sweep_ev) event_active(la->sweep_ev, 0, 0);
+}
+
+static void sweep_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct less_adapter *la = arg;
+    bool reconnect = false;
+    for (struct peer *p = la->peers, *next; p; p = next) {
+        next = p->next;
+        if (!p->closing) continue;
+        peer_free(p);
+        reconnect = true;
+    }
+    if (reconnect && la->mode == MODE_CONNECT && !la->peers) schedule_reconnect(la);
+}
+
+static void tcp_read_cb(struct bufferevent *bev, void *arg)
+{
+    struct peer *p = arg;
+    struct less_adapter *la = p->la;
+    struct evbuffer *in = bufferevent_get_input(bev);
+    while (!p->closing) {
+        size_t avail = evbuffer_get_length(in);
+        if (!avail) return;
+        const uint8_t *head = evbuffer_pullup(in, -1);
+        size_t flen = 0;
+        struct xg_error err = {0};
+        int rc = less_tcp_split(head, avail, (size_t)la->max_packet, &flen, &err);
+        if (rc < 0) {
+            la->framing_errors++;
+            la->a->errors++;
+            char why[XG_ERROR_MAX + 64];
+            snprintf(why, sizeof why, "%s; closing", err.msg);
+            peer_close(p, why);
+            return;
+        }
+        if (rc == 0) return;
+        const uint8_t *frame = evbuffer_pullup(in, (ev_ssize_t)flen);
+        struct less_frame f;
+        int64_t now = xg_clock_mono_ns();
+        rc = less_tcp_decode(frame, flen, &la->key, &f, &err);
+        la->packets_in++;
+        if (rc == 0 && p->any_rx && f.timestamp <= p->last_rx_ts)
+            rc = xg_error_set(&err, -EPROTO,
+                              "LESS header: timestamp %" PRId64
+                              " does not increase (previous %" PRId64 ", P4)",
+                              f.timestamp, p->last_rx_ts);
+        if (rc == 0) {
+            p->any_rx = true;
+            p->last_rx_ts = f.timestamp;
+            rc = process_packet(p, &f, now, false, &err);
+        }
+        evbuffer_drain(in, flen);
+        if (rc < 0) {
+            if (rc == -EACCES)
+                la->bad_signature++;
+            else
+                la->framing_errors++;
+            la->a->errors++;
+            char why[XG_ERROR_MAX + 64];
+            snprintf(why, sizeof why, "%s; closing", err.msg);
+            peer_close(p, why);
+            return;
+        }
+        if (peer_flush(p) == -ENOBUFS) return;
+    }
+}
+
+static void tcp_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+    struct peer *p = arg;
+    struct less_adapter *la = p->la;
+    if (what & BEV_EVENT_CONNECTED) {
+        XG_INFO(la->a->name, "connected to %s%s", p->addr, la->tls ? " (TLS)" : "");
+        la->state = "handshake";
+        return;
+    }
+    char why[400];
+    if (p->tls && xg_tls_error(p->tls)[0]) {
+        snprintf(why, sizeof why, "%s; closing", xg_tls_error(p->tls));
+        la->a->errors++;
+    } else if (p->tls && !xg_tls_established(p->tls)) {
+        snprintf(why, sizeof why,
+                 "TLS with %s: connection closed during the handshake (is the peer using TLS, "
+                 "and does it accept our certificate?); closing",
+                 p->addr);
+        la->a->errors++;
+    } else if (what & BEV_EVENT_EOF) {
+        snprintf(why, sizeof why, "connection closed by peer");
+    } else {
+        int e = EVUTIL_SOCKET_ERROR();
+        snprintf(why, sizeof why, "connection error: %s",
+                 e ? evutil_socket_error_to_string(e) : "unknown");
+        la->a->errors++;
+    }
+    peer_close(p, why);
+}
+
+static int peer_attach(struct less_adapter *la, struct peer *p, struct bufferevent *bev,
+                       bool client)
+{
+    if (la->tls) {
+        bev = xg_tls_wrap(la->tls, bev, client && la->server_name[0] ? la->server_name : NULL,
+                          p->addr, &p->tls);
+        if (!bev) return -ENOMEM;
+    }
+    p->bev = bev;
+    bufferevent_setcb(bev, tcp_read_cb, NULL, tcp_event_cb, p);
+    bufferevent_enable(bev, EV_READ | EV_WRITE);
+    send_connection_control(p);
+    peer_flush(p);
+    return 0;
+}
+
+/* ---- connect mode ---- */
+
+static void do_connect(struct less_adapter *la)
+{
+    char addr[80];
+    xg_net_addr_str((struct sockaddr *)&la->conn_ss, addr, sizeof addr);
+    struct bufferevent *bev = bufferevent_socket_new(la->a->base, -1, BEV_OPT_CLOSE_ON_FREE);
+    struct peer *p = bev ? peer_new(la, addr) : NULL;
+    if (!p) {
+        if (bev) bufferevent_free(bev);
+        schedule_reconnect(la);
+        return;
+    }
+    la->state = "connecting";
+    if (bufferevent_socket_connect(bev, (struct sockaddr *)&la->conn_ss, (int)la->conn_len) < 0) {
+        p->bev = bev;
+        peer_close(p, "connect failed");
+        return;
+    }
+    if (peer_attach(la, p, bev, true)) peer_close(p, "out of memory");
+}
+
+static void retry_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct less_adapter *la = arg;
+    la->reconnects++;
+    do_connect(la);
+}
+
+static void schedule_reconnect(struct less_adapter *la)
+{
+    if (!la->retry_ev) return;
+    int64_t d = xg_backoff_next(&la->backoff);
+    struct timeval tv = xg_ns_to_timeval(d);
+    la->state = "backoff";
+    event_add(la->retry_ev, &tv);
+}
+
+/* ---- listen mode ---- */
+
+static void accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct sockaddr *sa,
+                      int salen, void *arg)
+{
+    struct less_adapter *la = arg;
+    char addr[80];
+    xg_net_addr_str(sa, addr, sizeof addr);
+    if (la->n_peers >= la->max_peers) {
+        la->refused_peers++;
+        XG_WARN(la->a->name, "peer %s refused: max_peers (%" PRId64 ") reached", addr,
+                la->max_peers);
+        evutil_closesocket(fd);
+        return;
+    }
+    struct bufferevent *bev = bufferevent_socket_new(la->a->base, fd, BEV_OPT_CLOSE_ON_FREE);
+    struct peer *p = bev ? peer_new(la, addr) : NULL;
+    if (!p) {
+        if (bev)
+            bufferevent_free(bev);
+        else
+            evutil_closesocket(fd);
+        return;
+    }
+    XG_INFO(la->a->name, "peer %s connected%s", addr, la->tls ? " (TLS)" : "");
+    if (peer_attach(la, p, bev, false)) peer_close(p, "out of memory");
+}
+
+/* ---- UDP ---- */
+
+static void udp_send_raw(struct peer *p, const uint8_t *buf, size_t len)
+{
+    if (sendto(p->la->udp_fd, buf, len, 0, (struct sockaddr *)&p->ss, p->sslen) < 0)
+        p->la->a->drops++;
+    else
+        p->la->packets_out++;
+}
+
+/* Encode and send one datagram with sequence `seq` carrying msgs. */
+static int udp_send(struct peer *p, uint8_t seq, const uint8_t *msgs, size_t len, uint64_t count)
+{
+    struct less_adapter *la = p->la;
+    uint8_t dgram[65536];
+    struct xg_writer w;
+    xg_writer_init(&w, dgram, (size_t)la->mtu);
+    uint8_t ack_last;
+    uint64_t mask;
+    less_ack_fields(&p->rxwin, &ack_last, &mask);
+    struct xg_error err = {0};
+    int rc = less_udp_encode(&w, &la->key, seq, ack_last, mask, next_ts(p), count, msgs, len, &err);
+    if (rc) {
+        XG_WARN(la->a->name, "peer %s: %s", p->addr, err.msg);
+        return rc;
+    }
+    p->last_send_ns = xg_clock_mono_ns();
+    udp_send_raw(p, w.buf, w.len);
+    return 0;
+}
+
+static int udp_in_flight(const struct peer *p)
+{
+    int n = 0;
+    for (int i = 0; i < 256; i++)
+        if (p->sent[i].in_use && !p->sent[i].acked) n++;
+    return n;
+}
+
+static void sent_clear(struct udp_sent *s)
+{
+    free(s->msgs);
+    free(s->refs);
+    s->msgs = NULL;
+    s->refs = NULL;
+}
+
+/* Send the pending messages as one datagram under the next sequence number. */
+static int udp_flush(struct peer *p, bool force)
+{
+    if (!p->msg_count && !force) return 0;
+    if (p->sslen == 0) return 0;
+    if (udp_in_flight(p) >= UDP_MAX_INFLIGHT) {
+        /* P13: at most 63 in flight; hold the messages (updates are dropped: newer ones come) */
+        size_t keep = 0, klen = 0;
+        for (size_t i = 0; i < p->msg_count; i++) {
+            struct msg_ref r = p->midx[i];
+            if (r.code == LESS_MSG_UPDATE_ENTITY) continue;
+            memmove(p->msgbuf + klen, p->msgbuf + r.off, r.len);
+            r.off = (uint32_t)klen;
+            klen += r.len;
+            p->midx[keep++] = r;
+        }
+        p->msg_len = klen;
+        p->msg_count = keep;
+        p->la->a->drops++;
+        return 0;
+    }
+    struct udp_sent *s = &p->sent[p->tx_seq];
+    sent_clear(s);
+    uint8_t *copy = p->msg_len ? malloc(p->msg_len) : NULL;
+    struct msg_ref *refs = p->msg_count ? malloc(p->msg_count * sizeof *refs) : NULL;
+    if ((p->msg_len && !copy) || (p->msg_count && !refs)) {
+        free(copy);
+        free(refs);
+        return -ENOMEM;
+    }
+    if (copy) memcpy(copy, p->msgbuf, p->msg_len);
+    if (refs) memcpy(refs, p->midx, p->msg_count * sizeof *refs);
+    *s = (struct udp_sent){.in_use = true,
+                           .seq = p->tx_seq,
+                           .counter = p->tx_counter,
+                           .sent_ns = xg_clock_mono_ns(),
+                           .msgs = copy,
+                           .msgs_len = p->msg_len,
+                           .count = p->msg_count,
+                           .refs = refs};
+    int rc = udp_send(p, p->tx_seq, p->msgbuf, p->msg_len, p->msg_count);
+    p->msg_len = 0;
+    p->msg_count = 0;
+    p->tx_seq++;
+    p->tx_counter++;
+    return rc;
+}
+
+/* The peer acknowledged (ack_last, mask): mark sent packets, note acked introduces. */
+static void udp_on_ack(struct peer *p, uint8_t ack_last, uint64_t mask)
+{
+    for (int k = 0; k <= 64; k++) {
+        uint8_t seq = (uint8_t)(ack_last - k);
+        struct udp_sent *s = &p->sent[seq];
+        if (!s->in_use || s->acked) continue;
+        if (!less_ack_covers(ack_last, mask, seq)) continue;
+        s->acked = true;
+        for (size_t i = 0; i < p->n_out; i++)
+            if (p->out[i].intro_seq == s->counter) p->out[i].introduce_acked = true;
+        sent_clear(s);
+    }
+}
+
+/* Is message r of the packet sent as `counter` still current (not superseded, P13)? */
+static bool still_current(struct peer *p, const struct msg_ref *r, int64_t counter)
+{
+    if (r->wire_id < 0) return true; /* type, subscription, control, results: always */
+    uint32_t tid;
+    bool known = imap_get(&p->out_wire, r->wire_id, &tid);
+    if (r->code == LESS_MSG_REMOVE_ENTITY) return !known;
+    if (!known) return false; /* removed since */
+    const struct out_ent *o = out_find(p, tid);
+    if (!o) return false;
+    if (r->code == LESS_MSG_INTRODUCE_ENTITY) return o->intro_seq == counter;
+    return o->upd_seq == counter; /* update: a newer packet carries the entity's properties */
+}
+
+/* Re-send lost packets under their old sequence number with a fresh timestamp and only the
+ * messages not superseded since (possibly none). Lost: a later packet was acknowledged first,
+ * or 250 ms passed (P13). */
+static void udp_resend(struct peer *p, int64_t now)
+{
+    struct less_adapter *la = p->la;
+    int64_t newest_acked = -1;
+    for (int i = 0; i < 256; i++)
+        if (p->sent[i].in_use && p->sent[i].acked && p->sent[i].counter > newest_acked)
+            newest_acked = p->sent[i].counter;
+    for (int i = 0; i < 256; i++) {
+        struct udp_sent *s = &p->sent[i];
+        if (!s->in_use || s->acked) continue;
+        if (p->tx_counter - s->counter > 192) {
+            s->in_use = false; /* out of every window: give up */
+            sent_clear(s);
+            continue;
+        }
+        bool lost = s->counter < newest_acked || now - s->sent_ns > UDP_LOSS_NS;
+        if (!lost) continue;
+        uint8_t keep[65536];
+        size_t klen = 0;
+        uint64_t kcount = 0;
+        size_t nrefs = 0;
+        for (uint64_t k = 0; k < s->count; k++) {
+            struct msg_ref r = s->refs[k];
+            if (!still_current(p, &r, s->counter)) continue;
+            if (klen + r.len > sizeof keep) break;
+            memcpy(keep + klen, s->msgs + r.off, r.len);
+            r.off = (uint32_t)klen;
+            s->refs[nrefs++] = r;
+            klen += r.len;
+            kcount++;
+        }
+        memcpy(s->msgs, keep, klen);
+        s->msgs_len = klen;
+        s->count = kcount;
+        s->sent_ns = now;
+        la->resends++;
+        udp_send(p, s->seq, s->msgs, klen, kcount);
+    }
+}
+
+static struct peer *udp_peer_get(struct less_adapter *la)
+{
+    return la->peers;
+}
+
+static void udp_read_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct less_adapter *la = arg;
+    for (int n = 0; n < 64; n++) {
+        uint8_t dgram[65536];
+        struct sockaddr_storage from;
+        socklen_t flen = sizeof from;
+        ssize_t len = recvfrom(fd, dgram, sizeof dgram, 0, (struct sockaddr *)&from, &flen);
+        if (len < 0) return;
+        struct peer *p = udp_peer_get(la);
+        char addr[80];
+        xg_net_addr_str((struct sockaddr *)&from, addr, sizeof addr);
+        if (p && p->sslen &&
+            !xg_net_addr_equal((struct sockaddr *)&from, (struct sockaddr *)&p->ss)) {
+            la->a->drops++;
+            XG_DEBUG(la->a->name, "datagram from %s ignored (peer is %s)", addr, p->addr);
+            continue;
+        }
+        struct less_frame f;
+        struct xg_error err = {0};
+        int64_t now = xg_clock_mono_ns();
+        la->packets_in++;
+        int rc = less_udp_decode(dgram, (size_t)len, (size_t)la->mtu, &la->key, &f, &err);
+        if (rc && !f.authentic) {
+            if (rc == -EACCES)
+                la->bad_signature++;
+            else
+                la->framing_errors++;
+            la->a->drops++;
+            XG_WARN(la->a->name, "datagram from %s dropped: %s", addr, err.msg);
+            continue;
+        }
+        if (!p->sslen) {
+            p->ss = from;
+            p->sslen = flen;
+            snprintf(p->addr, sizeof p->addr, "%s", addr);
+            XG_INFO(la->a->name, "UDP peer is %s (first authentic sender)", addr);
+            send_connection_control(p);
+            udp_flush(p, false);
+        }
+        enum less_ack_result ar = less_ack_record(&p->rxwin, f.seq);
+        if (rc) {
+            la->framing_errors++;
+            la->a->drops++;
+            XG_WARN(la->a->name, "peer %s: packet %u dropped: %s", p->addr, f.seq, err.msg);
+            continue;
+        }
+        if (ar != LESS_ACK_NEW) {
+            la->duplicates++;
+            continue;
+        }
+        bool stale = p->any_rx && f.timestamp <= p->last_rx_ts;
+        if (stale) {
+            la->stale_packets++; /* acknowledged; its acks are ignored (P12) */
+        } else {
+            p->any_rx = true;
+            p->last_rx_ts = f.timestamp;
+            udp_on_ack(p, f.ack_last, f.ack_bitmask);
+        }
+        rc = process_packet(p, &f, now, stale, &err);
+        if (rc < 0) {
+            la->framing_errors++;
+            la->a->drops++;
+            XG_WARN(la->a->name, "peer %s: packet %u dropped: %s", p->addr, f.seq, err.msg);
+        }
+        udp_flush(p, false);
+    }
+}
+
+static void udp_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct less_adapter *la = arg;
+    struct peer *p = udp_peer_get(la);
+    if (!p || !p->sslen) return;
+    int64_t now = xg_clock_mono_ns();
+    udp_resend(p, now);
+    /* keep acks flowing: an empty packet when nothing was sent for 50 ms */
+    udp_flush(p, now - p->last_send_ns >= 50 * XG_NS_PER_MS);
+}
+
+/* ---- adapter ops ---- */
+
+static bool host_is_loopback(const char *text)
+{
+    char host[256];
+    int port;
+    if (xg_net_split_hostport(text, host, sizeof host, &port, 0) < 0) return false;
+    if (strcmp(host, "localhost") == 0 || strcmp(host, "::1") == 0) return true;
+    struct in_addr ia;
+    if (inet_pton(AF_INET, host, &ia) == 1) return (ntohl(ia.s_addr) >> 24) == 127;
+    return false;
+}
+
+static int read_key_file(const char *path, struct less_key *key, const struct xg_conf *at,
+                         struct xg_error *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return xg_conf_error(err, at, -errno, "key_file '%s': %s", path, strerror(errno));
+    char buf[1024];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    struct xg_error e2 = {0};
+    int rc = less_key_from_hex(buf, n, key, &e2);
+    if (rc) return xg_conf_error(err, at, rc, "key_file '%s': %s", path, e2.msg);
+    return 0;
+}
+
+/* Relative paths in the config are relative to the config file's directory. */
+static void resolve_path(const struct xg_conf *at, const char *path, char *out, size_t size)
+{
+    const char *file = at ? at->file : NULL;
+    const char *slash = file ? strrchr(file, '/') : NULL;
+    if (path[0] == '/' || !slash)
+        snprintf(out, size, "%s", path);
+    else
+        snprintf(out, size, "%.*s/%s", (int)(slash - file), file, path);
+}
+
+static int copy_conf(char *dst, size_t size, const char *s, const struct xg_conf *conf,
+                     const char *key, struct xg_error *err)
+{
+    if (strlen(s) >= size)
+        return xg_conf_error(err, xg_conf_get(conf, key), -EINVAL, "%s: '%s' is too long", key, s);
+    snprintf(dst, size, "%s", s);
+    return 0;
+}
+
+static int less_create(struct xg_adapter *a, const struct xg_conf *conf, struct xg_error *err)
+{
+    struct less_adapter *la = calloc(1, sizeof *la);
+    if (!la) return -ENOMEM;
+    a->priv = la;
+    la->a = a;
+    la->udp_fd = -1;
+    la->state = "stopped";
+    const char *mode, *connect, *listen, *bind, *peer, *key_file, *signature, *key_id;
+    int rc;
+    if ((rc = xg_conf_string(conf, "mode", "connect", &mode, err))) return rc;
+    if (strcmp(mode, "connect") == 0)
+        la->mode = MODE_CONNECT;
+    else if (strcmp(mode, "listen") == 0)
+        la->mode = MODE_LISTEN;
+    else if (strcmp(mode, "udp") == 0)
+        la->mode = MODE_UDP;
+    else
+        return xg_conf_error(err, xg_conf_get(conf, "mode"), -EINVAL,
+                             "mode '%s' must be connect, listen or udp", mode);
+    if ((rc = xg_conf_string(conf, "connect", NULL, &connect, err)) ||
+        (rc = xg_conf_string(conf, "listen", NULL, &listen, err)) ||
+        (rc = xg_conf_string(conf, "bind", NULL, &bind, err)) ||
+        (rc = xg_conf_string(conf, "peer", NULL, &peer, err)) ||
+        (rc = xg_conf_string(conf, "key_file", NULL, &key_file, err)) ||
+        (rc = xg_conf_string(conf, "signature", "hmac-sha256-64", &signature, err)) ||
+        (rc = xg_conf_string(conf, "key_id", "", &key_id, err)) ||
+        (rc = xg_conf_bool(conf, "insecure", false, &la->insecure, err)) ||
+        (rc = xg_conf_int(conf, "max_peers", 16, 1, 4096, &la->max_peers, err)) ||
+        (rc = xg_conf_int(conf, "max_packet", 1 << 20, 64, 64 << 20, &la->max_packet, err)) ||
+        (rc =
+             xg_conf_int(conf, "max_output_bytes", 4 << 20, 4096, 1 << 30, &la->max_output, err)) ||
+        (rc = xg_conf_int(conf, "mtu", LESS_UDP_DEFAULT_MTU, 64, 65507, &la->mtu, err)))
+        return rc;
+    const char *addr = NULL, *addr_key = NULL;
+    if (la->mode == MODE_CONNECT) addr = connect, addr_key = "connect";
+    if (la->mode == MODE_LISTEN) addr = listen, addr_key = "listen";
+    if (la->mode == MODE_UDP) addr = bind, addr_key = "bind";
+    if (!addr)
+        return xg_conf_error(err, conf, -EINVAL, "less adapter in mode '%s' needs '%s:'", mode,
+                             addr_key);
+    const char *other[3] = {"connect", "listen", "bind"};
+    for (int i = 0; i < 3; i++)
+        if (strcmp(other[i], addr_key) && xg_conf_get(conf, other[i]))
+            return xg_conf_error(err, xg_conf_get(conf, other[i]), -EINVAL,
+                                 "'%s:' does not apply to mode '%s' (use '%s:')", other[i], mode,
+                                 addr_key);
+    if (peer && la->mode != MODE_UDP)
+        return xg_conf_error(err, xg_conf_get(conf, "peer"), -EINVAL,
+                             "'peer:' only applies to mode 'udp'");
+    char host[256];
+    int port;
+    if (xg_net_split_hostport(addr, host, sizeof host, &port, -1) < 0 || port < 0 || port > 65535)
+        return xg_conf_error(err, xg_conf_get(conf, addr_key), -EINVAL, "%s: '%s' is not host:port",
+                             addr_key, addr);
+    if ((rc = copy_conf(la->target, sizeof la->target, addr, conf, addr_key, err))) return rc;
+    if (peer && (rc = copy_conf(la->udp_peer, sizeof la->udp_peer, peer, conf, "peer", err)))
+        return rc;
+    if ((rc = copy_conf(la->key_id, sizeof la->key_id, key_id, conf, "key_id", err))) return rc;
+    /* TLS */
+    const struct xg_conf *tls = xg_conf_get(conf, "tls");
+    if (tls) {
+        const char *cert, *key, *ca, *sn;
+        if ((rc = xg_conf_expect(tls, XG_CONF_MAP, "tls", err)) ||
+            (rc = xg_conf_string(tls, "cert", NULL, &cert, err)) ||
+            (rc = xg_conf_string(tls, "key", NULL, &key, err)) ||
+            (rc = xg_conf_string(tls, "ca", NULL, &ca, err)) ||
+            (rc = xg_conf_string(tls, "server_name", NULL, &sn, err)) ||
+            (rc = xg_conf_bool(tls, "verify", true, &la->tls_verify, err)))
+            return rc;
+        if (la->mode == MODE_UDP)
+            return xg_conf_error(err, tls, -EINVAL, "tls applies to TCP modes only (not udp)");
+        if (la->mode == MODE_LISTEN && (!cert || !key))
+            return xg_conf_error(err, tls, -EINVAL, "tls in listen mode needs 'cert' and 'key'");
+        if (la->mode == MODE_CONNECT && la->tls_verify && !ca)
+            return xg_conf_error(err, tls, -EINVAL,
+                                 "tls with verify: true needs 'ca' (the CA that signed the peer)");
+        if (cert) resolve_path(xg_conf_get(tls, "cert"), cert, la->tls_cert, sizeof la->tls_cert);
+        if (key) resolve_path(xg_conf_get(tls, "key"), key, la->tls_key, sizeof la->tls_key);
+        if (ca) resolve_path(xg_conf_get(tls, "ca"), ca, la->tls_ca, sizeof la->tls_ca);
+        if (sn)
+            snprintf(la->server_name, sizeof la->server_name, "%s", sn);
+        else if (la->mode == MODE_CONNECT)
+            snprintf(la->server_name, sizeof la->server_name, "%s", host);
+        la->tls_on = true;
+        /* load the files now so that --check reports bad certificates */
+        struct xg_tls_conf tc = {.server = la->mode == MODE_LISTEN,
+                                 .cert = cert ? la->tls_cert : NULL,
+                                 .key = key ? la->tls_key : NULL,
+                                 .ca = ca ? la->tls_ca : NULL,
+                                 .verify = la->tls_verify};
+        struct xg_error e2 = {0};
+        la->tls = xg_tls_ctx_new(&tc, &e2);
+        if (!la->tls) return xg_conf_error(err, tls, e2.code ? e2.code : -EINVAL, "%s", e2.msg);
+    }
+    /* signature */
+    if (strcmp(signature, "none") == 0) {
+        if (key_file)
+            return xg_conf_error(err, xg_conf_get(conf, "signature"), -EINVAL,
+                                 "signature: none contradicts key_file");
+        la->signature_none = true;
+        bool loop = host_is_loopback(addr) && (!peer || host_is_loopback(peer));
+        if (la->mode == MODE_LISTEN && !host_is_loopback(addr)) loop = false;
+        if (!loop && !la->tls_on && !la->insecure)
+            return xg_conf_error(
+                err, xg_conf_get(conf, "signature"), -EPERM,
+                "signature: none on the non-loopback, non-TLS address '%s' is refused (anyone "
+                "could inject entities); use key_file, tls, or set insecure: true to force it",
+                addr);
+        la->key.len = 0;
+    } else if (strcmp(signature, "hmac-sha256-64") == 0) {
+        if (!key_file)
+            return xg_conf_error(err, conf, -EINVAL,
+                                 "less adapter needs 'key_file:' (hex key, 16..64 bytes) or "
+                                 "'signature: none'");
+        char kp[512];
+        resolve_path(xg_conf_get(conf, "key_file"), key_file, kp, sizeof kp);
+        if ((rc = read_key_file(kp, &la->key, xg_conf_get(conf, "key_file"), err))) return rc;
+    } else {
+        return xg_conf_error(err, xg_conf_get(conf, "signature"), -EINVAL,
+                             "signature '%s' must be hmac-sha256-64 or none", signature);
+    }
+    la->arena_buf = malloc(ARENA_SIZE);
+    if (!la->arena_buf) return -ENOMEM;
+    return 0;
+}
+
+static int less_start(struct xg_adapter *a)
+{
+    struct less_adapter *la = a->priv;
+    struct xg_error err = {0};
+    la->gw_id = gw_id_of(a);
+    snprintf(la->schema_str, sizeof la->schema_str, "xrgate/%s gateway=%s", XRGATE_VERSION,
+             la->gw_id);
+    la->backoff.rng = (uint64_t)xg_clock_mono_ns() | 1;
+    la->sweep_ev = event_new(a->base, -1, 0, sweep_cb, la);
+    if (!la->sweep_ev) return -ENOMEM;
+    int rc;
+    if (la->mode == MODE_CONNECT) {
+        if ((rc = xg_net_parse_addr(la->target, "127.0.0.1", 0, &la->conn_ss, &la->conn_len,
+                                    &err))) {
+            XG_ERR(a->name, "connect: %s", err.msg);
+            return rc;
+        }
+        la->retry_ev = event_new(a->base, -1, 0, retry_cb, la);
+        if (!la->retry_ev) return -ENOMEM;
+        XG_INFO(a->name, "LESS client to %s%s%s", la->target, la->tls ? " over TLS" : "",
+                la->signature_none ? " (signature: none)" : "");
+        do_connect(la);
+        return 0;
+    }
+    if (la->mode == MODE_LISTEN) {
+        struct sockaddr_storage ss;
+        socklen_t len;
+        if ((rc = xg_net_parse_addr(la->target, "0.0.0.0", 0, &ss, &len, &err))) {
+            XG_ERR(a->name, "listen: %s", err.msg);
+            return rc;
+        }
+        la->lis = evconnlistener_new_bind(a->base, accept_cb, la,
+                                          LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE |
+                                              LEV_OPT_CLOSE_ON_EXEC,
+                                          64, (struct sockaddr *)&ss, (int)len);
+        if (!la->lis) {
+            int e = EVUTIL_SOCKET_ERROR();
+            XG_ERR(a->name, "cannot listen on %s: %s", la->target,
+                   evutil_socket_error_to_string(e));
+            return -EADDRINUSE;
+        }
+        struct sockaddr_storage b;
+        socklen_t bl = sizeof b;
+        if (getsockname(evconnlistener_get_fd(la->lis), (struct sockaddr *)&b, &bl) == 0)
+            xg_net_addr_str((struct sockaddr *)&b, la->bound, sizeof la->bound);
+        la->state = "listening";
+        XG_INFO(a->name, "LESS server listening on %s%s%s", la->bound, la->tls ? " (TLS)" : "",
+                la->signature_none ? " (signature: none)" : "");
+        return 0;
+    }
+    /* UDP */
+    struct sockaddr_storage ss;
+    socklen_t len;
+    if ((rc = xg_net_parse_addr(la->target, "0.0.0.0", 0, &ss, &len, &err))) {
+        XG_ERR(a->name, "bind: %s", err.msg);
+        return rc;
+    }
+    la->udp_fd = xg_net_udp_bind((struct sockaddr *)&ss, len, NULL, &err);
+    if (la->udp_fd < 0) {
+        XG_ERR(a->name, "bind: %s", err.msg);
+        return la->udp_fd;
+    }
+    struct sockaddr_storage b;
+    socklen_t bl = sizeof b;
+    if (getsockname(la->udp_fd, (struct sockaddr *)&b, &bl) == 0)
+        xg_net_addr_str((struct sockaddr *)&b, la->bound, sizeof la->bound);
+    struct peer *p = peer_new(la, "?");
+    if (!p) return -ENOMEM;
+    if (la->udp_peer[0]) {
+        if ((rc = xg_net_parse_addr(la->udp_peer, "127.0.0.1", 0, &p->ss, &p->sslen, &err))) {
+            XG_ERR(a->name, "peer: %s", err.msg);
+            return rc;
+        }
+        xg_net_addr_str((struct sockaddr *)&p->ss, p->addr, sizeof p->addr);
+        la->udp_peer_fixed = true;
+    }
+    la->udp_ev = event_new(a->base, la->udp_fd, EV_READ | EV_PERSIST, udp_read_cb, la);
+    la->udp_timer = event_new(a->base, -1, EV_PERSIST, udp_timer_cb, la);
+    if (!la->udp_ev || !la->udp_timer) return -ENOMEM;
+    event_add(la->udp_ev, NULL);
+    struct timeval tv = {0, 50000};
+    event_add(la->udp_timer, &tv);
+    la->state = "streaming";
+    XG_INFO(a->name, "LESS UDP on %s%s%s", la->bound, la->udp_peer[0] ? " peer " : "",
+            la->udp_peer[0] ? p->addr : " (peer: first authentic sender)");
+    if (p->sslen) {
+        send_connection_control(p);
+        udp_flush(p, false);
+    }
+    return 0;
+}
+
+static void less_drain(struct xg_adapter *a)
+{
+    struct less_adapter *la = a->priv;
+    struct visit_ctx vc = {la, NULL, false};
+    xg_table_drain(a->table, a->index, xg_clock_mono_ns(), visit, &vc);
+    for (struct peer *p = la->peers, *next; p; p = next) {
+        next = p->next;
+        peer_flush(p);
+    }
+}
+
+static void less_entity_event(struct xg_adapter *a, const struct xg_entity *e, bool added)
+{
+    struct less_adapter *la = a->priv;
+    if (added || !la) return;
+    for (struct peer *p = la->peers, *next; p; p = next) {
+        next = p->next;
+        struct out_ent *o = out_find(p, e->id);
+        if (!o) continue;
+        struct less_msg m = {.code = LESS_MSG_REMOVE_ENTITY};
+        m.u.remove_entity.entity_id = o->wire_id;
+        if (peer_ready(p)) queue_msg(p, &m);
+        out_del(p, e->id);
+        la->entities_removed++;
+        peer_flush(p);
+    }
+}
+
+static void less_status(const struct xg_adapter *a, struct xg_status *st)
+{
+    const struct less_adapter *la = a->priv;
+    st->state = la->state;
+    size_t off = 0;
+    if (la->mode == MODE_LISTEN || la->mode == MODE_UDP)
+        off += (size_t)snprintf(st->peer, sizeof st->peer, "%s", la->bound);
+    for (const struct peer *p = la->peers; p && off < sizeof st->peer; p = p->next) {
+        if (la->mode == MODE_UDP && !p->sslen) continue;
+        off += (size_t)snprintf(st->peer + off, sizeof st->peer - off, "%s%s", off ? " " : "",
+                                p->addr);
+    }
+    if (la->mode == MODE_CONNECT && !la->peers)
+        snprintf(st->peer, sizeof st->peer, "%s", la->target);
+    xg_status_counter(st, "peers", la->n_peers);
+    xg_status_counter(st, "packets_in", (double)la->packets_in);
+    xg_status_counter(st, "packets_out", (double)la->packets_out);
+    xg_status_counter(st, "bad_signature", (double)la->bad_signature);
+    xg_status_counter(st, "framing_errors", (double)la->framing_errors);
+    xg_status_counter(st, "reconnects", (double)la->reconnects);
+    xg_status_counter(st, "refused_peers", (double)la->refused_peers);
+    xg_status_counter(st, "slow_peer_drops", (double)la->slow_peer_drops);
+    xg_status_counter(st, "echo_suppressed", (double)la->echo_suppressed);
+    xg_status_counter(st, "stale_packets", (double)la->stale_packets);
+    xg_status_counter(st, "duplicates", (double)la->duplicates);
+    xg_status_counter(st, "resends", (double)la->resends);
+    xg_status_counter(st, "refused_403", (double)la->refused_403);
+    xg_status_counter(st, "not_found_404", (double)la->not_found_404);
+    xg_status_counter(st, "entities_introduced", (double)la->entities_introduced);
+    xg_status_counter(st, "entities_removed", (double)la->entities_removed);
+    xg_status_counter(st, "unknown_requests", (double)la->unknown_requests);
+}
+
+static void less_stop(struct xg_adapter *a)
+{
+    struct less_adapter *la = a->priv;
+    if (!la) return;
+    if (la->retry_ev) {
+        event_free(la->retry_ev);
+        la->retry_ev = NULL;
+    }
+    if (la->sweep_ev) {
+        event_free(la->sweep_ev);
+        la->sweep_ev = NULL;
+    }
+    while (la->peers)
+        peer_free(la->peers);
+    if (la->lis) {
+        evconnlistener_free(la->lis);
+        la->lis = NULL;
+    }
+    if (la->udp_ev) {
+        event_free(la->udp_ev);
+        la->udp_ev = NULL;
+    }
+    if (la->udp_timer) {
+        event_free(la->udp_timer);
+        la->udp_timer = NULL;
+    }
+    if (la->udp_fd >= 0) {
+        close(la->udp_fd);
+        la->udp_fd = -1;
+    }
+    la->state = "stopped";
+}
+
+static void less_destroy(struct xg_adapter *a)
+{
+    struct less_adapter *la = a->priv;
+    if (!la) return;
+    less_stop(a);
+    xg_tls_ctx_free(la->tls);
+    free(la->arena_buf);
+    free(la->pktbuf);
+    free(la);
+    a->priv = NULL;
+}
+
+const struct xg_adapter_ops xg_less_ops = {
+    .type = "less",
+    .is_sink = true,
+    .create = less_create,
+    .start = less_start,
+    .drain = less_drain,
+    .status = less_status,
+    .stop = less_stop,
+    .destroy = less_destroy,
+    .entity_event = less_entity_event,
+};
