@@ -15,12 +15,29 @@ def run(args, cwd=None, env=None):
     return subprocess.run([BIN] + args, cwd=cwd, env=e, capture_output=True, text=True, timeout=10)
 
 
+def partial_build():
+    """True when the build was configured with XRGATE_ADAPTERS (some adapter folders left out)."""
+    cache = os.path.join(os.environ.get("XG_BUILD_DIR", ""), "CMakeCache.txt")
+    try:
+        with open(cache) as f:
+            for line in f:
+                if line.startswith("XRGATE_ADAPTERS:"):
+                    return bool(line.split("=", 1)[1].strip())
+    except OSError:
+        pass
+    return False
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
+    partial = partial_build()
     good = [os.path.join(SOURCE_DIR, "conf", "xrgate.yaml")] + sorted(
         glob.glob(os.path.join(SOURCE_DIR, "conf", "examples", "*.yaml")))
     for path in good:
         r = run(["--check", "--config", path])
+        if r.returncode and partial and "unknown adapter type" in r.stderr:
+            print(f"note: {path} needs an adapter left out of this partial build: {r.stderr}")
+            continue
         assert r.returncode == 0, f"{path}: {r.stderr}"
         assert "configuration OK" in r.stdout, r.stdout
     # embedded default (no conf/ in the working directory)
