@@ -156,7 +156,8 @@ struct in_ent {
     int64_t wire_id;
     int64_t typeid;
     uint32_t table_id;
-    bool ignored; /* our own entity coming back (origin gateway == our id) */
+    bool ignored;    /* our own entity coming back (origin gateway == our id) */
+    uint32_t dup_of; /* the same federated entity already arrived by another path (mesh) */
     struct less_pose pose;
     char name[XG_NAME_MAX];
     char origin[128];
@@ -289,7 +290,7 @@ struct less_adapter {
     /* counters */
     uint64_t packets_in, packets_out, bad_signature, framing_errors, reconnects, refused_peers,
         slow_peer_drops, echo_suppressed, stale_packets, refused_403, not_found_404, resends,
-        duplicates, entities_introduced, entities_removed, unknown_requests;
+        duplicates, duplicates_ignored, entities_introduced, entities_removed, unknown_requests;
 };
 
 static const char *gw_id_of(const struct xg_adapter *a)
@@ -735,6 +736,22 @@ static void copy_str(char *dst, size_t size, const char *s, size_t len)
     dst[len] = '\0';
 }
 
+struct dup_find {
+    const char *gw, *source;
+    uint32_t found;
+};
+
+static int dup_visit(void *user, const struct xg_entity *e, const struct xg_pose *pose)
+{
+    struct dup_find *df = user;
+    (void)pose;
+    if (strcmp(e->origin_gateway, df->gw) == 0 && strcmp(e->source, df->source) == 0) {
+        df->found = e->id;
+        return 1;
+    }
+    return 0;
+}
+
 /* Merge a decoded property list into the entity and push a sample to the table. */
 static int apply_props(struct peer *p, struct in_ent *ie, const struct less_comp_values_list *cl,
                        int64_t ts_quanta, int64_t now, struct xg_error *err)
@@ -807,8 +824,25 @@ static int apply_props(struct peer *p, struct in_ent *ie, const struct less_comp
     if ((lp->present & LESS_POSE_BIT(LESS_POSE_ACTIVE)) && !lp->active)
         s.flags |= XG_SAMPLE_INACTIVE;
     xg_frame_sample_in(la->a->frame, &s);
+    if (ie->dup_of) {
+        if (xg_table_get(la->a->table, ie->dup_of)) return 0; /* the other path still lives */
+        ie->dup_of = 0;
+    }
     int rc = -ENOENT;
     if (ie->table_id) rc = xg_table_push(la->a->table, ie->table_id, &s);
+    if (rc == -ENOENT && ie->origin_gw[0] && ie->name[0]) {
+        /* in a mesh the same entity arrives by several paths: keep the first */
+        struct dup_find df = {ie->origin_gw, ie->name, 0};
+        xg_table_foreach(la->a->table, -1, now, dup_visit, &df);
+        if (df.found) {
+            ie->dup_of = df.found;
+            ie->table_id = 0;
+            la->duplicates_ignored++;
+            XG_DEBUG(la->a->name, "peer %s: '%s' from '%s' already known (entity %u); ignored",
+                     p->addr, ie->name, ie->origin_gw, df.found);
+            return 0;
+        }
+    }
     if (rc == -ENOENT) {
         char src[XG_NAME_MAX];
         if (ie->name[0])
@@ -1267,7 +1301,7 @@ static void tcp_event_cb(struct bufferevent *bev, short what, void *arg)
     struct less_adapter *la = p->la;
     if (what & BEV_EVENT_CONNECTED) {
         XG_INFO(la->a->name, "connected to %s%s", p->addr, la->tls ? " (TLS)" : "");
-        la->state = "handshake";
+        if (!p->streaming) la->state = "handshake";
         return;
     }
     char why[400];
@@ -1946,6 +1980,7 @@ static void less_status(const struct xg_adapter *a, struct xg_status *st)
     xg_status_counter(st, "stale_packets", (double)la->stale_packets);
     xg_status_counter(st, "duplicates", (double)la->duplicates);
     xg_status_counter(st, "resends", (double)la->resends);
+    xg_status_counter(st, "mesh_duplicates", (double)la->duplicates_ignored);
     xg_status_counter(st, "refused_403", (double)la->refused_403);
     xg_status_counter(st, "not_found_404", (double)la->not_found_404);
     xg_status_counter(st, "entities_introduced", (double)la->entities_introduced);

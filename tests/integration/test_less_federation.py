@@ -1,0 +1,244 @@
+"""Integration (issue 6): two gateways federate over LESS TCP with signed packets, and a ring of
+three gateways does not echo.
+
+1. Gateway A (synth: head, two hands, two bodies) connects to gateway B (less listen). B's
+   /api/entities shows A's five entities under "fed/demo/..." with A's kinds and with poses that
+   match A's. Tolerance: A is queried before and after B, so B's answer must lie within
+   |v|·(spacing) + 5 mm of A's first answer (positions; FLOAT32 on the wire adds < 1 µm; the
+   prediction to the request time from a 60 Hz stream of poses with velocities adds
+   < a·dt²/2 ≈ 1 mm for the synth's ≤ 1.5 m/s² at dt ≤ 40 ms), and the orientations within
+   |ω|·(spacing) + 2°.
+2. Ring A→B→C→A (each link bidirectional, one local body per gateway): every gateway ends up
+   with exactly three entities, one per origin gateway, none of them its own entity coming back,
+   and this stays so (no echo, no duplicate via the other direction of the ring).
+3. A peer with the wrong key is refused: B logs the bad signature naming the peer, A reconnects
+   with backoff, and B's entities from A never appear."""
+import math
+import os
+import sys
+import tempfile
+import time
+
+from xgtest import Gateway
+
+KEY = "00112233445566778899aabbccddeeff0123456789abcdef0123456789abcdef"
+
+
+def write_key(d, name, hexkey):
+    path = os.path.join(d, name)
+    with open(path, "w") as f:
+        f.write(hexkey + "\n")
+    return path
+
+
+def wait_for(fn, timeout=8.0, what="condition"):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = fn()
+        if last:
+            return last
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}; last={last!r}")
+
+
+def entities(gw):
+    return {e["name"]: e for e in gw.get_json("/api/entities")["entities"]}
+
+
+def adapter(gw, name):
+    for a in gw.get_json("/api/adapters")["adapters"]:
+        if a["name"] == name:
+            return a
+    raise KeyError(name)
+
+
+def listen_port(gw, name):
+    peer = wait_for(lambda: adapter(gw, name)["peer"], what=f"{name} bound")
+    return int(peer.split()[0].rsplit(":", 1)[1])
+
+
+def quat_angle(q1, q2):
+    d = abs(sum(a * b for a, b in zip(q1, q2)))
+    return 2 * math.acos(min(1.0, d))
+
+
+def test_pair(tmp):
+    key = write_key(tmp, "k.hex", KEY)
+    b_conf = f"""
+gateway: {{id: gw-b}}
+adapters:
+  - name: fed
+    type: less
+    mode: listen
+    listen: "127.0.0.1:0"
+    key_file: {key}
+    rate_hz: 60
+"""
+    with Gateway(b_conf) as b:
+        port = listen_port(b, "fed")
+        a_conf = f"""
+gateway: {{id: gw-a}}
+adapters:
+  - name: demo
+    type: synth
+    bodies: 2
+  - name: up
+    type: less
+    mode: connect
+    connect: "127.0.0.1:{port}"
+    key_file: {key}
+    rate_hz: 60
+"""
+        with Gateway(a_conf) as a:
+            names = ["head", "left_hand", "right_hand", "body0", "body1"]
+            wait_for(lambda: all(f"fed/demo/{n}" in entities(b) for n in names), what="A on B")
+            assert adapter(a, "up")["state"] == "streaming", adapter(a, "up")
+            worst_p = worst_q = 0.0
+            for _ in range(5):
+                t0 = time.monotonic()
+                ea = entities(a)
+                eb = entities(b)
+                ea2 = entities(a)
+                spacing = time.monotonic() - t0
+                for n in names:
+                    ra, rb = ea[f"demo/{n}"], eb[f"fed/demo/{n}"]
+                    assert rb["kind"] == ra["kind"], (rb, ra)
+                    assert rb["origin"] == "fed", rb
+                    speed = max(math.dist(ra["velocity"], [0, 0, 0]),
+                                math.dist(ea2[f"demo/{n}"]["velocity"], [0, 0, 0]))
+                    tol_p = speed * spacing + 0.005
+                    dp = math.dist(ra["position"], rb["position"])
+                    assert dp <= tol_p, (n, dp, tol_p, ra["position"], rb["position"])
+                    omega = math.dist(ra["angular_velocity"], [0, 0, 0])
+                    tol_q = omega * spacing + math.radians(2)
+                    dq = quat_angle(ra["orientation"], rb["orientation"])
+                    assert dq <= tol_q, (n, math.degrees(dq), math.degrees(tol_q))
+                    worst_p = max(worst_p, dp - speed * spacing)
+                    worst_q = max(worst_q, dq - omega * spacing)
+                time.sleep(0.1)
+            # nothing comes back to A: its LESS peer only has A's own entities
+            assert sorted(entities(a)) == sorted(f"demo/{n}" for n in names), entities(a).keys()
+            fed = adapter(b, "fed")["counters"]
+            assert fed["framing_errors"] == 0 and fed["bad_signature"] == 0, fed
+            print(f"pair: 5 entities match (excess error {worst_p * 1000:.2f} mm, "
+                  f"{math.degrees(worst_q):.2f} deg)")
+        # A went away: its entities leave B with the session
+        wait_for(lambda: not any(n.startswith("fed/") for n in entities(b)), what="cleanup on B")
+        assert "connection closed by peer" in b.log(), b.log()
+
+
+def test_ring(tmp):
+    key = write_key(tmp, "k.hex", KEY)
+    ids = ["ra", "rb", "rc"]
+    gws = {}
+    try:
+        for gid in ids:
+            gws[gid] = Gateway(f"""
+gateway: {{id: gw-{gid}}}
+adapters:
+  - name: {gid}
+    type: synth
+    bodies: 1
+    head: false
+    hands: false
+  - name: in
+    type: less
+    mode: listen
+    listen: "127.0.0.1:0"
+    key_file: {key}
+    rate_hz: 60
+""")
+        # the "out" adapters need the next gateway's port: restart with a second config
+        ports = {gid: listen_port(gws[gid], "in") for gid in ids}
+        for gid in ids:
+            gws[gid].stop()
+        gws.clear()
+        for i, gid in enumerate(ids):
+            nxt = ids[(i + 1) % 3]
+            gws[gid] = Gateway(f"""
+gateway: {{id: gw-{gid}}}
+adapters:
+  - name: {gid}
+    type: synth
+    bodies: 1
+    head: false
+    hands: false
+  - name: in
+    type: less
+    mode: listen
+    listen: "127.0.0.1:{ports[gid]}"
+    key_file: {key}
+    rate_hz: 60
+  - name: out
+    type: less
+    mode: connect
+    connect: "127.0.0.1:{ports[nxt]}"
+    key_file: {key}
+    rate_hz: 60
+""")
+        def settled():
+            return all(len(entities(g)) == 3 for g in gws.values())
+        wait_for(settled, timeout=10, what="3 entities on every gateway")
+        time.sleep(1.0)  # echoes, if any, would have had 60 round trips by now
+        for gid, g in gws.items():
+            es = entities(g)
+            assert len(es) == 3, (gid, sorted(es))
+            local = [n for n in es if n.startswith(gid + "/")]
+            assert local == [f"{gid}/body0"], (gid, sorted(es))
+            remote = sorted(n.split("/", 1)[1] for n in es if not n.startswith(gid + "/"))
+            others = sorted(f"{o}/body0" for o in ids if o != gid)
+            assert remote == others, (gid, sorted(es))
+        total_dups = sum(adapter(g, n)["counters"]["mesh_duplicates"] for g in gws.values()
+                         for n in ("in", "out"))
+        assert total_dups >= 3, total_dups  # each entity also arrived the long way round
+        print(f"ring: 3 gateways x 3 entities, no echo ({total_dups} second-path copies ignored)")
+    finally:
+        for g in gws.values():
+            g.stop()
+
+
+def test_wrong_key(tmp):
+    key = write_key(tmp, "k.hex", KEY)
+    bad = write_key(tmp, "bad.hex", "ff" * 32)
+    with Gateway(f"""
+gateway: {{id: gw-b}}
+adapters:
+  - name: fed
+    type: less
+    mode: listen
+    listen: "127.0.0.1:0"
+    key_file: {key}
+""") as b:
+        port = listen_port(b, "fed")
+        with Gateway(f"""
+gateway: {{id: gw-a}}
+adapters:
+  - name: demo
+    type: synth
+    bodies: 1
+  - name: up
+    type: less
+    mode: connect
+    connect: "127.0.0.1:{port}"
+    key_file: {bad}
+""") as a:
+            wait_for(lambda: adapter(b, "fed")["counters"]["bad_signature"] >= 2,
+                     what="bad signatures counted")
+            line = next(l for l in b.log().splitlines() if "signature" in l)
+            assert "127.0.0.1:" in line and "closing" in line, line
+            assert not entities(b), entities(b)
+            wait_for(lambda: adapter(a, "up")["counters"]["reconnects"] >= 1, what="reconnect")
+            print("wrong key: refused:", line.split("] ", 1)[1])
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        test_pair(tmp)
+        test_ring(tmp)
+        test_wrong_key(tmp)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
