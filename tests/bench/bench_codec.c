@@ -1,0 +1,412 @@
+/* Codec throughput, in-process, one thread: encode and decode rates of the committed codecs.
+ *
+ * Each case encodes (from C structs / doubles, as an egress adapter does) or decodes (bytes to
+ * structs and poses, as an ingress adapter does) the same message in a tight loop for --ms, and
+ * reports messages/s per repetition; run.py turns that into MB/s with the wire size.
+ *   vrpn_pos_quat     24-byte header + 64-byte Pos_Quat body (vrpn_codec.h)
+ *   rgmp_data_4/_50   RGMP data frame, 4 / 50 FLOAT[7] TRANSFORM streams: encode writes the
+ *                     floats and the frame; decode checks the frame against the definition and
+ *                     extracts every pose (rgmp_pose_from_values) (rgmp_codec.h)
+ *   less_update       LESS update-entity with position, orientation, velocity, angular velocity
+ *                     and sample time (less_codec.h), message only
+ *   less_update_udp   the same message in an HMAC-SHA-256/64-signed UDP packet (encode + sign,
+ *                     verify + decode)
+ *   gs_head1/hand2/object2   game-state objects (gamestate_codec.h) */
+#include <errno.h>
+
+#include "adapters/less/less_codec.h"
+#include "adapters/rgmp/rgmp_codec.h"
+#include "adapters/rtp/gamestate_codec.h"
+#include "adapters/vrpn/vrpn_codec.h"
+#include "tests/bench/bench_util.h"
+
+typedef int (*op_fn)(void *ctx);
+
+static void fail(const char *what, const struct xg_error *e)
+{
+    fprintf(stderr, "bench_codec: %s: %s\n", what, e ? e->msg : "");
+    exit(1);
+}
+
+/* Run op for ms; returns ops/s. */
+static double rate(op_fn op, void *ctx, int ms)
+{
+    uint64_t n = 0;
+    int64_t t0 = bench_now_ns(), end = t0 + (int64_t)ms * 1000000, t;
+    do {
+        for (int i = 0; i < 256; i++)
+            if (op(ctx)) fail("operation failed in the timed loop", NULL);
+        n += 256;
+        t = bench_now_ns();
+    } while (t < end);
+    return (double)n * 1e9 / (double)(t - t0);
+}
+
+static uint8_t wire[8192];
+static size_t wire_len;
+static uint8_t out[8192];
+static double sink_d;
+
+/* ---- VRPN ---- */
+
+static struct vrpn_body vrpn_b;
+static struct vrpn_header vrpn_h;
+static uint32_t vrpn_seq;
+
+static int vrpn_enc(void *ctx)
+{
+    struct xg_writer w;
+    xg_writer_init(&w, out, sizeof out);
+    vrpn_b.u.pos_quat.pos.x += 1e-6;
+    int rc = vrpn_encode_body_message(&w, &vrpn_h, &vrpn_seq, &vrpn_b, NULL);
+    bench_sink(out);
+    return rc;
+}
+
+static int vrpn_dec(void *ctx)
+{
+    struct vrpn_msg m;
+    size_t off = 0;
+    if (vrpn_datagram_next(wire, wire_len, &off, &m, NULL) != 1) return -1;
+    struct vrpn_body b;
+    int rc = vrpn_body_decode(VRPN_BODY_POS_QUAT, m.body, m.body_len, &b, NULL);
+    sink_d += b.u.pos_quat.pos.x;
+    return rc;
+}
+
+static size_t vrpn_setup(void)
+{
+    vrpn_b.kind = VRPN_BODY_POS_QUAT;
+    vrpn_b.u.pos_quat = (struct vrpn_pos_quat){
+        .sensor = 3, .pos = {0.1, 1.6, -0.2}, .quat = {0.01, 0.7, 0.02, 0.71}};
+    vrpn_h = (struct vrpn_header){.tv_sec = 1700000000, .tv_usec = 123456, .sender = 0, .type = 3};
+    struct xg_writer w;
+    struct xg_error e = {0};
+    xg_writer_init(&w, wire, sizeof wire);
+    if (vrpn_encode_body_message(&w, &vrpn_h, &vrpn_seq, &vrpn_b, &e)) fail("vrpn setup", &e);
+    wire_len = w.len;
+    return w.len;
+}
+
+/* ---- RGMP ---- */
+
+struct rgmp_case {
+    struct rgmp_definition *def;
+    int n;
+    double pose[64][7];
+};
+
+static struct rgmp_case rg;
+
+static int rgmp_enc(void *ctx)
+{
+    struct rgmp_case *c = ctx;
+    uint8_t vals[64 * 28];
+    struct xg_writer v, w;
+    xg_writer_init(&v, vals, sizeof vals);
+    for (int i = 0; i < c->n; i++)
+        for (int k = 0; k < 7; k++)
+            xg_write_lef32(&v, (float)c->pose[i][k]);
+    xg_writer_init(&w, out, sizeof out);
+    int rc = rgmp_encode_data(&w, c->def, 0, 1700000000000000ull, vals, v.len, NULL);
+    bench_sink(out);
+    return rc;
+}
+
+static int rgmp_dec(void *ctx)
+{
+    struct rgmp_case *c = ctx;
+    struct rgmp_header h;
+    size_t flen;
+    if (rgmp_frame_split(wire, wire_len, NULL, &h, &flen, NULL) != 1) return -1;
+    struct rgmp_data_frame f;
+    int rc = rgmp_data_decode(wire + RGMP_HEADER_LEN, h.msg_len, c->def, &f, NULL);
+    if (rc) return rc;
+    const struct rgmp_group *g = &c->def->groups[0];
+    for (size_t i = 0; i < g->n_streams; i++) {
+        struct rgmp_pose p;
+        rc = rgmp_pose_from_values(&g->streams[i], rgmp_data_stream(c->def, &f, i), &p, NULL);
+        if (rc) return rc;
+        sink_d += p.position.x;
+    }
+    return 0;
+}
+
+static size_t rgmp_setup(int n)
+{
+    struct xg_error e = {0};
+    rgmp_definition_free(rg.def);
+    rg.def = rgmp_definition_new(1, "bench", RGMP_EPOCH_UNIX);
+    rg.n = n;
+    if (!rg.def || rgmp_definition_add_group(rg.def, "pose", 100, &e) != 0) fail("rgmp setup", &e);
+    for (int i = 0; i < n; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "bone%d", i);
+        struct rgmp_entry_spec s = {
+            .data_type = "FLOAT[7]", .measure_type = "TRANSFORM", .target_frame = name};
+        if (rgmp_definition_add_stream(rg.def, 0, &s, &e) != i) fail("rgmp add_stream", &e);
+        double q = sqrt(0.5);
+        double p[7] = {0.01 * i, 1.0, -0.02 * i, 0.0, q, 0.0, q};
+        memcpy(rg.pose[i], p, sizeof p);
+    }
+    if (rgmp_enc(&rg)) fail("rgmp encode", NULL);
+    memcpy(wire, out, sizeof wire);
+    wire_len = RGMP_HEADER_LEN + RGMP_DATA_HEADER_LEN + 28u * (unsigned)n;
+    return wire_len;
+}
+
+/* ---- LESS ---- */
+
+static const struct less_schema *less_type_cb(void *user, int64_t typeid)
+{
+    return typeid == 1 ? less_pose_schema() : NULL;
+}
+
+static int less_entity_cb(void *user, int64_t entity_id, int64_t *typeid)
+{
+    *typeid = 1;
+    return 0;
+}
+
+static const struct less_context less_ctx = {
+    less_type_cb, less_type_cb, less_entity_cb, less_entity_cb, NULL, NULL, NULL};
+static struct less_pose less_p;
+static struct less_key less_k;
+static uint8_t arena_buf[1 << 14];
+
+static int less_enc_msg(struct xg_writer *w)
+{
+    struct less_pose_props pp;
+    less_p.position.x += 1e-6;
+    less_pose_to_props(&less_p, less_p.present, &pp);
+    struct less_comp_values cv = {0, pp.list};
+    struct less_msg m = {.code = LESS_MSG_UPDATE_ENTITY};
+    m.u.update_entity.entity_id = 42;
+    m.u.update_entity.components = (struct less_comp_values_list){&cv, 1};
+    return less_encode_msg(w, &less_ctx, &m, NULL);
+}
+
+static int less_enc(void *ctx)
+{
+    struct xg_writer w;
+    xg_writer_init(&w, out, sizeof out);
+    int rc = less_enc_msg(&w);
+    bench_sink(out);
+    return rc;
+}
+
+static int less_dec_msgs(const uint8_t *buf, size_t len)
+{
+    struct less_arena a;
+    less_arena_init(&a, arena_buf, sizeof arena_buf);
+    struct xg_reader r;
+    xg_reader_init(&r, buf, len);
+    struct less_msg m;
+    int rc = less_decode_msg(&r, &less_ctx, &a, &m, NULL);
+    if (rc) return rc;
+    struct less_pose p = {0};
+    rc = less_pose_from_props(&m.u.update_entity.components.items[0].props, &p, NULL);
+    sink_d += p.position.x;
+    return rc;
+}
+
+static int less_dec(void *ctx)
+{
+    return less_dec_msgs(wire, wire_len);
+}
+
+static uint8_t less_pkt[2048];
+static size_t less_pkt_len;
+
+static int less_enc_udp(void *ctx)
+{
+    uint8_t msgs[512];
+    struct xg_writer mw, w;
+    xg_writer_init(&mw, msgs, sizeof msgs);
+    int rc = less_enc_msg(&mw);
+    if (rc) return rc;
+    xg_writer_init(&w, out, LESS_UDP_DEFAULT_MTU);
+    rc = less_udp_encode(&w, &less_k, 5, 4, 0xF, 123456789, 1, msgs, mw.len, NULL);
+    bench_sink(out);
+    return rc;
+}
+
+static int less_dec_udp(void *ctx)
+{
+    struct less_frame f;
+    int rc = less_udp_decode(less_pkt, less_pkt_len, LESS_UDP_DEFAULT_MTU, &less_k, &f, NULL);
+    if (rc) return rc;
+    return less_dec_msgs(f.messages, f.messages_len);
+}
+
+static size_t less_setup(bool udp)
+{
+    less_p = (struct less_pose){
+        .present = LESS_POSE_BIT(LESS_POSE_POSITION) | LESS_POSE_BIT(LESS_POSE_ORIENTATION) |
+                   LESS_POSE_BIT(LESS_POSE_VELOCITY) | LESS_POSE_BIT(LESS_POSE_ANGULAR_VELOCITY) |
+                   LESS_POSE_BIT(LESS_POSE_SAMPLE_TIME),
+        .position = {0.1, 1.6, -0.2},
+        .velocity = {0.3, 0.0, -0.1},
+        .orientation = {0.0, 0.7071, 0.0, 0.7071},
+        .angular_velocity = {0.0, 1.2, 0.0},
+        .sample_time = 123456789};
+    less_k.len = 32;
+    for (size_t i = 0; i < less_k.len; i++)
+        less_k.bytes[i] = (uint8_t)(i * 7 + 1);
+    if (less_enc(NULL)) fail("less encode", NULL);
+    struct xg_writer w;
+    xg_writer_init(&w, wire, sizeof wire);
+    less_enc_msg(&w);
+    wire_len = w.len;
+    if (less_dec(NULL)) fail("less decode", NULL);
+    if (!udp) return wire_len;
+    if (less_enc_udp(NULL)) fail("less udp encode", NULL);
+    less_pkt_len = 0;
+    xg_writer_init(&w, less_pkt, LESS_UDP_DEFAULT_MTU);
+    if (less_udp_encode(&w, &less_k, 5, 4, 0xF, 123456789, 1, wire, wire_len, NULL))
+        fail("less udp", NULL);
+    less_pkt_len = w.len;
+    if (less_dec_udp(NULL)) fail("less udp decode", NULL);
+    return less_pkt_len;
+}
+
+/* ---- game state ---- */
+
+static struct rtp_gs_object gs_obj;
+static struct rtp_gs_iter gs_it;
+
+static int gs_enc(void *ctx)
+{
+    struct xg_writer w;
+    xg_writer_init(&w, out, sizeof out);
+    gs_obj.u.head1.time++; /* time is at the same place in head1/hand2/object2 */
+    int rc = rtp_gs_encode_object(&w, &gs_obj, NULL);
+    bench_sink(out);
+    return rc;
+}
+
+static int gs_dec(void *ctx)
+{
+    struct rtp_gs_object o;
+    int rc = rtp_gs_decode_one(&gs_it, wire, wire_len, &o, NULL);
+    sink_d += o.u.head1.time;
+    return rc;
+}
+
+static size_t gs_setup(enum rtp_gs_type t)
+{
+    memset(&gs_obj, 0, sizeof gs_obj);
+    gs_obj.type = t;
+    gs_obj.tag = rtp_gs_type_tag(t);
+    struct rtp_gs_loc2 loc = {{0.1f, 1.6f, -0.2f}, {0.3f, 0.0f, -0.1f}};
+    struct rtp_gs_rot2 rot = {{0.0f, 0.38f, 0.0f}, {0.0f, 0.81f, 0.0f}};
+    switch (t) {
+    case RTP_GS_HEAD1:
+        gs_obj.u.head1 = (struct rtp_gs_head1){.object_id = 1, .time = 7, .loc = loc, .rot = rot};
+        break;
+    case RTP_GS_HAND2:
+        gs_obj.u.hand2 =
+            (struct rtp_gs_hand2){.object_id = 2, .time = 7, .left = true, .loc = loc, .rot = rot};
+        for (int i = 0; i < RTP_GS_HAND2_JOINTS; i++) {
+            gs_obj.u.hand2.joints[i][0] = 0.01f * (float)i;
+            gs_obj.u.hand2.joints[i][1] = -0.005f * (float)i;
+            gs_obj.u.hand2.joints[i][2] = 0.02f;
+        }
+        break;
+    default:
+        gs_obj.u.object2 = (struct rtp_gs_object2){.object_id = 3,
+                                                   .time = 7,
+                                                   .loc = loc,
+                                                   .rot = rot,
+                                                   .scale = {{1, 1, 1}, {0, 0, 0}},
+                                                   .active = true};
+        break;
+    }
+    struct xg_writer w;
+    struct xg_error e = {0};
+    xg_writer_init(&w, wire, sizeof wire);
+    if (rtp_gs_encode_object(&w, &gs_obj, &e)) fail("game-state encode", &e);
+    wire_len = w.len;
+    if (gs_dec(NULL)) fail("game-state decode", NULL);
+    return wire_len;
+}
+
+/* ---- driver ---- */
+
+struct bench_case {
+    const char *name;
+    size_t (*setup)(void);
+    op_fn enc, dec;
+    void *ctx;
+};
+
+static size_t setup_rgmp4(void)
+{
+    return rgmp_setup(4);
+}
+static size_t setup_rgmp50(void)
+{
+    return rgmp_setup(50);
+}
+static size_t setup_less(void)
+{
+    return less_setup(false);
+}
+static size_t setup_less_udp(void)
+{
+    return less_setup(true);
+}
+static size_t setup_head1(void)
+{
+    return gs_setup(RTP_GS_HEAD1);
+}
+static size_t setup_hand2(void)
+{
+    return gs_setup(RTP_GS_HAND2);
+}
+static size_t setup_object2(void)
+{
+    return gs_setup(RTP_GS_OBJECT2);
+}
+
+static const struct bench_case cases[] = {
+    {"vrpn_pos_quat", vrpn_setup, vrpn_enc, vrpn_dec, NULL},
+    {"rgmp_data_4", setup_rgmp4, rgmp_enc, rgmp_dec, &rg},
+    {"rgmp_data_50", setup_rgmp50, rgmp_enc, rgmp_dec, &rg},
+    {"less_update", setup_less, less_enc, less_dec, NULL},
+    {"less_update_udp", setup_less_udp, less_enc_udp, less_dec_udp, NULL},
+    {"gs_head1", setup_head1, gs_enc, gs_dec, NULL},
+    {"gs_hand2", setup_hand2, gs_enc, gs_dec, NULL},
+    {"gs_object2", setup_object2, gs_enc, gs_dec, NULL},
+};
+
+int main(int argc, char **argv)
+{
+    struct bench_opts o;
+    bench_parse(argc, argv, &o);
+    double *enc = calloc((size_t)o.reps, sizeof *enc), *dec = calloc((size_t)o.reps, sizeof *dec);
+    if (!enc || !dec) return 1;
+    struct bench_json j = {.first = {true}};
+    bench_json_open(&j, NULL);
+    bench_json_str(&j, "mode", "one thread, in-process, same message re-encoded/decoded");
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        size_t bytes = cases[c].setup();
+        /* interleave encode and decode repetitions so drift hits both alike */
+        for (int r = 0; r < o.reps; r++) {
+            enc[r] = rate(cases[c].enc, cases[c].ctx, o.ms);
+            dec[r] = rate(cases[c].dec, cases[c].ctx, o.ms);
+        }
+        bench_json_open(&j, cases[c].name);
+        bench_json_num(&j, "bytes", (double)bytes);
+        bench_json_arr(&j, "encode_per_s", enc, o.reps);
+        bench_json_arr(&j, "decode_per_s", dec, o.reps);
+        bench_json_close(&j);
+        fprintf(stderr, "codec: %s done (%zu bytes)\n", cases[c].name, bytes);
+    }
+    bench_json_close(&j);
+    rgmp_definition_free(rg.def);
+    free(enc);
+    free(dec);
+    bench_sink(&sink_d);
+    return 0;
+}
