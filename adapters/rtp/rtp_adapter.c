@@ -1,0 +1,1265 @@
+/* `rtp` adapter: game state over RTP (draft-jennings-dispatch-game-state-over-rtp-01 as decided in
+ * ../shared/specs/gamestate/wire-rules.md), both directions on one UDP socket.
+ *
+ * Config keys (besides the common name/type/frame/rename/rate_hz/include/exclude):
+ *   bind: "host:port"          local address; a multicast group joins it (default "0.0.0.0:49170")
+ *   interface: "a.b.c.d"       IPv4 interface for the multicast join and for sending to groups
+ *   destinations: [host:port]  where egress goes (unicast and/or multicast), default none
+ *   payload_type: 98           dynamic PT (96..127); packets with another PT are dropped
+ *   ssrc: N                    our SSRC (default random)
+ *   refresh_ms: 200            full state re-sent this often (0 = never)
+ *   rtcp_interval_ms: 5000     RTCP SR + SDES CNAME this often (0 = never)
+ *   mtu: 1200                  largest RTP packet (UDP payload) we send
+ *   ttl: 1                     multicast TTL
+ *   objects: {kind: Type}      object type per entity kind (head → Head1, left/right_hand → Hand1,
+ *                              controller → SixDOF1, others → Object2; also Hand2, Object1,
+ *                              ThreeDOF1)
+ *   allow_ssrc: [N, ...]       accept RTP only from these SSRCs (default: any)
+ *   ssrc_timeout_ms: 5000      an SSRC silent this long is forgotten and its entities removed
+ *   max_ssrcs: 64, max_objects: 4096   ingress state caps
+ *   sdp_address: "a.b.c.d"     c= address of the exported SDP (default: see rtp_sdp)
+ * rate_hz defaults to 90 here (the gateway's generic default is 60) when the key is absent; frame
+ * defaults to the preset gamestate-lh (the draft's left-handed Y-up) when `frame:` is absent.
+ *
+ * RTCP is multiplexed on the RTP port (RFC 5761, wire-rules §6), as the exported SDP says
+ * (a=rtcp-mux). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <event2/event.h>
+#include <ifaddrs.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "adapters/rtp/gamestate_codec.h"
+#include "adapters/rtp/rtp.h"
+#include "core/adapter.h"
+#include "core/clock.h"
+#include "core/log.h"
+#include "core/net.h"
+#include "mappings/frame.h"
+
+#define RTPA_MAX_DEST 16
+#define RTPA_MAX_ALLOW 64
+#define RTPA_RECV_BATCH 64
+#define RTPA_LOG_SLOTS 64
+#define RTPA_LOG_PERIOD_NS (10 * XG_NS_PER_S)
+/* Rot2 cannot represent a turn of π or more per second (draft §3.5): clamp just below it. */
+#define RTPA_MAX_RATE (M_PI * 0.999)
+
+/* per-reason drop counters (status names) */
+enum rtpa_reason {
+    R_TRUNCATED,   /* RTP shorter than its header (fixed, CSRCs, extension) */
+    R_VERSION,     /* RTP/RTCP version != 2 */
+    R_PADDING,     /* padding count 0 or larger than the packet */
+    R_WRONG_PT,    /* payload type not ours */
+    R_SSRC_DENIED, /* not in allow_ssrc */
+    R_FRAMING,     /* tag 0, Length 0 / past the end, bad VarUInt in Tag/Length: rest dropped */
+    R_OBJECT,      /* one malformed object (bad VarUInt, Boolean > 1, overrun) */
+    R_VALUE,       /* decoded values the table rejects (non-finite, degenerate rotation) */
+    R_RTCP,        /* malformed RTCP compound */
+    R_LIMIT,       /* max_ssrcs / max_objects reached */
+    R_COUNT
+};
+static const char *const reason_names[R_COUNT] = {
+    "drop_truncated",   "drop_bad_version", "drop_bad_padding", "drop_wrong_pt", "drop_ssrc_denied",
+    "drop_bad_framing", "drop_bad_object",  "drop_bad_value",   "drop_bad_rtcp", "drop_limit"};
+
+/* egress object types a kind can map to */
+static const enum rtp_gs_type egress_types[] = {RTP_GS_HEAD1,    RTP_GS_HAND1,   RTP_GS_HAND2,
+                                                RTP_GS_OBJECT1,  RTP_GS_OBJECT2, RTP_GS_SIXDOF1,
+                                                RTP_GS_THREEDOF1};
+
+struct rtpa_dest {
+    struct sockaddr_storage ss;
+    socklen_t len;
+    char str[64];
+};
+
+/* egress: entity name → object ID, assigned in order of first send, kept for the process. */
+struct rtpa_oid {
+    struct rtpa_oid *next;
+    uint64_t oid;
+    char name[]; /* entity name */
+};
+
+/* ingress: one object of one SSRC → table entity id */
+struct rtpa_obj {
+    struct rtpa_obj *next;
+    uint64_t tag, object_id;
+    uint32_t id; /* table id, 0 = not created yet */
+};
+
+struct rtpa_ssrc {
+    struct rtpa_ssrc *next;
+    uint32_t ssrc;
+    struct sockaddr_storage from;
+    socklen_t from_len;
+    int64_t first_ns, last_ns;
+    uint64_t packets, objects;
+    struct rtpa_obj *objs;
+    size_t n_objs;
+    /* FIRs we sent it */
+    uint8_t our_fir_seq;
+};
+
+struct rtpa_logslot {
+    char peer[64];
+    int reason;
+    int64_t last_log_ns;
+    uint64_t suppressed;
+    int64_t used_ns;
+};
+
+/* FIR dedupe (RFC 5104 §4.3.1): the last seq nr per requesting SSRC, for the most recent
+ * RTPA_FIR_MEMO requesters (they need not send RTP themselves). */
+#define RTPA_FIR_MEMO 32
+struct rtpa_fir_memo {
+    uint32_t ssrc;
+    uint8_t seq;
+    bool used;
+};
+
+struct rtpa {
+    /* config */
+    char bind_text[128];
+    char iface[64];
+    bool has_iface;
+    struct sockaddr_storage bind_ss;
+    socklen_t bind_len;
+    struct rtpa_dest dest[RTPA_MAX_DEST];
+    int n_dest;
+    int pt;
+    uint32_t ssrc;
+    int64_t refresh_ms, rtcp_interval_ms, mtu, ttl, ssrc_timeout_ms, max_ssrcs, max_objects;
+    enum rtp_gs_type kind_type[XG_KIND_COUNT];
+    uint32_t allow[RTPA_MAX_ALLOW];
+    int n_allow;
+    char sdp_address[64];
+    struct xg_frame own_frame; /* gamestate-lh when the config has no frame: */
+    uint64_t session_id;
+    char cname[128];
+    /* runtime */
+    int fd;
+    uint16_t bound_port;
+    struct event *rx_ev, *refresh_ev, *rtcp_ev, *sweep_ev;
+    uint16_t seq;
+    uint32_t ts_offset;
+    uint8_t *pkt;  /* mtu bytes */
+    uint8_t *rbuf; /* receive buffer */
+    struct rtpa_oid *oids[256];
+    uint64_t next_oid;
+    struct rtpa_ssrc *ssrcs;
+    size_t n_ssrcs, n_objs;
+    struct rtp_gs_iter iter;
+    struct rtpa_logslot logs[RTPA_LOG_SLOTS];
+    struct rtpa_fir_memo firs[RTPA_FIR_MEMO];
+    int fir_next;
+    /* counters */
+    uint64_t packets_out, octets_out, payload_octets_out, objects_out, send_errors;
+    uint64_t packets_in, objects_in, rtcp_in, rtcp_out, firs_in, plis_in, firs_dup, firs_out;
+    uint64_t full_states, refreshes, oversize, ignored_objects, gse_tags, ssrc_timeouts, byes_in;
+    uint64_t reasons[R_COUNT];
+    int64_t last_rtp_ts_ns;
+};
+
+/* ---- helpers ---- */
+
+static uint64_t rand64(void)
+{
+    uint64_t v = 0;
+    if (getrandom(&v, sizeof v, GRND_NONBLOCK) != sizeof v)
+        v = (uint64_t)xg_clock_wall_ns() * UINT64_C(0x9E3779B97F4A7C15) ^ (uint64_t)getpid();
+    return v;
+}
+
+static uint32_t hash_str(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 16777619u;
+    return h;
+}
+
+/* Rate-limited warning: the first occurrence per (peer, reason) is logged in full; later ones
+ * are counted and summarised at most every 10 s. */
+static void bad_input(struct xg_adapter *a, const char *peer, int reason, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void bad_input(struct xg_adapter *a, const char *peer, int reason, const char *fmt, ...)
+{
+    struct rtpa *r = a->priv;
+    r->reasons[reason]++;
+    a->drops++;
+    int64_t now = xg_clock_mono_ns();
+    struct rtpa_logslot *slot = NULL, *oldest = &r->logs[0];
+    for (int i = 0; i < RTPA_LOG_SLOTS; i++) {
+        struct rtpa_logslot *s = &r->logs[i];
+        if (s->used_ns && s->reason == reason && !strcmp(s->peer, peer)) {
+            slot = s;
+            break;
+        }
+        if (s->used_ns < oldest->used_ns) oldest = s;
+    }
+    char msg[XG_ERROR_MAX + 64];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (!slot) {
+        slot = oldest;
+        snprintf(slot->peer, sizeof slot->peer, "%s", peer);
+        slot->reason = reason;
+        slot->suppressed = 0;
+        slot->last_log_ns = now;
+        slot->used_ns = now;
+        XG_WARN(a->name, "peer %s: %s (dropped; %s; further ones summarised every 10 s)", peer, msg,
+                reason_names[reason]);
+        return;
+    }
+    slot->used_ns = now;
+    slot->suppressed++;
+    if (now - slot->last_log_ns >= RTPA_LOG_PERIOD_NS) {
+        XG_WARN(a->name, "peer %s: %llu more %s in the last %.0f s (latest: %s)", peer,
+                (unsigned long long)slot->suppressed, reason_names[reason],
+                (double)(now - slot->last_log_ns) * 1e-9, msg);
+        slot->suppressed = 0;
+        slot->last_log_ns = now;
+    }
+}
+
+static const char *type_conf_name(enum rtp_gs_type t)
+{
+    return rtp_gs_type_name(t);
+}
+
+/* ---- create ---- */
+
+static int parse_objects(struct rtpa *r, const struct xg_conf *conf, struct xg_error *err)
+{
+    for (int k = 0; k < XG_KIND_COUNT; k++)
+        r->kind_type[k] = RTP_GS_OBJECT2;
+    r->kind_type[XG_KIND_HEAD] = RTP_GS_HEAD1;
+    r->kind_type[XG_KIND_LEFT_HAND] = RTP_GS_HAND1;
+    r->kind_type[XG_KIND_RIGHT_HAND] = RTP_GS_HAND1;
+    r->kind_type[XG_KIND_CONTROLLER] = RTP_GS_SIXDOF1;
+    const struct xg_conf *m = xg_conf_get(conf, "objects");
+    if (!m) return 0;
+    int rc = xg_conf_expect(m, XG_CONF_MAP, "objects", err);
+    if (rc) return rc;
+    for (size_t i = 0; i < m->n_items; i++) {
+        const struct xg_conf *it = m->items[i];
+        enum xg_kind kind;
+        if (xg_kind_parse(it->key, &kind))
+            return xg_conf_error(err, it, -EINVAL,
+                                 "objects: '%s' is not an entity kind (head, left_hand, "
+                                 "right_hand, controller, rigid_body, joint, object)",
+                                 it->key);
+        const char *v = NULL;
+        if ((rc = xg_conf_string(m, it->key, NULL, &v, err))) return rc;
+        bool found = false;
+        for (size_t t = 0; t < sizeof egress_types / sizeof egress_types[0]; t++)
+            if (v && !strcasecmp(v, type_conf_name(egress_types[t]))) {
+                r->kind_type[kind] = egress_types[t];
+                found = true;
+            }
+        if (!found)
+            return xg_conf_error(err, it, -EINVAL,
+                                 "objects: %s: '%s' is not an object type (Head1, Hand1, Hand2, "
+                                 "Object1, Object2, SixDOF1, ThreeDOF1)",
+                                 it->key, v ? v : "");
+    }
+    return 0;
+}
+
+static bool is_multicast(const struct sockaddr *sa)
+{
+    if (sa->sa_family == AF_INET)
+        return IN_MULTICAST(ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr));
+    if (sa->sa_family == AF_INET6)
+        return IN6_IS_ADDR_MULTICAST(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+    return false;
+}
+
+static int rtpa_create(struct xg_adapter *a, const struct xg_conf *conf, struct xg_error *err)
+{
+    struct rtpa *r = calloc(1, sizeof *r);
+    if (!r) return -ENOMEM;
+    a->priv = r;
+    r->fd = -1;
+    int rc;
+    const char *bind = NULL, *iface = NULL, *sdp_addr = NULL;
+    int64_t pt, ssrc;
+    if ((rc = xg_conf_string(conf, "bind", "0.0.0.0:49170", &bind, err)) ||
+        (rc = xg_conf_string(conf, "interface", NULL, &iface, err)) ||
+        (rc = xg_conf_int(conf, "payload_type", 98, 96, 127, &pt, err)) ||
+        (rc = xg_conf_int(conf, "ssrc", -1, 0, UINT32_MAX, &ssrc, err)) ||
+        (rc = xg_conf_int(conf, "refresh_ms", 200, 0, 3600000, &r->refresh_ms, err)) ||
+        (rc = xg_conf_int(conf, "rtcp_interval_ms", 5000, 0, 3600000, &r->rtcp_interval_ms, err)) ||
+        (rc = xg_conf_int(conf, "mtu", 1200, 256, 65507, &r->mtu, err)) ||
+        (rc = xg_conf_int(conf, "ttl", 1, 0, 255, &r->ttl, err)) ||
+        (rc = xg_conf_int(conf, "ssrc_timeout_ms", 5000, 100, 3600000, &r->ssrc_timeout_ms, err)) ||
+        (rc = xg_conf_int(conf, "max_ssrcs", 64, 1, 100000, &r->max_ssrcs, err)) ||
+        (rc = xg_conf_int(conf, "max_objects", 4096, 1, 1000000, &r->max_objects, err)) ||
+        (rc = xg_conf_string(conf, "sdp_address", NULL, &sdp_addr, err)) ||
+        (rc = parse_objects(r, conf, err)))
+        return rc;
+    r->pt = (int)pt;
+    r->ssrc = ssrc >= 0 ? (uint32_t)ssrc : (uint32_t)rand64();
+    snprintf(r->bind_text, sizeof r->bind_text, "%s", bind);
+    if (iface) {
+        struct in_addr tmp;
+        if (inet_pton(AF_INET, iface, &tmp) != 1)
+            return xg_conf_error(err, xg_conf_get(conf, "interface"), -EINVAL,
+                                 "interface '%s' must be an IPv4 address", iface);
+        snprintf(r->iface, sizeof r->iface, "%s", iface);
+        r->has_iface = true;
+    }
+    if (sdp_addr) {
+        if (!*sdp_addr || strpbrk(sdp_addr, " \t\r\n") || strlen(sdp_addr) >= sizeof r->sdp_address)
+            return xg_conf_error(err, xg_conf_get(conf, "sdp_address"), -EINVAL,
+                                 "sdp_address '%s' is not an address", sdp_addr);
+        snprintf(r->sdp_address, sizeof r->sdp_address, "%s", sdp_addr);
+    }
+    /* addresses are parsed numerically or resolved here (start-up), so --check catches typos */
+    const struct xg_conf *bn = xg_conf_get(conf, "bind");
+    if ((rc = xg_net_parse_addr(bind, "0.0.0.0", 49170, &r->bind_ss, &r->bind_len, err)))
+        return bn ? xg_conf_error(err, bn, rc, "bind: %s", err->msg) : rc;
+    const struct xg_conf *dl = xg_conf_get(conf, "destinations");
+    if (dl) {
+        if (dl->type == XG_CONF_SCALAR) {
+            /* a single string is accepted as a one-element list */
+        } else if ((rc = xg_conf_expect(dl, XG_CONF_SEQ, "destinations", err)))
+            return rc;
+        size_t n = dl->type == XG_CONF_SCALAR ? 1 : dl->n_items;
+        if (n > RTPA_MAX_DEST)
+            return xg_conf_error(err, dl, -EINVAL, "destinations: at most %d", RTPA_MAX_DEST);
+        for (size_t i = 0; i < n; i++) {
+            const struct xg_conf *it = dl->type == XG_CONF_SCALAR ? dl : dl->items[i];
+            if (it->type != XG_CONF_SCALAR || !it->value)
+                return xg_conf_error(err, it, -EINVAL, "destinations: expected \"host:port\"");
+            struct rtpa_dest *d = &r->dest[r->n_dest];
+            if ((rc = xg_net_parse_addr(it->value, NULL, 49170, &d->ss, &d->len, err)))
+                return xg_conf_error(err, it, rc, "destinations: %s", err->msg);
+            if (xg_net_addr_port((struct sockaddr *)&d->ss) == 0)
+                return xg_conf_error(err, it, -EINVAL, "destinations: '%s' has port 0", it->value);
+            if (d->ss.ss_family != r->bind_ss.ss_family)
+                return xg_conf_error(err, it, -EINVAL,
+                                     "destinations: '%s' is not of the bind address's family",
+                                     it->value);
+            xg_net_addr_str((struct sockaddr *)&d->ss, d->str, sizeof d->str);
+            r->n_dest++;
+        }
+    }
+    const struct xg_conf *al = xg_conf_get(conf, "allow_ssrc");
+    if (al) {
+        if ((rc = xg_conf_expect(al, XG_CONF_SEQ, "allow_ssrc", err))) return rc;
+        if (al->n_items > RTPA_MAX_ALLOW)
+            return xg_conf_error(err, al, -EINVAL, "allow_ssrc: at most %d", RTPA_MAX_ALLOW);
+        for (size_t i = 0; i < al->n_items; i++) {
+            int64_t v;
+            if ((rc = xg_conf_node_int(al->items[i], 0, UINT32_MAX, &v, err))) return rc;
+            r->allow[r->n_allow++] = (uint32_t)v;
+        }
+        if (!r->n_allow)
+            return xg_conf_error(err, al, -EINVAL,
+                                 "allow_ssrc: empty list (remove the key to "
+                                 "accept any SSRC)");
+    }
+    /* defaults that differ from the gateway's generic ones */
+    if (!xg_conf_get(conf, "rate_hz")) a->rate_hz = 90.0;
+    if (!xg_conf_get(conf, "frame")) {
+        if ((rc = xg_frame_preset("gamestate-lh", &r->own_frame, err))) return rc;
+        a->frame = &r->own_frame;
+    }
+    r->session_id = rand64() >> 2;
+    char host[64] = "localhost";
+    gethostname(host, sizeof host - 1);
+    host[sizeof host - 1] = 0;
+    for (char *p = host; *p; p++)
+        if (*p <= ' ' || *p == 0x7f) *p = '_';
+    snprintf(r->cname, sizeof r->cname, "xrgate-%s@%s", a->name, host);
+    for (char *p = r->cname; *p; p++)
+        if (*p <= ' ' || *p == 0x7f) *p = '_';
+    r->pkt = malloc((size_t)r->mtu);
+    r->rbuf = malloc(65536);
+    if (!r->pkt || !r->rbuf) return -ENOMEM;
+    r->seq = (uint16_t)rand64();
+    r->ts_offset = (uint32_t)rand64();
+    r->next_oid = 1;
+    return 0;
+}
+
+/* ---- egress ---- */
+
+static uint64_t object_id_for(struct rtpa *r, const char *name)
+{
+    uint32_t h = hash_str(name) & 255;
+    for (struct rtpa_oid *o = r->oids[h]; o; o = o->next)
+        if (!strcmp(o->name, name)) return o->oid;
+    size_t n = strlen(name);
+    struct rtpa_oid *o = malloc(sizeof *o + n + 1);
+    if (!o) return 0;
+    memcpy(o->name, name, n + 1);
+    o->oid = r->next_oid++;
+    o->next = r->oids[h];
+    r->oids[h] = o;
+    return o->oid;
+}
+
+struct send_ctx {
+    struct xg_adapter *a;
+    struct xg_writer w;
+    size_t n_objects; /* objects in the current packet */
+    int64_t now_ns;
+    uint16_t time1;
+    size_t sent;
+};
+
+static void send_to_all(struct xg_adapter *a, const uint8_t *buf, size_t len)
+{
+    struct rtpa *r = a->priv;
+    for (int i = 0; i < r->n_dest; i++) {
+        ssize_t n = sendto(r->fd, buf, len, 0, (struct sockaddr *)&r->dest[i].ss, r->dest[i].len);
+        if (n < 0) {
+            r->send_errors++;
+            a->errors++;
+            if (r->send_errors == 1 || r->send_errors % 1000 == 0)
+                XG_WARN(a->name, "send to %s: %s (%llu send errors)", r->dest[i].str,
+                        strerror(errno), (unsigned long long)r->send_errors);
+        }
+    }
+}
+
+static void packet_begin(struct send_ctx *c)
+{
+    struct rtpa *r = c->a->priv;
+    xg_writer_init(&c->w, r->pkt, (size_t)r->mtu);
+    struct rtp_header h = {.pt = (uint8_t)r->pt,
+                           .seq = r->seq,
+                           .ts = xg_ns_to_rtp90k(c->now_ns) + r->ts_offset,
+                           .ssrc = r->ssrc};
+    rtp_write_header(&c->w, &h, NULL);
+    c->n_objects = 0;
+}
+
+static void packet_flush(struct send_ctx *c)
+{
+    struct rtpa *r = c->a->priv;
+    if (!c->n_objects) return;
+    send_to_all(c->a, c->w.buf, c->w.len);
+    r->seq++;
+    r->packets_out++;
+    r->octets_out += c->w.len;
+    r->payload_octets_out += c->w.len - RTP_HEADER_LEN;
+    r->last_rtp_ts_ns = c->now_ns;
+    packet_begin(c);
+}
+
+static void fill_loc2(struct rtp_gs_loc2 *l, const struct xg_pose *p)
+{
+    l->p[0] = (float)p->position.x;
+    l->p[1] = (float)p->position.y;
+    l->p[2] = (float)p->position.z;
+    l->v[0] = (float)p->velocity.x;
+    l->v[1] = (float)p->velocity.y;
+    l->v[2] = (float)p->velocity.z;
+}
+
+/* Rot2 (draft §3.5): s = now, e = exp(ω·1 s) ⊗ s with |ω| clamped below π rad/s. */
+static void fill_rot2(struct rtp_gs_rot2 *rot, const struct xg_pose *p)
+{
+    struct xg_vec3 w = p->angular_velocity;
+    double n = xg_vec3_norm(w);
+    if (!(n <= RTPA_MAX_RATE))
+        w = n > 0 && isfinite(n) ? xg_vec3_scale(w, RTPA_MAX_RATE / n) : XG_VEC3_ZERO;
+    struct xg_quat s = xg_quat_normalize(p->orientation);
+    struct xg_quat e = xg_quat_integrate(s, w, 1.0);
+    rtp_gs_ijk_from_quat(s, rot->s);
+    rtp_gs_ijk_from_quat(e, rot->e);
+}
+
+static int send_visit(void *user, const struct xg_entity *e, const struct xg_pose *pose_in)
+{
+    struct send_ctx *c = user;
+    struct xg_adapter *a = c->a;
+    struct rtpa *r = a->priv;
+    struct xg_pose p = *pose_in;
+    xg_frame_pose_out(a->frame, &p);
+    uint64_t oid = object_id_for(r, e->name);
+    if (!oid) return 0;
+    enum xg_kind kind = e->kind < XG_KIND_COUNT ? e->kind : XG_KIND_OBJECT;
+    bool left = kind == XG_KIND_LEFT_HAND;
+    struct rtp_gs_object o;
+    memset(&o, 0, sizeof o);
+    o.type = r->kind_type[kind];
+    switch (o.type) {
+    case RTP_GS_HEAD1:
+        o.u.head1.object_id = oid;
+        o.u.head1.time = c->time1;
+        fill_loc2(&o.u.head1.loc, &p);
+        fill_rot2(&o.u.head1.rot, &p);
+        break;
+    case RTP_GS_HAND1:
+        o.u.hand1.object_id = oid;
+        o.u.hand1.time = c->time1;
+        o.u.hand1.left = left;
+        fill_loc2(&o.u.hand1.loc, &p);
+        fill_rot2(&o.u.hand1.rot, &p);
+        break;
+    case RTP_GS_HAND2:
+        o.u.hand2.object_id = oid;
+        o.u.hand2.time = c->time1;
+        o.u.hand2.left = left;
+        fill_loc2(&o.u.hand2.loc, &p);
+        fill_rot2(&o.u.hand2.rot, &p);
+        break; /* joints: zero (no finger data in the table) */
+    case RTP_GS_OBJECT1: {
+        struct rtp_gs_object1 *b = &o.u.object1;
+        b->object_id = oid;
+        b->time = c->time1;
+        b->loc[0] = (float)p.position.x;
+        b->loc[1] = (float)p.position.y;
+        b->loc[2] = (float)p.position.z;
+        rtp_gs_ijk_from_quat(xg_quat_normalize(p.orientation), b->rot);
+        b->scale = (float)((p.scale.x + p.scale.y + p.scale.z) / 3.0);
+        b->active = p.active && p.quality != XG_QUALITY_STALE;
+        break;
+    }
+    case RTP_GS_SIXDOF1:
+        o.u.sixdof1.object_id = oid;
+        o.u.sixdof1.time = c->time1;
+        o.u.sixdof1.left = left;
+        fill_loc2(&o.u.sixdof1.loc, &p);
+        fill_rot2(&o.u.sixdof1.rot, &p);
+        break;
+    case RTP_GS_THREEDOF1:
+        o.u.threedof1.object_id = oid;
+        o.u.threedof1.time = c->time1;
+        o.u.threedof1.left = left;
+        fill_rot2(&o.u.threedof1.rot, &p);
+        break;
+    default: {
+        struct rtp_gs_object2 *b = &o.u.object2;
+        o.type = RTP_GS_OBJECT2;
+        b->object_id = oid;
+        b->time = c->time1;
+        fill_loc2(&b->loc, &p);
+        fill_rot2(&b->rot, &p);
+        b->scale.p[0] = (float)p.scale.x;
+        b->scale.p[1] = (float)p.scale.y;
+        b->scale.p[2] = (float)p.scale.z;
+        b->active = p.active && p.quality != XG_QUALITY_STALE;
+        break;
+    }
+    }
+    o.tag = rtp_gs_type_tag(o.type);
+    struct xg_error err = {0};
+    int rc = rtp_gs_encode_object(&c->w, &o, &err);
+    if (rc == -EMSGSIZE && c->n_objects) {
+        packet_flush(c);
+        rc = rtp_gs_encode_object(&c->w, &o, &err);
+    }
+    if (rc) {
+        r->oversize++;
+        a->drops++;
+        if (r->oversize == 1)
+            XG_WARN(a->name, "entity '%s' not sent as %s: %s", e->name, rtp_gs_type_name(o.type),
+                    err.msg[0] ? err.msg : strerror(-rc));
+        return 0;
+    }
+    c->n_objects++;
+    c->sent++;
+    r->objects_out++;
+    a->samples_out++;
+    return 0;
+}
+
+static void send_ctx_init(struct send_ctx *c, struct xg_adapter *a, int64_t now)
+{
+    memset(c, 0, sizeof *c);
+    c->a = a;
+    c->now_ns = now;
+    c->time1 = rtp_gs_time1_from_wall_ns(xg_clock_mono_to_wall_ns(now));
+    packet_begin(c);
+}
+
+static int discard_visit(void *user, const struct xg_entity *e, const struct xg_pose *pose)
+{
+    (void)user;
+    (void)e;
+    (void)pose;
+    return 0;
+}
+
+static void rtpa_drain(struct xg_adapter *a)
+{
+    struct rtpa *r = a->priv;
+    int64_t now = xg_clock_mono_ns();
+    if (r->fd < 0 || !r->n_dest) {
+        xg_table_drain(a->table, a->index, now, discard_visit, NULL);
+        return;
+    }
+    struct send_ctx c;
+    send_ctx_init(&c, a, now);
+    xg_table_drain(a->table, a->index, now, send_visit, &c);
+    packet_flush(&c);
+}
+
+/* Full copy of every object we send (periodic refresh, FIR, PLI). */
+static void full_state(struct xg_adapter *a)
+{
+    struct rtpa *r = a->priv;
+    if (r->fd < 0 || !r->n_dest) return;
+    int64_t now = xg_clock_mono_ns();
+    struct send_ctx c;
+    send_ctx_init(&c, a, now);
+    xg_table_foreach(a->table, a->index, now, send_visit, &c);
+    packet_flush(&c);
+    r->full_states++;
+}
+
+static void refresh_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct xg_adapter *a = arg;
+    struct rtpa *r = a->priv;
+    r->refreshes++;
+    full_state(a);
+}
+
+/* ---- RTCP out ---- */
+
+static void rtcp_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct xg_adapter *a = arg;
+    struct rtpa *r = a->priv;
+    if (r->fd < 0 || !r->n_dest) return;
+    uint8_t buf[512];
+    struct xg_writer w;
+    xg_writer_init(&w, buf, sizeof buf);
+    int64_t now = xg_clock_mono_ns();
+    struct rtcp_sr sr = {.ssrc = r->ssrc,
+                         .ntp = rtcp_ntp_from_wall_ns(xg_clock_mono_to_wall_ns(now)),
+                         .rtp_ts = xg_ns_to_rtp90k(now) + r->ts_offset,
+                         .packet_count = (uint32_t)r->packets_out,
+                         .octet_count = (uint32_t)r->payload_octets_out};
+    if (rtcp_write_sr(&w, &sr, NULL) || rtcp_write_sdes_cname(&w, r->ssrc, r->cname, NULL)) return;
+    send_to_all(a, buf, w.len);
+    r->rtcp_out++;
+}
+
+static void send_fir(struct xg_adapter *a, struct rtpa_ssrc *s)
+{
+    struct rtpa *r = a->priv;
+    uint8_t buf[64];
+    struct xg_writer w;
+    xg_writer_init(&w, buf, sizeof buf);
+    struct rtcp_fir_entry e = {.ssrc = s->ssrc, .seq = ++s->our_fir_seq};
+    if (rtcp_write_fir(&w, r->ssrc, &e, 1, NULL)) return;
+    if (sendto(r->fd, buf, w.len, 0, (struct sockaddr *)&s->from, s->from_len) < 0) {
+        r->send_errors++;
+        return;
+    }
+    r->firs_out++;
+}
+
+/* ---- ingress ---- */
+
+static struct rtpa_ssrc *ssrc_find(struct rtpa *r, uint32_t ssrc)
+{
+    for (struct rtpa_ssrc *s = r->ssrcs; s; s = s->next)
+        if (s->ssrc == ssrc) return s;
+    return NULL;
+}
+
+static void ssrc_forget(struct xg_adapter *a, struct rtpa_ssrc *s, bool remove_entities)
+{
+    struct rtpa *r = a->priv;
+    for (struct rtpa_ssrc **pp = &r->ssrcs; *pp; pp = &(*pp)->next)
+        if (*pp == s) {
+            *pp = s->next;
+            break;
+        }
+    for (struct rtpa_obj *o = s->objs, *nx; o; o = nx) {
+        nx = o->next;
+        if (remove_entities && o->id) xg_table_remove(a->table, o->id);
+        free(o);
+    }
+    r->n_objs -= s->n_objs;
+    r->n_ssrcs--;
+    free(s);
+}
+
+static bool ssrc_allowed(const struct rtpa *r, uint32_t ssrc)
+{
+    if (!r->n_allow) return true;
+    for (int i = 0; i < r->n_allow; i++)
+        if (r->allow[i] == ssrc) return true;
+    return false;
+}
+
+static struct rtpa_obj *obj_get(struct rtpa *r, struct rtpa_ssrc *s, uint64_t tag, uint64_t oid)
+{
+    for (struct rtpa_obj *o = s->objs; o; o = o->next)
+        if (o->tag == tag && o->object_id == oid) return o;
+    if ((int64_t)r->n_objs >= r->max_objects) return NULL;
+    struct rtpa_obj *o = calloc(1, sizeof *o);
+    if (!o) return NULL;
+    o->tag = tag;
+    o->object_id = oid;
+    o->next = s->objs;
+    s->objs = o;
+    s->n_objs++;
+    r->n_objs++;
+    return o;
+}
+
+static void sample_loc2(struct xg_sample *smp, const struct rtp_gs_loc2 *l)
+{
+    smp->position = (struct xg_vec3){l->p[0], l->p[1], l->p[2]};
+    smp->velocity = (struct xg_vec3){l->v[0], l->v[1], l->v[2]};
+    smp->flags |= XG_SAMPLE_POSITION | XG_SAMPLE_VELOCITY;
+}
+
+/* A Rot1/Rot2 vector part must be (nearly) inside the unit ball; Float16 rounding allows a
+ * little excess. */
+static bool ijk_ok(const float ijk[3])
+{
+    double n2 = (double)ijk[0] * ijk[0] + (double)ijk[1] * ijk[1] + (double)ijk[2] * ijk[2];
+    return isfinite(n2) && n2 <= 1.01;
+}
+
+static bool sample_rot2(struct xg_sample *smp, const struct rtp_gs_rot2 *rot)
+{
+    if (!ijk_ok(rot->s) || !ijk_ok(rot->e)) return false;
+    struct xg_quat s = xg_quat_normalize(rtp_gs_quat_from_ijk(rot->s));
+    struct xg_quat e = xg_quat_normalize(rtp_gs_quat_from_ijk(rot->e));
+    smp->orientation = s;
+    smp->angular_velocity = xg_quat_angular_velocity(s, e, 1.0);
+    smp->flags |= XG_SAMPLE_ORIENTATION | XG_SAMPLE_ANGULAR_VELOCITY;
+    return true;
+}
+
+static void apply_object(struct xg_adapter *a, struct rtpa_ssrc *s, const struct rtp_gs_object *o,
+                         int64_t recv_ns, int64_t wall_ns, const char *peer)
+{
+    struct rtpa *r = a->priv;
+    struct xg_sample smp = {.receive_ns = recv_ns};
+    uint64_t oid = 0;
+    bool has_time = true, ok = true;
+    uint16_t time1 = 0;
+    enum xg_kind kind = XG_KIND_OBJECT;
+    switch (o->type) {
+    case RTP_GS_HEAD1:
+        oid = o->u.head1.object_id;
+        time1 = o->u.head1.time;
+        kind = XG_KIND_HEAD;
+        sample_loc2(&smp, &o->u.head1.loc);
+        ok = sample_rot2(&smp, &o->u.head1.rot);
+        break;
+    case RTP_GS_HAND1:
+        oid = o->u.hand1.object_id;
+        time1 = o->u.hand1.time;
+        kind = o->u.hand1.left ? XG_KIND_LEFT_HAND : XG_KIND_RIGHT_HAND;
+        sample_loc2(&smp, &o->u.hand1.loc);
+        ok = sample_rot2(&smp, &o->u.hand1.rot);
+        break;
+    case RTP_GS_HAND2:
+        oid = o->u.hand2.object_id;
+        time1 = o->u.hand2.time;
+        kind = o->u.hand2.left ? XG_KIND_LEFT_HAND : XG_KIND_RIGHT_HAND;
+        sample_loc2(&smp, &o->u.hand2.loc);
+        ok = sample_rot2(&smp, &o->u.hand2.rot);
+        break;
+    case RTP_GS_OBJECT1: {
+        const struct rtp_gs_object1 *b = &o->u.object1;
+        oid = b->object_id;
+        time1 = b->time;
+        smp.position = (struct xg_vec3){b->loc[0], b->loc[1], b->loc[2]};
+        ok = ijk_ok(b->rot);
+        smp.orientation = xg_quat_normalize(rtp_gs_quat_from_ijk(b->rot));
+        smp.scale = (struct xg_vec3){b->scale, b->scale, b->scale};
+        smp.flags = XG_SAMPLE_POSE | XG_SAMPLE_SCALE | (b->active ? 0 : XG_SAMPLE_INACTIVE);
+        break;
+    }
+    case RTP_GS_OBJECT2: {
+        const struct rtp_gs_object2 *b = &o->u.object2;
+        oid = b->object_id;
+        time1 = b->time;
+        sample_loc2(&smp, &b->loc);
+        ok = sample_rot2(&smp, &b->rot);
+        smp.scale = (struct xg_vec3){b->scale.p[0], b->scale.p[1], b->scale.p[2]};
+        smp.flags |= XG_SAMPLE_SCALE | (b->active ? 0 : XG_SAMPLE_INACTIVE);
+        break;
+    }
+    case RTP_GS_MESH2: {
+        const struct rtp_gs_mesh2 *b = &o->u.mesh2;
+        oid = b->object_id;
+        has_time = false; /* D12: no Time1 */
+        sample_loc2(&smp, &b->loc);
+        ok = sample_rot2(&smp, &b->rot);
+        smp.scale = (struct xg_vec3){b->scale.p[0], b->scale.p[1], b->scale.p[2]};
+        smp.flags |= XG_SAMPLE_SCALE;
+        break;
+    }
+    case RTP_GS_THREEDOF1:
+        oid = o->u.threedof1.object_id;
+        time1 = o->u.threedof1.time;
+        kind = XG_KIND_CONTROLLER;
+        ok = sample_rot2(&smp, &o->u.threedof1.rot);
+        break;
+    case RTP_GS_SIXDOF1:
+        oid = o->u.sixdof1.object_id;
+        time1 = o->u.sixdof1.time;
+        kind = XG_KIND_CONTROLLER;
+        sample_loc2(&smp, &o->u.sixdof1.loc);
+        ok = sample_rot2(&smp, &o->u.sixdof1.rot);
+        break;
+    default: /* Mesh1 (geometry), GameControl1 (no pose): not entities */
+        r->ignored_objects++;
+        return;
+    }
+    if (!ok) {
+        bad_input(a, peer, R_VALUE, "SSRC %08x %s object %llu: rotation vector part is not unit",
+                  s->ssrc, rtp_gs_type_name(o->type), (unsigned long long)oid);
+        return;
+    }
+    /* Time1: wall-clock ms mod 65536, unwrapped against our wall clock, never after receipt */
+    int64_t cap = recv_ns;
+    if (has_time) {
+        int64_t t = xg_clock_wall_to_mono_ns(xg_ms16_to_ns(time1, wall_ns));
+        if (t < cap) cap = t;
+    }
+    smp.capture_ns = cap;
+    xg_frame_sample_in(a->frame, &smp);
+    struct rtpa_obj *ob = obj_get(r, s, o->tag, oid);
+    if (!ob) {
+        bad_input(a, peer, R_LIMIT, "max_objects (%lld) reached, %s %llu of SSRC %08x ignored",
+                  (long long)r->max_objects, rtp_gs_type_name(o->type), (unsigned long long)oid,
+                  s->ssrc);
+        return;
+    }
+    int rc = -ENOENT;
+    if (ob->id) rc = xg_table_push(a->table, ob->id, &smp);
+    if (rc == -ENOENT) {
+        char src[96];
+        snprintf(src, sizeof src, "%08x/%s-%llu", s->ssrc, rtp_gs_type_name(o->type),
+                 (unsigned long long)oid);
+        struct xg_entity_key key = {.source = src, .kind = kind};
+        rc = xg_table_update(a->table, a, &key, &smp, &ob->id);
+    }
+    if (rc == 0) {
+        a->samples_in++;
+        r->objects_in++;
+        s->objects++;
+    } else if (rc == -EAGAIN) {
+        /* capture time did not advance (a resend within the same ms): the table counts it */
+    } else if (rc == -EINVAL) {
+        bad_input(a, peer, R_VALUE, "SSRC %08x %s object %llu: values rejected (non-finite)",
+                  s->ssrc, rtp_gs_type_name(o->type), (unsigned long long)oid);
+    } else {
+        a->drops++;
+    }
+}
+
+static bool fir_is_new(struct rtpa *r, uint32_t sender, uint8_t seq)
+{
+    for (int i = 0; i < RTPA_FIR_MEMO; i++)
+        if (r->firs[i].used && r->firs[i].ssrc == sender) {
+            if (r->firs[i].seq == seq) return false;
+            r->firs[i].seq = seq;
+            return true;
+        }
+    struct rtpa_fir_memo *m = &r->firs[r->fir_next];
+    r->fir_next = (r->fir_next + 1) % RTPA_FIR_MEMO;
+    *m = (struct rtpa_fir_memo){.ssrc = sender, .seq = seq, .used = true};
+    return true;
+}
+
+static void handle_rtcp(struct xg_adapter *a, const uint8_t *buf, size_t len,
+                        const struct sockaddr *from, socklen_t from_len, const char *peer)
+{
+    struct rtpa *r = a->priv;
+    struct rtcp_iter it;
+    struct rtcp_packet p;
+    struct xg_error err = {0};
+    bool want_full = false;
+    int rc;
+    r->rtcp_in++;
+    rtcp_iter_init(&it, buf, len);
+    while ((rc = rtcp_iter_next(&it, &p, &err)) == RTCP_PACKET) {
+        if (p.pt == RTCP_PSFB) {
+            struct rtcp_psfb fb;
+            if (rtcp_parse_psfb(&p, &fb, &err)) {
+                bad_input(a, peer, R_RTCP, "RTCP feedback: %s", err.msg);
+                continue;
+            }
+            if (fb.fmt == RTCP_PSFB_FIR) {
+                for (size_t i = 0; i < fb.n_fir; i++) {
+                    struct rtcp_fir_entry e = rtcp_fir_entry_at(&fb, i);
+                    if (e.ssrc != r->ssrc) continue;
+                    r->firs_in++;
+                    if (!fir_is_new(r, fb.sender_ssrc, e.seq)) {
+                        r->firs_dup++;
+                        continue;
+                    }
+                    want_full = true;
+                }
+            } else if (fb.fmt == RTCP_PSFB_PLI && fb.media_ssrc == r->ssrc) {
+                r->plis_in++;
+                want_full = true;
+            }
+        } else if (p.pt == RTCP_BYE) {
+            struct rtcp_bye bye;
+            if (rtcp_parse_bye(&p, &bye, &err)) {
+                bad_input(a, peer, R_RTCP, "RTCP BYE: %s", err.msg);
+                continue;
+            }
+            for (size_t i = 0; i < bye.n_ssrc; i++) {
+                struct rtpa_ssrc *s = ssrc_find(r, bye.ssrc[i]);
+                if (s && xg_net_addr_equal((const struct sockaddr *)&s->from, from)) {
+                    r->byes_in++;
+                    XG_INFO(a->name, "SSRC %08x (%s) said BYE: its entities are removed", s->ssrc,
+                            peer);
+                    ssrc_forget(a, s, true);
+                }
+            }
+        }
+        /* SR, RR, SDES, APP: accepted, nothing to do */
+    }
+    if (rc < 0) bad_input(a, peer, R_RTCP, "RTCP compound: %s", err.msg);
+    (void)from_len;
+    if (want_full) full_state(a);
+}
+
+static void handle_rtp(struct xg_adapter *a, const uint8_t *buf, size_t len,
+                       const struct sockaddr *from, socklen_t from_len, const char *peer,
+                       int64_t recv_ns)
+{
+    struct rtpa *r = a->priv;
+    struct rtp_packet pk;
+    struct xg_error err = {0};
+    if (rtp_decode(buf, len, &pk, &err)) {
+        int reason = R_TRUNCATED;
+        if (len >= 1 && (buf[0] >> 6) != RTP_VERSION)
+            reason = R_VERSION;
+        else if (len >= RTP_HEADER_LEN && (buf[0] & 0x20)) {
+            /* truncated CSRC/extension beats padding: rtp_decode checks them first */
+            size_t need = RTP_HEADER_LEN + 4u * (buf[0] & 0x0F);
+            bool hdr_ok = len >= need;
+            if (hdr_ok && (buf[0] & 0x10))
+                hdr_ok = len >= need + 4 && len >= need + 4 + 4u * xg_load_be16(buf + need + 2);
+            if (hdr_ok) reason = R_PADDING;
+        }
+        bad_input(a, peer, reason, "%s", err.msg);
+        return;
+    }
+    if (pk.hdr.ssrc == r->ssrc) return; /* our own packets (multicast loopback) */
+    if (pk.hdr.pt != r->pt) {
+        bad_input(a, peer, R_WRONG_PT, "RTP payload type %u (expected %d) from SSRC %08x",
+                  pk.hdr.pt, r->pt, pk.hdr.ssrc);
+        return;
+    }
+    if (!ssrc_allowed(r, pk.hdr.ssrc)) {
+        bad_input(a, peer, R_SSRC_DENIED, "SSRC %08x is not in allow_ssrc", pk.hdr.ssrc);
+        return;
+    }
+    struct rtpa_ssrc *s = ssrc_find(r, pk.hdr.ssrc);
+    if (!s) {
+        if ((int64_t)r->n_ssrcs >= r->max_ssrcs) {
+            bad_input(a, peer, R_LIMIT, "max_ssrcs (%lld) reached, SSRC %08x ignored",
+                      (long long)r->max_ssrcs, pk.hdr.ssrc);
+            return;
+        }
+        s = calloc(1, sizeof *s);
+        if (!s) return;
+        s->ssrc = pk.hdr.ssrc;
+        s->first_ns = recv_ns;
+        s->next = r->ssrcs;
+        r->ssrcs = s;
+        r->n_ssrcs++;
+        memcpy(&s->from, from, from_len);
+        s->from_len = from_len;
+        XG_INFO(a->name, "new SSRC %08x from %s: asking for its full state (FIR)", s->ssrc, peer);
+        send_fir(a, s);
+    } else if (!xg_net_addr_equal((const struct sockaddr *)&s->from, from)) {
+        memcpy(&s->from, from, from_len);
+        s->from_len = from_len;
+    }
+    s->last_ns = recv_ns;
+    s->packets++;
+    r->packets_in++;
+    int64_t wall = xg_clock_mono_to_wall_ns(recv_ns);
+    struct rtp_gs_iter *it = &r->iter;
+    struct rtp_gs_object o;
+    int rc;
+    rtp_gs_iter_init(it, pk.payload, pk.payload_len);
+    while ((rc = rtp_gs_iter_next(it, &o, &err)) != RTP_GS_END) {
+        if (rc == -EPROTO) {
+            bad_input(a, peer, R_OBJECT, "SSRC %08x: %s", s->ssrc, err.msg);
+            continue;
+        }
+        if (rc == -EBADMSG) {
+            bad_input(a, peer, R_FRAMING, "SSRC %08x: %s (rest of the packet dropped)", s->ssrc,
+                      err.msg);
+            continue;
+        }
+        if (rc < 0) break;
+        if (o.gse_tag) r->gse_tags++;
+        if (o.type == RTP_GS_UNKNOWN) {
+            r->ignored_objects++;
+            continue;
+        }
+        apply_object(a, s, &o, recv_ns, wall, peer);
+    }
+}
+
+static void rx_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct xg_adapter *a = arg;
+    struct rtpa *r = a->priv;
+    for (int i = 0; i < RTPA_RECV_BATCH; i++) {
+        struct sockaddr_storage ss;
+        socklen_t sl = sizeof ss;
+        ssize_t n = recvfrom(r->fd, r->rbuf, 65536, 0, (struct sockaddr *)&ss, &sl);
+        if (n < 0) break;
+        int64_t now = xg_clock_mono_ns();
+        char peer[64];
+        xg_net_addr_str((struct sockaddr *)&ss, peer, sizeof peer);
+        if (rtp_is_rtcp(r->rbuf, (size_t)n)) {
+            if ((r->rbuf[0] >> 6) != RTP_VERSION) {
+                bad_input(a, peer, R_VERSION, "RTCP version %u (must be 2)", r->rbuf[0] >> 6);
+                continue;
+            }
+            handle_rtcp(a, r->rbuf, (size_t)n, (struct sockaddr *)&ss, sl, peer);
+        } else {
+            handle_rtp(a, r->rbuf, (size_t)n, (struct sockaddr *)&ss, sl, peer, now);
+        }
+    }
+    (void)fd;
+    (void)what;
+}
+
+static void sweep_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct xg_adapter *a = arg;
+    struct rtpa *r = a->priv;
+    int64_t now = xg_clock_mono_ns();
+    for (struct rtpa_ssrc *s = r->ssrcs, *nx; s; s = nx) {
+        nx = s->next;
+        if (now - s->last_ns > r->ssrc_timeout_ms * XG_NS_PER_MS) {
+            char peer[64];
+            XG_INFO(a->name, "SSRC %08x (%s) silent for %lld ms: its %zu object(s) are removed",
+                    s->ssrc, xg_net_addr_str((struct sockaddr *)&s->from, peer, sizeof peer),
+                    (long long)r->ssrc_timeout_ms, s->n_objs);
+            r->ssrc_timeouts++;
+            ssrc_forget(a, s, true);
+        }
+    }
+}
+
+/* ---- life cycle ---- */
+
+static int add_timer(struct xg_adapter *a, struct event **ev, int64_t ms, event_callback_fn cb)
+{
+    if (ms <= 0) return 0;
+    *ev = event_new(a->base, -1, EV_PERSIST, cb, a);
+    if (!*ev) return -ENOMEM;
+    struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)((ms % 1000) * 1000)};
+    return event_add(*ev, &tv) ? -EIO : 0;
+}
+
+static int rtpa_start(struct xg_adapter *a)
+{
+    struct rtpa *r = a->priv;
+    struct xg_error err = {0};
+    int fd = xg_net_udp_bind((struct sockaddr *)&r->bind_ss, r->bind_len,
+                             r->has_iface ? r->iface : NULL, &err);
+    if (fd < 0) {
+        XG_ERR(a->name, "%s", err.msg);
+        return fd;
+    }
+    r->fd = fd;
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
+        r->bound_port = (uint16_t)xg_net_addr_port((struct sockaddr *)&ss);
+    if (r->bind_ss.ss_family == AF_INET) {
+        unsigned char ttl = (unsigned char)r->ttl;
+        setsockopt(fd, IPPROTO_IP, IP_MULTICAST_TTL, &ttl, sizeof ttl);
+        if (r->has_iface) {
+            struct in_addr ia;
+            inet_pton(AF_INET, r->iface, &ia);
+            setsockopt(fd, IPPROTO_IP, IP_MULTICAST_IF, &ia, sizeof ia);
+        }
+    }
+    r->rx_ev = event_new(a->base, fd, EV_READ | EV_PERSIST, rx_cb, a);
+    if (!r->rx_ev || event_add(r->rx_ev, NULL)) return -ENOMEM;
+    int rc;
+    if ((rc = add_timer(a, &r->refresh_ev, r->refresh_ms, refresh_cb)) ||
+        (rc = add_timer(a, &r->rtcp_ev, r->rtcp_interval_ms, rtcp_cb)) ||
+        (rc = add_timer(a, &r->sweep_ev, r->ssrc_timeout_ms / 4 > 0 ? r->ssrc_timeout_ms / 4 : 1,
+                        sweep_cb)))
+        return rc;
+    char dests[256] = "";
+    for (int i = 0; i < r->n_dest; i++)
+        snprintf(dests + strlen(dests), sizeof dests - strlen(dests), "%s%s", i ? ", " : "",
+                 r->dest[i].str);
+    char bs[64];
+    xg_net_addr_str((struct sockaddr *)&r->bind_ss, bs, sizeof bs);
+    XG_INFO(a->name,
+            "RTP game state on %s (port %u, RTCP muxed), SSRC %08x, PT %d, frame %s, sending to %s "
+            "at %g Hz, refresh %lld ms",
+            bs, r->bound_port, r->ssrc, r->pt, a->frame->name,
+            r->n_dest ? dests : "nobody (receive only)", a->rate_hz, (long long)r->refresh_ms);
+    return 0;
+}
+
+static void rtpa_status(const struct xg_adapter *a, struct xg_status *st)
+{
+    const struct rtpa *r = a->priv;
+    st->state = r->fd >= 0 ? (r->n_ssrcs ? "streaming" : "listening") : "stopped";
+    char bs[64];
+    struct sockaddr_storage ss = r->bind_ss;
+    if (r->bound_port) {
+        if (ss.ss_family == AF_INET) ((struct sockaddr_in *)&ss)->sin_port = htons(r->bound_port);
+        if (ss.ss_family == AF_INET6)
+            ((struct sockaddr_in6 *)&ss)->sin6_port = htons(r->bound_port);
+    }
+    xg_net_addr_str((struct sockaddr *)&ss, bs, sizeof bs);
+    int n = snprintf(st->peer, sizeof st->peer, "%s ->", bs);
+    for (int i = 0; i < r->n_dest && n > 0 && (size_t)n < sizeof st->peer; i++)
+        n += snprintf(st->peer + n, sizeof st->peer - (size_t)n, "%s%s", i ? "," : " ",
+                      r->dest[i].str);
+    xg_status_counter(st, "port", r->bound_port);
+    xg_status_counter(st, "ssrc", r->ssrc);
+    xg_status_counter(st, "packets_out", (double)r->packets_out);
+    xg_status_counter(st, "objects_out", (double)r->objects_out);
+    xg_status_counter(st, "full_states", (double)r->full_states);
+    xg_status_counter(st, "rtcp_out", (double)r->rtcp_out);
+    xg_status_counter(st, "packets_in", (double)r->packets_in);
+    xg_status_counter(st, "objects_in", (double)r->objects_in);
+    xg_status_counter(st, "rtcp_in", (double)r->rtcp_in);
+    xg_status_counter(st, "firs_in", (double)r->firs_in);
+    xg_status_counter(st, "plis_in", (double)r->plis_in);
+    xg_status_counter(st, "firs_out", (double)r->firs_out);
+    xg_status_counter(st, "ssrcs", (double)r->n_ssrcs);
+    xg_status_counter(st, "ssrc_timeouts", (double)r->ssrc_timeouts);
+    for (int i = 0; i < R_COUNT; i++)
+        xg_status_counter(st, reason_names[i], (double)r->reasons[i]);
+}
+
+static void rtpa_stop(struct xg_adapter *a)
+{
+    struct rtpa *r = a->priv;
+    if (!r) return;
+    if (r->fd >= 0 && r->n_dest && r->packets_out) {
+        uint8_t buf[64];
+        struct xg_writer w;
+        xg_writer_init(&w, buf, sizeof buf);
+        if (!rtcp_write_bye(&w, &r->ssrc, 1, NULL, NULL)) send_to_all(a, buf, w.len);
+    }
+    struct event **evs[] = {&r->rx_ev, &r->refresh_ev, &r->rtcp_ev, &r->sweep_ev};
+    for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
+        if (*evs[i]) {
+            event_free(*evs[i]);
+            *evs[i] = NULL;
+        }
+    if (r->fd >= 0) {
+        close(r->fd);
+        r->fd = -1;
+    }
+}
+
+static void rtpa_destroy(struct xg_adapter *a)
+{
+    struct rtpa *r = a->priv;
+    if (!r) return;
+    rtpa_stop(a);
+    while (r->ssrcs)
+        ssrc_forget(a, r->ssrcs, false);
+    for (int i = 0; i < 256; i++)
+        for (struct rtpa_oid *o = r->oids[i], *nx; o; o = nx) {
+            nx = o->next;
+            free(o);
+        }
+    free(r->pkt);
+    free(r->rbuf);
+    free(r);
+    a->priv = NULL;
+}
+
+/* SDP (wire-rules §6): m= port is the bound port (the configured one before start()); c= is the
+ * multicast group when the session uses one (bind or first multicast destination), else
+ * sdp_address, else the bind address unless it is a wildcard, else the first non-loopback IPv4
+ * interface address, else 127.0.0.1. */
+static int rtpa_sdp(const struct xg_adapter *a, char *buf, size_t size)
+{
+    const struct rtpa *r = a->priv;
+    if (!r) return -EINVAL;
+    char conn[64] = "", host[64];
+    int port = r->bound_port ? r->bound_port : xg_net_addr_port((struct sockaddr *)&r->bind_ss);
+    const struct sockaddr *group = NULL;
+    if (is_multicast((const struct sockaddr *)&r->bind_ss))
+        group = (const struct sockaddr *)&r->bind_ss;
+    for (int i = 0; !group && i < r->n_dest; i++)
+        if (is_multicast((const struct sockaddr *)&r->dest[i].ss))
+            group = (const struct sockaddr *)&r->dest[i].ss;
+    if (group) {
+        int gport;
+        xg_net_addr_str(group, host, sizeof host);
+        xg_net_split_hostport(host, conn, sizeof conn, &gport, 0);
+        if (group != (const struct sockaddr *)&r->bind_ss) port = gport;
+    } else if (r->sdp_address[0]) {
+        snprintf(conn, sizeof conn, "%s", r->sdp_address);
+    } else {
+        int bport;
+        xg_net_addr_str((const struct sockaddr *)&r->bind_ss, host, sizeof host);
+        xg_net_split_hostport(host, conn, sizeof conn, &bport, 0);
+        if (!strcmp(conn, "0.0.0.0") || !strcmp(conn, "::")) {
+            conn[0] = 0;
+            struct ifaddrs *ifs = NULL;
+            if (getifaddrs(&ifs) == 0) {
+                for (struct ifaddrs *i = ifs; i && !conn[0]; i = i->ifa_next)
+                    if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET) {
+                        const struct sockaddr_in *in = (const struct sockaddr_in *)i->ifa_addr;
+                        if ((ntohl(in->sin_addr.s_addr) >> 24) != 127)
+                            inet_ntop(AF_INET, &in->sin_addr, conn, sizeof conn);
+                    }
+                freeifaddrs(ifs);
+            }
+            if (!conn[0]) snprintf(conn, sizeof conn, "127.0.0.1");
+        }
+    }
+    if (port <= 0) return -EINVAL; /* ephemeral port before start(): unknown yet */
+    struct rtp_sdp_params p = {.session_name = a->name,
+                               .session_id = r->session_id,
+                               .conn_addr = conn,
+                               .ttl = (uint8_t)(r->ttl ? r->ttl : 1),
+                               .port = (uint16_t)port,
+                               .pt = (uint8_t)r->pt,
+                               .pli = true,
+                               .cname = r->cname,
+                               .ssrc = r->ssrc};
+    size_t len = 0;
+    struct xg_error err = {0};
+    int rc = rtp_sdp_write(buf, size, &p, &len, &err);
+    if (rc) return rc;
+    return (int)len;
+}
+
+const struct xg_adapter_ops xg_rtp_ops = {
+    .type = "rtp",
+    .is_sink = true,
+    .create = rtpa_create,
+    .start = rtpa_start,
+    .drain = rtpa_drain,
+    .status = rtpa_status,
+    .stop = rtpa_stop,
+    .destroy = rtpa_destroy,
+    .sdp = rtpa_sdp,
+};
