@@ -361,7 +361,11 @@ static void bvh_status(const struct xg_adapter *a, struct xg_status *st)
 {
     const struct bvh_state *s = a->priv;
     st->state = s->done ? "done" : s->timer ? "playing" : "idle";
-    snprintf(st->peer, sizeof st->peer, "%s", s->path);
+    size_t len = strlen(s->path); /* long paths: keep the end, which names the file */
+    if (len < sizeof st->peer)
+        memcpy(st->peer, s->path, len + 1);
+    else
+        snprintf(st->peer, sizeof st->peer, "...%s", s->path + len - (sizeof st->peer - 4));
     xg_status_counter(st, "frame", (double)s->frame);
     xg_status_counter(st, "frames", (double)s->f.n_frames);
     xg_status_counter(st, "loops", (double)s->loops);
