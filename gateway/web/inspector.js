@@ -48,6 +48,8 @@ function setConn(state, text) {
 }
 
 const fmt = (v, d) => (Number.isFinite(v) ? v.toFixed(d) : '–');
+// rates: one decimal below 10/s (a 0.5 Hz source is not 0)
+const fmtRate = (v) => fmt(v, Math.abs(v) < 10 && v !== 0 ? 1 : 0);
 
 // Keyed row updates: rows persist between frames; only changed cells are written.
 function syncRows(tbody, items, key, cells, decorate) {
@@ -86,8 +88,8 @@ function renderAdapters(adapters) {
     a.type,
     { text: a.state, cls: 'state state-' + a.state },
     { text: a.peer || '–', cls: 'peer' },
-    { text: fmt(a.samples_in_per_s, 0), cls: 'num rate-in' },
-    { text: fmt(a.samples_out_per_s, 0), cls: 'num rate-out' },
+    { text: fmtRate(a.samples_in_per_s), cls: 'num rate-in' },
+    { text: fmtRate(a.samples_out_per_s), cls: 'num rate-out' },
     { text: a.drops, cls: a.drops ? 'num warn' : 'num' },
     { text: a.reconnects, cls: a.reconnects ? 'num warn' : 'num' },
   ], (tr, a) => {
@@ -113,7 +115,7 @@ function renderEntities(st) {
     e.kind,
     e.origin,
     { text: e.position.map((v) => fmt(v, 3)).join(', '), cls: 'num pos' },
-    { text: fmt(e.rate_hz, 0), cls: 'num' },
+    { text: fmtRate(e.rate_hz), cls: 'num' },
     { text: fmt(e.age_ms, 1), cls: e.quality === 'STALE' ? 'num warn' : 'num' },
     { text: e.quality, cls: 'q q-' + e.quality },
   ], (tr, e) => {

@@ -260,7 +260,8 @@ export function createView(container, inspector) {
       const q = ent.body.quaternion;
       out[name] = { position: [p.x, p.y, p.z], orientation: [q.x, q.y, q.z, q.w],
                     kind: ent.kind, color: ent.color, quality: ent.quality,
-                    trail: ent.trailN };
+                    trail: ent.trailN, badge: ent.badgeEl.textContent,
+                    staleMarked: ent.halo.visible && ent.labelEl.classList.contains('stale') };
     }
     return out;
   };

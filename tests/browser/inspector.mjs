@@ -92,6 +92,7 @@ function comparePoses(snap, api, label) {
   check(dt >= 0 && dt < 1, `${label}: page frame within 1 s after /api/entities`, dt);
   let worstTable = 0, worstScene = 0, worstAngle = 0, worstFrame = 0;
   for (const e of api.entities) {
+    if (e.origin !== 'demo') continue; // the slow source is held/stale: nothing to extrapolate
     const want = e.position.map((p, i) => p + e.velocity[i] * dt);
     const row = snap.rows[e.name];
     const pose = snap.poses && snap.poses[e.name];
@@ -161,7 +162,7 @@ async function main() {
     const b = await snapshot(page, apiB.time_ns);
     result.b = comparePoses(b, apiB, '500 ms later');
     check(b.frames - a.frames >= 3, 'SSE frames keep arriving (>= 3 in 500 ms)', b.frames - a.frames);
-    for (const name of Object.keys(a.rows)) {
+    for (const name of Object.keys(a.rows).filter((n) => n.startsWith('demo/'))) {
       const dTable = norm(sub(b.rows[name].position, a.rows[name].position));
       const dScene = norm(sub(b.poses[name].position, a.poses[name].position));
       check(dTable > 0.001 && dScene > 0.001, `${name} moves over 500 ms`, { dTable, dScene });
@@ -172,8 +173,30 @@ async function main() {
     const kinds = Object.fromEntries(Object.entries(b.poses).map(([k, v]) => [k, v.kind]));
     check(kinds['demo/head'] === 'head' && kinds['demo/left_hand'] === 'left_hand',
           'glyph kinds', kinds);
-    check(Object.values(b.poses).every((p) => p.trail > 3), 'trails drawn',
-          Object.values(b.poses).map((p) => p.trail));
+    const demoPoses = Object.entries(b.poses).filter(([n]) => n.startsWith('demo/'));
+    check(demoPoses.every(([, p]) => p.trail > 3), 'trails drawn', demoPoses.map(([, p]) => p.trail));
+    check(demoPoses.every(([, p]) => p.quality !== 'PREDICTED' || p.badge === 'PRED'),
+          'PREDICTED poses carry a badge', demoPoses.map(([n, p]) => [n, p.quality, p.badge]));
+    // coloured by origin: one colour per adapter, different adapters differ
+    const colorsOf = (o) => new Set(Object.entries(b.poses).filter(([n]) => n.startsWith(o + '/'))
+      .map(([, p]) => p.color));
+    const cDemo = colorsOf('demo'), cSlow = colorsOf('slow');
+    check(cDemo.size === 1 && cSlow.size === 1 && [...cDemo][0] !== [...cSlow][0],
+          'entities coloured by origin adapter', { demo: [...cDemo], slow: [...cSlow] });
+    check(b.adapters.slow && b.adapters.slow.type === 'synth', 'adapter slow listed', b.adapters);
+    // STALE: the slow body (0.5 Hz, stale after 200 ms) is marked in the scene and the table
+    await page.waitForFunction(() => {
+      const e = window.xrgateInspector.last.entities.find((x) => x.name === 'slow/body0');
+      return e && e.quality === 'STALE';
+    }, null, { timeout: 5000 });
+    const s = await snapshot(page);
+    const sp = s.poses['slow/body0'];
+    check(sp.quality === 'STALE' && sp.staleMarked && sp.badge === 'STALE',
+          'STALE entity marked in the 3D view (grey, halo, badge)', sp);
+    check(s.rows['slow/body0'].quality === 'STALE', 'STALE entity marked in the table',
+          s.rows['slow/body0']);
+    check(await page.evaluate(() => document.querySelector('#entities tr[data-name="slow/body0"]')
+      .classList.contains('stale')), 'STALE table row styled');
 
     // the WebGL canvas actually shows something: pixels differing from the background
     result.pixels = await page.evaluate(() => window.xrgateInspector.view.pixelStats());
@@ -195,6 +218,8 @@ async function main() {
     const before = await page.evaluate(() => window.xrgateInspector.connects);
     await page.waitForFunction((c) => window.xrgateInspector.connects > c &&
                                       window.xrgateInspector.connection === 'live', before,
+                               { timeout: 15000 });
+    await page.waitForFunction((n) => window.xrgateInspector.last.entities.length === n, N,
                                { timeout: 15000 });
     const c = await snapshot(page);
     await page.waitForTimeout(300);

@@ -1,8 +1,9 @@
 """Browser test of the web inspector: Debian's headless Chromium driven by playwright-core (npm,
 installed into <build>/web/node_modules by the build) from tests/browser/inspector.mjs.
 
-Starts xrgate with the synth source (6 entities), opens the page and checks that every entity
-is listed and drawn, that displayed poses (table and 3D scene) match /api/entities within a
+Starts xrgate with two synth sources — `demo` (6 entities at 120 Hz) and `slow` (one body at
+0.5 Hz with entity.stale_ms 200, so it is STALE most of the time) — opens the page and checks
+that every entity is listed and drawn (coloured by origin; STALE and PREDICTED marked), that displayed poses (table and 3D scene) match /api/entities within a
 tolerance and move over 500 ms, that the adapter row shows a non-zero rate, that the WebGL view
 draws, then restarts the gateway on the same port and checks that the page reconnects. The
 screenshot goes to <build>/test-output/inspector.png.
@@ -26,6 +27,24 @@ SCRIPT = os.path.join(SOURCE_DIR, "tests", "browser", "inspector.mjs")
 SCREENSHOT = os.path.join(BUILD_DIR, "test-output", "inspector.png")
 
 
+CONFIG = """gateway:
+  id: browser-test
+  entity:
+    stale_ms: 200
+adapters:
+  - name: demo
+    type: synth
+    rate_hz: 120
+    bodies: 3
+  - name: slow
+    type: synth
+    rate_hz: 0.5
+    bodies: 1
+    head: false
+    hands: false
+"""
+
+
 def main():
     node = shutil.which("node")
     if not node:
@@ -39,13 +58,13 @@ def main():
         skip("three.js was not installed at build time (built without npm or with "
              "-DXRGATE_WEB_INSPECTOR=OFF)")
 
-    gw = Gateway()
+    gw = Gateway(CONFIG)
     port = gw.port
     try:
         time.sleep(0.3)
         proc = subprocess.Popen(
             [node, SCRIPT, "--url", f"http://127.0.0.1:{port}/", "--node-modules", NODE_MODULES,
-             "--screenshot", SCREENSHOT, "--entities", "6"],
+             "--screenshot", SCREENSHOT, "--entities", "7"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         errlines = []
         threading.Thread(target=lambda: errlines.extend(proc.stderr), daemon=True).start()
@@ -60,7 +79,7 @@ def main():
                 time.sleep(0.5)  # the page sees the loss and starts retrying
                 for _ in range(50):  # same port: retry while the old socket lingers
                     try:
-                        gw = Gateway(admin=f"127.0.0.1:{port}")
+                        gw = Gateway(CONFIG, admin=f"127.0.0.1:{port}")
                         break
                     except RuntimeError:
                         time.sleep(0.1)
