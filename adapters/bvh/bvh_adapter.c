@@ -145,7 +145,12 @@ static int read_joints(struct bvh_state *s, const struct xg_conf *node, struct x
             struct xg_conf *it = node->items[k];
             it->used = true;
             int j = bvh_find_joint(&s->f, it->key);
-            if (j < 0) return unknown_joint(s, it, it->key, err);
+            if (j < 0) {
+                struct xg_conf at = *it; /* point at the key, not its value */
+                at.line = it->key_line;
+                at.column = it->key_column;
+                return unknown_joint(s, &at, it->key, err);
+            }
             const char *source = it->key;
             enum xg_kind kind;
             if (it->type == XG_CONF_SCALAR) {

@@ -118,6 +118,8 @@ static void test_config_errors(void **state)
                         "t.yaml:1:7: /nonexistent/w.bvh: cannot open");
     expect_create_error("file: " SMALL "\njoints: [Hips, Nose]\n",
                         "t.yaml:2:16: joints: no joint matches 'Nose' in");
+    expect_create_error("file: " SMALL "\njoints:\n  Hips: hips\n  Nose: nose\n",
+                        "t.yaml:4:3: joints: no joint matches 'Nose' in");
     expect_create_error("file: " SMALL "\njoints: {Hips: {name: h, kind: tail}}\n",
                         "joints: unknown kind 'tail' for joint 'Hips'");
     expect_create_error("file: " SMALL "\njoints: {Hips: x, Head: x}\n",
