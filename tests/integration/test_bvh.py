@@ -218,8 +218,8 @@ adapters:
             a1 = adapter(gw, "cmu")
             e1 = entities(gw, "cmu/")
             time.sleep(0.3)
-            a2 = adapter(gw, "cmu")
             e2 = entities(gw, "cmu/")
+            a2 = adapter(gw, "cmu")  # a1 and a2 bracket both reads
             # both reads inside one pass of the clip (no wrap in between)
             if a1["counters"]["loops"] == a2["counters"]["loops"] and \
                     a2["counters"]["frame"] > a1["counters"]["frame"] + 10:
