@@ -7,14 +7,17 @@
    entity's pose is the Python FK of one frame (all from the same frame), the hips move at walking
    speed, the head is above the hips, and the reported velocities agree with the positions'
    differences between two reads.
+3. `xrgate --check` names the config position, the BVH line and the token of a broken take.
 Prediction is switched off (max_horizon_ms: 0) so /api/entities shows the samples themselves;
 the API prints 9 significant digits, hence the 1e-7 tolerances."""
 import math
 import os
+import subprocess
 import sys
+import tempfile
 import time
 
-from xgtest import SHARED_DIR, SOURCE_DIR, Gateway, skip
+from xgtest import BIN, SHARED_DIR, SOURCE_DIR, Gateway
 
 CMU = os.path.join(SHARED_DIR, "fixtures", "mocap", "cmu_08_10_walk.bvh")
 SMALL = os.path.join(SOURCE_DIR, "tests", "vectors", "bvh", "walk_small.bvh")
@@ -262,7 +265,32 @@ adapters:
     return True
 
 
+# ---- 3. xrgate --check reports a broken take with file:line:column, BVH line and token ----
+
+def test_check_errors():
+    with tempfile.TemporaryDirectory(prefix="xrgate-bvh-") as d:
+        with open(os.path.join(d, "bad.bvh"), "w") as f:
+            f.write("HIERARCHY\nROOT Hips\n{\n  OFFSET 0 0 0\n  CHANNELS 1 Wrotation\n}\n")
+        cfg = os.path.join(d, "x.yaml")
+        cases = [("file: bad.bvh", "x.yaml:4:11: " + os.path.join(d, "bad.bvh") +
+                  ": line 5: expected a channel name (Xposition Yposition Zposition Xrotation "
+                  "Yrotation Zrotation), got 'Wrotation'"),
+                 (f"file: {SMALL}\n    joints: [Hips, Nose]", "x.yaml:5:20: joints: no joint "
+                  "matches 'Nose'"),
+                 (f"file: {SMALL}\n    start: 99s", "x.yaml:5:12: start: '99s' is past the end")]
+        for body, want in cases:
+            with open(cfg, "w") as f:
+                f.write(f"adapters:\n  - name: take\n    type: bvh\n    {body}\n")
+            with open(cfg) as f:
+                text = f.read()
+            r = subprocess.run([BIN, "--check", "--config", cfg], capture_output=True, text=True,
+                               timeout=10)
+            assert r.returncode != 0 and want in r.stderr, (text, want, r.stderr)
+    print("--check: broken take, unknown joint and late start reported with their positions")
+
+
 def main():
+    test_check_errors()
     test_small_once()
     test_cmu()  # prints why when the fixture is absent
     return 0
