@@ -1,0 +1,558 @@
+#!/usr/bin/env python3
+"""xrgate benchmark harness: what `make bench` runs.
+
+Runs the tests/bench/bench_* programs and a few real-daemon measurements, prints one table per
+item (baseline, codecs, pipeline, latency, scale, prediction) and writes bench-results.json at
+the top of the build directory (DESIGN §7). Figures are medians over repetitions with their
+spread (min..max), each next to a baseline measured in the same run as a ratio. Nothing here
+asserts a threshold: the numbers are for people (README "Performance").
+
+Environment: XRGATE_BIN (the daemon), XG_BUILD_DIR (where bench_* are built and where
+bench-results.json goes). Options: --quick (smoke mode, < 20 s: few repetitions, short runs, small
+sizes), --reps N, --ms M (one timed repetition), --out FILE.
+"""
+import argparse
+import json
+import math
+import os
+import platform
+import selectors
+import socket
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "integration"))
+
+BUILD = os.environ.get("XG_BUILD_DIR") or os.path.join(HERE, "..", "..", "build")
+XRGATE = os.environ.get("XRGATE_BIN") or os.path.join(BUILD, "xrgate")
+os.environ.setdefault("XRGATE_BIN", XRGATE)
+EGRESS = ("vrpn", "rgmp", "less", "rtp")  # latency_us.<egress> keys
+EGRESS_TYPE = {"vrpn": "vrpn-server", "rgmp": "rgmp-server", "less": "less", "rtp": "rtp"}
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+# ---- statistics ----
+
+def stats(values):
+    """median / min / max / n of the finite values (None when there are none)."""
+    v = [x for x in values if x is not None and math.isfinite(x)]
+    if not v:
+        return None
+    return {"median": statistics.median(v), "min": min(v), "max": max(v), "n": len(v)}
+
+
+def med(s):
+    return None if s is None else s["median"]
+
+
+def ratio(a, b):
+    if a is None or b is None or not b:
+        return None
+    return a / b
+
+
+def fmt(x, unit="", digits=3):
+    """Human number: 1.23M, 456k, 12.3."""
+    if x is None:
+        return "n/a"
+    ax = abs(x)
+    div, suffix = 1.0, ""
+    for d, sfx in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if ax >= d:
+            div, suffix = d, sfx
+            break
+    v = x / div
+    if digits <= 2:
+        text = f"{v:.0f}" if abs(v) >= 10 else f"{v:.1f}"
+    else:
+        text = f"{v:.0f}" if abs(v) >= 100 else f"{v:.1f}" if abs(v) >= 10 else f"{v:.2f}"
+    return f"{text}{suffix}{unit}"
+
+
+def fmt_s(s, unit="", digits=3):
+    """median [min..max]."""
+    if s is None:
+        return "n/a"
+    return f"{fmt(s['median'], unit, digits)} [{fmt(s['min'], '', 2)}..{fmt(s['max'], '', 2)}]"
+
+
+def table(title, header, rows, note=None):
+    print()
+    print(f"== {title}")
+    widths = [len(h) for h in header]
+    for r in rows:
+        for i, c in enumerate(r):
+            widths[i] = max(widths[i], len(str(c)))
+    line = "  ".join(h.ljust(widths[i]) for i, h in enumerate(header))
+    print(line)
+    print("-" * len(line))
+    for r in rows:
+        print("  ".join(str(c).ljust(widths[i]) for i, c in enumerate(r)))
+    if note:
+        for n in note.split("\n"):
+            print(f"   {n}")
+
+
+# ---- helpers ----
+
+def prog(name):
+    for d in (os.path.join(BUILD, "tests"), BUILD):
+        p = os.path.join(d, name)
+        if os.path.exists(p):
+            return p
+    raise SystemExit(f"run.py: {name} not found under {BUILD} (build the bench targets first)")
+
+
+def run_json(name, args, timeout=600):
+    cmd = [prog(name)] + [str(a) for a in args]
+    log(f"run: {' '.join(cmd)}")
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       timeout=timeout)
+    if p.returncode != 0:
+        raise SystemExit(f"run.py: {name} failed ({p.returncode}):\n{p.stderr}")
+    return json.loads(p.stdout)
+
+
+def free_port(kind=socket.SOCK_STREAM):
+    s = socket.socket(socket.AF_INET, kind)
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def connect_retry(port, timeout=10.0):
+    """TCP connect to 127.0.0.1:port, retrying while the daemon's adapters start."""
+    end = time.monotonic() + timeout
+    while True:
+        try:
+            return socket.create_connection(("127.0.0.1", port), timeout=5)
+        except ConnectionRefusedError:
+            if time.monotonic() > end:
+                raise
+            time.sleep(0.05)
+
+
+def proc_cpu_s(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime + stime (fields 14, 15)
+
+
+def proc_rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return None
+
+
+def adapter_types_available():
+    """Which adapter types this xrgate knows: ask `xrgate --check` for each."""
+    avail = {}
+    with tempfile.TemporaryDirectory() as d:
+        for t in ("vrpn-server", "vrpn-client", "rgmp-server", "rgmp-client", "rtp", "less"):
+            path = os.path.join(d, "c.yaml")
+            with open(path, "w") as f:
+                f.write(f"adapters:\n  - name: x\n    type: {t}\n")
+            p = subprocess.run([XRGATE, "--check", "--config", path], stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, timeout=20)
+            avail[t] = "unknown adapter type" not in p.stdout
+    return avail
+
+
+def counters(gw, name):
+    for a in gw.get_json("/api/adapters")["adapters"]:
+        if a["name"] == name:
+            return a["counters"]
+    return {}
+
+
+# ---- items ----
+
+def bench_baseline(o):
+    args = ["--reps", o.reps, "--ms", o.ms] + (["--quick"] if o.quick else [])
+    return run_json("bench_baseline", args)
+
+
+def merge_baselines(b1, b2):
+    """Pool the repetitions of the baseline runs at the start and at the end."""
+    out = {"udp_pps_mode": b1["udp_pps_mode"], "rtt_mode": b1["rtt_mode"]}
+    for k in ("udp_pps", "udp_pps_mmsg"):
+        out[k] = {size: stats(b1[k][size] + (b2[k][size] if b2 else [])) for size in b1[k]}
+    for k in ("udp_rtt_us", "tcp_rtt_us"):
+        out[k] = {q: stats(b1[k][q] + (b2[k][q] if b2 else [])) for q in b1[k]}
+    return out
+
+
+def scale_daemon(o, avail):
+    """10k synth entities at 60 Hz through the real daemon: achieved rates, CPU, RSS."""
+    from xgtest import Gateway
+    n = 1000 if o.quick else 10000
+    secs = 1.0 if o.quick else 4.0
+    sink = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)  # bound, never read: kernel drops
+    sink.bind(("127.0.0.1", 0))
+    rtp_dest = sink.getsockname()[1]
+
+    def config(bodies):
+        c = ("gateway:\n  id: bench\nadapters:\n"
+             f"  - name: synth\n    type: synth\n    bodies: {bodies}\n    rate_hz: 60\n"
+             "    head: false\n    hands: false\n")
+        if avail.get("rtp"):
+            c += ("  - name: rtp\n    type: rtp\n    bind: \"127.0.0.1:0\"\n"
+                  f"    destinations: [\"127.0.0.1:{rtp_dest}\"]\n    rate_hz: 60\n"
+                  "    refresh_ms: 0\n    rtcp_interval_ms: 0\n")
+        return c
+
+    res = {}
+    for label, bodies in (("small", 1), ("big", n)):
+        with Gateway(config(bodies)) as gw:
+            pid = gw.proc.pid
+            time.sleep(0.5 if o.quick else 1.0)  # warm up: entities created, buffers grown
+            c0, t0 = counters(gw, "synth"), time.monotonic()
+            r0 = counters(gw, "rtp") if avail.get("rtp") else {}
+            cpu0 = proc_cpu_s(pid)
+            time.sleep(secs)
+            c1, t1 = counters(gw, "synth"), time.monotonic()
+            r1 = counters(gw, "rtp") if avail.get("rtp") else {}
+            cpu1 = proc_cpu_s(pid)
+            res[label] = {
+                "entities": bodies,
+                "rss_kib": proc_rss_kib(pid),
+                "samples_in_per_s": (c1["samples_in"] - c0["samples_in"]) / (t1 - t0),
+                "samples_out_per_s": ((r1.get("samples_out", 0) - r0.get("samples_out", 0)) /
+                                      (t1 - t0)) if r1 else None,
+                "cpu_percent": 100.0 * (cpu1 - cpu0) / (t1 - t0),
+            }
+    sink.close()
+    big, small = res["big"], res["small"]
+    offered = 60.0 * n
+    return {
+        "entities": n,
+        "rate_hz": 60,
+        "offered_updates_per_s": offered,
+        "achieved_updates_per_s": big["samples_in_per_s"],
+        "achieved_ratio": big["samples_in_per_s"] / offered,
+        "rtp_samples_out_per_s": big["samples_out_per_s"],
+        "cpu_percent": big["cpu_percent"],
+        "cpu_us_per_update": (big["cpu_percent"] / 100.0 * 1e6 / big["samples_in_per_s"]
+                              if big["samples_in_per_s"] else None),
+        "rss_mib": big["rss_kib"] / 1024.0,
+        "rss_mib_1_entity": small["rss_kib"] / 1024.0,
+        "bytes_per_entity": (big["rss_kib"] - small["rss_kib"]) * 1024.0 / (n - 1),
+        "egress": "rtp (60 Hz, to an unread loopback socket)" if avail.get("rtp") else "none",
+    }
+
+
+def rgmp_frames(buf):
+    """Split RGMP frames off buf: returns (count of data frames, rest)."""
+    n = 0
+    off = 0
+    while len(buf) - off >= 8:
+        prefix, ln = struct.unpack_from("<II", buf, off)
+        if len(buf) - off < 8 + ln:
+            break
+        if prefix == 2:
+            n += 1
+        off += 8 + ln
+    return n, buf[off:]
+
+
+def clients_daemon(o, avail):
+    """N clients on rgmp-server (and vrpn-server when it exists): is every client at rate?"""
+    from xgtest import Gateway
+    if not avail.get("rgmp-server"):
+        return None
+    n_clients = 10 if o.quick else 100
+    secs = 1.0 if o.quick else 3.0
+    rate = 60
+    port = free_port()
+    cfg = ("gateway:\n  id: bench\nadapters:\n"
+           "  - name: synth\n    type: synth\n    bodies: 50\n    rate_hz: 120\n"
+           f"  - name: rgmp\n    type: rgmp-server\n    listen: \"127.0.0.1:{port}\"\n"
+           f"    rate_hz: {rate}\n    max_clients: {n_clients + 8}\n")
+    with Gateway(cfg) as gw:
+        pid = gw.proc.pid
+        sel = selectors.DefaultSelector()
+        socks = []
+        for i in range(n_clients):
+            s = connect_retry(port)
+            s.setblocking(False)
+            socks.append(s)
+            sel.register(s, selectors.EVENT_READ, i)
+        bufs = [b""] * n_clients
+        frames = [0] * n_clients
+        # settle: definitions arrive, then count data frames over `secs`
+        settle_end = time.monotonic() + 0.5
+        measuring = False
+        t0 = cpu0 = None
+        end = None
+        while True:
+            now = time.monotonic()
+            if not measuring and now >= settle_end:
+                measuring, t0, cpu0 = True, now, proc_cpu_s(pid)
+                frames = [0] * n_clients
+                end = now + secs
+            if measuring and now >= end:
+                break
+            for key, _ in sel.select(timeout=0.05):
+                i = key.data
+                try:
+                    data = key.fileobj.recv(1 << 20)
+                except BlockingIOError:
+                    continue
+                if not data:
+                    sel.unregister(key.fileobj)
+                    continue
+                c, bufs[i] = rgmp_frames(bufs[i] + data)
+                frames[i] += c
+        t1 = time.monotonic()
+        cpu1 = proc_cpu_s(pid)
+        rss = proc_rss_kib(pid)
+        ctr = counters(gw, "rgmp")
+        for s in socks:
+            s.close()
+    rates = [f / (t1 - t0) for f in frames]
+    return {
+        "clients": n_clients,
+        "adapter": "rgmp-server",
+        "entities": 53,
+        "rate_hz": rate,
+        "client_frames_per_s": stats(rates),
+        "min_ratio_to_rate": min(rates) / rate,
+        "clients_at_rate": sum(1 for r in rates if r >= 0.9 * rate),
+        "cpu_percent": 100.0 * (cpu1 - cpu0) / (t1 - t0),
+        "rss_mib": rss / 1024.0,
+        "dropped_slow": ctr.get("clients_dropped_slow"),
+        "frames_skipped": ctr.get("data_frames_skipped"),
+        "vrpn_server": "not available yet" if not avail.get("vrpn-server") else "not measured",
+    }
+
+
+# ---- main ----
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="smoke mode (< 20 s)")
+    ap.add_argument("--reps", type=int, default=None)
+    ap.add_argument("--ms", type=int, default=None)
+    ap.add_argument("--out", default=None)
+    o = ap.parse_args()
+    if o.reps is None:
+        o.reps = 2 if o.quick else 5
+    if o.ms is None:
+        o.ms = 40 if o.quick else 300
+    out = o.out or os.path.join(BUILD, "bench-results.json")
+    started = time.monotonic()
+
+    avail = adapter_types_available()
+    log(f"adapter types: {avail}")
+
+    b_start = bench_baseline(o)
+    codec = run_json("bench_codec", ["--reps", o.reps, "--ms", o.ms] + (["--quick"] if o.quick else []))
+    tbl = run_json("bench_table", ["--reps", o.reps, "--ms", o.ms] + (["--quick"] if o.quick else []))
+    scale = scale_daemon(o, avail)
+    clients = clients_daemon(o, avail)
+    b_end = None if o.quick else bench_baseline(o)
+    base = merge_baselines(b_start, b_end)
+
+    # ---- 1. baseline ----
+    udp88 = base["udp_pps"]["88"]
+    udp_pps = med(udp88)
+    rtt_udp = base["udp_rtt_us"]["p50"]
+    rtt_tcp = base["tcp_rtt_us"]["p50"]
+    rows = []
+    for size, s in base["udp_pps"].items():
+        m = base["udp_pps_mmsg"].get(size)
+        rows.append([f"{size} B", fmt_s(s, "pps"), fmt(1e9 / med(s), " ns") if s else "n/a",
+                     fmt_s(m, "pps"), f"{ratio(med(s), udp_pps):.2f}"])
+    table("1. Baseline: raw UDP loopback, one thread (send 16 + recv 16, per-packet syscalls)",
+          ["size", "packets/s median [min..max]", "per packet", "sendmmsg/recvmmsg", "x 88 B"],
+          rows,
+          note=(f"UDP ping-pong RTT p50 {fmt_s(rtt_udp, ' us')}, p99 "
+                f"{fmt_s(base['udp_rtt_us']['p99'], ' us')}\n"
+                f"TCP ping-pong RTT p50 {fmt_s(rtt_tcp, ' us')}, p99 "
+                f"{fmt_s(base['tcp_rtt_us']['p99'], ' us')}  (two threads, 64 B, TCP_NODELAY)\n"
+                f"repetitions pooled from the start{' and the end' if b_end else ''} of the run"))
+
+    # ---- 2. codecs ----
+    rows = []
+    codec_out = {}
+    for name, c in codec.items():
+        if not isinstance(c, dict):
+            continue
+        e, d = stats(c["encode_per_s"]), stats(c["decode_per_s"])
+        mb = lambda s: None if s is None else s["median"] * c["bytes"] / 1e6  # noqa: E731
+        codec_out[name] = {"bytes": c["bytes"], "encode_per_s": e, "decode_per_s": d,
+                           "encode_mb_s": mb(e), "decode_mb_s": mb(d),
+                           "encode_ratio_to_udp_pps": ratio(med(e), udp_pps),
+                           "decode_ratio_to_udp_pps": ratio(med(d), udp_pps)}
+        rows.append([name, c["bytes"], fmt_s(e, "/s"), f"{mb(e):.0f}", fmt_s(d, "/s"),
+                     f"{mb(d):.0f}", f"{ratio(med(e), udp_pps):.1f}",
+                     f"{ratio(med(d), udp_pps):.1f}"])
+    table("2. Codec throughput, in-process, one thread",
+          ["message", "bytes", "encode msg/s [min..max]", "MB/s", "decode msg/s [min..max]",
+           "MB/s", "enc x udp", "dec x udp"], rows,
+          note="x udp = messages/s / baseline UDP packets/s (88 B): how many messages the codec\n"
+               "handles in the time the loopback moves one packet (> 1: the codec is not the limit)")
+
+    # ---- 3. pipeline ----
+    pt, pe = tbl["pipeline_table_only"], tbl["pipeline_encode"]
+    pipe = {}
+    rows = []
+    for label, p in (("table only", pt), ("table + encode", pe)):
+        u, so, cpu = stats(p["updates_per_s"]), stats(p["samples_out_per_s"]), stats(
+            p["cpu_ns_per_update"])
+        pipe[label] = {"updates_per_s": u, "samples_out_per_s": so, "cpu_ns_per_update": cpu}
+        rows.append([label, fmt_s(u, "/s"), fmt_s(so, "/s"), fmt_s(cpu, " ns"),
+                     f"{ratio(med(u), udp_pps):.2f}"])
+    headline = pipe["table + encode"]
+    table(f"3. Pipeline throughput, in-process: {tbl['entities']} entities -> table -> "
+          f"{tbl['sinks']} sinks (VRPN, RGMP, LESS, game-state encoders), one thread, no sockets",
+          ["path", "updates in/s [min..max]", "samples out/s", "CPU per update", "x udp pps"],
+          rows,
+          note="x udp pps = updates/s / baseline UDP packets/s (88 B, one thread).\n"
+               "Real egress adapters over loopback sockets: not measured yet (needs vrpn-client\n"
+               "ingress and vrpn-server egress: " +
+               ("available" if avail.get("vrpn-server") and avail.get("vrpn-client")
+                else "not available yet") + "); see item 5 for the daemon with synth -> rtp.")
+
+    # ---- 4. latency ----
+    latency = {}
+    rows = []
+    for eg in EGRESS:
+        src = tbl["latency_us"][eg]
+        entry = {q: med(stats(src[q])) for q in ("p50", "p90", "p99", "p999", "max")}
+        entry["spread"] = {q: stats(src[q]) for q in ("p50", "p99")}
+        entry["path"] = "in-process (update -> drain visit incl. encode), no sockets"
+        entry["ratio_p50_to_udp_rtt_p50"] = ratio(entry["p50"], med(rtt_udp))
+        latency[eg] = entry
+        rows.append([eg, fmt(entry["p50"]), fmt(entry["p90"]), fmt(entry["p99"]),
+                     fmt(entry["p999"]), fmt(entry["max"]), fmt_s(stats(src["p50"])),
+                     f"{entry['ratio_p50_to_udp_rtt_p50']:.2f}"])
+    table("4. Added latency (us), IN-PROCESS table path: update -> predicted pose encoded by the sink",
+          ["egress", "p50", "p90", "p99", "p99.9", "max", "p50 [min..max]", "p50 x UDP RTT"], rows,
+          note=f"{tbl['entities']} entities pushed as one burst, then the 4 sinks drain in the order "
+               "shown (a later sink waits for the earlier ones).\n"
+               "Loopback figures (VRPN load generator -> xrgate -> receivers) need vrpn-client and\n"
+               "vrpn-server: " + ("available" if avail.get("vrpn-server") and avail.get("vrpn-client")
+                                  else "not available yet") +
+               f". Baseline UDP ping-pong RTT p50 {fmt(med(rtt_udp))} us (one-way ~ RTT/2).")
+
+    # ---- 5. scale ----
+    rows = [
+        ["entities (synth, 60 Hz)", scale["entities"]],
+        ["updates offered / achieved", f"{fmt(scale['offered_updates_per_s'])}/s / "
+         f"{fmt(scale['achieved_updates_per_s'])}/s ({scale['achieved_ratio']:.2f})"],
+        ["rtp samples out", fmt(scale["rtp_samples_out_per_s"], "/s")],
+        ["CPU (one reactor thread)", f"{scale['cpu_percent']:.0f} %, "
+         f"{fmt(scale['cpu_us_per_update'])} us per update"],
+        ["RSS", f"{scale['rss_mib']:.1f} MiB ({scale['rss_mib_1_entity']:.1f} MiB with 1 entity)"],
+        ["bytes per entity (RSS delta)", f"{scale['bytes_per_entity']:.0f}"],
+        ["table heap per entity (in-process)", f"{tbl['heap_bytes_per_entity']:.0f} "
+         f"(sizeof struct xg_entity = {tbl['sizeof_entity']:.0f})"],
+    ]
+    if clients:
+        cf = clients["client_frames_per_s"]
+        rows += [
+            [f"{clients['adapter']} clients", clients["clients"]],
+            ["client data frames/s", f"{fmt_s(cf)} (rate_hz {clients['rate_hz']}, min ratio "
+             f"{clients['min_ratio_to_rate']:.2f}, {clients['clients_at_rate']} at >= 90 %)"],
+            ["daemon CPU / RSS with clients", f"{clients['cpu_percent']:.0f} % / "
+             f"{clients['rss_mib']:.1f} MiB"],
+            ["vrpn-server clients", clients["vrpn_server"]],
+        ]
+    table("5. Scale (real daemon)", ["what", "value"], rows,
+          note=f"egress during the entity test: {scale['egress']}; one measurement (no repetitions)")
+
+    # ---- 6. prediction ----
+    grid = tbl["prediction"]
+    rows = []
+    for key, g in grid.items():
+        rows.append([f"{g['rate_hz']:.0f} Hz", "reported" if g["reported_velocity"] else "estimated",
+                     f"{g['horizon_ms']:.0f}", f"{g['hold_pos_err_m'] * 1000:.2f}",
+                     f"{g['pred_pos_err_m'] * 1000:.3f}",
+                     f"{ratio(g['pred_pos_err_m'], g['hold_pos_err_m']):.3f}",
+                     f"{g['hold_rot_err_deg']:.3f}", f"{g['pred_rot_err_deg']:.4f}",
+                     f"{ratio(g['pred_rot_err_deg'], g['hold_rot_err_deg']):.3f}"])
+    pps = stats(tbl["predictions_per_s"])
+    table("6. Prediction vs the synth's analytic truth (mean error over 8 entities; deterministic)",
+          ["rate", "velocity", "ms ahead", "hold mm", "pred mm", "pred/hold", "hold deg",
+           "pred deg", "pred/hold"], rows,
+          note=f"predictions/s on one core: {fmt_s(pps)} "
+               f"({ratio(med(pps), udp_pps):.1f} x baseline UDP pps)")
+    head_key = "120_hz_estimated_vel_50_ms"
+    hp = grid[head_key]
+
+    results = {
+        "schema": 1,
+        "mode": "quick" if o.quick else "full",
+        "reps": o.reps,
+        "ms_per_rep": o.ms,
+        "machine": {"cpus": os.cpu_count(), "kernel": platform.release(),
+                    "python": platform.python_version(),
+                    "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())},
+        "adapters_available": avail,
+        "baseline": {
+            "udp_pps": udp_pps,
+            "udp_pps_size_bytes": 88,
+            "udp_pps_spread": udp88,
+            "udp_pps_by_size": base["udp_pps"],
+            "udp_pps_mmsg_by_size": base["udp_pps_mmsg"],
+            "udp_rtt_us": base["udp_rtt_us"],
+            "tcp_rtt_us": base["tcp_rtt_us"],
+            "udp_pps_mode": base["udp_pps_mode"],
+            "rtt_mode": base["rtt_mode"],
+        },
+        "codec": codec_out,
+        "pipeline": {
+            "updates_per_s": med(headline["updates_per_s"]),
+            "ratio_to_baseline": ratio(med(headline["updates_per_s"]), udp_pps),
+            "mode": "in-process: 53 entities -> table -> 4 sinks with encoders, no sockets",
+            "samples_out_per_s": med(headline["samples_out_per_s"]),
+            "cpu_ns_per_update": med(headline["cpu_ns_per_update"]),
+            "in_process": pipe,
+            "loopback": None,
+            "loopback_note": "not available yet: needs vrpn-client ingress and vrpn-server egress",
+        },
+        "latency_us": latency,
+        "latency_mode": "in-process",
+        "scale": {
+            "entities": scale["entities"],
+            "clients": clients["clients"] if clients else None,
+            "rss_mib": scale["rss_mib"],
+            "bytes_per_entity": scale["bytes_per_entity"],
+            "entities_test": scale,
+            "clients_test": clients,
+            "table_heap_bytes_per_entity": tbl["heap_bytes_per_entity"],
+            "sizeof_entity": tbl["sizeof_entity"],
+        },
+        "prediction": {
+            "horizon_ms": hp["horizon_ms"],
+            "rate_hz": hp["rate_hz"],
+            "velocity": "estimated from history",
+            "hold_pos_err_m": hp["hold_pos_err_m"],
+            "pred_pos_err_m": hp["pred_pos_err_m"],
+            "hold_rot_err_deg": hp["hold_rot_err_deg"],
+            "pred_rot_err_deg": hp["pred_rot_err_deg"],
+            "predictions_per_s": pps,
+            "grid": grid,
+        },
+        "elapsed_s": time.monotonic() - started,
+    }
+    with open(out, "w") as f:
+        json.dump(results, f, indent=1, allow_nan=False)
+    print(f"\nwrote {out} ({results['elapsed_s']:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,99 @@
+"""Smoke test of the benchmark harness: `tests/bench/run.py --quick` runs every bench program and
+the real-daemon measurements in a few seconds, prints its six tables, and writes a results file
+with every key DESIGN §7 promises (baseline.udp_pps, pipeline.updates_per_s,
+pipeline.ratio_to_baseline, latency_us.<egress>.{p50,p90,p99,p999,max},
+scale.{entities,clients,rss_mib,bytes_per_entity}, prediction.{horizon_ms,hold_pos_err_m,
+pred_pos_err_m,hold_rot_err_deg,pred_rot_err_deg}). Keys that cannot be measured yet must be
+present as null; the ones measured must be finite numbers. No timing thresholds are asserted:
+speed is what `make bench` reports, not what tests check."""
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+from xgtest import BIN, SOURCE_DIR, skip
+
+BUILD = os.environ.get("XG_BUILD_DIR") or os.path.dirname(os.path.abspath(BIN))
+RUN = os.path.join(SOURCE_DIR, "tests", "bench", "run.py")
+PROGS = ("bench_baseline", "bench_codec", "bench_table")
+
+# keys that must be finite numbers now; None-allowed keys listed separately
+REQUIRED = [
+    ("baseline", "udp_pps"),
+    ("pipeline", "updates_per_s"),
+    ("pipeline", "ratio_to_baseline"),
+    ("scale", "entities"),
+    ("scale", "rss_mib"),
+    ("scale", "bytes_per_entity"),
+    ("prediction", "horizon_ms"),
+    ("prediction", "hold_pos_err_m"),
+    ("prediction", "pred_pos_err_m"),
+    ("prediction", "hold_rot_err_deg"),
+    ("prediction", "pred_rot_err_deg"),
+]
+NULLABLE = [("scale", "clients")]  # null until a server adapter exists
+EGRESS = ("vrpn", "rgmp", "less", "rtp")
+QUANTILES = ("p50", "p90", "p99", "p999", "max")
+
+
+def finite(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def main():
+    missing = [p for p in PROGS
+               if not any(os.path.exists(os.path.join(d, p))
+                          for d in (os.path.join(BUILD, "tests"), BUILD))]
+    if missing:
+        skip(f"bench programs not built in {BUILD}: {', '.join(missing)}")
+    with tempfile.TemporaryDirectory(prefix="xrgate-bench-") as tmp:
+        out = os.path.join(tmp, "bench-results.json")
+        env = dict(os.environ, XG_BUILD_DIR=BUILD, XRGATE_BIN=BIN)
+        p = subprocess.run([sys.executable, RUN, "--quick", "--out", out], env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+        print(p.stdout)
+        assert p.returncode == 0, f"run.py --quick failed ({p.returncode}):\n{p.stderr}"
+        for n in range(1, 7):
+            assert f"== {n}. " in p.stdout, f"table {n} missing from the output"
+        with open(out) as f:
+            res = json.load(f)
+
+    errors = []
+    for sect, key in REQUIRED:
+        v = res.get(sect, {}).get(key, "absent")
+        if not finite(v):
+            errors.append(f"{sect}.{key} = {v!r} (want a finite number)")
+    for sect, key in NULLABLE:
+        if key not in res.get(sect, {}):
+            errors.append(f"{sect}.{key} absent")
+        elif res[sect][key] is not None and not finite(res[sect][key]):
+            errors.append(f"{sect}.{key} = {res[sect][key]!r} (want a number or null)")
+    lat = res.get("latency_us", {})
+    for eg in EGRESS:
+        if eg not in lat:
+            errors.append(f"latency_us.{eg} absent")
+            continue
+        for q in QUANTILES:
+            if q not in lat[eg]:
+                errors.append(f"latency_us.{eg}.{q} absent")
+            elif lat[eg][q] is not None and not finite(lat[eg][q]):
+                errors.append(f"latency_us.{eg}.{q} = {lat[eg][q]!r}")
+        vals = [lat[eg].get(q) for q in QUANTILES]
+        if all(finite(v) for v in vals):
+            # percentiles of one distribution: non-decreasing (a shape check, not a threshold)
+            if any(a > b for a, b in zip(vals, vals[1:])):
+                errors.append(f"latency_us.{eg}: quantiles not ordered {vals}")
+    pipe = res.get("pipeline", {})
+    if finite(pipe.get("updates_per_s")) and finite(res.get("baseline", {}).get("udp_pps")):
+        want = pipe["updates_per_s"] / res["baseline"]["udp_pps"]
+        if not math.isclose(pipe.get("ratio_to_baseline", 0), want, rel_tol=1e-9):
+            errors.append(f"pipeline.ratio_to_baseline {pipe.get('ratio_to_baseline')} is not "
+                          f"updates_per_s / baseline.udp_pps = {want}")
+    assert not errors, "bench-results.json:\n  " + "\n  ".join(errors)
+    print("bench smoke: every DESIGN §7 key present")
+
+
+if __name__ == "__main__":
+    main()
