@@ -446,8 +446,35 @@ def test_slow_reader(gw):
     print("slow reader: coalesced, dropped, counted; the other client continues")
 
 
+def test_mapping(gw):
+    """tracker_name template and trackers: rules (glob -> tracker, fixed or automatic sensor)."""
+    c = Client(server_port(gw, "vrpnmap"), "tcp", senders=("Head", "Hands", "rig-demo"))
+    want = {"Head": {5}, "Hands": {0, 1}, "rig-demo": {0, 1, 2}}
+    c.until(lambda: all(set(c.latest(t, "pq")) == v for t, v in want.items()),
+            what=f"trackers {want}")
+    ents = {e["name"]: e for e in gw.get_json("/api/entities")["entities"]}
+    c.pump(0.4)
+    for tracker, sensor, name in (("Head", 5, "demo/head"), ("Hands", 0, "demo/left_hand"),
+                                  ("Hands", 1, "demo/right_hand"), ("rig-demo", 2, "demo/body2")):
+        e = ents[name]
+        cands = [r[4] for r in c.reports if r[1] == tracker and r[2] == "pq" and r[3] == sensor]
+        assert any(max(abs(a - b) for a, b in zip(r, e["position"] + e["orientation"])) < TOL
+                   for r in cands), f"{name} is not {tracker} sensor {sensor}"
+    assert set(c.names["sender"].values()) >= {"VRPN Control", "Head", "Hands", "rig-demo"}
+    c.close()
+    print("trackers: mapping and tracker_name template: OK")
+
+
 def main():
     cfg = CONFIG.format(extra="""
+  - name: vrpnmap
+    type: vrpn-server
+    listen: "127.0.0.1:0"
+    exclude: "big/*"
+    tracker_name: "rig-{origin}"
+    trackers:
+      - {match: "demo/head", tracker: Head, sensor: 5}
+      - {match: "demo/*_hand", tracker: Hands}
   - name: big
     type: synth
     rate_hz: 100
@@ -472,6 +499,7 @@ def main():
                 time.sleep(0.05)
             test_wire_and_poses(gw)
             test_unserved_ping(gw)
+            test_mapping(gw)
             test_many_clients(gw)
             test_bad_input(gw)
             test_slow_reader(gw)
