@@ -190,6 +190,7 @@ struct udp_sent {
     uint8_t seq;
     int64_t counter; /* absolute send counter */
     int64_t sent_ns;
+    int64_t mark;  /* tx_counter after the last transmission: lost if a later one is acked */
     uint8_t *msgs; /* encoded messages as first sent */
     size_t msgs_len;
     uint64_t count;
@@ -290,7 +291,8 @@ struct less_adapter {
     /* counters */
     uint64_t packets_in, packets_out, bad_signature, framing_errors, reconnects, refused_peers,
         slow_peer_drops, echo_suppressed, stale_packets, refused_403, not_found_404, resends,
-        duplicates, duplicates_ignored, entities_introduced, entities_removed, unknown_requests;
+        duplicates, duplicates_ignored, window_full, entities_introduced, entities_removed,
+        unknown_requests;
 };
 
 static const char *gw_id_of(const struct xg_adapter *a)
@@ -641,7 +643,7 @@ static void send_entity(struct peer *p, const struct xg_entity *e, const struct 
         m.u.introduce_entity.typeid = OUR_TYPEID;
         m.u.introduce_entity.entity_id = o->wire_id;
         m.u.introduce_entity.components = (struct less_comp_values_list){&cv, 1};
-        o->intro_seq = p->tx_counter;
+        o->intro_seq = -1; /* set when the datagram goes out */
         o->introduce_acked = false;
         la->entities_introduced++;
     } else {
@@ -651,12 +653,11 @@ static void send_entity(struct peer *p, const struct xg_entity *e, const struct 
         m.u.update_entity.components = (struct less_comp_values_list){&cv, 1};
     }
     if (queue_msg(p, &m) == 0) {
-        o->upd_seq = p->tx_counter; /* the packet being filled */
         o->active_sent = (int8_t)lp.active;
         la->a->samples_out++;
     }
-    /* keep TCP packets and UDP datagrams bounded */
-    if (la->mode == MODE_UDP ? p->msg_len > (size_t)la->mtu / 2 : p->msg_len > 60000) peer_flush(p);
+    /* keep TCP packets bounded (udp_flush cuts datagrams at the MTU itself) */
+    if (la->mode != MODE_UDP && p->msg_len > 60000) peer_flush(p);
 }
 
 static bool peer_ready(const struct peer *p)
@@ -1454,9 +1455,57 @@ static void sent_clear(struct udp_sent *s)
     s->refs = NULL;
 }
 
-/* Send the pending messages as one datagram under the next sequence number. */
+/* Send messages refs[0..n) of the pending buffer as one datagram under the next sequence
+ * number, remembering them for re-sends. */
+static int udp_send_chunk(struct peer *p, const struct msg_ref *refs, size_t n)
+{
+    struct udp_sent *s = &p->sent[p->tx_seq];
+    sent_clear(s);
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++)
+        len += refs[i].len;
+    uint8_t *copy = len ? malloc(len) : NULL;
+    struct msg_ref *nr = n ? malloc(n * sizeof *nr) : NULL;
+    if ((len && !copy) || (n && !nr)) {
+        free(copy);
+        free(nr);
+        return -ENOMEM;
+    }
+    size_t off = 0;
+    for (size_t i = 0; i < n; i++) {
+        memcpy(copy + off, p->msgbuf + refs[i].off, refs[i].len);
+        nr[i] = refs[i];
+        nr[i].off = (uint32_t)off;
+        off += refs[i].len;
+    }
+    *s = (struct udp_sent){.in_use = true,
+                           .seq = p->tx_seq,
+                           .counter = p->tx_counter,
+                           .sent_ns = xg_clock_mono_ns(),
+                           .mark = p->tx_counter + 1,
+                           .msgs = copy,
+                           .msgs_len = len,
+                           .count = n,
+                           .refs = nr};
+    /* entities whose newest state rides in this packet */
+    for (size_t i = 0; i < n; i++) {
+        uint32_t tid;
+        if (nr[i].wire_id < 0 || !imap_get(&p->out_wire, nr[i].wire_id, &tid)) continue;
+        struct out_ent *o = out_find(p, tid);
+        if (!o) continue;
+        if (nr[i].code == LESS_MSG_INTRODUCE_ENTITY) o->intro_seq = p->tx_counter;
+        if (nr[i].code != LESS_MSG_REMOVE_ENTITY) o->upd_seq = p->tx_counter;
+    }
+    int rc = udp_send(p, p->tx_seq, copy, len, n);
+    p->tx_seq++;
+    p->tx_counter++;
+    return rc;
+}
+
+/* Send the pending messages in datagrams of at most `mtu` bytes. */
 static int udp_flush(struct peer *p, bool force)
 {
+    struct less_adapter *la = p->la;
     if (!p->msg_count && !force) return 0;
     if (p->sslen == 0) return 0;
     if (udp_in_flight(p) >= UDP_MAX_INFLIGHT) {
@@ -1472,33 +1521,32 @@ static int udp_flush(struct peer *p, bool force)
         }
         p->msg_len = klen;
         p->msg_count = keep;
-        p->la->a->drops++;
+        la->a->drops++;
+        la->window_full++;
         return 0;
     }
-    struct udp_sent *s = &p->sent[p->tx_seq];
-    sent_clear(s);
-    uint8_t *copy = p->msg_len ? malloc(p->msg_len) : NULL;
-    struct msg_ref *refs = p->msg_count ? malloc(p->msg_count * sizeof *refs) : NULL;
-    if ((p->msg_len && !copy) || (p->msg_count && !refs)) {
-        free(copy);
-        free(refs);
-        return -ENOMEM;
+    /* framing + signature + timestamp + message-count take at most 40 bytes */
+    size_t budget = (size_t)la->mtu - 40;
+    int rc = 0;
+    size_t i = 0;
+    if (!p->msg_count) rc = udp_send_chunk(p, NULL, 0);
+    while (i < p->msg_count) {
+        size_t j = i, len = 0;
+        while (j < p->msg_count && len + p->midx[j].len <= budget)
+            len += p->midx[j++].len;
+        if (j == i) {
+            XG_WARN(la->a->name,
+                    "peer %s: %s of %u bytes does not fit in the MTU %" PRId64 "; dropped", p->addr,
+                    less_msg_name(p->midx[i].code), p->midx[i].len, la->mtu);
+            la->a->drops++;
+            i++;
+            continue;
+        }
+        rc = udp_send_chunk(p, p->midx + i, j - i);
+        i = j;
     }
-    if (copy) memcpy(copy, p->msgbuf, p->msg_len);
-    if (refs) memcpy(refs, p->midx, p->msg_count * sizeof *refs);
-    *s = (struct udp_sent){.in_use = true,
-                           .seq = p->tx_seq,
-                           .counter = p->tx_counter,
-                           .sent_ns = xg_clock_mono_ns(),
-                           .msgs = copy,
-                           .msgs_len = p->msg_len,
-                           .count = p->msg_count,
-                           .refs = refs};
-    int rc = udp_send(p, p->tx_seq, p->msgbuf, p->msg_len, p->msg_count);
     p->msg_len = 0;
     p->msg_count = 0;
-    p->tx_seq++;
-    p->tx_counter++;
     return rc;
 }
 
@@ -1549,7 +1597,7 @@ static void udp_resend(struct peer *p, int64_t now)
             sent_clear(s);
             continue;
         }
-        bool lost = s->counter < newest_acked || now - s->sent_ns > UDP_LOSS_NS;
+        bool lost = newest_acked >= s->mark || now - s->sent_ns > UDP_LOSS_NS;
         if (!lost) continue;
         uint8_t keep[65536];
         size_t klen = 0;
@@ -1569,6 +1617,7 @@ static void udp_resend(struct peer *p, int64_t now)
         s->msgs_len = klen;
         s->count = kcount;
         s->sent_ns = now;
+        s->mark = p->tx_counter;
         la->resends++;
         udp_send(p, s->seq, s->msgs, klen, kcount);
     }
@@ -1656,7 +1705,7 @@ static void udp_timer_cb(evutil_socket_t fd, short what, void *arg)
     int64_t now = xg_clock_mono_ns();
     udp_resend(p, now);
     /* keep acks flowing: an empty packet when nothing was sent for 50 ms */
-    udp_flush(p, now - p->last_send_ns >= 50 * XG_NS_PER_MS);
+    udp_flush(p, now - p->last_send_ns >= 20 * XG_NS_PER_MS);
 }
 
 /* ---- adapter ops ---- */
@@ -1914,7 +1963,7 @@ static int less_start(struct xg_adapter *a)
     la->udp_timer = event_new(a->base, -1, EV_PERSIST, udp_timer_cb, la);
     if (!la->udp_ev || !la->udp_timer) return -ENOMEM;
     event_add(la->udp_ev, NULL);
-    struct timeval tv = {0, 50000};
+    struct timeval tv = {0, 20000};
     event_add(la->udp_timer, &tv);
     la->state = "streaming";
     XG_INFO(a->name, "LESS UDP on %s%s%s", la->bound, la->udp_peer[0] ? " peer " : "",
@@ -1981,6 +2030,7 @@ static void less_status(const struct xg_adapter *a, struct xg_status *st)
     xg_status_counter(st, "duplicates", (double)la->duplicates);
     xg_status_counter(st, "resends", (double)la->resends);
     xg_status_counter(st, "mesh_duplicates", (double)la->duplicates_ignored);
+    xg_status_counter(st, "window_full", (double)la->window_full);
     xg_status_counter(st, "refused_403", (double)la->refused_403);
     xg_status_counter(st, "not_found_404", (double)la->not_found_404);
     xg_status_counter(st, "entities_introduced", (double)la->entities_introduced);
