@@ -147,7 +147,8 @@ struct rtpa {
     /* runtime */
     int fd;
     uint16_t bound_port;
-    struct event *rx_ev, *refresh_ev, *rtcp_ev, *sweep_ev;
+    struct event *rx_ev, *refresh_ev, *rtcp_ev, *sweep_ev, *fir_ev;
+    int64_t last_requested_ns; /* last full state sent for an FIR/PLI */
     uint16_t seq;
     uint32_t ts_offset;
     uint8_t *pkt;  /* mtu bytes */
@@ -163,7 +164,8 @@ struct rtpa {
     /* counters */
     uint64_t packets_out, octets_out, payload_octets_out, objects_out, send_errors;
     uint64_t packets_in, objects_in, rtcp_in, rtcp_out, firs_in, plis_in, firs_dup, firs_out;
-    uint64_t full_states, refreshes, oversize, ignored_objects, gse_tags, ssrc_timeouts, byes_in;
+    uint64_t full_states, coalesced, refreshes, oversize, ignored_objects, gse_tags, ssrc_timeouts,
+        byes_in;
     uint64_t reasons[R_COUNT];
     int64_t last_rtp_ts_ns;
 };
@@ -631,6 +633,37 @@ static void refresh_cb(evutil_socket_t fd, short what, void *arg)
     full_state(a);
 }
 
+/* FIR/PLI: a full state at once, but at most one per RTPA_FIR_GAP_NS (a burst of requests with
+ * fresh seq nrs is coalesced into one deferred full state, so requests cannot multiply traffic). */
+#define RTPA_FIR_GAP_NS (20 * XG_NS_PER_MS)
+
+static void fir_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct xg_adapter *a = arg;
+    struct rtpa *r = a->priv;
+    (void)fd;
+    (void)what;
+    r->last_requested_ns = xg_clock_mono_ns();
+    full_state(a);
+}
+
+static void requested_full_state(struct xg_adapter *a)
+{
+    struct rtpa *r = a->priv;
+    int64_t now = xg_clock_mono_ns();
+    if (!r->last_requested_ns || now - r->last_requested_ns >= RTPA_FIR_GAP_NS) {
+        r->last_requested_ns = now;
+        full_state(a);
+        return;
+    }
+    r->coalesced++;
+    if (r->fir_ev && !evtimer_pending(r->fir_ev, NULL)) {
+        int64_t wait = r->last_requested_ns + RTPA_FIR_GAP_NS - now;
+        struct timeval tv = {0, (suseconds_t)(wait / 1000)};
+        evtimer_add(r->fir_ev, &tv);
+    }
+}
+
 /* ---- RTCP out ---- */
 
 static void rtcp_cb(evutil_socket_t fd, short what, void *arg)
@@ -933,7 +966,7 @@ static void handle_rtcp(struct xg_adapter *a, const uint8_t *buf, size_t len,
     }
     if (rc < 0) bad_input(a, peer, R_RTCP, "RTCP compound: %s", err.msg);
     (void)from_len;
-    if (want_full) full_state(a);
+    if (want_full) requested_full_state(a);
 }
 
 static void handle_rtp(struct xg_adapter *a, const uint8_t *buf, size_t len,
@@ -1098,7 +1131,8 @@ static int rtpa_start(struct xg_adapter *a)
         }
     }
     r->rx_ev = event_new(a->base, fd, EV_READ | EV_PERSIST, rx_cb, a);
-    if (!r->rx_ev || event_add(r->rx_ev, NULL)) return -ENOMEM;
+    r->fir_ev = evtimer_new(a->base, fir_timer_cb, a);
+    if (!r->rx_ev || !r->fir_ev || event_add(r->rx_ev, NULL)) return -ENOMEM;
     int rc;
     if ((rc = add_timer(a, &r->refresh_ev, r->refresh_ms, refresh_cb)) ||
         (rc = add_timer(a, &r->rtcp_ev, r->rtcp_interval_ms, rtcp_cb)) ||
@@ -1140,10 +1174,9 @@ static void rtpa_status(const struct xg_adapter *a, struct xg_status *st)
     xg_status_counter(st, "packets_out", (double)r->packets_out);
     xg_status_counter(st, "objects_out", (double)r->objects_out);
     xg_status_counter(st, "full_states", (double)r->full_states);
-    xg_status_counter(st, "rtcp_out", (double)r->rtcp_out);
+    xg_status_counter(st, "full_states_coalesced", (double)r->coalesced);
     xg_status_counter(st, "packets_in", (double)r->packets_in);
     xg_status_counter(st, "objects_in", (double)r->objects_in);
-    xg_status_counter(st, "rtcp_in", (double)r->rtcp_in);
     xg_status_counter(st, "firs_in", (double)r->firs_in);
     xg_status_counter(st, "plis_in", (double)r->plis_in);
     xg_status_counter(st, "firs_out", (double)r->firs_out);
@@ -1163,7 +1196,7 @@ static void rtpa_stop(struct xg_adapter *a)
         xg_writer_init(&w, buf, sizeof buf);
         if (!rtcp_write_bye(&w, &r->ssrc, 1, NULL, NULL)) send_to_all(a, buf, w.len);
     }
-    struct event **evs[] = {&r->rx_ev, &r->refresh_ev, &r->rtcp_ev, &r->sweep_ev};
+    struct event **evs[] = {&r->rx_ev, &r->refresh_ev, &r->rtcp_ev, &r->sweep_ev, &r->fir_ev};
     for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
         if (*evs[i]) {
             event_free(*evs[i]);
