@@ -170,10 +170,15 @@ static int bio_recv(void *user, unsigned char *buf, size_t len)
     return n;
 }
 
+/* Record the failure and tell the user through its event callback (libevent 2.1 does not turn
+ * a filter's BEV_ERROR into an event by itself). */
 static void set_error(struct xg_tls_session *s, const char *what, int rc)
 {
     char e[200];
     tls_strerror(rc, e, sizeof e);
+    if (!s->failed && s->filter)
+        bufferevent_trigger_event(s->filter, BEV_EVENT_ERROR | BEV_EVENT_READING,
+                                  BEV_TRIG_DEFER_CALLBACKS);
     s->failed = true;
     int n = snprintf(s->error, sizeof s->error, "TLS with %s: %s: %s", s->peer, what, e);
     uint32_t flags = mbedtls_ssl_get_verify_result(&s->ssl);
