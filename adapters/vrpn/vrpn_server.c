@@ -588,6 +588,12 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
         XG_DEBUG(a->name, "client %s: called back", c->peer);
         return;
     }
+    if ((what & BEV_EVENT_TIMEOUT) && c->state == C_CONNECTING) {
+        XG_WARN(a->name, "call-back to %s: no answer within %d s", c->peer, HANDSHAKE_TIMEOUT_S);
+        s->callback_failures++;
+        conn_free(s, c);
+        return;
+    }
     if (what & BEV_EVENT_TIMEOUT) {
         XG_WARN(a->name, "client %s: no VRPN cookie within %d s; closing the connection", c->peer,
                 HANDSHAKE_TIMEOUT_S);
@@ -750,6 +756,8 @@ static void lob_read_cb(evutil_socket_t fd, short what, void *arg)
         c->lob_port = lob.tcp_port;
         s->callbacks++;
         XG_DEBUG(a->name, "connection request from %s: calling back %s", peer, target);
+        struct timeval tmo = {HANDSHAKE_TIMEOUT_S, 0};
+        bufferevent_set_timeouts(bev, &tmo, &tmo);
         if (bufferevent_socket_connect(bev, (struct sockaddr *)&ss, (int)sl) < 0) {
             XG_WARN(a->name, "call-back to %s failed", target);
             s->callback_failures++;
