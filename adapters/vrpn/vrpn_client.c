@@ -1,0 +1,1225 @@
+/* `vrpn-client` adapter: a client of VRPN servers (mocap rigs: OptiTrack Motive, Vicon Tracker,
+ * ART DTrack, the stock vrpn_server...), byte-compatible with mainline VRPN 07.38's remotes
+ * (../shared/specs/vrpn/wire-rules.md, the "wire rules"; section numbers below refer to it).
+ *
+ * Config keys: devices (required: a list of VRPN names, or one name: "Tracker0@host[:port]" and
+ * "Tracker0@x-vrpn://host[:port]" connect in UDP+TCP mode, "Tracker0@tcp://host[:port]" TCP-only;
+ * port 3883 by default), connect_timeout_ms (5000: TCP connect, call-back wait and cookie wait),
+ * max_sensors (1024 per tracker). Devices with the same mode, host and port share one connection
+ * (as mainline's connection manager does). `frame:` defaults to the gateway's identity; Z-up rigs
+ * want `frame: vrpn-zup`.
+ *
+ * Per connection (§6): TCP-only connects to the server; UDP+TCP binds a TCP listen socket and a
+ * UDP data socket on the local address that routes to the server, sends the connection request
+ * "<ip> <port>\0" to the server's UDP port (again every 2 s) and waits for the server to connect
+ * back. Then both send the cookie; after the server's cookie is accepted the client sends [its
+ * UDP_DESCRIPTION in UDP+TCP mode], SENDER_DESCRIPTIONs (VRPN Control, then the devices in config
+ * order) and TYPE_DESCRIPTIONs (the 23 types a mainline client registers, in its order), echoes
+ * every name the server describes that it does not know (§6.2), and pings each device once per
+ * second until it is ponged (§7). It never answers pings. Reports arrive over TCP and, in UDP+TCP
+ * mode, as UDP datagrams of one or more messages on the data socket (from any source port).
+ *
+ * Entities: tracker sensor s of device D is "<adapter>/<D>/<s>" (kind rigid_body); Pos_Quat gives
+ * the pose, Velocity the velocity and the angular velocity log(vel_quat)/vel_quat_dt (vel_quat is
+ * a world-frame rotation increment: q(t+dt) = vel_quat ⊗ q(t), §8.1, §10); without Velocity the
+ * table estimates. Capture times are the message timevals mapped to the gateway clock per device
+ * (struct xg_time_map). Buttons (Change and States) and analog channels become buttons[] and
+ * analogs[] of the device's first tracker entity; a device that has no tracker entity (yet) gets a
+ * controller entity "<adapter>/<D>" at the origin, kept alive while connected and replaced by the
+ * tracker entity (state carried over) when the first tracker report arrives. Dial d accumulates
+ * its deltas (revolutions) into analogs[64 + d].
+ *
+ * Bad input from a server (bad cookie, truncated or bad header length, wrong body size, an
+ * unknown system type, an id outside 0..1999, a bad description) closes that connection with one
+ * log line naming the peer, the field and the value, marks its entities inactive and reconnects
+ * after a backoff (0.5 s doubling to 10 s, ±25 % jitter, reset once the connection streams).
+ * Messages of types or senders the server never described are ignored, as mainline does (§5.3),
+ * as are messages of devices not configured (§6.5). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+#include <inttypes.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "adapters/vrpn/vrpn_codec.h"
+#include "core/adapter.h"
+#include "core/clock.h"
+#include "core/log.h"
+#include "core/net.h"
+#include "mappings/frame.h"
+
+#define VRPN_DEFAULT_PORT 3883
+#define DIAL_ANALOG_BASE 64 /* dial d -> analogs[64 + d] */
+#define LOB_RESEND_NS (2 * XG_NS_PER_S)
+#define PING_INTERVAL_NS XG_NS_PER_S
+#define FIRST_PING_NS (100 * XG_NS_PER_MS)
+#define NOPONG_WARN_NS (3 * XG_NS_PER_S)
+#define OUTBUF 8192
+
+enum cstate { ST_IDLE, ST_CONNECTING, ST_HANDSHAKE, ST_STREAMING, ST_BACKOFF };
+
+/* The types a mainline client registers, in its order (fixtures *_c2s.bin, §8.7). */
+static const char *const client_types[] = {
+    VRPN_TYPE_GOT_FIRST_CONNECTION,
+    VRPN_TYPE_GOT_CONNECTION,
+    VRPN_TYPE_DROPPED_CONNECTION,
+    VRPN_TYPE_DROPPED_LAST_CONNECTION,
+    VRPN_TYPE_POS_QUAT,
+    VRPN_TYPE_VELOCITY,
+    VRPN_TYPE_ACCELERATION,
+    "vrpn_Tracker To_Room",
+    "vrpn_Tracker Unit_To_Sensor",
+    "vrpn_Tracker Request_Tracker_To_Room",
+    "vrpn_Tracker Request_Unit_To_Sensor",
+    "vrpn_Tracker Workspace",
+    "vrpn_Tracker Request_Tracker_Workspace",
+    "vrpn_Tracker set_update_rate",
+    "vrpn_Tracker Reset_Origin",
+    VRPN_TYPE_TEXT,
+    VRPN_TYPE_PING,
+    VRPN_TYPE_PONG,
+    VRPN_TYPE_ANALOG_CHANNEL,
+    VRPN_TYPE_BUTTON_CHANGE,
+    VRPN_TYPE_BUTTON_STATES,
+    "vrpn_Button Admin",
+    VRPN_TYPE_DIAL,
+};
+#define N_CLIENT_TYPES ((int)(sizeof client_types / sizeof client_types[0]))
+
+struct sensor {
+    uint32_t id;      /* table id, 0 until the first Pos_Quat */
+    int64_t last_t;   /* last capture time given to the table */
+    int64_t last_src; /* last source time (wall ns) of a Pos_Quat, 0 = none */
+};
+
+struct vconn;
+
+/* One configured device name on a connection. */
+struct vdev {
+    char name[VRPN_CNAME_MAX];
+    struct vconn *conn;
+    int local_id; /* our sender id */
+    struct sensor *sensors;
+    int n_sensors;    /* allocated */
+    int first_sensor; /* sensor whose entity carries the controls, -1 until one exists */
+    uint32_t ctl_id;  /* controller entity while there is no tracker entity */
+    int64_t ctl_last_t;
+    struct xg_time_map tmap;
+    bool ponged, nopong_warned;
+    int64_t ping_start_ns, last_ping_ns;
+    /* control state (kept to carry it over between entities and across reconnects) */
+    uint8_t buttons[XG_MAX_BUTTONS];
+    int n_buttons;
+    double analogs[XG_MAX_ANALOGS];
+    int n_analogs;
+    bool sensors_warned;
+};
+
+/* One server address (mode, host, port) and its connection. */
+struct vconn {
+    struct xg_adapter *a;
+    bool tcp_only;
+    char host[200];
+    int port;
+    char peer[128]; /* "ip:port" (tcp:// prefix for TCP-only) */
+    struct sockaddr_storage addr;
+    socklen_t addrlen;
+    struct vdev **devs;
+    int n_devs;
+
+    enum cstate state;
+    struct bufferevent *bev;
+    struct evconnlistener *lis; /* UDP+TCP: call-back listener */
+    evutil_socket_t udp_fd;     /* UDP+TCP: data socket */
+    struct event *udp_ev;
+    struct event *timer; /* backoff / reconnect */
+    struct event *tick;  /* 100 ms: lob resend, pings, keepalive, timeouts */
+    struct xg_backoff backoff;
+    struct vrpn_id_map *ids;
+    bool got_cookie;
+    int64_t cookie_ns; /* when the server's cookie was accepted */
+    uint32_t seq;
+    int64_t phase_start_ns, last_lob_ns;
+    char local_ip[INET_ADDRSTRLEN];
+    uint16_t listen_port, udp_port;
+
+    uint64_t connects, reconnects, messages, bad_messages, tcp_reports, udp_reports, datagrams,
+        ignored, pings, pongs, lobs, echoes;
+};
+
+struct vclient {
+    struct vconn **conns;
+    int n_conns;
+    struct vdev **devs; /* all devices, config order */
+    int n_devs;
+    int64_t connect_timeout_ns;
+    int64_t max_sensors;
+    bool started;
+};
+
+static const char *state_name(enum cstate s)
+{
+    switch (s) {
+    case ST_CONNECTING:
+        return "connecting";
+    case ST_HANDSHAKE:
+        return "handshake";
+    case ST_STREAMING:
+        return "streaming";
+    case ST_BACKOFF:
+        return "backoff";
+    default:
+        return "stopped";
+    }
+}
+
+static enum vrpn_body_kind type_kind(int local_type)
+{
+    if (local_type < 0 || local_type >= N_CLIENT_TYPES) return VRPN_BODY_UNKNOWN;
+    return vrpn_body_kind_of(client_types[local_type]);
+}
+
+/* ---- output ---- */
+
+static void hdr_now(struct vrpn_header *h)
+{
+    memset(h, 0, sizeof *h);
+    vrpn_header_set_wall_ns(h, xg_clock_wall_ns());
+}
+
+static void conn_write(struct vconn *c, const struct xg_writer *w)
+{
+    if (c->bev && w->len && !w->err) bufferevent_write(c->bev, w->buf, w->len);
+}
+
+/* One ping per unanswered device (§7). */
+static void send_pings(struct vconn *c, int64_t now)
+{
+    if (!c->bev || !c->got_cookie) return;
+    int ping = vrpn_id_map_find(c->ids, VRPN_ID_TYPE, VRPN_TYPE_PING);
+    uint8_t buf[OUTBUF];
+    struct xg_writer w;
+    xg_writer_init(&w, buf, sizeof buf);
+    for (int i = 0; i < c->n_devs; i++) {
+        struct vdev *d = c->devs[i];
+        if (d->ponged) continue;
+        if (!d->ping_start_ns) d->ping_start_ns = now;
+        if (d->last_ping_ns && now - d->last_ping_ns < PING_INTERVAL_NS - XG_NS_PER_MS) continue;
+        struct vrpn_header h;
+        hdr_now(&h);
+        h.sender = d->local_id;
+        h.type = ping;
+        if (vrpn_encode_message(&w, &h, &c->seq, NULL, 0, NULL) == 0) {
+            d->last_ping_ns = now;
+            c->pings++;
+        }
+        if (!d->nopong_warned && now - d->ping_start_ns >= NOPONG_WARN_NS) {
+            d->nopong_warned = true;
+            XG_WARN(c->a->name,
+                    "peer %s: no response from server for >= 3 seconds to pings of '%s' (is the "
+                    "device name right?)",
+                    c->peer, d->name);
+        }
+    }
+    conn_write(c, &w);
+}
+
+/* After the server's cookie: [UDP_DESCRIPTION], our senders, our types (§6.1, §6.3). */
+static int send_handshake(struct vconn *c, struct xg_error *err)
+{
+    size_t cap = (size_t)(c->n_devs + 2 + N_CLIENT_TYPES) * (VRPN_HEADER_SIZE + 8 + VRPN_CNAME_MAX);
+    uint8_t *buf = malloc(cap);
+    if (!buf) return xg_error_set(err, -ENOMEM, "out of memory");
+    struct xg_writer w;
+    xg_writer_init(&w, buf, cap);
+    struct vrpn_header h;
+    hdr_now(&h);
+    int rc = 0;
+    if (!c->tcp_only)
+        rc = vrpn_encode_udp_description(&w, &h, &c->seq, c->udp_port, c->local_ip, err);
+    if (!rc) rc = vrpn_id_map_encode_descriptions(c->ids, &w, &h, &c->seq, err);
+    if (!rc) conn_write(c, &w);
+    free(buf);
+    return rc;
+}
+
+/* ---- entities ---- */
+
+static struct xg_entity_key sensor_key(const struct vdev *d, int s, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s/%d", d->name, s);
+    return (struct xg_entity_key){.source = buf, .kind = XG_KIND_RIGID_BODY};
+}
+
+/* Table id of the entity carrying the device's controls, creating the controller entity when the
+ * device has no tracker entity. 0 on failure. */
+static uint32_t control_entity(struct xg_adapter *a, struct vdev *d)
+{
+    if (d->first_sensor >= 0 && d->sensors[d->first_sensor].id &&
+        xg_table_get(a->table, d->sensors[d->first_sensor].id))
+        return d->sensors[d->first_sensor].id;
+    if (d->ctl_id && xg_table_get(a->table, d->ctl_id)) return d->ctl_id;
+    int64_t now = xg_clock_mono_ns();
+    if (now <= d->ctl_last_t) now = d->ctl_last_t + 1;
+    struct xg_sample s = {.capture_ns = now,
+                          .receive_ns = now,
+                          .flags = XG_SAMPLE_POSE,
+                          .orientation = XG_QUAT_IDENTITY};
+    xg_frame_sample_in(a->frame, &s);
+    struct xg_entity_key key = {.source = d->name, .kind = XG_KIND_CONTROLLER};
+    uint32_t id = 0;
+    if (xg_table_update(a->table, a, &key, &s, &id) < 0) return 0;
+    d->ctl_last_t = now;
+    d->ctl_id = id;
+    /* restore the known control state (after an expiry) */
+    for (int i = 0; i < d->n_buttons; i++)
+        xg_table_set_button(a->table, id, i, d->buttons[i]);
+    for (int i = 0; i < d->n_analogs; i++)
+        xg_table_set_analog(a->table, id, i, d->analogs[i]);
+    return id;
+}
+
+static void set_button(struct xg_adapter *a, struct vdev *d, int index, bool pressed)
+{
+    if (index < 0 || index >= XG_MAX_BUTTONS) return;
+    d->buttons[index] = pressed;
+    if (index >= d->n_buttons) d->n_buttons = index + 1;
+    uint32_t id = control_entity(a, d);
+    if (id) xg_table_set_button(a->table, id, index, pressed);
+}
+
+static void set_analog(struct xg_adapter *a, struct vdev *d, int index, double v)
+{
+    if (index < 0 || index >= XG_MAX_ANALOGS || !isfinite(v)) return;
+    d->analogs[index] = v;
+    if (index >= d->n_analogs) d->n_analogs = index + 1;
+    uint32_t id = control_entity(a, d);
+    if (id) xg_table_set_analog(a->table, id, index, v);
+}
+
+/* A tracker entity now exists: it carries the controls from now on. */
+static void adopt_controls(struct xg_adapter *a, struct vdev *d, int s)
+{
+    d->first_sensor = s;
+    uint32_t id = d->sensors[s].id;
+    for (int i = 0; i < d->n_buttons; i++)
+        xg_table_set_button(a->table, id, i, d->buttons[i]);
+    for (int i = 0; i < d->n_analogs; i++)
+        xg_table_set_analog(a->table, id, i, d->analogs[i]);
+    if (d->ctl_id) {
+        xg_table_remove(a->table, d->ctl_id);
+        d->ctl_id = 0;
+    }
+}
+
+static struct sensor *get_sensor(struct xg_adapter *a, struct vclient *v, struct vdev *d, int s)
+{
+    if (s < 0) return NULL;
+    if (s >= v->max_sensors) {
+        if (!d->sensors_warned) {
+            d->sensors_warned = true;
+            XG_WARN(a->name,
+                    "peer %s: device '%s': sensor %d above max_sensors (%" PRId64 "): "
+                    "its reports are dropped",
+                    d->conn->peer, d->name, s, v->max_sensors);
+        }
+        return NULL;
+    }
+    if (s >= d->n_sensors) {
+        int n = d->n_sensors ? d->n_sensors : 4;
+        while (n <= s)
+            n *= 2;
+        if (n > v->max_sensors) n = (int)v->max_sensors;
+        struct sensor *ns = realloc(d->sensors, (size_t)n * sizeof *ns);
+        if (!ns) return NULL;
+        memset(ns + d->n_sensors, 0, (size_t)(n - d->n_sensors) * sizeof *ns);
+        d->sensors = ns;
+        d->n_sensors = n;
+    }
+    return &d->sensors[s];
+}
+
+static void on_pos_quat(struct xg_adapter *a, struct vdev *d, const struct vrpn_header *h,
+                        const struct vrpn_pos_quat *pq, int64_t rx)
+{
+    struct vclient *v = a->priv;
+    struct sensor *sn = get_sensor(a, v, d, pq->sensor);
+    if (!sn) {
+        a->drops++;
+        return;
+    }
+    int64_t src = vrpn_header_wall_ns(h);
+    if (sn->last_src && src < sn->last_src) {
+        a->drops++; /* an older report than the one we have */
+        return;
+    }
+    int64_t t = xg_time_map_update(&d->tmap, src, rx);
+    if (t <= sn->last_t) t = sn->last_t + 1; /* same timeval, or a burst read at once */
+    struct xg_sample s = {.capture_ns = t,
+                          .receive_ns = rx,
+                          .flags = XG_SAMPLE_POSE,
+                          .position = pq->pos,
+                          .orientation = pq->quat};
+    xg_frame_sample_in(a->frame, &s);
+    int rc = -ENOENT;
+    if (sn->id) rc = xg_table_push(a->table, sn->id, &s);
+    bool created = false;
+    if (rc == -ENOENT) {
+        char src_name[VRPN_CNAME_MAX + 16];
+        struct xg_entity_key key = sensor_key(d, pq->sensor, src_name, sizeof src_name);
+        rc = xg_table_update(a->table, a, &key, &s, &sn->id);
+        created = rc == 0;
+    }
+    if (rc == 0) {
+        a->samples_in++;
+        sn->last_t = t;
+        sn->last_src = src;
+        if (d->first_sensor < 0 || (created && d->first_sensor == pq->sensor))
+            adopt_controls(a, d, pq->sensor);
+    } else {
+        a->drops++;
+    }
+}
+
+static void on_velocity(struct xg_adapter *a, struct vdev *d, const struct vrpn_tracker_rate *r)
+{
+    if (r->sensor >= d->n_sensors || !d->sensors[r->sensor].id) return; /* no pose yet */
+    struct sensor *sn = &d->sensors[r->sensor];
+    struct xg_sample s = {.capture_ns = sn->last_t,
+                          .receive_ns = xg_clock_mono_ns(),
+                          .flags = XG_SAMPLE_VELOCITY,
+                          .velocity = r->vec};
+    /* vel_quat is the rotation increment over vel_quat_dt seconds, applied on the left (world
+     * frame, §8.1, §10): omega = log(vel_quat) / dt along the shortest arc. */
+    double n2 = xg_quat_dot(r->quat, r->quat);
+    if (isfinite(r->quat_dt) && r->quat_dt > 0 && n2 > 1e-12 && isfinite(n2)) {
+        struct xg_vec3 rv = xg_quat_log(xg_quat_normalize(r->quat));
+        s.angular_velocity = xg_vec3_scale(rv, 1.0 / r->quat_dt);
+        s.flags |= XG_SAMPLE_ANGULAR_VELOCITY;
+    }
+    xg_frame_sample_in(a->frame, &s);
+    if (xg_table_push(a->table, sn->id, &s) < 0) a->drops++;
+}
+
+/* ---- message dispatch (TCP and UDP) ---- */
+
+static void close_conn(struct vconn *c, bool reconnect);
+
+static void bad_input(struct vconn *c, const char *where, const struct xg_error *err)
+{
+    struct xg_adapter *a = c->a;
+    c->bad_messages++;
+    a->errors++;
+    XG_WARN(a->name, "bad input from %s (%s): %s; closing the connection", c->peer, where,
+            err->msg);
+    close_conn(c, true);
+}
+
+static void mark_streaming(struct vconn *c)
+{
+    if (c->state == ST_HANDSHAKE) {
+        c->state = ST_STREAMING;
+        xg_backoff_reset(&c->backoff);
+        XG_INFO(c->a->name, "peer %s: streaming", c->peer);
+    }
+}
+
+/* Handle one message; returns 0, or a negative errno with err set (the caller closes). */
+static int handle_msg(struct vconn *c, const struct vrpn_msg *m, bool udp, int64_t rx,
+                      struct xg_error *err)
+{
+    struct xg_adapter *a = c->a;
+    c->messages++;
+    if (m->hdr.type < 0) {
+        struct vrpn_system_msg sm;
+        int rc = vrpn_system_decode(m, &sm, err);
+        if (rc) return rc;
+        if (sm.type == VRPN_SENDER_DESCRIPTION || sm.type == VRPN_TYPE_DESCRIPTION) {
+            enum vrpn_id_kind k =
+                sm.type == VRPN_SENDER_DESCRIPTION ? VRPN_ID_SENDER : VRPN_ID_TYPE;
+            bool is_new = false;
+            rc = vrpn_id_map_describe(c->ids, k, sm.id, sm.name, &is_new, err);
+            if (rc < 0) return rc;
+            if (is_new) { /* describe it back with our id, as mainline does (§6.2) */
+                uint8_t buf[256];
+                struct xg_writer w;
+                xg_writer_init(&w, buf, sizeof buf);
+                struct vrpn_header h;
+                hdr_now(&h);
+                if (vrpn_encode_description(&w, &h, &c->seq, sm.type, rc, sm.name, NULL) == 0) {
+                    conn_write(c, &w);
+                    c->echoes++;
+                }
+            }
+        } else if (sm.type == VRPN_UDP_DESCRIPTION) {
+            XG_DEBUG(a->name, "peer %s: server UDP port %u at %s", c->peer, sm.udp_port, sm.name);
+        }
+        return 0; /* log / disconnect descriptions: nothing to do */
+    }
+    int lt = vrpn_id_map_to_local(c->ids, VRPN_ID_TYPE, m->hdr.type, err);
+    if (lt == -EPROTO) return lt;
+    int ls = vrpn_id_map_to_local(c->ids, VRPN_ID_SENDER, m->hdr.sender, err);
+    if (ls == -EPROTO) return ls;
+    if (lt < 0 || ls < 0) { /* never described: ignored, as mainline does (§5.3) */
+        xg_error_clear(err);
+        c->ignored++;
+        return 0;
+    }
+    enum vrpn_body_kind kind = type_kind(lt);
+    struct vdev *d = NULL;
+    for (int i = 0; i < c->n_devs && !d; i++)
+        if (c->devs[i]->local_id == ls) d = c->devs[i];
+    if (!d || kind == VRPN_BODY_UNKNOWN || kind == VRPN_BODY_PING) {
+        c->ignored++; /* not one of our devices (§6.5), a type we do not use, or a ping (§7) */
+        return 0;
+    }
+    static struct vrpn_body b;
+    int rc = vrpn_body_decode(kind, m->body, m->body_len, &b, err);
+    if (rc) return xg_error_prefix(err, "device '%s': ", d->name);
+    switch (kind) {
+    case VRPN_BODY_PONG:
+        c->pongs++;
+        if (!d->ponged) XG_DEBUG(a->name, "peer %s: '%s' answered", c->peer, d->name);
+        d->ponged = true;
+        mark_streaming(c);
+        return 0;
+    case VRPN_BODY_POS_QUAT:
+        on_pos_quat(a, d, &m->hdr, &b.u.pos_quat, rx);
+        break;
+    case VRPN_BODY_VELOCITY:
+        on_velocity(a, d, &b.u.rate);
+        break;
+    case VRPN_BODY_BUTTON_CHANGE:
+        set_button(a, d, b.u.button.button, b.u.button.state != 0);
+        break;
+    case VRPN_BODY_BUTTON_STATES:
+        for (int i = 0; i < b.u.states.count; i++)
+            set_button(a, d, i, b.u.states.states[i] != 0);
+        break;
+    case VRPN_BODY_ANALOG:
+        for (int i = 0; i < b.u.analog.count; i++)
+            set_analog(a, d, i, b.u.analog.channels[i]);
+        break;
+    case VRPN_BODY_DIAL:
+        if (b.u.dial.dial >= 0 && b.u.dial.dial < XG_MAX_ANALOGS - DIAL_ANALOG_BASE) {
+            int idx = DIAL_ANALOG_BASE + b.u.dial.dial;
+            double cur = idx < d->n_analogs ? d->analogs[idx] : 0.0;
+            set_analog(a, d, idx, cur + b.u.dial.delta);
+        }
+        break;
+    default:
+        break; /* acceleration, text */
+    }
+    if (udp)
+        c->udp_reports++;
+    else
+        c->tcp_reports++;
+    mark_streaming(c);
+    return 0;
+}
+
+/* ---- TCP ---- */
+
+static void read_cb(struct bufferevent *bev, void *arg)
+{
+    struct vconn *c = arg;
+    struct xg_adapter *a = c->a;
+    struct evbuffer *in = bufferevent_get_input(bev);
+    struct xg_error err = {0};
+    if (!c->got_cookie) {
+        if (evbuffer_get_length(in) < VRPN_COOKIE_SIZE) return;
+        const uint8_t *ck = evbuffer_pullup(in, VRPN_COOKIE_SIZE);
+        struct vrpn_cookie cookie;
+        if (vrpn_cookie_decode(ck, VRPN_COOKIE_SIZE, &cookie, &err) < 0) {
+            bad_input(c, "cookie", &err);
+            return;
+        }
+        if (cookie.minor_differs)
+            XG_INFO(a->name,
+                    "peer %s: server speaks VRPN 07.%02d, we speak 07.38 (not normally a "
+                    "problem)",
+                    c->peer, cookie.minor);
+        evbuffer_drain(in, VRPN_COOKIE_SIZE);
+        c->got_cookie = true;
+        if (send_handshake(c, &err) < 0) {
+            XG_ERR(a->name, "peer %s: cannot encode the handshake: %s", c->peer, err.msg);
+            close_conn(c, true);
+            return;
+        }
+        c->cookie_ns = xg_clock_mono_ns();
+    }
+    int64_t rx = xg_clock_mono_ns();
+    for (;;) {
+        size_t len = evbuffer_get_length(in);
+        if (len < VRPN_HEADER_SIZE) break;
+        const uint8_t *hb = evbuffer_pullup(in, VRPN_HEADER_SIZE);
+        size_t need = 0;
+        int rc = vrpn_stream_check(hb, VRPN_HEADER_SIZE, &need, &err);
+        if (rc < 0) {
+            bad_input(c, "tcp", &err);
+            return;
+        }
+        if (len < need) break;
+        const uint8_t *buf = evbuffer_pullup(in, (ev_ssize_t)need);
+        struct vrpn_msg m;
+        if (!buf || vrpn_msg_parse(buf, need, &m, &err) < 0) {
+            if (!buf) xg_error_set(&err, -ENOMEM, "out of memory for a %zu-byte message", need);
+            bad_input(c, "tcp", &err);
+            return;
+        }
+        if (handle_msg(c, &m, false, rx, &err) < 0) {
+            bad_input(c, "tcp", &err);
+            return;
+        }
+        evbuffer_drain(in, need);
+        if (!c->bev) return;
+    }
+}
+
+static void event_cb(struct bufferevent *bev, short what, void *arg)
+{
+    struct vconn *c = arg;
+    struct xg_adapter *a = c->a;
+    if (what & BEV_EVENT_CONNECTED) {
+        c->connects++;
+        c->state = ST_HANDSHAKE;
+        c->phase_start_ns = xg_clock_mono_ns();
+        bufferevent_set_timeouts(c->bev, NULL, NULL);
+        evutil_socket_t fd = bufferevent_getfd(bev);
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        XG_INFO(a->name, "connected to %s", c->peer);
+        return;
+    }
+    if (what & BEV_EVENT_EOF) {
+        size_t left = evbuffer_get_length(bufferevent_get_input(bev));
+        if (left) {
+            struct xg_error err = {0};
+            if (!c->got_cookie)
+                xg_error_set(&err, -EMSGSIZE, "vrpn cookie: %zu bytes at EOF, need %d", left,
+                             VRPN_COOKIE_SIZE);
+            else if (left < VRPN_HEADER_SIZE)
+                xg_error_set(&err, -EMSGSIZE, "vrpn header: truncated, %zu bytes at EOF, need %d",
+                             left, VRPN_HEADER_SIZE);
+            else
+                xg_error_set(&err, -EMSGSIZE, "vrpn message: truncated, %zu bytes at EOF", left);
+            bad_input(c, "tcp", &err);
+            return;
+        }
+        XG_WARN(a->name, "%s closed the connection; reconnecting", c->peer);
+        close_conn(c, true);
+        return;
+    }
+    if (what & BEV_EVENT_TIMEOUT) {
+        XG_WARN(a->name, "cannot connect to %s: timed out", c->peer);
+        close_conn(c, true);
+        return;
+    }
+    if (what & BEV_EVENT_ERROR) {
+        int e = EVUTIL_SOCKET_ERROR();
+        if (c->state == ST_CONNECTING) {
+            if (c->backoff.attempts < 3 || c->backoff.attempts % 10 == 0)
+                XG_WARN(a->name, "cannot connect to %s: %s (attempt %" PRIu32 ")", c->peer,
+                        evutil_socket_error_to_string(e), c->backoff.attempts + 1);
+        } else {
+            XG_WARN(a->name, "connection to %s lost: %s", c->peer,
+                    evutil_socket_error_to_string(e));
+        }
+        close_conn(c, true);
+    }
+}
+
+static void setup_bev(struct vconn *c)
+{
+    bufferevent_setcb(c->bev, read_cb, NULL, event_cb, c);
+    bufferevent_setwatermark(c->bev, EV_READ, 0, VRPN_MAX_MESSAGE + 65536);
+    bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+    uint8_t ck[VRPN_COOKIE_SIZE];
+    struct xg_writer w;
+    xg_writer_init(&w, ck, sizeof ck);
+    vrpn_cookie_encode(&w, 0, NULL);
+    conn_write(c, &w); /* both sides send the cookie at once (§4) */
+}
+
+/* ---- UDP+TCP: call-back and data datagrams ---- */
+
+static void udp_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct vconn *c = arg;
+    (void)what;
+    static uint8_t dg[65536];
+    for (int n = 0; n < 256 && c->udp_fd >= 0; n++) {
+        struct sockaddr_storage from;
+        socklen_t fl = sizeof from;
+        ssize_t r = recvfrom(fd, dg, sizeof dg, 0, (struct sockaddr *)&from, &fl);
+        if (r < 0) return;
+        if (!c->got_cookie) {
+            c->ignored++; /* data before the handshake: the ids are unknown */
+            continue;
+        }
+        c->datagrams++;
+        int64_t rx = xg_clock_mono_ns();
+        size_t off = 0;
+        struct vrpn_msg m;
+        struct xg_error err = {0};
+        int rc;
+        while ((rc = vrpn_datagram_next(dg, (size_t)r, &off, &m, &err)) == 1) {
+            if (handle_msg(c, &m, true, rx, &err) < 0) {
+                rc = -EPROTO;
+                break;
+            }
+            if (c->udp_fd < 0) return;
+        }
+        if (rc < 0) {
+            char where[80], fs[64];
+            snprintf(where, sizeof where, "udp datagram from %s",
+                     xg_net_addr_str((struct sockaddr *)&from, fs, sizeof fs));
+            bad_input(c, where, &err);
+            return;
+        }
+    }
+}
+
+static void accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct sockaddr *sa,
+                      int salen, void *arg)
+{
+    struct vconn *c = arg;
+    struct xg_adapter *a = c->a;
+    (void)lis;
+    (void)salen;
+    if (c->bev) { /* one call-back per attempt */
+        evutil_closesocket(fd);
+        return;
+    }
+    char from[64];
+    xg_net_addr_str(sa, from, sizeof from);
+    c->bev = bufferevent_socket_new(a->base, fd, BEV_OPT_CLOSE_ON_FREE);
+    if (!c->bev) {
+        evutil_closesocket(fd);
+        close_conn(c, true);
+        return;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    evconnlistener_free(c->lis); /* no further call-backs */
+    c->lis = NULL;
+    c->connects++;
+    c->state = ST_HANDSHAKE;
+    c->phase_start_ns = xg_clock_mono_ns();
+    XG_INFO(a->name, "peer %s called back from %s", c->peer, from);
+    setup_bev(c);
+}
+
+/* Send the connection request "<ip> <port>\0" from a fresh UDP socket (§6.3). */
+static int send_lob(struct vconn *c)
+{
+    uint8_t buf[VRPN_LOB_MAX];
+    struct xg_writer w;
+    xg_writer_init(&w, buf, sizeof buf);
+    struct xg_error err = {0};
+    if (vrpn_lob_encode(&w, c->local_ip, c->listen_port, &err) < 0) {
+        XG_ERR(c->a->name, "peer %s: %s", c->peer, err.msg);
+        return -EINVAL;
+    }
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -errno;
+    ssize_t r = sendto(fd, buf, w.len, 0, (struct sockaddr *)&c->addr, c->addrlen);
+    int e = errno;
+    close(fd);
+    if (r < 0) {
+        XG_DEBUG(c->a->name, "peer %s: connection request not sent: %s", c->peer, strerror(e));
+        return -e;
+    }
+    c->lobs++;
+    c->last_lob_ns = xg_clock_mono_ns();
+    return 0;
+}
+
+/* Local IPv4 address that routes to the server. */
+static int route_local_ip(struct vconn *c, struct sockaddr_in *out)
+{
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -errno;
+    socklen_t l = sizeof *out;
+    int rc = 0;
+    if (connect(fd, (struct sockaddr *)&c->addr, c->addrlen) < 0 ||
+        getsockname(fd, (struct sockaddr *)out, &l) < 0)
+        rc = -errno;
+    close(fd);
+    return rc;
+}
+
+static int start_callback(struct vconn *c)
+{
+    struct xg_adapter *a = c->a;
+    struct sockaddr_in local;
+    int rc = route_local_ip(c, &local);
+    if (rc < 0) {
+        XG_WARN(a->name, "peer %s: no route: %s", c->peer, strerror(-rc));
+        return rc;
+    }
+    inet_ntop(AF_INET, &local.sin_addr, c->local_ip, sizeof c->local_ip);
+    local.sin_port = 0;
+    c->lis = evconnlistener_new_bind(a->base, accept_cb, c,
+                                     LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 4,
+                                     (struct sockaddr *)&local, sizeof local);
+    if (!c->lis) {
+        XG_WARN(a->name, "peer %s: cannot listen for the call-back on %s: %s", c->peer, c->local_ip,
+                strerror(errno));
+        return -EIO;
+    }
+    struct sockaddr_in b;
+    socklen_t bl = sizeof b;
+    getsockname(evconnlistener_get_fd(c->lis), (struct sockaddr *)&b, &bl);
+    c->listen_port = ntohs(b.sin_port);
+    struct xg_error err = {0};
+    c->udp_fd = xg_net_udp_bind((struct sockaddr *)&local, sizeof local, NULL, &err);
+    if (c->udp_fd < 0) {
+        XG_WARN(a->name, "peer %s: UDP data socket: %s", c->peer, err.msg);
+        c->udp_fd = -1;
+        return -EIO;
+    }
+    bl = sizeof b;
+    getsockname(c->udp_fd, (struct sockaddr *)&b, &bl);
+    c->udp_port = ntohs(b.sin_port);
+    c->udp_ev = event_new(a->base, c->udp_fd, EV_READ | EV_PERSIST, udp_cb, c);
+    if (!c->udp_ev) return -ENOMEM;
+    event_add(c->udp_ev, NULL);
+    return send_lob(c) == -EINVAL ? -EINVAL : 0;
+}
+
+/* ---- connection life cycle ---- */
+
+static void schedule_reconnect(struct vconn *c)
+{
+    if (!c->timer) return; /* stopped */
+    int64_t d = xg_backoff_next(&c->backoff);
+    struct timeval tv = xg_ns_to_timeval(d);
+    c->state = ST_BACKOFF;
+    c->reconnects++;
+    XG_DEBUG(c->a->name, "reconnecting to %s in %.2f s", c->peer, (double)d * 1e-9);
+    evtimer_add(c->timer, &tv);
+}
+
+static void close_conn(struct vconn *c, bool reconnect)
+{
+    struct xg_adapter *a = c->a;
+    if (c->bev) {
+        bufferevent_free(c->bev);
+        c->bev = NULL;
+    }
+    if (c->lis) {
+        evconnlistener_free(c->lis);
+        c->lis = NULL;
+    }
+    if (c->udp_ev) {
+        event_free(c->udp_ev);
+        c->udp_ev = NULL;
+    }
+    if (c->udp_fd >= 0) {
+        close(c->udp_fd);
+        c->udp_fd = -1;
+    }
+    if (c->ids) vrpn_id_map_free(c->ids);
+    c->got_cookie = false;
+    int64_t now = xg_clock_mono_ns();
+    for (int i = 0; i < c->n_devs; i++) {
+        struct vdev *d = c->devs[i];
+        d->ponged = d->nopong_warned = false;
+        d->ping_start_ns = d->last_ping_ns = 0;
+        xg_time_map_reset(&d->tmap);
+        struct xg_sample s = {.capture_ns = now, .receive_ns = now, .flags = XG_SAMPLE_INACTIVE};
+        for (int k = 0; k < d->n_sensors; k++) {
+            d->sensors[k].last_src = 0;
+            if (d->sensors[k].id) xg_table_push(a->table, d->sensors[k].id, &s);
+        }
+        if (d->ctl_id) xg_table_push(a->table, d->ctl_id, &s);
+    }
+    if (reconnect)
+        schedule_reconnect(c);
+    else
+        c->state = ST_IDLE;
+}
+
+/* Fresh id map: our senders (VRPN Control, the devices) and types, as a mainline client. */
+static int init_ids(struct vconn *c)
+{
+    vrpn_id_map_init(c->ids);
+    if (vrpn_id_map_register(c->ids, VRPN_ID_SENDER, VRPN_NAME_CONTROL, NULL) < 0) return -ENOMEM;
+    for (int i = 0; i < c->n_devs; i++) {
+        int id = vrpn_id_map_register(c->ids, VRPN_ID_SENDER, c->devs[i]->name, NULL);
+        if (id < 0) return id;
+        c->devs[i]->local_id = id;
+    }
+    for (int i = 0; i < N_CLIENT_TYPES; i++)
+        if (vrpn_id_map_register(c->ids, VRPN_ID_TYPE, client_types[i], NULL) != i) return -ENOMEM;
+    return 0;
+}
+
+static void try_connect(evutil_socket_t fd, short what, void *arg)
+{
+    struct vconn *c = arg;
+    struct xg_adapter *a = c->a;
+    (void)fd;
+    (void)what;
+    c->state = ST_CONNECTING;
+    c->seq = 0;
+    c->got_cookie = false;
+    c->phase_start_ns = xg_clock_mono_ns();
+    if (init_ids(c) < 0) {
+        close_conn(c, true);
+        return;
+    }
+    if (!c->tcp_only) {
+        if (start_callback(c) < 0) close_conn(c, true);
+        return;
+    }
+    c->bev = bufferevent_socket_new(a->base, -1, BEV_OPT_CLOSE_ON_FREE);
+    if (!c->bev) {
+        close_conn(c, true);
+        return;
+    }
+    struct vclient *v = a->priv;
+    struct timeval cto = xg_ns_to_timeval(v->connect_timeout_ns);
+    bufferevent_set_timeouts(c->bev, NULL, &cto); /* the pending connect is a write */
+    setup_bev(c);
+    if (bufferevent_socket_connect(c->bev, (struct sockaddr *)&c->addr, (int)c->addrlen) < 0) {
+        XG_WARN(a->name, "cannot connect to %s", c->peer);
+        close_conn(c, true);
+    }
+}
+
+/* Every 100 ms: connection request resends and call-back timeout, cookie timeout, pings,
+ * controller-entity keepalive. */
+static void tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct vconn *c = arg;
+    struct xg_adapter *a = c->a;
+    struct vclient *v = a->priv;
+    (void)fd;
+    (void)what;
+    int64_t now = xg_clock_mono_ns();
+    if (c->state == ST_CONNECTING && !c->tcp_only && !c->bev) {
+        if (now - c->phase_start_ns >= v->connect_timeout_ns) {
+            XG_WARN(a->name, "peer %s: no call-back within %.1f s of the connection request",
+                    c->peer, (double)v->connect_timeout_ns * 1e-9);
+            close_conn(c, true);
+            return;
+        }
+        if (now - c->last_lob_ns >= LOB_RESEND_NS) send_lob(c);
+        return;
+    }
+    if (c->state == ST_HANDSHAKE && !c->got_cookie &&
+        now - c->phase_start_ns >= v->connect_timeout_ns) {
+        XG_WARN(a->name, "peer %s: no VRPN cookie within %.1f s; closing the connection", c->peer,
+                (double)v->connect_timeout_ns * 1e-9);
+        c->bad_messages++;
+        close_conn(c, true);
+        return;
+    }
+    if (c->state != ST_HANDSHAKE && c->state != ST_STREAMING) return;
+    /* first pings shortly after the handshake, once the server's descriptions are in and echoed
+     * (mainline's remotes ping from their first mainloop, §7) */
+    if (c->got_cookie && now - c->cookie_ns >= FIRST_PING_NS) send_pings(c, now);
+    for (int i = 0; i < c->n_devs; i++) {
+        struct vdev *d = c->devs[i];
+        if (!d->ctl_id || now - d->ctl_last_t < XG_NS_PER_S) continue;
+        struct xg_sample s = {.capture_ns = now,
+                              .receive_ns = now,
+                              .flags = XG_SAMPLE_POSE,
+                              .orientation = XG_QUAT_IDENTITY};
+        xg_frame_sample_in(a->frame, &s);
+        if (xg_table_push(a->table, d->ctl_id, &s) == 0)
+            d->ctl_last_t = now;
+        else
+            control_entity(a, d);
+    }
+}
+
+/* ---- config ---- */
+
+/* Parse "Name@[tcp://|x-vrpn://]host[:port]". */
+static int parse_device(const char *text, char *name, bool *tcp_only, char *host, size_t hsize,
+                        int *port)
+{
+    const char *at = strchr(text, '@');
+    if (!at || at == text || (size_t)(at - text) >= VRPN_CNAME_MAX) return -EINVAL;
+    snprintf(name, VRPN_CNAME_MAX, "%.*s", (int)(at - text), text);
+    const char *loc = at + 1;
+    *tcp_only = false;
+    if (!strncmp(loc, "tcp://", 6)) {
+        *tcp_only = true;
+        loc += 6;
+    } else if (!strncmp(loc, "x-vrpn://", 9)) {
+        loc += 9;
+    } else if (strstr(loc, "://") || !strncmp(loc, "file:", 5)) {
+        return -EPROTONOSUPPORT;
+    }
+    if (!*loc || strlen(loc) >= hsize) return -EINVAL;
+    if (xg_net_split_hostport(loc, host, hsize, port, VRPN_DEFAULT_PORT) < 0 || !host[0] ||
+        *port <= 0 || *port > 65535)
+        return -EINVAL;
+    return 0;
+}
+
+static int add_device(struct xg_adapter *a, struct vclient *v, const struct xg_conf *at,
+                      const char *text, struct xg_error *err)
+{
+    char name[VRPN_CNAME_MAX], host[200];
+    bool tcp_only;
+    int port = 0;
+    int rc = parse_device(text, name, &tcp_only, host, sizeof host, &port);
+    if (rc == -EPROTONOSUPPORT)
+        return xg_conf_error(err, at, -EINVAL,
+                             "devices: '%s': only host[:port], x-vrpn://host[:port] (UDP+TCP) "
+                             "and tcp://host[:port] (TCP-only) locations are supported",
+                             text);
+    if (rc < 0)
+        return xg_conf_error(err, at, -EINVAL,
+                             "devices: '%s' is not a VRPN name Device@host[:port] or "
+                             "Device@tcp://host[:port]",
+                             text);
+    if (!strcmp(name, VRPN_NAME_CONTROL))
+        return xg_conf_error(err, at, -EINVAL, "devices: '%s': '%s' is reserved", text, name);
+    struct vconn *c = NULL;
+    for (int i = 0; i < v->n_conns && !c; i++)
+        if (v->conns[i]->tcp_only == tcp_only && v->conns[i]->port == port &&
+            !strcasecmp(v->conns[i]->host, host))
+            c = v->conns[i];
+    if (c)
+        for (int i = 0; i < c->n_devs; i++)
+            if (!strcmp(c->devs[i]->name, name))
+                return xg_conf_error(err, at, -EINVAL, "devices: '%s' is listed twice", text);
+    for (int i = 0; i < v->n_devs; i++)
+        if (!strcmp(v->devs[i]->name, name))
+            return xg_conf_error(err, at, -EINVAL,
+                                 "devices: '%s': a device named '%s' is already configured (entity "
+                                 "names would collide)",
+                                 text, name);
+    if (!c) {
+        struct vconn **nc = realloc(v->conns, (size_t)(v->n_conns + 1) * sizeof *nc);
+        if (!nc) return -ENOMEM;
+        v->conns = nc;
+        c = calloc(1, sizeof *c);
+        if (!c) return -ENOMEM;
+        v->conns[v->n_conns++] = c;
+        c->ids = calloc(1, sizeof *c->ids);
+        if (!c->ids) return -ENOMEM;
+        vrpn_id_map_init(c->ids);
+        c->a = a;
+        c->tcp_only = tcp_only;
+        snprintf(c->host, sizeof c->host, "%s", host);
+        c->port = port;
+        c->udp_fd = -1;
+        snprintf(c->peer, sizeof c->peer, "%s%s:%d", tcp_only ? "tcp://" : "", host, port);
+        c->backoff.rng = (uint64_t)(uintptr_t)c ^ 0x9E3779B97F4A7C15u;
+    }
+    struct vdev **nd = realloc(c->devs, (size_t)(c->n_devs + 1) * sizeof *nd);
+    if (!nd) return -ENOMEM;
+    c->devs = nd;
+    struct vdev **all = realloc(v->devs, (size_t)(v->n_devs + 1) * sizeof *all);
+    if (!all) return -ENOMEM;
+    v->devs = all;
+    struct vdev *d = calloc(1, sizeof *d);
+    if (!d) return -ENOMEM;
+    c->devs[c->n_devs++] = d;
+    v->devs[v->n_devs++] = d;
+    snprintf(d->name, sizeof d->name, "%s", name);
+    d->conn = c;
+    d->first_sensor = -1;
+    return 0;
+}
+
+/* ---- ops ---- */
+
+static int client_create(struct xg_adapter *a, const struct xg_conf *conf, struct xg_error *err)
+{
+    struct vclient *v = calloc(1, sizeof *v);
+    if (!v) return -ENOMEM;
+    a->priv = v;
+    int64_t cto_ms;
+    int rc;
+    if ((rc = xg_conf_int(conf, "connect_timeout_ms", 5000, 100, 600000, &cto_ms, err)) ||
+        (rc = xg_conf_int(conf, "max_sensors", 1024, 1, 65536, &v->max_sensors, err)))
+        return rc;
+    v->connect_timeout_ns = cto_ms * XG_NS_PER_MS;
+    const struct xg_conf *devs = xg_conf_get(conf, "devices");
+    if (!devs)
+        return xg_conf_error(err, conf, -EINVAL,
+                             "vrpn-client: 'devices' is required (a list of VRPN names such as "
+                             "Tracker0@host:3883 or Tracker0@tcp://host:3883)");
+    if (devs->type == XG_CONF_SCALAR) {
+        if ((rc = add_device(a, v, devs, devs->value ? devs->value : "", err))) return rc;
+    } else {
+        if ((rc = xg_conf_expect(devs, XG_CONF_SEQ, "devices", err))) return rc;
+        if (!devs->n_items) return xg_conf_error(err, devs, -EINVAL, "devices: the list is empty");
+        for (size_t i = 0; i < devs->n_items; i++) {
+            const struct xg_conf *it = devs->items[i];
+            if ((rc = xg_conf_expect(it, XG_CONF_SCALAR, "devices item", err))) return rc;
+            if ((rc = add_device(a, v, it, it->value ? it->value : "", err))) return rc;
+        }
+    }
+    for (int i = 0; i < v->n_conns; i++)
+        if (v->conns[i]->n_devs + 1 > VRPN_MAX_SENDERS)
+            return xg_conf_error(err, devs, -EINVAL, "devices: too many on %s", v->conns[i]->peer);
+    return 0;
+}
+
+static int client_start(struct xg_adapter *a)
+{
+    struct vclient *v = a->priv;
+    for (int i = 0; i < v->n_conns; i++) {
+        struct vconn *c = v->conns[i];
+        struct xg_error err = {0};
+        char hp[256];
+        snprintf(hp, sizeof hp, strchr(c->host, ':') ? "[%s]:%d" : "%s:%d", c->host, c->port);
+        int rc = xg_net_parse_addr(hp, "127.0.0.1", VRPN_DEFAULT_PORT, &c->addr, &c->addrlen, &err);
+        if (rc < 0) {
+            XG_ERR(a->name, "devices: %s", err.msg);
+            return rc;
+        }
+        if (!c->tcp_only && c->addr.ss_family != AF_INET) {
+            XG_ERR(a->name,
+                   "devices: %s: UDP+TCP mode needs an IPv4 server (use Device@tcp://host:port)",
+                   c->peer);
+            return -EINVAL;
+        }
+        char as[64];
+        xg_net_addr_str((struct sockaddr *)&c->addr, as, sizeof as);
+        snprintf(c->peer, sizeof c->peer, "%s%s", c->tcp_only ? "tcp://" : "", as);
+        c->timer = evtimer_new(a->base, try_connect, c);
+        c->tick = event_new(a->base, -1, EV_PERSIST, tick_cb, c);
+        if (!c->timer || !c->tick) return -ENOMEM;
+        struct timeval tv = {0, 100000};
+        event_add(c->tick, &tv);
+        try_connect(-1, 0, c);
+    }
+    v->started = true;
+    return 0;
+}
+
+static int state_rank(enum cstate s)
+{
+    switch (s) {
+    case ST_BACKOFF:
+        return 4;
+    case ST_CONNECTING:
+        return 3;
+    case ST_HANDSHAKE:
+        return 2;
+    case ST_STREAMING:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static void client_status(const struct xg_adapter *a, struct xg_status *st)
+{
+    const struct vclient *v = a->priv;
+    enum cstate worst = ST_IDLE;
+    uint64_t sum[12] = {0};
+    size_t off = 0;
+    st->peer[0] = '\0';
+    uint32_t attempts = 0;
+    for (int i = 0; i < v->n_conns; i++) {
+        const struct vconn *c = v->conns[i];
+        if (state_rank(c->state) > state_rank(worst)) worst = c->state;
+        const uint64_t vals[12] = {c->connects,    c->reconnects,  c->messages,  c->bad_messages,
+                                   c->tcp_reports, c->udp_reports, c->datagrams, c->ignored,
+                                   c->pings,       c->pongs,       c->lobs,      c->echoes};
+        for (int k = 0; k < 12; k++)
+            sum[k] += vals[k];
+        if (c->backoff.attempts > attempts) attempts = c->backoff.attempts;
+        if (off < sizeof st->peer) {
+            int n = snprintf(st->peer + off, sizeof st->peer - off, "%s%s", i ? "," : "", c->peer);
+            if (n > 0) off += (size_t)n;
+        }
+    }
+    st->state = state_name(worst);
+    static const char *const names[12] = {"connects",
+                                          "reconnects",
+                                          "messages",
+                                          "bad_messages",
+                                          "tcp_reports",
+                                          "udp_reports",
+                                          "datagrams",
+                                          "ignored",
+                                          "pings",
+                                          "pongs",
+                                          "connection_requests",
+                                          "echoed_descriptions"};
+    for (int k = 0; k < 12; k++)
+        xg_status_counter(st, names[k], (double)sum[k]);
+    int streaming = 0, sensors = 0;
+    for (int i = 0; i < v->n_conns; i++)
+        streaming += v->conns[i]->state == ST_STREAMING;
+    for (int i = 0; i < v->n_devs; i++)
+        for (int k = 0; k < v->devs[i]->n_sensors; k++)
+            sensors += v->devs[i]->sensors[k].id != 0;
+    xg_status_counter(st, "connections", v->n_conns);
+    xg_status_counter(st, "connections_streaming", streaming);
+    xg_status_counter(st, "devices", v->n_devs);
+    xg_status_counter(st, "sensors", sensors);
+    xg_status_counter(st, "backoff_attempts", attempts);
+}
+
+static void client_stop(struct xg_adapter *a)
+{
+    struct vclient *v = a->priv;
+    if (!v) return;
+    for (int i = 0; i < v->n_conns; i++) {
+        struct vconn *c = v->conns[i];
+        if (c->timer) {
+            event_free(c->timer);
+            c->timer = NULL;
+        }
+        if (c->tick) {
+            event_free(c->tick);
+            c->tick = NULL;
+        }
+        close_conn(c, false);
+    }
+}
+
+static void client_destroy(struct xg_adapter *a)
+{
+    struct vclient *v = a->priv;
+    if (!v) return;
+    client_stop(a);
+    for (int i = 0; i < v->n_conns; i++) {
+        struct vconn *c = v->conns[i];
+        if (c->ids) vrpn_id_map_free(c->ids);
+        free(c->ids);
+        free(c->devs);
+        free(c);
+    }
+    for (int i = 0; i < v->n_devs; i++) {
+        free(v->devs[i]->sensors);
+        free(v->devs[i]);
+    }
+    free(v->conns);
+    free(v->devs);
+    free(v);
+    a->priv = NULL;
+}
+
+const struct xg_adapter_ops xg_vrpn_client_ops = {
+    .type = "vrpn-client",
+    .is_sink = false,
+    .create = client_create,
+    .start = client_start,
+    .status = client_status,
+    .stop = client_stop,
+    .destroy = client_destroy,
+};

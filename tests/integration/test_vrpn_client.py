@@ -1,0 +1,606 @@
+"""Integration: the vrpn-client adapter against Python VRPN servers on loopback (raw bytes).
+
+- Replay (TCP-only): two test servers answer the client's cookie with the recorded server stream
+  (session1_tcp and stock_vrpn_server_tcp `_s2c.bin`, paced by the segments CSV). /api/entities
+  must show every recorded tracker sensor with its last recorded pose (values from the
+  `_decoded.txt` listing, converted by the adapter's frame), the Velocity messages as velocity and
+  angular velocity, buttons / analogs / dials in `extra`. What the client sends must be what the
+  mainline client sent (`_c2s.bin`): cookie, sender and type descriptions in the same order with
+  the same ids, the same echoed descriptions, then pings for each device.
+- UDP+TCP (session3_udp): the test server receives the connection request datagram, connects back
+  to the announced port, replays the recorded TCP stream and, once the client's UDP_DESCRIPTION
+  arrived, sends the recorded UDP datagrams (split per the segments CSV, from another socket).
+  A truncated datagram then closes the connection and the client sends a new request.
+- Bad input: each case closes the connection with one log line naming the peer, the field and
+  the value; the client backs off and reconnects; the other connections and a synth source are
+  not disturbed.
+
+Skips (exit 77) when ../shared/fixtures/vrpn is absent."""
+import csv
+import math
+import os
+import re
+import socket
+import struct
+import sys
+import threading
+import time
+
+from xgtest import SHARED_DIR, Gateway, skip
+
+FIX = os.path.join(SHARED_DIR, "fixtures", "vrpn")
+COOKIE = b"vrpn: ver. 07.38  0" + b"\0" * 5
+TOL = 2e-6  # the listings print 6 significant digits
+
+
+# ---- VRPN bytes ----
+
+def pad8(n):
+    return (n + 7) & ~7
+
+
+def msg(sender, typ, body=b"", seq=0, t=(1795321979, 0)):
+    length = 24 + len(body)
+    return struct.pack(">IIIiiI", length, t[0], t[1], sender, typ, seq) + body + \
+        b"\0" * (pad8(len(body)) - len(body))
+
+
+def desc(kind, ident, name):
+    n = name.encode() + b"\0"
+    return msg(ident, kind, struct.pack(">I", len(n)) + n)
+
+
+def pos_quat(sensor, pos, quat):
+    return struct.pack(">ii7d", sensor, sensor, *pos, *quat)
+
+
+def split_stream(data):
+    """Messages of a stream after the cookie: (sender, type, body, header bytes)."""
+    out = []
+    off = 0
+    while off + 24 <= len(data):
+        length, sec, usec, snd, typ, seq = struct.unpack_from(">IIIiiI", data, off)
+        body = data[off + 24:off + length]
+        out.append((snd, typ, body, seq))
+        off += 24 + pad8(length - 24)
+    return out, data[off:]
+
+
+def describe_name(body):
+    n = struct.unpack_from(">I", body)[0]
+    return body[4:4 + n - 1].decode()
+
+
+def segments(name):
+    with open(os.path.join(FIX, f"{name}_segments.csv")) as f:
+        return [(float(r["t_rel_s"]), r["transport"], r["direction"], int(r["offset"]),
+                 int(r["length"])) for r in csv.DictReader(f)]
+
+
+def read_fix(name):
+    with open(os.path.join(FIX, name), "rb") as f:
+        return f.read()
+
+
+# ---- expected values from the decoded listings ----
+
+RE_PQ = re.compile(r"vrpn_Tracker Pos_Quat\s+\[(\w+)\] sensor=(\d+) \(pad=\d+\) "
+                   r"pos=\(([^)]*)\) quat\(x,y,z,w\)=\(([^)]*)\)")
+RE_VEL = re.compile(r"vrpn_Tracker Velocity\s+\[(\w+)\] sensor=(\d+) \(pad=\d+\) "
+                    r"vec=\(([^)]*)\) quat\(x,y,z,w\)=\(([^)]*)\) dt=(\S+)")
+RE_BCH = re.compile(r"vrpn_Button Change\s+\[(\w+)\] button=(\d+) state=(\d+)")
+RE_BST = re.compile(r"vrpn_Button States\s+\[(\w+)\] num=(\d+) states=\[([^\]]*)\]")
+RE_AN = re.compile(r"vrpn_Analog Channel\s+\[(\w+)\] num=(\d+) ch=\[([^\]]*)\]")
+RE_DIAL = re.compile(r"vrpn_Dial update\s+\[(\w+)\] delta=(\S+) dial=(\d+)")
+
+
+def floats(s):
+    return [float(x) for x in s.split(",")] if s.strip() else []
+
+
+def expected(name):
+    """Last pose / velocity per (device, sensor), final buttons, last analogs, dial sums of the
+    server->client traffic of a decoded listing."""
+    poses, vels, buttons, analogs, dials = {}, {}, {}, {}, {}
+    s2c = False
+    with open(os.path.join(FIX, f"{name}_decoded.txt")) as f:
+        for line in f:
+            if line.startswith("## "):
+                s2c = "s2c" in line
+                continue
+            if not s2c:
+                continue
+            if m := RE_PQ.search(line):
+                poses[(m[1], int(m[2]))] = (floats(m[3]), floats(m[4]))
+            elif m := RE_VEL.search(line):
+                vels[(m[1], int(m[2]))] = (floats(m[3]), floats(m[4]), float(m[5]))
+            elif m := RE_BCH.search(line):
+                b = buttons.setdefault(m[1], {})
+                b[int(m[2])] = int(m[3])
+            elif m := RE_BST.search(line):
+                b = buttons.setdefault(m[1], {})
+                for i, v in enumerate(floats(m[3])):
+                    b[i] = int(v)
+            elif m := RE_AN.search(line):
+                analogs[m[1]] = floats(m[3])
+            elif m := RE_DIAL.search(line):
+                d = dials.setdefault(m[1], {})
+                d[int(m[3])] = d.get(int(m[3]), 0.0) + float(m[2])
+    return poses, vels, buttons, analogs, dials
+
+
+def zup(v):
+    """vrpn-zup preset (axes x,z,-y) applied to a vector."""
+    return (v[0], v[2], -v[1])
+
+
+def zup_q(q):
+    return (q[0], q[2], -q[1], q[3])
+
+
+def close(a, b, tol=TOL):
+    return all(abs(x - y) <= tol * max(1.0, abs(y)) for x, y in zip(a, b)) and len(a) == len(b)
+
+
+def quat_close(a, b, tol=TOL):
+    return 1.0 - abs(sum(x * y for x, y in zip(a, b))) < tol
+
+
+def omega(vq, dt):
+    """World angular velocity of a VRPN rotation increment vq (x,y,z,w) over dt seconds."""
+    x, y, z, w = vq
+    if w < 0:
+        x, y, z, w = -x, -y, -z, -w
+    s = math.sqrt(x * x + y * y + z * z)
+    ang = 2 * math.atan2(s, w)
+    return (0.0, 0.0, 0.0) if s == 0 else tuple(c / s * ang / dt for c in (x, y, z))
+
+
+# ---- test servers ----
+
+class Recorder:
+    """Collects what the client sends on a socket (in a thread)."""
+
+    def __init__(self, sock):
+        self.sock = sock
+        self.data = b""
+        self.closed = False
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        try:
+            while True:
+                b = self.sock.recv(65536)
+                if not b:
+                    break
+                self.data += b
+        except OSError:
+            pass
+        self.closed = True
+
+    def messages(self):
+        return split_stream(self.data[24:])[0]
+
+
+class ReplayServer:
+    """TCP-only: accept one client, send the recorded s2c stream paced by the CSV (the cookie
+    first, as mainline writes it at once), keep the connection open."""
+
+    def __init__(self, name):
+        self.name = name
+        self.lsock = socket.socket()
+        self.lsock.bind(("127.0.0.1", 0))
+        self.lsock.listen(4)
+        self.port = self.lsock.getsockname()[1]
+        self.rec = None
+        self.done = threading.Event()
+        self.error = None
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def _run(self):
+        try:
+            self.lsock.settimeout(10)
+            conn, _ = self.lsock.accept()
+            self.conn = conn
+            self.rec = Recorder(conn)
+            data = read_fix(f"{self.name}_s2c.bin")
+            segs = [s for s in segments(self.name) if s[1] == "tcp" and s[2] == "s2c"]
+            t0, start = segs[0][0], time.monotonic()
+            for t, _, _, off, n in segs:
+                delay = (t - t0) - (time.monotonic() - start)
+                if delay > 0:
+                    time.sleep(delay)
+                conn.sendall(data[off:off + n])
+        except Exception as e:  # reported by the main thread
+            self.error = e
+        self.done.set()
+
+
+class UdpReplayServer:
+    """UDP+TCP: wait for the connection request on our UDP port, connect back, replay the recorded
+    TCP stream; once the client's UDP_DESCRIPTION is in, send the recorded datagrams to its UDP
+    port from another socket, both paced by the CSV."""
+
+    def __init__(self, name):
+        self.name = name
+        self.usock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.usock.bind(("127.0.0.1", 0))
+        self.port = self.usock.getsockname()[1]
+        self.lobs = []
+        self.rec = None
+        self.client_udp = None
+        self.done = threading.Event()
+        self.error = None
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def wait_lob(self, timeout=10):
+        self.usock.settimeout(timeout)
+        b, src = self.usock.recvfrom(2048)
+        self.lobs.append(b)
+        return b
+
+    def _run(self):
+        try:
+            lob = self.wait_lob()
+            host, port = lob.rstrip(b"\0").decode().split(" ")
+            conn = socket.create_connection((host, int(port)), timeout=5)
+            self.conn = conn
+            self.rec = Recorder(conn)
+            tcp = read_fix(f"{self.name}_tcp_s2c.bin")
+            udp = read_fix(f"{self.name}_udp_s2c.bin")
+            segs = [s for s in segments(self.name) if s[2] == "s2c" and s[1] in ("tcp", "udp")]
+            out = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)  # data from another port
+            t0, start = segs[0][0], time.monotonic()
+            for t, tr, _, off, n in segs:
+                delay = (t - t0) - (time.monotonic() - start)
+                if delay > 0:
+                    time.sleep(delay)
+                if tr == "tcp":
+                    conn.sendall(tcp[off:off + n])
+                    continue
+                if self.client_udp is None:
+                    deadline = time.monotonic() + 5
+                    while self.client_udp is None and time.monotonic() < deadline:
+                        for snd, typ, body, _ in self.rec.messages():
+                            if typ == -3:
+                                self.client_udp = (body.rstrip(b"\0").decode(), snd)
+                        time.sleep(0.002)
+                    assert self.client_udp, "no UDP_DESCRIPTION from the client"
+                out.sendto(udp[off:off + n], self.client_udp)
+            self.out = out
+        except Exception as e:
+            self.error = e
+        self.done.set()
+
+
+# ---- helpers on the gateway ----
+
+def wait_for(fn, timeout=10.0, what="condition"):
+    t0 = time.monotonic()
+    last = None
+    while time.monotonic() - t0 < timeout:
+        last = fn()
+        if last:
+            return last
+        time.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what}: last={last!r}")
+
+
+def entities(gw, prefix=""):
+    return {e["name"]: e for e in gw.get_json("/api/entities")["entities"]
+            if e["name"].startswith(prefix)}
+
+
+def adapter(gw, name):
+    for a in gw.get_json("/api/adapters")["adapters"]:
+        if a["name"] == name:
+            return a
+    raise AssertionError(f"no adapter {name}")
+
+
+CONFIG = """
+gateway:
+  predict: {{max_horizon_ms: 0}}
+  entity: {{stale_ms: 60000, expire_ms: 120000}}
+adapters:
+  - name: s1
+    type: vrpn-client
+    devices: ["Tracker0@tcp://127.0.0.1:{s1}", "Tracker1@tcp://127.0.0.1:{s1}",
+              "Button0@tcp://127.0.0.1:{s1}", "Analog0@tcp://127.0.0.1:{s1}",
+              "Dial0@tcp://127.0.0.1:{s1}"]
+    frame: vrpn-zup
+  - name: stock
+    type: vrpn-client
+    devices: ["Tracker0@tcp://127.0.0.1:{stock}", "Button0@tcp://127.0.0.1:{stock}"]
+  - name: udp
+    type: vrpn-client
+    devices: ["Rig@127.0.0.1:{udp}", "Pad@127.0.0.1:{udp}", "Sticks@127.0.0.1:{udp}",
+              "Prop@127.0.0.1:{udp}"]
+  - name: bad
+    type: vrpn-client
+    devices: "Tracker0@tcp://127.0.0.1:{bad}"
+  - name: demo
+    type: synth
+    bodies: 1
+    head: false
+    hands: false
+"""
+
+
+def check_tracker(ents, prefix, exp, frame=lambda v: tuple(v), frame_q=lambda q: tuple(q),
+                  devices=None):
+    poses, vels = exp[0], exp[1]
+    n = 0
+    for (dev, sensor), (p, q) in poses.items():
+        if devices is not None and dev not in devices:
+            continue
+        e = ents.get(f"{prefix}{dev}/{sensor}")
+        assert e, (f"{prefix}{dev}/{sensor}", sorted(ents))
+        assert e["kind"] == "rigid_body", e
+        assert close(e["position"], frame(p)), (dev, sensor, e["position"], frame(p))
+        assert quat_close(e["orientation"], frame_q(q)), (dev, sensor, e["orientation"], q)
+        if (dev, sensor) in vels:
+            v, vq, dt = vels[(dev, sensor)]
+            assert not e["velocity_estimated"] and not e["angular_velocity_estimated"], e
+            assert close(e["velocity"], frame(v)), (dev, sensor, e["velocity"], v)
+            assert close(e["angular_velocity"], frame(omega(vq, dt)), 1e-5), \
+                (dev, sensor, e["angular_velocity"], omega(vq, dt))
+        n += 1
+    return n
+
+
+def check_controls(ents, prefix, exp, devices):
+    buttons, analogs, dials = exp[2], exp[3], exp[4]
+    for dev in devices:
+        e = ents.get(prefix + dev)
+        if dev in buttons:
+            assert e and e["kind"] == "controller", (dev, e)
+            want = [buttons[dev].get(i, 0) for i in range(max(buttons[dev]) + 1)]
+            got = [int(b) for b in e["extra"]["buttons"]]
+            assert got == want, (dev, got, want)
+        if dev in analogs:
+            assert close(e["extra"]["analogs"][:len(analogs[dev])], analogs[dev], 1e-5), \
+                (dev, e["extra"], analogs[dev])
+        if dev in dials:
+            an = e["extra"]["analogs"]
+            for d, total in dials[dev].items():
+                assert abs(an[64 + d] - total) < 1e-9, (dev, d, an, total)
+
+
+def check_c2s(rec, fixture, devices):
+    """The client's messages up to its first ping are the mainline client's (same kinds, ids,
+    names, order; sequence numbers counting from 0); then pings for every device."""
+    assert rec.data[:24] == COOKIE, rec.data[:24]
+    ours = rec.messages()
+    ref = split_stream(read_fix(fixture)[24:])[0]
+    ping_type = 16
+
+    def head(ms):
+        out = []
+        for snd, typ, body, seq in ms:
+            if typ >= 0:
+                break
+            out.append((snd, typ, describe_name(body) if typ in (-1, -2) else None))
+        return out
+
+    h_ours, h_ref = head(ours), head(ref)
+    udp = [m for m in h_ours if m[1] == -3]
+    h_ours = [m for m in h_ours if m[1] != -3]
+    h_ref = [m for m in h_ref if m[1] != -3]
+    assert h_ours == h_ref, "\n".join(f"{a!r:60} {b!r}" for a, b in zip(h_ours, h_ref))
+    assert [m[3] for m in ours] == list(range(len(ours))), "sequence numbers"
+    pings = ours[len(h_ours) + len(udp):]
+    assert pings and all(t == ping_type and b == b"" for _, t, b, _ in pings), pings[:3]
+    assert {s for s, _, _, _ in pings} == set(range(1, len(devices) + 1)), pings
+    return udp
+
+
+# ---- the bad-input peer ----
+
+class BadServer:
+    def __init__(self):
+        self.lsock = socket.socket()
+        self.lsock.bind(("127.0.0.1", 0))
+        self.lsock.listen(4)
+        self.port = self.lsock.getsockname()[1]
+        self.conn = None
+
+    def accept(self, timeout=10):
+        self.lsock.settimeout(timeout)
+        self.conn, _ = self.lsock.accept()
+        self.conn.settimeout(timeout)
+
+    def wait_closed(self, timeout=5.0):
+        self.conn.settimeout(timeout)
+        try:
+            while self.conn.recv(65536):
+                pass
+            return True
+        except (ConnectionResetError, BrokenPipeError):
+            return True
+        except socket.timeout:
+            return False
+
+    def setup(self, t):
+        """Cookie, descriptions (our ids differ from the client's on purpose) and one report."""
+        self.conn.sendall(
+            COOKIE + desc(-1, 0, "VRPN Control") + desc(-1, 3, "Tracker0") +
+            desc(-2, 7, "vrpn_Tracker Pos_Quat") + desc(-2, 9, "vrpn_Base pong_message") +
+            msg(3, 7, pos_quat(0, (1.0, 2.0, 3.0), (0.0, 0.0, 0.0, 1.0)), t=t))
+
+
+BAD_CASES = [
+    # (what, bytes, expected text in the log line, half-close after sending)
+    ("length < 24", struct.pack(">IIIiiI", 10, 0, 0, 3, 7, 0), "length 10 < 24", False),
+    ("oversized length", struct.pack(">IIIiiI", 0x7fffffff, 0, 0, 3, 7, 0),
+     "length 2147483647 exceeds the maximum", False),
+    ("wrong body size", msg(3, 7, pos_quat(0, (0, 0, 0), (0, 0, 0, 1))[:56]),
+     "device 'Tracker0': vrpn vrpn_Tracker Pos_Quat: body of 56 bytes, want 64", False),
+    ("unknown system type", msg(0, -9), "unknown system message type -9", False),
+    ("type id out of range", msg(3, 5000), "type id 5000 out of range", False),
+    ("description of an id out of range", desc(-1, 2500, "Tracker9"),
+     "SENDER_DESCRIPTION: id 2500 out of range 0..1999", False),
+    ("truncated header", struct.pack(">IIIiiI", 88, 0, 0, 3, 7, 0)[:10],
+     "truncated, 10 bytes at EOF", True),
+]
+
+
+def run_bad(gw, bad):
+    t = [1000, 0]
+    for i, (what, payload, text, half) in enumerate(BAD_CASES):
+        bad.accept()
+        t[0] += 1
+        bad.setup(tuple(t))
+        wait_for(lambda: (lambda e: e and e["active"] and e["samples"] >= i + 1)(
+            entities(gw, "bad/Tracker0/0").get("bad/Tracker0/0")), what=f"{what}: report")
+        assert adapter(gw, "bad")["state"] == "streaming"
+        before = len(gw.lines)
+        before_ctr = adapter(gw, "bad")["counters"]
+        bad.conn.sendall(payload)
+        if half:
+            bad.conn.shutdown(socket.SHUT_WR)
+        assert bad.wait_closed(), f"{what}: connection not closed"
+        a = adapter(gw, "bad")
+        assert a["state"] == "backoff", (what, a)
+        assert a["counters"]["reconnects"] == before_ctr["reconnects"] + 1, (what, a)
+        assert a["counters"]["bad_messages"] == before_ctr["bad_messages"] + 1, (what, a)
+        lines = wait_for(lambda: [l for l in gw.lines[before:] if "bad input from" in l],
+                         what=f"{what}: log line")
+        assert len(lines) == 1, (what, lines)
+        assert "bad input from tcp://127.0.0.1:" in lines[0] and text in lines[0] and \
+            "closing the connection" in lines[0], (what, lines[0], text)
+        wait_for(lambda: not entities(gw, "bad/Tracker0/0")["bad/Tracker0/0"]["active"],
+                 what=f"{what}: entity inactive")
+        bad.conn.close()
+    # bad cookies: refused before anything else
+    for cookie, text in ((b"vrpn: ver. 06.38  0" + b"\0" * 5, "is not major version 07"),
+                         (b"vrpn: ver. 07.38  7" + b"\0" * 5, "invalid log mode byte '7'")):
+        bad.accept()
+        before = len(gw.lines)
+        bad.conn.sendall(cookie)
+        assert bad.wait_closed(), "bad cookie: not closed"
+        line = wait_for(lambda: [l for l in gw.lines[before:] if "bad input from" in l],
+                        what="bad cookie line")
+        assert len(line) == 1 and "(cookie)" in line[0] and text in line[0], line
+        bad.conn.close()
+    # and it recovers: a good server is served again
+    bad.accept(timeout=15)
+    t[0] += 1
+    bad.setup(tuple(t))
+    wait_for(lambda: entities(gw, "bad/Tracker0/0")["bad/Tracker0/0"]["active"],
+             what="recovered after bad input")
+    wait_for(lambda: adapter(gw, "bad")["state"] == "streaming", what="streaming again")
+    return len(BAD_CASES) + 2
+
+
+def main():
+    if not os.path.isfile(os.path.join(FIX, "session1_tcp_s2c.bin")):
+        skip(f"VRPN fixtures not found in {FIX} (the shared folder beside the checkout)")
+    s1, stock = ReplayServer("session1_tcp"), ReplayServer("stock_vrpn_server_tcp")
+    udp, bad = UdpReplayServer("session3_udp"), BadServer()
+    cfg = CONFIG.format(s1=s1.port, stock=stock.port, udp=udp.port, bad=bad.port)
+    with Gateway(cfg) as gw:
+        try:
+            n_bad = run_bad(gw, bad)
+            run_replays(gw, s1, stock, udp)
+            # the bad peer disturbed no one
+            for name in ("s1", "stock", "udp"):
+                a = adapter(gw, name)
+                assert a["counters"]["connects"] == 1, a
+            assert adapter(gw, "bad")["counters"]["bad_messages"] == n_bad
+            assert entities(gw, "demo/body0")["demo/body0"]["active"]
+            run_udp_bad(gw, udp)
+        except BaseException:
+            print(gw.log())
+            raise
+    print("vrpn-client: ok")
+    return 0
+
+
+def run_replays(gw, s1, stock, udp):
+    for srv in (s1, stock, udp):
+        assert srv.done.wait(15), f"{srv.name}: replay did not finish"
+        assert srv.error is None, f"{srv.name}: {srv.error!r}"
+    time.sleep(0.3)  # the last segments in flight
+
+    # session1, frame vrpn-zup
+    exp = expected("session1_tcp")
+    ents = entities(gw, "s1/")
+    n = check_tracker(ents, "s1/", exp, zup, zup_q, devices=("Tracker0", "Tracker1"))
+    assert n == 4, n
+    # Tracker0 spins about the wire z axis at 0.25 Hz: internal +Y at pi/2 rad/s
+    assert close(ents["s1/Tracker0/1"]["angular_velocity"], (0.0, math.pi / 2, 0.0), 1e-5)
+    assert ents["s1/Tracker1/0"]["velocity_estimated"], "no Velocity for Tracker1: estimated"
+    check_controls(ents, "s1/", exp, ("Button0", "Analog0", "Dial0"))
+    for dev in ("Button0", "Analog0", "Dial0"):
+        assert ents[f"s1/{dev}"]["position"] == [0.0, 0.0, 0.0], ents[f"s1/{dev}"]
+    assert not any(k.startswith("s1/Text0") or k.startswith("s1/vrpn") for k in ents), ents
+    check_c2s_loose(s1.rec, "session1_tcp_c2s.bin", 5)
+    a = adapter(gw, "s1")
+    assert a["state"] == "streaming" and a["counters"]["tcp_reports"] > 0, a
+    assert a["counters"]["pongs"] >= 5 and a["counters"]["bad_messages"] == 0, a
+    assert a["peer"] == f"tcp://127.0.0.1:{s1.port}", a
+
+    # stock vrpn_server, identity frame, the same device names as the recording: the client's
+    # bytes match the mainline client's message for message
+    exp = expected("stock_vrpn_server_tcp")
+    ents = entities(gw, "stock/")
+    assert check_tracker(ents, "stock/", exp) == 2
+    check_controls(ents, "stock/", exp, ("Button0",))
+    check_c2s(stock.rec, "stock_vrpn_server_tcp_c2s.bin", ("Tracker0", "Button0"))
+
+    # session3: UDP+TCP
+    exp = expected("session3_udp")
+    ents = entities(gw, "udp/")
+    assert check_tracker(ents, "udp/", exp) == 5  # Rig 0..3, Prop 0
+    check_controls(ents, "udp/", exp, ("Pad", "Sticks"))
+    assert close(ents["udp/Prop/0"]["angular_velocity"], (2 * math.pi * 0.2, 0.0, 0.0), 1e-5)
+    lob = udp.lobs[0]
+    m = re.fullmatch(rb"127\.0\.0\.1 (\d+)\0", lob)
+    assert m and 1024 <= int(m[1]) <= 65535, lob
+    udp_desc = check_c2s_loose(udp.rec, "session3_udp_tcp_c2s.bin", 4)
+    assert udp_desc == [(udp.client_udp[1], -3, b"127.0.0.1\0")], udp_desc
+    a = adapter(gw, "udp")
+    assert a["counters"]["udp_reports"] > 100 and a["counters"]["datagrams"] > 100, a
+    assert a["counters"]["tcp_reports"] > 0 and a["state"] == "streaming", a
+    assert a["counters"]["connection_requests"] >= 1, a
+
+
+def check_c2s_loose(rec, fixture, n_devices):
+    """Different device lists than the recording: the same structure (cookie, [UDP description],
+    VRPN Control + our devices, the mainline type list, echoes of the server's other names),
+    sequence numbers from 0, then pings."""
+    assert rec.data[:24] == COOKIE
+    ours = rec.messages()
+    ref = split_stream(read_fix(fixture)[24:])[0]
+    ref_types = [describe_name(b) for s, t, b, _ in ref if t == -2]
+    our_types = [describe_name(b) for s, t, b, _ in ours if t == -2]
+    assert our_types[:23] == ref_types[:23], (our_types, ref_types)
+    senders = [(s, describe_name(b)) for s, t, b, _ in ours if t == -1]
+    assert senders[0] == (0, "VRPN Control") and [s for s, _ in senders] == \
+        list(range(len(senders))), senders
+    assert [m[3] for m in ours] == list(range(len(ours)))
+    pings = [m for m in ours if m[1] >= 0]
+    assert pings and all(t == 16 for _, t, _, _ in pings)
+    assert {s for s, _, _, _ in pings} == set(range(1, n_devices + 1)), pings
+    return [(s, t, b) for s, t, b, _ in ours if t == -3]
+
+
+def run_udp_bad(gw, udp):
+    """A datagram with a truncated header closes the UDP+TCP connection; a new request follows."""
+    before = len(gw.lines)
+    udp.out.sendto(b"\0\0\0\x58" + b"\0" * 6, udp.client_udp)
+    line = wait_for(lambda: [l for l in gw.lines[before:] if "bad input from" in l],
+                    what="UDP bad input line")
+    assert len(line) == 1 and "udp datagram from 127.0.0.1:" in line[0] and \
+        "datagram offset 0: vrpn header: 10 bytes, need 24" in line[0], line
+    wait_for(lambda: udp.rec.closed, what="TCP closed after the bad datagram")
+    lob = udp.wait_lob(timeout=5)
+    assert re.fullmatch(rb"127\.0\.0\.1 \d+\0", lob), lob
+    a = adapter(gw, "udp")
+    assert a["counters"]["bad_messages"] == 1 and a["counters"]["reconnects"] == 1, a
+
+
+if __name__ == "__main__":
+    sys.exit(main())
