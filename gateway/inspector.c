@@ -26,6 +26,8 @@ struct client {
     struct evhttp_request *req;
     struct evhttp_connection *evcon;
     int64_t opened_ns;
+    int64_t caught_up_ns; /* last tick at which its backlog was at most one frame */
+    uint64_t skipped;     /* frames not sent because it was still behind */
 };
 
 struct adapter_rate {
@@ -194,8 +196,8 @@ static void close_cb(struct evhttp_connection *evcon, void *arg)
     struct client *c = arg;
     struct evhttp_request *req = c->req;
     evhttp_connection_set_closecb(evcon, NULL, NULL);
-    XG_DEBUG(COMPONENT, "/events client left after %.1f s",
-             (double)(xg_clock_mono_ns() - c->opened_ns) * 1e-9);
+    XG_DEBUG(COMPONENT, "/events client left after %.1f s (%" PRIu64 " frames skipped)",
+             (double)(xg_clock_mono_ns() - c->opened_ns) * 1e-9, c->skipped);
     remove_client(c->ins, c);
     if (evhttp_request_get_connection(req) == NULL) evhttp_send_reply_end(req);
 }
@@ -309,15 +311,16 @@ static void adapters_json(struct xg_inspector *ins, struct evbuffer *b)
     ADD_LIT(b, "]");
 }
 
-/* Build one `event: state` frame into ins->frame (cleared first). */
-static void build_frame(struct xg_inspector *ins, int64_t now)
+/* Build one `event: state` frame into ins->frame (cleared first). Ticks advance seq; the frame
+ * a new client gets at once repeats the current seq, so every client sees seq advance by one. */
+static void build_frame(struct xg_inspector *ins, int64_t now, bool tick)
 {
     struct evbuffer *b = ins->frame;
     evbuffer_drain(b, evbuffer_get_length(b));
     update_rates(ins, now);
     evbuffer_add_printf(
         b, "event: state\ndata: {\"seq\":%" PRIu64 ",\"time_ns\":%" PRId64 ",\"entities\":[",
-        ++ins->seq, now);
+        tick ? ++ins->seq : ins->seq, now);
     struct frame_ctx c = {ins, b, now, 0};
     xg_table_foreach(ins->gw->table, -1, now, entity_visit, &c);
     ADD_LIT(b, "],");
@@ -332,21 +335,32 @@ static void tick_cb(evutil_socket_t fd, short what, void *arg)
     (void)what;
     struct xg_inspector *ins = arg;
     int64_t now = xg_clock_mono_ns();
-    build_frame(ins, now);
+    build_frame(ins, now, true);
     size_t len = evbuffer_get_length(ins->frame);
     const unsigned char *data = evbuffer_pullup(ins->frame, -1);
     bool keepalive = now - ins->last_keepalive_ns >= (int64_t)XG_INSPECTOR_KEEPALIVE_S * 1000000000;
     if (keepalive) ins->last_keepalive_ns = now;
+    /* A client still behind by more than a frame skips this one (every frame is a complete
+     * snapshot: it loses cadence, not content); one that stays behind for STALL_MS, or whose
+     * backlog passes the bound, stopped reading and is dropped. */
+    size_t soft = len > 65536 ? len : 65536;
+    size_t hard = XG_INSPECTOR_MAX_BUFFERED > 4 * len ? XG_INSPECTOR_MAX_BUFFERED : 4 * len;
     for (int i = ins->n_clients - 1; i >= 0; i--) {
         struct client *c = ins->clients[i];
         size_t backlog = client_backlog(c);
-        if (backlog > XG_INSPECTOR_MAX_BUFFERED) {
+        if (backlog <= soft) c->caught_up_ns = now;
+        if (backlog > hard || now - c->caught_up_ns > (int64_t)XG_INSPECTOR_STALL_MS * 1000000) {
             XG_WARN(COMPONENT,
-                    "/events client dropped: %zu bytes unsent (limit %u); the browser tab "
-                    "stopped reading",
-                    backlog, XG_INSPECTOR_MAX_BUFFERED);
+                    "/events client dropped: %zu bytes unsent, not caught up for %.1f s (limits "
+                    "%zu bytes, %d ms); it stopped reading",
+                    backlog, (double)(now - c->caught_up_ns) * 1e-9, hard, XG_INSPECTOR_STALL_MS);
             ins->stats.clients_dropped++;
             drop_client(ins, c);
+            continue;
+        }
+        if (backlog > soft) {
+            c->skipped++;
+            ins->stats.frames_skipped++;
             continue;
         }
         if (keepalive) send_to(c, ": keep-alive\n\n", sizeof(": keep-alive\n\n") - 1);
@@ -406,6 +420,7 @@ void xg_inspector_events(struct xg_gateway *gw, struct evhttp_request *req)
     c->req = req;
     c->evcon = evhttp_request_get_connection(req);
     c->opened_ns = xg_clock_mono_ns();
+    c->caught_up_ns = c->opened_ns;
     ins->clients[ins->n_clients++] = c;
     ins->stats.clients = ins->n_clients;
     ins->stats.clients_total++;
@@ -414,7 +429,7 @@ void xg_inspector_events(struct xg_gateway *gw, struct evhttp_request *req)
 
     struct evbuffer *b = evbuffer_new();
     hello(ins, b);
-    build_frame(ins, c->opened_ns);
+    build_frame(ins, c->opened_ns, false);
     evbuffer_add_buffer(b, ins->frame);
     evhttp_send_reply_chunk(req, b);
     evbuffer_free(b);

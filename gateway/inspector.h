@@ -13,9 +13,11 @@
  * cannot set headers, `?token=<token>` is accepted there as well as `Authorization: Bearer`.
  *
  * Limits: at most XG_INSPECTOR_MAX_CLIENTS concurrent /events streams (more get 503 with
- * Retry-After); a client whose unsent output grows beyond XG_INSPECTOR_MAX_BUFFERED bytes (a
- * browser tab that stopped reading) is disconnected and counted. Single-threaded: call from the
- * reactor thread only. */
+ * Retry-After). A client that is more than one frame behind skips frames (each frame is a full
+ * snapshot, so it only loses cadence); one that stays behind for XG_INSPECTOR_STALL_MS, or whose
+ * unsent output passes max(XG_INSPECTOR_MAX_BUFFERED, 4 frames) bytes (a browser tab that
+ * stopped reading), is disconnected and counted. Single-threaded: call from the reactor thread
+ * only. */
 #ifndef XG_INSPECTOR_H
 #define XG_INSPECTOR_H
 
@@ -28,6 +30,7 @@ struct evhttp_request;
 
 #define XG_INSPECTOR_MAX_CLIENTS 16          /* concurrent /events streams */
 #define XG_INSPECTOR_MAX_BUFFERED (4u << 20) /* bytes queued to one client before it is dropped */
+#define XG_INSPECTOR_STALL_MS 5000           /* a client behind for this long is dropped, ms */
 #define XG_INSPECTOR_PERIOD_US 33333         /* /events cadence: ~30 Hz */
 #define XG_INSPECTOR_KEEPALIVE_S 15          /* ": keep-alive" comment period, seconds */
 #define XG_INSPECTOR_RETRY_MS 1000           /* `retry:` sent to EventSource clients, ms */
@@ -47,7 +50,8 @@ extern const struct xg_web_file xg_web_files[];
 struct xg_inspector_stats {
     uint64_t clients_total;   /* /events streams accepted */
     uint64_t clients_refused; /* answered 503: XG_INSPECTOR_MAX_CLIENTS reached */
-    uint64_t clients_dropped; /* disconnected: output buffer beyond XG_INSPECTOR_MAX_BUFFERED */
+    uint64_t clients_dropped; /* disconnected: stalled or backlog beyond the bound */
+    uint64_t frames_skipped;  /* frames not sent to a client still behind */
     uint64_t frames;          /* state frames built */
     int clients;              /* streams open now */
 };
