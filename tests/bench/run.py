@@ -338,6 +338,110 @@ def clients_daemon(o, avail):
     }
 
 
+def _drain_tcp(sock, stop):
+    """Read and discard everything from sock until stop is set (a client that keeps up)."""
+    sock.settimeout(0.1)
+    while not stop.is_set():
+        try:
+            if not sock.recv(1 << 20):
+                return
+        except socket.timeout:
+            pass
+        except OSError:
+            return
+
+
+def pipeline_daemon(o, avail):
+    """Real daemon: synth -> table -> rtp (send on change, to an unread loopback socket) and
+    rgmp-server (send on change, one client that reads), raised until saturation."""
+    import threading
+    from xgtest import Gateway
+    if not avail.get("rtp"):
+        return None
+    ladder = [50] if o.quick else [50, 500, 1000, 2000, 2800]
+    rate = 240
+    secs = 0.5 if o.quick else 1.5
+    sink = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sink.bind(("127.0.0.1", 0))
+    steps = []
+    for bodies in ladder:
+        rport = free_port()
+        cfg = ("gateway:\n  id: bench\nadapters:\n"
+               f"  - name: synth\n    type: synth\n    bodies: {bodies}\n    rate_hz: {rate}\n"
+               "    head: false\n    hands: false\n"
+               "  - name: rtp\n    type: rtp\n    bind: \"127.0.0.1:0\"\n"
+               f"    destinations: [\"127.0.0.1:{sink.getsockname()[1]}\"]\n    rate_hz: 0\n"
+               "    refresh_ms: 0\n    rtcp_interval_ms: 0\n")
+        if avail.get("rgmp-server"):
+            cfg += (f"  - name: rgmp\n    type: rgmp-server\n    listen: \"127.0.0.1:{rport}\"\n"
+                    "    rate_hz: 0\n    max_output_bytes: 16777216\n")
+        with Gateway(cfg) as gw:
+            pid = gw.proc.pid
+            stop = threading.Event()
+            th = None
+            if avail.get("rgmp-server"):
+                c = connect_retry(rport)
+                th = threading.Thread(target=_drain_tcp, args=(c, stop), daemon=True)
+                th.start()
+            time.sleep(0.7)
+            names = ["synth", "rtp"] + (["rgmp"] if th else [])
+            c0 = {n: counters(gw, n) for n in names}
+            t0, cpu0 = time.monotonic(), proc_cpu_s(pid)
+            time.sleep(secs)
+            c1 = {n: counters(gw, n) for n in names}
+            t1, cpu1 = time.monotonic(), proc_cpu_s(pid)
+            stop.set()
+            if th:
+                th.join(2)
+                c.close()
+        dt = t1 - t0
+        d = lambda n, k: (c1[n].get(k, 0) - c0[n].get(k, 0)) / dt  # noqa: E731
+        upd = d("synth", "samples_in")
+        cpu = 100.0 * (cpu1 - cpu0) / dt
+        steps.append({
+            "bodies": bodies, "offered_updates_per_s": bodies * rate,
+            "updates_per_s": upd, "achieved_ratio": upd / (bodies * rate),
+            "rtp_samples_out_per_s": d("rtp", "samples_out"),
+            "rtp_packets_out_per_s": d("rtp", "packets_out"),
+            "rgmp_samples_out_per_s": d("rgmp", "samples_out") if th else None,
+            "cpu_percent": cpu,
+            "cpu_us_per_update": cpu / 100.0 * 1e6 / upd if upd else None,
+        })
+        log(f"pipeline: {bodies} bodies: {upd:.0f} updates/s, cpu {cpu:.0f} %")
+    sink.close()
+    best = max(steps, key=lambda x: x["updates_per_s"])
+    return {"steps": steps, "updates_per_s": best["updates_per_s"], "best": best,
+            "egress": "rtp" + (" + rgmp-server" if avail.get("rgmp-server") else ""),
+            "rate_hz": rate}
+
+
+def latency_daemon(o, avail):
+    """Real daemon latency: RTP load generator (50 bodies x 240 Hz) -> rtp ingress -> rtp egress
+    and rgmp-server egress, send on change; bench_loopback does the sending and timing."""
+    from xgtest import Gateway
+    if not avail.get("rtp"):
+        return None
+    p_in, p_out, p_out_bind = (free_port(socket.SOCK_DGRAM) for _ in range(3))
+    p_rgmp = free_port()
+    cfg = ("gateway:\n  id: bench\nadapters:\n"
+           f"  - name: rtpin\n    type: rtp\n    bind: \"127.0.0.1:{p_in}\"\n"
+           "    refresh_ms: 0\n    rtcp_interval_ms: 0\n"
+           f"  - name: rtpout\n    type: rtp\n    bind: \"127.0.0.1:{p_out_bind}\"\n"
+           f"    destinations: [\"127.0.0.1:{p_out}\"]\n    rate_hz: 0\n"
+           "    refresh_ms: 0\n    rtcp_interval_ms: 0\n")
+    args = []
+    if avail.get("rgmp-server"):
+        cfg += (f"  - name: rgmp\n    type: rgmp-server\n    listen: \"127.0.0.1:{p_rgmp}\"\n"
+                "    rate_hz: 0\n")
+        args = ["--rgmp", p_rgmp]
+    reps = o.reps
+    ms = 300 if o.quick else 1000
+    with Gateway(cfg) as gw:
+        res = run_json("bench_loopback", ["--rtp-in", p_in, "--rtp-out", p_out, "--pid",
+                                          gw.proc.pid, "--reps", reps, "--ms", ms] + args)
+    return res
+
+
 # ---- main ----
 
 def main():
@@ -360,6 +464,8 @@ def main():
     b_start = bench_baseline(o)
     codec = run_json("bench_codec", ["--reps", o.reps, "--ms", o.ms] + (["--quick"] if o.quick else []))
     tbl = run_json("bench_table", ["--reps", o.reps, "--ms", o.ms] + (["--quick"] if o.quick else []))
+    pdaemon = pipeline_daemon(o, avail)
+    ldaemon = latency_daemon(o, avail)
     scale = scale_daemon(o, avail)
     clients = clients_daemon(o, avail)
     b_end = None if o.quick else bench_baseline(o)
@@ -415,38 +521,90 @@ def main():
         pipe[label] = {"updates_per_s": u, "samples_out_per_s": so, "cpu_ns_per_update": cpu}
         rows.append([label, fmt_s(u, "/s"), fmt_s(so, "/s"), fmt_s(cpu, " ns"),
                      f"{ratio(med(u), udp_pps):.2f}"])
-    headline = pipe["table + encode"]
-    table(f"3. Pipeline throughput, in-process: {tbl['entities']} entities -> table -> "
+    table(f"3a. Pipeline throughput, in-process: {tbl['entities']} entities -> table -> "
           f"{tbl['sinks']} sinks (VRPN, RGMP, LESS, game-state encoders), one thread, no sockets",
           ["path", "updates in/s [min..max]", "samples out/s", "CPU per update", "x udp pps"],
           rows,
-          note="x udp pps = updates/s / baseline UDP packets/s (88 B, one thread).\n"
-               "Real egress adapters over loopback sockets: not measured yet (needs vrpn-client\n"
-               "ingress and vrpn-server egress: " +
-               ("available" if avail.get("vrpn-server") and avail.get("vrpn-client")
-                else "not available yet") + "); see item 5 for the daemon with synth -> rtp.")
+          note="x udp pps = updates/s / baseline UDP packets/s (88 B, one thread).")
+    if pdaemon:
+        rows = []
+        for st in pdaemon["steps"]:
+            rows.append([st["bodies"], fmt(st["offered_updates_per_s"], "/s"),
+                         fmt(st["updates_per_s"], "/s"), f"{st['achieved_ratio']:.2f}",
+                         fmt(st["rtp_samples_out_per_s"], "/s"),
+                         fmt(st["rgmp_samples_out_per_s"], "/s"),
+                         f"{st['cpu_percent']:.0f} %", fmt(st["cpu_us_per_update"], " us"),
+                         f"{ratio(st['updates_per_s'], udp_pps):.2f}"])
+        table(f"3b. Pipeline throughput, real daemon: synth ({pdaemon['rate_hz']} Hz) -> table -> "
+              f"{pdaemon['egress']} on loopback, send on change, raised until saturation",
+              ["bodies", "offered", "updates in/s", "achieved", "rtp out/s", "rgmp out/s",
+               "CPU", "CPU/update", "x udp pps"], rows,
+              note="one measurement per step; CPU is the daemon's (user+sys) over the step and\n"
+                   "includes the synth generating the poses on the same reactor thread.\n"
+                   "vrpn-server / less egress and a loopback VRPN source: " +
+                   ("available" if avail.get("vrpn-server") and avail.get("vrpn-client")
+                    else "not available yet (vrpn), not driven (less needs a peer session)"))
+    if pdaemon:
+        pipe_updates = pdaemon["updates_per_s"]
+        pipe_mode = ("real daemon: synth -> table -> " + pdaemon["egress"] +
+                     " on loopback (send on change), best step of the saturation ladder")
+        pipe_out = (pdaemon["best"]["rtp_samples_out_per_s"] or 0) + (
+            pdaemon["best"]["rgmp_samples_out_per_s"] or 0)
+        pipe_cpu = (pdaemon["best"]["cpu_us_per_update"] or 0) * 1000.0
+    else:
+        pipe_updates = med(pipe["table + encode"]["updates_per_s"])
+        pipe_mode = "in-process: 53 entities -> table -> 4 sinks with encoders, no sockets"
+        pipe_out = med(pipe["table + encode"]["samples_out_per_s"])
+        pipe_cpu = med(pipe["table + encode"]["cpu_ns_per_update"])
 
     # ---- 4. latency ----
-    latency = {}
+    latency, latency_inproc = {}, {}
+    Q = ("p50", "p90", "p99", "p999", "max")
+    loop = (ldaemon or {}).get("latency_us", {})
+    relay = (ldaemon or {}).get("relay_baseline_us")
+    relay_p50 = med(stats(relay["p50"])) if relay else None
     rows = []
     for eg in EGRESS:
         src = tbl["latency_us"][eg]
-        entry = {q: med(stats(src[q])) for q in ("p50", "p90", "p99", "p999", "max")}
-        entry["spread"] = {q: stats(src[q]) for q in ("p50", "p99")}
-        entry["path"] = "in-process (update -> drain visit incl. encode), no sockets"
-        entry["ratio_p50_to_udp_rtt_p50"] = ratio(entry["p50"], med(rtt_udp))
-        latency[eg] = entry
-        rows.append([eg, fmt(entry["p50"]), fmt(entry["p90"]), fmt(entry["p99"]),
-                     fmt(entry["p999"]), fmt(entry["max"]), fmt_s(stats(src["p50"])),
-                     f"{entry['ratio_p50_to_udp_rtt_p50']:.2f}"])
-    table("4. Added latency (us), IN-PROCESS table path: update -> predicted pose encoded by the sink",
-          ["egress", "p50", "p90", "p99", "p99.9", "max", "p50 [min..max]", "p50 x UDP RTT"], rows,
-          note=f"{tbl['entities']} entities pushed as one burst, then the 4 sinks drain in the order "
-               "shown (a later sink waits for the earlier ones).\n"
-               "Loopback figures (VRPN load generator -> xrgate -> receivers) need vrpn-client and\n"
-               "vrpn-server: " + ("available" if avail.get("vrpn-server") and avail.get("vrpn-client")
-                                  else "not available yet") +
-               f". Baseline UDP ping-pong RTT p50 {fmt(med(rtt_udp))} us (one-way ~ RTT/2).")
+        ip = {q: med(stats(src[q])) for q in Q}
+        ip["spread"] = {q: stats(src[q]) for q in ("p50", "p99")}
+        ip["path"] = "in-process (update -> drain visit incl. encode), no sockets"
+        ip["ratio_p50_to_udp_rtt_p50"] = ratio(ip["p50"], med(rtt_udp))
+        latency_inproc[eg] = ip
+        if eg in loop:
+            lp = {q: med(stats(loop[eg][q])) for q in Q}
+            lp["spread"] = {q: stats(loop[eg][q]) for q in ("p50", "p99")}
+            lp["path"] = ("loopback: RTP load generator -> rtp ingress -> xrgate -> " +
+                          EGRESS_TYPE[eg] + " egress (send on change) -> receiver")
+            lp["ratio_p50_to_relay_p50"] = ratio(lp["p50"], relay_p50)
+            lp["delivered_ratio"] = stats(loop[eg]["delivered_ratio"])
+            latency[eg] = lp
+            rows.append([eg, "loopback", fmt(lp["p50"]), fmt(lp["p90"]), fmt(lp["p99"]),
+                         fmt(lp["p999"]), fmt(lp["max"]), fmt_s(lp["spread"]["p50"]),
+                         f"{lp['ratio_p50_to_relay_p50']:.1f} x relay" if relay_p50 else "n/a"])
+        else:
+            latency[eg] = ip
+        rows.append([eg, "in-process", fmt(ip["p50"]), fmt(ip["p90"]), fmt(ip["p99"]),
+                     fmt(ip["p999"]), fmt(ip["max"]), fmt_s(stats(src["p50"])),
+                     f"{ip['ratio_p50_to_udp_rtt_p50']:.1f} x RTT"])
+    if relay:
+        rows.append(["(baseline)", "relay thread", *[fmt(med(stats(relay[q]))) for q in Q],
+                     fmt_s(stats(relay["p50"])), "1.0"])
+    note = (f"in-process: {tbl['entities']} entities pushed as one burst, then the 4 sinks drain "
+            "in the order shown (a later sink waits for the earlier ones); ratio to the busy\n"
+            f"UDP ping-pong RTT p50 ({fmt(med(rtt_udp))} us).\n")
+    if ldaemon:
+        note += (f"loopback: {ldaemon['bodies']} bodies x {ldaemon['rate_hz']:.0f} Hz, one "
+                 f"{ldaemon['packet_bytes']:.0f}-byte RTP packet per frame; baseline = the same "
+                 "packets at the same cadence through a bare UDP relay thread (same run).\n"
+                 f"gateway CPU at this load: {fmt_s(stats(ldaemon['gateway_cpu_percent']), ' %')}\n")
+    note += ("VRPN load generator and vrpn-server / less receivers: " +
+             ("available, not driven yet" if avail.get("vrpn-server") and avail.get("vrpn-client")
+              else "vrpn-client/vrpn-server not available yet; less not driven") +
+             " (in-process figures reported for those).")
+    table("4. Added latency (us): real loopback where the adapters exist, else in-process",
+          ["egress", "path", "p50", "p90", "p99", "p99.9", "max", "p50 [min..max]", "p50 ratio"],
+          rows, note=note)
 
     # ---- 5. scale ----
     rows = [
@@ -515,17 +673,19 @@ def main():
         },
         "codec": codec_out,
         "pipeline": {
-            "updates_per_s": med(headline["updates_per_s"]),
-            "ratio_to_baseline": ratio(med(headline["updates_per_s"]), udp_pps),
-            "mode": "in-process: 53 entities -> table -> 4 sinks with encoders, no sockets",
-            "samples_out_per_s": med(headline["samples_out_per_s"]),
-            "cpu_ns_per_update": med(headline["cpu_ns_per_update"]),
+            "updates_per_s": pipe_updates,
+            "ratio_to_baseline": ratio(pipe_updates, udp_pps),
+            "mode": pipe_mode,
+            "samples_out_per_s": pipe_out,
+            "cpu_ns_per_update": pipe_cpu,
             "in_process": pipe,
-            "loopback": None,
-            "loopback_note": "not available yet: needs vrpn-client ingress and vrpn-server egress",
+            "loopback": pdaemon,
+            "vrpn_loopback": None,
+            "vrpn_loopback_note": "not available yet: needs vrpn-client and vrpn-server",
         },
         "latency_us": latency,
-        "latency_mode": "in-process",
+        "latency_in_process_us": latency_inproc,
+        "latency_loopback": ldaemon,
         "scale": {
             "entities": scale["entities"],
             "clients": clients["clients"] if clients else None,

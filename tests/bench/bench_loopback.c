@@ -1,0 +1,462 @@
+/* Added latency through a running xrgate over loopback sockets (one machine, one clock).
+ *
+ * Load generator: N bodies (default 50) at R Hz (default 240) as ONE RTP game-state packet per
+ * frame (N Object2, ~55 bytes each) sent to xrgate's ingress `rtp` adapter (--rtp-in PORT). The
+ * bodies stand still at distinct positions (body i at distance i+1 m from the origin along one
+ * axis, identity orientation, zero velocity), so prediction does not change what comes out and
+ * every egress object names its body by |position|. Receivers in the same thread:
+ *   rtp   a UDP socket bound to --rtp-out PORT: the egress `rtp` adapter's destination; RTP +
+ *         game-state decode (adapters/rtp)
+ *   rgmp  a TCP client of xrgate's `rgmp-server` (--rgmp PORT): RGMP session decode, every
+ *         TRANSFORM stream of every data frame (adapters/rgmp)
+ * Latency of body i on an egress = arrival time (clock right after the receive call) - the time
+ * just before the ingress packet carrying body i was sent; only the first arrival of body i after
+ * each send counts (later copies: coalesced frames, refreshes). Send-on-change egress
+ * (rate_hz: 0) is expected, so no tick quantisation is included. This is the "ingress socket to
+ * egress socket" figure plus one loopback hop each way and this thread's wake-up.
+ *
+ * Same-run baseline: the same packets at the same cadence through a bare UDP relay thread (recv,
+ * sendto; blocking, so it sleeps between frames like the gateway) to a socket of this thread.
+ * With --pid P, the CPU time of process P (the gateway) over each repetition is reported too.
+ * Output: JSON (bench_util.h) with per-repetition quantiles per egress. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "adapters/rgmp/rgmp_codec.h"
+#include "adapters/rtp/gamestate_codec.h"
+#include "adapters/rtp/rtp.h"
+#include "tests/bench/bench_util.h"
+
+#define MAX_BODIES 200
+#define N_EG 2
+static const char *eg_names[N_EG] = {"rtp", "rgmp"};
+
+struct gen {
+    int bodies;
+    double rate;
+    int tx, rtp_rx, rgmp_fd;
+    struct sockaddr_in rtp_in;
+    uint16_t seq;
+    int64_t send_ns[MAX_BODIES];
+    bool answered[N_EG][MAX_BODIES];
+    double *lat[N_EG];
+    size_t n[N_EG], cap;
+    bool measuring;
+    uint64_t sent_frames, arrivals[N_EG], unmatched[N_EG];
+    size_t pkt_len;
+    struct rgmp_session sess;
+    uint8_t *tcp_buf;
+    size_t tcp_len, tcp_cap;
+    struct rtp_gs_iter it;
+};
+
+static void die(const char *what)
+{
+    fprintf(stderr, "bench_loopback: %s: %s\n", what, strerror(errno));
+    exit(1);
+}
+
+static int body_of(double x, double y, double z, int bodies)
+{
+    double m = fabs(x);
+    if (fabs(y) > m) m = fabs(y);
+    if (fabs(z) > m) m = fabs(z);
+    long b = lround(m) - 1;
+    if (b < 0 || b >= bodies || fabs(m - (double)(b + 1)) > 0.01) return -1;
+    return (int)b;
+}
+
+static void arrived(struct gen *g, int eg, int body, int64_t now)
+{
+    if (body < 0) {
+        g->unmatched[eg]++;
+        return;
+    }
+    g->arrivals[eg]++;
+    if (g->answered[eg][body] || !g->send_ns[body]) return;
+    g->answered[eg][body] = true;
+    if (g->measuring && g->n[eg] < g->cap)
+        g->lat[eg][g->n[eg]++] = (double)(now - g->send_ns[body]) / 1000.0;
+}
+
+static void send_frame(struct gen *g)
+{
+    static uint8_t pkt[65536];
+    struct xg_writer w;
+    xg_writer_init(&w, pkt, sizeof pkt);
+    int64_t now = bench_now_ns();
+    struct timespec wall;
+    clock_gettime(CLOCK_REALTIME, &wall);
+    int64_t wall_ns = (int64_t)wall.tv_sec * 1000000000 + wall.tv_nsec;
+    struct rtp_header h = {
+        .pt = 98, .seq = g->seq++, .ts = (uint32_t)(now / 1000 * 9 / 100), .ssrc = 0x0BE4C400};
+    if (rtp_write_header(&w, &h, NULL)) die("rtp header");
+    for (int i = 0; i < g->bodies; i++) {
+        struct rtp_gs_object o = {.type = RTP_GS_OBJECT2, .tag = RTP_GS_TAG_OBJECT2};
+        struct rtp_gs_object2 *b = &o.u.object2;
+        b->object_id = (uint64_t)i + 1;
+        b->time = rtp_gs_time1_from_wall_ns(wall_ns);
+        b->loc.p[0] = (float)(i + 1);
+        b->scale.p[0] = b->scale.p[1] = b->scale.p[2] = 1.0f;
+        b->active = true;
+        if (rtp_gs_encode_object(&w, &o, NULL)) die("game-state encode");
+    }
+    int64_t t = bench_now_ns();
+    for (int i = 0; i < g->bodies; i++) {
+        g->send_ns[i] = t;
+        for (int e = 0; e < N_EG; e++)
+            g->answered[e][i] = false;
+    }
+    if (sendto(g->tx, pkt, w.len, 0, (struct sockaddr *)&g->rtp_in, sizeof g->rtp_in) !=
+        (ssize_t)w.len)
+        die("sendto rtp-in");
+    g->sent_frames++;
+    g->pkt_len = w.len;
+}
+
+static void read_rtp(struct gen *g)
+{
+    static uint8_t buf[65536];
+    for (;;) {
+        ssize_t n = recv(g->rtp_rx, buf, sizeof buf, MSG_DONTWAIT);
+        if (n < 0) return;
+        int64_t now = bench_now_ns();
+        if (rtp_is_rtcp(buf, (size_t)n)) continue;
+        struct rtp_packet p;
+        if (rtp_decode(buf, (size_t)n, &p, NULL)) continue;
+        rtp_gs_iter_init(&g->it, p.payload, p.payload_len);
+        struct rtp_gs_object o;
+        int rc;
+        while ((rc = rtp_gs_iter_next(&g->it, &o, NULL)) != RTP_GS_END) {
+            if (rc != RTP_GS_OBJECT) continue;
+            const float *loc = NULL;
+            if (o.type == RTP_GS_OBJECT2) loc = o.u.object2.loc.p;
+            if (o.type == RTP_GS_HEAD1) loc = o.u.head1.loc.p;
+            if (!loc) continue;
+            arrived(g, 0, body_of(loc[0], loc[1], loc[2], g->bodies), now);
+        }
+    }
+}
+
+static void read_rgmp(struct gen *g)
+{
+    for (;;) {
+        if (g->tcp_cap - g->tcp_len < 65536) {
+            g->tcp_cap *= 2;
+            g->tcp_buf = realloc(g->tcp_buf, g->tcp_cap);
+            if (!g->tcp_buf) die("realloc");
+        }
+        ssize_t n =
+            recv(g->rgmp_fd, g->tcp_buf + g->tcp_len, g->tcp_cap - g->tcp_len, MSG_DONTWAIT);
+        if (n == 0) {
+            errno = ECONNRESET;
+            die("rgmp-server closed the connection");
+        }
+        if (n < 0) return;
+        int64_t now = bench_now_ns();
+        g->tcp_len += (size_t)n;
+        size_t off = 0;
+        for (;;) {
+            struct rgmp_header h;
+            size_t flen;
+            struct xg_error err = {0};
+            int rc = rgmp_frame_split(g->tcp_buf + off, g->tcp_len - off, &g->sess.limits, &h,
+                                      &flen, &err);
+            if (rc < 0) {
+                fprintf(stderr, "bench_loopback: rgmp: %s\n", err.msg);
+                exit(1);
+            }
+            if (rc == 0) break;
+            struct rgmp_event ev;
+            rc = rgmp_session_handle(&g->sess, &h, g->tcp_buf + off + RGMP_HEADER_LEN, &ev, &err);
+            if (rc < 0) {
+                fprintf(stderr, "bench_loopback: rgmp: %s\n", err.msg);
+                exit(1);
+            }
+            if (ev.type == RGMP_EV_DATA) {
+                const struct rgmp_group *gr = &ev.def->groups[ev.frame.group_id];
+                for (size_t s = 0; s < gr->n_streams; s++) {
+                    if (gr->streams[s].measure != RGMP_TRANSFORM) continue;
+                    struct rgmp_pose p;
+                    if (rgmp_pose_from_values(&gr->streams[s],
+                                              rgmp_data_stream(ev.def, &ev.frame, s), &p, NULL))
+                        continue;
+                    arrived(g, 1, body_of(p.position.x, p.position.y, p.position.z, g->bodies),
+                            now);
+                }
+            }
+            off += flen;
+        }
+        memmove(g->tcp_buf, g->tcp_buf + off, g->tcp_len - off);
+        g->tcp_len -= off;
+    }
+}
+
+static double proc_cpu_s(int pid)
+{
+    if (pid <= 0) return NAN;
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return NAN;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *p = strrchr(buf, ')');
+    if (!p) return NAN;
+    unsigned long ut = 0, st = 0;
+    /* after ')': state(3) ... utime is field 14, stime 15 */
+    if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+        return NAN;
+    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* Run the generator until `until` (mono ns). */
+static void run_until(struct gen *g, int64_t until, int64_t *next_send, int64_t period)
+{
+    struct pollfd pf[2] = {{g->rtp_rx, POLLIN, 0}, {g->rgmp_fd, POLLIN, 0}};
+    int nfd = g->rgmp_fd >= 0 ? 2 : 1;
+    for (;;) {
+        int64_t now = bench_now_ns();
+        if (now >= until) return;
+        if (now >= *next_send) {
+            send_frame(g);
+            *next_send += period;
+            if (*next_send < now) *next_send = now + period; /* fell behind: skip */
+            continue;
+        }
+        int64_t wait = *next_send - now;
+        struct timespec ts = {wait / 1000000000, wait % 1000000000};
+        if (ppoll(pf, (nfds_t)nfd, &ts, NULL) < 0 && errno != EINTR) die("ppoll");
+        read_rtp(g);
+        if (g->rgmp_fd >= 0) read_rgmp(g);
+    }
+}
+
+/* ---- same-run baseline: a trivial UDP relay thread at the same cadence and packet size ---- */
+
+struct relay {
+    int in, out;
+    struct sockaddr_in dst;
+};
+
+static void *relay_main(void *arg)
+{
+    struct relay *r = arg;
+    static uint8_t buf[65536];
+    for (;;) {
+        ssize_t n = recv(r->in, buf, sizeof buf, 0);
+        if (n <= 0 || (n == 1 && buf[0] == 0xFF)) break;
+        sendto(r->out, buf, (size_t)n, 0, (struct sockaddr *)&r->dst, sizeof r->dst);
+    }
+    return NULL;
+}
+
+static int udp_bound(struct sockaddr_in *sa)
+{
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    if (fd < 0) die("socket");
+    *sa = (struct sockaddr_in){.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t sl = sizeof *sa;
+    if (bind(fd, (struct sockaddr *)sa, sl) || getsockname(fd, (struct sockaddr *)sa, &sl))
+        die("bind");
+    return fd;
+}
+
+/* One repetition: packets of `size` bytes at `rate` Hz through the relay thread for ms; fills
+ * the 5 quantiles (µs) of send -> arrival. */
+static void relay_once(int size, double rate, int ms, double q5[5])
+{
+    struct sockaddr_in a_in, a_out, a_tx;
+    struct relay r;
+    r.in = udp_bound(&a_in);
+    int rx = udp_bound(&a_out), tx = udp_bound(&a_tx);
+    r.out = socket(AF_INET, SOCK_DGRAM, 0);
+    r.dst = a_out;
+    pthread_t th;
+    if (pthread_create(&th, NULL, relay_main, &r)) die("pthread_create");
+    static uint8_t pkt[65536], back[65536];
+    memset(pkt, 0x5A, sizeof pkt);
+    size_t cap = (size_t)((double)ms / 1000.0 * rate) + 64, n = 0;
+    double *lat = malloc(cap * sizeof *lat);
+    if (!lat) die("malloc");
+    int64_t period = (int64_t)(1e9 / rate), end = bench_now_ns() + (int64_t)ms * 1000000;
+    int64_t next = bench_now_ns();
+    while (bench_now_ns() < end) {
+        int64_t now = bench_now_ns();
+        if (now < next) {
+            struct timespec ts = {(next - now) / 1000000000, (next - now) % 1000000000};
+            nanosleep(&ts, NULL);
+        }
+        next += period;
+        int64_t t0 = bench_now_ns();
+        if (sendto(tx, pkt, (size_t)size, 0, (struct sockaddr *)&a_in, sizeof a_in) != size)
+            die("relay sendto");
+        struct pollfd pf = {rx, POLLIN, 0};
+        if (poll(&pf, 1, 100) != 1) continue;
+        if (recv(rx, back, sizeof back, 0) != size) continue;
+        if (n < cap) lat[n++] = (double)(bench_now_ns() - t0) / 1000.0;
+    }
+    uint8_t stop = 0xFF;
+    sendto(tx, &stop, 1, 0, (struct sockaddr *)&a_in, sizeof a_in);
+    pthread_join(th, NULL);
+    close(r.in);
+    close(r.out);
+    close(rx);
+    close(tx);
+    static const double qs[5] = {0.5, 0.9, 0.99, 0.999, 1.0};
+    qsort(lat, n, sizeof *lat, bench_cmp_double);
+    for (int q = 0; q < 5; q++)
+        q5[q] = bench_quantile_sorted(lat, n, qs[q]);
+    free(lat);
+}
+
+int main(int argc, char **argv)
+{
+    int reps = 5, ms = 1000, rtp_in = 0, rtp_out = 0, rgmp = 0, pid = 0, bodies = 50;
+    double rate = 240;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!v) {
+            fprintf(stderr, "bench_loopback: %s needs a value\n", a);
+            return 2;
+        }
+        if (!strcmp(a, "--reps"))
+            reps = atoi(v);
+        else if (!strcmp(a, "--ms"))
+            ms = atoi(v);
+        else if (!strcmp(a, "--rtp-in"))
+            rtp_in = atoi(v);
+        else if (!strcmp(a, "--rtp-out"))
+            rtp_out = atoi(v);
+        else if (!strcmp(a, "--rgmp"))
+            rgmp = atoi(v);
+        else if (!strcmp(a, "--pid"))
+            pid = atoi(v);
+        else if (!strcmp(a, "--bodies"))
+            bodies = atoi(v);
+        else if (!strcmp(a, "--rate"))
+            rate = atof(v);
+        else {
+            fprintf(stderr,
+                    "usage: bench_loopback --rtp-in PORT --rtp-out PORT [--rgmp PORT] [--pid P] "
+                    "[--bodies N] [--rate HZ] [--reps N] [--ms M]\n");
+            return 2;
+        }
+        i++;
+    }
+    if (reps < 1 || ms < 10 || !rtp_in || !rtp_out || bodies < 1 || bodies > MAX_BODIES ||
+        rate <= 0) {
+        fprintf(stderr, "bench_loopback: bad arguments\n");
+        return 2;
+    }
+    static struct gen g;
+    g.bodies = bodies;
+    g.rate = rate;
+    g.rgmp_fd = -1;
+    g.cap = (size_t)((double)ms / 1000.0 * rate * bodies) + 1024;
+    for (int e = 0; e < N_EG; e++) {
+        g.lat[e] = malloc(g.cap * sizeof(double));
+        if (!g.lat[e]) die("malloc");
+    }
+    g.tcp_cap = 1 << 20;
+    g.tcp_buf = malloc(g.tcp_cap);
+    if (!g.tcp_buf) die("malloc");
+    rgmp_session_init(&g.sess, NULL, false);
+
+    g.tx = socket(AF_INET, SOCK_DGRAM, 0);
+    g.rtp_rx = socket(AF_INET, SOCK_DGRAM, 0);
+    if (g.tx < 0 || g.rtp_rx < 0) die("socket");
+    int big = 4 << 20;
+    setsockopt(g.rtp_rx, SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    sa.sin_port = htons((uint16_t)rtp_out);
+    if (bind(g.rtp_rx, (struct sockaddr *)&sa, sizeof sa)) die("bind --rtp-out");
+    g.rtp_in = sa;
+    g.rtp_in.sin_port = htons((uint16_t)rtp_in);
+    if (rgmp) {
+        sa.sin_port = htons((uint16_t)rgmp);
+        int64_t end = bench_now_ns() + 10 * INT64_C(1000000000);
+        for (;;) {
+            g.rgmp_fd = socket(AF_INET, SOCK_STREAM, 0);
+            if (!connect(g.rgmp_fd, (struct sockaddr *)&sa, sizeof sa)) break;
+            close(g.rgmp_fd);
+            if (bench_now_ns() > end) die("connect --rgmp");
+            usleep(50000);
+        }
+        int one = 1;
+        setsockopt(g.rgmp_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    }
+    int64_t period = (int64_t)(1e9 / rate), next = bench_now_ns();
+    /* warm-up: entities created, definitions received, caches warm */
+    run_until(&g, bench_now_ns() + 700 * INT64_C(1000000), &next, period);
+
+    static const double qs[5] = {0.5, 0.9, 0.99, 0.999, 1.0};
+    static const char *qn[5] = {"p50", "p90", "p99", "p999", "max"};
+    double *res = calloc((size_t)N_EG * 5 * (size_t)reps, sizeof(double));
+    double *cpu = calloc((size_t)reps, sizeof(double)),
+           *cnt = calloc((size_t)N_EG * (size_t)reps, sizeof(double));
+    if (!res || !cpu || !cnt) die("calloc");
+    for (int r = 0; r < reps; r++) {
+        memset(g.n, 0, sizeof g.n);
+        uint64_t f0 = g.sent_frames;
+        double c0 = proc_cpu_s(pid);
+        int64_t t0 = bench_now_ns();
+        g.measuring = true;
+        run_until(&g, t0 + (int64_t)ms * 1000000, &next, period);
+        g.measuring = false;
+        double secs = (double)(bench_now_ns() - t0) / 1e9;
+        double updates = (double)(g.sent_frames - f0) * bodies;
+        cpu[r] = (proc_cpu_s(pid) - c0) / secs * 100.0;
+        cpu[r] = updates > 0 ? cpu[r] : NAN;
+        for (int e = 0; e < N_EG; e++) {
+            qsort(g.lat[e], g.n[e], sizeof(double), bench_cmp_double);
+            for (int q = 0; q < 5; q++)
+                res[((size_t)e * 5 + (size_t)q) * (size_t)reps + (size_t)r] =
+                    bench_quantile_sorted(g.lat[e], g.n[e], qs[q]);
+            cnt[(size_t)e * (size_t)reps + (size_t)r] = updates > 0 ? (double)g.n[e] / updates : 0;
+        }
+        fprintf(stderr, "loopback: rep %d: rtp %zu, rgmp %zu samples\n", r, g.n[0], g.n[1]);
+    }
+    /* same-run baseline: a bare relay thread, same cadence and packet size */
+    double *rel = calloc((size_t)5 * (size_t)reps, sizeof(double));
+    if (!rel) die("calloc");
+    for (int r = 0; r < reps; r++) {
+        double q5[5];
+        relay_once((int)g.pkt_len, rate, ms, q5);
+        for (int q = 0; q < 5; q++)
+            rel[(size_t)q * (size_t)reps + (size_t)r] = q5[q];
+    }
+    struct bench_json j = {.first = {true}};
+    bench_json_open(&j, NULL);
+    bench_json_num(&j, "bodies", bodies);
+    bench_json_num(&j, "packet_bytes", (double)g.pkt_len);
+    bench_json_open(&j, "relay_baseline_us");
+    for (int q = 0; q < 5; q++)
+        bench_json_arr(&j, qn[q], rel + (size_t)q * (size_t)reps, reps);
+    bench_json_close(&j);
+    bench_json_num(&j, "rate_hz", rate);
+    bench_json_str(&j, "ingress", "rtp (one RTP packet of Object2 per frame)");
+    bench_json_arr(&j, "gateway_cpu_percent", cpu, reps);
+    bench_json_open(&j, "latency_us");
+    for (int e = 0; e < N_EG; e++) {
+        if (e == 1 && g.rgmp_fd < 0) continue;
+        bench_json_open(&j, eg_names[e]);
+        for (int q = 0; q < 5; q++)
+            bench_json_arr(&j, qn[q], res + ((size_t)e * 5 + (size_t)q) * (size_t)reps, reps);
+        bench_json_arr(&j, "delivered_ratio", cnt + (size_t)e * (size_t)reps, reps);
+        bench_json_num(&j, "unmatched", (double)g.unmatched[e]);
+        bench_json_close(&j);
+    }
+    bench_json_close(&j);
+    bench_json_close(&j);
+    rgmp_session_free(&g.sess);
+    free(rel);
+    return 0;
+}
