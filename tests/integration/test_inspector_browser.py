@@ -49,6 +49,9 @@ def main():
     node = shutil.which("node")
     if not node:
         skip("node not found (docker/install-deps.sh installs nodejs)")
+    ver = subprocess.run([node, "--version"], capture_output=True, text=True).stdout.strip()
+    if int((ver.lstrip("v").split(".") or ["0"])[0] or 0) < 18:
+        skip(f"node {ver} is too old for playwright-core (needs >= 18)")
     if not os.access(CHROMIUM, os.X_OK):
         skip(f"{CHROMIUM} not found (docker/install-deps.sh installs chromium)")
     if not os.path.isdir(os.path.join(NODE_MODULES, "playwright-core")):
