@@ -75,7 +75,7 @@ static void rig_down(struct rig *g)
 {
     g->a.ops->stop(&g->a);
     g->a.ops->destroy(&g->a);
-    xg_conf_free(g->conf);
+    xg_conf_yaml_free(g->conf);
     xg_table_free(g->table);
     event_base_free(g->base);
     close(g->rx);
