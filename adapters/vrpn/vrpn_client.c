@@ -814,6 +814,7 @@ static void schedule_reconnect(struct vconn *c)
 static void close_conn(struct vconn *c, bool reconnect)
 {
     struct xg_adapter *a = c->a;
+    bool was_up = c->state == ST_HANDSHAKE || c->state == ST_STREAMING;
     if (c->bev) {
         bufferevent_free(c->bev);
         c->bev = NULL;
@@ -838,11 +839,12 @@ static void close_conn(struct vconn *c, bool reconnect)
         d->ponged = d->nopong_warned = false;
         d->ping_start_ns = d->last_ping_ns = 0;
         xg_time_map_reset(&d->tmap);
-        struct xg_sample s = {.capture_ns = now, .receive_ns = now, .flags = XG_SAMPLE_INACTIVE};
-        for (int k = 0; k < d->n_sensors; k++) {
+        for (int k = 0; k < d->n_sensors; k++)
             d->sensors[k].last_src = 0;
+        if (!was_up) continue; /* failed attempts do not keep dead entities alive */
+        struct xg_sample s = {.capture_ns = now, .receive_ns = now, .flags = XG_SAMPLE_INACTIVE};
+        for (int k = 0; k < d->n_sensors; k++)
             if (d->sensors[k].id) xg_table_push(a->table, d->sensors[k].id, &s);
-        }
         if (d->ctl_id) xg_table_push(a->table, d->ctl_id, &s);
     }
     if (reconnect)

@@ -541,6 +541,14 @@ def run_replays(gw, s1, stock, udp):
     assert a["state"] == "streaming" and a["counters"]["tcp_reports"] > 0, a
     assert a["counters"]["pongs"] >= 5 and a["counters"]["bad_messages"] == 0, a
     assert a["peer"] == f"tcp://127.0.0.1:{s1.port}", a
+    assert a["counters"]["connections"] == 1 and a["counters"]["devices"] == 5, a  # shared
+    # the stock recording answers pings for both of its names: once ponged, no more pings
+    # (s1 and udp also name devices that the recorded client did not ping: pinged every second)
+    pings = {n: adapter(gw, n)["counters"]["pings"] for n in ("s1", "stock")}
+    time.sleep(1.2)
+    after = {n: adapter(gw, n)["counters"]["pings"] for n in pings}
+    assert after["stock"] == pings["stock"] and after["s1"] > pings["s1"], (pings, after)
+    assert "no response from server for >= 3 seconds to pings of 'Dial0'" in gw.log()
 
     # stock vrpn_server, identity frame, the same device names as the recording: the client's
     # bytes match the mainline client's message for message
