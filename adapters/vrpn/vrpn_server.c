@@ -80,8 +80,24 @@ static const char *const our_types[] = {
     VRPN_TYPE_TEXT,
     VRPN_TYPE_PING,
     VRPN_TYPE_PONG,
+    VRPN_TYPE_BUTTON_CHANGE,
+    VRPN_TYPE_BUTTON_STATES,
+    "vrpn_Button Admin",
+    "vrpn_Button Alert",
+    VRPN_TYPE_ANALOG_CHANNEL,
 };
-enum { T_POS_QUAT = 4, T_VELOCITY = 5, T_SET_RATE = 13, T_TEXT = 15, T_PING = 16, T_PONG = 17 };
+enum {
+    T_POS_QUAT = 4,
+    T_VELOCITY = 5,
+    T_SET_RATE = 13,
+    T_TEXT = 15,
+    T_PING = 16,
+    T_PONG = 17,
+    T_BUTTON_CHANGE = 18,
+    T_BUTTON_STATES = 19,
+    T_BUTTON_ADMIN = 20,
+    T_ANALOG = 22
+};
 #define N_OUR_TYPES ((int)(sizeof our_types / sizeof our_types[0]))
 
 struct rule {
@@ -101,6 +117,9 @@ struct tracker {
     char name[VRPN_CNAME_MAX];
     uint8_t *used; /* sensor numbers in use or reserved (bitset) */
     size_t used_bits;
+    int extras_slot; /* the slot whose buttons/analogs this tracker serves, -1 = none */
+    int n_btn;       /* buttons known (states last sent) */
+    uint8_t btn[VRPN_MAX_BUTTONS];
 };
 
 struct report {
@@ -109,9 +128,18 @@ struct report {
     uint8_t vel[VELOCITY_LEN];
 };
 
+struct xmsg { /* a button or analog message of a tracker: body in reports.xb */
+    int tracker, type;
+    size_t off, len;
+};
+
 struct reports {
     struct report *v;
     size_t n, cap;
+    struct xmsg *x;
+    size_t xn, xcap;
+    uint8_t *xb;
+    size_t xblen, xbcap;
 };
 
 enum conn_state { C_CONNECTING, C_COOKIE, C_STREAMING };
@@ -346,13 +374,34 @@ static int conn_open_udp(struct xg_adapter *a, struct conn *c)
     return 0;
 }
 
-/* The client's cookie was accepted: send our handshake burst (§6.1 step 3, §6.3). */
+/* Append a Button States of tracker t (if it has buttons) to w (TCP, §8.2). */
+static void encode_states(struct xg_adapter *a, struct conn *c, int t, struct xg_writer *w,
+                          struct vrpn_header h)
+{
+    struct vrpn_server *s = a->priv;
+    const struct tracker *tr = &s->trackers[t];
+    if (tr->n_btn <= 0) return;
+    static struct vrpn_body b; /* single-threaded reactor */
+    b.kind = VRPN_BODY_BUTTON_STATES;
+    b.u.states.count = tr->n_btn;
+    for (int k = 0; k < tr->n_btn; k++)
+        b.u.states.states[k] = tr->btn[k];
+    int sender = conn_tracker_sender(a, c, t, NULL, NULL);
+    if (sender < 0) return;
+    h.sender = sender;
+    h.type = T_BUTTON_STATES;
+    vrpn_encode_body_message(w, &h, &c->tcp_seq, &b, NULL);
+}
+
+/* The client's cookie was accepted: send our handshake burst (§6.1 step 3, §6.3), then a Button
+ * States for every tracker with buttons (mainline's "got connection" handler, §6.1 step 4). */
 static bool conn_handshake(struct xg_adapter *a, struct conn *c)
 {
     struct vrpn_server *s = a->priv;
     size_t names = (size_t)vrpn_id_map_count(&c->map, VRPN_ID_SENDER) +
                    (size_t)vrpn_id_map_count(&c->map, VRPN_ID_TYPE);
-    size_t cap = (names + 1) * (VRPN_HEADER_SIZE + 4 + VRPN_CNAME_MAX + 8) + 256;
+    size_t cap = (names + 1) * (VRPN_HEADER_SIZE + 4 + VRPN_CNAME_MAX + 8) + 256 +
+                 (size_t)s->n_trackers * (VRPN_HEADER_SIZE + 8 + 4 * VRPN_MAX_BUTTONS);
     uint8_t *buf = malloc(cap);
     if (!buf) {
         a->errors++;
@@ -367,6 +416,8 @@ static bool conn_handshake(struct xg_adapter *a, struct conn *c)
     if (c->callback && c->udp_fd >= 0)
         rc = vrpn_encode_udp_description(&w, &h, &c->tcp_seq, c->udp_port, c->udp_host, &err);
     if (rc >= 0) rc = vrpn_id_map_encode_descriptions(&c->map, &w, &h, &c->tcp_seq, &err);
+    for (int t = 0; rc >= 0 && t < s->n_trackers; t++)
+        encode_states(a, c, t, &w, h);
     if (rc < 0) {
         XG_ERR(a->name, "client %s: handshake: %s", c->peer, err.msg);
         free(buf);
@@ -468,7 +519,7 @@ static bool conn_message(struct xg_adapter *a, struct conn *c, const struct vrpn
     const char *tname = type_name_of(c, lt);
     enum vrpn_body_kind kind = vrpn_body_kind_of(tname);
     size_t want = SIZE_MAX;
-    if (lt == T_SET_RATE)
+    if (lt == T_SET_RATE || lt == T_BUTTON_ADMIN)
         want = 8;
     else if (lt >= 9 && lt <= 14 && lt != 11 && lt != T_SET_RATE)
         want = 0; /* the tracker requests and Reset_Origin */
@@ -489,10 +540,11 @@ static bool conn_message(struct xg_adapter *a, struct conn *c, const struct vrpn
     if (lt == T_PING) {
         for (int t = 0; t < s->n_trackers; t++) {
             if (conn_tracker_sender(a, c, t, NULL, NULL) != ls) continue;
-            uint8_t b[VRPN_HEADER_SIZE];
+            uint8_t b[2 * VRPN_HEADER_SIZE + 8 + 4 * VRPN_MAX_BUTTONS];
             struct xg_writer w;
             xg_writer_init(&w, b, sizeof b);
             struct vrpn_header h = now_header(xg_clock_mono_ns());
+            encode_states(a, c, t, &w, h); /* button servers send States before the pong */
             h.sender = ls;
             h.type = T_PONG;
             vrpn_encode_message(&w, &h, &c->tcp_seq, NULL, 0, NULL);
@@ -810,6 +862,7 @@ static int tracker_find_or_add(struct xg_adapter *a, const char *name)
     s->trackers = nt;
     int t = s->n_trackers++;
     memset(&nt[t], 0, sizeof nt[t]);
+    nt[t].extras_slot = -1;
     snprintf(nt[t].name, sizeof nt[t].name, "%s", name);
     /* reserve the fixed sensors of rules naming this tracker literally */
     for (size_t i = 0; i < s->n_rules; i++)
@@ -963,6 +1016,80 @@ static void assign_new(struct xg_adapter *a, int64_t now)
 
 /* ---- egress ---- */
 
+static int x_add(struct reports *r, int tracker, int type, const struct vrpn_body *b)
+{
+    size_t need = 8 + 8 * VRPN_MAX_ANALOG + 4 * VRPN_MAX_BUTTONS;
+    if (r->xbcap - r->xblen < need) {
+        size_t nc = (r->xbcap ? r->xbcap * 2 : 8192) + need;
+        uint8_t *nb = realloc(r->xb, nc);
+        if (!nb) return -ENOMEM;
+        r->xb = nb;
+        r->xbcap = nc;
+    }
+    if (r->xn == r->xcap) {
+        size_t nc = r->xcap ? r->xcap * 2 : 32;
+        struct xmsg *nx = realloc(r->x, nc * sizeof *nx);
+        if (!nx) return -ENOMEM;
+        r->x = nx;
+        r->xcap = nc;
+    }
+    struct xg_writer w;
+    xg_writer_init(&w, r->xb + r->xblen, r->xbcap - r->xblen);
+    if (vrpn_body_encode(&w, b, NULL) < 0) return -EINVAL;
+    r->x[r->xn++] = (struct xmsg){.tracker = tracker, .type = type, .off = r->xblen, .len = w.len};
+    r->xblen += w.len;
+    return 0;
+}
+
+static void states_body(struct vrpn_body *b, int n, const uint8_t *st)
+{
+    b->kind = VRPN_BODY_BUTTON_STATES;
+    b->u.states.count = n;
+    for (int k = 0; k < n; k++)
+        b->u.states.states[k] = st[k] ? 1 : 0;
+}
+
+/* Buttons and analogs of entity e (slot i), served under its tracker's name for the tracker's
+ * lowest-numbered sensor that has any: Button Change for each button that changed (dirty pass),
+ * Button States (full refresh), Analog Channel (both). */
+static void add_extras(struct reports *r, struct xg_adapter *a, const struct xg_entity *e, int i,
+                       bool full)
+{
+    struct vrpn_server *s = a->priv;
+    if (e->n_buttons <= 0 && e->n_analogs <= 0) return;
+    int t = s->slots[i].tracker;
+    struct tracker *tr = &s->trackers[t];
+    int cur = tr->extras_slot;
+    if (cur >= 0 && cur != i && s->slots[cur].id != 0 && s->slots[cur].sensor < s->slots[i].sensor)
+        return;
+    tr->extras_slot = i;
+    static struct vrpn_body b; /* ~3 KiB; single-threaded reactor */
+    int nb = e->buttons ? (e->n_buttons < VRPN_MAX_BUTTONS ? e->n_buttons : VRPN_MAX_BUTTONS) : 0;
+    if (nb > 0 && full) {
+        states_body(&b, nb, e->buttons);
+        x_add(r, t, T_BUTTON_STATES, &b);
+    } else if (nb > 0) {
+        for (int k = 0; k < nb; k++) {
+            uint8_t st = e->buttons[k] ? 1 : 0;
+            if (k < tr->n_btn && tr->btn[k] == st) continue;
+            tr->btn[k] = st;
+            b.kind = VRPN_BODY_BUTTON_CHANGE;
+            b.u.button.button = k;
+            b.u.button.state = st;
+            x_add(r, t, T_BUTTON_CHANGE, &b);
+        }
+        if (nb > tr->n_btn) tr->n_btn = nb;
+    }
+    int na = e->analogs ? (e->n_analogs < VRPN_MAX_ANALOG ? e->n_analogs : VRPN_MAX_ANALOG) : 0;
+    if (na > 0) {
+        b.kind = VRPN_BODY_ANALOG;
+        b.u.analog.count = na;
+        for (int k = 0; k < na; k++)
+            b.u.analog.channels[k] = e->analogs[k];
+        x_add(r, t, T_ANALOG, &b);
+    }
+}
+
 static int add_report(struct reports *r, struct xg_adapter *a, const struct xg_entity *e,
                       const struct xg_pose *pose_in)
 {
@@ -1002,6 +1129,7 @@ static int add_report(struct reports *r, struct xg_adapter *a, const struct xg_e
     if (vrpn_body_encode(&w, &b, NULL) < 0 || w.len != VELOCITY_LEN) return 0;
     r->n++;
     a->samples_out++;
+    add_extras(r, a, e, i, r == &s->full);
     return 0;
 }
 
@@ -1037,7 +1165,7 @@ static bool conn_send(struct xg_adapter *a, struct conn *c, const struct reports
 {
     struct vrpn_server *s = a->priv;
     struct vrpn_header h = now_header(now);
-    size_t need = r->n * REPORT_WIRE;
+    size_t need = r->n * REPORT_WIRE + r->xn * (VRPN_HEADER_SIZE + 8) + r->xblen;
     if (s->scratch_cap < need) {
         uint8_t *nb = realloc(s->scratch, need);
         if (!nb) return true;
@@ -1068,6 +1196,21 @@ static bool conn_send(struct xg_adapter *a, struct conn *c, const struct reports
             }
         }
     }
+    for (size_t k = 0; k < r->xn; k++) {
+        const struct xmsg *x = &r->x[k];
+        int sender = conn_tracker_sender(a, c, x->tracker, NULL, NULL);
+        if (sender < 0) continue;
+        h.sender = sender;
+        h.type = x->type;
+        if (c->udp_ok && x->type == T_ANALOG) { /* low latency (§6.4) */
+            if (c->dlen + VRPN_HEADER_SIZE + x->len + 8 > sizeof c->dgram) udp_flush(a, c);
+            struct xg_writer dw;
+            xg_writer_init(&dw, c->dgram + c->dlen, sizeof c->dgram - c->dlen);
+            if (vrpn_encode_message(&dw, &h, &c->udp_seq, r->xb + x->off, x->len, NULL) == 0)
+                c->dlen += dw.len;
+        } else
+            vrpn_encode_message(&w, &h, &c->tcp_seq, r->xb + x->off, x->len, NULL);
+    }
     if (c->udp_ok) udp_flush(a, c);
     if (w.len) return conn_write(a, c, s->scratch, w.len);
     return true;
@@ -1078,8 +1221,8 @@ static void server_drain(struct xg_adapter *a)
     struct vrpn_server *s = a->priv;
     int64_t now = xg_clock_mono_ns();
     if (s->members_dirty) assign_new(a, now);
-    s->dirty.n = 0;
-    s->full.n = 0;
+    s->dirty.n = s->dirty.xn = s->dirty.xblen = 0;
+    s->full.n = s->full.xn = s->full.xblen = 0;
     xg_table_drain(a->table, a->index, now, visit_dirty, a);
     bool full_built = false;
     struct conn *next;
@@ -1112,7 +1255,7 @@ static void server_drain(struct xg_adapter *a)
             r = &s->full;
             c->need_full = false;
         }
-        if (r->n) conn_send(a, c, r, now);
+        if (r->n || r->xn) conn_send(a, c, r, now);
     }
 }
 
@@ -1314,6 +1457,10 @@ static void server_destroy(struct xg_adapter *a)
     free(s->by_eslot);
     free(s->dirty.v);
     free(s->full.v);
+    free(s->dirty.x);
+    free(s->full.x);
+    free(s->dirty.xb);
+    free(s->full.xb);
     free(s->scratch);
     free(s->tracker_name);
     free(s);

@@ -11,15 +11,24 @@ rt/demo/<sensor> (sensors in ascending entity-name order) within 1e-9 -- the dou
 their printed digits are too. The synth runs at 2 Hz so that one /api/entities answer usually
 holds the same sample on both sides; a comparison is retried when a new sample is still on its
 way (the `samples` counts differ). Velocities travel as VRPN's rotation increment over dt and come
-back through log(q)/dt: within 1e-6 rad/s. Skipped (77) when this build has no vrpn-client."""
+back through log(q)/dt: within 1e-6 rad/s.
+
+Buttons and analogs: a raw-byte VRPN server (Python) feeds device "Wand" (Pos_Quat, Button States,
+Button Change, Analog Channel) to a vrpn-client "rig"; the vrpn-server serves tracker "rig" with
+the entity's buttons (Button States at connect and before a pong, Button Change when one changes,
+over TCP) and analogs (Analog Channel, over UDP in UDP+TCP mode), checked by raw clients.
+Skipped (77) when this build has no vrpn-client."""
 import os
 import socket
+import struct
 import subprocess
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from xgtest import BIN, Gateway, skip  # noqa: E402
+from test_vrpn_server import COOKIE, Client, counters, describe, msg, server_port  # noqa: E402
 
 TOL = 1e-9
 
@@ -79,7 +88,104 @@ adapters:
         except Exception:
             print(gw.log()[-5000:])
             raise
+    extras()
     print("OK")
+
+
+class WandServer(threading.Thread):
+    """A raw VRPN server with one device "Wand": tracker sensor 0, 3 buttons, 3 analogs."""
+    TYPES = ["vrpn_Tracker Pos_Quat", "vrpn_Button Change", "vrpn_Button States",
+             "vrpn_Analog Channel", "vrpn_Base ping_message", "vrpn_Base pong_message"]
+
+    def __init__(self):
+        super().__init__(daemon=True)
+        self.lis = socket.socket()
+        self.lis.bind(("127.0.0.1", 0))
+        self.lis.listen(1)
+        self.port = self.lis.getsockname()[1]
+        self.stop = False
+        self.press = threading.Event()
+
+    def run(self):
+        self.lis.settimeout(10)
+        c, _ = self.lis.accept()
+        c.settimeout(0.05)
+        out = COOKIE + describe("sender", 0, "VRPN Control") + describe("sender", 1, "Wand")
+        for i, n in enumerate(self.TYPES):
+            out += describe("type", i, n)
+        out += msg(1, 2, struct.pack(">4i", 3, 0, 1, 0))  # Button States [0, 1, 0]
+        c.sendall(out)
+        pressed = False
+        while not self.stop:
+            try:
+                if not c.recv(65536):
+                    break
+            except socket.timeout:
+                pass
+            body = struct.pack(">ii7d", 0, 0, 0.5, 1.5, -0.25, 0, 0, 0, 1)
+            out = msg(1, 0, body) + msg(1, 3, struct.pack(">4d", 3, 0.25, -0.5, 0.75))
+            if self.press.is_set() and not pressed:
+                out += msg(1, 1, struct.pack(">ii", 2, 1))  # Button Change: button 2 pressed
+                pressed = True
+            c.sendall(out)
+        c.close()
+
+
+def button_states(c):
+    """The client's view of tracker rig's buttons: the last States, updated by later Changes."""
+    st = None
+    for r in c.reports:
+        if r[1] != "rig":
+            continue
+        if r[2] == "states":
+            st = list(r[4])
+        elif r[2] == "change" and st is not None:
+            st[r[4][0]] = r[4][1]
+    return st
+
+
+def extras():
+    wand = WandServer()
+    wand.start()
+    cfg = f"""
+adapters:
+  - name: rig
+    type: vrpn-client
+    devices: ["Wand@tcp://127.0.0.1:{wand.port}"]
+  - name: vrpn
+    type: vrpn-server
+    listen: "127.0.0.1:0"
+    rate_hz: 50
+"""
+    with Gateway(cfg) as gw:
+        try:
+            end = time.monotonic() + 10
+            while time.monotonic() < end and not counters(gw)["sensors"]:
+                time.sleep(0.05)
+            port = server_port(gw)
+            cs = [Client(port, "tcp", senders=("rig",)), Client(port, "udp", senders=("rig",))]
+            for c in cs:
+                c.until(lambda: [r for r in c.reports if r[2] == "analog"], what="analogs")
+            wand.press.set()
+            for c in cs:
+                c.until(lambda: button_states(c) == [0, 1, 1], what=f"buttons ({c.mode})")
+                an = [r for r in c.reports if r[2] == "analog"]
+                assert an[-1][1] == "rig" and an[-1][4] == [0.25, -0.5, 0.75], an[-1]
+                assert {r[0] for r in an} == {"udp" if c.mode == "udp" else "tcp"}
+                assert {r[0] for r in c.reports if r[2] in ("states", "change")} == {"tcp"}
+                n = len([r for r in c.reports if r[2] == "states"])
+                c.ping("rig")
+                c.until(lambda: any(r[2] == "pong" for r in c.reports), what="pong")
+                kinds = [r[2] for r in c.reports if r[2] in ("states", "pong")]
+                assert kinds[-2:] == ["states", "pong"], kinds  # States first, then the pong
+                assert len([r for r in c.reports if r[2] == "states"]) == n + 1
+                c.close()
+            print("buttons and analogs: States/Change over TCP, Analog Channel (UDP in UDP+TCP)")
+        except Exception:
+            print(gw.log()[-5000:])
+            raise
+        finally:
+            wand.stop = True
 
 
 def run(gw):

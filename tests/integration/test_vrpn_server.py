@@ -31,7 +31,8 @@ COOKIE = b"vrpn: ver. 07.38  0" + b"\0" * 5
 CLIENT_TYPES = ["VRPN_Connection_Got_First_Connection", "VRPN_Connection_Got_Connection",
                 "VRPN_Connection_Dropped_Connection", "VRPN_Connection_Dropped_Last_Connection",
                 "vrpn_Tracker Pos_Quat", "vrpn_Tracker Velocity", "vrpn_Base ping_message",
-                "vrpn_Base pong_message"]
+                "vrpn_Base pong_message", "vrpn_Button Change", "vrpn_Button States",
+                "vrpn_Analog Channel"]
 # /api/entities prints 9 significant digits (values here are < 2 m): 1e-8 is its resolution;
 # the doubles on the VRPN wire are the table's exactly.
 TOL = 1e-8
@@ -146,6 +147,19 @@ class Client:
             s1, s2, *v = struct.unpack(">ii8d", body)
             assert s1 == s2 and s1 >= 0
             self.reports.append((channel, sname, "vel", s1, v, hdr))
+        elif tname == "vrpn_Button Change":
+            assert length == 32, f"Button Change length {length}"
+            self.reports.append((channel, sname, "change", None, struct.unpack(">ii", body), hdr))
+        elif tname == "vrpn_Button States":
+            n = struct.unpack(">i", body[:4])[0]
+            assert length == 24 + 4 + 4 * n, f"Button States length {length} for {n}"
+            self.reports.append((channel, sname, "states", None,
+                                 list(struct.unpack(f">{n}i", body[4:])), hdr))
+        elif tname == "vrpn_Analog Channel":
+            n = struct.unpack(">d", body[:8])[0]
+            assert n == int(n) and length == 24 + 8 * (int(n) + 1), f"Analog length {length}"
+            self.reports.append((channel, sname, "analog", None,
+                                 list(struct.unpack(f">{int(n)}d", body[8:])), hdr))
         elif tname == "vrpn_Base pong_message":
             assert length == 24
             self.reports.append((channel, sname, "pong", None, None, hdr))
