@@ -2,7 +2,9 @@
 sends to B (rtp ingress); B asks A for a full state with an FIR when A's SSRC first appears, and
 B's /api/entities shows A's entities (named <adapter>/<ssrc>/<type>-<objectID>, kinds from the
 object types) at A's poses, with velocities. Also: B's ingress entities are not sent back to A's
-port by B's own egress (split horizon), and a silent SSRC is forgotten after ssrc_timeout_ms."""
+port by B's own egress (split horizon), and a silent SSRC is forgotten after ssrc_timeout_ms. Multicast: one sender, two gateways
+that bind the same group on the loopback interface (skipped if this host cannot loop multicast
+back)."""
 import sys
 import time
 
@@ -45,7 +47,9 @@ adapters:
                 len(names) == 4 and all(n.startswith("fromA/5eed0001/") for n in names), names
             kinds = sorted(e["kind"] for e in ents)
             assert kinds == ["head", "left_hand", "object", "right_hand"], kinds
-            time.sleep(0.2)
+            t_end = time.monotonic() + 3
+            while adapter(a, "out")["counters"]["firs_in"] < 1 and time.monotonic() < t_end:
+                time.sleep(0.02)
             ca = adapter(a, "out")["counters"]
             assert ca["firs_in"] >= 1 and ca["full_states"] >= 1, ca
             assert adapter(b, "fromA")["counters"]["firs_out"] >= 1
@@ -90,7 +94,66 @@ adapters:
         assert time.monotonic() - t0 > 0.3  # not before the timeout
         assert adapter(b, "fromA")["counters"]["ssrc_timeouts"] == 1
     print("chain: A's synth entities reach B over RTP with poses and velocities; BYE removes them")
+    multicast()
     return 0
+
+
+GROUP = "239.255.42.17"
+
+
+def multicast_works(port):
+    r = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    r.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    r.bind(("", port))
+    try:
+        r.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP,
+                     socket.inet_aton(GROUP) + socket.inet_aton("127.0.0.1"))
+        t = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        t.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, socket.inet_aton("127.0.0.1"))
+        t.sendto(b"probe", (GROUP, port))
+        r.settimeout(0.5)
+        return r.recv(100) == b"probe"
+    except OSError:
+        return False
+    finally:
+        r.close()
+
+
+def multicast():
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    if not multicast_works(port):
+        print("multicast: skipped (no multicast loopback on this host)")
+        return
+    cfg_rx = f"""
+adapters:
+  - name: grp
+    type: rtp
+    bind: "{GROUP}:{port}"
+    interface: 127.0.0.1
+"""
+    cfg_tx = f"""
+adapters:
+  - name: demo
+    type: synth
+    bodies: 0
+  - name: out
+    type: rtp
+    bind: "127.0.0.1:0"
+    interface: 127.0.0.1
+    destinations: ["{GROUP}:{port}"]
+"""
+    with Gateway(cfg_rx) as b1, Gateway(cfg_rx) as b2, Gateway(cfg_tx) as a:
+        for b in (b1, b2):
+            ents = wait_entities(b, 3, "grp/")
+            assert sorted(e["kind"] for e in ents) == ["head", "left_hand", "right_hand"], ents
+        t_end = time.monotonic() + 3  # FIRs from the receivers reach the sender's port
+        while adapter(a, "out")["counters"]["firs_in"] < 2 and time.monotonic() < t_end:
+            time.sleep(0.02)
+        assert adapter(a, "out")["counters"]["firs_in"] >= 2, adapter(a, "out")
+    print("multicast: one sender, two receiving gateways on a group")
 
 
 if __name__ == "__main__":
