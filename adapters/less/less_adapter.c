@@ -1613,7 +1613,7 @@ static void udp_resend(struct peer *p, int64_t now)
             klen += r.len;
             kcount++;
         }
-        memcpy(s->msgs, keep, klen);
+        if (klen) memcpy(s->msgs, keep, klen);
         s->msgs_len = klen;
         s->count = kcount;
         s->sent_ns = now;

@@ -401,6 +401,10 @@ adapters:
             assert c["refused_403"] == 2 and c["not_found_404"] == 1, c
             assert c["framing_errors"] >= 3 and c["bad_signature"] == 1, c
             assert c["peers"] == 1, c
+            p2.s.close()
+            rc, _ = g.stop()
+            log = g.log()
+            assert rc == 0 and "Sanitizer" not in log and "runtime error" not in log, log[-3000:]
     return 0
 
 

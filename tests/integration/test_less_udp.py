@@ -169,6 +169,10 @@ adapters:
                   f"{relay.reordered}, corrupted {relay.corrupted}, A resends {ca['resends']:.0f}, "
                   f"B stale {cb['stale_packets']:.0f} dup {cb['duplicates']:.0f} "
                   f"bad sig {cb['bad_signature']:.0f}, largest datagram {relay.max_len} B")
+            for g in (a, b):
+                rc, _ = g.stop()
+                log = g.log()
+                assert rc == 0 and "Sanitizer" not in log and "runtime error" not in log, log[-3000:]
     finally:
         relay.close()
 
