@@ -311,9 +311,11 @@ def test_egress_poses():
                     best = (d, o, dt)
             d, o, dt = best
             assert abs(dt) < 0.1, dt
-            # Time1 has 1 ms resolution (speeds < 1 m/s): 2 mm + Float32
-            assert d < 0.002 + 1e-6, (ent["name"], d, o, ent)
-            assert dist(o["v"], lh_pos(ent["velocity"])) < 0.02, (o["v"], ent["velocity"])
+            # Time1 has 1 ms resolution (speeds < 1 m/s): 2 mm + Float32, plus what the
+            # synthetic paths' acceleration (< 2 m/s^2) does over the time between the two reads
+            assert d < 0.002 + 1e-6 + dt * dt, (ent["name"], d, o, ent, dt)
+            assert dist(o["v"], lh_pos(ent["velocity"])) < 0.01 + 2 * abs(dt), \
+                (o["v"], ent["velocity"], dt)
             w = lh_angvel(ent["angular_velocity"])
             q_ref = q_mul(q_exp(w, dt), lh_quat(ent["orientation"]))
             s = q_from_ijk(o["s"])
