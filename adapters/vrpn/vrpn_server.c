@@ -2,15 +2,16 @@
  * in TCP-only and UDP+TCP modes, byte-compatible with mainline VRPN 07.38's vrpn_server.
  *
  * Config keys: listen ("0.0.0.0:3883": TCP listen socket and UDP connection-request socket on the
- * same address and port), max_clients (64), max_output_bytes (256 KiB: while a client's unsent TCP
- * output is above it, reports for it are skipped and it gets a full refresh of the newest poses
- * once it drains; a client that stays above it for slow_timeout_ms (2000), or whose output reaches
- * 2x the bound, is dropped and counted), tracker_name (template, "{origin}"), trackers (list of
- * {match: GLOB, tracker: TEMPLATE, sensor: N}: the first rule whose glob matches the entity name
- * decides the tracker and optionally a fixed sensor number), send_velocity (true), plus the sink
- * keys rate_hz / include / exclude and frame (default identity: the internal Y-up frame; Z-up
- * clients want `frame: vrpn-zup`). Templates: {origin} = the entity name's first '/'-segment (the
- * origin adapter's name unless renamed), {kind} = the entity kind, {name} = the whole entity name.
+ * same address and port), max_clients (64, both modes together), max_output_bytes (256 KiB: while
+ * a client's unsent TCP output is above it, reports for it are skipped and it gets a full refresh
+ * of the newest poses once it drains; a client that stays above it for slow_timeout_ms (2000), or
+ * whose output passes 2x the bound, is dropped and counted; so a client costs at most 2x the bound
+ * plus one tick), tracker_name (template, "{origin}"), trackers (list of {match: GLOB, tracker:
+ * TEMPLATE, sensor: N}: the first rule whose glob matches the entity name decides the tracker and
+ * optionally a fixed sensor number), send_velocity (true), plus the sink keys rate_hz / include /
+ * exclude and frame (default identity: the internal Y-up frame; Z-up clients want
+ * `frame: vrpn-zup`). Templates: {origin} = the entity name's first '/'-segment (the origin
+ * adapter's name unless renamed), {kind} = the entity kind, {name} = the whole entity name.
  *
  * Sensor numbers: per tracker, an entity name gets a number the first time it is seen (names that
  * appear together, e.g. at start-up, are numbered in ascending name order), after the numbers in
@@ -20,15 +21,21 @@
  *
  * Per connection (§6): both sides send the cookie at once; after the client's cookie we send
  * [UDP_DESCRIPTION when we called the client back] + SENDER_DESCRIPTIONs ("VRPN Control", then
- * the trackers) + TYPE_DESCRIPTIONs (the 18 types mainline's vrpn_server registers for trackers,
- * in its order), then every sensor's Pos_Quat and Velocity on each tick (rate_hz), predicted to
- * the send time and stamped with it. Pos_Quat/Velocity go over UDP once the client's
- * UDP_DESCRIPTION has arrived (packed into datagrams of at most 1472 bytes), otherwise over TCP.
+ * the trackers) + TYPE_DESCRIPTIONs (ids 0..17 exactly as the stock vrpn_server describes them for
+ * a tracker, then the button and analog types), a Button States per tracker with buttons, then on
+ * each tick (rate_hz) a Pos_Quat and a Velocity per updated sensor, predicted to the send time and
+ * stamped with it (a new or recovering client first gets every sensor). Velocity carries the
+ * linear velocity and the world-frame rotation increment exp(ω·dt) over dt = 0.1 s (shorter for
+ * spins above π/2 per 0.1 s). Pos_Quat/Velocity/Analog go over UDP once the client's
+ * UDP_DESCRIPTION has arrived (datagrams of at most 1472 bytes), otherwise over TCP. Buttons and
+ * analogs of an entity are served under its tracker's name for the tracker's lowest sensor that
+ * has any (Button Change per changed button, Button States at connect and before each pong).
  * Descriptions the client sends are mapped and names new to us are described back (echo, §6.2);
- * pings from a tracker name we serve are answered with one pong (§7). A client message that
- * breaks the rules (bad cookie, length < 24 or oversized, wrong body size, a type or sender id it
- * never described, a bad description, a truncated message at EOF) closes that connection with
- * one log line naming the peer, the field and the value. */
+ * pings from a tracker name we serve get one pong (§7), others none. A client message that breaks
+ * the rules (bad cookie, length < 24 or oversized, wrong body size, a type or sender id it never
+ * described, a bad description or unknown system type, a truncated message at EOF) closes that
+ * connection with one log line naming the peer, the field and the value. What clients send over
+ * UDP is read and discarded (mainline clients send none). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <event2/buffer.h>
