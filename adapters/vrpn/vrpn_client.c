@@ -51,6 +51,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "adapters/vrpn/vrpn_client.h"
 #include "adapters/vrpn/vrpn_codec.h"
 #include "core/adapter.h"
 #include "core/clock.h"
@@ -58,7 +59,6 @@
 #include "core/net.h"
 #include "mappings/frame.h"
 
-#define VRPN_DEFAULT_PORT 3883
 #define DIAL_ANALOG_BASE 64 /* dial d -> analogs[64 + d] */
 #define LOB_RESEND_NS (2 * XG_NS_PER_S)
 #define PING_INTERVAL_NS XG_NS_PER_S
@@ -399,14 +399,9 @@ static void on_velocity(struct xg_adapter *a, struct vdev *d, const struct vrpn_
                           .receive_ns = xg_clock_mono_ns(),
                           .flags = XG_SAMPLE_VELOCITY,
                           .velocity = r->vec};
-    /* vel_quat is the rotation increment over vel_quat_dt seconds, applied on the left (world
-     * frame, §8.1, §10): omega = log(vel_quat) / dt along the shortest arc. */
-    double n2 = xg_quat_dot(r->quat, r->quat);
-    if (isfinite(r->quat_dt) && r->quat_dt > 0 && n2 > 1e-12 && isfinite(n2)) {
-        struct xg_vec3 rv = xg_quat_log(xg_quat_normalize(r->quat));
-        s.angular_velocity = xg_vec3_scale(rv, 1.0 / r->quat_dt);
+    /* vel_quat is the rotation increment over vel_quat_dt seconds (§8.1, §10) */
+    if (vrpn_client_angular_velocity(r->quat, r->quat_dt, &s.angular_velocity))
         s.flags |= XG_SAMPLE_ANGULAR_VELOCITY;
-    }
     xg_frame_sample_in(a->frame, &s);
     if (xg_table_push(a->table, sn->id, &s) < 0) a->drops++;
 }
@@ -950,26 +945,34 @@ static void tick_cb(evutil_socket_t fd, short what, void *arg)
 
 /* ---- config ---- */
 
-/* Parse "Name@[tcp://|x-vrpn://]host[:port]". */
-static int parse_device(const char *text, char *name, bool *tcp_only, char *host, size_t hsize,
-                        int *port)
+bool vrpn_client_angular_velocity(struct xg_quat inc, double dt, struct xg_vec3 *out)
 {
-    const char *at = strchr(text, '@');
+    *out = XG_VEC3_ZERO;
+    double n2 = xg_quat_dot(inc, inc);
+    if (!isfinite(dt) || dt <= 0 || !isfinite(n2) || n2 < 1e-24) return false;
+    *out = xg_vec3_scale(xg_quat_log(xg_quat_normalize(inc)), 1.0 / dt);
+    return true;
+}
+
+int vrpn_client_parse_name(const char *text, struct vrpn_client_name *out)
+{
+    memset(out, 0, sizeof *out);
+    const char *at = text ? strchr(text, '@') : NULL;
     if (!at || at == text || (size_t)(at - text) >= VRPN_CNAME_MAX) return -EINVAL;
-    snprintf(name, VRPN_CNAME_MAX, "%.*s", (int)(at - text), text);
+    snprintf(out->device, sizeof out->device, "%.*s", (int)(at - text), text);
     const char *loc = at + 1;
-    *tcp_only = false;
     if (!strncmp(loc, "tcp://", 6)) {
-        *tcp_only = true;
+        out->tcp_only = true;
         loc += 6;
     } else if (!strncmp(loc, "x-vrpn://", 9)) {
         loc += 9;
-    } else if (strstr(loc, "://") || !strncmp(loc, "file:", 5)) {
+    } else if (strstr(loc, "://") || !strncmp(loc, "file:", 5) || !strncmp(loc, "mpi:", 4)) {
         return -EPROTONOSUPPORT;
     }
-    if (!*loc || strlen(loc) >= hsize) return -EINVAL;
-    if (xg_net_split_hostport(loc, host, hsize, port, VRPN_DEFAULT_PORT) < 0 || !host[0] ||
-        *port <= 0 || *port > 65535)
+    if (!*loc || strlen(loc) >= sizeof out->host) return -EINVAL;
+    if (xg_net_split_hostport(loc, out->host, sizeof out->host, &out->port, VRPN_DEFAULT_PORT) <
+            0 ||
+        !out->host[0] || out->port <= 0 || out->port > 65535)
         return -EINVAL;
     return 0;
 }
@@ -977,10 +980,11 @@ static int parse_device(const char *text, char *name, bool *tcp_only, char *host
 static int add_device(struct xg_adapter *a, struct vclient *v, const struct xg_conf *at,
                       const char *text, struct xg_error *err)
 {
-    char name[VRPN_CNAME_MAX], host[200];
-    bool tcp_only;
-    int port = 0;
-    int rc = parse_device(text, name, &tcp_only, host, sizeof host, &port);
+    struct vrpn_client_name nm;
+    int rc = vrpn_client_parse_name(text, &nm);
+    const char *name = nm.device, *host = nm.host;
+    bool tcp_only = nm.tcp_only;
+    int port = nm.port;
     if (rc == -EPROTONOSUPPORT)
         return xg_conf_error(err, at, -EINVAL,
                              "devices: '%s': only host[:port], x-vrpn://host[:port] (UDP+TCP) "
