@@ -2,7 +2,8 @@
 
 - egress: synth -> rtp; a receiver decodes RTP + game-state objects (Head1, Hand1, Object2) and
   finds the poses of /api/entities (converted to the draft's left-handed frame) at the objects'
-  Time1, within Float16/Float32 precision plus the timing error; RTP seq/SSRC/PT rules hold
+  Time1, within Float16/Float32 precision plus the timing error; RTP seq/SSRC/PT rules hold;
+  RTCP SR + CNAME on the muxed port, its NTP/RTP pair consistent with the objects' Time1
 - an RTCP FIR (and a PLI) gets a full state while neither the tick nor the refresh is due; a
   repeated FIR seq nr is ignored
 - periodic refresh: full states keep coming with nothing else to send
@@ -266,7 +267,8 @@ adapters:
 
 def test_egress_poses():
     rx = udp()
-    with Gateway(config(rx.getsockname()[1], "    rate_hz: 90\n    refresh_ms: 100000\n")) as gw:
+    with Gateway(config(rx.getsockname()[1], "    rate_hz: 90\n    refresh_ms: 100000\n"
+                               "    rtcp_interval_ms: 50\n")) as gw:
         wait_entities(gw, N_SYNTH, "demo/")
         recv_all(rx, 0.05, 0.05)  # drop what came before
         api = gw.get_json("/api/entities")
@@ -275,19 +277,37 @@ def test_egress_poses():
         ssrc = None
         seqs = []
         latest = {}  # object (type, id) -> list of (mono ns, object)
+        srs = []
+        data = []  # (rtp ts, Time1 of its first object)
         for d, _ in pkts:
-            if d[1] in range(192, 224):
-                continue  # RTCP SR
+            if d[1] in range(192, 224):  # RTCP (muxed): SR then SDES CNAME
+                assert d[0] & 0xC0 == 0x80 and d[1] == 200, d[:2]
+                ssrc_sr, ntp, rtp_ts, count = struct.unpack_from(">IQII", d, 4)
+                srs.append((ssrc_sr, ntp, rtp_ts, count))
+                n1 = (struct.unpack_from(">H", d, 2)[0] + 1) * 4
+                assert d[n1 + 1] == 202 and b"xrgate-headsets@" in d[n1:], d[n1:]
+                continue
             h, payload = parse_rtp(d)
+            objs = parse_objects(payload)
+            data.append((h["ts"], objs[0][1]["time"]))
             assert h["pt"] == 98
             assert ssrc in (None, h["ssrc"])
             ssrc = h["ssrc"]
             seqs.append(h["seq"])
             assert len(d) <= 1200
-            for name, o in parse_objects(payload):
+            for name, o in objs:
                 latest.setdefault((name, o["id"]), []).append((mono_from_time1(o["time"]), o))
         for a, b in zip(seqs, seqs[1:]):
             assert b == (a + 1) & 0xFFFF, seqs
+        # RTCP SR: the RTP timestamp is the sampling instant on the 90 kHz clock, the same
+        # instant as the objects' Time1 (wall ms): NTP(SR) + (ts - ts(SR)) / 90 kHz = Time1
+        assert srs and all(x[0] == ssrc and x[3] > 0 for x in srs), srs
+        _, ntp, rtp_sr, _ = srs[-1]
+        ntp_ms = ((ntp >> 32) - 2208988800) * 1000 + (ntp & 0xFFFFFFFF) * 1000 / 2 ** 32
+        for ts, time1 in data:
+            d_ts = ((ts - rtp_sr + 2 ** 31) % 2 ** 32) - 2 ** 31
+            wall_ms = ntp_ms + d_ts / 90.0
+            assert abs(((wall_ms - time1 + 32768) % 65536) - 32768) <= 1.5, (wall_ms, time1)
         st = adapter(gw, "headsets")
         assert st["counters"]["ssrc"] == ssrc
         # object ids are stable per entity: every (type, id) seen maps to one API entity
