@@ -57,7 +57,7 @@ struct xg_gateway {
     struct xg_gw_adapter *adapters[XG_MAX_ADAPTERS];
     int n_adapters;
     struct evhttp *http;
-    char admin_bound[128]; /* actual "host:port" after bind */
+    char admin_bound[128];          /* actual "host:port" after bind */
     struct xg_inspector *inspector; /* web inspector state (gateway/inspector.c), NULL until used */
     struct event *expire_ev, *lag_ev, *sigint_ev, *sigterm_ev;
     int64_t lag_expected_ns;
