@@ -17,6 +17,8 @@ Buttons and analogs: a raw-byte VRPN server (Python) feeds device "Wand" (Pos_Qu
 Button Change, Analog Channel) to a vrpn-client "rig"; the vrpn-server serves tracker "rig" with
 the entity's buttons (Button States at connect and before a pong, Button Change when one changes,
 over TCP) and analogs (Analog Channel, over UDP in UDP+TCP mode), checked by raw clients.
+Sensor numbering: a raw server's devices B then A appear one after the other (B = sensor 0, A = 1),
+expire, and come back together: they keep their numbers.
 Skipped (77) when this build has no vrpn-client."""
 import os
 import socket
@@ -89,7 +91,102 @@ adapters:
             print(gw.log()[-5000:])
             raise
     extras()
+    stable_numbers()
     print("OK")
+
+
+class PhaseServer(threading.Thread):
+    """A raw VRPN server whose devices report only while listed in self.active (name -> x)."""
+
+    def __init__(self, devices):
+        super().__init__(daemon=True)
+        self.lis = socket.socket()
+        self.lis.bind(("127.0.0.1", 0))
+        self.lis.listen(1)
+        self.port = self.lis.getsockname()[1]
+        self.devices = devices
+        self.active = {}
+        self.stop = False
+
+    def run(self):
+        self.lis.settimeout(10)
+        c, _ = self.lis.accept()
+        c.settimeout(0.03)
+        out = COOKIE + describe("sender", 0, "VRPN Control")
+        for i, n in enumerate(self.devices):
+            out += describe("sender", i + 1, n)
+        out += describe("type", 0, "vrpn_Tracker Pos_Quat")
+        c.sendall(out)
+        while not self.stop:
+            try:
+                if not c.recv(65536):
+                    break
+            except socket.timeout:
+                pass
+            out = b""
+            for name, x in list(self.active.items()):
+                body = struct.pack(">ii7d", 0, 0, x, 1.0, 0.0, 0, 0, 0, 1)
+                out += msg(self.devices.index(name) + 1, 0, body)
+            if out:
+                c.sendall(out)
+        c.close()
+
+
+def stable_numbers():
+    """Sensor numbers are kept per entity name for the process lifetime: B (seen first) stays 0
+    and A stays 1 after both expired and came back in the other order."""
+    src = PhaseServer(["A", "B"])
+    src.start()
+    cfg = f"""
+gateway:
+  entity: {{stale_ms: 100, expire_ms: 400}}
+adapters:
+  - name: rig
+    type: vrpn-client
+    devices: ["A@tcp://127.0.0.1:{src.port}", "B@tcp://127.0.0.1:{src.port}"]
+  - name: vrpn
+    type: vrpn-server
+    listen: "127.0.0.1:0"
+    rate_hz: 50
+"""
+    with Gateway(cfg) as gw:
+        try:
+            port = server_port(gw)
+
+            def sensors_now():
+                return counters(gw)["sensors"]
+
+            def wait(pred, what):
+                end = time.monotonic() + 10
+                while time.monotonic() < end and not pred():
+                    time.sleep(0.05)
+                assert pred(), what
+
+            def check(tag):
+                c = Client(port, "tcp", senders=("rig",))
+                c.until(lambda: len(c.latest("rig", "pq")) == 2, what=f"2 sensors ({tag})")
+                c.pump(0.2)
+                got = {s: v[0] for s, v in c.latest("rig", "pq").items()}
+                c.close()
+                assert got == {0: 2.0, 1: 1.0}, f"{tag}: sensor -> x {got}, want B=0 (x 2), A=1"
+
+            src.active["B"] = 2.0
+            wait(lambda: sensors_now() == 1, "B served")
+            src.active["A"] = 1.0
+            wait(lambda: sensors_now() == 2, "A served")
+            check("first")
+            src.active.clear()
+            wait(lambda: sensors_now() == 0, "entities expired")
+            src.active["A"] = 1.0
+            src.active["B"] = 2.0
+            wait(lambda: sensors_now() == 2, "both back")
+            check("after the source came back")
+            print("sensor numbers kept per name across a source restart")
+        except Exception:
+            print(gw.log()[-5000:])
+            raise
+        finally:
+            src.stop = True
 
 
 class WandServer(threading.Thread):
