@@ -26,7 +26,10 @@ import sys
 import threading
 import time
 
-from xgtest import SHARED_DIR, Gateway, skip
+import subprocess
+import tempfile
+
+from xgtest import BIN, SHARED_DIR, Gateway, skip
 
 FIX = os.path.join(SHARED_DIR, "fixtures", "vrpn")
 COOKIE = b"vrpn: ver. 07.38  0" + b"\0" * 5
@@ -494,7 +497,41 @@ def run_bad(gw, bad):
     return len(BAD_CASES) + 2
 
 
+CHECK_ERRORS = [
+    ("", "2:5: vrpn-client: 'devices' is required"),
+    ("devices: []", "4:14: devices: the list is empty"),
+    ('devices: ["Tracker0"]', "4:15: devices: 'Tracker0' is not a VRPN name"),
+    ('devices: ["T@h:99999"]', "4:15: devices: 'T@h:99999' is not a VRPN name"),
+    ('devices: ["T@file://take.vrpn"]', "4:15: devices: 'T@file://take.vrpn': only host[:port]"),
+    ('devices: ["T@tcp://h", "T@tcp://h:3883"]', "4:28: devices: 'T@tcp://h:3883' is listed twice"),
+    ('devices: ["T@tcp://h", "T@h2"]', "4:28: devices: 'T@h2': a device named 'T' is already"),
+    ('devices: ["VRPN Control@h"]', "4:15: devices: 'VRPN Control@h': 'VRPN Control' is reserved"),
+    ('devices: "T@h"\n    max_sensors: 0', "5:18: 'max_sensors' = 0 is out of range"),
+    ('devices: "T@h"\n    device: "U@h"', "unknown key 'device'"),
+]
+
+
+def run_check_errors():
+    """xrgate --check reports bad vrpn-client configs with file:line:column."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "c.yaml")
+        for body, want in CHECK_ERRORS:
+            with open(path, "w") as f:
+                f.write("adapters:\n  - name: rig\n    type: vrpn-client\n    " + body + "\n")
+            r = subprocess.run([BIN, "--check", "--config", path], capture_output=True, text=True,
+                               timeout=10)
+            out = r.stdout + r.stderr
+            assert r.returncode == 1 and want in out, (body, r.returncode, out)
+        with open(path, "w") as f:
+            f.write('adapters:\n  - name: rig\n    type: vrpn-client\n    devices: ["T@h", '
+                    '"U@tcp://h:4000", "V@x-vrpn://[::1]"]\n    connect_timeout_ms: 200\n')
+        r = subprocess.run([BIN, "--check", "--config", path], capture_output=True, text=True,
+                           timeout=10)
+        assert r.returncode == 0, r.stdout + r.stderr
+
+
 def main():
+    run_check_errors()
     if not os.path.isfile(os.path.join(FIX, "session1_tcp_s2c.bin")):
         skip(f"VRPN fixtures not found in {FIX} (the shared folder beside the checkout)")
     s1, stock = ReplayServer("session1_tcp"), ReplayServer("stock_vrpn_server_tcp")
