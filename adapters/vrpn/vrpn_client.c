@@ -908,8 +908,11 @@ static void tick_cb(evutil_socket_t fd, short what, void *arg)
     int64_t now = xg_clock_mono_ns();
     if (c->state == ST_CONNECTING && !c->tcp_only && !c->bev) {
         if (now - c->phase_start_ns >= v->connect_timeout_ns) {
-            XG_WARN(a->name, "peer %s: no call-back within %.1f s of the connection request",
-                    c->peer, (double)v->connect_timeout_ns * 1e-9);
+            if (c->backoff.attempts < 3 || c->backoff.attempts % 10 == 0)
+                XG_WARN(a->name,
+                        "peer %s: no call-back within %.1f s of the connection request (attempt "
+                        "%" PRIu32 ")",
+                        c->peer, (double)v->connect_timeout_ns * 1e-9, c->backoff.attempts + 1);
             close_conn(c, true);
             return;
         }
