@@ -439,6 +439,57 @@ def test_bad_input(gw):
     good.close()
 
 
+def test_requests_and_limits(gw):
+    """Malformed connection requests are logged and ignored; max_clients refuses the extra session
+    in both modes; the server keeps serving."""
+    port = server_port(gw, "vrpnmap")
+    end = time.monotonic() + 5  # the mapping test's client is gone
+    while time.monotonic() < end and counters(gw, "vrpnmap")["clients"]:
+        time.sleep(0.02)
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    u.bind(("127.0.0.1", 0))
+    peer = f"127.0.0.1:{u.getsockname()[1]}"
+    for bad in (b"127.0.0.1 80\0", b"no-nul 5000", b"evil;host 5000\0"):
+        u.sendto(bad, ("127.0.0.1", port))
+    end = time.monotonic() + 5
+    while time.monotonic() < end and counters(gw, "vrpnmap")["requests_rejected"] < 3:
+        time.sleep(0.05)
+    assert counters(gw, "vrpnmap")["requests_rejected"] == 3
+    lines = [ln for ln in gw.lines if f"connection request from {peer}" in ln]
+    assert len(lines) == 3 and "80" in lines[0], lines
+    u.close()
+    a, b = Client(port, "tcp"), Client(port, "udp")
+    a.until(lambda: a.latest("Head", "pq"), what="first client")
+    b.until(lambda: b.latest("Head", "pq"), what="second client")
+    third = socket.socket()
+    third.connect(("127.0.0.1", port))
+    third.settimeout(5)
+    assert third.recv(100) == b"", "third client not refused"
+    third.close()
+    lis = socket.socket()
+    lis.bind(("127.0.0.1", 0))
+    lis.listen(1)
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    u.sendto(f"127.0.0.1 {lis.getsockname()[1]}".encode() + b"\0", ("127.0.0.1", port))
+    end = time.monotonic() + 5
+    while time.monotonic() < end and counters(gw, "vrpnmap")["clients_refused"] < 2:
+        time.sleep(0.05)
+    assert counters(gw, "vrpnmap")["clients_refused"] == 2
+    lis.settimeout(0.2)
+    try:
+        lis.accept()
+        raise AssertionError("called back past max_clients")
+    except socket.timeout:
+        pass
+    lis.close()
+    u.close()
+    n = len(a.reports)
+    a.until(lambda: len(a.reports) > n, what="first client still served")
+    a.close()
+    b.close()
+    print("connection requests and max_clients: OK")
+
+
 def test_slow_reader(gw):
     port = server_port(gw, "vrpnslow")
     other = Client(port, "tcp")
@@ -486,6 +537,7 @@ def main():
     listen: "127.0.0.1:0"
     exclude: "big/*"
     tracker_name: "rig-{origin}"
+    max_clients: 2
     trackers:
       - {match: "demo/head", tracker: Head, sensor: 5}
       - {match: "demo/*_hand", tracker: Hands}
@@ -514,6 +566,7 @@ def main():
             test_wire_and_poses(gw)
             test_unserved_ping(gw)
             test_mapping(gw)
+            test_requests_and_limits(gw)
             test_many_clients(gw)
             test_bad_input(gw)
             test_slow_reader(gw)
