@@ -85,6 +85,9 @@ struct rtpa_dest {
 struct rtpa_oid {
     struct rtpa_oid *next;
     uint64_t oid;
+    int64_t buttons;          /* last GameControl1 mask sent */
+    uint16_t buttons_changed; /* Time1 of its last change */
+    bool sent_buttons;
     char name[]; /* entity name */
 };
 
@@ -398,19 +401,19 @@ static int rtpa_create(struct xg_adapter *a, const struct xg_conf *conf, struct 
 
 /* ---- egress ---- */
 
-static uint64_t object_id_for(struct rtpa *r, const char *name)
+static struct rtpa_oid *object_id_for(struct rtpa *r, const char *name)
 {
     uint32_t h = hash_str(name) & 255;
     for (struct rtpa_oid *o = r->oids[h]; o; o = o->next)
-        if (!strcmp(o->name, name)) return o->oid;
+        if (!strcmp(o->name, name)) return o;
     size_t n = strlen(name);
-    struct rtpa_oid *o = malloc(sizeof *o + n + 1);
-    if (!o) return 0;
+    struct rtpa_oid *o = calloc(1, sizeof *o + n + 1);
+    if (!o) return NULL;
     memcpy(o->name, name, n + 1);
     o->oid = r->next_oid++;
     o->next = r->oids[h];
     r->oids[h] = o;
-    return o->oid;
+    return o;
 }
 
 struct send_ctx {
@@ -485,6 +488,9 @@ static void fill_rot2(struct rtp_gs_rot2 *rot, const struct xg_pose *p)
     rtp_gs_ijk_from_quat(e, rot->e);
 }
 
+static void put_object(struct send_ctx *c, const struct xg_entity *e,
+                       const struct rtp_gs_object *o);
+
 static int send_visit(void *user, const struct xg_entity *e, const struct xg_pose *pose_in)
 {
     struct send_ctx *c = user;
@@ -492,8 +498,9 @@ static int send_visit(void *user, const struct xg_entity *e, const struct xg_pos
     struct rtpa *r = a->priv;
     struct xg_pose p = *pose_in;
     xg_frame_pose_out(a->frame, &p);
-    uint64_t oid = object_id_for(r, e->name);
-    if (!oid) return 0;
+    struct rtpa_oid *od = object_id_for(r, e->name);
+    if (!od) return 0;
+    uint64_t oid = od->oid;
     enum xg_kind kind = e->kind < XG_KIND_COUNT ? e->kind : XG_KIND_OBJECT;
     bool left = kind == XG_KIND_LEFT_HAND;
     struct rtp_gs_object o;
@@ -560,25 +567,57 @@ static int send_visit(void *user, const struct xg_entity *e, const struct xg_pos
     }
     }
     o.tag = rtp_gs_type_tag(o.type);
+    put_object(c, e, &o);
+    if (e->n_buttons > 0 || e->n_analogs > 0) {
+        /* buttons (indices 0..19 = draft bits 1..20, D6) and analogs 0..3 (left x/y, right
+         * x/y) as a GameControl1 with the same object ID */
+        struct rtp_gs_game_control1 *g = &o.u.game_control1;
+        memset(&o, 0, sizeof o);
+        o.type = RTP_GS_GAME_CONTROL1;
+        o.tag = rtp_gs_type_tag(o.type);
+        g->object_id = oid;
+        g->time = c->time1;
+        for (int i = 0; i < e->n_buttons && i < 20; i++)
+            if (e->buttons[i]) g->buttons |= INT64_C(1) << i;
+        if (!od->sent_buttons || od->buttons != g->buttons) {
+            od->buttons = g->buttons;
+            od->buttons_changed = c->time1;
+            od->sent_buttons = true;
+        }
+        g->buttons_changed = od->buttons_changed;
+        float *sticks[4] = {&g->left_x, &g->left_y, &g->right_x, &g->right_y};
+        for (int i = 0; i < 4 && i < e->n_analogs; i++) {
+            double v = e->analogs[i];
+            *sticks[i] = (float)(v < -1 ? -1 : v > 1 ? 1 : v);
+        }
+        put_object(c, e, &o);
+    }
+    return 0;
+}
+
+/* Append one object to the packet being built, flushing it first when the object does not fit. */
+static void put_object(struct send_ctx *c, const struct xg_entity *e, const struct rtp_gs_object *o)
+{
+    struct xg_adapter *a = c->a;
+    struct rtpa *r = a->priv;
     struct xg_error err = {0};
-    int rc = rtp_gs_encode_object(&c->w, &o, &err);
+    int rc = rtp_gs_encode_object(&c->w, o, &err);
     if (rc == -EMSGSIZE && c->n_objects) {
         packet_flush(c);
-        rc = rtp_gs_encode_object(&c->w, &o, &err);
+        rc = rtp_gs_encode_object(&c->w, o, &err);
     }
     if (rc) {
         r->oversize++;
         a->drops++;
         if (r->oversize == 1)
-            XG_WARN(a->name, "entity '%s' not sent as %s: %s", e->name, rtp_gs_type_name(o.type),
+            XG_WARN(a->name, "entity '%s' not sent as %s: %s", e->name, rtp_gs_type_name(o->type),
                     err.msg[0] ? err.msg : strerror(-rc));
-        return 0;
+        return;
     }
     c->n_objects++;
     c->sent++;
     r->objects_out++;
     a->samples_out++;
-    return 0;
 }
 
 static void send_ctx_init(struct send_ctx *c, struct xg_adapter *a, int64_t now)
@@ -777,6 +816,64 @@ static bool sample_rot2(struct xg_sample *smp, const struct rtp_gs_rot2 *rot)
     return true;
 }
 
+static int64_t time1_capture(uint16_t time1, int64_t recv_ns, int64_t wall_ns)
+{
+    int64_t t = xg_clock_wall_to_mono_ns(xg_ms16_to_ns(time1, wall_ns));
+    return t < recv_ns ? t : recv_ns;
+}
+
+/* GameControl1: buttons (bit n-1 → button n-1, D6) and sticks (analogs 0..3) go to the entity of
+ * a pose object with the same object ID from the same SSRC when there is one (a controller's
+ * SixDOF1), else to an entity <ssrc>/GameControl1-<id> of kind controller, reported inactive
+ * at the origin (it has no pose). */
+static void apply_game_control(struct xg_adapter *a, struct rtpa_ssrc *s,
+                               const struct rtp_gs_game_control1 *g, int64_t recv_ns,
+                               int64_t wall_ns, const char *peer)
+{
+    struct rtpa *r = a->priv;
+    uint32_t id = 0;
+    for (struct rtpa_obj *ob = s->objs; ob && !id; ob = ob->next)
+        if (ob->object_id == g->object_id && ob->tag != RTP_GS_TAG_GAME_CONTROL1 && ob->id &&
+            xg_table_get(a->table, ob->id))
+            id = ob->id;
+    if (!id) {
+        struct rtpa_obj *ob = obj_get(r, s, RTP_GS_TAG_GAME_CONTROL1, g->object_id);
+        if (!ob) {
+            bad_input(a, peer, R_LIMIT, "max_objects (%lld) reached, GameControl1 %llu ignored",
+                      (long long)r->max_objects, (unsigned long long)g->object_id);
+            return;
+        }
+        struct xg_sample smp = {.capture_ns = time1_capture(g->time, recv_ns, wall_ns),
+                                .receive_ns = recv_ns,
+                                .flags = XG_SAMPLE_INACTIVE};
+        int rc = -ENOENT;
+        if (ob->id) rc = xg_table_push(a->table, ob->id, &smp);
+        if (rc == -ENOENT) {
+            /* the table creates entities from poses only: the origin, reported inactive */
+            smp.flags |= XG_SAMPLE_POSE;
+            smp.orientation = XG_QUAT_IDENTITY;
+            char src[96];
+            snprintf(src, sizeof src, "%08x/GameControl1-%llu", s->ssrc,
+                     (unsigned long long)g->object_id);
+            struct xg_entity_key key = {.source = src, .kind = XG_KIND_CONTROLLER};
+            rc = xg_table_update(a->table, a, &key, &smp, &ob->id);
+        }
+        if (rc) {
+            a->drops++;
+            return;
+        }
+        id = ob->id;
+    }
+    for (int i = 0; i < 20; i++)
+        xg_table_set_button(a->table, id, i, (g->buttons >> i) & 1);
+    const float sticks[4] = {g->left_x, g->left_y, g->right_x, g->right_y};
+    for (int i = 0; i < 4; i++)
+        if (isfinite(sticks[i])) xg_table_set_analog(a->table, id, i, sticks[i]);
+    a->samples_in++;
+    r->objects_in++;
+    s->objects++;
+}
+
 static void apply_object(struct xg_adapter *a, struct rtpa_ssrc *s, const struct rtp_gs_object *o,
                          int64_t recv_ns, int64_t wall_ns, const char *peer)
 {
@@ -852,7 +949,10 @@ static void apply_object(struct xg_adapter *a, struct rtpa_ssrc *s, const struct
         sample_loc2(&smp, &o->u.sixdof1.loc);
         ok = sample_rot2(&smp, &o->u.sixdof1.rot);
         break;
-    default: /* Mesh1 (geometry), GameControl1 (no pose): not entities */
+    case RTP_GS_GAME_CONTROL1:
+        apply_game_control(a, s, &o->u.game_control1, recv_ns, wall_ns, peer);
+        return;
+    default: /* Mesh1 (geometry): not an entity */
         r->ignored_objects++;
         return;
     }
@@ -862,12 +962,7 @@ static void apply_object(struct xg_adapter *a, struct rtpa_ssrc *s, const struct
         return;
     }
     /* Time1: wall-clock ms mod 65536, unwrapped against our wall clock, never after receipt */
-    int64_t cap = recv_ns;
-    if (has_time) {
-        int64_t t = xg_clock_wall_to_mono_ns(xg_ms16_to_ns(time1, wall_ns));
-        if (t < cap) cap = t;
-    }
-    smp.capture_ns = cap;
+    smp.capture_ns = has_time ? time1_capture(time1, recv_ns, wall_ns) : recv_ns;
     xg_frame_sample_in(a->frame, &smp);
     struct rtpa_obj *ob = obj_get(r, s, o->tag, oid);
     if (!ob) {

@@ -81,6 +81,11 @@ def object2(oid, t, p, v, s, e, scale=(1, 1, 1), active=1):
                loc2(scale, (0, 0, 0)) + bytes([active]))
 
 
+def game_control1(oid, t, buttons, changed, sticks):
+    return obj(133, varuint(oid) + struct.pack(">H", t) + varuint(buttons) +
+               struct.pack(">H4e", changed, *sticks))
+
+
 def rtp(pt, seq, ts, ssrc, payload, first=0x80):
     return struct.pack(">BBHII", first, pt, seq & 0xFFFF, ts & 0xFFFFFFFF, ssrc) + payload
 
@@ -446,6 +451,19 @@ adapters:
         assert dist(head["angular_velocity"], lh_angvel(w)) < 2e-3, head
         assert dist(ob["velocity"], (0.0, 0.0, -0.5)) < 1e-3, ob
         assert abs(ob["position"][2] - 3.0) < 0.1 and abs(ob["position"][1] - 1.0) < 1e-3, ob
+        # GameControl1 (D6 bits, VarInt < 64 here): buttons and sticks join the pose object with
+        # the same ID, or stand alone as an inactive controller
+        t1 = (time.time_ns() // 1_000_000) & 0xFFFF
+        tx.sendto(rtp(98, seq[0], 0, SENDER, game_control1(9, t1, 0x0C, t1, (0.5, -0.5, 0, 1)) +
+                      game_control1(50, t1, 0x01, t1, (0, 0, 0, 0))), dst)
+        seq[0] += 1
+        ents = {e["name"]: e for e in wait_entities(gw, 3, "rx/")}
+        ob = ents[f"rx/{SENDER:08x}/Object2-9"]
+        assert ob["extra"]["buttons"][:4] == [0, 0, 1, 1], ob
+        assert ob["extra"]["analogs"] == [0.5, -0.5, 0, 1], ob
+        gc = ents[f"rx/{SENDER:08x}/GameControl1-50"]
+        assert gc["kind"] == "controller" and gc["active"] is False, gc
+        assert gc["extra"]["buttons"][0] == 1, gc
         # the new SSRC got a FIR from the gateway
         firs = [d for d, _ in recv_all(tx, 0.05) if len(d) == 20 and d[:2] == b"\x84\xce"]
         assert firs and struct.unpack(">I", firs[0][12:16])[0] == SENDER, firs

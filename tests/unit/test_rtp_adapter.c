@@ -1,6 +1,7 @@
 /* Unit tests for the rtp adapter's egress on a real table and UDP loopback (no gateway): whole
  * objects packed into MTU-sized packets, RTP seq/timestamp rules, object IDs stable per entity,
- * Rot2 built as exp(ω·1 s) ⊗ s in the draft's frame and clamped below π rad/s (draft §3.5). */
+ * Rot2 built as exp(ω·1 s) ⊗ s in the draft's frame and clamped below π rad/s (draft §3.5),
+ * buttons/analogs as a GameControl1 beside the pose object. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <event2/event.h>
@@ -241,11 +242,40 @@ static void test_rot2_rate_clamp(void **state)
     rig_down(&g);
 }
 
+static void test_game_control_egress(void **state)
+{
+    (void)state;
+    struct rig g;
+    rig_up(&g, 1200);
+    put(&g, "wand", XG_KIND_CONTROLLER, (struct xg_vec3){0, 1, 0}, XG_VEC3_ZERO);
+    const struct xg_entity *e = xg_table_find(g.table, "src/wand");
+    assert_non_null(e);
+    assert_int_equal(xg_table_set_button(g.table, e->id, 2, true), 0); /* A */
+    assert_int_equal(xg_table_set_button(g.table, e->id, 3, true), 0); /* B */
+    assert_int_equal(xg_table_set_analog(g.table, e->id, 0, 0.5), 0);
+    assert_int_equal(xg_table_set_analog(g.table, e->id, 1, -7.0), 0); /* clamped to -1 */
+    g.a.ops->drain(&g.a);
+    struct got got;
+    receive(&g, &got, 1200);
+    assert_int_equal(got.objects, 2);
+    assert_int_equal(got.objs[0].type, RTP_GS_SIXDOF1);
+    assert_int_equal(got.objs[1].type, RTP_GS_GAME_CONTROL1);
+    const struct rtp_gs_game_control1 *gc = &got.objs[1].u.game_control1;
+    assert_int_equal(gc->object_id, got.objs[0].u.sixdof1.object_id);
+    assert_int_equal(gc->buttons, RTP_GS_BTN_A | RTP_GS_BTN_B);
+    assert_int_equal(gc->buttons_changed, gc->time);
+    assert_float_equal(gc->left_x, 0.5f, 0);
+    assert_float_equal(gc->left_y, -1.0f, 0);
+    assert_false(got.objs[0].u.sixdof1.left);
+    rig_down(&g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_packing_and_ids),
         cmocka_unit_test(test_rot2_rate_clamp),
+        cmocka_unit_test(test_game_control_egress),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
