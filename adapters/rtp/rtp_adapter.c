@@ -22,7 +22,13 @@
  * defaults to the preset gamestate-lh (the draft's left-handed Y-up) when `frame:` is absent.
  *
  * RTCP is multiplexed on the RTP port (RFC 5761, wire-rules §6), as the exported SDP says
- * (a=rtcp-mux). */
+ * (a=rtcp-mux).
+ *
+ * Egress object IDs: 1, 2, 3... in the order entities are first sent, kept per entity name for the
+ * process lifetime. Ingress entity names: <adapter>/<ssrc, 8 hex digits>/<Type>-<objectID decimal>.
+ * A sender silent for ssrc_timeout_ms (or that sends BYE) is forgotten, its entities removed (they
+ * are STALE after entity.stale_ms before that). Bad input is dropped, counted per reason
+ * (drop_* counters) and logged once per peer and reason, then summarised every 10 s. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <event2/event.h>
