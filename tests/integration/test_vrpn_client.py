@@ -322,7 +322,7 @@ adapters:
               "Prop@127.0.0.1:{udp}"]
   - name: bad
     type: vrpn-client
-    devices: "Tracker0@tcp://127.0.0.1:{bad}"
+    devices: ["Tracker0@tcp://127.0.0.1:{bad}", "Wand@tcp://127.0.0.1:{bad}"]
   - name: demo
     type: synth
     bodies: 1
@@ -494,7 +494,29 @@ def run_bad(gw, bad):
     wait_for(lambda: entities(gw, "bad/Tracker0/0")["bad/Tracker0/0"]["active"],
              what="recovered after bad input")
     wait_for(lambda: adapter(gw, "bad")["state"] == "streaming", what="streaming again")
+    run_controls_move(gw, bad)
     return len(BAD_CASES) + 2
+
+
+def run_controls_move(gw, bad):
+    """A device with buttons and analogs but no tracker report yet gets a controller entity; when
+    its first tracker report arrives the controls move to the tracker entity."""
+    bad.conn.sendall(desc(-1, 4, "Wand") + desc(-2, 11, "vrpn_Button Change") +
+                     desc(-2, 12, "vrpn_Analog Channel") +
+                     msg(4, 11, struct.pack(">ii", 2, 1)) +
+                     msg(4, 12, struct.pack(">3d", 2.0, 0.25, -0.5)))
+    e = wait_for(lambda: entities(gw, "bad/Wand").get("bad/Wand"), what="controller entity")
+    assert e["kind"] == "controller" and e["position"] == [0.0, 0.0, 0.0], e
+    assert e["extra"]["buttons"] == [0, 0, 1] and e["extra"]["analogs"] == [0.25, -0.5], e
+    bad.conn.sendall(msg(4, 7, pos_quat(0, (0.5, 1.5, -2.0), (0.0, 0.6, 0.0, 0.8)), t=(2000, 0)))
+    ents = wait_for(lambda: (lambda e: e if "bad/Wand/0" in e and "bad/Wand" not in e else None)(
+        entities(gw, "bad/Wand")), what="controls moved to the tracker entity")
+    w = ents["bad/Wand/0"]
+    assert w["extra"]["buttons"] == [0, 0, 1] and w["extra"]["analogs"] == [0.25, -0.5], w
+    assert close(w["position"], (0.5, 1.5, -2.0)) and quat_close(w["orientation"], (0, .6, 0, .8))
+    bad.conn.sendall(msg(4, 11, struct.pack(">ii", 0, 1)))
+    wait_for(lambda: entities(gw, "bad/Wand/0")["bad/Wand/0"]["extra"]["buttons"] == [1, 0, 1],
+             what="button on the tracker entity")
 
 
 CHECK_ERRORS = [
