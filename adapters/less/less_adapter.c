@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "adapters/less/less_codec.h"
+#include "adapters/less/less_mapping.h"
 #include "core/adapter.h"
 #include "core/clock.h"
 #include "core/log.h"
@@ -269,6 +270,9 @@ struct less_adapter {
     bool tls_on, tls_verify;
     char tls_cert[512], tls_key[512], tls_ca[512], server_name[256];
     struct xg_tls_ctx *tls;
+    /* types loaded from mapping files */
+    struct less_mapping **mappings;
+    size_t n_mappings;
     /* runtime */
     const char *gw_id;
     char schema_str[128];
@@ -307,6 +311,18 @@ static const char *adapter_name_of(const struct xg_adapter *a, int index)
     const struct xg_gw_adapter *ga = (const struct xg_gw_adapter *)a;
     if (ga->gw && index >= 0 && index < ga->gw->n_adapters) return ga->gw->adapters[index]->a.name;
     return "?";
+}
+
+/* ---- schemas ---- */
+
+/* Our schema for a type URI the peer introduces: the pose schema or a loaded mapping. */
+static const struct less_schema *schema_for_uri(const struct less_adapter *la, const char *uri)
+{
+    if (strcmp(uri, LESS_POSE_URI) == 0) return less_pose_schema();
+    for (size_t i = 0; i < la->n_mappings; i++)
+        if (strcmp(uri, la->mappings[i]->schema.uri) == 0)
+            return less_mapping_schema(la->mappings[i]);
+    return NULL;
 }
 
 /* ---- context callbacks ---- */
@@ -758,15 +774,23 @@ static int apply_props(struct peer *p, struct in_ent *ie, const struct less_comp
                        int64_t ts_quanta, int64_t now, struct xg_error *err)
 {
     struct less_adapter *la = p->la;
-    if (peer_type_schema(p, ie->typeid) != less_pose_schema()) return 0;
+    const struct less_schema *schema = peer_type_schema(p, ie->typeid);
+    if (!schema) return 0;
     uint32_t got = 0;
-    for (size_t c = 0; c < cl->count; c++) {
-        if (cl->items[c].component_id != 0) continue;
-        struct less_pose tmp = ie->pose;
-        int rc = less_pose_from_props(&cl->items[c].props, &tmp, err);
+    struct less_pose tmp = ie->pose;
+    if (schema == less_pose_schema()) {
+        for (size_t c = 0; c < cl->count; c++) {
+            if (cl->items[c].component_id != 0) continue;
+            int rc = less_pose_from_props(&cl->items[c].props, &tmp, err);
+            if (rc) return rc;
+            for (size_t i = 0; i < cl->items[c].props.count; i++)
+                got |= LESS_POSE_BIT(cl->items[c].props.items[i].property_id);
+        }
+    } else {
+        int rc = less_mapping_apply(less_mapping_of(schema), cl, &tmp, &got, err);
         if (rc) return rc;
-        for (size_t i = 0; i < cl->items[c].props.count; i++)
-            got |= LESS_POSE_BIT(cl->items[c].props.items[i].property_id);
+    }
+    {
         if (got & LESS_POSE_BIT(LESS_POSE_NAME)) {
             copy_str(ie->name, sizeof ie->name, tmp.name, tmp.name_len);
             tmp.name = ie->name;
@@ -895,7 +919,9 @@ static void unsubscribe_all(struct peer *p)
 static void handle_introduce_type(struct peer *p, const struct less_msg *m)
 {
     const char *uri = m->u.introduce_type.uri;
-    const struct less_schema *s = strcmp(uri, LESS_POSE_URI) == 0 ? less_pose_schema() : NULL;
+    const struct less_schema *s = schema_for_uri(p->la, uri);
+    const struct less_mapping *map = s && s != less_pose_schema() ? less_mapping_of(s) : NULL;
+    if (map && !less_mapping_pose_compatible(map)) s = NULL;
     int64_t typeid = m->u.introduce_type.typeid;
     bool found = false;
     for (size_t i = 0; i < p->n_ptypes; i++)
@@ -920,15 +946,45 @@ static void handle_introduce_type(struct peer *p, const struct less_msg *m)
                 p->addr, typeid, uri);
         return;
     }
-    /* subscribe to every property of component 0 */
-    static const int64_t all[LESS_POSE_N_PROPS] = {0, 1, 2, 3, 4, 5, 6, 7, 8};
-    struct less_comp_subscription cs = {
-        .path = {1, {0}}, .property_ids = all, .count = LESS_POSE_N_PROPS};
     struct less_msg sub = {.code = LESS_MSG_SUBSCRIBE_TYPE};
     sub.u.subscribe_type.typeid = typeid;
-    sub.u.subscribe_type.components = &cs;
-    sub.u.subscribe_type.count = 1;
-    queue_msg(p, &sub);
+    if (!map) {
+        /* subscribe to every property of component 0 */
+        static const int64_t all[LESS_POSE_N_PROPS] = {0, 1, 2, 3, 4, 5, 6, 7, 8};
+        struct less_comp_subscription cs = {
+            .path = {1, {0}}, .property_ids = all, .count = LESS_POSE_N_PROPS};
+        sub.u.subscribe_type.components = &cs;
+        sub.u.subscribe_type.count = 1;
+        queue_msg(p, &sub);
+        return;
+    }
+    /* a mapped type: the mapped properties of each component that has any */
+    size_t nc = map->schema.n_components, total = 0;
+    for (size_t c = 0; c < nc; c++)
+        total += map->comps[c].n_props;
+    struct less_comp_subscription *cs = calloc(nc ? nc : 1, sizeof *cs);
+    int64_t *ids = calloc(total ? total : 1, sizeof *ids);
+    if (cs && ids) {
+        size_t n = 0, k = 0;
+        for (size_t c = 0; c < nc; c++) {
+            size_t first = k;
+            for (size_t q = 0; q < map->comps[c].n_props; q++)
+                if (map->map[c][q].field != LESS_F_NONE) ids[k++] = (int64_t)q;
+            if (k == first) continue;
+            cs[n].path.len = 1;
+            cs[n].path.ids[0] = (int64_t)c;
+            cs[n].property_ids = ids + first;
+            cs[n].count = k - first;
+            n++;
+        }
+        sub.u.subscribe_type.components = cs;
+        sub.u.subscribe_type.count = n;
+        queue_msg(p, &sub);
+        XG_INFO(p->la->a->name, "peer %s introduced type %" PRId64 " '%s': subscribed (mapping)",
+                p->addr, typeid, uri);
+    }
+    free(cs);
+    free(ids);
 }
 
 static int handle_introduce_entity(struct peer *p, const struct less_msg *m, int64_t ts,
@@ -1105,8 +1161,10 @@ static void note_dry(struct peer *p, const struct less_msg *m)
 {
     if (m->code == LESS_MSG_INTRODUCE_TYPE && p->n_pend_types < 64) {
         p->pend_types[p->n_pend_types] = m->u.introduce_type.typeid;
-        p->pend_schemas[p->n_pend_types++] =
-            strcmp(m->u.introduce_type.uri, LESS_POSE_URI) == 0 ? less_pose_schema() : NULL;
+        const struct less_schema *sc = schema_for_uri(p->la, m->u.introduce_type.uri);
+        if (sc && sc != less_pose_schema() && !less_mapping_pose_compatible(less_mapping_of(sc)))
+            sc = NULL;
+        p->pend_schemas[p->n_pend_types++] = sc;
     } else if (m->code == LESS_MSG_INTRODUCE_ENTITY) {
         imap_put(&p->pend_ents, m->u.introduce_entity.entity_id,
                  (uint32_t)m->u.introduce_entity.typeid);
@@ -1878,6 +1936,23 @@ static int less_create(struct xg_adapter *a, const struct xg_conf *conf, struct 
         return xg_conf_error(err, xg_conf_get(conf, "signature"), -EINVAL,
                              "signature '%s' must be hmac-sha256-64 or none", signature);
     }
+    const struct xg_conf *schemas = xg_conf_get(conf, "schemas");
+    if (schemas) {
+        if ((rc = xg_conf_expect(schemas, XG_CONF_SEQ, "schemas", err))) return rc;
+        la->mappings = calloc(schemas->n_items + 1, sizeof *la->mappings);
+        if (!la->mappings) return -ENOMEM;
+        for (size_t i = 0; i < schemas->n_items; i++) {
+            const struct xg_conf *it = schemas->items[i];
+            if (it->type != XG_CONF_SCALAR || !it->value)
+                return xg_conf_error(err, it, -EINVAL, "schemas: expected a file name");
+            char mp[512];
+            resolve_path(it, it->value, mp, sizeof mp);
+            struct xg_error e2 = {0};
+            rc = less_mapping_load(mp, &la->mappings[la->n_mappings], &e2);
+            if (rc) return xg_conf_error(err, it, rc, "schema mapping: %s", e2.msg);
+            la->n_mappings++;
+        }
+    }
     la->arena_buf = malloc(ARENA_SIZE);
     if (!la->arena_buf) return -ENOMEM;
     return 0;
@@ -2077,6 +2152,9 @@ static void less_destroy(struct xg_adapter *a)
     if (!la) return;
     less_stop(a);
     xg_tls_ctx_free(la->tls);
+    for (size_t i = 0; i < la->n_mappings; i++)
+        less_mapping_free(la->mappings[i]);
+    free(la->mappings);
     free(la->arena_buf);
     free(la->pktbuf);
     free(la);
