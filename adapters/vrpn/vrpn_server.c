@@ -194,6 +194,7 @@ struct vrpn_server {
     struct slot *slots;
     int n_slots, cap_slots;
     int *name_heads; /* hash of slot names, size NAME_BUCKETS */
+    int64_t lob_log_t0;
     struct {
         uint32_t id;
         int slot;
@@ -204,8 +205,8 @@ struct vrpn_server {
     uint8_t *scratch;
     size_t scratch_cap;
     uint64_t accepted, refused, callbacks, callback_failures, lob_rejected, lob_duplicates,
-        dropped_slow, bad_input, reports_tcp, reports_udp, reports_skipped, pongs, datagrams,
-        udp_errors, bytes_out, unmapped;
+        lob_log_n, lob_log_suppressed, dropped_slow, bad_input, reports_tcp, reports_udp,
+        reports_skipped, pongs, datagrams, udp_errors, bytes_out, unmapped;
 };
 
 #define NAME_BUCKETS 4096
@@ -761,21 +762,30 @@ static void lob_read_cb(evutil_socket_t fd, short what, void *arg)
         uint8_t b[VRPN_LOB_MAX + 64];
         struct sockaddr_storage from;
         socklen_t fl = sizeof from;
-        ssize_t n = recvfrom(fd, b, sizeof b, 0, (struct sockaddr *)&from, &fl);
+        ssize_t n = recvfrom(fd, b, sizeof b, MSG_TRUNC, (struct sockaddr *)&from, &fl);
         if (n < 0) return;
         char peer[64];
         xg_net_addr_str((struct sockaddr *)&from, peer, sizeof peer);
         struct vrpn_lob lob;
         struct xg_error err = {0};
-        if ((size_t)n > VRPN_LOB_MAX) {
-            XG_WARN(a->name, "connection request from %s: %zd bytes, above %d: ignored", peer, n,
-                    VRPN_LOB_MAX);
+        if ((size_t)n > VRPN_LOB_MAX || vrpn_lob_decode(b, (size_t)n, &lob, &err) < 0) {
+            if ((size_t)n > VRPN_LOB_MAX)
+                xg_error_set(&err, -EPROTO, "datagram of %zd bytes, above %d", n, VRPN_LOB_MAX);
             s->lob_rejected++;
-            continue;
-        }
-        if (vrpn_lob_decode(b, (size_t)n, &lob, &err) < 0) {
-            XG_WARN(a->name, "connection request from %s: %s: ignored", peer, err.msg);
-            s->lob_rejected++;
+            /* at most 10 lines per second: a flood must not flood the log */
+            int64_t now = xg_clock_mono_ns();
+            if (now - s->lob_log_t0 > XG_NS_PER_S) {
+                if (s->lob_log_suppressed)
+                    XG_WARN(a->name, "%" PRIu64 " more bad connection requests not logged",
+                            s->lob_log_suppressed);
+                s->lob_log_t0 = now;
+                s->lob_log_n = 0;
+                s->lob_log_suppressed = 0;
+            }
+            if (s->lob_log_n++ < 10)
+                XG_WARN(a->name, "connection request from %s: %s: ignored", peer, err.msg);
+            else
+                s->lob_log_suppressed++;
             continue;
         }
         bool dup = false; /* duplicate suppression: one session per call-back address */
