@@ -145,7 +145,7 @@ static void handle_adapters(struct xg_gateway *gw, struct evhttp_request *req)
         json_object_set_new(o, "type", json_string(ga->a.ops->type));
         json_object_set_new(o, "state", json_string(st.state ? st.state : "running"));
         json_object_set_new(o, "peer", json_string(st.peer));
-        json_object_set_new(o, "frame", json_string(ga->frame.name));
+        json_object_set_new(o, "frame", json_string(ga->a.frame->name));
         json_object_set_new(o, "sink", json_boolean(ga->a.ops->is_sink));
         if (ga->a.ops->is_sink) json_object_set_new(o, "rate_hz", json_real(ga->a.rate_hz));
         json_t *cnt = json_object();
@@ -168,6 +168,31 @@ static void handle_adapters(struct xg_gateway *gw, struct evhttp_request *req)
     json_t *root = json_object();
     json_object_set_new(root, "adapters", list);
     send_json(req, root);
+}
+
+/* GET /api/sdp/<adapter>: the session description of an adapter that has one (RTP). */
+static void handle_sdp(struct xg_gateway *gw, struct evhttp_request *req, const char *name)
+{
+    for (int i = 0; i < gw->n_adapters; i++) {
+        struct xg_gw_adapter *ga = gw->adapters[i];
+        if (strcmp(ga->a.name, name)) continue;
+        if (!ga->a.ops->sdp) {
+            send_text(req, 404, "Not Found", "text/plain",
+                      "404 this adapter has no session description\n");
+            return;
+        }
+        char buf[4096];
+        int n = ga->a.ops->sdp(&ga->a, buf, sizeof buf);
+        if (n < 0) {
+            char msg[128];
+            snprintf(msg, sizeof msg, "500 cannot describe the session: %s\n", strerror(-n));
+            send_text(req, 500, "Internal Server Error", "text/plain", msg);
+            return;
+        }
+        send_text(req, 200, "OK", "application/sdp", buf);
+        return;
+    }
+    send_text(req, 404, "Not Found", "text/plain", "404 no such adapter\n");
 }
 
 static void set_metric(struct xg_gateway *gw, const char *name, const char *help,
@@ -280,6 +305,8 @@ static void handle(struct evhttp_request *req, void *arg)
         handle_entities(gw, req);
     else if (!strcmp(p, "/api/adapters"))
         handle_adapters(gw, req);
+    else if (!strncmp(p, "/api/sdp/", 9))
+        handle_sdp(gw, req, p + 9);
     else if (!strcmp(p, "/events"))
         xg_inspector_events(gw, req);
     else if (!strcmp(p, "/"))

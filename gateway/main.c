@@ -114,11 +114,12 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-    enum { OPT_CHECK = 256, OPT_LOG_FORMAT, OPT_HEALTHCHECK };
+    enum { OPT_CHECK = 256, OPT_LOG_FORMAT, OPT_HEALTHCHECK, OPT_SDP };
     static const struct option longopts[] = {
         {"config", required_argument, NULL, 'c'},
         {"check", no_argument, NULL, OPT_CHECK},
         {"healthcheck", optional_argument, NULL, OPT_HEALTHCHECK},
+        {"sdp", required_argument, NULL, OPT_SDP},
         {"log-level", required_argument, NULL, 'l'},
         {"log-format", required_argument, NULL, OPT_LOG_FORMAT},
         {"user", required_argument, NULL, 'u'},
@@ -129,6 +130,7 @@ int main(int argc, char **argv)
     const char *config = getenv("XRGATE_CONFIG");
     const char *log_level = getenv("XRGATE_LOG_LEVEL");
     bool check = false;
+    const char *sdp = NULL;
     const char *user = getenv("XRGATE_USER");
     int c;
     while ((c = getopt_long(argc, argv, "c:l:u:Vh", longopts, NULL)) != -1) {
@@ -141,6 +143,9 @@ int main(int argc, char **argv)
             break;
         case OPT_CHECK:
             check = true;
+            break;
+        case OPT_SDP:
+            sdp = optarg;
             break;
         case OPT_HEALTHCHECK: {
             const char *a = optarg ? optarg : getenv("XRGATE_ADMIN_LISTEN");
@@ -200,6 +205,23 @@ int main(int argc, char **argv)
         fprintf(stderr, "xrgate: %s\n", err.msg[0] ? err.msg : "invalid configuration");
         xg_gateway_free(&gw);
         return 1;
+    }
+    if (sdp) {
+        const struct xg_adapter *a = NULL;
+        for (int i = 0; i < gw.n_adapters; i++)
+            if (!strcmp(gw.adapters[i]->a.name, sdp)) a = &gw.adapters[i]->a;
+        char buf[4096];
+        int n = !a ? -ENOENT : a->ops->sdp ? a->ops->sdp(a, buf, sizeof buf) : -ENOTSUP;
+        if (n == -ENOENT)
+            fprintf(stderr, "xrgate: --sdp: no adapter named '%s'\n", sdp);
+        else if (n == -ENOTSUP)
+            fprintf(stderr, "xrgate: --sdp %s: this adapter has no session description\n", sdp);
+        else if (n < 0)
+            fprintf(stderr, "xrgate: --sdp %s: %s\n", sdp, strerror(-n));
+        else
+            fputs(buf, stdout);
+        xg_gateway_free(&gw);
+        return n < 0;
     }
     if (check) {
         printf("%s: configuration OK (%d adapter%s)\n", config ? config : opts.config_name,
