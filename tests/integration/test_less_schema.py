@@ -80,7 +80,7 @@ adapters:
             q = e["orientation"]
             assert abs(abs(q[1] * y + q[0] * x + q[2] * z + q[3] * w) - 1) < 1e-6, q
             assert e["velocity"] == [0.0, 0.0, 0.0], e
-            assert "not pose-compatible" in g.log(), g.log()
+            ls.log_line(g, "not pose-compatible", "urn:test:unknown:1")
             print("mapped type:", e["name"], [round(v, 6) for v in e["position"]], e["kind"])
         # bad mapping files are configuration errors with positions
         for bad, want in ((MAPPING.replace("FLOAT64)", "FLAOT64)"), "vehicle.yaml:9:"),
