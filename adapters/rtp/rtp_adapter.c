@@ -113,6 +113,7 @@ struct rtpa_ssrc {
     uint64_t packets, objects;
     struct rtpa_obj *objs;
     size_t n_objs;
+    struct xg_time_map tmap; /* Time1 (as gateway time) → gateway time */
     /* FIRs we sent it */
     uint8_t our_fir_seq;
 };
@@ -822,10 +823,13 @@ static bool sample_rot2(struct xg_sample *smp, const struct rtp_gs_rot2 *rot)
     return true;
 }
 
-static int64_t time1_capture(uint16_t time1, int64_t recv_ns, int64_t wall_ns)
+/* Time1 → capture time: unwrapped against our wall clock (the sender's is NTP-synced, wire-rules
+ * §6), converted to the gateway clock, then through the SSRC's offset estimate (DESIGN §3), so a
+ * sender whose clock is off still gets consistent capture times, never after receipt. */
+static int64_t time1_capture(struct rtpa_ssrc *s, uint16_t time1, int64_t recv_ns, int64_t wall_ns)
 {
     int64_t t = xg_clock_wall_to_mono_ns(xg_ms16_to_ns(time1, wall_ns));
-    return t < recv_ns ? t : recv_ns;
+    return xg_time_map_update(&s->tmap, t, recv_ns);
 }
 
 /* GameControl1: buttons (bit n-1 → button n-1, D6) and sticks (analogs 0..3) go to the entity of
@@ -849,7 +853,7 @@ static void apply_game_control(struct xg_adapter *a, struct rtpa_ssrc *s,
                       (long long)r->max_objects, (unsigned long long)g->object_id);
             return;
         }
-        struct xg_sample smp = {.capture_ns = time1_capture(g->time, recv_ns, wall_ns),
+        struct xg_sample smp = {.capture_ns = time1_capture(s, g->time, recv_ns, wall_ns),
                                 .receive_ns = recv_ns,
                                 .flags = XG_SAMPLE_INACTIVE};
         int rc = -ENOENT;
@@ -968,7 +972,7 @@ static void apply_object(struct xg_adapter *a, struct rtpa_ssrc *s, const struct
         return;
     }
     /* Time1: wall-clock ms mod 65536, unwrapped against our wall clock, never after receipt */
-    smp.capture_ns = has_time ? time1_capture(time1, recv_ns, wall_ns) : recv_ns;
+    smp.capture_ns = has_time ? time1_capture(s, time1, recv_ns, wall_ns) : recv_ns;
     xg_frame_sample_in(a->frame, &smp);
     struct rtpa_obj *ob = obj_get(r, s, o->tag, oid);
     if (!ob) {
