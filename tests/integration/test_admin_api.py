@@ -74,6 +74,10 @@ def main():
         assert status == 200 and body == b"ok\n"
         status, _, _ = gw.get("/nope")
         assert status == 404
+        status, _, body = gw.get("/api/sdp/demo")
+        assert status == 404 and b"no session description" in body, body
+        status, _, body = gw.get("/api/sdp/nope")
+        assert status == 404 and b"no such adapter" in body, body
 
         code, took = gw.stop(signal.SIGTERM)
         assert code == 0, gw.log()

@@ -58,6 +58,10 @@ def main():
 
     r = run(["--check", "--config", "/nonexistent/x.yaml"])
     assert r.returncode != 0 and "/nonexistent/x.yaml: cannot open" in r.stderr, r.stderr
+    r = run(["--sdp", "demo"], cwd="/")
+    assert r.returncode == 1 and "this adapter has no session description" in r.stderr, r.stderr
+    r = run(["--sdp", "nope"], cwd="/")
+    assert r.returncode == 1 and "no adapter named 'nope'" in r.stderr, r.stderr
     r = run(["--bogus"])
     assert r.returncode == 2
     r = run(["--version"])
