@@ -464,6 +464,15 @@ adapters:
         gc = ents[f"rx/{SENDER:08x}/GameControl1-50"]
         assert gc["kind"] == "controller" and gc["active"] is False, gc
         assert gc["extra"]["buttons"][0] == 1, gc
+        # a sender whose clock is 3 s behind: its capture times follow its own clock through the
+        # offset estimate (not 3 s in the past, which would be STALE at once)
+        for k in range(5):
+            t_skew = ((time.time_ns() // 1_000_000) - 3000) & 0xFFFF
+            tx.sendto(rtp(98, k, 0, 0x99, head1(1, t_skew, (0, 1, 0), (0, 0, 0), (0, 0, 0),
+                                                 (0, 0, 0))), dst)
+            time.sleep(0.01)
+        sk = wait_entities(gw, 1, "rx/00000099/")[0]
+        assert sk["quality"] != "STALE" and sk["age_ms"] < 400, sk
         # the new SSRC got a FIR from the gateway
         firs = [d for d, _ in recv_all(tx, 0.05) if len(d) == 20 and d[:2] == b"\x84\xce"]
         assert firs and struct.unpack(">I", firs[0][12:16])[0] == SENDER, firs
