@@ -310,12 +310,20 @@ def main():
         with open(keyfile, "w") as f:
             f.write(KEY.hex())
         with Gateway(f"""
-gateway: {{id: gw-s}}
+gateway:
+  id: gw-s
+  entity: {{stale_ms: 500, expire_ms: 1500}}
 adapters:
   - name: demo
     type: synth
     bodies: 0
   - name: less
+    type: less
+    mode: listen
+    listen: "127.0.0.1:0"
+    key_file: {keyfile}
+    rate_hz: 30
+  - name: less2
     type: less
     mode: listen
     listen: "127.0.0.1:0"
@@ -368,6 +376,23 @@ adapters:
             # remove
             p1.send(enc_int(5) + enc_int(42))
             wait_for(lambda: "less/probe" not in entities(g), what="probe removed")
+
+            # relayed to a peer of another LESS adapter, with this gateway as origin; removed
+            # there when it expires (entity.expire_ms) -- the entity_event path
+            port2 = int(wait_for(lambda: next(a for a in g.get_json("/api/adapters")["adapters"]
+                                               if a["name"] == "less2")["peer"]).rsplit(":", 1)[1])
+            p6 = Peer(port2)
+            p6.handshake()
+            p1.send(msg_introduce_entity(7, 43, {0: "ghost", 1: 0, 2: pos, 3: [0, 0, 0], 4: q}))
+            ghost = p6.until(lambda: next((e for e, v in p6.entities.items()
+                                           if v.get(0) == "less/ghost"), None), what="relay")
+            assert p6.entities[ghost][7] == "gw-s/less", p6.entities[ghost]
+            assert p6.entities[ghost][1] == 0, p6.entities[ghost]  # kind object
+            t0 = time.monotonic()
+            p6.until(lambda: (5, ghost) in p6.msgs, timeout=6, what="remove-entity on expiry")
+            print(f"relay: less/ghost reached the other adapter's peer, removed there "
+                  f"{time.monotonic() - t0:.1f} s later (expire_ms 1500)")
+            p6.s.close()
 
             # errors close only the offending session
             p1.send(msg_update(777, {2: [0, 0, 0]}))
