@@ -1305,7 +1305,7 @@ static int parse_rules(struct vrpn_server *s, const struct xg_conf *node, struct
         r->sensor = -1;
         if ((rc = xg_conf_string(it, "match", NULL, &match, err)) ||
             (rc = xg_conf_string(it, "tracker", NULL, &tracker, err)) ||
-            (rc = xg_conf_int(it, "sensor", -1, -1, INT32_MAX, &r->sensor, err)))
+            (rc = xg_conf_int(it, "sensor", -1, 0, INT32_MAX, &r->sensor, err)))
             return rc;
         if (!match || !match[0])
             return xg_conf_error(err, it, -EINVAL, "trackers: every rule needs 'match: GLOB'");
