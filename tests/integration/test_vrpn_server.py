@@ -349,6 +349,14 @@ def test_wire_and_poses(gw):
     print("wire format, descriptions, ping/pong and poses: OK in TCP-only and UDP+TCP")
 
 
+def test_callback_without_udp_description(gw):
+    """UDP+TCP call-back, but the client never announces a UDP port: everything stays on TCP."""
+    c = Client(server_port(gw), "udp", udp_description=False)
+    c.until(lambda: len(c.latest("demo", "pq")) == 6, what="reports over TCP")
+    assert c.udp_desc and {r[0] for r in c.reports} == {"tcp"}
+    c.close()
+
+
 def test_unserved_ping(gw):
     c = Client(server_port(gw), "tcp", senders=("demo", "Tracker0"))
     c.until(lambda: c.latest("demo", "pq"), what="reports")
@@ -564,6 +572,7 @@ def main():
                     counters(gw, n)["sensors"] for n in ("vrpn", "vrpnz", "vrpnslow")):
                 time.sleep(0.05)
             test_wire_and_poses(gw)
+            test_callback_without_udp_description(gw)
             test_unserved_ping(gw)
             test_mapping(gw)
             test_requests_and_limits(gw)
