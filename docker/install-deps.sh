@@ -11,7 +11,7 @@ set -eu
 # compile and embed
 # (nodejs, npm: the build runs `npm ci` for the web inspector's three.js)
 BUILD_PKGS="build-essential cmake pkg-config libevent-dev libmbedtls-dev libjansson-dev \
-libyaml-dev nodejs npm"
+libyaml-dev libsrtp2-dev nodejs npm"
 # run the test suite (cmocka unit tests, Python integration tests, static analysis; chromium:
 # the web inspector's browser test)
 TEST_PKGS="libcmocka-dev python3 curl cppcheck chromium"
@@ -19,7 +19,7 @@ TEST_PKGS="libcmocka-dev python3 curl cppcheck chromium"
 FUZZ_PKGS="clang libclang-rt-14-dev"
 # the binary at run time (netbase: /etc/protocols and /etc/services)
 RUNTIME_PKGS="libevent-2.1-7 libevent-extra-2.1-7 libmbedtls14 libmbedx509-1 libmbedcrypto7 \
-libjansson4 libyaml-0-2 netbase ca-certificates"
+libjansson4 libyaml-0-2 libsrtp2-1 netbase ca-certificates"
 
 case "${1:-}" in
 --runtime) PKGS="$RUNTIME_PKGS" ;;

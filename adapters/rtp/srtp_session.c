@@ -1,0 +1,856 @@
+/* SRTP / SRTCP sessions on libsrtp2 (see srtp_session.h). This file holds no cryptography: key
+ * derivation, ciphers, tags and the replay window are libsrtp's; what is here is key text
+ * (base64, RFC 4568 key-params), header sanity checks before libsrtp sees a packet, the capacity
+ * rule for the trailer, error mapping and counters. */
+#include "adapters/rtp/srtp_session.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+
+#include <srtp2/srtp.h>
+
+#include "core/log.h"
+
+/* ---- suites ---- */
+
+const char *xg_srtp_suite_name(enum xg_srtp_suite s)
+{
+    switch (s) {
+    case XG_SRTP_AES_CM_128_HMAC_SHA1_80:
+        return "AES_CM_128_HMAC_SHA1_80";
+    case XG_SRTP_AEAD_AES_128_GCM:
+        return "AEAD_AES_128_GCM";
+    default:
+        return "none";
+    }
+}
+
+int xg_srtp_suite_parse(const char *name, enum xg_srtp_suite *out, struct xg_error *err)
+{
+    if (name && !strcmp(name, "AES_CM_128_HMAC_SHA1_80")) {
+        *out = XG_SRTP_AES_CM_128_HMAC_SHA1_80;
+        return 0;
+    }
+    if (name && !strcmp(name, "AEAD_AES_128_GCM")) {
+        *out = XG_SRTP_AEAD_AES_128_GCM;
+        return 0;
+    }
+    return xg_error_set(err, -EINVAL,
+                        "suite '%.64s' is unknown (supported: AES_CM_128_HMAC_SHA1_80, "
+                        "AEAD_AES_128_GCM)",
+                        name ? name : "");
+}
+
+size_t xg_srtp_key_len(enum xg_srtp_suite s)
+{
+    switch (s) {
+    case XG_SRTP_AES_CM_128_HMAC_SHA1_80:
+        return SRTP_AES_ICM_128_KEY_LEN_WSALT; /* 16 + 14 */
+    case XG_SRTP_AEAD_AES_128_GCM:
+        return SRTP_AES_GCM_128_KEY_LEN_WSALT; /* 16 + 12 */
+    default:
+        return 0;
+    }
+}
+
+static size_t salt_len(enum xg_srtp_suite s)
+{
+    return s == XG_SRTP_AEAD_AES_128_GCM ? 12 : 14;
+}
+
+static size_t tag_len(enum xg_srtp_suite s)
+{
+    switch (s) {
+    case XG_SRTP_AES_CM_128_HMAC_SHA1_80:
+        return 10;
+    case XG_SRTP_AEAD_AES_128_GCM:
+        return 16;
+    default:
+        return 0;
+    }
+}
+
+size_t xg_srtp_overhead(enum xg_srtp_suite s, bool rtcp)
+{
+    size_t t = tag_len(s);
+    return t ? t + (rtcp ? 4 : 0) : 0;
+}
+
+/* ---- base64 (RFC 4648 §4) ---- */
+
+static int b64_value(unsigned char c)
+{
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+}
+
+/* Decode s[0..n) into out (capacity cap); padding optional but only at the end. */
+static int b64_decode(const char *s, size_t n, uint8_t *out, size_t cap, size_t *out_len,
+                      struct xg_error *err)
+{
+    size_t pad = 0;
+    while (n > 0 && s[n - 1] == '=' && pad < 2) {
+        n--;
+        pad++;
+    }
+    if (n == 0) return xg_error_set(err, -EINVAL, "key: empty base64");
+    uint32_t acc = 0;
+    int bits = 0;
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        int v = b64_value((unsigned char)s[i]);
+        if (v < 0) {
+            unsigned char c = (unsigned char)s[i];
+            if (isprint(c))
+                return xg_error_set(err, -EINVAL, "key: bad base64 character '%c' at offset %zu", c,
+                                    i);
+            return xg_error_set(err, -EINVAL, "key: bad base64 byte 0x%02x at offset %zu", c, i);
+        }
+        acc = (acc << 6) | (uint32_t)v;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            if (o < cap) out[o] = (uint8_t)(acc >> bits);
+            o++;
+        }
+    }
+    if (n % 4 == 1) return xg_error_set(err, -EINVAL, "key: base64 of %zu characters is cut", n);
+    if (pad && (n + pad) % 4 != 0)
+        return xg_error_set(err, -EINVAL, "key: base64 padding does not fit %zu characters", n);
+    if (acc & ((1u << bits) - 1))
+        return xg_error_set(err, -EINVAL, "key: base64 has stray bits in its last character");
+    *out_len = o;
+    return 0;
+}
+
+static size_t b64_encode(const uint8_t *in, size_t n, char *out)
+{
+    static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    size_t o = 0;
+    for (size_t i = 0; i < n; i += 3) {
+        uint32_t v = (uint32_t)in[i] << 16;
+        if (i + 1 < n) v |= (uint32_t)in[i + 1] << 8;
+        if (i + 2 < n) v |= in[i + 2];
+        out[o++] = tab[(v >> 18) & 63];
+        out[o++] = tab[(v >> 12) & 63];
+        out[o++] = i + 1 < n ? tab[(v >> 6) & 63] : '=';
+        out[o++] = i + 2 < n ? tab[v & 63] : '=';
+    }
+    out[o] = '\0';
+    return o;
+}
+
+/* ---- keys ---- */
+
+static bool is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/* Next white-space separated token of [*p, end): start and length; false at the end. */
+static bool next_token(const char **p, const char *end, const char **tok, size_t *n)
+{
+    const char *s = *p;
+    while (s < end && is_space(*s))
+        s++;
+    if (s == end) return false;
+    const char *e = s;
+    while (e < end && !is_space(*e))
+        e++;
+    *tok = s;
+    *n = (size_t)(e - s);
+    *p = e;
+    return true;
+}
+
+/* Parse the key-params token (`inline:<b64>` or bare base64) for suite `suite`. */
+static int parse_key_param(const char *tok, size_t n, enum xg_srtp_suite suite,
+                           struct xg_srtp_key *out, struct xg_error *err)
+{
+    if (n >= 7 && !strncmp(tok, "inline:", 7)) {
+        tok += 7;
+        n -= 7;
+    } else {
+        const char *colon = memchr(tok, ':', n);
+        if (colon)
+            return xg_error_set(err, -EINVAL,
+                                "key: method '%.*s' is not supported (only 'inline:')",
+                                (int)(colon - tok > 32 ? 32 : colon - tok), tok);
+    }
+    const char *bar = memchr(tok, '|', n);
+    if (bar)
+        return xg_error_set(err, -EINVAL, "key: lifetime/MKI parameters ('%.*s') are not supported",
+                            (int)((size_t)(tok + n - bar) > 40 ? 40 : (size_t)(tok + n - bar)),
+                            bar);
+    const char *semi = memchr(tok, ';', n);
+    if (semi) return xg_error_set(err, -EINVAL, "key: several keys (';') are not supported");
+    uint8_t buf[64];
+    size_t got = 0;
+    int rc = b64_decode(tok, n, buf, sizeof buf, &got, err);
+    if (rc) {
+        explicit_bzero(buf, sizeof buf);
+        return rc;
+    }
+    size_t want = xg_srtp_key_len(suite);
+    if (got != want) {
+        explicit_bzero(buf, sizeof buf);
+        const char *hint = "";
+        if (got == xg_srtp_key_len(XG_SRTP_AEAD_AES_128_GCM))
+            hint = " (28 bytes fit AEAD_AES_128_GCM: set that suite)";
+        else if (got == xg_srtp_key_len(XG_SRTP_AES_CM_128_HMAC_SHA1_80))
+            hint = " (30 bytes fit AES_CM_128_HMAC_SHA1_80: set that suite)";
+        return xg_error_set(err, -EINVAL,
+                            "key: %zu bytes, %s needs %zu (16-byte key + %zu-byte salt)%s", got,
+                            xg_srtp_suite_name(suite), want, salt_len(suite), hint);
+    }
+    out->suite = suite;
+    out->len = want;
+    memcpy(out->bytes, buf, want);
+    explicit_bzero(buf, sizeof buf);
+    return 0;
+}
+
+/* forced: the suite the caller requires (NONE: any); fallback: used when neither the caller nor
+ * the text names one (NONE: that is an error). */
+static int key_parse(const char *text, enum xg_srtp_suite forced, enum xg_srtp_suite fallback,
+                     struct xg_srtp_key *out, struct xg_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!text) return xg_error_set(err, -EINVAL, "key: no text");
+    const char *p = text, *end = text + strlen(text);
+    const char *tok[4];
+    size_t n[4];
+    int nt = 0;
+    while (nt < 4 && next_token(&p, end, &tok[nt], &n[nt]))
+        nt++;
+    if (nt == 0) return xg_error_set(err, -EINVAL, "key: empty");
+    int i = 0;
+    bool sdp_line = n[0] >= 9 && !strncmp(tok[0], "a=crypto:", 9);
+    if (sdp_line) {
+        size_t tl = n[0] - 9;
+        const char *t = tok[0] + 9;
+        bool ok = tl >= 1 && tl <= 9;
+        for (size_t k = 0; ok && k < tl; k++)
+            ok = isdigit((unsigned char)t[k]);
+        if (!ok)
+            return xg_error_set(err, -EINVAL, "tag: '%.*s' is not 1..9 digits (a=crypto:<tag>)",
+                                (int)(tl > 16 ? 16 : tl), t);
+        i = 1;
+        if (nt < 3)
+            return xg_error_set(err, -EINVAL, "a=crypto line needs '<tag> <suite> inline:<key>'");
+    }
+    enum xg_srtp_suite named = XG_SRTP_SUITE_NONE;
+    if (nt - i >= 2) {
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)(n[i] > 63 ? 63 : n[i]), tok[i]);
+        int rc = xg_srtp_suite_parse(name, &named, err);
+        if (rc) return rc;
+        i++;
+    }
+    if (nt - i > 1) {
+        int k = i + 1;
+        return xg_error_set(err, -EINVAL, "session parameters ('%.*s') are not supported",
+                            (int)(n[k] > 40 ? 40 : n[k]), tok[k]);
+    }
+    enum xg_srtp_suite suite = forced;
+    if (named != XG_SRTP_SUITE_NONE) {
+        if (forced != XG_SRTP_SUITE_NONE && forced != named)
+            return xg_error_set(err, -EINVAL, "suite: the key is for %s, the session uses %s",
+                                xg_srtp_suite_name(named), xg_srtp_suite_name(forced));
+        suite = named;
+    }
+    if (suite == XG_SRTP_SUITE_NONE) suite = fallback;
+    if (suite == XG_SRTP_SUITE_NONE)
+        return xg_error_set(err, -EINVAL,
+                            "suite: none given (name one, or use '<suite> inline:<key>')");
+    return parse_key_param(tok[i], n[i], suite, out, err);
+}
+
+int xg_srtp_key_parse(const char *text, enum xg_srtp_suite suite, struct xg_srtp_key *out,
+                      struct xg_error *err)
+{
+    return key_parse(text, suite, XG_SRTP_SUITE_NONE, out, err);
+}
+
+/* The first line of a key file that is neither blank nor a comment, into line (NUL-terminated). */
+static int key_file_line(const char *path, char *line, size_t cap, bool *world_readable,
+                         struct xg_error *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return xg_error_set(err, -errno, "key file '%s': %s", path, strerror(errno));
+    struct stat st;
+    if (world_readable) *world_readable = fstat(fileno(f), &st) == 0 && (st.st_mode & 044);
+    char buf[4096];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    int rerr = ferror(f) ? errno : 0;
+    fclose(f);
+    if (rerr) {
+        explicit_bzero(buf, sizeof buf);
+        return xg_error_set(err, -rerr, "key file '%s': %s", path, strerror(rerr));
+    }
+    buf[n] = '\0';
+    int rc = xg_error_set(err, -EINVAL, "key file '%s': no key in it", path);
+    for (char *s = buf; s && *s;) {
+        char *nl = strchr(s, '\n');
+        if (nl) *nl = '\0';
+        const char *t = s;
+        while (is_space(*t))
+            t++;
+        if (*t && *t != '#') {
+            if (strlen(t) >= cap) {
+                rc = xg_error_set(err, -EINVAL, "key file '%s': key line is too long", path);
+            } else {
+                snprintf(line, cap, "%s", t);
+                rc = 0;
+            }
+            break;
+        }
+        s = nl ? nl + 1 : NULL;
+    }
+    explicit_bzero(buf, sizeof buf);
+    if (!rc) xg_error_clear(err);
+    return rc;
+}
+
+static int key_load(const char *path, enum xg_srtp_suite forced, enum xg_srtp_suite fallback,
+                    struct xg_srtp_key *out, bool *world_readable, struct xg_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (world_readable) *world_readable = false;
+    char line[512];
+    int rc = key_file_line(path, line, sizeof line, world_readable, err);
+    if (rc) return rc;
+    rc = key_parse(line, forced, fallback, out, err);
+    explicit_bzero(line, sizeof line);
+    if (rc) xg_error_prefix(err, "key file '%s': ", path);
+    return rc;
+}
+
+int xg_srtp_key_load(const char *path, enum xg_srtp_suite suite, struct xg_srtp_key *out,
+                     bool *world_readable, struct xg_error *err)
+{
+    return key_load(path, suite, XG_SRTP_SUITE_NONE, out, world_readable, err);
+}
+
+int xg_srtp_key_generate(enum xg_srtp_suite suite, struct xg_srtp_key *out, struct xg_error *err)
+{
+    memset(out, 0, sizeof *out);
+    size_t n = xg_srtp_key_len(suite);
+    if (!n) return xg_error_set(err, -EINVAL, "suite: none given");
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = getrandom(out->bytes + got, n - got, 0);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            int e = errno;
+            explicit_bzero(out, sizeof *out);
+            return xg_error_set(err, -e, "getrandom: %s", strerror(e));
+        }
+        got += (size_t)r;
+    }
+    out->suite = suite;
+    out->len = n;
+    return 0;
+}
+
+static bool key_ok(const struct xg_srtp_key *key)
+{
+    return key && key->len && key->len == xg_srtp_key_len(key->suite);
+}
+
+int xg_srtp_key_format(const struct xg_srtp_key *key, char *buf, size_t cap)
+{
+    if (!key_ok(key) || !buf) return -EINVAL;
+    char tmp[64];
+    size_t n = b64_encode(key->bytes, key->len, tmp);
+    if (7 + n + 1 > cap) {
+        explicit_bzero(tmp, sizeof tmp);
+        return -EMSGSIZE;
+    }
+    memcpy(buf, "inline:", 7);
+    memcpy(buf + 7, tmp, n + 1);
+    explicit_bzero(tmp, sizeof tmp);
+    return (int)(7 + n);
+}
+
+int xg_srtp_sdp_crypto(char *buf, size_t cap, unsigned tag, const struct xg_srtp_key *key)
+{
+    if (!key_ok(key) || !buf || tag < 1 || tag > 999999999u) return -EINVAL;
+    char k[64];
+    int kn = xg_srtp_key_format(key, k, sizeof k);
+    if (kn < 0) return kn;
+    int n = snprintf(buf, cap, "a=crypto:%u %s %s\r\n", tag, xg_srtp_suite_name(key->suite), k);
+    explicit_bzero(k, sizeof k);
+    if (n < 0) return -EINVAL;
+    if ((size_t)n >= cap) {
+        explicit_bzero(buf, cap);
+        if (cap) buf[0] = '\0';
+        return -EMSGSIZE;
+    }
+    return n;
+}
+
+int xg_srtp_sdp_secure(char *buf, size_t cap, size_t *len, const struct xg_srtp_key *key)
+{
+    if (!buf || !len || *len >= cap || !key_ok(key)) return -EINVAL;
+    size_t n = *len;
+    /* where "RTP/AVP" profiles sit on m= lines (insert 'S' after "RTP/") */
+    size_t at[16];
+    int n_at = 0, n_m = 0;
+    for (size_t i = 0; i + 2 <= n; i++) {
+        if ((i == 0 || buf[i - 1] == '\n') && buf[i] == 'm' && buf[i + 1] == '=') {
+            n_m++;
+            /* m=<media> <port>[/<n>] <proto> */
+            size_t j = i + 2, sp = 0;
+            while (j < n && buf[j] != '\r' && buf[j] != '\n' && sp < 2) {
+                if (buf[j] == ' ') sp++;
+                j++;
+            }
+            if (sp == 2 && j + 7 <= n && !strncmp(buf + j, "RTP/AVP", 7) && n_at < 16)
+                at[n_at++] = j + 4;
+        }
+    }
+    if (n_m == 0) return -EINVAL;
+    char line[128];
+    int ln = xg_srtp_sdp_crypto(line, sizeof line, 1, key);
+    if (ln < 0) return ln;
+    bool need_crlf = n > 0 && buf[n - 1] != '\n';
+    size_t total = n + (size_t)n_at + (need_crlf ? 2 : 0) + (size_t)ln;
+    if (total + 1 > cap) {
+        explicit_bzero(line, sizeof line);
+        return -EMSGSIZE;
+    }
+    /* insert from the last position backwards */
+    size_t cur = n;
+    for (int k = n_at - 1; k >= 0; k--) {
+        memmove(buf + at[k] + 1, buf + at[k], cur - at[k]);
+        buf[at[k]] = 'S';
+        cur++;
+        /* later positions already moved; earlier ones are unaffected */
+    }
+    if (need_crlf) {
+        memcpy(buf + cur, "\r\n", 2);
+        cur += 2;
+    }
+    memcpy(buf + cur, line, (size_t)ln);
+    cur += (size_t)ln;
+    buf[cur] = '\0';
+    explicit_bzero(line, sizeof line);
+    *len = cur;
+    return 0;
+}
+
+/* ---- library ---- */
+
+static int g_refs;
+
+static void log_handler(srtp_log_level_t level, const char *msg, void *data)
+{
+    (void)data;
+    switch (level) {
+    case srtp_log_level_error:
+        XG_WARN("srtp", "libsrtp: %s", msg);
+        break;
+    case srtp_log_level_warning:
+        XG_WARN("srtp", "libsrtp: %s", msg);
+        break;
+    default:
+        XG_DEBUG("srtp", "libsrtp: %s", msg);
+        break;
+    }
+}
+
+int xg_srtp_global_init(struct xg_error *err)
+{
+    if (g_refs > 0) {
+        g_refs++;
+        return 0;
+    }
+    srtp_install_log_handler(log_handler, NULL);
+    srtp_err_status_t st = srtp_init();
+    if (st != srtp_err_status_ok) {
+        srtp_install_log_handler(NULL, NULL);
+        return xg_error_set(err, -EIO, "srtp_init failed (libsrtp status %d)", (int)st);
+    }
+    g_refs = 1;
+    return 0;
+}
+
+void xg_srtp_global_cleanup(void)
+{
+    if (g_refs <= 0) return;
+    if (--g_refs == 0) {
+        srtp_shutdown();
+        srtp_install_log_handler(NULL, NULL);
+    }
+}
+
+/* ---- sessions ---- */
+
+struct xg_srtp {
+    srtp_t ctx;
+    enum xg_srtp_dir dir;
+    struct xg_srtp_key key; /* kept for the session's lifetime, wiped on free */
+    struct xg_srtp_stats stats;
+    uint8_t *scratch; /* protect when the caller's buffer has less than libsrtp's worst case */
+    size_t scratch_cap;
+};
+
+int xg_srtp_session_new(struct xg_srtp **out, enum xg_srtp_dir dir, const struct xg_srtp_key *key,
+                        struct xg_error *err)
+{
+    *out = NULL;
+    if (!key_ok(key))
+        return xg_error_set(err, -EINVAL, "key: missing or not %zu bytes for suite %s",
+                            key ? xg_srtp_key_len(key->suite) : 0,
+                            key ? xg_srtp_suite_name(key->suite) : "none");
+    if (dir != XG_SRTP_SEND && dir != XG_SRTP_RECV)
+        return xg_error_set(err, -EINVAL, "direction %d is not send or receive", (int)dir);
+    struct xg_srtp *s = calloc(1, sizeof *s);
+    if (!s) return xg_error_set(err, -ENOMEM, "out of memory");
+    int rc = xg_srtp_global_init(err);
+    if (rc) {
+        free(s);
+        return rc;
+    }
+    s->dir = dir;
+    s->key = *key;
+    srtp_policy_t pol;
+    memset(&pol, 0, sizeof pol);
+    if (key->suite == XG_SRTP_AEAD_AES_128_GCM) {
+        srtp_crypto_policy_set_aes_gcm_128_16_auth(&pol.rtp);
+        srtp_crypto_policy_set_aes_gcm_128_16_auth(&pol.rtcp);
+    } else {
+        srtp_crypto_policy_set_aes_cm_128_hmac_sha1_80(&pol.rtp);
+        srtp_crypto_policy_set_rtcp_default(&pol.rtcp);
+    }
+    pol.ssrc.type = dir == XG_SRTP_SEND ? ssrc_any_outbound : ssrc_any_inbound;
+    pol.key = s->key.bytes;
+    pol.window_size = 0; /* libsrtp's default: 128 */
+    pol.allow_repeat_tx = 0;
+    pol.next = NULL;
+    srtp_err_status_t st = srtp_create(&s->ctx, &pol);
+    if (st != srtp_err_status_ok) {
+        explicit_bzero(&s->key, sizeof s->key);
+        free(s);
+        xg_srtp_global_cleanup();
+        return xg_error_set(err, st == srtp_err_status_alloc_fail ? -ENOMEM : -EIO,
+                            "srtp_create (%s, %s) failed: libsrtp status %d",
+                            xg_srtp_suite_name(key->suite),
+                            dir == XG_SRTP_SEND ? "send" : "receive", (int)st);
+    }
+    *out = s;
+    return 0;
+}
+
+void xg_srtp_session_free(struct xg_srtp *s)
+{
+    if (!s) return;
+    if (s->ctx) srtp_dealloc(s->ctx);
+    explicit_bzero(&s->key, sizeof s->key);
+    if (s->scratch) {
+        explicit_bzero(s->scratch, s->scratch_cap);
+        free(s->scratch);
+    }
+    free(s);
+    xg_srtp_global_cleanup();
+}
+
+const struct xg_srtp_stats *xg_srtp_session_stats(const struct xg_srtp *s)
+{
+    return &s->stats;
+}
+
+enum xg_srtp_suite xg_srtp_session_suite(const struct xg_srtp *s)
+{
+    return s->key.suite;
+}
+
+enum xg_srtp_dir xg_srtp_session_dir(const struct xg_srtp *s)
+{
+    return s->dir;
+}
+
+static uint32_t be32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* RTP header sanity before libsrtp (RFC 3550 §5.1): `body` bytes of the packet that are not the
+ * trailer must hold version 2, the CSRCs and the extension. */
+static int rtp_check(struct xg_srtp *s, const uint8_t *p, size_t len, size_t trailer,
+                     struct xg_error *err)
+{
+    if (len < 12 + trailer) {
+        s->stats.malformed++;
+        return xg_error_set(err, XG_SRTP_EMALFORMED,
+                            "SRTP: %zu bytes, shorter than the 12-byte RTP header%s%.0zu%s", len,
+                            trailer ? " + " : "", trailer, trailer ? "-byte tag" : "");
+    }
+    if (p[0] >> 6 != 2) {
+        s->stats.malformed++;
+        return xg_error_set(err, XG_SRTP_EMALFORMED, "SRTP: RTP version %u (want 2)", p[0] >> 6);
+    }
+    size_t body = len - trailer, hl = 12 + 4u * (p[0] & 0x0f);
+    if ((p[0] & 0x10) && hl + 4 <= body)
+        hl += 4 + 4u * ((size_t)p[hl + 2] << 8 | p[hl + 3]);
+    else if (p[0] & 0x10)
+        hl += 4;
+    if (hl > body) {
+        s->stats.malformed++;
+        return xg_error_set(err, XG_SRTP_EMALFORMED,
+                            "SRTP: RTP header (CSRCs, extension) of %zu bytes runs past the %zu "
+                            "bytes before the trailer (SSRC 0x%08x)",
+                            hl, body, be32(p + 8));
+    }
+    return 0;
+}
+
+/* RTCP common header sanity (RFC 3550 §6.4): version 2, packet type 192..223 (RFC 5761 §4). */
+static int rtcp_check(struct xg_srtp *s, const uint8_t *p, size_t len, size_t trailer,
+                      struct xg_error *err)
+{
+    if (len < 8 + trailer) {
+        s->stats.malformed++;
+        return xg_error_set(err, XG_SRTP_EMALFORMED,
+                            "SRTCP: %zu bytes, shorter than the 8-byte RTCP header%s%.0zu%s", len,
+                            trailer ? " + " : "", trailer,
+                            trailer ? "-byte trailer (E||index + tag)" : "");
+    }
+    if (p[0] >> 6 != 2) {
+        s->stats.malformed++;
+        return xg_error_set(err, XG_SRTP_EMALFORMED, "SRTCP: RTCP version %u (want 2)", p[0] >> 6);
+    }
+    if (p[1] < 192 || p[1] > 223) {
+        s->stats.malformed++;
+        return xg_error_set(err, XG_SRTP_EMALFORMED, "SRTCP: packet type %u is not RTCP (192..223)",
+                            p[1]);
+    }
+    return 0;
+}
+
+/* Map a libsrtp failure to our error and counter. */
+static int fail(struct xg_srtp *s, srtp_err_status_t st, bool rtcp, const uint8_t *p,
+                struct xg_error *err)
+{
+    const char *what = rtcp ? "SRTCP" : "SRTP";
+    uint32_t ssrc = be32(p + (rtcp ? 4 : 8));
+    unsigned seq = rtcp ? 0 : (unsigned)(p[2] << 8 | p[3]);
+    char where[48];
+    if (rtcp)
+        snprintf(where, sizeof where, "SSRC 0x%08x", ssrc);
+    else
+        snprintf(where, sizeof where, "SSRC 0x%08x seq %u", ssrc, seq);
+    switch (st) {
+    case srtp_err_status_auth_fail:
+        s->stats.auth_fail++;
+        return xg_error_set(err, XG_SRTP_EAUTH,
+                            "%s: authentication failed (%s): wrong key, altered or plain packet",
+                            what, where);
+    case srtp_err_status_cant_check: /* SRTCP E bit clear while the session encrypts */
+        s->stats.auth_fail++;
+        return xg_error_set(err, XG_SRTP_EAUTH,
+                            "%s: authentication failed (%s): E bit clear, the packet is not "
+                            "encrypted (plain RTCP?)",
+                            what, where);
+    case srtp_err_status_replay_fail:
+    case srtp_err_status_replay_old:
+        s->stats.replay++;
+        return xg_error_set(err, XG_SRTP_EREPLAY, "%s: replayed or too old packet (%s)", what,
+                            where);
+    case srtp_err_status_bad_param:
+    case srtp_err_status_parse_err:
+        s->stats.malformed++;
+        return xg_error_set(err, XG_SRTP_EMALFORMED, "%s: malformed packet (%s)", what, where);
+    case srtp_err_status_key_expired:
+        s->stats.other++;
+        return xg_error_set(err, -EKEYEXPIRED, "%s: key usage limit reached (%s): re-key", what,
+                            where);
+    default:
+        s->stats.other++;
+        return xg_error_set(err, -EIO, "%s: libsrtp status %d (%s)", what, (int)st, where);
+    }
+}
+
+static int protect(struct xg_srtp *s, bool rtcp, void *pkt, size_t *len, size_t cap,
+                   struct xg_error *err)
+{
+    if (!s || !pkt || !len) return xg_error_set(err, -EINVAL, "SRTP: no session or packet");
+    if (s->dir != XG_SRTP_SEND)
+        return xg_error_set(err, -EINVAL, "SRTP: protect on a receive session");
+    uint8_t *p = pkt;
+    size_t n = *len, ov = xg_srtp_overhead(s->key.suite, rtcp);
+    int rc = rtcp ? rtcp_check(s, p, n, 0, err) : rtp_check(s, p, n, 0, err);
+    if (rc) return rc;
+    /* libsrtp may write up to SRTP_MAX_TRAILER_LEN (+4 for SRTCP) after the packet */
+    size_t worst = SRTP_MAX_TRAILER_LEN + (rtcp ? 4 : 0);
+    if (n > cap || cap - n < ov || n > (size_t)INT_MAX - worst) {
+        s->stats.no_room++;
+        return xg_error_set(err, -EMSGSIZE,
+                            "%s: a %zu-byte packet needs %zu bytes of room for the trailer, the "
+                            "buffer holds %zu",
+                            rtcp ? "SRTCP" : "SRTP", n, n + ov, cap);
+    }
+    uint8_t *work = p;
+    if (cap - n < worst) {
+        if (s->scratch_cap < n + worst) {
+            uint8_t *b = malloc(n + worst);
+            if (!b) return xg_error_set(err, -ENOMEM, "out of memory");
+            if (s->scratch) {
+                explicit_bzero(s->scratch, s->scratch_cap);
+                free(s->scratch);
+            }
+            s->scratch = b;
+            s->scratch_cap = n + worst;
+        }
+        memcpy(s->scratch, p, n);
+        work = s->scratch;
+    }
+    int out = (int)n;
+    srtp_err_status_t st =
+        rtcp ? srtp_protect_rtcp(s->ctx, work, &out) : srtp_protect(s->ctx, work, &out);
+    if (st != srtp_err_status_ok) return fail(s, st, rtcp, p, err);
+    if (out < 0 || (size_t)out != n + ov) {
+        s->stats.other++;
+        return xg_error_set(err, -EIO, "%s: libsrtp wrote %d bytes, expected %zu",
+                            rtcp ? "SRTCP" : "SRTP", out, n + ov);
+    }
+    if (work != p) memcpy(p, work, (size_t)out);
+    *len = (size_t)out;
+    if (rtcp)
+        s->stats.rtcp_ok++;
+    else
+        s->stats.rtp_ok++;
+    return 0;
+}
+
+static int unprotect(struct xg_srtp *s, bool rtcp, void *pkt, size_t *len, struct xg_error *err)
+{
+    if (!s || !pkt || !len) return xg_error_set(err, -EINVAL, "SRTP: no session or packet");
+    if (s->dir != XG_SRTP_RECV)
+        return xg_error_set(err, -EINVAL, "SRTP: unprotect on a send session");
+    uint8_t *p = pkt;
+    size_t n = *len, ov = xg_srtp_overhead(s->key.suite, rtcp);
+    int rc = rtcp ? rtcp_check(s, p, n, ov, err) : rtp_check(s, p, n, ov, err);
+    if (rc) return rc;
+    if (n > (size_t)INT_MAX) {
+        s->stats.malformed++;
+        return xg_error_set(err, XG_SRTP_EMALFORMED, "SRTP: %zu bytes is too large", n);
+    }
+    int out = (int)n;
+    srtp_err_status_t st =
+        rtcp ? srtp_unprotect_rtcp(s->ctx, p, &out) : srtp_unprotect(s->ctx, p, &out);
+    if (st != srtp_err_status_ok) return fail(s, st, rtcp, p, err);
+    *len = (size_t)out;
+    if (rtcp)
+        s->stats.rtcp_ok++;
+    else
+        s->stats.rtp_ok++;
+    return 0;
+}
+
+int xg_srtp_protect(struct xg_srtp *s, void *pkt, size_t *len, size_t cap, struct xg_error *err)
+{
+    return protect(s, false, pkt, len, cap, err);
+}
+
+int xg_srtp_protect_rtcp(struct xg_srtp *s, void *pkt, size_t *len, size_t cap,
+                         struct xg_error *err)
+{
+    return protect(s, true, pkt, len, cap, err);
+}
+
+int xg_srtp_unprotect(struct xg_srtp *s, void *pkt, size_t *len, struct xg_error *err)
+{
+    return unprotect(s, false, pkt, len, err);
+}
+
+int xg_srtp_unprotect_rtcp(struct xg_srtp *s, void *pkt, size_t *len, struct xg_error *err)
+{
+    return unprotect(s, true, pkt, len, err);
+}
+
+/* ---- config ---- */
+
+/* Relative paths in the config are relative to the config file's directory (as less does). */
+static int resolve_path(const struct xg_conf *at, const char *path, char *out, size_t size)
+{
+    const char *file = at ? at->file : NULL;
+    const char *slash = file ? strrchr(file, '/') : NULL;
+    int n;
+    if (path[0] == '/' || !slash)
+        n = snprintf(out, size, "%s", path);
+    else
+        n = snprintf(out, size, "%.*s/%s", (int)(slash - file), file, path);
+    return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+int xg_srtp_conf_read(const struct xg_conf *conf, struct xg_srtp_conf *out, struct xg_error *err)
+{
+    memset(out, 0, sizeof *out);
+    const struct xg_conf *sec = xg_conf_get(conf, "srtp");
+    if (!sec) return 0;
+    int rc = xg_conf_expect(sec, XG_CONF_MAP, "srtp", err);
+    if (rc) return rc;
+    const char *suite_s = NULL, *key_file = NULL, *remote_file = NULL;
+    if ((rc = xg_conf_string(sec, "suite", NULL, &suite_s, err)) ||
+        (rc = xg_conf_string(sec, "key_file", NULL, &key_file, err)) ||
+        (rc = xg_conf_string(sec, "remote_key_file", NULL, &remote_file, err)))
+        return rc;
+    enum xg_srtp_suite suite = XG_SRTP_SUITE_NONE;
+    struct xg_error e2 = {0};
+    if (suite_s && xg_srtp_suite_parse(suite_s, &suite, &e2))
+        return xg_conf_error(err, xg_conf_get(sec, "suite"), -EINVAL, "srtp.%s", e2.msg);
+    if (!key_file || !*key_file)
+        return xg_conf_error(err, key_file ? xg_conf_get(sec, "key_file") : sec, -EINVAL,
+                             "srtp needs 'key_file:' (the key we send with: a file holding "
+                             "'inline:<base64 key||salt>' or an a=crypto line)");
+    const struct xg_conf *kn = xg_conf_get(sec, "key_file");
+    if (resolve_path(kn, key_file, out->key_path, sizeof out->key_path))
+        return xg_conf_error(err, kn, -ENAMETOOLONG, "srtp.key_file '%s': path too long", key_file);
+    bool wr = false;
+    rc = key_load(out->key_path, suite, XG_SRTP_AES_CM_128_HMAC_SHA1_80, &out->local, &wr, &e2);
+    if (rc) {
+        xg_srtp_conf_wipe(out);
+        return xg_conf_error(err, kn, rc, "srtp.key_file: %s", e2.msg);
+    }
+    out->world_readable = wr;
+    out->suite = out->local.suite;
+    if (remote_file && *remote_file) {
+        const struct xg_conf *rn = xg_conf_get(sec, "remote_key_file");
+        if (resolve_path(rn, remote_file, out->remote_key_path, sizeof out->remote_key_path)) {
+            xg_srtp_conf_wipe(out);
+            return xg_conf_error(err, rn, -ENAMETOOLONG, "srtp.remote_key_file '%s': path too long",
+                                 remote_file);
+        }
+        rc = key_load(out->remote_key_path, out->suite, XG_SRTP_SUITE_NONE, &out->remote, &wr, &e2);
+        if (rc) {
+            xg_srtp_conf_wipe(out);
+            return xg_conf_error(err, rn, rc, "srtp.remote_key_file: %s", e2.msg);
+        }
+        out->world_readable = out->world_readable || wr;
+    } else {
+        out->remote = out->local;
+        out->shared_key = true;
+        snprintf(out->remote_key_path, sizeof out->remote_key_path, "%s", out->key_path);
+    }
+    out->enabled = true;
+    return 0;
+}
+
+void xg_srtp_conf_wipe(struct xg_srtp_conf *c)
+{
+    if (!c) return;
+    explicit_bzero(&c->local, sizeof c->local);
+    explicit_bzero(&c->remote, sizeof c->remote);
+}
