@@ -1287,6 +1287,7 @@ static void rtpa_status(const struct xg_adapter *a, struct xg_status *st)
     xg_status_counter(st, "firs_out", (double)r->firs_out);
     xg_status_counter(st, "ssrcs", (double)r->n_ssrcs);
     xg_status_counter(st, "ssrc_timeouts", (double)r->ssrc_timeouts);
+    xg_status_counter(st, "gse_tags_in", (double)r->gse_tags); /* D1: 3-byte tag forms read */
     for (int i = 0; i < R_COUNT; i++)
         xg_status_counter(st, reason_names[i], (double)r->reasons[i]);
 }

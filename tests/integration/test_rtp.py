@@ -464,6 +464,13 @@ adapters:
         gc = ents[f"rx/{SENDER:08x}/GameControl1-50"]
         assert gc["kind"] == "controller" and gc["active"] is False, gc
         assert gc["extra"]["buttons"][0] == 1, gc
+        # decision D1: cisco/gse's 3-byte tag form (C0 80 03 = Object2) is read and counted
+        t1 = (time.time_ns() // 1_000_000) & 0xFFFF
+        gse = object2(31, t1, (1.0, 2.0, 3.0), (0, 0, 0), (0, 0, 0), (0, 0, 0))
+        tx.sendto(rtp(98, seq[0], 0, SENDER, b"\xC0\x80\x03" + gse[2:]), dst)
+        seq[0] += 1
+        wait_entities(gw, 1, f"rx/{SENDER:08x}/Object2-31")
+        assert adapter(gw, "rx")["counters"]["gse_tags_in"] == 1
         # a sender whose clock is 3 s behind: its capture times follow its own clock through the
         # offset estimate (not 3 s in the past, which would be STALE at once)
         for k in range(5):
