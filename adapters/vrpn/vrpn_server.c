@@ -455,7 +455,7 @@ static bool conn_message(struct xg_adapter *a, struct conn *c, const struct vrpn
 {
     struct vrpn_server *s = a->priv;
     struct xg_error err = {0};
-    char what[XG_ERROR_MAX + 64];
+    char what[2 * XG_ERROR_MAX + 256];
     if (m->hdr.type < 0) {
         struct vrpn_system_msg sm;
         if (vrpn_system_decode(m, &sm, &err) < 0) {
@@ -579,7 +579,7 @@ static void read_cb(struct bufferevent *bev, void *arg)
     struct conn *c = conn_of(s, bev);
     if (!c) return;
     struct evbuffer *in = bufferevent_get_input(bev);
-    char what[XG_ERROR_MAX + 64];
+    char what[2 * XG_ERROR_MAX + 256];
     for (;;) {
         size_t len = evbuffer_get_length(in);
         struct xg_error err = {0};
@@ -880,7 +880,7 @@ static int tracker_find_or_add(struct xg_adapter *a, const char *name)
     int t = s->n_trackers++;
     memset(&nt[t], 0, sizeof nt[t]);
     nt[t].extras_slot = -1;
-    snprintf(nt[t].name, sizeof nt[t].name, "%s", name);
+    memcpy(nt[t].name, name, strlen(name) + 1); /* checked: < VRPN_CNAME_MAX */
     /* reserve the fixed sensors of rules naming this tracker literally */
     for (size_t i = 0; i < s->n_rules; i++)
         if (s->rules[i].sensor >= 0 && s->rules[i].tracker && !strcmp(s->rules[i].tracker, name))
@@ -1409,7 +1409,7 @@ static void server_status(const struct xg_adapter *a, struct xg_status *st)
 {
     const struct vrpn_server *s = a->priv;
     st->state = s->lis ? "listening" : "stopped";
-    snprintf(st->peer, sizeof st->peer, "%s", s->bound[0] ? s->bound : s->listen);
+    snprintf(st->peer, sizeof st->peer, "%.127s", s->bound[0] ? s->bound : s->listen);
     int udp = 0, sensors = 0;
     for (const struct conn *c = s->conns; c; c = c->next)
         udp += c->udp_ok;
