@@ -319,7 +319,7 @@ int xg_gateway_start(struct xg_gateway *gw, struct xg_error *err)
             return xg_error_set(err, rc, "adapter '%s' (%s) failed to start: %s", ga->a.name,
                                 ga->a.ops->type, strerror(-rc));
         ga->started = true;
-        XG_INFO(ga->a.name, "%s adapter started (frame %s%s)", ga->a.ops->type, ga->frame.name,
+        XG_INFO(ga->a.name, "%s adapter started (frame %s%s)", ga->a.ops->type, ga->a.frame->name,
                 ga->a.ops->is_sink ? "" : "");
     }
     XG_INFO(COMPONENT, "xrgate %s '%s' running with %d adapter(s)", XRGATE_VERSION, gw->conf.id,
