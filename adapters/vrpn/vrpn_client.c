@@ -512,8 +512,12 @@ static int handle_msg(struct vconn *c, const struct vrpn_msg *m, bool udp, int64
             set_analog(a, d, idx, cur + b.u.dial.delta);
         }
         break;
+    case VRPN_BODY_TEXT:
+        XG_DEBUG(a->name, "peer %s: '%s' says (severity %u): %s", c->peer, d->name,
+                 b.u.text.severity, b.u.text.text);
+        break;
     default:
-        break; /* acceleration, text */
+        break; /* acceleration */
     }
     if (udp)
         c->udp_reports++;
