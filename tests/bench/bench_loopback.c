@@ -1,24 +1,31 @@
 /* Added latency through a running xrgate over loopback sockets (one machine, one clock).
  *
- * Load generator: N bodies (default 50) at R Hz (default 240) as ONE RTP game-state packet per
- * frame (N Object2, ~55 bytes each) sent to xrgate's ingress `rtp` adapter (--rtp-in PORT). The
- * bodies stand still at distinct positions (body i at distance i+1 m from the origin along one
+ * Load generator: N bodies (default 50) at R Hz (default 240), one frame at a time, either
+ *   --vrpn-listen PORT  as a VRPN server (TCP-only) that xrgate's `vrpn-client` connects to
+ *                       (device "Tracker0@tcp://127.0.0.1:PORT"): cookie, sender/type
+ *                       descriptions, then per frame N Pos_Quat messages (sensor i) in one write;
+ *   --rtp-in PORT       or as ONE RTP game-state packet of N Object2 sent to xrgate's `rtp`
+ *                       ingress adapter.
+ * The bodies stand still at distinct positions (body i at distance i+1 m from the origin along one
  * axis, identity orientation, zero velocity), so prediction does not change what comes out and
- * every egress object names its body by |position|. Receivers in the same thread:
+ * every egress object names its body by |position| whatever the frame mapping. Receivers, in the
+ * same thread:
  *   rtp   a UDP socket bound to --rtp-out PORT: the egress `rtp` adapter's destination; RTP +
  *         game-state decode (adapters/rtp)
  *   rgmp  a TCP client of xrgate's `rgmp-server` (--rgmp PORT): RGMP session decode, every
  *         TRANSFORM stream of every data frame (adapters/rgmp)
+ *   vrpn  a TCP-only VRPN client of xrgate's `vrpn-server` (--vrpn-server PORT): every Pos_Quat
+ *         (adapters/vrpn)
  * Latency of body i on an egress = arrival time (clock right after the receive call) - the time
- * just before the ingress packet carrying body i was sent; only the first arrival of body i after
- * each send counts (later copies: coalesced frames, refreshes). Send-on-change egress
+ * just before the ingress frame carrying body i was written; only the first arrival of body i
+ * after each send counts (later copies: coalesced frames, refreshes). Send-on-change egress
  * (rate_hz: 0) is expected, so no tick quantisation is included. This is the "ingress socket to
  * egress socket" figure plus one loopback hop each way and this thread's wake-up.
  *
- * Same-run baseline: the same packets at the same cadence through a bare UDP relay thread (recv,
- * sendto; blocking, so it sleeps between frames like the gateway) to a socket of this thread.
- * With --pid P, the CPU time of process P (the gateway) over each repetition is reported too.
- * Output: JSON (bench_util.h) with per-repetition quantiles per egress. */
+ * Same-run baseline: datagrams of the frame's size at the same cadence through a bare UDP relay
+ * thread (recv, sendto; blocking, so it sleeps between frames like the gateway) to a socket of
+ * this thread. With --pid P, the CPU time of process P (the gateway) over each repetition is
+ * reported too. Output: JSON (bench_util.h) with per-repetition quantiles per egress. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -31,16 +38,25 @@
 #include "adapters/rgmp/rgmp_codec.h"
 #include "adapters/rtp/gamestate_codec.h"
 #include "adapters/rtp/rtp.h"
+#include "adapters/vrpn/vrpn_codec.h"
 #include "tests/bench/bench_util.h"
 
 #define MAX_BODIES 200
-#define N_EG 2
-static const char *eg_names[N_EG] = {"rtp", "rgmp"};
+#define N_EG 3
+static const char *eg_names[N_EG] = {"rtp", "rgmp", "vrpn"};
+enum { EG_RTP, EG_RGMP, EG_VRPN };
 
 struct gen {
     int bodies;
     double rate;
     int tx, rtp_rx, rgmp_fd;
+    int vrpn_lfd, vrpn_in; /* VRPN ingress: our listen socket, the vrpn-client connection */
+    int vrpn_fd;           /* VRPN egress: our connection to vrpn-server */
+    int32_t vrpn_pq_type;  /* vrpn-server's type id of Pos_Quat (-1 until described) */
+    bool vrpn_cookie;      /* vrpn-server's cookie consumed */
+    uint32_t vrpn_seq;
+    uint8_t *vbuf;
+    size_t vlen, vcap;
     struct sockaddr_in rtp_in;
     uint16_t seq;
     int64_t send_ns[MAX_BODIES];
@@ -85,8 +101,50 @@ static void arrived(struct gen *g, int eg, int body, int64_t now)
         g->lat[eg][g->n[eg]++] = (double)(now - g->send_ns[body]) / 1000.0;
 }
 
+static void vrpn_write_all(int fd, const uint8_t *p, size_t n)
+{
+    while (n) {
+        ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) die("send to vrpn-client");
+        p += k;
+        n -= (size_t)k;
+    }
+}
+
+/* One frame as N VRPN Pos_Quat messages of sender 0 ("Tracker0"), one TCP write. */
+static void send_frame_vrpn(struct gen *g)
+{
+    static uint8_t buf[MAX_BODIES * 96];
+    struct xg_writer w;
+    xg_writer_init(&w, buf, sizeof buf);
+    struct timespec wall;
+    clock_gettime(CLOCK_REALTIME, &wall);
+    struct vrpn_header h = {.sender = 0, .type = 0};
+    vrpn_header_set_wall_ns(&h, (int64_t)wall.tv_sec * 1000000000 + wall.tv_nsec);
+    for (int i = 0; i < g->bodies; i++) {
+        struct vrpn_body b = {.kind = VRPN_BODY_POS_QUAT};
+        b.u.pos_quat = (struct vrpn_pos_quat){
+            .sensor = i, .pos = {(double)(i + 1), 0, 0}, .quat = {0, 0, 0, 1}};
+        if (vrpn_encode_body_message(&w, &h, &g->vrpn_seq, &b, NULL)) die("vrpn encode");
+    }
+    int64_t t = bench_now_ns();
+    for (int i = 0; i < g->bodies; i++) {
+        g->send_ns[i] = t;
+        for (int e = 0; e < N_EG; e++)
+            g->answered[e][i] = false;
+    }
+    vrpn_write_all(g->vrpn_in, buf, w.len);
+    g->sent_frames++;
+    g->pkt_len = w.len;
+}
+
 static void send_frame(struct gen *g)
 {
+    if (g->vrpn_lfd >= 0) {
+        if (g->vrpn_in >= 0) send_frame_vrpn(g);
+        return;
+    }
     static uint8_t pkt[65536];
     struct xg_writer w;
     xg_writer_init(&w, pkt, sizeof pkt);
@@ -198,6 +256,122 @@ static void read_rgmp(struct gen *g)
     }
 }
 
+/* VRPN ingress: accept the vrpn-client, send cookie + descriptions (sender 0 "Tracker0", type 0
+ * Pos_Quat); what the client sends (cookie, descriptions, pings) is read and discarded. */
+static void vrpn_accept(struct gen *g)
+{
+    int fd = accept(g->vrpn_lfd, NULL, NULL);
+    if (fd < 0) return;
+    if (g->vrpn_in >= 0) close(g->vrpn_in);
+    g->vrpn_in = fd;
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    uint8_t buf[512];
+    struct xg_writer w;
+    xg_writer_init(&w, buf, sizeof buf);
+    struct vrpn_header h = {0};
+    vrpn_header_set_wall_ns(&h, (int64_t)time(NULL) * 1000000000);
+    if (vrpn_cookie_encode(&w, 0, NULL) ||
+        vrpn_encode_description(&w, &h, &g->vrpn_seq, VRPN_SENDER_DESCRIPTION, 0, "Tracker0",
+                                NULL) ||
+        vrpn_encode_description(&w, &h, &g->vrpn_seq, VRPN_TYPE_DESCRIPTION, 0, VRPN_TYPE_POS_QUAT,
+                                NULL))
+        die("vrpn handshake encode");
+    vrpn_write_all(fd, buf, w.len);
+}
+
+static void vrpn_in_discard(struct gen *g)
+{
+    uint8_t buf[4096];
+    for (;;) {
+        ssize_t n = recv(g->vrpn_in, buf, sizeof buf, MSG_DONTWAIT);
+        if (n > 0) continue;
+        if (n == 0) {
+            close(g->vrpn_in);
+            g->vrpn_in = -1;
+        }
+        return;
+    }
+}
+
+/* VRPN egress: the vrpn-server's stream (TCP-only client: we never send UDP_DESCRIPTION). */
+static void read_vrpn(struct gen *g)
+{
+    for (;;) {
+        if (g->vcap - g->vlen < 65536) {
+            g->vcap *= 2;
+            g->vbuf = realloc(g->vbuf, g->vcap);
+            if (!g->vbuf) die("realloc");
+        }
+        ssize_t n = recv(g->vrpn_fd, g->vbuf + g->vlen, g->vcap - g->vlen, MSG_DONTWAIT);
+        if (n == 0) {
+            errno = ECONNRESET;
+            die("vrpn-server closed the connection");
+        }
+        if (n < 0) return;
+        int64_t now = bench_now_ns();
+        g->vlen += (size_t)n;
+        size_t off = 0;
+        struct xg_error err = {0};
+        if (!g->vrpn_cookie) {
+            if (g->vlen < VRPN_COOKIE_SIZE) continue;
+            if (vrpn_cookie_decode(g->vbuf, g->vlen, NULL, &err)) {
+                fprintf(stderr, "bench_loopback: vrpn-server cookie: %s\n", err.msg);
+                exit(1);
+            }
+            off = VRPN_COOKIE_SIZE;
+            g->vrpn_cookie = true;
+        }
+        for (;;) {
+            size_t ws;
+            int rc = vrpn_stream_check(g->vbuf + off, g->vlen - off, &ws, &err);
+            if (rc < 0) {
+                fprintf(stderr, "bench_loopback: vrpn-server: %s\n", err.msg);
+                exit(1);
+            }
+            if (rc == 0) break;
+            struct vrpn_msg m;
+            if (vrpn_msg_parse(g->vbuf + off, g->vlen - off, &m, &err) == 0) {
+                if (m.hdr.type == VRPN_TYPE_DESCRIPTION) {
+                    struct vrpn_system_msg sm;
+                    if (vrpn_system_decode(&m, &sm, NULL) == 0 &&
+                        !strcmp(sm.name, VRPN_TYPE_POS_QUAT))
+                        g->vrpn_pq_type = sm.id;
+                } else if (m.hdr.type >= 0 && m.hdr.type == g->vrpn_pq_type) {
+                    struct vrpn_body b;
+                    if (vrpn_body_decode(VRPN_BODY_POS_QUAT, m.body, m.body_len, &b, NULL) == 0) {
+                        const struct xg_vec3 *p = &b.u.pos_quat.pos;
+                        arrived(g, EG_VRPN, body_of(p->x, p->y, p->z, g->bodies), now);
+                    }
+                }
+            }
+            off += ws;
+        }
+        memmove(g->vbuf, g->vbuf + off, g->vlen - off);
+        g->vlen -= off;
+    }
+}
+
+static int tcp_connect_retry(int port, const char *what)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET,
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+                             .sin_port = htons((uint16_t)port)};
+    int64_t end = bench_now_ns() + 10 * INT64_C(1000000000);
+    for (;;) {
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        if (fd < 0) die("socket");
+        if (!connect(fd, (struct sockaddr *)&sa, sizeof sa)) {
+            int one = 1;
+            setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+            return fd;
+        }
+        close(fd);
+        if (bench_now_ns() > end) die(what);
+        usleep(50000);
+    }
+}
+
 static double proc_cpu_s(int pid)
 {
     if (pid <= 0) return NAN;
@@ -220,8 +394,12 @@ static double proc_cpu_s(int pid)
 /* Run the generator until `until` (mono ns). */
 static void run_until(struct gen *g, int64_t until, int64_t *next_send, int64_t period)
 {
-    struct pollfd pf[2] = {{g->rtp_rx, POLLIN, 0}, {g->rgmp_fd, POLLIN, 0}};
-    int nfd = g->rgmp_fd >= 0 ? 2 : 1;
+    struct pollfd pf[5] = {{g->rtp_rx, POLLIN, 0},
+                           {g->rgmp_fd, POLLIN, 0},
+                           {g->vrpn_fd, POLLIN, 0},
+                           {g->vrpn_lfd, POLLIN, 0},
+                           {g->vrpn_in, POLLIN, 0}};
+    int nfd = 5; /* negative fds are ignored by poll */
     for (;;) {
         int64_t now = bench_now_ns();
         if (now >= until) return;
@@ -236,6 +414,15 @@ static void run_until(struct gen *g, int64_t until, int64_t *next_send, int64_t 
         if (ppoll(pf, (nfds_t)nfd, &ts, NULL) < 0 && errno != EINTR) die("ppoll");
         read_rtp(g);
         if (g->rgmp_fd >= 0) read_rgmp(g);
+        if (g->vrpn_fd >= 0) read_vrpn(g);
+        if (g->vrpn_lfd >= 0 && (pf[3].revents & POLLIN)) {
+            vrpn_accept(g);
+            pf[4].fd = g->vrpn_in;
+        }
+        if (g->vrpn_in >= 0 && (pf[4].revents & (POLLIN | POLLHUP))) {
+            vrpn_in_discard(g);
+            pf[4].fd = g->vrpn_in;
+        }
     }
 }
 
@@ -320,6 +507,7 @@ static void relay_once(int size, double rate, int ms, double q5[5])
 int main(int argc, char **argv)
 {
     int reps = 5, ms = 1000, rtp_in = 0, rtp_out = 0, rgmp = 0, pid = 0, bodies = 50;
+    int vrpn_listen = 0, vrpn_server = 0;
     double rate = 240;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -337,6 +525,10 @@ int main(int argc, char **argv)
             rtp_out = atoi(v);
         else if (!strcmp(a, "--rgmp"))
             rgmp = atoi(v);
+        else if (!strcmp(a, "--vrpn-listen"))
+            vrpn_listen = atoi(v);
+        else if (!strcmp(a, "--vrpn-server"))
+            vrpn_server = atoi(v);
         else if (!strcmp(a, "--pid"))
             pid = atoi(v);
         else if (!strcmp(a, "--bodies"))
@@ -345,21 +537,25 @@ int main(int argc, char **argv)
             rate = atof(v);
         else {
             fprintf(stderr,
-                    "usage: bench_loopback --rtp-in PORT --rtp-out PORT [--rgmp PORT] [--pid P] "
-                    "[--bodies N] [--rate HZ] [--reps N] [--ms M]\n");
+                    "usage: bench_loopback (--rtp-in PORT | --vrpn-listen PORT) --rtp-out PORT "
+                    "[--rgmp PORT] [--vrpn-server PORT] [--pid P] [--bodies N] [--rate HZ] "
+                    "[--reps N] [--ms M]\n");
             return 2;
         }
         i++;
     }
-    if (reps < 1 || ms < 10 || !rtp_in || !rtp_out || bodies < 1 || bodies > MAX_BODIES ||
-        rate <= 0) {
+    if (reps < 1 || ms < 10 || (!rtp_in && !vrpn_listen) || !rtp_out || bodies < 1 ||
+        bodies > MAX_BODIES || rate <= 0) {
         fprintf(stderr, "bench_loopback: bad arguments\n");
         return 2;
     }
     static struct gen g;
     g.bodies = bodies;
     g.rate = rate;
-    g.rgmp_fd = -1;
+    g.rgmp_fd = g.vrpn_fd = g.vrpn_lfd = g.vrpn_in = -1;
+    g.vrpn_pq_type = -1;
+    g.vcap = 1 << 20;
+    g.vbuf = malloc(g.vcap);
     g.cap = (size_t)((double)ms / 1000.0 * rate * bodies) + 1024;
     for (int e = 0; e < N_EG; e++) {
         g.lat[e] = malloc(g.cap * sizeof(double));
@@ -380,20 +576,35 @@ int main(int argc, char **argv)
     if (bind(g.rtp_rx, (struct sockaddr *)&sa, sizeof sa)) die("bind --rtp-out");
     g.rtp_in = sa;
     g.rtp_in.sin_port = htons((uint16_t)rtp_in);
-    if (rgmp) {
-        sa.sin_port = htons((uint16_t)rgmp);
-        int64_t end = bench_now_ns() + 10 * INT64_C(1000000000);
-        for (;;) {
-            g.rgmp_fd = socket(AF_INET, SOCK_STREAM, 0);
-            if (!connect(g.rgmp_fd, (struct sockaddr *)&sa, sizeof sa)) break;
-            close(g.rgmp_fd);
-            if (bench_now_ns() > end) die("connect --rgmp");
-            usleep(50000);
-        }
+    if (vrpn_listen) {
+        g.vrpn_lfd = socket(AF_INET, SOCK_STREAM, 0);
         int one = 1;
-        setsockopt(g.rgmp_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        setsockopt(g.vrpn_lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        sa.sin_port = htons((uint16_t)vrpn_listen);
+        if (g.vrpn_lfd < 0 || bind(g.vrpn_lfd, (struct sockaddr *)&sa, sizeof sa) ||
+            listen(g.vrpn_lfd, 4))
+            die("listen --vrpn-listen");
+    }
+    if (rgmp) g.rgmp_fd = tcp_connect_retry(rgmp, "--rgmp");
+    if (vrpn_server) {
+        g.vrpn_fd = tcp_connect_retry(vrpn_server, "--vrpn-server");
+        uint8_t ck[VRPN_COOKIE_SIZE];
+        struct xg_writer w;
+        xg_writer_init(&w, ck, sizeof ck);
+        vrpn_cookie_encode(&w, 0, NULL);
+        vrpn_write_all(g.vrpn_fd, ck, w.len);
     }
     int64_t period = (int64_t)(1e9 / rate), next = bench_now_ns();
+    if (vrpn_listen) { /* the vrpn-client connects with its back-off: wait for it */
+        int64_t end = bench_now_ns() + 15 * INT64_C(1000000000);
+        while (g.vrpn_in < 0) {
+            if (bench_now_ns() > end) {
+                errno = ETIMEDOUT;
+                die("vrpn-client did not connect to --vrpn-listen");
+            }
+            run_until(&g, bench_now_ns() + 50 * INT64_C(1000000), &next, period);
+        }
+    }
     /* warm-up: entities created, definitions received, caches warm */
     run_until(&g, bench_now_ns() + 700 * INT64_C(1000000), &next, period);
 
@@ -422,7 +633,8 @@ int main(int argc, char **argv)
                     bench_quantile_sorted(g.lat[e], g.n[e], qs[q]);
             cnt[(size_t)e * (size_t)reps + (size_t)r] = updates > 0 ? (double)g.n[e] / updates : 0;
         }
-        fprintf(stderr, "loopback: rep %d: rtp %zu, rgmp %zu samples\n", r, g.n[0], g.n[1]);
+        fprintf(stderr, "loopback: rep %d: rtp %zu, rgmp %zu, vrpn %zu samples\n", r, g.n[0],
+                g.n[1], g.n[2]);
     }
     /* same-run baseline: a bare relay thread, same cadence and packet size */
     double *rel = calloc((size_t)5 * (size_t)reps, sizeof(double));
@@ -442,11 +654,13 @@ int main(int argc, char **argv)
         bench_json_arr(&j, qn[q], rel + (size_t)q * (size_t)reps, reps);
     bench_json_close(&j);
     bench_json_num(&j, "rate_hz", rate);
-    bench_json_str(&j, "ingress", "rtp (one RTP packet of Object2 per frame)");
+    bench_json_str(&j, "ingress",
+                   vrpn_listen ? "vrpn-client (one TCP write of Pos_Quat messages per frame)"
+                               : "rtp (one RTP packet of Object2 per frame)");
     bench_json_arr(&j, "gateway_cpu_percent", cpu, reps);
     bench_json_open(&j, "latency_us");
     for (int e = 0; e < N_EG; e++) {
-        if (e == 1 && g.rgmp_fd < 0) continue;
+        if ((e == EG_RGMP && g.rgmp_fd < 0) || (e == EG_VRPN && g.vrpn_fd < 0)) continue;
         bench_json_open(&j, eg_names[e]);
         for (int q = 0; q < 5; q++)
             bench_json_arr(&j, qn[q], res + ((size_t)e * 5 + (size_t)q) * (size_t)reps, reps);
