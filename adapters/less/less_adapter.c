@@ -51,6 +51,7 @@
 #define ARENA_SIZE (256 * 1024)
 #define UDP_MAX_INFLIGHT 63
 #define UDP_LOSS_NS (250 * XG_NS_PER_MS)
+#define HANDSHAKE_TIMEOUT_S 10 /* TCP: connect + TLS + the peer's connection-control */
 
 enum mode { MODE_CONNECT, MODE_LISTEN, MODE_UDP };
 
@@ -1070,6 +1071,7 @@ static int apply_msg(struct peer *p, const struct less_msg *m, int64_t ts, int64
         }
         if (!p->streaming) {
             p->streaming = true;
+            if (p->bev) bufferevent_set_timeouts(p->bev, NULL, NULL);
             if (la->mode == MODE_CONNECT) {
                 la->state = "streaming";
                 xg_backoff_reset(&la->backoff);
@@ -1367,6 +1369,11 @@ static void tcp_event_cb(struct bufferevent *bev, short what, void *arg)
     if (p->tls && xg_tls_error(p->tls)[0]) {
         snprintf(why, sizeof why, "%s; closing", xg_tls_error(p->tls));
         la->a->errors++;
+    } else if (what & BEV_EVENT_TIMEOUT) {
+        snprintf(why, sizeof why,
+                 "no connection-control within %d s of connecting (is it a LESS peer?); closing",
+                 HANDSHAKE_TIMEOUT_S);
+        la->a->errors++;
     } else if (p->tls && !xg_tls_established(p->tls)) {
         snprintf(why, sizeof why,
                  "TLS with %s: connection closed during the handshake (is the peer using TLS, "
@@ -1393,6 +1400,8 @@ static int peer_attach(struct less_adapter *la, struct peer *p, struct buffereve
         if (!bev) return -ENOMEM;
     }
     p->bev = bev;
+    struct timeval hs = {HANDSHAKE_TIMEOUT_S, 0};
+    bufferevent_set_timeouts(bev, &hs, NULL); /* cleared once the session is up */
     bufferevent_setcb(bev, tcp_read_cb, NULL, tcp_event_cb, p);
     bufferevent_enable(bev, EV_READ | EV_WRITE);
     send_connection_control(p);

@@ -109,6 +109,8 @@ def bound(gw, name):
 def run(k, keyfile):
     relay = Relay(k, corrupt_every=7 if k == 5 else 0)
     ra, rb = relay.ra.getsockname(), relay.rb.getsockname()
+    # k = 7: B has no `peer:` and adopts the first sender whose signature verifies
+    peer_line = "" if k == 7 else f'    peer: "{rb[0]}:{rb[1]}"'
     try:
         with Gateway(f"""
 gateway: {{id: gw-b}}
@@ -117,7 +119,7 @@ adapters:
     type: less
     mode: udp
     bind: "127.0.0.1:0"
-    peer: "{rb[0]}:{rb[1]}"
+{peer_line}
     key_file: {keyfile}
     mtu: {MTU}
     rate_hz: 60
@@ -158,6 +160,9 @@ adapters:
             assert relay.dropped[relay.ra] > 5 and relay.dropped[relay.rb] > 5, relay.dropped
             assert ca["resends"] > 0, ca
             assert cb["framing_errors"] == 0 and ca["framing_errors"] == 0, (ca, cb)
+            if k == 7:
+                ls = [l for l in b.lines if "UDP peer is" in l]
+                assert ls and f"{rb[0]}:{rb[1]}" in ls[0], (rb, ls)
             if relay.corrupted:
                 assert ca["bad_signature"] + cb["bad_signature"] > 0, (ca, cb)
                 assert "dropped" in b.log() or "dropped" in a.log()
