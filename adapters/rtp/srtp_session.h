@@ -164,8 +164,9 @@ enum xg_srtp_dir xg_srtp_session_dir(const struct xg_srtp *s);
 /** Protect the RTP packet pkt[0..*len) in place (send session). cap is the buffer's capacity;
  *  it must be at least *len + xg_srtp_overhead(suite, false) (else -EMSGSIZE, counted in
  *  no_room, packet untouched). On success *len grows by the overhead. -EPROTO for a packet that
- *  is not RTP v2 or whose header (CSRCs, extension) runs past *len; -EIO for a repeated
- *  sequence number. */
+ *  is not RTP v2 or whose header (CSRCs, extension) runs past *len; XG_SRTP_EREPLAY (counted in
+ *  replay) for a sequence number of that SSRC already protected (libsrtp refuses to encrypt
+ *  twice with one index: a restarted sender must pick a new SSRC or a new key). */
 int xg_srtp_protect(struct xg_srtp *s, void *pkt, size_t *len, size_t cap, struct xg_error *err);
 
 /** Unprotect the SRTP packet pkt[0..*len) in place (receive session); on success *len is the

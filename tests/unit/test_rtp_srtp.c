@@ -559,6 +559,10 @@ static void test_replay(void **state)
         n = later_n[0]; /* seq 6: now 199 packets behind */
         memcpy(b, later[0], n);
         assert_int_equal(xg_srtp_unprotect(rx, b, &n, NULL), XG_SRTP_EREPLAY);
+        /* the sender never encrypts one index twice */
+        n = make_rtp(b, 100, 0x01020304u, 20, false);
+        assert_int_equal(xg_srtp_protect(tx, b, &n, sizeof b, &err), XG_SRTP_EREPLAY);
+        assert_int_equal(xg_srtp_session_stats(tx)->replay, 1);
         /* SRTCP index replay */
         uint8_t c[256], c2[256];
         size_t cn = make_rtcp(c, 0x01020304u, 9);
