@@ -8,10 +8,11 @@
  * whose output passes 2x the bound, is dropped and counted; so a client costs at most 2x the bound
  * plus one tick), tracker_name (template, "{origin}"), trackers (list of {match: GLOB, tracker:
  * TEMPLATE, sensor: N}: the first rule whose glob matches the entity name decides the tracker and
- * optionally a fixed sensor number), send_velocity (true), plus the sink keys rate_hz / include /
- * exclude and frame (default identity: the internal Y-up frame; Z-up clients want
- * `frame: vrpn-zup`). Templates: {origin} = the entity name's first '/'-segment (the origin
- * adapter's name unless renamed), {kind} = the entity kind, {name} = the whole entity name.
+ * optionally a fixed sensor number), send_velocity (true), send_all (false: each tick sends the
+ * sensors updated since the last one; true: every sensor every tick), plus the sink keys rate_hz /
+ * include / exclude and frame (default identity: the internal Y-up frame; Z-up clients want `frame:
+ * vrpn-zup`). Templates: {origin} = the entity name's first '/'-segment (the origin adapter's name
+ * unless renamed), {kind} = the entity kind, {name} = the whole entity name.
  *
  * Sensor numbers: per tracker, an entity name gets a number the first time it is seen (names that
  * appear together, e.g. at start-up, are numbered in ascending name order), after the numbers in
@@ -179,7 +180,7 @@ struct conn {
 struct vrpn_server {
     char listen[256];
     int64_t max_clients, max_output, slow_timeout_ms;
-    bool send_velocity;
+    bool send_velocity, send_all;
     char *tracker_name;
     struct rule *rules;
     size_t n_rules;
@@ -1157,6 +1158,14 @@ static int visit_dirty(void *user, const struct xg_entity *e, const struct xg_po
     return add_report(&s->dirty, a, e, pose);
 }
 
+static int visit_none(void *user, const struct xg_entity *e, const struct xg_pose *pose)
+{
+    (void)user;
+    (void)e;
+    (void)pose;
+    return 0;
+}
+
 static int visit_full(void *user, const struct xg_entity *e, const struct xg_pose *pose)
 {
     struct xg_adapter *a = user;
@@ -1240,7 +1249,11 @@ static void server_drain(struct xg_adapter *a)
     if (s->members_dirty) assign_new(a, now);
     s->dirty.n = s->dirty.xn = s->dirty.xblen = 0;
     s->full.n = s->full.xn = s->full.xblen = 0;
-    xg_table_drain(a->table, a->index, now, visit_dirty, a);
+    if (s->send_all) { /* every sensor every tick, predicted to now */
+        xg_table_drain(a->table, a->index, now, visit_none, a);
+        xg_table_foreach(a->table, a->index, now, visit_dirty, a);
+    } else
+        xg_table_drain(a->table, a->index, now, visit_dirty, a);
     bool full_built = false;
     struct conn *next;
     for (struct conn *c = s->conns; c; c = next) {
@@ -1340,6 +1353,7 @@ static int server_create(struct xg_adapter *a, const struct xg_conf *conf, struc
         (rc = xg_conf_int(conf, "slow_timeout_ms", 2000, 0, 3600000, &s->slow_timeout_ms, err)) ||
         (rc = xg_conf_string(conf, "tracker_name", "{origin}", &tname, err)) ||
         (rc = xg_conf_bool(conf, "send_velocity", true, &s->send_velocity, err)) ||
+        (rc = xg_conf_bool(conf, "send_all", false, &s->send_all, err)) ||
         (rc = parse_rules(s, xg_conf_get(conf, "trackers"), err)))
         return rc;
     char host[200];

@@ -357,6 +357,20 @@ def test_callback_without_udp_description(gw):
     c.close()
 
 
+def test_send_all(gw):
+    """send_all: every sensor every tick, so (with max_horizon_ms 0, poses held at the sample)
+    one sample's pose is sent several times with increasing send times."""
+    c = Client(server_port(gw, "vrpnall"), "tcp")
+    c.until(lambda: len([r for r in c.reports if r[2] == "pq" and r[3] == 0]) >= 12,
+            what="12 Pos_Quat of sensor 0")
+    pq = [r for r in c.reports if r[2] == "pq" and r[3] == 0]
+    distinct = {tuple(r[4]) for r in pq}
+    assert len(distinct) < len(pq), "no pose was sent twice"
+    stamps = [(r[5][1], r[5][2]) for r in pq]
+    assert stamps == sorted(stamps) and len(set(stamps)) == len(stamps), "send times"
+    c.close()
+
+
 def test_unserved_ping(gw):
     c = Client(server_port(gw), "tcp", senders=("demo", "Tracker0"))
     c.until(lambda: c.latest("demo", "pq"), what="reports")
@@ -540,6 +554,12 @@ def test_mapping(gw):
 
 def main():
     cfg = CONFIG.format(extra="""
+  - name: vrpnall
+    type: vrpn-server
+    listen: "127.0.0.1:0"
+    exclude: "big/*"
+    send_all: true
+    rate_hz: 50
   - name: vrpnmap
     type: vrpn-server
     listen: "127.0.0.1:0"
@@ -574,6 +594,7 @@ def main():
             test_wire_and_poses(gw)
             test_callback_without_udp_description(gw)
             test_unserved_ping(gw)
+            test_send_all(gw)
             test_mapping(gw)
             test_requests_and_limits(gw)
             test_many_clients(gw)
