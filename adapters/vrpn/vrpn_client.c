@@ -680,7 +680,7 @@ static void udp_cb(evutil_socket_t fd, short what, void *arg)
             if (c->udp_fd < 0) return;
         }
         if (rc < 0) {
-            char where[80], fs[64];
+            char where[96], fs[64];
             snprintf(where, sizeof where, "udp datagram from %s",
                      xg_net_addr_str((struct sockaddr *)&from, fs, sizeof fs));
             bad_input(c, where, &err);
@@ -1034,7 +1034,7 @@ static int add_device(struct xg_adapter *a, struct vclient *v, const struct xg_c
         snprintf(c->host, sizeof c->host, "%s", host);
         c->port = port;
         c->udp_fd = -1;
-        snprintf(c->peer, sizeof c->peer, "%s%s:%d", tcp_only ? "tcp://" : "", host, port);
+        snprintf(c->peer, sizeof c->peer, "%s%.100s:%d", tcp_only ? "tcp://" : "", host, port);
         c->backoff.rng = (uint64_t)(uintptr_t)c ^ 0x9E3779B97F4A7C15u;
     }
     struct vdev **nd = realloc(c->devs, (size_t)(c->n_devs + 1) * sizeof *nd);
