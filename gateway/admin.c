@@ -102,6 +102,7 @@ static int entity_visit(void *user, const struct xg_entity *e, const struct xg_p
     json_object_set_new(o, "quality", json_string(xg_quality_name(p->quality)));
     json_object_set_new(o, "active", json_boolean(p->active));
     json_object_set_new(o, "age_ms", json_real((double)(c->now - p->sample_ns) * 1e-6));
+    json_object_set_new(o, "sample_ns", json_integer(p->sample_ns));
     json_object_set_new(o, "rate_hz", json_real(e->interval_s > 0 ? 1.0 / e->interval_s : 0.0));
     json_object_set_new(o, "samples", json_integer((json_int_t)e->samples));
     if (e->last.flags & XG_SAMPLE_SCALE) json_object_set_new(o, "scale", vec3(p->scale));
@@ -123,9 +124,28 @@ static int entity_visit(void *user, const struct xg_entity *e, const struct xg_p
     return 0;
 }
 
+/* GET /api/entities[?t_ns=T]: poses predicted to now, or to gateway-clock time T (ns, the
+ * clock of "time_ns" and "sample_ns"; a past T is answered from the history: EXACT at a
+ * sample's capture time, INTERPOLATED between two). */
 static void handle_entities(struct xg_gateway *gw, struct evhttp_request *req)
 {
-    struct ent_ctx c = {gw, json_array(), xg_clock_mono_ns()};
+    int64_t now = xg_clock_mono_ns(), at = now;
+    struct evkeyvalq q;
+    const char *uq = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req));
+    if (uq && evhttp_parse_query_str(uq, &q) == 0) {
+        const char *t = evhttp_find_header(&q, "t_ns");
+        char *end = NULL;
+        long long v = t ? strtoll(t, &end, 10) : 0;
+        bool bad = t && (!*t || *end || v <= 0);
+        evhttp_clear_headers(&q);
+        if (bad) {
+            send_text(req, 400, "Bad Request", "text/plain",
+                      "400 t_ns must be a positive integer (gateway clock, ns)\n");
+            return;
+        }
+        if (t) at = v;
+    }
+    struct ent_ctx c = {gw, json_array(), at};
     xg_table_foreach(gw->table, -1, c.now, entity_visit, &c);
     json_t *root = json_object();
     json_object_set_new(root, "time_ns", json_integer(c.now));

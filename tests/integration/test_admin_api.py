@@ -55,6 +55,19 @@ def main():
             assert err < 0.01 + 0.5 * 3.0 * dt * dt, (e["name"], err, dt)
         assert abs(b["entities"][0]["position"][1] - 1.7) < 0.1  # the head stands 1.7 m up (Y up)
 
+        # ?t_ns= answers from the history: EXACT at a sample's capture time, INTERPOLATED between
+        e0 = b["entities"][0]
+        ex = gw.get_json(f"/api/entities?t_ns={e0['sample_ns']}")
+        assert ex["time_ns"] == e0["sample_ns"]
+        same = [e for e in ex["entities"] if e["id"] == e0["id"]][0]
+        assert same["quality"] == "EXACT", same
+        assert same["age_ms"] == 0
+        mid = gw.get_json(f"/api/entities?t_ns={e0['sample_ns'] - 2000000}")
+        q = [e for e in mid["entities"] if e["id"] == e0["id"]][0]["quality"]
+        assert q in ("INTERPOLATED", "EXACT"), q
+        assert gw.get("/api/entities?t_ns=soon")[0] == 400
+        assert gw.get("/api/entities?t_ns=-5")[0] == 400
+
         ad = gw.get_json("/api/adapters")["adapters"]
         assert len(ad) == 1 and ad[0]["name"] == "demo" and ad[0]["type"] == "synth"
         assert ad[0]["state"] == "running"
