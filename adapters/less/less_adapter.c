@@ -51,6 +51,7 @@
 #define ARENA_SIZE (256 * 1024)
 #define UDP_MAX_INFLIGHT 63
 #define UDP_LOSS_NS (250 * XG_NS_PER_MS)
+#define LESS_MAX_KEYS 8
 #define HANDSHAKE_TIMEOUT_S 10 /* TCP: connect + TLS + the peer's connection-control */
 
 enum mode { MODE_CONNECT, MODE_LISTEN, MODE_UDP };
@@ -212,6 +213,7 @@ struct peer {
     int64_t first_seq, rate_hz;
     char peer_gw[64];
     char key_id[64];
+    int rx_key; /* index of the key that verified the peer's last packet */
     /* receive side */
     bool any_rx;
     int64_t last_rx_ts;
@@ -263,7 +265,11 @@ struct less_adapter {
     enum mode mode;
     char target[256]; /* connect / listen / bind address text */
     char udp_peer[256];
-    struct less_key key;
+    struct less_key key; /* the key we sign with (id key_id) */
+    /* every key we accept (key rotation by key id, issue 12); keys[0] is `key` */
+    struct less_key keys[LESS_MAX_KEYS];
+    char key_ids[LESS_MAX_KEYS][64];
+    int n_keys;
     bool signature_none, insecure;
     char key_id[64];
     int64_t max_peers, max_packet, max_output, mtu;
@@ -1304,6 +1310,25 @@ static void sweep_cb(evutil_socket_t fd, short what, void *arg)
     if (reconnect && la->mode == MODE_CONNECT && !la->peers) schedule_reconnect(la);
 }
 
+/* Verify with the key that worked last, then the others (key rotation). */
+static int tcp_decode_keys(struct peer *p, const uint8_t *frame, size_t len, struct less_frame *f,
+                           struct xg_error *err)
+{
+    struct less_adapter *la = p->la;
+    if (la->n_keys <= 1) return less_tcp_decode(frame, len, &la->key, f, err);
+    int rc = less_tcp_decode(frame, len, &la->keys[p->rx_key], f, err);
+    for (int k = 0; rc == -EACCES && k < la->n_keys; k++) {
+        if (k == p->rx_key) continue;
+        struct xg_error e2 = {0};
+        rc = less_tcp_decode(frame, len, &la->keys[k], f, &e2);
+        if (rc != -EACCES) {
+            p->rx_key = k;
+            if (err) *err = e2;
+        }
+    }
+    return rc;
+}
+
 static void tcp_read_cb(struct bufferevent *bev, void *arg)
 {
     struct peer *p = arg;
@@ -1328,7 +1353,7 @@ static void tcp_read_cb(struct bufferevent *bev, void *arg)
         const uint8_t *frame = evbuffer_pullup(in, (ev_ssize_t)flen);
         struct less_frame f;
         int64_t now = xg_clock_mono_ns();
-        rc = less_tcp_decode(frame, flen, &la->key, &f, &err);
+        rc = tcp_decode_keys(p, frame, flen, &f, &err);
         la->packets_in++;
         if (rc == 0 && p->any_rx && f.timestamp <= p->last_rx_ts)
             rc = xg_error_set(&err, -EPROTO,
@@ -1717,7 +1742,17 @@ static void udp_read_cb(evutil_socket_t fd, short what, void *arg)
         struct xg_error err = {0};
         int64_t now = xg_clock_mono_ns();
         la->packets_in++;
-        int rc = less_udp_decode(dgram, (size_t)len, (size_t)la->mtu, &la->key, &f, &err);
+        int rc =
+            less_udp_decode(dgram, (size_t)len, (size_t)la->mtu, &la->keys[p->rx_key], &f, &err);
+        for (int k = 0; rc == -EACCES && k < la->n_keys; k++) {
+            if (k == p->rx_key) continue;
+            struct xg_error e2 = {0};
+            rc = less_udp_decode(dgram, (size_t)len, (size_t)la->mtu, &la->keys[k], &f, &e2);
+            if (rc != -EACCES) {
+                p->rx_key = k;
+                err = e2;
+            }
+        }
         if (rc && !f.authentic) {
             if (rc == -EACCES)
                 la->bad_signature++;
@@ -1932,15 +1967,59 @@ static int less_create(struct xg_adapter *a, const struct xg_conf *conf, struct 
                 "signature: none on the non-loopback, non-TLS address '%s' is refused (anyone "
                 "could inject entities); use key_file, tls, or set insecure: true to force it",
                 addr);
+        if (xg_conf_get(conf, "keys"))
+            return xg_conf_error(err, xg_conf_get(conf, "keys"), -EINVAL,
+                                 "signature: none contradicts keys");
         la->key.len = 0;
+        la->n_keys = 1;
     } else if (strcmp(signature, "hmac-sha256-64") == 0) {
-        if (!key_file)
+        if (key_file) {
+            char kp[512];
+            resolve_path(xg_conf_get(conf, "key_file"), key_file, kp, sizeof kp);
+            if ((rc = read_key_file(kp, &la->keys[0], xg_conf_get(conf, "key_file"), err)))
+                return rc;
+            snprintf(la->key_ids[0], sizeof la->key_ids[0], "%s", la->key_id);
+            la->n_keys = 1;
+        }
+        const struct xg_conf *keys = xg_conf_get(conf, "keys");
+        if (keys) {
+            if ((rc = xg_conf_expect(keys, XG_CONF_SEQ, "keys", err))) return rc;
+            for (size_t i = 0; i < keys->n_items; i++) {
+                const struct xg_conf *it = keys->items[i];
+                const char *id, *file;
+                if ((rc = xg_conf_expect(it, XG_CONF_MAP, "keys item", err)) ||
+                    (rc = xg_conf_string(it, "id", NULL, &id, err)) ||
+                    (rc = xg_conf_string(it, "file", NULL, &file, err)))
+                    return rc;
+                if (!id || !file || strlen(id) >= sizeof la->key_ids[0])
+                    return xg_conf_error(err, it, -EINVAL,
+                                         "keys: each item needs 'id' (< 64 bytes) and 'file'");
+                if (la->n_keys == LESS_MAX_KEYS)
+                    return xg_conf_error(err, it, -EINVAL, "keys: at most %d keys", LESS_MAX_KEYS);
+                for (int k = 0; k < la->n_keys; k++)
+                    if (strcmp(la->key_ids[k], id) == 0)
+                        return xg_conf_error(err, xg_conf_get(it, "id"), -EINVAL,
+                                             "keys: duplicate key id '%s'", id);
+                char kp[512];
+                resolve_path(xg_conf_get(it, "file"), file, kp, sizeof kp);
+                if ((rc = read_key_file(kp, &la->keys[la->n_keys], xg_conf_get(it, "file"), err)))
+                    return rc;
+                snprintf(la->key_ids[la->n_keys], sizeof la->key_ids[0], "%s", id);
+                la->n_keys++;
+            }
+        }
+        if (!la->n_keys)
             return xg_conf_error(err, conf, -EINVAL,
-                                 "less adapter needs 'key_file:' (hex key, 16..64 bytes) or "
-                                 "'signature: none'");
-        char kp[512];
-        resolve_path(xg_conf_get(conf, "key_file"), key_file, kp, sizeof kp);
-        if ((rc = read_key_file(kp, &la->key, xg_conf_get(conf, "key_file"), err))) return rc;
+                                 "less adapter needs 'key_file:' (hex key, 16..64 bytes), "
+                                 "'keys:' or 'signature: none'");
+        int send = -1;
+        for (int k = 0; k < la->n_keys; k++)
+            if (strcmp(la->key_ids[k], la->key_id) == 0) send = k;
+        if (send < 0)
+            return xg_conf_error(err,
+                                 xg_conf_get(conf, "key_id") ? xg_conf_get(conf, "key_id") : conf,
+                                 -EINVAL, "key_id '%s' is not among the keys", la->key_id);
+        la->key = la->keys[send];
     } else {
         return xg_conf_error(err, xg_conf_get(conf, "signature"), -EINVAL,
                              "signature '%s' must be hmac-sha256-64 or none", signature);

@@ -12,7 +12,8 @@ three gateways does not echo.
    with exactly three entities, one per origin gateway, none of them its own entity coming back,
    and this stays so (no echo, no duplicate via the other direction of the ring).
 3. A peer with the wrong key is refused: B logs the bad signature naming the peer, A reconnects
-   with backoff, and B's entities from A never appear."""
+   with backoff, and B's entities from A never appear. Key rotation by key id: each side accepts
+   every configured key and signs with the one named by key_id."""
 import math
 import os
 import sys
@@ -230,6 +231,38 @@ adapters:
             assert not entities(b), entities(b)
             wait_for(lambda: adapter(a, "up")["counters"]["reconnects"] >= 1, what="reconnect")
             print("wrong key: refused:", line.split("] ", 1)[1])
+
+    # key rotation by key id (issue 12): B accepts the old and the new key and still signs with
+    # the old one; A has moved to the new one. Both directions verify.
+    new = write_key(tmp, "new.hex", "5a" * 32)
+    with Gateway(f"""
+gateway: {{id: gw-b}}
+adapters:
+  - {{name: local, type: synth, bodies: 1, head: false, hands: false}}
+  - name: fed
+    type: less
+    mode: listen
+    listen: "127.0.0.1:0"
+    key_id: old
+    keys: [{{id: old, file: {key}}}, {{id: new, file: {new}}}]
+""") as b:
+        port = listen_port(b, "fed")
+        with Gateway(f"""
+gateway: {{id: gw-a}}
+adapters:
+  - {{name: demo, type: synth, bodies: 1, head: false, hands: false}}
+  - name: up
+    type: less
+    mode: connect
+    connect: "127.0.0.1:{port}"
+    key_file: {new}
+    key_id: new
+    keys: [{{id: old, file: {key}}}]
+""") as a:
+            wait_for(lambda: "fed/demo/body0" in entities(b), what="A's entity on B")
+            wait_for(lambda: "up/local/body0" in entities(a), what="B's entity on A")
+            assert "key id 'new'" in b.log() and "key id 'old'" in a.log()
+            print("key rotation: old/new keys accepted on both sides")
 
 
 def main():
