@@ -217,6 +217,12 @@ int xg_table_set_adapter_name(struct xg_table *t, int index, const char *name)
     return 0;
 }
 
+const char *xg_table_adapter_name(const struct xg_table *t, int index)
+{
+    if (index < 0 || index >= XG_MAX_ADAPTERS || !t->adapter_names[index]) return "";
+    return t->adapter_names[index];
+}
+
 void xg_table_set_namer(struct xg_table *t, xg_namer_fn fn, void *user)
 {
     t->namer = fn;

@@ -176,6 +176,8 @@ const struct xg_table_params *xg_table_params(const struct xg_table *t);
 /** Names of adapter indices (for "<adapter>/<source>" names); the string is borrowed. */
 int xg_table_set_adapter_name(struct xg_table *t, int index, const char *name);
 void xg_table_set_namer(struct xg_table *t, xg_namer_fn fn, void *user);
+/** Name of adapter `index` as set by xg_table_set_adapter_name(), or "" (borrowed). */
+const char *xg_table_adapter_name(const struct xg_table *t, int index);
 /** Register adapter `index` as a sink; `accept` may be NULL (all), `wake` may be NULL. */
 int xg_table_add_sink(struct xg_table *t, int index, xg_accept_fn accept, xg_wake_fn wake,
                       void *user);

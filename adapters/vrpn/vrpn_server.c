@@ -11,8 +11,8 @@
  * optionally a fixed sensor number), send_velocity (true), send_all (false: each tick sends the
  * sensors updated since the last one; true: every sensor every tick), plus the sink keys rate_hz /
  * include / exclude and frame (default identity: the internal Y-up frame; Z-up clients want `frame:
- * vrpn-zup`). Templates: {origin} = the entity name's first '/'-segment (the origin adapter's name
- * unless renamed), {kind} = the entity kind, {name} = the whole entity name.
+ * vrpn-zup`). Templates: {origin} = the name of the entity's origin adapter, {kind} = the entity
+ * kind, {name} = the whole entity name.
  *
  * Sensor numbers: per tracker, an entity name gets a number the first time it is seen (names that
  * appear together, e.g. at start-up, are numbered in ascending name order), after the numbers in
@@ -838,16 +838,16 @@ static void lob_read_cb(evutil_socket_t fd, short what, void *arg)
 
 /* ---- trackers and sensors ---- */
 
-static void expand(const char *tpl, const struct xg_entity *e, char *out, size_t size)
+static void expand(const struct xg_table *t, const char *tpl, const struct xg_entity *e, char *out,
+                   size_t size)
 {
     size_t o = 0;
     for (const char *p = tpl; *p && o + 1 < size;) {
         const char *val = NULL;
         size_t vl = 0, skip = 0;
         if (!strncmp(p, "{origin}", 8)) {
-            const char *sl = strchr(e->name, '/');
-            val = e->name;
-            vl = sl ? (size_t)(sl - e->name) : strlen(e->name);
+            val = xg_table_adapter_name(t, e->origin);
+            vl = strlen(val);
             skip = 8;
         } else if (!strncmp(p, "{kind}", 6)) {
             val = xg_kind_name(e->kind);
@@ -937,7 +937,7 @@ static int slot_of(struct xg_adapter *a, const struct xg_entity *e)
         for (size_t k = 0; k < s->n_rules && !r; k++)
             if (fnmatch(s->rules[k].match, e->name, 0) == 0) r = &s->rules[k];
         char tname[256];
-        expand(r && r->tracker ? r->tracker : s->tracker_name, e, tname, sizeof tname);
+        expand(a->table, r && r->tracker ? r->tracker : s->tracker_name, e, tname, sizeof tname);
         int t = tracker_find_or_add(a, tname);
         if (t < 0) {
             if (!s->unmapped++)

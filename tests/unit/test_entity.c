@@ -64,6 +64,9 @@ static void test_identity_and_names(void **state)
     assert_int_equal(e->origin, 0);
     assert_string_equal(xg_kind_name(e->kind), "rigid_body");
     assert_int_equal(xg_table_count(t), 2);
+    assert_string_equal(xg_table_adapter_name(t, e->origin), "src");
+    assert_string_equal(xg_table_adapter_name(t, 63), "");
+    assert_string_equal(xg_table_adapter_name(t, -1), "");
     /* removed ids are never reused */
     assert_int_equal(xg_table_remove(t, a), 0);
     assert_null(xg_table_get(t, a));
