@@ -1,0 +1,134 @@
+"""Integration (issue 6, P12-P14): bad input on a LESS UDP adapter, from a byte-level peer.
+
+G binds UDP without `peer:`; this script is the peer (codec from test_less_session.py, UDP
+framing `seq ack-last ack-bitmask` + signed packet). Checked, through the ack fields of G's
+datagrams and its counters:
+  - the first authentic datagram makes us G's peer; G acknowledges our sequence numbers;
+  - an authentic datagram that fails to parse (unknown message code) is acknowledged and
+    dropped whole — the introduce-type before the bad message in it is not applied either;
+  - a datagram with a bad signature is dropped and NOT acknowledged;
+  - a datagram over the MTU is dropped and not acknowledged;
+  - a stale datagram (timestamp not newer) is acknowledged but not applied;
+  - after all that the session still works: G introduces its entities to us."""
+import hashlib
+import hmac
+import os
+import socket
+import sys
+import tempfile
+import time
+
+from xgtest import Gateway
+import test_less_session as ls
+
+
+def udp_frame(seq, ack, mask, ts, msgs, key=ls.KEY):
+    head = bytes([seq, ack]) + ls.enc_int(mask)
+    body = bytes(8) + ls.enc_int(ts) + ls.enc_int(len(msgs)) + b"".join(msgs)
+    f = bytearray(head + body)
+    f[len(head):len(head) + 8] = hmac.new(key, bytes(f), hashlib.sha256).digest()[:8]
+    return bytes(f)
+
+
+def parse_udp(d):
+    """(seq, ack_last, mask, message codes) of one of G's datagrams (signature checked)."""
+    seq, ack = d[0], d[1]
+    mask, i = ls.dec_int(d, 2)
+    z = bytearray(d)
+    z[i:i + 8] = bytes(8)
+    assert hmac.new(ls.KEY, bytes(z), hashlib.sha256).digest()[:8] == d[i:i + 8]
+    _ts, j = ls.dec_int(d, i + 8)
+    count, j = ls.dec_int(d, j)
+    codes = []
+    if count:
+        codes.append(ls.dec_int(d, j)[0])  # the first message's code is enough here
+    return seq, ack, mask, count, codes
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        keyfile = os.path.join(tmp, "k.hex")
+        with open(keyfile, "w") as f:
+            f.write(ls.KEY.hex())
+        with Gateway(f"""
+gateway: {{id: gw-u}}
+adapters:
+  - {{name: demo, type: synth, bodies: 1}}
+  - name: fed
+    type: less
+    mode: udp
+    bind: "127.0.0.1:0"
+    key_file: {keyfile}
+    mtu: 600
+    rate_hz: 30
+""") as g:
+            def counters():
+                return next(a for a in g.get_json("/api/adapters")["adapters"]
+                            if a["name"] == "fed")["counters"]
+            port = int(ls.wait_for(lambda: next(a for a in g.get_json("/api/adapters")["adapters"]
+                                                 if a["name"] == "fed")["peer"]).rsplit(":", 1)[1])
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            s.bind(("127.0.0.1", 0))
+            s.settimeout(2)
+            dst = ("127.0.0.1", port)
+            ts = [int(time.monotonic() * 1e6)]
+
+            def send(seq, msgs, key=ls.KEY, ts_override=None, pad=0):
+                ts[0] += 1000
+                d = udp_frame(seq, 255, 0, ts_override or ts[0], msgs, key)
+                s.sendto(d + bytes(pad), dst)
+
+            seen = []
+
+            def recv_until(pred, what):
+                deadline = time.monotonic() + 5
+                while time.monotonic() < deadline:
+                    d, _ = s.recvfrom(65536)
+                    seen.append(parse_udp(d))
+                    if pred(seen[-1]):
+                        return seen[-1]
+                raise AssertionError(f"timed out waiting for {what}; last {seen[-3:]}")
+
+            send(0, [ls.msg_cc()])
+            recv_until(lambda f: f[1] == 0, "ack of seq 0")
+            # authentic but unparsable: acked, nothing in it applied
+            send(1, [ls.msg_introduce_type(7, ls.POSE_URI), ls.enc_int(13)])
+            recv_until(lambda f: f[1] == 1, "ack of seq 1")
+            ls.wait_for(lambda: counters()["framing_errors"] == 1, what="framing error counted")
+            ls.log_line(g, "packet 1 dropped", "message code 13")
+            time.sleep(0.2)
+            assert not any(f[4] == [2] for f in seen), "introduce-type of a dropped packet applied"
+            # bad signature: dropped, not acked
+            send(2, [ls.msg_introduce_type(7, ls.POSE_URI)], key=b"\x02" * 32)
+            ls.wait_for(lambda: counters()["bad_signature"] == 1, what="bad signature counted")
+            # over the MTU: dropped, not acked
+            send(2, [ls.msg_introduce_type(7, ls.POSE_URI)], pad=700)
+            ls.log_line(g, "exceeds the MTU 600")
+            time.sleep(0.1)
+            f = recv_until(lambda f: True, "a datagram")
+            assert f[1] == 1 and f[2] & 1 == 1, f  # still 1 (and 0 in the bitmask)
+            # seq 2 for real: the session works
+            send(2, [ls.msg_introduce_type(7, ls.POSE_URI)])
+            recv_until(lambda f: f[4] == [2], "G subscribes to our type")
+            send(3, [ls.msg_subscribe(1, list(range(9)))])
+            recv_until(lambda f: f[4] == [4], "G introduces its entities")
+            pos = [0.5, 1.5, -0.5]
+            send(4, [ls.msg_introduce_entity(7, 42, {0: "probe", 2: pos, 3: [0, 0, 0],
+                                                    4: [0, 0, 0, 1]})])
+            e = ls.wait_for(lambda: ls.entities(g).get("fed/probe"), what="probe")
+            # stale: acked, its update not applied
+            send(5, [ls.msg_update(42, {2: [9, 9, 9], 3: [0, 0, 0]})], ts_override=ts[0] - 500000)
+            recv_until(lambda f: f[1] == 5, "ack of the stale seq 5")
+            ls.wait_for(lambda: counters()["stale_packets"] == 1, what="stale counted")
+            time.sleep(0.1)
+            assert ls.entities(g)["fed/probe"]["position"] == e["position"], ls.entities(g)
+            c = counters()
+            assert c["framing_errors"] == 2 and c["bad_signature"] == 1, c  # parse + oversize
+            print(f"udp errors: parse error acked+dropped, bad signature and oversize dropped "
+                  f"unacked, stale acked+ignored; counters {c['framing_errors']:.0f} "
+                  f"{c['bad_signature']:.0f} {c['stale_packets']:.0f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
