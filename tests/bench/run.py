@@ -157,6 +157,26 @@ def proc_rss_kib(pid):
     return None
 
 
+def windows(gw, names, n, secs):
+    """Measure n consecutive windows of secs on a running gateway: per window, the per-second
+    rate of every counter of the named adapters and the daemon's CPU percent (user + sys)."""
+    pid = gw.proc.pid
+    out = []
+    c0 = {a: counters(gw, a) for a in names}
+    t0, cpu0 = time.monotonic(), proc_cpu_s(pid)
+    for _ in range(n):
+        time.sleep(secs)
+        c1 = {a: counters(gw, a) for a in names}
+        t1, cpu1 = time.monotonic(), proc_cpu_s(pid)
+        dt = t1 - t0
+        w = {a: {k: (v - c0[a].get(k, 0)) / dt for k, v in c1[a].items()
+                 if isinstance(v, (int, float))} for a in names}
+        w["cpu_percent"] = 100.0 * (cpu1 - cpu0) / dt
+        out.append(w)
+        c0, t0, cpu0 = c1, t1, cpu1
+    return out
+
+
 def adapter_types_available():
     """Which adapter types this xrgate knows: ask `xrgate --check` for each."""
     avail = {}
@@ -200,6 +220,7 @@ def scale_daemon(o, avail):
     from xgtest import Gateway
     n = 1000 if o.quick else 10000
     secs = 1.0 if o.quick else 4.0
+    n_win = 2 if o.quick else 4
     sink = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)  # bound, never read: kernel drops
     sink.bind(("127.0.0.1", 0))
     rtp_dest = sink.getsockname()[1]
@@ -219,34 +240,32 @@ def scale_daemon(o, avail):
         with Gateway(config(bodies)) as gw:
             pid = gw.proc.pid
             time.sleep(0.5 if o.quick else 1.0)  # warm up: entities created, buffers grown
-            c0, t0 = counters(gw, "synth"), time.monotonic()
-            r0 = counters(gw, "rtp") if avail.get("rtp") else {}
-            cpu0 = proc_cpu_s(pid)
-            time.sleep(secs)
-            c1, t1 = counters(gw, "synth"), time.monotonic()
-            r1 = counters(gw, "rtp") if avail.get("rtp") else {}
-            cpu1 = proc_cpu_s(pid)
+            names = ["synth"] + (["rtp"] if avail.get("rtp") else [])
+            ws = windows(gw, names, n_win, secs / n_win)
             res[label] = {
                 "entities": bodies,
                 "rss_kib": proc_rss_kib(pid),
-                "samples_in_per_s": (c1["samples_in"] - c0["samples_in"]) / (t1 - t0),
-                "samples_out_per_s": ((r1.get("samples_out", 0) - r0.get("samples_out", 0)) /
-                                      (t1 - t0)) if r1 else None,
-                "cpu_percent": 100.0 * (cpu1 - cpu0) / (t1 - t0),
+                "samples_in_per_s": stats([w["synth"]["samples_in"] for w in ws]),
+                "samples_out_per_s": stats([w["rtp"]["samples_out"] for w in ws])
+                if "rtp" in names else None,
+                "cpu_percent": stats([w["cpu_percent"] for w in ws]),
             }
     sink.close()
     big, small = res["big"], res["small"]
     offered = 60.0 * n
+    upd, cpu = med(big["samples_in_per_s"]), med(big["cpu_percent"])
     return {
         "entities": n,
         "rate_hz": 60,
+        "windows": n_win,
         "offered_updates_per_s": offered,
-        "achieved_updates_per_s": big["samples_in_per_s"],
-        "achieved_ratio": big["samples_in_per_s"] / offered,
-        "rtp_samples_out_per_s": big["samples_out_per_s"],
-        "cpu_percent": big["cpu_percent"],
-        "cpu_us_per_update": (big["cpu_percent"] / 100.0 * 1e6 / big["samples_in_per_s"]
-                              if big["samples_in_per_s"] else None),
+        "achieved_updates_per_s": upd,
+        "achieved_updates_per_s_spread": big["samples_in_per_s"],
+        "achieved_ratio": upd / offered,
+        "rtp_samples_out_per_s": med(big["samples_out_per_s"]),
+        "cpu_percent": cpu,
+        "cpu_percent_spread": big["cpu_percent"],
+        "cpu_us_per_update": cpu / 100.0 * 1e6 / upd if upd else None,
         "rss_mib": big["rss_kib"] / 1024.0,
         "rss_mib_1_entity": small["rss_kib"] / 1024.0,
         "bytes_per_entity": (big["rss_kib"] - small["rss_kib"]) * 1024.0 / (n - 1),
@@ -396,6 +415,7 @@ def pipeline_daemon(o, avail):
     ladder = [50] if o.quick else [50, 500, 1000, 2000, 2800]
     rate = 240
     secs = 0.5 if o.quick else 1.5
+    n_win = 2 if o.quick else 3
     sink = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sink.bind(("127.0.0.1", 0))
     steps = []
@@ -428,27 +448,23 @@ def pipeline_daemon(o, avail):
                 th.start()
             time.sleep(0.7)
             names = ["synth", "rtp"] + [n for n, _, _ in clients]
-            c0 = {n: counters(gw, n) for n in names}
-            t0, cpu0 = time.monotonic(), proc_cpu_s(pid)
-            time.sleep(secs)
-            c1 = {n: counters(gw, n) for n in names}
-            t1, cpu1 = time.monotonic(), proc_cpu_s(pid)
+            ws = windows(gw, names, n_win, secs / n_win)
             stop.set()
             for th in threads:
                 th.join(2)
             for _, c, _ in clients:
                 c.close()
-        dt = t1 - t0
-        d = lambda n, k: (c1[n].get(k, 0) - c0[n].get(k, 0)) / dt  # noqa: E731
+        d = lambda n, k: med(stats([w[n].get(k) for w in ws])) if n in names else None  # noqa
         upd = d("synth", "samples_in")
-        cpu = 100.0 * (cpu1 - cpu0) / dt
+        cpu = med(stats([w["cpu_percent"] for w in ws]))
         steps.append({
-            "bodies": bodies, "offered_updates_per_s": bodies * rate,
+            "bodies": bodies, "offered_updates_per_s": bodies * rate, "windows": n_win,
             "updates_per_s": upd, "achieved_ratio": upd / (bodies * rate),
+            "updates_per_s_spread": stats([w["synth"]["samples_in"] for w in ws]),
             "rtp_samples_out_per_s": d("rtp", "samples_out"),
             "rtp_packets_out_per_s": d("rtp", "packets_out"),
-            "rgmp_samples_out_per_s": d("rgmp", "samples_out") if "rgmp" in c1 else None,
-            "vrpn_samples_out_per_s": d("vrpn", "samples_out") if "vrpn" in c1 else None,
+            "rgmp_samples_out_per_s": d("rgmp", "samples_out"),
+            "vrpn_samples_out_per_s": d("vrpn", "samples_out"),
             "cpu_percent": cpu,
             "cpu_us_per_update": cpu / 100.0 * 1e6 / upd if upd else None,
         })
@@ -498,6 +514,8 @@ def latency_daemon(o, avail):
         res = run_json("bench_loopback", args + ["--pid", gw.proc.pid, "--reps", reps,
                                                  "--ms", ms])
     res["ingress_adapter"] = "vrpn-client" if vrpn else "rtp"
+    cpu = med(stats(res["gateway_cpu_percent"]))
+    res["cpu_us_per_frame"] = cpu / 100.0 / res["rate_hz"] * 1e6 if cpu is not None else None
     return res
 
 
@@ -589,7 +607,7 @@ def main():
         rows = []
         for st in pdaemon["steps"]:
             rows.append([st["bodies"], fmt(st["offered_updates_per_s"], "/s"),
-                         fmt(st["updates_per_s"], "/s"), f"{st['achieved_ratio']:.2f}",
+                         fmt_s(st["updates_per_s_spread"], "/s"), f"{st['achieved_ratio']:.2f}",
                          fmt(st["rtp_samples_out_per_s"], "/s"),
                          fmt(st["rgmp_samples_out_per_s"], "/s"),
                          fmt(st["vrpn_samples_out_per_s"], "/s"),
@@ -599,7 +617,8 @@ def main():
               f"{pdaemon['egress']} on loopback, send on change, raised until saturation",
               ["bodies", "offered", "updates in/s", "achieved", "rtp out/s", "rgmp out/s",
                "vrpn out/s", "CPU", "CPU/update", "x udp pps"], rows,
-              note="one measurement per step; CPU is the daemon's (user+sys) over the step and\n"
+              note=f"median [min..max] over {pdaemon['steps'][0]['windows']} consecutive windows per "
+                   "step; CPU is the daemon's (user+sys) and\n"
                    "includes the synth generating the poses on the same reactor thread.\n"
                    "rgmp-server / vrpn-server: one TCP client each that reads everything; less "
                    "egress not driven (needs a LESS peer session)." +
@@ -658,7 +677,9 @@ def main():
                  f"{ldaemon['ingress']}, {ldaemon['packet_bytes']:.0f} bytes per frame;\n"
                  "baseline = datagrams of that size at the same cadence through a bare UDP relay "
                  "thread (same run).\n"
-                 f"gateway CPU at this load: {fmt_s(stats(ldaemon['gateway_cpu_percent']), ' %')}\n")
+                 f"gateway CPU at this load: {fmt_s(stats(ldaemon['gateway_cpu_percent']), ' %')}"
+                 f" = {fmt(ldaemon['cpu_us_per_frame'])} us of CPU per frame of "
+                 f"{ldaemon['bodies']} bodies (the last body of a frame leaves after all of it).\n")
     missing = [eg for eg in EGRESS if eg not in loop]
     if missing:
         note += ("in-process figures only for: " + ", ".join(missing) +
@@ -674,9 +695,9 @@ def main():
     rows = [
         ["entities (synth, 60 Hz)", scale["entities"]],
         ["updates offered / achieved", f"{fmt(scale['offered_updates_per_s'])}/s / "
-         f"{fmt(scale['achieved_updates_per_s'])}/s ({scale['achieved_ratio']:.2f})"],
+         f"{fmt_s(scale['achieved_updates_per_s_spread'], '/s')} ({scale['achieved_ratio']:.2f})"],
         ["rtp samples out", fmt(scale["rtp_samples_out_per_s"], "/s")],
-        ["CPU (one reactor thread)", f"{scale['cpu_percent']:.0f} %, "
+        ["CPU (one reactor thread)", f"{fmt_s(scale['cpu_percent_spread'], ' %')}, "
          f"{fmt(scale['cpu_us_per_update'])} us per update"],
         ["RSS", f"{scale['rss_mib']:.1f} MiB ({scale['rss_mib_1_entity']:.1f} MiB with 1 entity)"],
         ["bytes per entity (RSS delta)", f"{scale['bytes_per_entity']:.0f}"],
@@ -696,7 +717,8 @@ def main():
              f", slow clients dropped: {cl['dropped_slow']}"],
         ]
     table("5. Scale (real daemon)", ["what", "value"], rows,
-          note=f"egress during the entity test: {scale['egress']}; one measurement (no repetitions)")
+          note=f"egress during the entity test: {scale['egress']}; median [min..max] over "
+               f"{scale['windows']} windows;\nRSS and clients: one measurement each")
 
     # ---- 6. prediction ----
     grid = tbl["prediction"]
