@@ -144,6 +144,13 @@ def connect_retry(port, timeout=10.0):
 
 
 def proc_cpu_s(pid):
+    """CPU seconds of process pid: /proc/<pid>/schedstat (ns, the main thread: xrgate has one),
+    else utime + stime from /proc/<pid>/stat (10 ms ticks)."""
+    try:
+        with open(f"/proc/{pid}/schedstat") as f:
+            return int(f.read().split()[0]) / 1e9
+    except (OSError, ValueError, IndexError):
+        pass
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime + stime (fields 14, 15)
