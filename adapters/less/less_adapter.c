@@ -160,6 +160,7 @@ struct in_ent {
     int64_t typeid;
     uint32_t table_id;
     bool ignored;    /* our own entity coming back (origin gateway == our id) */
+    bool dirty;      /* updated since the hub last relayed it to the other peers */
     uint32_t dup_of; /* the same federated entity already arrived by another path (mesh) */
     struct less_pose pose;
     char name[XG_NAME_MAX];
@@ -302,8 +303,8 @@ struct less_adapter {
     /* counters */
     uint64_t packets_in, packets_out, bad_signature, framing_errors, reconnects, refused_peers,
         slow_peer_drops, echo_suppressed, stale_packets, refused_403, not_found_404, resends,
-        duplicates, duplicates_ignored, window_full, entities_introduced, entities_removed,
-        unknown_requests;
+        duplicates, duplicates_ignored, window_full, hub_relayed, entities_introduced,
+        entities_removed, unknown_requests;
 };
 
 static const char *gw_id_of(const struct xg_adapter *a)
@@ -709,10 +710,61 @@ static int visit(void *user, const struct xg_entity *e, const struct xg_pose *po
     return 0;
 }
 
+/* ---- hub: the peers of one listen adapter see each other's entities ----
+ * The table never gives an adapter its own entities back (split horizon per adapter), so the
+ * adapter relays between its peers itself: an entity introduced by peer P goes to every other
+ * peer (never back to P, nor toward the gateway it came from). */
+
+static void hub_relay(struct less_adapter *la, struct peer *only)
+{
+    if (la->mode != MODE_LISTEN || la->n_peers < 2) return;
+    int64_t now = xg_clock_mono_ns();
+    for (struct peer *p = la->peers; p; p = p->next) {
+        if (p->closing) continue;
+        for (size_t i = 0; i < p->n_in; i++) {
+            struct in_ent *ie = &p->in[i];
+            if (!ie->table_id || ie->ignored || ie->dup_of || (!only && !ie->dirty)) continue;
+            if (!only) ie->dirty = false;
+            const struct xg_entity *e = xg_table_get(la->a->table, ie->table_id);
+            if (!e) continue;
+            struct xg_pose pose;
+            bool predicted = false;
+            for (struct peer *q = la->peers; q; q = q->next) {
+                if (q == p || (only && q != only) || !peer_ready(q)) continue;
+                if (echo_toward(q, e)) continue;
+                if (!predicted) {
+                    xg_entity_predict_at(la->a->table, e, now, &pose);
+                    predicted = true;
+                }
+                send_entity(q, e, &pose, false);
+                la->hub_relayed++;
+            }
+        }
+    }
+}
+
+/* Entities that left the table without an entity_event to us (our own peers' entities expire
+ * or go with their session): remove-entity to the peers that had them. */
+static void sweep_gone(struct less_adapter *la)
+{
+    for (struct peer *q = la->peers; q; q = q->next) {
+        if (q->closing) continue;
+        for (size_t i = q->n_out; i-- > 0;) {
+            if (xg_table_get(la->a->table, q->out[i].table_id)) continue;
+            struct less_msg m = {.code = LESS_MSG_REMOVE_ENTITY};
+            m.u.remove_entity.entity_id = q->out[i].wire_id;
+            if (peer_ready(q)) queue_msg(q, &m);
+            out_del(q, q->out[i].table_id);
+            la->entities_removed++;
+        }
+    }
+}
+
 static void full_refresh(struct peer *p)
 {
     struct visit_ctx vc = {p->la, p, false};
     xg_table_foreach(p->la->a->table, p->la->a->index, xg_clock_mono_ns(), visit, &vc);
+    hub_relay(p->la, p);
     peer_flush(p);
 }
 
@@ -886,10 +938,12 @@ static int apply_props(struct peer *p, struct in_ent *ie, const struct less_comp
                                     .origin_gateway = ie->origin_gw[0] ? ie->origin_gw : NULL};
         rc = xg_table_update(la->a->table, la->a, &key, &s, &ie->table_id);
     }
-    if (rc == 0)
+    if (rc == 0) {
         la->a->samples_in++;
-    else
+        ie->dirty = true;
+    } else {
         la->a->drops++;
+    }
     return 0;
 }
 
@@ -1378,6 +1432,12 @@ static void tcp_read_cb(struct bufferevent *bev, void *arg)
             return;
         }
         if (peer_flush(p) == -ENOBUFS) return;
+        if (la->a->rate_hz == 0 && la->n_peers > 1) {
+            /* send-on-change: relay to the other peers now (the table wakes us for others) */
+            hub_relay(la, NULL);
+            for (struct peer *q = la->peers; q; q = q->next)
+                if (q != p) peer_flush(q);
+        }
     }
 }
 
@@ -2143,6 +2203,8 @@ static void less_drain(struct xg_adapter *a)
     struct less_adapter *la = a->priv;
     struct visit_ctx vc = {la, NULL, false};
     xg_table_drain(a->table, a->index, xg_clock_mono_ns(), visit, &vc);
+    hub_relay(la, NULL);
+    sweep_gone(la);
     for (struct peer *p = la->peers, *next; p; p = next) {
         next = p->next;
         peer_flush(p);
@@ -2194,6 +2256,7 @@ static void less_status(const struct xg_adapter *a, struct xg_status *st)
     xg_status_counter(st, "resends", (double)la->resends);
     xg_status_counter(st, "mesh_duplicates", (double)la->duplicates_ignored);
     xg_status_counter(st, "window_full", (double)la->window_full);
+    xg_status_counter(st, "hub_relayed", (double)la->hub_relayed);
     xg_status_counter(st, "refused_403", (double)la->refused_403);
     xg_status_counter(st, "not_found_404", (double)la->not_found_404);
     xg_status_counter(st, "entities_introduced", (double)la->entities_introduced);

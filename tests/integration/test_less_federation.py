@@ -59,6 +59,13 @@ def listen_port(gw, name):
     return int(peer.split()[0].rsplit(":", 1)[1])
 
 
+def clean_stop(g):
+    """Stop a gateway and check it exited cleanly (no sanitizer report under ASan builds)."""
+    rc, _ = g.stop()
+    log = g.log()
+    assert rc == 0 and "Sanitizer" not in log and "runtime error" not in log, log[-3000:]
+
+
 def quat_angle(q1, q2):
     d = abs(sum(a * b for a, b in zip(q1, q2)))
     return 2 * math.acos(min(1.0, d))
@@ -194,9 +201,47 @@ adapters:
                          for n in ("in", "out"))
         assert total_dups >= 3, total_dups  # each entity also arrived the long way round
         print(f"ring: 3 gateways x 3 entities, no echo ({total_dups} second-path copies ignored)")
+        for g in gws.values():
+            clean_stop(g)
     finally:
         for g in gws.values():
             g.stop()
+
+
+def test_star(tmp):
+    """B listens, A and C connect to the same adapter: B relays between its peers (hub)."""
+    key = write_key(tmp, "k.hex", KEY)
+    def conf(gid, less):
+        return f"""
+gateway: {{id: gw-{gid}}}
+adapters:
+  - {{name: {gid}, type: synth, bodies: 1, head: false, hands: false}}
+  - name: fed
+    type: less
+    key_file: {key}
+    rate_hz: 60
+{less}
+"""
+    with Gateway(conf("hb", '    mode: listen\n    listen: "127.0.0.1:0"')) as b:
+        port = listen_port(b, "fed")
+        client = f'    mode: connect\n    connect: "127.0.0.1:{port}"'
+        with Gateway(conf("sa", client)) as a, Gateway(conf("sc", client)) as c:
+            want = {"sa": ["fed/hb/body0", "fed/sc/body0", "sa/body0"],
+                    "sc": ["fed/hb/body0", "fed/sa/body0", "sc/body0"],
+                    "hb": ["fed/sa/body0", "fed/sc/body0", "hb/body0"]}
+            gws = {"sa": a, "sc": c, "hb": b}
+            wait_for(lambda: all(sorted(entities(g)) == want[k] for k, g in gws.items()),
+                     what="every gateway sees the three bodies once")
+            time.sleep(0.5)
+            for k, g in gws.items():
+                assert sorted(entities(g)) == want[k], (k, sorted(entities(g)))
+            assert adapter(b, "fed")["counters"]["hub_relayed"] > 0
+            c.stop()
+            wait_for(lambda: sorted(entities(a)) == ["fed/hb/body0", "sa/body0"],
+                     what="C's body removed from A when C leaves")
+            print("star: B relays between its peers; C's body leaves A with C")
+            clean_stop(a)
+        clean_stop(b)
 
 
 def test_wrong_key(tmp):
@@ -269,6 +314,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         test_pair(tmp)
         test_ring(tmp)
+        test_star(tmp)
         test_wrong_key(tmp)
     return 0
 
