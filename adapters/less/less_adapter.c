@@ -258,7 +258,9 @@ struct peer {
     int64_t pend_types[64];
     const struct less_schema *pend_schemas[64];
     size_t n_pend_types;
-    struct imap pend_ents; /* wire id -> typeid */
+    struct imap pend_ents; /* wire id -> index in pend_typeids */
+    int64_t *pend_typeids; /* typeids of the entities introduced earlier in the packet */
+    size_t n_pend_ent, cap_pend_ent;
 };
 
 struct less_adapter {
@@ -365,7 +367,7 @@ static int cb_rx_sender_entity(void *user, int64_t id, int64_t *typeid)
         return 0;
     }
     if (p->dry && imap_get(&p->pend_ents, id, &idx)) {
-        *typeid = (int64_t)idx;
+        *typeid = p->pend_typeids[idx];
         return 0;
     }
     return -ENOENT;
@@ -1228,8 +1230,15 @@ static void note_dry(struct peer *p, const struct less_msg *m)
             sc = NULL;
         p->pend_schemas[p->n_pend_types++] = sc;
     } else if (m->code == LESS_MSG_INTRODUCE_ENTITY) {
-        imap_put(&p->pend_ents, m->u.introduce_entity.entity_id,
-                 (uint32_t)m->u.introduce_entity.typeid);
+        if (p->n_pend_ent == p->cap_pend_ent) {
+            size_t nc = p->cap_pend_ent ? p->cap_pend_ent * 2 : 32;
+            int64_t *nt = realloc(p->pend_typeids, nc * sizeof *nt);
+            if (!nt) return; /* the message after it then fails to decode: session error */
+            p->pend_typeids = nt;
+            p->cap_pend_ent = nc;
+        }
+        p->pend_typeids[p->n_pend_ent] = m->u.introduce_entity.typeid;
+        imap_put(&p->pend_ents, m->u.introduce_entity.entity_id, (uint32_t)p->n_pend_ent++);
     } else if (m->code == LESS_MSG_REMOVE_ENTITY) {
         imap_del(&p->pend_ents, m->u.remove_entity.entity_id);
     }
@@ -1267,9 +1276,8 @@ static int process_packet(struct peer *p, const struct less_frame *f, int64_t no
         idx++;
     }
     p->dry = false;
-    if (p->pend_ents.n) {
-        imap_free(&p->pend_ents);
-    }
+    p->n_pend_ent = 0;
+    if (p->pend_ents.n) imap_free(&p->pend_ents);
     if (rc < 0) return rc;
     /* pass 2: apply */
     less_msg_iter_init(&it, f);
@@ -1335,6 +1343,7 @@ static void peer_free(struct peer *p)
     imap_free(&p->out_map);
     imap_free(&p->out_wire);
     imap_free(&p->pend_ents);
+    free(p->pend_typeids);
     free(p);
 }
 

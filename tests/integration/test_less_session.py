@@ -355,6 +355,13 @@ adapters:
             p1.send(msg_update(42, {2: [1.5, 0.5, -2.0], 3: [0, 0, 0]}))  # at rest
             wait_for(lambda: abs(entities(g)["less/probe"]["position"][0] - 1.5) < 1e-5,
                      what="update applied")
+            # an update of an entity introduced earlier in the same packet decodes (P14 note)
+            t = int(time.monotonic() * 1e6)
+            p1.send(msg_introduce_entity(7, 50, {0: "twin", 2: [0, 0, 0], 3: [0, 0, 0],
+                                                 4: [0, 0, 0, 1], 8: t - 2000}),
+                    msg_update(50, {2: [0.25, 0, 0], 3: [0, 0, 0], 8: t - 1000}))
+            wait_for(lambda: abs(entities(g).get("less/twin", {"position": [9]})["position"][0]
+                                 - 0.25) < 1e-6, what="introduce + update in one packet")
             # request-entity -> fresh introduce
             n4 = sum(1 for c, v in p1.msgs if c == 4 and v[0] == head)
             p1.send(enc_int(7) + enc_int(head))
