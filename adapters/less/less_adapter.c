@@ -18,9 +18,18 @@
  * string is "xrgate/<version> gateway=<id>", which tells the peer our gateway id; entities whose
  * origin gateway is our own id are ignored on receipt. Entity ids are renumbered per direction.
  *
+ * A listen adapter is also a hub: entities from one of its peers go to its other peers (the
+ * table's split horizon is per adapter, so the adapter relays them itself).
+ *
  * Errors: a framing/logical error or a bad signature on TCP closes that session with one log
  * line naming the peer, message, field and value; client mode reconnects with xg_backoff. On
- * UDP bad packets are dropped and counted (P14). */
+ * UDP bad packets are dropped and counted (P14).
+ *
+ * Config keys: mode (connect | listen | udp), connect / listen / bind (+ peer) addresses,
+ * key_file + key_id, keys [{id, file}] (rotation: any key verifies, key_id signs), signature
+ * (hmac-sha256-64 | none; none off loopback needs tls or insecure: true), tls {cert, key, ca,
+ * verify, server_name}, schemas [mapping files], max_peers (16), max_packet (1 MiB),
+ * max_output_bytes (4 MiB), mtu (1200). Relative paths are relative to the config file. */
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
