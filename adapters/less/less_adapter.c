@@ -1382,6 +1382,21 @@ static void sweep_cb(evutil_socket_t fd, short what, void *arg)
     if (reconnect && la->mode == MODE_CONNECT && !la->peers) schedule_reconnect(la);
 }
 
+/* Name the field and its value in a signature failure: "... (signature 0123456789abcdef of a
+ * 42-byte packet; 1 key(s) tried, signing key id 'k1')". */
+static void describe_bad_signature(const struct less_adapter *la, struct xg_error *err,
+                                   const uint8_t *frame, size_t len, size_t sig_off)
+{
+    char hex[2 * LESS_SIG_LEN + 1] = "";
+    if (sig_off + LESS_SIG_LEN <= len)
+        for (int i = 0; i < LESS_SIG_LEN; i++)
+            snprintf(hex + 2 * i, 3, "%02x", frame[sig_off + (size_t)i]);
+    size_t n = strlen(err->msg);
+    snprintf(err->msg + n, sizeof err->msg - n,
+             " (signature %s of a %zu-byte frame; %d key(s) tried, ours is key id '%s')", hex, len,
+             la->n_keys, la->key_id);
+}
+
 /* Verify with the key that worked last, then the others (key rotation). */
 static int tcp_decode_keys(struct peer *p, const uint8_t *frame, size_t len, struct less_frame *f,
                            struct xg_error *err)
@@ -1427,6 +1442,7 @@ static void tcp_read_cb(struct bufferevent *bev, void *arg)
         int64_t now = xg_clock_mono_ns();
         rc = tcp_decode_keys(p, frame, flen, &f, &err);
         la->packets_in++;
+        if (rc == -EACCES) describe_bad_signature(la, &err, frame, flen, f.sig_off);
         if (rc == 0 && p->any_rx && f.timestamp <= p->last_rx_ts)
             rc = xg_error_set(&err, -EPROTO,
                               "LESS header: timestamp %" PRId64
@@ -1832,6 +1848,7 @@ static void udp_read_cb(evutil_socket_t fd, short what, void *arg)
             }
         }
         if (rc && !f.authentic) {
+            if (rc == -EACCES) describe_bad_signature(la, &err, dgram, (size_t)len, f.sig_off);
             if (rc == -EACCES)
                 la->bad_signature++;
             else
