@@ -18,6 +18,11 @@
  *   ssrc_timeout_ms: 5000      an SSRC silent this long is forgotten and its entities removed
  *   max_ssrcs: 64, max_objects: 4096   ingress state caps
  *   sdp_address: "a.b.c.d"     c= address of the exported SDP (default: see rtp_sdp)
+ *   srtp: {suite, key_file, remote_key_file}   SRTP/SRTCP (RFC 3711) with static SDES keys
+ *                              (srtp_session.h, xg_srtp_conf_read); absent = plain RTP
+ *   allow_fixed_ssrc_with_srtp: false   `srtp` with a fixed `ssrc:` is refused unless true: a
+ *                              restart with the same static key, SSRC and a reused seq would
+ *                              encrypt new packets with old keystream
  * rate_hz defaults to 90 here (the gateway's generic default is 60) when the key is absent; frame
  * defaults to the preset gamestate-lh (the draft's left-handed Y-up) when `frame:` is absent.
  *
@@ -28,7 +33,14 @@
  * process lifetime. Ingress entity names: <adapter>/<ssrc, 8 hex digits>/<Type>-<objectID decimal>.
  * A sender silent for ssrc_timeout_ms (or that sends BYE) is forgotten, its entities removed (they
  * are STALE after entity.stale_ms before that). Bad input is dropped, counted per reason
- * (drop_* counters) and logged once per peer and reason, then summarised every 10 s. */
+ * (drop_* counters) and logged once per peer and reason, then summarised every 10 s.
+ *
+ * SRTP (when `srtp:` is set): every RTP packet is protected once, after packing, and the same
+ * bytes go to every destination (a seq protected twice is refused by libsrtp as a replay); RTCP
+ * (SR+SDES, FIR, BYE) becomes SRTCP. Objects are packed to mtu minus the SRTP tag so the
+ * protected packet still fits mtu. Ingress: after the RTP/RTCP demux, packets carrying our own
+ * SSRC are ignored, every other one must unprotect with the remote key before it is parsed;
+ * failures are dropped and counted as drop_srtp_auth / drop_srtp_replay / drop_srtp_malformed. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <event2/event.h>
@@ -44,6 +56,7 @@
 
 #include "adapters/rtp/gamestate_codec.h"
 #include "adapters/rtp/rtp.h"
+#include "adapters/rtp/srtp_session.h"
 #include "core/adapter.h"
 #include "core/clock.h"
 #include "core/log.h"
@@ -60,21 +73,26 @@
 
 /* per-reason drop counters (status names) */
 enum rtpa_reason {
-    R_TRUNCATED,   /* RTP shorter than its header (fixed, CSRCs, extension) */
-    R_VERSION,     /* RTP/RTCP version != 2 */
-    R_PADDING,     /* padding count 0 or larger than the packet */
-    R_WRONG_PT,    /* payload type not ours */
-    R_SSRC_DENIED, /* not in allow_ssrc */
-    R_FRAMING,     /* tag 0, Length 0 / past the end, bad VarUInt in Tag/Length: rest dropped */
-    R_OBJECT,      /* one malformed object (bad VarUInt, Boolean > 1, overrun) */
-    R_VALUE,       /* decoded values the table rejects (non-finite, degenerate rotation) */
-    R_RTCP,        /* malformed RTCP compound */
-    R_LIMIT,       /* max_ssrcs / max_objects reached */
+    R_TRUNCATED,      /* RTP shorter than its header (fixed, CSRCs, extension) */
+    R_VERSION,        /* RTP/RTCP version != 2 */
+    R_PADDING,        /* padding count 0 or larger than the packet */
+    R_WRONG_PT,       /* payload type not ours */
+    R_SSRC_DENIED,    /* not in allow_ssrc */
+    R_FRAMING,        /* tag 0, Length 0 / past the end, bad VarUInt in Tag/Length: rest dropped */
+    R_OBJECT,         /* one malformed object (bad VarUInt, Boolean > 1, overrun) */
+    R_VALUE,          /* decoded values the table rejects (non-finite, degenerate rotation) */
+    R_RTCP,           /* malformed RTCP compound */
+    R_LIMIT,          /* max_ssrcs / max_objects reached */
+    R_SRTP_AUTH,      /* SRTP/SRTCP authentication failed (wrong key, altered, plain RTP/RTCP) */
+    R_SRTP_REPLAY,    /* SRTP/SRTCP replay (index seen or older than the window) */
+    R_SRTP_MALFORMED, /* too short for header + trailer, version != 2, header past the end */
     R_COUNT
 };
 static const char *const reason_names[R_COUNT] = {
-    "drop_truncated",   "drop_bad_version", "drop_bad_padding", "drop_wrong_pt", "drop_ssrc_denied",
-    "drop_bad_framing", "drop_bad_object",  "drop_bad_value",   "drop_bad_rtcp", "drop_limit"};
+    "drop_truncated",     "drop_bad_version", "drop_bad_padding", "drop_wrong_pt",
+    "drop_ssrc_denied",   "drop_bad_framing", "drop_bad_object",  "drop_bad_value",
+    "drop_bad_rtcp",      "drop_limit",       "drop_srtp_auth",   "drop_srtp_replay",
+    "drop_srtp_malformed"};
 
 /* egress object types a kind can map to */
 static const enum rtp_gs_type egress_types[] = {RTP_GS_HEAD1,    RTP_GS_HAND1,   RTP_GS_HAND2,
@@ -154,6 +172,8 @@ struct rtpa {
     struct xg_frame own_frame; /* gamestate-lh when the config has no frame: */
     uint64_t session_id;
     char cname[128];
+    struct xg_srtp_conf srtp; /* srtp.enabled: protect/unprotect everything */
+    size_t pack_len;          /* RTP packets are packed to this (mtu - SRTP tag) */
     /* runtime */
     int fd;
     uint16_t bound_port;
@@ -171,12 +191,14 @@ struct rtpa {
     struct rtpa_logslot logs[RTPA_LOG_SLOTS];
     struct rtpa_fir_memo firs[RTPA_FIR_MEMO];
     int fir_next;
+    struct xg_srtp *srtp_tx, *srtp_rx; /* send (local key) / receive (remote key) sessions */
     /* counters */
     uint64_t packets_out, octets_out, payload_octets_out, objects_out, send_errors;
     uint64_t packets_in, objects_in, rtcp_in, rtcp_out, firs_in, plis_in, firs_dup, firs_out;
     uint64_t full_states, coalesced, refreshes, oversize, ignored_objects, gse_tags, ssrc_timeouts,
         byes_in;
     uint64_t reasons[R_COUNT];
+    uint64_t srtp_send_errors, srtp_other_errors;
     int64_t last_rtp_ts_ns;
 };
 
@@ -382,6 +404,27 @@ static int rtpa_create(struct xg_adapter *a, const struct xg_conf *conf, struct 
                                  "allow_ssrc: empty list (remove the key to "
                                  "accept any SSRC)");
     }
+    /* SRTP (static SDES keys from files; reads files, opens no sockets: fine for --check) */
+    bool allow_fixed = false;
+    if ((rc = xg_conf_bool(conf, "allow_fixed_ssrc_with_srtp", false, &allow_fixed, err)) ||
+        (rc = xg_srtp_conf_read(conf, &r->srtp, err)))
+        return rc;
+    r->pack_len = (size_t)r->mtu;
+    if (r->srtp.enabled) {
+        if (ssrc >= 0 && !allow_fixed)
+            return xg_conf_error(
+                err, xg_conf_get(conf, "ssrc"), -EINVAL,
+                "ssrc: a fixed SSRC with srtp is refused: after a restart the same static key, "
+                "SSRC and sequence numbers would encrypt new packets with the keystream of old "
+                "ones (remove ssrc: to get a random one, or set allow_fixed_ssrc_with_srtp: true "
+                "if the key is changed at every start)");
+        if (r->srtp.world_readable)
+            XG_WARN(
+                a->name, "srtp: key file '%s'%s%s%s can be read by group or others (chmod 600 it)",
+                r->srtp.key_path, r->srtp.shared_key ? "" : " or '",
+                r->srtp.shared_key ? "" : r->srtp.remote_key_path, r->srtp.shared_key ? "" : "'");
+        r->pack_len = (size_t)r->mtu - xg_srtp_overhead(r->srtp.suite, false);
+    }
     /* defaults that differ from the gateway's generic ones */
     if (!xg_conf_get(conf, "rate_hz")) a->rate_hz = 90.0;
     if (!xg_conf_get(conf, "frame")) {
@@ -432,6 +475,27 @@ struct send_ctx {
     size_t sent;
 };
 
+/* SRTP egress: protect (RTP) or protect_rtcp (RTCP) buf[0..*len) in place (capacity cap) with
+ * the send session. Returns true when the packet may be sent: SRTP is off, or it is protected.
+ * On failure the packet must not be sent; it is counted in a->errors and logged (first one, then
+ * every 1000th). Call once per packet, never per destination (libsrtp refuses a repeated seq). */
+static bool srtp_out(struct xg_adapter *a, uint8_t *buf, size_t *len, size_t cap, bool rtcp)
+{
+    struct rtpa *r = a->priv;
+    if (!r->srtp.enabled) return true;
+    struct xg_error err = {0};
+    int rc = r->srtp_tx ? (rtcp ? xg_srtp_protect_rtcp(r->srtp_tx, buf, len, cap, &err)
+                                : xg_srtp_protect(r->srtp_tx, buf, len, cap, &err))
+                        : xg_error_set(&err, -EINVAL, "SRTP: no send session");
+    if (rc == 0) return true;
+    r->srtp_send_errors++;
+    a->errors++;
+    if (r->srtp_send_errors == 1 || r->srtp_send_errors % 1000 == 0)
+        XG_WARN(a->name, "%s not sent: %s (%llu SRTP send errors)", rtcp ? "RTCP" : "RTP packet",
+                err.msg, (unsigned long long)r->srtp_send_errors);
+    return false;
+}
+
 static void send_to_all(struct xg_adapter *a, const uint8_t *buf, size_t len)
 {
     struct rtpa *r = a->priv;
@@ -450,7 +514,7 @@ static void send_to_all(struct xg_adapter *a, const uint8_t *buf, size_t len)
 static void packet_begin(struct send_ctx *c)
 {
     struct rtpa *r = c->a->priv;
-    xg_writer_init(&c->w, r->pkt, (size_t)r->mtu);
+    xg_writer_init(&c->w, r->pkt, r->pack_len); /* room for the SRTP tag up to mtu */
     struct rtp_header h = {.pt = (uint8_t)r->pt,
                            .seq = r->seq,
                            .ts = xg_ns_to_rtp90k(c->now_ns) + r->ts_offset,
@@ -463,11 +527,14 @@ static void packet_flush(struct send_ctx *c)
 {
     struct rtpa *r = c->a->priv;
     if (!c->n_objects) return;
-    send_to_all(c->a, c->w.buf, c->w.len);
+    size_t plain = c->w.len, len = plain;
+    if (srtp_out(c->a, r->pkt, &len, (size_t)r->mtu, false)) { /* once for all destinations */
+        send_to_all(c->a, r->pkt, len);
+        r->packets_out++;
+        r->octets_out += len;
+        r->payload_octets_out += plain - RTP_HEADER_LEN;
+    }
     r->seq++;
-    r->packets_out++;
-    r->octets_out += c->w.len;
-    r->payload_octets_out += c->w.len - RTP_HEADER_LEN;
     r->last_rtp_ts_ns = c->now_ns;
     packet_begin(c);
 }
@@ -719,7 +786,7 @@ static void rtcp_cb(evutil_socket_t fd, short what, void *arg)
     if (r->fd < 0 || !r->n_dest) return;
     uint8_t buf[512];
     struct xg_writer w;
-    xg_writer_init(&w, buf, sizeof buf);
+    xg_writer_init(&w, buf, sizeof buf - XG_SRTP_MAX_OVERHEAD);
     int64_t now = xg_clock_mono_ns();
     struct rtcp_sr sr = {.ssrc = r->ssrc,
                          .ntp = rtcp_ntp_from_wall_ns(xg_clock_mono_to_wall_ns(now)),
@@ -727,7 +794,9 @@ static void rtcp_cb(evutil_socket_t fd, short what, void *arg)
                          .packet_count = (uint32_t)r->packets_out,
                          .octet_count = (uint32_t)r->payload_octets_out};
     if (rtcp_write_sr(&w, &sr, NULL) || rtcp_write_sdes_cname(&w, r->ssrc, r->cname, NULL)) return;
-    send_to_all(a, buf, w.len);
+    size_t len = w.len;
+    if (!srtp_out(a, buf, &len, sizeof buf, true)) return;
+    send_to_all(a, buf, len);
     r->rtcp_out++;
 }
 
@@ -736,10 +805,12 @@ static void send_fir(struct xg_adapter *a, struct rtpa_ssrc *s)
     struct rtpa *r = a->priv;
     uint8_t buf[64];
     struct xg_writer w;
-    xg_writer_init(&w, buf, sizeof buf);
+    xg_writer_init(&w, buf, sizeof buf - XG_SRTP_MAX_OVERHEAD);
     struct rtcp_fir_entry e = {.ssrc = s->ssrc, .seq = ++s->our_fir_seq};
     if (rtcp_write_fir(&w, r->ssrc, &e, 1, NULL)) return;
-    if (sendto(r->fd, buf, w.len, 0, (struct sockaddr *)&s->from, s->from_len) < 0) {
+    size_t len = w.len;
+    if (!srtp_out(a, buf, &len, sizeof buf, true)) return;
+    if (sendto(r->fd, buf, len, 0, (struct sockaddr *)&s->from, s->from_len) < 0) {
         r->send_errors++;
         return;
     }
@@ -1156,6 +1227,42 @@ static void handle_rtp(struct xg_adapter *a, const uint8_t *buf, size_t len,
     }
 }
 
+/* SRTP ingress, after the RTP/RTCP demux: a packet carrying our own SSRC (multicast loopback)
+ * is ignored before anything else; every other one is unprotected in place with the receive
+ * session. Returns true when buf[0..*len) now holds an authentic plain packet; false when it is
+ * to be dropped (auth / replay / malformed counted through bad_input). */
+static bool srtp_in(struct xg_adapter *a, uint8_t *buf, size_t *len, bool rtcp, const char *peer)
+{
+    struct rtpa *r = a->priv;
+    size_t at = rtcp ? 4 : 8; /* RTCP: the first packet's sender SSRC; RTP: the header's SSRC */
+    if (*len >= at + 4 && xg_load_be32(buf + at) == r->ssrc) return false;
+    struct xg_error err = {0};
+    int rc = !r->srtp_rx ? xg_error_set(&err, -EINVAL, "SRTP: no receive session")
+             : rtcp      ? xg_srtp_unprotect_rtcp(r->srtp_rx, buf, len, &err)
+                         : xg_srtp_unprotect(r->srtp_rx, buf, len, &err);
+    if (rc == 0) return true;
+    switch (rc) {
+    case XG_SRTP_EAUTH:
+        bad_input(a, peer, R_SRTP_AUTH, "%s", err.msg);
+        break;
+    case XG_SRTP_EREPLAY:
+        bad_input(a, peer, R_SRTP_REPLAY, "%s", err.msg);
+        break;
+    case XG_SRTP_EMALFORMED:
+        bad_input(a, peer, R_SRTP_MALFORMED, "%s", err.msg);
+        break;
+    default: /* key usage limit, libsrtp failure: ours, not the peer's */
+        r->srtp_other_errors++;
+        a->drops++;
+        a->errors++;
+        if (r->srtp_other_errors == 1 || r->srtp_other_errors % 1000 == 0)
+            XG_WARN(a->name, "peer %s: %s (dropped; %llu such SRTP errors)", peer, err.msg,
+                    (unsigned long long)r->srtp_other_errors);
+        break;
+    }
+    return false;
+}
+
 static void rx_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct xg_adapter *a = arg;
@@ -1168,14 +1275,17 @@ static void rx_cb(evutil_socket_t fd, short what, void *arg)
         int64_t now = xg_clock_mono_ns();
         char peer[64];
         xg_net_addr_str((struct sockaddr *)&ss, peer, sizeof peer);
-        if (rtp_is_rtcp(r->rbuf, (size_t)n)) {
+        size_t len = (size_t)n;
+        bool rtcp = rtp_is_rtcp(r->rbuf, len);
+        if (r->srtp.enabled && !srtp_in(a, r->rbuf, &len, rtcp, peer)) continue;
+        if (rtcp) {
             if ((r->rbuf[0] >> 6) != RTP_VERSION) {
                 bad_input(a, peer, R_VERSION, "RTCP version %u (must be 2)", r->rbuf[0] >> 6);
                 continue;
             }
-            handle_rtcp(a, r->rbuf, (size_t)n, (struct sockaddr *)&ss, sl, peer);
+            handle_rtcp(a, r->rbuf, len, (struct sockaddr *)&ss, sl, peer);
         } else {
-            handle_rtp(a, r->rbuf, (size_t)n, (struct sockaddr *)&ss, sl, peer, now);
+            handle_rtp(a, r->rbuf, len, (struct sockaddr *)&ss, sl, peer, now);
         }
     }
     (void)fd;
@@ -1215,6 +1325,14 @@ static int rtpa_start(struct xg_adapter *a)
 {
     struct rtpa *r = a->priv;
     struct xg_error err = {0};
+    if (r->srtp.enabled && !r->srtp_tx) {
+        int rc = xg_srtp_session_new(&r->srtp_tx, XG_SRTP_SEND, &r->srtp.local, &err);
+        if (!rc) rc = xg_srtp_session_new(&r->srtp_rx, XG_SRTP_RECV, &r->srtp.remote, &err);
+        if (rc) {
+            XG_ERR(a->name, "srtp: %s", err.msg);
+            return rc;
+        }
+    }
     int fd = xg_net_udp_bind((struct sockaddr *)&r->bind_ss, r->bind_len,
                              r->has_iface ? r->iface : NULL, &err);
     if (fd < 0) {
@@ -1255,6 +1373,13 @@ static int rtpa_start(struct xg_adapter *a)
             "at %g Hz, refresh %lld ms",
             bs, r->bound_port, r->ssrc, r->pt, a->frame->name,
             r->n_dest ? dests : "nobody (receive only)", a->rate_hz, (long long)r->refresh_ms);
+    if (r->srtp.enabled)
+        XG_INFO(a->name,
+                "SRTP %s: sending with key file '%s', receiving with '%s'%s; packets packed to %zu "
+                "bytes (mtu %lld)",
+                xg_srtp_suite_name(r->srtp.suite), r->srtp.key_path, r->srtp.remote_key_path,
+                r->srtp.shared_key ? " (one key for both directions: use one key per sender)" : "",
+                r->pack_len, (long long)r->mtu);
     return 0;
 }
 
@@ -1274,12 +1399,18 @@ static void rtpa_status(const struct xg_adapter *a, struct xg_status *st)
     for (int i = 0; i < r->n_dest && n > 0 && (size_t)n < sizeof st->peer; i++)
         n += snprintf(st->peer + n, sizeof st->peer - (size_t)n, "%s%s", i ? "," : " ",
                       r->dest[i].str);
+    /* Plain RTP fills exactly the 24 counters core/adapter.h allows (XG_STATUS_MAX_COUNTERS).
+     * With SRTP, the 4 SRTP counters replace (while that limit is 24) drop_truncated and
+     * drop_bad_version, which cannot move then (the SRTP check counts such packets as
+     * drop_srtp_malformed first), and the diagnostics full_states_coalesced and gse_tags_in. */
+    bool srtp = r->srtp.enabled;
+    bool all = !srtp || XG_STATUS_MAX_COUNTERS >= 28;
     xg_status_counter(st, "port", r->bound_port);
     xg_status_counter(st, "ssrc", r->ssrc);
     xg_status_counter(st, "packets_out", (double)r->packets_out);
     xg_status_counter(st, "objects_out", (double)r->objects_out);
     xg_status_counter(st, "full_states", (double)r->full_states);
-    xg_status_counter(st, "full_states_coalesced", (double)r->coalesced);
+    if (all) xg_status_counter(st, "full_states_coalesced", (double)r->coalesced);
     xg_status_counter(st, "packets_in", (double)r->packets_in);
     xg_status_counter(st, "objects_in", (double)r->objects_in);
     xg_status_counter(st, "firs_in", (double)r->firs_in);
@@ -1287,9 +1418,15 @@ static void rtpa_status(const struct xg_adapter *a, struct xg_status *st)
     xg_status_counter(st, "firs_out", (double)r->firs_out);
     xg_status_counter(st, "ssrcs", (double)r->n_ssrcs);
     xg_status_counter(st, "ssrc_timeouts", (double)r->ssrc_timeouts);
-    xg_status_counter(st, "gse_tags_in", (double)r->gse_tags); /* D1: 3-byte tag forms read */
-    for (int i = 0; i < R_COUNT; i++)
+    if (all) xg_status_counter(st, "gse_tags_in", (double)r->gse_tags); /* D1: 3-byte tags */
+    for (int i = 0; i < R_COUNT; i++) {
+        if (i >= R_SRTP_AUTH && !srtp) continue;
+        if ((i == R_TRUNCATED || i == R_VERSION) && !all) continue;
         xg_status_counter(st, reason_names[i], (double)r->reasons[i]);
+    }
+    /* SRTP failures that are not the peer's: protect errors (packet not sent), key usage limit */
+    if (srtp)
+        xg_status_counter(st, "srtp_errors", (double)(r->srtp_send_errors + r->srtp_other_errors));
 }
 
 static void rtpa_stop(struct xg_adapter *a)
@@ -1299,9 +1436,16 @@ static void rtpa_stop(struct xg_adapter *a)
     if (r->fd >= 0 && r->n_dest && r->packets_out) {
         uint8_t buf[64];
         struct xg_writer w;
-        xg_writer_init(&w, buf, sizeof buf);
-        if (!rtcp_write_bye(&w, &r->ssrc, 1, NULL, NULL)) send_to_all(a, buf, w.len);
+        xg_writer_init(&w, buf, sizeof buf - XG_SRTP_MAX_OVERHEAD);
+        if (!rtcp_write_bye(&w, &r->ssrc, 1, NULL, NULL)) {
+            size_t len = w.len;
+            if (srtp_out(a, buf, &len, sizeof buf, true)) send_to_all(a, buf, len);
+        }
     }
+    /* the BYE above was the last packet protected: the sessions (and their key copies) go */
+    xg_srtp_session_free(r->srtp_tx);
+    xg_srtp_session_free(r->srtp_rx);
+    r->srtp_tx = r->srtp_rx = NULL;
     struct event **evs[] = {&r->rx_ev, &r->refresh_ev, &r->rtcp_ev, &r->sweep_ev, &r->fir_ev};
     for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
         if (*evs[i]) {
@@ -1326,6 +1470,7 @@ static void rtpa_destroy(struct xg_adapter *a)
             nx = o->next;
             free(o);
         }
+    xg_srtp_conf_wipe(&r->srtp);
     free(r->pkt);
     free(r->rbuf);
     free(r);
@@ -1388,6 +1533,12 @@ static int rtpa_sdp(const struct xg_adapter *a, char *buf, size_t size)
     struct xg_error err = {0};
     int rc = rtp_sdp_write(buf, size, &p, &len, &err);
     if (rc) return rc;
+    /* SRTP: RTP/SAVPF and a=crypto with our sending key (RFC 4568): the SDP is then a secret */
+    if (r->srtp.enabled && (rc = xg_srtp_sdp_secure(buf, size, &len, &r->srtp.local))) {
+        explicit_bzero(buf, size);
+        if (size) buf[0] = '\0';
+        return rc;
+    }
     return (int)len;
 }
 
