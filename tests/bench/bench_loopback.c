@@ -40,6 +40,7 @@
 #include "adapters/rtp/rtp.h"
 #include "adapters/vrpn/vrpn_codec.h"
 #include "tests/bench/bench_util.h"
+#include "tests/bench/bench_weak.h"
 
 #define MAX_BODIES 200
 #define N_EG 3
@@ -558,6 +559,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_loopback: bad arguments\n");
         return 2;
     }
+    if (!BENCH_HAVE_RTP || ((rgmp) && !BENCH_HAVE_RGMP) ||
+        ((vrpn_listen || vrpn_server) && !BENCH_HAVE_VRPN)) {
+        fprintf(stderr, "bench_loopback: an adapter folder these options need is not built\n");
+        return 2;
+    }
     static struct gen g;
     g.bodies = bodies;
     g.rate = rate;
@@ -573,7 +579,7 @@ int main(int argc, char **argv)
     g.tcp_cap = 1 << 20;
     g.tcp_buf = malloc(g.tcp_cap);
     if (!g.tcp_buf) die("malloc");
-    rgmp_session_init(&g.sess, NULL, false);
+    if (BENCH_HAVE_RGMP) rgmp_session_init(&g.sess, NULL, false);
 
     g.tx = socket(AF_INET, SOCK_DGRAM, 0);
     g.rtp_rx = socket(AF_INET, SOCK_DGRAM, 0);
@@ -679,7 +685,7 @@ int main(int argc, char **argv)
     }
     bench_json_close(&j);
     bench_json_close(&j);
-    rgmp_session_free(&g.sess);
+    if (BENCH_HAVE_RGMP) rgmp_session_free(&g.sess);
     free(rel);
     return 0;
 }
