@@ -222,6 +222,7 @@ struct peer {
     int64_t quantum_ns;
     int64_t first_seq, rate_hz;
     char peer_gw[64];
+    char peer_session[40]; /* "session=" token of the peer's schema string (UDP restarts) */
     char key_id[64];
     int rx_key; /* index of the key that verified the peer's last packet */
     /* receive side */
@@ -314,8 +315,8 @@ struct less_adapter {
     /* counters */
     uint64_t packets_in, packets_out, bad_signature, framing_errors, reconnects, refused_peers,
         slow_peer_drops, echo_suppressed, stale_packets, refused_403, not_found_404, resends,
-        duplicates, duplicates_ignored, window_full, hub_relayed, entities_introduced,
-        entities_removed, unknown_requests;
+        duplicates, duplicates_ignored, window_full, hub_relayed, peer_restarts,
+        entities_introduced, entities_removed, unknown_requests;
 };
 
 static const char *gw_id_of(const struct xg_adapter *a)
@@ -330,6 +331,19 @@ static const char *adapter_name_of(const struct xg_adapter *a, int index)
     const struct xg_gw_adapter *ga = (const struct xg_gw_adapter *)a;
     if (ga->gw && index >= 0 && index < ga->gw->n_adapters) return ga->gw->adapters[index]->a.name;
     return "?";
+}
+
+/* The "session=<token>" word of a connection-control schema string ("" if none). */
+static void session_token(const char *schema, char *out, size_t size)
+{
+    const char *t = strstr(schema, "session=");
+    out[0] = '\0';
+    if (!t) return;
+    t += 8;
+    size_t n = strcspn(t, " ;,");
+    if (n >= size) n = size - 1;
+    memcpy(out, t, n);
+    out[n] = '\0';
 }
 
 /* ---- schemas ---- */
@@ -1108,6 +1122,7 @@ static int apply_msg(struct peer *p, const struct less_msg *m, int64_t ts, int64
                     size_t n = strcspn(g, " ;,");
                     copy_str(p->peer_gw, sizeof p->peer_gw, g, n);
                 }
+                session_token(pv->value.u.str.p, p->peer_session, sizeof p->peer_session);
                 break;
             }
             case LESS_CONN_FIRST_SEQ:
@@ -1809,6 +1824,61 @@ static void udp_resend(struct peer *p, int64_t now)
     }
 }
 
+/* Does this authentic packet open a new session of the peer (its first message is a
+ * connection-control with another session token)? */
+static bool peer_restarted(struct peer *p, const struct less_frame *f)
+{
+    if (!p->peer_session[0]) return false;
+    struct less_context c;
+    rx_ctx(p, &c);
+    struct less_msg_iter it;
+    less_msg_iter_init(&it, f);
+    struct less_arena arena;
+    less_arena_init(&arena, p->la->arena_buf, ARENA_SIZE);
+    struct less_msg m;
+    if (less_msg_next(&it, &c, &arena, &m, NULL) != 1 || m.code != LESS_MSG_CONNECTION_CONTROL)
+        return false;
+    const struct less_prop_list *l = &m.u.connection_control.props;
+    for (size_t i = 0; i < l->count; i++) {
+        if (l->items[i].property_id != LESS_CONN_SCHEMA) continue;
+        char tok[40];
+        session_token(l->items[i].value.u.str.p, tok, sizeof tok);
+        return tok[0] && strcmp(tok, p->peer_session) != 0;
+    }
+    return false;
+}
+
+/* Forget everything about the peer's previous session, start ours over (sequence 0, a new
+ * connection-control and introduce-type). */
+static void udp_restart(struct peer *p)
+{
+    struct less_adapter *la = p->la;
+    for (size_t i = 0; i < p->n_in; i++)
+        if (p->in[i].table_id) xg_table_remove(la->a->table, p->in[i].table_id);
+    p->n_in = 0;
+    imap_free(&p->in_map);
+    p->n_out = 0;
+    imap_free(&p->out_map);
+    imap_free(&p->out_wire);
+    p->n_ptypes = 0;
+    p->subscribed = false;
+    p->sub_mask = 0;
+    p->streaming = false;
+    p->any_rx = false;
+    p->peer_session[0] = '\0';
+    xg_time_map_reset(&p->tmap);
+    for (int i = 0; i < 256; i++) {
+        sent_clear(&p->sent[i]);
+        p->sent[i].in_use = false;
+    }
+    p->tx_seq = 0;
+    p->msg_len = 0;
+    p->msg_count = 0;
+    less_ack_init(&p->rxwin, 0);
+    la->peer_restarts++;
+    send_connection_control(p);
+}
+
 static struct peer *udp_peer_get(struct less_adapter *la)
 {
     return la->peers;
@@ -1864,6 +1934,13 @@ static void udp_read_cb(evutil_socket_t fd, short what, void *arg)
             XG_INFO(la->a->name, "UDP peer is %s (first authentic sender)", addr);
             send_connection_control(p);
             udp_flush(p, false);
+        }
+        if (rc == 0 && p->streaming && peer_restarted(p, &f)) {
+            XG_WARN(la->a->name,
+                    "peer %s restarted (new session in connection-control); "
+                    "starting over",
+                    p->addr);
+            udp_restart(p);
         }
         enum less_ack_result ar = less_ack_record(&p->rxwin, f.seq);
         if (rc) {
@@ -2146,8 +2223,11 @@ static int less_start(struct xg_adapter *a)
     struct less_adapter *la = a->priv;
     struct xg_error err = {0};
     la->gw_id = gw_id_of(a);
-    snprintf(la->schema_str, sizeof la->schema_str, "xrgate/%s gateway=%s", XRGATE_VERSION,
-             la->gw_id);
+    /* the session token lets a UDP peer tell our restart from a re-send of our first packet */
+    uint64_t tok =
+        (uint64_t)xg_clock_wall_ns() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)la;
+    snprintf(la->schema_str, sizeof la->schema_str, "xrgate/%s gateway=%s session=%016" PRIx64,
+             XRGATE_VERSION, la->gw_id, tok * UINT64_C(0x9E3779B97F4A7C15));
     la->backoff.rng = (uint64_t)xg_clock_mono_ns() | 1;
     la->sweep_ev = event_new(a->base, -1, 0, sweep_cb, la);
     if (!la->sweep_ev) return -ENOMEM;
@@ -2297,6 +2377,7 @@ static void less_status(const struct xg_adapter *a, struct xg_status *st)
     xg_status_counter(st, "entities_introduced", (double)la->entities_introduced);
     xg_status_counter(st, "entities_removed", (double)la->entities_removed);
     xg_status_counter(st, "unknown_requests", (double)la->unknown_requests);
+    if (la->mode == MODE_UDP) xg_status_counter(st, "peer_restarts", (double)la->peer_restarts);
 }
 
 static void less_stop(struct xg_adapter *a)

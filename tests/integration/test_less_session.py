@@ -120,8 +120,8 @@ def dec_props(types, b, i):
     return out, i
 
 
-def msg_cc():
-    return enc_int(12) + enc_props(CONN_TYPES, {0: "test-peer", 1: 0, 2: 1000, 3: "", 4: 30})
+def msg_cc(schema="test-peer"):
+    return enc_int(12) + enc_props(CONN_TYPES, {0: schema, 1: 0, 2: 1000, 3: "", 4: 30})
 
 
 def msg_introduce_type(tid, uri):

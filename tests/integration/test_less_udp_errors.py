@@ -9,7 +9,9 @@ datagrams and its counters:
   - a datagram with a bad signature is dropped and NOT acknowledged;
   - a datagram over the MTU is dropped and not acknowledged;
   - a stale datagram (timestamp not newer) is acknowledged but not applied;
-  - after all that the session still works: G introduces its entities to us."""
+  - after all that the session still works: G introduces its entities to us;
+  - a peer restart (connection-control with a new session token) makes G start over: the old
+    session's entities leave the table, G's sequence numbers restart at 0."""
 import hashlib
 import hmac
 import os
@@ -89,7 +91,7 @@ adapters:
                         return seen[-1]
                 raise AssertionError(f"timed out waiting for {what}; last {seen[-3:]}")
 
-            send(0, [ls.msg_cc()])
+            send(0, [ls.msg_cc("test-peer session=1")])
             recv_until(lambda f: f[1] == 0, "ack of seq 0")
             # authentic but unparsable: acked, nothing in it applied
             send(1, [ls.msg_introduce_type(7, ls.POSE_URI), ls.enc_int(13)])
@@ -122,7 +124,17 @@ adapters:
             ls.wait_for(lambda: counters()["stale_packets"] == 1, what="stale counted")
             time.sleep(0.1)
             assert ls.entities(g)["fed/probe"]["position"] == e["position"], ls.entities(g)
+            # the peer restarts (new session token, sequence 0 again): G starts over
+            seen.clear()
+            send(0, [ls.msg_cc("test-peer session=2")])
+            # (this peer never acknowledges, so G keeps re-sending its old datagrams until the
+            # restart; the first one acknowledging our new seq 0 is G's new first datagram)
+            f = recv_until(lambda f: f[1] == 0, "G's new first datagram")
+            assert f[0] == 0 and f[4] == [12], f
+            ls.wait_for(lambda: "fed/probe" not in ls.entities(g), what="old session's entity")
+            ls.log_line(g, "restarted")
             c = counters()
+            assert c["peer_restarts"] == 1, c
             assert c["framing_errors"] == 2 and c["bad_signature"] == 1, c  # parse + oversize
             print(f"udp errors: parse error acked+dropped, bad signature and oversize dropped "
                   f"unacked, stale acked+ignored; counters {c['framing_errors']:.0f} "
