@@ -1,7 +1,10 @@
 /* Unit tests for the rtp adapter's egress on a real table and UDP loopback (no gateway): whole
  * objects packed into MTU-sized packets, RTP seq/timestamp rules, object IDs stable per entity,
  * Rot2 built as exp(ω·1 s) ⊗ s in the draft's frame and clamped below π rad/s (draft §3.5),
- * buttons/analogs as a GameControl1 beside the pose object. */
+ * buttons/analogs as a GameControl1 beside the pose object. With `srtp:`: every packet is SRTP
+ * that unprotects with the key, fits mtu although objects are packed to mtu minus the tag, seq
+ * and objects as without SRTP; the BYE on stop is SRTCP; status shows the SRTP counters and
+ * stays within XG_STATUS_MAX_COUNTERS. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <event2/event.h>
@@ -12,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -20,8 +24,10 @@
 
 #include "adapters/rtp/gamestate_codec.h"
 #include "adapters/rtp/rtp.h"
+#include "adapters/rtp/srtp_session.h"
 #include "core/adapter.h"
 #include "core/clock.h"
+#include "core/wire.h"
 #include "mappings/conf_yaml.h"
 #include "mappings/frame.h"
 
@@ -35,7 +41,7 @@ struct rig {
     int rx; /* the test's receiving socket */
 };
 
-static void rig_up(struct rig *g, int mtu)
+static void rig_up_with(struct rig *g, int mtu, const char *extra)
 {
     memset(g, 0, sizeof *g);
     g->base = event_base_new();
@@ -50,8 +56,8 @@ static void rig_up(struct rig *g, int mtu)
     char yaml[512];
     snprintf(yaml, sizeof yaml,
              "bind: \"127.0.0.1:0\"\ndestinations: [\"127.0.0.1:%d\"]\nmtu: %d\n"
-             "refresh_ms: 0\nrtcp_interval_ms: 0\nssrc: 0x01020304\n",
-             ntohs(sin.sin_port), mtu);
+             "refresh_ms: 0\nrtcp_interval_ms: 0\nssrc: 0x01020304\n%s",
+             ntohs(sin.sin_port), mtu, extra);
     struct xg_error err = {0};
     g->conf = xg_conf_yaml_parse(yaml, strlen(yaml), "t.yaml", &err);
     assert_non_null(g->conf);
@@ -70,6 +76,11 @@ static void rig_up(struct rig *g, int mtu)
     assert_int_equal(g->a.ops->create(&g->a, g->conf, &err), 0);
     assert_string_equal(g->a.frame->name, "gamestate-lh"); /* no frame: key → the draft's */
     assert_int_equal(g->a.ops->start(&g->a), 0);
+}
+
+static void rig_up(struct rig *g, int mtu)
+{
+    rig_up_with(g, mtu, "");
 }
 
 static void rig_down(struct rig *g)
@@ -270,12 +281,135 @@ static void test_game_control_egress(void **state)
     rig_down(&g);
 }
 
+/* ---- SRTP ---- */
+
+/* Write `key` as "<suite> inline:<base64>" into a new temporary file; its path into path. */
+static void write_key(char *path, size_t cap, const struct xg_srtp_key *key)
+{
+    snprintf(path, cap, "/tmp/xg-test-rtp-srtp-XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    char line[96];
+    int n = xg_srtp_key_format(key, line, sizeof line);
+    assert_true(n > 0);
+    char text[160];
+    int tn = snprintf(text, sizeof text, "%s %s\n", xg_srtp_suite_name(key->suite), line);
+    assert_int_equal(write(fd, text, (size_t)tn), tn);
+    close(fd);
+}
+
+/* Receive SRTP datagrams, unprotect them with `rx` into plain RTP, and run receive()'s checks on
+ * the plain packets (through a loopback socket pair). */
+static void receive_srtp(struct rig *g, struct got *out, size_t mtu, size_t pack,
+                         struct xg_srtp *rx)
+{
+    int fwd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+    int plain = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+    struct sockaddr_in sin = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    assert_int_equal(bind(plain, (struct sockaddr *)&sin, sizeof sin), 0);
+    socklen_t sl = sizeof sin;
+    getsockname(plain, (struct sockaddr *)&sin, &sl);
+    uint8_t buf[65536];
+    ssize_t n;
+    int count = 0;
+    while ((n = recv(g->rx, buf, sizeof buf, 0)) > 0) {
+        assert_true((size_t)n <= mtu); /* the protected packet fits mtu */
+        assert_false(rtp_is_rtcp(buf, (size_t)n));
+        size_t len = (size_t)n;
+        struct xg_error err = {0};
+        if (xg_srtp_unprotect(rx, buf, &len, &err)) fail_msg("unprotect: %s", err.msg);
+        assert_int_equal(len, (size_t)n - 10);
+        assert_true(len <= pack); /* packed to mtu minus the tag */
+        assert_int_equal(sendto(fwd, buf, len, 0, (struct sockaddr *)&sin, sizeof sin),
+                         (ssize_t)len);
+        count++;
+    }
+    assert_true(count > 0);
+    int keep = g->rx;
+    g->rx = plain;
+    receive(g, out, pack);
+    g->rx = keep;
+    close(fwd);
+    close(plain);
+}
+
+static void test_srtp_egress(void **state)
+{
+    (void)state;
+    struct xg_srtp_key key;
+    assert_int_equal(xg_srtp_key_generate(XG_SRTP_AES_CM_128_HMAC_SHA1_80, &key, NULL), 0);
+    char path[64], extra[256];
+    write_key(path, sizeof path, &key);
+    snprintf(extra, sizeof extra, "allow_fixed_ssrc_with_srtp: true\nsrtp: {key_file: %s}\n", path);
+    struct rig g;
+    /* mtu 290: plain, 5 Object2 (12 + 5 x 55 = 287) would fit; packed to 280 only 4 do */
+    rig_up_with(&g, 290, extra);
+    struct xg_srtp *rx = NULL;
+    assert_int_equal(xg_srtp_session_new(&rx, XG_SRTP_RECV, &key, NULL), 0);
+    char name[32];
+    for (int i = 0; i < 10; i++) {
+        snprintf(name, sizeof name, "b%02d", i);
+        put(&g, name, XG_KIND_RIGID_BODY, (struct xg_vec3){i, 1, 2}, XG_VEC3_ZERO);
+    }
+    g.a.ops->drain(&g.a);
+    struct got got;
+    receive_srtp(&g, &got, 290, 280, rx);
+    assert_int_equal(got.objects, 10);
+    assert_int_equal(got.packets, 3); /* 4 + 4 + 2 */
+    assert_int_equal(xg_srtp_session_stats(rx)->rtp_ok, 3);
+    /* status: the SRTP counters, within the core limit */
+    struct xg_status st = {0};
+    g.a.ops->status(&g.a, &st);
+    assert_true(st.n_counters <= XG_STATUS_MAX_COUNTERS);
+    const char *want[] = {"port",       "ssrc",           "packets_out",      "objects_out",
+                          "packets_in", "drop_srtp_auth", "drop_srtp_replay", "drop_srtp_malformed",
+                          "srtp_errors"};
+    for (size_t w = 0; w < sizeof want / sizeof want[0]; w++) {
+        bool found = false;
+        for (int i = 0; i < st.n_counters; i++)
+            if (!strcmp(st.counters[i].name, want[w])) found = true;
+        if (!found) fail_msg("status lacks %s", want[w]);
+    }
+    for (int i = 0; i < st.n_counters; i++)
+        if (!strcmp(st.counters[i].name, "packets_out")) assert_true(st.counters[i].value == 3);
+    assert_int_equal(g.a.errors, 0);
+    /* stop: the BYE is SRTCP under the same key */
+    g.a.ops->stop(&g.a);
+    uint8_t buf[512];
+    ssize_t n = recv(g.rx, buf, sizeof buf, 0);
+    assert_true(n > 0);
+    assert_true(rtp_is_rtcp(buf, (size_t)n));
+    size_t len = (size_t)n;
+    struct xg_error err = {0};
+    if (xg_srtp_unprotect_rtcp(rx, buf, &len, &err)) fail_msg("BYE: %s", err.msg);
+    assert_int_equal(buf[1], RTCP_BYE);
+    assert_int_equal(xg_load_be32(buf + 4), 0x01020304);
+    xg_srtp_session_free(rx);
+    rig_down(&g);
+    unlink(path);
+}
+
+static void test_plain_status_unchanged(void **state)
+{
+    (void)state;
+    struct rig g;
+    rig_up(&g, 1200);
+    struct xg_status st = {0};
+    g.a.ops->status(&g.a, &st);
+    assert_int_equal(st.n_counters, 24);
+    for (int i = 0; i < st.n_counters; i++)
+        assert_null(strstr(st.counters[i].name, "srtp"));
+    assert_string_equal(st.counters[14].name, "drop_truncated");
+    assert_string_equal(st.counters[13].name, "gse_tags_in");
+    rig_down(&g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_packing_and_ids),
-        cmocka_unit_test(test_rot2_rate_clamp),
-        cmocka_unit_test(test_game_control_egress),
+        cmocka_unit_test(test_packing_and_ids),        cmocka_unit_test(test_rot2_rate_clamp),
+        cmocka_unit_test(test_game_control_egress),    cmocka_unit_test(test_srtp_egress),
+        cmocka_unit_test(test_plain_status_unchanged),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
