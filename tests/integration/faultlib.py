@@ -448,7 +448,7 @@ class VrpnReader:
 
 
 def vrpn_doubles(data):
-    """Every 88-byte Pos_Quat body's 7 doubles in a server->client stream (after the cookie)."""
+    """Every 88-byte Pos_Quat body's 7 doubles (and 96-byte Velocity body's 8) in a server->client stream (after the cookie)."""
     out = []
     buf = bytes(data[24:])
     i = 0
@@ -461,6 +461,8 @@ def vrpn_doubles(data):
             break
         if length == 88:
             out.append(struct.unpack_from(">7d", buf, i + 32))
+        elif length == 96:
+            out.append(struct.unpack_from(">8d", buf, i + 32))
         i += size
     return out
 
@@ -517,3 +519,43 @@ def rtp_codec():
 
 def time1():
     return (time.time_ns() // 1_000_000) & 0xFFFF
+
+
+class ScriptedPeer(ListeningPeer):
+    """A listening peer that sends hello() on each new connection, then whatever is put() (bytes
+    or a callable returning bytes), in order, until killed."""
+
+    def __init__(self, hello, port=0):
+        import queue
+        self.hello = hello
+        self.q = queue.Queue()
+        super().__init__(port)
+
+    def put(self, item):
+        self.q.put(item)
+
+    def session(self, conn, stop_ev):
+        import queue
+        conn.sendall(self.hello())
+        while not stop_ev.is_set():
+            try:
+                item = self.q.get(timeout=0.02)
+            except queue.Empty:
+                pump_reads(conn)
+                continue
+            conn.sendall(item() if callable(item) else item)
+            pump_reads(conn)
+
+
+class LessTs:
+    """Strictly increasing LESS packet timestamps (µs) for one peer."""
+
+    def __init__(self):
+        self.ts = 1000
+
+    def next(self):
+        self.ts = max(self.ts + 1, int(time.monotonic() * 1e6))
+        return self.ts
+
+    def frame(self, *msgs):
+        return less_frame(list(msgs), self.next())
