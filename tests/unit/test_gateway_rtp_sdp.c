@@ -1,13 +1,18 @@
 /* Unit tests for the rtp adapter inside a loaded gateway (named test_gateway_* because it links
  * the whole gateway): the SDP op (wire-rules §6: m=application <port> RTP/AVPF <pt>,
  * a=rtpmap:<pt> gamestate/90000, a=rtcp-fb:<pt> ccm fir, a=rtcp-mux), the defaults that differ
- * from the gateway's generic ones (rate_hz 90, frame gamestate-lh), and config errors. */
+ * from the gateway's generic ones (rate_hz 90, frame gamestate-lh), and config errors. With
+ * `srtp:`: RTP/SAVPF and a=crypto with the sending key (RFC 4568), the srtp config errors, and a
+ * fixed ssrc refused unless allow_fixed_ssrc_with_srtp. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -132,12 +137,134 @@ static void test_config_errors(void **state)
     expect_error("adapters:\n  - {name: r, type: rtp, bogus: 1}\n", "bogus");
 }
 
+/* SDES test keys (examples only): 30 bytes for AES_CM_128_HMAC_SHA1_80, 28 for GCM */
+#define TX_KEY "inline:4fl6DT4Bi+DWT6MsBt5BOQ7Gda1Jiv7rtpYLOqvm"
+#define RX_KEY "inline:ABEiM0RVZneImaq7zN3u/wARIjNEVWZ3iJmqu8zd"
+#define GCM_KEY "AEAD_AES_128_GCM inline:AAECAwQFBgcICQoLDA0OD6ChoqOkpaanqKmqqw=="
+
+static char key_dir[64];
+
+static void key_file(const char *name, const char *text)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/%s", key_dir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "# test key\n%s\n", text);
+    fclose(f);
+}
+
+static int keys_up(void **state)
+{
+    (void)state;
+    snprintf(key_dir, sizeof key_dir, "/tmp/xg-test-sdp-srtp-XXXXXX");
+    if (!mkdtemp(key_dir)) return -1;
+    key_file("tx.key", TX_KEY);
+    key_file("rx.key", RX_KEY);
+    key_file("gcm.key", GCM_KEY);
+    key_file("short.key", "inline:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxw="); /* 29 bytes */
+    return 0;
+}
+
+static int keys_down(void **state)
+{
+    (void)state;
+    const char *names[] = {"tx.key", "rx.key", "gcm.key", "short.key"};
+    char path[128];
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", key_dir, names[i]);
+        unlink(path);
+    }
+    rmdir(key_dir);
+    return 0;
+}
+
+static void test_sdp_srtp(void **state)
+{
+    (void)state;
+    struct xg_gateway gw;
+    struct xg_error err = {0};
+    char yaml[1024];
+    snprintf(yaml, sizeof yaml,
+             "adapters:\n"
+             "  - name: vr\n"
+             "    type: rtp\n"
+             "    bind: \"127.0.0.1:5004\"\n"
+             "    srtp: {key_file: %s/tx.key, remote_key_file: %s/rx.key}\n",
+             key_dir, key_dir);
+    int rc = load(&gw, yaml, &err);
+    if (rc) fail_msg("%s", err.msg);
+    struct xg_adapter *a = find(&gw, "vr");
+    char buf[2048];
+    int n = a->ops->sdp(a, buf, sizeof buf);
+    assert_true(n > 0);
+    assert_int_equal((size_t)n, strlen(buf));
+    assert_non_null(strstr(buf, "m=application 5004 RTP/SAVPF 98\r\n"));
+    assert_null(strstr(buf, "RTP/AVPF"));
+    /* the sending key, never the remote one */
+    assert_non_null(strstr(buf, "a=crypto:1 AES_CM_128_HMAC_SHA1_80 " TX_KEY "\r\n"));
+    assert_null(strstr(buf, RX_KEY + 7));
+    /* the a=crypto line does not fit: an error, no SDP without it */
+    size_t without = (size_t)n - strlen("a=crypto:1 AES_CM_128_HMAC_SHA1_80 " TX_KEY "\r\n");
+    assert_true(a->ops->sdp(a, buf, without + 1) < 0);
+    xg_gateway_free(&gw);
+
+    /* the suite comes from the key file's line */
+    snprintf(yaml, sizeof yaml,
+             "adapters:\n  - {name: g, type: rtp, bind: \"127.0.0.1:5004\", srtp: {key_file: "
+             "%s/gcm.key}}\n",
+             key_dir);
+    rc = load(&gw, yaml, &err);
+    if (rc) fail_msg("%s", err.msg);
+    a = find(&gw, "g");
+    assert_true(a->ops->sdp(a, buf, sizeof buf) > 0);
+    assert_non_null(strstr(buf, "a=crypto:1 " GCM_KEY "\r\n"));
+    xg_gateway_free(&gw);
+}
+
+static void test_srtp_config_errors(void **state)
+{
+    (void)state;
+    char yaml[512];
+    /* a fixed ssrc with srtp: refused at the ssrc key... */
+    snprintf(yaml, sizeof yaml,
+             "adapters:\n  - name: r\n    type: rtp\n    ssrc: 7\n"
+             "    srtp: {key_file: %s/tx.key}\n",
+             key_dir);
+    expect_error(yaml, "test.yaml:4:11: ssrc: a fixed SSRC with srtp is refused");
+    /* ...unless allowed */
+    snprintf(yaml, sizeof yaml,
+             "adapters:\n  - name: r\n    type: rtp\n    ssrc: 7\n"
+             "    allow_fixed_ssrc_with_srtp: true\n    srtp: {key_file: %s/tx.key}\n",
+             key_dir);
+    struct xg_gateway gw;
+    struct xg_error err = {0};
+    if (load(&gw, yaml, &err)) fail_msg("%s", err.msg);
+    xg_gateway_free(&gw);
+    snprintf(yaml, sizeof yaml,
+             "adapters:\n  - {name: r, type: rtp, srtp: {key_file: %s/short.key}}\n", key_dir);
+    expect_error(yaml, "29 bytes, AES_CM_128_HMAC_SHA1_80 needs 30");
+    snprintf(yaml, sizeof yaml,
+             "adapters:\n  - {name: r, type: rtp, srtp: {key_file: %s/tx.key, suite: "
+             "AES_CM_128_HMAC_SHA1_32}}\n",
+             key_dir);
+    expect_error(yaml, "srtp.suite 'AES_CM_128_HMAC_SHA1_32' is unknown");
+    snprintf(yaml, sizeof yaml,
+             "adapters:\n  - {name: r, type: rtp, srtp: {key_file: %s/tx.key, bogus: 1}}\n",
+             key_dir);
+    expect_error(yaml, "bogus");
+    expect_error("adapters:\n  - {name: r, type: rtp, srtp: {suite: AEAD_AES_128_GCM}}\n",
+                 "srtp needs 'key_file:'");
+    expect_error("adapters:\n  - {name: r, type: rtp, srtp: {key_file: /nonexistent/k}}\n",
+                 "srtp.key_file: key file '/nonexistent/k'");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sdp_multicast),
-        cmocka_unit_test(test_sdp_unicast_and_overrides),
-        cmocka_unit_test(test_config_errors),
+        cmocka_unit_test(test_sdp_multicast),      cmocka_unit_test(test_sdp_unicast_and_overrides),
+        cmocka_unit_test(test_config_errors),      cmocka_unit_test(test_sdp_srtp),
+        cmocka_unit_test(test_srtp_config_errors),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, keys_up, keys_down);
 }
