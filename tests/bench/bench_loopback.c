@@ -16,6 +16,9 @@
  *         TRANSFORM stream of every data frame (adapters/rgmp)
  *   vrpn  a TCP-only VRPN client of xrgate's `vrpn-server` (--vrpn-server PORT): every Pos_Quat
  *         (adapters/vrpn)
+ *   less  a LESS peer session over TCP with xrgate's `less` listener (--less PORT, signature:
+ *         none on loopback): connection-control + introduce-type, subscribe to xrgate's pose
+ *         type, then every introduce-entity / update-entity (adapters/less)
  * Latency of body i on an egress = arrival time (clock right after the receive call) - the time
  * just before the ingress frame carrying body i was written; only the first arrival of body i
  * after each send counts (later copies: coalesced frames, refreshes). Send-on-change egress
@@ -35,6 +38,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "adapters/less/less_codec.h"
 #include "adapters/rgmp/rgmp_codec.h"
 #include "adapters/rtp/gamestate_codec.h"
 #include "adapters/rtp/rtp.h"
@@ -43,9 +47,10 @@
 #include "tests/bench/bench_weak.h"
 
 #define MAX_BODIES 200
-#define N_EG 3
-static const char *eg_names[N_EG] = {"rtp", "rgmp", "vrpn"};
-enum { EG_RTP, EG_RGMP, EG_VRPN };
+#define N_EG 4
+static const char *eg_names[N_EG] = {"rtp", "rgmp", "vrpn", "less"};
+enum { EG_RTP, EG_RGMP, EG_VRPN, EG_LESS };
+#define LESS_MAX_EID 4096
 
 struct gen {
     int bodies;
@@ -58,6 +63,12 @@ struct gen {
     uint32_t vrpn_seq;
     uint8_t *vbuf;
     size_t vlen, vcap;
+    int less_fd;            /* LESS egress: our TCP session with xrgate's `less` listener */
+    int64_t less_peer_type; /* the typeid xrgate introduced for the pose schema, -1 before */
+    int64_t less_ts;        /* our last packet timestamp (µs, strictly increasing) */
+    int16_t less_body[LESS_MAX_EID]; /* entity id -> body index, -1 unknown */
+    uint8_t *lbuf;
+    size_t llen, lcap;
     struct sockaddr_in rtp_in;
     uint16_t seq;
     int64_t send_ns[MAX_BODIES];
@@ -373,6 +384,164 @@ static int tcp_connect_retry(int port, const char *what)
     }
 }
 
+/* ---- LESS egress: a minimal TCP peer session (signature: none, loopback) ---- */
+
+static const struct less_schema *less_type_cb(void *user, int64_t typeid)
+{
+    return less_pose_schema(); /* the only type either side introduces */
+}
+
+static int less_entity_cb(void *user, int64_t eid, int64_t *typeid)
+{
+    struct gen *g = user;
+    if (eid < 0 || eid >= LESS_MAX_EID || g->less_body[eid] == -2) return -1;
+    *typeid = g->less_peer_type;
+    return 0;
+}
+
+/* Encode msgs into one TCP frame (all-zero signature) and write it. */
+static void less_send(struct gen *g, const struct less_msg *msgs, size_t n)
+{
+    static uint8_t mbuf[4096], fbuf[4200];
+    const struct less_context ctx = {
+        less_type_cb, less_type_cb, less_entity_cb, less_entity_cb, NULL, NULL, g};
+    struct xg_writer w, fw;
+    struct xg_error err = {0};
+    xg_writer_init(&w, mbuf, sizeof mbuf);
+    for (size_t i = 0; i < n; i++)
+        if (less_encode_msg(&w, &ctx, &msgs[i], &err)) {
+            fprintf(stderr, "bench_loopback: less encode: %s\n", err.msg);
+            exit(1);
+        }
+    int64_t ts = bench_now_ns() / 1000;
+    g->less_ts = ts > g->less_ts ? ts : g->less_ts + 1;
+    static const struct less_key none = {.len = 0};
+    xg_writer_init(&fw, fbuf, sizeof fbuf);
+    if (less_tcp_encode(&fw, &none, g->less_ts, n, mbuf, w.len, &err)) {
+        fprintf(stderr, "bench_loopback: less frame: %s\n", err.msg);
+        exit(1);
+    }
+    vrpn_write_all(g->less_fd, fbuf, fw.len);
+}
+
+/* Our side of the handshake (P5): connection-control, then introduce our pose type. */
+static void less_hello(struct gen *g)
+{
+    const struct less_component *cc = &less_connection_schema()->components[0];
+    static const char schema[] = "xrgate-bench/1";
+    struct less_prop_value pv[5] = {
+        {LESS_CONN_SCHEMA, {&cc->props[LESS_CONN_SCHEMA].type, {.str = {schema, strlen(schema)}}}},
+        {LESS_CONN_FIRST_SEQ, {&cc->props[LESS_CONN_FIRST_SEQ].type, {.i = 0}}},
+        {LESS_CONN_QUANTUM_NS, {&cc->props[LESS_CONN_QUANTUM_NS].type, {.i = 1000}}},
+        {LESS_CONN_KEY_ID, {&cc->props[LESS_CONN_KEY_ID].type, {.str = {"", 0}}}},
+        {LESS_CONN_RATE_HZ, {&cc->props[LESS_CONN_RATE_HZ].type, {.i = 0}}},
+    };
+    struct less_msg m[2] = {{.code = LESS_MSG_CONNECTION_CONTROL},
+                            {.code = LESS_MSG_INTRODUCE_TYPE}};
+    m[0].u.connection_control.props = (struct less_prop_list){pv, 5};
+    m[1].u.introduce_type.typeid = 1;
+    m[1].u.introduce_type.uri = LESS_POSE_URI;
+    m[1].u.introduce_type.uri_len = strlen(LESS_POSE_URI);
+    less_send(g, m, 2);
+}
+
+static void less_subscribe(struct gen *g, int64_t typeid)
+{
+    static const int64_t props[LESS_POSE_N_PROPS] = {0, 1, 2, 3, 4, 5, 6, 7, 8};
+    struct less_comp_subscription cs = {{1, {0}}, props, LESS_POSE_N_PROPS};
+    struct less_msg m = {.code = LESS_MSG_SUBSCRIBE_TYPE};
+    m.u.subscribe_type.typeid = typeid;
+    m.u.subscribe_type.components = &cs;
+    m.u.subscribe_type.count = 1;
+    less_send(g, &m, 1);
+}
+
+static void less_handle(struct gen *g, const struct less_msg *m, int64_t now)
+{
+    switch (m->code) {
+    case LESS_MSG_INTRODUCE_TYPE:
+        if (m->u.introduce_type.uri_len == strlen(LESS_POSE_URI) &&
+            !memcmp(m->u.introduce_type.uri, LESS_POSE_URI, strlen(LESS_POSE_URI))) {
+            g->less_peer_type = m->u.introduce_type.typeid;
+            less_subscribe(g, g->less_peer_type);
+        }
+        break;
+    case LESS_MSG_INTRODUCE_ENTITY: {
+        int64_t eid = m->u.introduce_entity.entity_id;
+        if (eid < 0 || eid >= LESS_MAX_EID) break;
+        struct less_pose p = {0};
+        const struct less_comp_values_list *cl = &m->u.introduce_entity.components;
+        for (size_t i = 0; i < cl->count; i++)
+            if (cl->items[i].component_id == 0) less_pose_from_props(&cl->items[i].props, &p, NULL);
+        int b = (p.present & LESS_POSE_BIT(LESS_POSE_POSITION))
+                    ? body_of(p.position.x, p.position.y, p.position.z, g->bodies)
+                    : -1;
+        g->less_body[eid] = (int16_t)b;
+        arrived(g, EG_LESS, b, now);
+        break;
+    }
+    case LESS_MSG_UPDATE_ENTITY: {
+        int64_t eid = m->u.update_entity.entity_id;
+        arrived(g, EG_LESS, eid >= 0 && eid < LESS_MAX_EID ? g->less_body[eid] : -1, now);
+        break;
+    }
+    default:
+        break; /* connection-control, subscribe-type (to our type), remove-entity */
+    }
+}
+
+static void read_less(struct gen *g)
+{
+    static uint8_t arena_buf[1 << 16];
+    const struct less_context ctx = {
+        less_type_cb, less_type_cb, less_entity_cb, less_entity_cb, NULL, NULL, g};
+    static const struct less_key none = {.len = 0};
+    for (;;) {
+        if (g->lcap - g->llen < 65536) {
+            g->lcap *= 2;
+            g->lbuf = realloc(g->lbuf, g->lcap);
+            if (!g->lbuf) die("realloc");
+        }
+        ssize_t n = recv(g->less_fd, g->lbuf + g->llen, g->lcap - g->llen, MSG_DONTWAIT);
+        if (n == 0) {
+            errno = ECONNRESET;
+            die("less peer closed the connection");
+        }
+        if (n < 0) return;
+        int64_t now = bench_now_ns();
+        g->llen += (size_t)n;
+        size_t off = 0;
+        for (;;) {
+            size_t flen;
+            struct xg_error err = {0};
+            int rc = less_tcp_split(g->lbuf + off, g->llen - off, 1 << 24, &flen, &err);
+            if (rc == 0) break;
+            struct less_frame f;
+            if (rc < 0 || less_tcp_decode(g->lbuf + off, flen, &none, &f, &err)) {
+                fprintf(stderr, "bench_loopback: less: %s\n", err.msg);
+                exit(1);
+            }
+            struct less_msg_iter it;
+            less_msg_iter_init(&it, &f);
+            for (;;) {
+                struct less_arena a;
+                less_arena_init(&a, arena_buf, sizeof arena_buf);
+                struct less_msg m;
+                rc = less_msg_next(&it, &ctx, &a, &m, &err);
+                if (rc < 0) {
+                    fprintf(stderr, "bench_loopback: less: %s\n", err.msg);
+                    exit(1);
+                }
+                if (rc == 0) break;
+                less_handle(g, &m, now);
+            }
+            off += flen;
+        }
+        memmove(g->lbuf, g->lbuf + off, g->llen - off);
+        g->llen -= off;
+    }
+}
+
 static double proc_cpu_s(int pid)
 {
     if (pid <= 0) return NAN;
@@ -404,12 +573,10 @@ static double proc_cpu_s(int pid)
 /* Run the generator until `until` (mono ns). */
 static void run_until(struct gen *g, int64_t until, int64_t *next_send, int64_t period)
 {
-    struct pollfd pf[5] = {{g->rtp_rx, POLLIN, 0},
-                           {g->rgmp_fd, POLLIN, 0},
-                           {g->vrpn_fd, POLLIN, 0},
-                           {g->vrpn_lfd, POLLIN, 0},
-                           {g->vrpn_in, POLLIN, 0}};
-    int nfd = 5; /* negative fds are ignored by poll */
+    struct pollfd pf[6] = {{g->rtp_rx, POLLIN, 0},  {g->rgmp_fd, POLLIN, 0},
+                           {g->vrpn_fd, POLLIN, 0}, {g->vrpn_lfd, POLLIN, 0},
+                           {g->vrpn_in, POLLIN, 0}, {g->less_fd, POLLIN, 0}};
+    int nfd = 6; /* negative fds are ignored by poll */
     for (;;) {
         int64_t now = bench_now_ns();
         if (now >= until) return;
@@ -425,6 +592,7 @@ static void run_until(struct gen *g, int64_t until, int64_t *next_send, int64_t 
         read_rtp(g);
         if (g->rgmp_fd >= 0) read_rgmp(g);
         if (g->vrpn_fd >= 0) read_vrpn(g);
+        if (g->less_fd >= 0) read_less(g);
         if (g->vrpn_lfd >= 0 && (pf[3].revents & POLLIN)) {
             vrpn_accept(g);
             pf[4].fd = g->vrpn_in;
@@ -517,7 +685,7 @@ static void relay_once(int size, double rate, int ms, double q5[5])
 int main(int argc, char **argv)
 {
     int reps = 5, ms = 1000, rtp_in = 0, rtp_out = 0, rgmp = 0, pid = 0, bodies = 50;
-    int vrpn_listen = 0, vrpn_server = 0;
+    int vrpn_listen = 0, vrpn_server = 0, less = 0;
     double rate = 240;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -539,6 +707,8 @@ int main(int argc, char **argv)
             vrpn_listen = atoi(v);
         else if (!strcmp(a, "--vrpn-server"))
             vrpn_server = atoi(v);
+        else if (!strcmp(a, "--less"))
+            less = atoi(v);
         else if (!strcmp(a, "--pid"))
             pid = atoi(v);
         else if (!strcmp(a, "--bodies"))
@@ -548,7 +718,8 @@ int main(int argc, char **argv)
         else {
             fprintf(stderr,
                     "usage: bench_loopback (--rtp-in PORT | --vrpn-listen PORT) --rtp-out PORT "
-                    "[--rgmp PORT] [--vrpn-server PORT] [--pid P] [--bodies N] [--rate HZ] "
+                    "[--rgmp PORT] [--vrpn-server PORT] [--less PORT] [--pid P] [--bodies N] "
+                    "[--rate HZ] "
                     "[--reps N] [--ms M]\n");
             return 2;
         }
@@ -560,14 +731,19 @@ int main(int argc, char **argv)
         return 2;
     }
     if (!BENCH_HAVE_RTP || ((rgmp) && !BENCH_HAVE_RGMP) ||
-        ((vrpn_listen || vrpn_server) && !BENCH_HAVE_VRPN)) {
+        ((vrpn_listen || vrpn_server) && !BENCH_HAVE_VRPN) || (less && !BENCH_HAVE_LESS)) {
         fprintf(stderr, "bench_loopback: an adapter folder these options need is not built\n");
         return 2;
     }
     static struct gen g;
     g.bodies = bodies;
     g.rate = rate;
-    g.rgmp_fd = g.vrpn_fd = g.vrpn_lfd = g.vrpn_in = -1;
+    g.rgmp_fd = g.vrpn_fd = g.vrpn_lfd = g.vrpn_in = g.less_fd = -1;
+    g.less_peer_type = -1;
+    for (int i = 0; i < LESS_MAX_EID; i++)
+        g.less_body[i] = -2; /* not introduced */
+    g.lcap = 1 << 20;
+    g.lbuf = malloc(g.lcap);
     g.vrpn_pq_type = -1;
     g.vcap = 1 << 20;
     g.vbuf = malloc(g.vcap);
@@ -601,6 +777,10 @@ int main(int argc, char **argv)
             die("listen --vrpn-listen");
     }
     if (rgmp) g.rgmp_fd = tcp_connect_retry(rgmp, "--rgmp");
+    if (less) {
+        g.less_fd = tcp_connect_retry(less, "--less");
+        less_hello(&g);
+    }
     if (vrpn_server) {
         g.vrpn_fd = tcp_connect_retry(vrpn_server, "--vrpn-server");
         uint8_t ck[VRPN_COOKIE_SIZE];
@@ -648,8 +828,8 @@ int main(int argc, char **argv)
                     bench_quantile_sorted(g.lat[e], g.n[e], qs[q]);
             cnt[(size_t)e * (size_t)reps + (size_t)r] = updates > 0 ? (double)g.n[e] / updates : 0;
         }
-        fprintf(stderr, "loopback: rep %d: rtp %zu, rgmp %zu, vrpn %zu samples\n", r, g.n[0],
-                g.n[1], g.n[2]);
+        fprintf(stderr, "loopback: rep %d: rtp %zu, rgmp %zu, vrpn %zu, less %zu samples\n", r,
+                g.n[0], g.n[1], g.n[2], g.n[3]);
     }
     /* same-run baseline: a bare relay thread, same cadence and packet size */
     double *rel = calloc((size_t)5 * (size_t)reps, sizeof(double));
@@ -675,7 +855,9 @@ int main(int argc, char **argv)
     bench_json_arr(&j, "gateway_cpu_percent", cpu, reps);
     bench_json_open(&j, "latency_us");
     for (int e = 0; e < N_EG; e++) {
-        if ((e == EG_RGMP && g.rgmp_fd < 0) || (e == EG_VRPN && g.vrpn_fd < 0)) continue;
+        if ((e == EG_RGMP && g.rgmp_fd < 0) || (e == EG_VRPN && g.vrpn_fd < 0) ||
+            (e == EG_LESS && g.less_fd < 0))
+            continue;
         bench_json_open(&j, eg_names[e]);
         for (int q = 0; q < 5; q++)
             bench_json_arr(&j, qn[q], res + ((size_t)e * 5 + (size_t)q) * (size_t)reps, reps);

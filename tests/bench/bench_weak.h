@@ -42,6 +42,12 @@
 #pragma weak less_pose_to_props
 #pragma weak less_udp_decode
 #pragma weak less_udp_encode
+#pragma weak less_connection_schema
+#pragma weak less_msg_iter_init
+#pragma weak less_msg_next
+#pragma weak less_tcp_decode
+#pragma weak less_tcp_encode
+#pragma weak less_tcp_split
 /* adapters/rtp */
 #pragma weak rtp_decode
 #pragma weak rtp_gs_decode_one

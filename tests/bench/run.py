@@ -486,14 +486,15 @@ def pipeline_daemon(o, avail):
 
 def latency_daemon(o, avail):
     """Real daemon latency: a load generator (50 bodies x 240 Hz; VRPN trackers into vrpn-client
-    when it exists, else RTP game state into an rtp adapter) -> xrgate -> rtp, rgmp-server and
-    vrpn-server egress, send on change; bench_loopback does the sending and timing."""
+    when it exists, else RTP game state into an rtp adapter) -> xrgate -> rtp, rgmp-server,
+    vrpn-server and less (TCP listener, signature: none) egress, send on change; bench_loopback
+    does the sending, the receiving and the timing."""
     from xgtest import Gateway
     if not avail.get("rtp"):
         return None
     vrpn = avail.get("vrpn-client") and avail.get("vrpn-server")
     p_in, p_out, p_out_bind = (free_port(socket.SOCK_DGRAM) for _ in range(3))
-    p_rgmp, p_vin, p_vsrv = free_port(), free_port(), free_port()
+    p_rgmp, p_vin, p_vsrv, p_less = free_port(), free_port(), free_port(), free_port()
     cfg = "gateway:\n  id: bench\nadapters:\n"
     if vrpn:
         cfg += ("  - name: rig\n    type: vrpn-client\n"
@@ -515,6 +516,10 @@ def latency_daemon(o, avail):
         cfg += (f"  - name: vrpn\n    type: vrpn-server\n    listen: \"127.0.0.1:{p_vsrv}\"\n"
                 "    rate_hz: 0\n")
         args += ["--vrpn-server", p_vsrv]
+    if avail.get("less"):
+        cfg += (f"  - name: sims\n    type: less\n    mode: listen\n    listen: \"127.0.0.1:{p_less}\"\n"
+                "    signature: none\n    rate_hz: 0\n")
+        args += ["--less", p_less]
     reps = o.reps
     ms = 300 if o.quick else 1000
     with Gateway(cfg) as gw:
@@ -690,13 +695,12 @@ def main():
     missing = [eg for eg in EGRESS if eg not in loop]
     if missing:
         note += ("in-process figures only for: " + ", ".join(missing) +
-                 (" (less: the load generator does not run a LESS peer session)"
-                  if "less" in missing else "") +
+
                  ("; vrpn-client/vrpn-server not available yet"
                   if not (avail.get("vrpn-server") and avail.get("vrpn-client")) else "") + ".")
     table("4. Added latency (us): real loopback where the adapters exist, else in-process",
           ["egress", "path", "p50", "p90", "p99", "p99.9", "max", "p50 [min..max]", "p50 ratio"],
-          rows, note=note)
+          rows, note=note.rstrip("\n"))
 
     # ---- 5. scale ----
     rows = [
