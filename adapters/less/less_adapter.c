@@ -1244,6 +1244,41 @@ static int apply_msg(struct peer *p, const struct less_msg *m, int64_t ts, int64
     }
 }
 
+/* P15: a peer must only send the properties we subscribed to. For pose types that is all of
+ * them; for mapped types the mapped ones. */
+static int check_subscribed(struct peer *p, const struct less_msg *m, uint64_t idx,
+                            struct xg_error *err)
+{
+    const struct less_comp_values_list *cl;
+    int64_t typeid;
+    if (m->code == LESS_MSG_INTRODUCE_ENTITY) {
+        typeid = m->u.introduce_entity.typeid;
+        cl = &m->u.introduce_entity.components;
+    } else if (m->code == LESS_MSG_UPDATE_ENTITY) {
+        if (cb_rx_sender_entity(p, m->u.update_entity.entity_id, &typeid)) return 0;
+        cl = &m->u.update_entity.components;
+    } else {
+        return 0;
+    }
+    const struct less_schema *s = peer_type_schema(p, typeid);
+    if (!s || s == less_pose_schema()) return 0;
+    const struct less_mapping *map = less_mapping_of(s);
+    for (size_t c = 0; c < cl->count; c++) {
+        int64_t cid = cl->items[c].component_id;
+        for (size_t i = 0; i < cl->items[c].props.count; i++) {
+            int64_t pid = cl->items[c].props.items[i].property_id;
+            if (cid >= 0 && (size_t)cid < s->n_components && pid >= 0 &&
+                (size_t)pid < s->components[cid].n_props && map->map[cid][pid].field != LESS_F_NONE)
+                continue;
+            return xg_error_set(err, -EPROTO,
+                                "LESS message %" PRIu64 ": %s: property %" PRId64
+                                " of component %" PRId64 " of %s was not subscribed to (P15)",
+                                idx, less_msg_name(m->code), pid, cid, s->uri);
+        }
+    }
+    return 0;
+}
+
 /* Dry pass: note introductions so that later messages of the same packet decode. */
 static void note_dry(struct peer *p, const struct less_msg *m)
 {
@@ -1296,6 +1331,7 @@ static int process_packet(struct peer *p, const struct less_frame *f, int64_t no
                               less_msg_name(m.code));
             break;
         }
+        if ((rc = check_subscribed(p, &m, idx, err))) break;
         note_dry(p, &m);
         idx++;
     }

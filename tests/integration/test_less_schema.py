@@ -82,6 +82,16 @@ adapters:
             assert e["velocity"] == [0.0, 0.0, 0.0], e
             ls.log_line(g, "not pose-compatible", "urn:test:unknown:1")
             print("mapped type:", e["name"], [round(v, 6) for v in e["position"]], e["kind"])
+            # sending a property G did not subscribe to (fuel) is a framing error (P15)
+            p2 = ls.Peer(port)
+            p2.send(ls.msg_cc(), ls.msg_introduce_type(9, "urn:test:vehicle:1"))
+            p2.until(lambda: any(c == 2 for c, _ in p2.msgs), what="subscription (p2)")
+            fuel = ls.enc_int(0) + ls.enc_int(1) + ls.enc_int(1) + struct.pack("<f", 0.5)
+            p2.send(ls.enc_int(4) + ls.enc_int(9) + ls.enc_int(6) + ls.enc_int(1) + fuel)
+            assert p2.closed()
+            line = ls.log_line(g, "not subscribed to")
+            assert "property 1 of component 0" in line, line
+            print("unsubscribed property:", line.split("] ", 1)[1][:150])
         # bad mapping files are configuration errors with positions
         for bad, want in ((MAPPING.replace("FLOAT64)", "FLAOT64)"), "vehicle.yaml:9:"),
                           (MAPPING.replace("field: velocity", "field: speed"), "field 'speed'"),
