@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include <mbedtls/ctr_drbg.h>
 #include <mbedtls/entropy.h>
@@ -26,6 +27,7 @@ struct xg_tls_ctx {
     mbedtls_x509_crt cert, ca;
     mbedtls_pk_context key;
     bool has_cert, has_ca;
+    int refs; /* the owner's + one per live session (libevent frees sessions lazily) */
 };
 
 struct xg_tls_session {
@@ -58,6 +60,7 @@ static int load_error(struct xg_error *err, const char *what, const char *path, 
 struct xg_tls_ctx *xg_tls_ctx_new(const struct xg_tls_conf *c, struct xg_error *err)
 {
     struct xg_tls_ctx *t = calloc(1, sizeof *t);
+    if (t) t->refs = 1;
     if (!t) {
         xg_error_set(err, -ENOMEM, "TLS: out of memory");
         return NULL;
@@ -141,9 +144,9 @@ fail:
     return NULL;
 }
 
-void xg_tls_ctx_free(struct xg_tls_ctx *t)
+static void ctx_unref(struct xg_tls_ctx *t)
 {
-    if (!t) return;
+    if (--t->refs > 0) return;
     mbedtls_ssl_config_free(&t->conf);
     mbedtls_ctr_drbg_free(&t->drbg);
     mbedtls_entropy_free(&t->entropy);
@@ -153,12 +156,28 @@ void xg_tls_ctx_free(struct xg_tls_ctx *t)
     free(t);
 }
 
+void xg_tls_ctx_free(struct xg_tls_ctx *t)
+{
+    if (t) ctx_unref(t); /* sessions still being freed keep it alive until they are gone */
+}
+
 /* ---- BIO over the underlying bufferevent ---- */
 
+/* Ciphertext goes straight to the socket when nothing is queued before it, so that a record
+ * is on the wire even if the user frees the bufferevent right after its write callback
+ * (libevent's filter reports "written" once the bytes reach the socket bufferevent, and evhttp
+ * closes "Connection: close" replies then); the rest is queued in order. */
 static int bio_send(void *user, const unsigned char *buf, size_t len)
 {
     struct xg_tls_session *s = user;
-    if (evbuffer_add(bufferevent_get_output(s->under), buf, len)) return -1;
+    struct evbuffer *out = bufferevent_get_output(s->under);
+    size_t done = 0;
+    evutil_socket_t fd = bufferevent_getfd(s->under);
+    if (fd >= 0 && !evbuffer_get_length(out)) {
+        ssize_t n = send(fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n > 0) done = (size_t)n;
+    }
+    if (done < len && evbuffer_add(out, buf + done, len - done)) return -1;
     return (int)len;
 }
 
@@ -271,6 +290,7 @@ static void free_session(void *ctx)
 {
     struct xg_tls_session *s = ctx;
     mbedtls_ssl_free(&s->ssl);
+    ctx_unref(s->ctx);
     free(s);
 }
 
@@ -295,8 +315,10 @@ struct bufferevent *xg_tls_wrap(struct xg_tls_ctx *ctx, struct bufferevent *unde
         return NULL;
     }
     mbedtls_ssl_set_bio(&s->ssl, s, bio_send, bio_recv, NULL);
-    struct bufferevent *f = bufferevent_filter_new(under, in_filter, out_filter,
-                                                   BEV_OPT_CLOSE_ON_FREE, free_session, s);
+    /* not BEV_OPT_CLOSE_ON_FREE: free_session() hands `under` to the context to finish
+     * sending, then frees it (which closes the socket) */
+    struct bufferevent *f =
+        bufferevent_filter_new(under, in_filter, out_filter, 0, free_session, s);
     if (!f) {
         mbedtls_ssl_free(&s->ssl);
         free(s);
@@ -304,6 +326,7 @@ struct bufferevent *xg_tls_wrap(struct xg_tls_ctx *ctx, struct bufferevent *unde
         return NULL;
     }
     s->filter = f;
+    ctx->refs++; /* released by free_session() */
     if (sess) *sess = s;
     if (!ctx->server) do_handshake(s); /* ClientHello into the underlying output */
     return f;
