@@ -546,6 +546,7 @@ def main():
         o.ms = 40 if o.quick else 300
     out = o.out or os.path.join(BUILD, "bench-results.json")
     started = time.monotonic()
+    load_start = os.getloadavg()
 
     avail = adapter_types_available()
     log(f"adapter types: {avail}")
@@ -559,6 +560,10 @@ def main():
     clients = {a: clients_daemon(o, avail, a) for a in ("rgmp-server", "vrpn-server")}
     b_end = None if o.quick else bench_baseline(o)
     base = merge_baselines(b_start, b_end)
+    load_end = os.getloadavg()
+    print(f"machine: {os.cpu_count()} CPUs, load average {load_start[0]:.2f} at the start and "
+          f"{load_end[0]:.2f} at the end of the run (above the CPU count: other processes\n"
+          "compete with the daemon and the load generators; compare ratios, not absolute figures)")
 
     # ---- 1. baseline ----
     udp88 = base["udp_pps"]["88"]
@@ -757,6 +762,7 @@ def main():
         "ms_per_rep": o.ms,
         "machine": {"cpus": os.cpu_count(), "kernel": platform.release(),
                     "python": platform.python_version(),
+                    "loadavg_start": load_start[0], "loadavg_end": load_end[0],
                     "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())},
         "adapters_available": avail,
         "baseline": {
