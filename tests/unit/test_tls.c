@@ -153,6 +153,9 @@ static void pair_close(struct pair *p)
     evbuffer_free(p->c.got);
     xg_tls_ctx_free(p->sctx);
     xg_tls_ctx_free(p->cctx);
+    /* libevent finalizes bufferevents (and the TLS sessions) from the loop: let it run */
+    for (int i = 0; i < 10; i++)
+        event_base_loop(p->base, EVLOOP_NONBLOCK);
     event_base_free(p->base);
 }
 
