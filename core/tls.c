@@ -315,10 +315,12 @@ struct bufferevent *xg_tls_wrap(struct xg_tls_ctx *ctx, struct bufferevent *unde
         return NULL;
     }
     mbedtls_ssl_set_bio(&s->ssl, s, bio_send, bio_recv, NULL);
-    /* not BEV_OPT_CLOSE_ON_FREE: free_session() hands `under` to the context to finish
-     * sending, then frees it (which closes the socket) */
-    struct bufferevent *f =
-        bufferevent_filter_new(under, in_filter, out_filter, 0, free_session, s);
+    /* BEV_OPT_CLOSE_ON_FREE: libevent frees `under` (and closes the socket) after
+     * free_session(); without it nothing frees `under` (a socket leaked per session). Records
+     * are written straight to the socket when nothing is queued (bio_send), so a reply written
+     * just before the free is normally on the wire already. */
+    struct bufferevent *f = bufferevent_filter_new(under, in_filter, out_filter,
+                                                   BEV_OPT_CLOSE_ON_FREE, free_session, s);
     if (!f) {
         mbedtls_ssl_free(&s->ssl);
         free(s);
