@@ -24,6 +24,13 @@ def sh(*args, cwd):
     subprocess.run(args, cwd=cwd, check=True, capture_output=True, timeout=30)
 
 
+def clean_stop(g):
+    """Stop and check a clean exit (under ASan builds: no leaked TLS sessions)."""
+    rc, _ = g.stop()
+    log = g.log()
+    assert rc == 0 and "Sanitizer" not in log and "runtime error" not in log, log[-3000:]
+
+
 def make_ca(d, name):
     sh("openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
        "-nodes", "-keyout", f"{name}.key", "-out", f"{name}.crt", "-days", "2",
@@ -135,6 +142,8 @@ def main():
                 wait_for(lambda: "fed/demo/body0" in entities(b), what="entities over TLS")
                 wait_for(lambda: adapter(a, "up")["state"] == "streaming", what="streaming")
                 assert "(TLS)" in a.log() and "(TLS)" in b.log()
+                clean_stop(a)
+            clean_stop(b)
             print("TLS: handshake and federation ok")
 
         # 2. wrong CA on the client
@@ -149,6 +158,8 @@ def main():
                          what="reconnect after the TLS failure")
                 assert not entities(b)
                 print("wrong CA:", line.split("] ", 1)[1])
+                clean_stop(a)  # several failed sessions freed
+            clean_stop(b)
 
         # 3. plain TCP client -> TLS server
         with server(d) as b:
