@@ -1,0 +1,485 @@
+"""End-to-end: a real motion-capture take through every protocol, out of one gateway and into
+another (issue 7).
+
+Gateway A plays the CMU walk (../shared/fixtures/mocap/cmu_08_10_walk.bvh, `bvh` adapter, five
+joints: hips, head, both hands, left foot) and serves it through `vrpn-server`, `rtp` (unicast to
+B), `rgmp-server` and `less` (connects to B). Gateway B reads it back with `vrpn-client`
+(TCP-only), `rtp`, `rgmp-client` (through a TCP proxy owned by this test) and `less` (listens).
+Both run on this host, so they share CLOCK_MONOTONIC (the gateway clock of `sample_ns` and
+`?t_ns=`), and so does this script (time.monotonic_ns).
+
+Clip time. A's bvh adapter stamps played frame n (n = 0 at playback start, frame start + n mod
+span) with capture time t0 + round(n * frame_time * 1e9). t0 is recovered once from A: the
+newest sample of A's hips (sample_ns, read EXACT with ?t_ns=) is matched against the Python FK
+to find its frame; A's `loops` counter gives n. Ground truth at any gateway time is then the
+independent Python FK of test_bvh.py (rotation matrices) at clip time (T - t0) * rate.
+
+A's sinks run with rate_hz: 0 (send on change), so each BVH frame is sent as soon as it is
+played, predicted by the table to the send time: pose = frame + v*d (d = drain delay, µs), stamped
+with the send time. B maps that time to its clock (VRPN timeval and LESS µs sample time through
+its per-peer offset estimate min(receive - source): a small positive bias L; RGMP unix-epoch µs
+through the wall clock; RTP Time1 = wall ms mod 65536, so -1 ms < L <= latency).
+
+Two measurements per protocol (B runs with max_horizon_ms: 0 so GET /api/entities shows each
+entity's newest received sample exactly, with its sample_ns):
+1. Wire precision: every received sample is matched to its frame k, the send delay d is fitted
+   (least squares, position and rotation residuals weighted by their wire precision) and the
+   residual against frame + v*d, exp(w*d) q is the format's quantization. Bounds (asserted):
+     VRPN  float64 -> JSON with 9 significant digits: 5e-8 m, 1e-6 rad (~6e-5 deg)
+     RGMP  float32 FLOAT values: per component half an ulp of float32 (|x| 2^-24 relative, plus
+           the JSON digits), sqrt(3) of it for the vector; rotation 1e-6 rad
+     LESS  float32 (the pose schema's VECTOR(n, FLOAT32)): as RGMP
+     RTP   Loc2 position float32 as RGMP; Rot2 s = vector part (w >= 0) in Float16: each
+           component off by up to half a Float16 ulp e_i (2^-12 at 0.5..1), |dv| = e, w rebuilt
+           as sqrt(1-|v|^2) off by (|v|e + e^2)/w, rotation error <= 2(|dv| + |dw|) per sample
+           (about 0.05 deg for w near 1, growing as 1/w near half turns).
+   and the timing: L = B's capture time - (T_k + d) within [-50 µs, 4 ms] (RTP: [-1.05 ms,
+   4 ms]).
+2. Same capture time: B's pose at T_k (A's capture time of frame k, ?t_ns=T_k, interpolated
+   from B's history) against the FK of frame k, over every frame of >= 2 s of the clip (frames
+   at a loop's restart are left out: B interpolates across the jump). Reported raw and with the
+   per-protocol time bias absorbed (a constant delta fitted by least squares); asserted:
+   error <= quantization + 1.5 * (largest frame-to-frame speed or turn rate of the joints) *
+   max |capture time in B - T_k| (B's samples of frame k carry capture time T_k + d + L).
+
+Also asserted: A lists only its five bvh entities (nothing is echoed back; B's less excludes
+what B got over the other protocols, which would otherwise be republished to A as new
+entities); B lists each expected entity exactly once per protocol; dropping the RGMP link
+(proxy down for ~1.5 s, then up) leaves VRPN, RTP and LESS streaming without a reconnect while
+the RGMP entities stop, and RGMP resumes with the same entity names.
+
+Adapter order: A lists the bvh source after its sinks. The bvh adapter plays its first frame
+inside start(), and a send-on-change sink that is not started yet loses that wake-up and is never
+woken again (gateway bug, /work/briefs/bugs-gateway.md); listed first it works.
+
+Observed (this host): wire residuals VRPN ~7e-9 m / 1e-7 deg, RGMP and LESS ~1.2e-7 m /
+5e-6 deg, RTP ~7e-8 m / 0.05 deg; L: VRPN ~+90 µs, LESS ~+60 µs, RGMP ~0, RTP -0.9..+0.1 ms. The
+send delay d is 0..8.4 ms (median 2-3 ms): the bvh timer plays a frame up to one frame period
+after its capture time, and the sinks predict it forward by that much; this prediction, not
+the wire, dominates the same-capture-time errors (max ~5 mm and ~7 deg on the hands/foot, RMS
+~0.5 mm and ~0.3 deg).
+
+Protocols whose adapters are not registered in this build are skipped with a note."""
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+from e2elib import (Proxy, Truth, f32_half_ulp, free_port, qangle, qconj, qlog, qmul,
+                    rot2_bound, vdot, vnorm, vsub)
+from xgtest import BIN, SHARED_DIR, Gateway, skip
+
+CMU = os.path.join(SHARED_DIR, "fixtures", "mocap", "cmu_08_10_walk.bvh")
+SCALE = 0.0254 / 0.45  # units: cmu
+START = 1              # the converter's T-pose is frame 0
+JOINTS = ["Hips", "Head", "LeftHand", "RightHand", "LeftFoot"]
+NAMES = {"Hips": "hips", "Head": "head", "LeftHand": "left_hand", "RightHand": "right_hand",
+         "LeftFoot": "left_foot"}
+# RTP object types by kind (A's rtp `objects:`), so that B's names identify the joint
+RTP_TYPE = {"hips": "Object2-", "head": "Head1-", "left_foot": "SixDOF1-"}
+PROTOS = ["vrpn", "rgmp", "rtp", "less"]
+TYPES = {"vrpn": ("vrpn-server", "vrpn-client"), "rgmp": ("rgmp-server", "rgmp-client"),
+         "rtp": ("rtp",), "less": ("less",)}
+COLLECT_S = 3.0  # wall time of collection (the 2.29 s clip loops)
+
+
+def known_types():
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml") as f:
+        f.write("adapters:\n  - {name: x, type: no-such-type}\n")
+        f.flush()
+        r = subprocess.run([BIN, "--check", "--config", f.name], capture_output=True, text=True,
+                           timeout=10)
+    txt = r.stderr.split("known:")[-1]
+    return {t.strip(" )\n") for t in txt.split(",")}
+
+
+def wait_for(pred, timeout=15.0, step=0.05, what="condition"):
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        v = pred()
+        if v:
+            return v
+        time.sleep(step)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def adapters(gw):
+    return {a["name"]: a for a in gw.get_json("/api/adapters")["adapters"]}
+
+
+def ents(gw, t_ns=None):
+    q = f"?t_ns={t_ns}" if t_ns else ""
+    return gw.get_json("/api/entities" + q)["entities"]
+
+
+def joint_of(proto, e):
+    """Which joint a B entity carries (None if not one of ours)."""
+    n = e["name"]
+    if proto == "vrpn" and n.startswith("vr/take/"):
+        return {str(i): NAMES[j] for i, j in enumerate(JOINTS)}.get(n.split("/")[-1])
+    if proto == "rgmp" and n.startswith("rg/take-"):
+        tail = n.split("/", 2)[-1]
+        return tail[5:] if tail.startswith("take/") and tail[5:] in NAMES.values() else None
+    if proto == "less" and n.startswith("ls/"):
+        tail = n[3:]
+        return tail[5:] if tail.startswith("take/") and tail[5:] in NAMES.values() else None
+    if proto == "rtp" and n.startswith("rt/"):
+        t = n.split("/")[-1]
+        if t.startswith("Hand1-"):
+            return e["kind"] if e["kind"] in ("left_hand", "right_hand") else None
+        for name, prefix in RTP_TYPE.items():
+            if t.startswith(prefix):
+                return name
+    return None
+
+
+def proto_of(name):
+    return {"vr": "vrpn", "rg": "rgmp", "rt": "rtp", "ls": "less"}.get(name.split("/")[0])
+
+
+def configs(protos, p):
+    key = os.path.join(p["tmp"], "less.key")
+    with open(key, "w") as f:
+        f.write("6c657373206532652074657374206b6579206f6e6c79203332206279746573\n")
+    pins = "\n".join(f'      - {{match: "take/{NAMES[j]}", tracker: take, sensor: {i}}}'
+                     for i, j in enumerate(JOINTS))
+    a = """gateway: {id: lab-a, log_level: info}
+adapters:
+"""
+    # the bvh source comes last: see the note on adapter order in the module doc
+    bvh = f"""  - name: take
+    type: bvh
+    file: {CMU}
+    start: 1f
+    joints:
+      Hips: {{name: hips, kind: rigid_body}}
+      Head: head
+      LeftHand: left_hand
+      RightHand: right_hand
+      LeftFoot: {{name: left_foot, kind: controller}}
+"""
+    b = """gateway: {id: lab-b, log_level: info, predict: {max_horizon_ms: 0}}
+adapters:
+"""
+    if "vrpn" in protos:
+        a += f"""  - name: vrpn
+    type: vrpn-server
+    listen: "127.0.0.1:{p['vrpn']}"
+    rate_hz: 0
+    trackers:
+{pins}
+"""
+        b += f"""  - name: vr
+    type: vrpn-client
+    devices: ["take@tcp://127.0.0.1:{p['vrpn']}"]
+"""
+    if "rgmp" in protos:
+        a += f"""  - name: rgmp
+    type: rgmp-server
+    listen: "127.0.0.1:{p['rgmp']}"
+    rate_hz: 0
+"""
+        b += f"""  - name: rg
+    type: rgmp-client
+    connect: "127.0.0.1:{p['proxy']}"
+"""
+    if "rtp" in protos:
+        a += f"""  - name: rtp
+    type: rtp
+    bind: "127.0.0.1:0"
+    destinations: ["127.0.0.1:{p['rtp']}"]
+    rate_hz: 0
+    objects: {{controller: SixDOF1, rigid_body: Object2}}
+"""
+        b += f"""  - name: rt
+    type: rtp
+    bind: "127.0.0.1:{p['rtp']}"
+"""
+    if "less" in protos:
+        a += f"""  - name: less
+    type: less
+    mode: connect
+    connect: "127.0.0.1:{p['less']}"
+    key_file: {key}
+    rate_hz: 0
+"""
+        b += f"""  - name: ls
+    type: less
+    mode: listen
+    listen: "127.0.0.1:{p['less']}"
+    key_file: {key}
+    exclude: ["vr/*", "rg/*", "rt/*"]
+"""
+    return a + bvh, b
+
+
+def stats(xs):
+    if not xs:
+        return float("nan"), float("nan")
+    return max(xs), math.sqrt(sum(x * x for x in xs) / len(xs))
+
+
+def main():
+    if not os.path.exists(CMU):
+        skip(f"{CMU} absent (../shared/fixtures/mocap not available)")
+    types = known_types()
+    protos = [pr for pr in PROTOS if all(t in types for t in TYPES[pr])]
+    for pr in PROTOS:
+        if pr not in protos:
+            print(f"NOTE: {pr} part skipped: adapter type(s) {TYPES[pr]} not registered")
+    if not protos:
+        skip("no protocol adapters registered")
+    truth = Truth(CMU, JOINTS, SCALE, START)
+    jn = {NAMES[j]: j for j in JOINTS}
+    vsec, wsec = truth.max_secant()
+    ft_ns = truth.ft * 1e9
+
+    tmp = tempfile.TemporaryDirectory(prefix="xrgate-e2e-")
+    ports = {"tmp": tmp.name, "vrpn": free_port(), "rgmp": free_port(),
+             "rtp": free_port(__import__("socket").SOCK_DGRAM), "less": free_port()}
+    proxy = Proxy(("127.0.0.1", ports["rgmp"]))
+    ports["proxy"] = proxy.port
+    conf_a, conf_b = configs(protos, ports)
+    gb = Gateway(conf_b)
+    ga = None
+    try:
+        ga = Gateway(conf_a)
+        # ---- everything streams, B has each entity once per protocol ----
+        def all_there():
+            got = {}
+            for e in ents(gb):
+                pr = proto_of(e["name"])
+                j = joint_of(pr, e) if pr else None
+                if j:
+                    got.setdefault(pr, []).append(j)
+            return got if all(sorted(got.get(pr, [])) == sorted(NAMES.values())
+                              for pr in protos) else None
+        wait_for(all_there, 20, what="every protocol's entities in B")
+
+        # ---- t0: A's playback start on the gateway clock ----
+        def find_t0():
+            a1 = adapters(ga)["take"]["counters"]
+            s = next(e for e in ents(ga) if e["name"] == "take/hips")["sample_ns"]
+            hips = next(e for e in ents(ga, s) if e["name"] == "take/hips")
+            a2 = adapters(ga)["take"]["counters"]
+            if a1["loops"] != a2["loops"] or hips["quality"] != "EXACT":
+                return None
+            for k in range(START, truth.n):
+                if vnorm(vsub(hips["position"], truth.pos["Hips", k])) < 1e-7:
+                    n = int(a2["loops"]) * truth.span + (k - START)
+                    if k != int(a2["frame"]) and a1["frame"] == a2["frame"]:
+                        return None
+                    return s - truth.frame_ns(n)
+            raise AssertionError(f"A's hips {hips['position']} match no frame")
+        t0 = wait_for(find_t0, 5, what="A's playback start")
+
+        def played_at(t_ns):
+            return math.floor((t_ns - t0) / ft_ns + 1e-6)
+
+        def capture_ns(n):
+            return t0 + truth.frame_ns(n)
+
+        # ---- collect ----
+        exact = {pr: {} for pr in protos}  # (joint, sample_ns) -> entity
+        chain = {pr: [] for pr in protos}  # (n, entity)
+        t_end = time.monotonic() + COLLECT_S
+        while time.monotonic() < t_end:
+            for e in ents(gb):
+                pr = proto_of(e["name"])
+                j = joint_of(pr, e) if pr in exact else None
+                if j:
+                    exact[pr][j, e["sample_ns"]] = e
+            n = played_at(time.monotonic_ns()) - 10  # ~83 ms back: inside B's 32-sample history
+            if n >= 0 and n % truth.span != 0:
+                for e in ents(gb, capture_ns(n)):
+                    pr = proto_of(e["name"])
+                    j = joint_of(pr, e) if pr in exact else None
+                    if j:
+                        chain[pr].append((n, j, e))
+            time.sleep(0.004)
+
+        # ---- 1. wire precision and timing per received sample ----
+        print(f"joints: {', '.join(JOINTS)}; clip {truth.span} frames at "
+              f"{1 / truth.ft:.1f} Hz; fastest joint {vsec:.2f} m/s, {math.degrees(wsec):.0f} deg/s")
+        print(f"{'proto':6} {'samples':>7} {'frames':>6} {'clip_s':>6} {'pos_max_m':>10} "
+              f"{'pos_rms_m':>10} {'rot_max_deg':>11} {'rot_rms_deg':>11} {'d_us(med/max)':>14} "
+              f"{'L_us(min/med/max)':>18}")
+        dmax = {}
+        qpos_max, qrot_max = {}, {}
+        for pr in protos:
+            pe, re_, ds, ls, frames, dels = [], [], [], [], set(), []
+            for (j, s), e in exact[pr].items():
+                J = jn[j]
+                n0 = played_at(s)
+                best = None
+                for n in (n0 - 1, n0, n0 + 1):
+                    if n < 0:
+                        continue
+                    k = truth.frame(n)
+                    dp = vsub(e["position"], truth.pos[J, k])
+                    dr = qlog(qmul(tuple(e["orientation"]), qconj(truth.rot[J, k])))
+                    v, w = truth.vel[J, k], truth.angvel[J, k]
+                    sp = 2e-7 if pr != "vrpn" else 1e-8
+                    sr = 5e-4 if pr == "rtp" else (1e-7 if pr != "vrpn" else 1e-9)
+                    num = vdot(v, dp) / sp ** 2 + vdot(w, dr) / sr ** 2
+                    den = vdot(v, v) / sp ** 2 + vdot(w, w) / sr ** 2
+                    d = min(max(num / den if den > 0 else 0.0, -1e-3), 20e-3)
+                    pp, qq = truth.predicted(J, k, d)
+                    perr = vnorm(vsub(e["position"], pp))
+                    rerr = qangle(tuple(e["orientation"]), qq)
+                    chi = (perr / sp) ** 2 + (rerr / sr) ** 2
+                    if best is None or chi < best[0]:
+                        best = (chi, n, k, d, perr, rerr, pp, qq, v, w, sp, sr, den)
+                _, n, k, d, perr, rerr, pp, qq, v, w, sp, sr, den = best
+                # bounds of the format at this pose
+                if pr == "vrpn":
+                    bp, br = 5e-8, 1e-6
+                else:
+                    bp = math.sqrt(sum((f32_half_ulp(c) * 1.01 + 1e-8 * abs(c) + 1e-9) ** 2
+                                       for c in pp))
+                    br = rot2_bound(qq) if pr == "rtp" else 1e-6
+                # d is fitted from the same quantized values: its error is at most
+                # (bp |v| / sp^2 + br |w| / sr^2) / den, which moves the prediction by |v| and |w|
+                # times that
+                if den > 0:
+                    sd = (bp * vnorm(v) / sp ** 2 + br * vnorm(w) / sr ** 2) / den
+                    bp, br = bp + vnorm(v) * sd, br + vnorm(w) * sd
+                assert perr <= bp, (pr, j, k, perr, bp, e)
+                assert rerr <= br, (pr, j, k, math.degrees(rerr), math.degrees(br), e)
+                qpos_max[pr] = max(qpos_max.get(pr, 0), bp)
+                qrot_max[pr] = max(qrot_max.get(pr, 0), br)
+                pe.append(perr)
+                re_.append(math.degrees(rerr))
+                ds.append(d * 1e6)
+                L = s - capture_ns(n) - d * 1e9
+                ls.append(L / 1e3)
+                dels.append(abs(s - capture_ns(n)))
+                frames.add(k)
+            assert pe, f"{pr}: no samples received"
+            lo = -1050.0 if pr == "rtp" else -50.0
+            assert lo <= min(ls) and max(ls) <= 4000.0, (pr, min(ls), max(ls))
+            dmax[pr] = max(dels)
+            ds.sort()
+            ls.sort()
+            pm, prms = stats(pe)
+            rm, rrms = stats(re_)
+            print(f"{pr:6} {len(pe):7d} {len(frames):6d} {len(frames) * truth.ft:6.2f} "
+                  f"{pm:10.2e} {prms:10.2e} {rm:11.2e} {rrms:11.2e} "
+                  f"{ds[len(ds) // 2]:6.0f}/{ds[-1]:<7.0f} "
+                  f"{ls[0]:6.0f}/{ls[len(ls) // 2]:.0f}/{ls[-1]:.0f}")
+
+        # ---- 2. the same capture time: B at T_k vs the FK of frame k ----
+        print("same capture time (B's ?t_ns=T_k vs the FK of frame k; 'absorbed': with the "
+              "fitted constant time bias removed)")
+        print(f"{'proto':6} {'queries':>7} {'frames':>6} {'clip_s':>6} {'pos_max_m':>10} "
+              f"{'pos_rms_m':>10} {'rot_max_deg':>11} {'rot_rms_deg':>11} {'bias_us':>8} "
+              f"{'abs_pos_max':>11} {'abs_rot_max':>11}")
+        for pr in protos:
+            rows = [(n, j, e) for n, j, e in chain[pr]
+                    if e["quality"] in ("EXACT", "INTERPOLATED")]
+            frames = {truth.frame(n) for n, _, _ in rows}
+            assert len(frames) * truth.ft >= 2.0, (pr, len(frames))
+            # constant bias: B(T) ~ truth(T - delta)
+            num = den = 0.0
+            for n, j, e in rows:
+                J, k = jn[j], truth.frame(n)
+                v = truth.vel[J, k]
+                num += vdot(v, vsub(truth.pos[J, k], e["position"]))
+                den += vdot(v, v)
+            delta = num / den if den else 0.0
+            pe, re_, pa, ra = [], [], [], []
+            bpos = qpos_max[pr] + 1.5 * vsec * dmax[pr] * 1e-9 + 1e-6
+            brot = qrot_max[pr] + 1.5 * wsec * dmax[pr] * 1e-9 + 1e-6
+            for n, j, e in rows:
+                J, k = jn[j], truth.frame(n)
+                perr = vnorm(vsub(e["position"], truth.pos[J, k]))
+                rerr = qangle(tuple(e["orientation"]), truth.rot[J, k])
+                assert perr <= bpos, (pr, j, k, perr, bpos, e)
+                assert rerr <= brot, (pr, j, k, math.degrees(rerr), math.degrees(brot), e)
+                pe.append(perr)
+                re_.append(math.degrees(rerr))
+                pp, qq = truth.predicted(J, k, -delta)
+                pa.append(vnorm(vsub(e["position"], pp)))
+                ra.append(math.degrees(qangle(tuple(e["orientation"]), qq)))
+            pm, prms = stats(pe)
+            rm, rrms = stats(re_)
+            print(f"{pr:6} {len(rows):7d} {len(frames):6d} {len(frames) * truth.ft:6.2f} "
+                  f"{pm:10.2e} {prms:10.2e} {rm:11.2e} {rrms:11.2e} {delta * 1e6:8.0f} "
+                  f"{max(pa):11.2e} {max(ra):11.2e}")
+
+        # ---- no echo, each entity once ----
+        names_a = sorted(e["name"] for e in ents(ga))
+        assert names_a == sorted(f"take/{n}" for n in NAMES.values()), names_a
+        names_b = [e["name"] for e in ents(gb)]
+        assert len(names_b) == len(set(names_b)) == 5 * len(protos), names_b
+        per = {}
+        for e in ents(gb):
+            per.setdefault(proto_of(e["name"]), []).append(joint_of(proto_of(e["name"]), e))
+        for pr in protos:
+            assert sorted(per[pr]) == sorted(NAMES.values()), (pr, per)
+        print(f"A lists only its 5 bvh entities; B lists {len(names_b)} entities, each joint "
+              f"once per protocol ({', '.join(protos)})")
+
+        # ---- drop and restore the RGMP link ----
+        if "rgmp" in protos:
+            others = [pr for pr in protos if pr != "rgmp"]
+            ad = {"vrpn": "vr", "rtp": "rt", "less": "ls"}
+            before = adapters(gb)
+            newest = {e["name"]: e["sample_ns"] for e in ents(gb)}
+            proxy.down()
+            wait_for(lambda: adapters(gb)["rg"]["state"] != "streaming", 5,
+                     what="rgmp-client to notice the drop")
+            time.sleep(0.3)
+            mid = {e["name"]: e["sample_ns"] for e in ents(gb)}
+            time.sleep(0.5)
+            late = {e["name"]: e for e in ents(gb)}
+            for name, s in mid.items():
+                pr = proto_of(name)
+                if pr == "rgmp":
+                    assert late[name]["sample_ns"] == s, (name, "rgmp moved while down")
+                else:
+                    assert late[name]["sample_ns"] > s > newest[name], (name, "stalled")
+            during = adapters(gb)
+            proxy.up()
+            wait_for(lambda: adapters(gb)["rg"]["state"] == "streaming", 15,
+                     what="rgmp-client to reconnect")
+            s0 = {e["name"]: e["sample_ns"] for e in ents(gb) if proto_of(e["name"]) == "rgmp"}
+            wait_for(lambda: all(e["sample_ns"] > s0[e["name"]] for e in ents(gb)
+                                 if proto_of(e["name"]) == "rgmp"), 5, what="rgmp poses again")
+            after = adapters(gb)
+            for pr in others:
+                n = ad[pr]
+                for c in ("reconnects", "connects", "bad_messages", "framing_errors",
+                          "bad_signature", "drop_bad_framing", "drop_bad_object"):
+                    if c in before[n]["counters"]:
+                        assert after[n]["counters"][c] == before[n]["counters"][c], (n, c)
+                assert during[n]["state"] == before[n]["state"] == after[n]["state"], (
+                    n, before[n]["state"], during[n]["state"], after[n]["state"])
+            names_after = sorted(e["name"] for e in ents(gb))
+            assert names_after == sorted(names_b), (names_after, names_b)
+            assert after["rg"]["counters"]["connects"] > before["rg"]["counters"]["connects"]
+            print(f"RGMP link dropped for ~1 s and restored (connects "
+                  f"{before['rg']['counters']['connects']:.0f} -> "
+                  f"{after['rg']['counters']['connects']:.0f}): {', '.join(others)} kept "
+                  f"streaming without reconnects; same {len(names_after)} entity names after")
+        else:
+            print("NOTE: link drop/restore part skipped (needs rgmp)")
+    except BaseException:
+        for g, n in ((ga, "A"), (gb, "B")):
+            if g:
+                print(f"---- gateway {n} log (tail) ----")
+                print("\n".join(g.lines[-40:]))
+        raise
+    finally:
+        if ga:
+            ga.stop()
+        gb.stop()
+        proxy.close()
+        tmp.cleanup()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
