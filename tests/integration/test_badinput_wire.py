@@ -6,6 +6,7 @@
   - less (listen): a packet-length above max_packet and a first message that is not
     connection-control close that session only (counted, one log line); a peer beyond max_peers is
     closed at once (refused_peers); a good peer keeps its session throughout;
+  - rgmp-client: a second device beyond max_devices closes the connection (protocol error);
   - rgmp-server: bytes a client sends (garbage, a fake RGMP frame) are discarded: the client keeps
     receiving data frames and is not closed;
   - admin HTTP: a malformed request line, an oversized header block, a POST, a path with "..",
@@ -150,6 +151,27 @@ def rgmp_server_section(gw):
     r.close()
 
 
+def rgmp_client_section(gw, peer):
+    """max_devices: 1 -- a second active device is a protocol error: that connection closes with
+    one log line, the entities go inactive, the client reconnects."""
+    Q1 = (0.0, 0.0, 0.0, 1.0)
+    peer.put(F.rgmp_data(77, int(time.time() * 1e6), [(0.5, 1.0, 1.0, *Q1)]))
+    F.wait_for(lambda: F.entities(gw, "rc/rig-77/body").get("rc/rig-77/body", {}).get("active"),
+               what="rgmp-client entity")
+    before_lines = len(gw.lines)
+    sessions = peer.sessions
+    c0 = F.counters(gw, "rc")
+    peer.put(F.rgmp_definition(78, ["other"]))
+    line = F.wait_for(lambda: [l for l in gw.lines[before_lines:] if "protocol error" in l],
+                      what="max_devices log line")
+    assert "max_devices" in line[0] or "78" in line[0], line
+    F.wait_for(lambda: not F.entities(gw, "rc/rig-77/body")["rc/rig-77/body"]["active"],
+               what="entities inactive")
+    F.wait_for(lambda: peer.sessions > sessions, what="reconnect")
+    assert F.counters(gw, "rc")["protocol_errors"] == c0["protocol_errors"] + 1
+    print(f"  rgmp-client max_devices: {line[0].split('] ', 1)[1][:120]}")
+
+
 def admin_section(gw):
     def raw(data, half=False):
         s = socket.create_connection(("127.0.0.1", gw.port), timeout=5)
@@ -203,6 +225,11 @@ def main():
     if F.have("less"):
         ads.append('  - {name: ls, type: less, mode: listen, listen: "127.0.0.1:0", '
                    'signature: none, max_packet: 4096, max_peers: 2}')
+    rc_peer = None
+    if F.have("rgmp-client"):
+        rc_peer = F.ScriptedPeer(lambda: F.rgmp_definition(77, ["body"]))
+        ads.append(f'  - {{name: rc, type: rgmp-client, connect: "127.0.0.1:{rc_peer.port}", '
+                   'max_devices: 1}')
     if F.have("rgmp-server"):
         ads.append('  - {name: ro, type: rgmp-server, listen: "127.0.0.1:0", rate_hz: 60}')
     cfg = ("gateway:\n  entity: {stale_ms: 5000, expire_ms: 60000}\nadapters:\n" +
@@ -212,11 +239,18 @@ def main():
             sec.run("rtp", ["rtp"], rtp_section, gw)
             sec.run("less", ["less"], less_section, gw)
             sec.run("rgmp-server", ["rgmp-server"], rgmp_server_section, gw)
+            sec.run("rgmp-client", ["rgmp-client"], rgmp_client_section, gw, rc_peer)
             sec.run("admin", [], admin_section, gw)
             F.assert_clean_exit(gw)
         except BaseException:
             print(gw.log()[-4000:])
             raise
+        finally:
+            if rc_peer:
+                try:
+                    rc_peer.kill()
+                except (AssertionError, OSError):
+                    pass
     return sec.finish()
 
 
