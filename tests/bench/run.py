@@ -750,7 +750,9 @@ def main():
     table("6. Prediction vs the synth's analytic truth (mean error over 8 entities; deterministic)",
           ["rate", "velocity", "ms ahead", "hold mm", "pred mm", "pred/hold", "hold deg",
            "pred deg", "pred/hold"], rows,
-          note=f"predictions/s on one core: {fmt_s(pps)} "
+          note="errors are relative to the newest sample, so the sample rate changes them little "
+               "(the velocity estimator uses a 100 ms window)\n"
+               f"predictions/s on one core: {fmt_s(pps)} "
                f"({ratio(med(pps), udp_pps):.1f} x baseline UDP pps)")
     head_key = "120_hz_estimated_vel_50_ms"
     hp = grid[head_key]
