@@ -26,6 +26,7 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.dont_write_bytecode = True  # importing xgtest must not leave __pycache__ in the source tree
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 
 BUILD = os.environ.get("XG_BUILD_DIR") or os.path.join(HERE, "..", "..", "build")
