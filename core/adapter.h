@@ -28,7 +28,7 @@ struct event;
 struct xg_frame;
 struct xg_adapter;
 
-#define XG_STATUS_MAX_COUNTERS 24
+#define XG_STATUS_MAX_COUNTERS 32
 
 /** State and counters of one adapter instance, for /api/adapters and /metrics. */
 struct xg_status {
@@ -79,6 +79,7 @@ struct xg_adapter {
     struct xg_table *table;       /* the entity table */
     const struct xg_frame *frame; /* wire frame → internal frame (never NULL) */
     double rate_hz;               /* egress rate; 0 = send on change */
+    const char *gateway_id;       /* gateway.id (borrowed, lives as long as the gateway) */
     void *priv;                   /* adapter-owned state */
     /* common counters, maintained by the adapter */
     uint64_t samples_in, samples_out, drops, errors;

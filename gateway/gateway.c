@@ -183,6 +183,7 @@ static int load_adapter(struct xg_gateway *gw, const struct xg_conf *node, struc
     ga->a.table = gw->table;
     snprintf(ga->a.name, sizeof ga->a.name, "%s", name);
     ga->a.frame = &ga->frame;
+    ga->a.gateway_id = gw->conf.id;
     gw->adapters[gw->n_adapters++] = ga;
     xg_table_set_adapter_name(gw->table, ga->a.index, ga->a.name);
 

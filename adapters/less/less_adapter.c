@@ -53,7 +53,6 @@
 #include "core/log.h"
 #include "core/net.h"
 #include "core/tls.h"
-#include "gateway/gateway.h"
 #include "mappings/frame.h"
 
 #define OUR_TYPEID 1
@@ -321,16 +320,13 @@ struct less_adapter {
 
 static const char *gw_id_of(const struct xg_adapter *a)
 {
-    /* the gateway allocates every adapter as the first member of struct xg_gw_adapter */
-    const struct xg_gw_adapter *ga = (const struct xg_gw_adapter *)a;
-    return ga->gw && ga->gw->conf.id[0] ? ga->gw->conf.id : "xrgate";
+    return a->gateway_id && a->gateway_id[0] ? a->gateway_id : "xrgate";
 }
 
 static const char *adapter_name_of(const struct xg_adapter *a, int index)
 {
-    const struct xg_gw_adapter *ga = (const struct xg_gw_adapter *)a;
-    if (ga->gw && index >= 0 && index < ga->gw->n_adapters) return ga->gw->adapters[index]->a.name;
-    return "?";
+    const char *n = xg_table_adapter_name(a->table, index);
+    return n[0] ? n : "?";
 }
 
 /* The "session=<token>" word of a connection-control schema string ("" if none). */
