@@ -21,7 +21,6 @@ serving.
     the past is dropped as backwards (counted); a sender whose clock is 3 h off is re-anchored by
     the per-SSRC offset estimate.
 Sections for adapter types missing from the build are skipped (exit 77 only if none can run)."""
-import struct
 import socket
 import sys
 import time
