@@ -36,8 +36,9 @@ entity's newest received sample exactly, with its sample_ns):
    and the timing: L = B's capture time - (T_k + d) within [-50 µs, 4 ms] (RTP: [-1.05 ms,
    4 ms]).
 2. Same capture time: B's pose at T_k (A's capture time of frame k, ?t_ns=T_k, interpolated
-   from B's history) against the FK of frame k, over every frame of >= 2 s of the clip (frames
-   at a loop's restart are left out: B interpolates across the jump). Reported raw and with the
+   from B's history) against the FK of frame k, over every frame of >= 2 s of the clip (the
+   first frame of a loop and the last two are left out: B interpolates across the jump back to
+   the start there, also when A's bvh adapter skipped the last frame under load). Reported raw and with the
    per-protocol time bias absorbed (a constant delta fitted by least squares); asserted:
    error <= quantization + 1.5 * (largest frame-to-frame speed or turn rate of the joints) *
    max |capture time in B - T_k| (B's samples of frame k carry capture time T_k + d + L).
@@ -82,7 +83,7 @@ RTP_TYPE = {"hips": "Object2-", "head": "Head1-", "left_foot": "SixDOF1-"}
 PROTOS = ["vrpn", "rgmp", "rtp", "less"]
 TYPES = {"vrpn": ("vrpn-server", "vrpn-client"), "rgmp": ("rgmp-server", "rgmp-client"),
          "rtp": ("rtp",), "less": ("less",)}
-COLLECT_S = 3.0  # wall time of collection (the 2.29 s clip loops)
+COLLECT_S = 3.5  # wall time of collection (the 2.29 s clip loops)
 
 
 def known_types():
@@ -284,20 +285,28 @@ def main():
         # ---- collect ----
         exact = {pr: {} for pr in protos}  # (joint, sample_ns) -> entity
         chain = {pr: [] for pr in protos}  # (n, entity)
-        t_end = time.monotonic() + COLLECT_S
-        while time.monotonic() < t_end:
+        t_start = time.monotonic()
+        covered = {pr: set() for pr in protos}  # clip frames queried at T_k, per protocol
+
+        def enough():
+            return all(len(c) * truth.ft >= 2.1 for c in covered.values())
+        # at least COLLECT_S, longer (up to 15 s) on a loaded host until >= 2.1 s are covered
+        while time.monotonic() - t_start < COLLECT_S or (
+                not enough() and time.monotonic() - t_start < 15):
             for e in ents(gb):
                 pr = proto_of(e["name"])
                 j = joint_of(pr, e) if pr in exact else None
                 if j:
                     exact[pr][j, e["sample_ns"]] = e
             n = played_at(time.monotonic_ns()) - 10  # ~83 ms back: inside B's 32-sample history
-            if n >= 0 and n % truth.span != 0:
+            if n >= 0 and 0 < n % truth.span < truth.span - 2:
                 for e in ents(gb, capture_ns(n)):
                     pr = proto_of(e["name"])
                     j = joint_of(pr, e) if pr in exact else None
                     if j:
                         chain[pr].append((n, j, e))
+                        if e["quality"] in ("EXACT", "INTERPOLATED"):
+                            covered[pr].add(truth.frame(n))
             time.sleep(0.004)
 
         # ---- 1. wire precision and timing per received sample ----
