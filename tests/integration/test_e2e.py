@@ -57,8 +57,8 @@ Observed (this host): wire residuals VRPN ~7e-9 m / 1e-7 deg, RGMP and LESS ~1.2
 5e-6 deg, RTP ~7e-8 m / 0.05 deg; L: VRPN ~+90 µs, LESS ~+60 µs, RGMP ~0, RTP -0.9..+0.1 ms. The
 send delay d is 0..8.4 ms (median 2-3 ms): the bvh timer plays a frame up to one frame period
 after its capture time, and the sinks predict it forward by that much; this prediction, not
-the wire, dominates the same-capture-time errors (max ~5 mm and ~7 deg on the hands/foot, RMS
-~0.5 mm and ~0.3 deg).
+the wire, dominates the same-capture-time errors (the same for all four protocols: max ~5-7 mm
+and ~7-11 deg on the hands/foot, RMS ~0.5-1 mm and ~0.3 deg; /work/briefs/bugs-bvh.md).
 
 Protocols whose adapters are not registered in this build are skipped with a note."""
 import math
