@@ -14,6 +14,7 @@ import sys
 import threading
 import time
 
+sys.dont_write_bytecode = True  # importing test modules must not leave __pycache__ behind
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from xgtest import BIN, SKIP, parse_prometheus  # noqa: E402
 

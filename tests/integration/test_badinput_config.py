@@ -12,8 +12,9 @@ import subprocess
 import sys
 import tempfile
 
-import faultlib as F
-from xgtest import BIN
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+import faultlib as F  # noqa: E402
+from xgtest import BIN  # noqa: E402
 
 
 def check(path):

@@ -26,8 +26,9 @@ import sys
 import threading
 import time
 
-import faultlib as F
-from xgtest import Gateway
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+import faultlib as F  # noqa: E402
+from xgtest import Gateway  # noqa: E402
 
 NAN, INF = float("nan"), float("inf")
 Q1 = (0.0, 0.0, 0.0, 1.0)

@@ -18,8 +18,9 @@ Sections for adapter types missing from the build are skipped (exit 77 only if n
 import sys
 import time
 
-import faultlib as F
-from xgtest import Gateway
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+import faultlib as F  # noqa: E402
+from xgtest import Gateway  # noqa: E402
 
 CYCLES = 20
 STALE_MS = 300

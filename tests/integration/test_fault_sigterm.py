@@ -14,8 +14,9 @@ import socket
 import sys
 import time
 
-import faultlib as F
-from xgtest import Gateway
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+import faultlib as F  # noqa: E402
+from xgtest import Gateway  # noqa: E402
 
 
 def config(peers, sink_port):

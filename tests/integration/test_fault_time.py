@@ -25,8 +25,9 @@ import socket
 import sys
 import time
 
-import faultlib as F
-from xgtest import Gateway
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+import faultlib as F  # noqa: E402
+from xgtest import Gateway  # noqa: E402
 
 Q1 = (0.0, 0.0, 0.0, 1.0)
 HOUR_US = 3600 * 1_000_000

@@ -13,8 +13,9 @@ import struct
 import sys
 import time
 
-import faultlib as F
-from xgtest import Gateway
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+import faultlib as F  # noqa: E402
+from xgtest import Gateway  # noqa: E402
 
 CYCLES = 500
 FD_SLACK = 3

@@ -16,8 +16,9 @@ The readers' rates are not timed against a clock: each second must bring new byt
 import sys
 import time
 
-import faultlib as F
-from xgtest import Gateway
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+import faultlib as F  # noqa: E402
+from xgtest import Gateway  # noqa: E402
 
 RSS_BOUND_MIB = 48
 MAX_OUT = 262144
