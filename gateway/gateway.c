@@ -228,7 +228,15 @@ int xg_gateway_load(struct xg_gateway *gw, const struct xg_gateway_opts *opts, s
                             opts->log_level);
     xg_log_set_level(gw->conf.log_level);
 
-    gw->base = event_base_new();
+    /* precise timers (timerfd on Linux): egress ticks and replay frames fire within
+     * microseconds of their due time instead of the next millisecond */
+    struct event_config *ec = event_config_new();
+    if (ec) {
+        event_config_set_flag(ec, EVENT_BASE_FLAG_PRECISE_TIMER);
+        gw->base = event_base_new_with_config(ec);
+        event_config_free(ec);
+    }
+    if (!gw->base) gw->base = event_base_new();
     gw->table = xg_table_new(&gw->conf.table);
     gw->metrics = xg_metrics_new();
     if (!gw->base || !gw->table || !gw->metrics) return xg_error_set(err, -ENOMEM, "out of memory");
@@ -322,6 +330,12 @@ int xg_gateway_start(struct xg_gateway *gw, struct xg_error *err)
         ga->started = true;
         XG_INFO(ga->a.name, "%s adapter started (frame %s%s)", ga->a.ops->type, ga->a.frame->name,
                 ga->a.ops->is_sink ? "" : "");
+    }
+    /* a source may have produced samples while later sinks were still starting: their wake-up
+     * was dropped then, so send-on-change sinks with a non-empty dirty set drain now */
+    for (int i = 0; i < gw->n_adapters; i++) {
+        struct xg_gw_adapter *ga = gw->adapters[i];
+        if (ga->wake && xg_table_dirty_count(gw->table, ga->a.index)) event_active(ga->wake, 0, 0);
     }
     XG_INFO(COMPONENT, "xrgate %s '%s' running with %d adapter(s)", XRGATE_VERSION, gw->conf.id,
             gw->n_adapters);

@@ -311,6 +311,19 @@ static void emit_frame(struct xg_adapter *a, long k, int64_t capture_ns, int64_t
     s->emitted++;
 }
 
+/* Arm the one-shot timer for the next frame's due time, so that frames go out when they are
+ * due (a fixed-period timer drifts against the frame times and sends each frame up to one
+ * period late, which every sink then has to predict across). */
+static void schedule_next(struct bvh_state *s)
+{
+    int64_t due =
+        s->t0_ns + (int64_t)llround((double)(s->played + 1) * s->f.frame_time / s->rate * 1e9);
+    int64_t delay = due - xg_clock_mono_ns();
+    if (delay < 0) delay = 0;
+    struct timeval tv = {(time_t)(delay / 1000000000), (suseconds_t)((delay % 1000000000) / 1000)};
+    evtimer_add(s->timer, &tv);
+}
+
 static void bvh_tick(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
@@ -324,7 +337,10 @@ static void bvh_tick(evutil_socket_t fd, short what, void *arg)
     /* frames played since t0 (media time × rate) */
     double media = (double)(now - s->t0_ns) * 1e-9 * s->rate;
     int64_t played = (int64_t)floor(media / ft + 1e-9);
-    if (played <= s->played) return;
+    if (played <= s->played) { /* woke up early: wait for the frame */
+        schedule_next(s);
+        return;
+    }
     if (!s->loop && played >= span - 1) {
         played = span - 1;
         s->done = true;
@@ -340,18 +356,16 @@ static void bvh_tick(evutil_socket_t fd, short what, void *arg)
         event_del(s->timer);
         XG_INFO(a->name, "%s: finished at frame %ld of %ld (no loop)", s->path, k + 1,
                 s->f.n_frames);
+        return;
     }
+    schedule_next(s);
 }
 
 static int bvh_start(struct xg_adapter *a)
 {
     struct bvh_state *s = a->priv;
-    s->timer = event_new(a->base, -1, EV_PERSIST, bvh_tick, a);
+    s->timer = evtimer_new(a->base, bvh_tick, a);
     if (!s->timer) return -ENOMEM;
-    double period = s->f.frame_time / s->rate;
-    if (period < 1e-4) period = 1e-4;
-    struct timeval tv = {(time_t)period, (suseconds_t)((period - floor(period)) * 1e6)};
-    if (event_add(s->timer, &tv)) return -EIO;
     s->t0_ns = xg_clock_mono_ns();
     XG_INFO(a->name,
             "replaying %s: %d joints as entities (of %d), %ld frames at %.2f Hz x %.3g, scale "

@@ -49,16 +49,15 @@ entities); B lists each expected entity exactly once per protocol; dropping the 
 (proxy down for ~1.5 s, then up) leaves VRPN, RTP and LESS streaming without a reconnect while
 the RGMP entities stop, and RGMP resumes with the same entity names.
 
-Adapter order: A lists the bvh source after its sinks. The bvh adapter plays its first frame
-inside start(), and a send-on-change sink that is not started yet loses that wake-up and is never
-woken again (gateway bug, /work/briefs/bugs-gateway.md); listed first it works.
+Adapter order: A lists the bvh source before its sinks. The bvh adapter plays its first frame
+inside start(), before the send-on-change sinks after it have started; the gateway drains such
+sinks once everything has started, so nothing is lost (a regression test for that bug).
 
 Observed (this host): wire residuals VRPN ~7e-9 m / 1e-7 deg, RGMP and LESS ~1.2e-7 m /
 5e-6 deg, RTP ~7e-8 m / 0.05 deg; L: VRPN ~+90 µs, LESS ~+60 µs, RGMP ~0, RTP -0.9..+0.1 ms. The
-send delay d is 0..8.4 ms (median 2-3 ms): the bvh timer plays a frame up to one frame period
-after its capture time, and the sinks predict it forward by that much; this prediction, not
-the wire, dominates the same-capture-time errors (the same for all four protocols: max ~5-7 mm
-and ~7-11 deg on the hands/foot, RMS ~0.5-1 mm and ~0.3 deg; /work/briefs/bugs-bvh.md).
+send delay d was 0..8.4 ms while the bvh timer had a fixed period; it now fires at each frame's
+due time, so d is the timer slack, and the sinks' prediction across d (not the wire) remains the
+main term of the same-capture-time errors.
 
 Protocols whose adapters are not registered in this build are skipped with a note."""
 import math
@@ -149,7 +148,6 @@ def configs(protos, p):
     a = """gateway: {id: lab-a, log_level: info}
 adapters:
 """
-    # the bvh source comes last: see the note on adapter order in the module doc
     bvh = f"""  - name: take
     type: bvh
     file: {CMU}
@@ -213,7 +211,11 @@ adapters:
     key_file: {key}
     exclude: ["vr/*", "rg/*", "rt/*"]
 """
-    return a + bvh, b
+    # the bvh source comes first: its first frame is played inside start(), before the sinks
+    # listed after it have started (regression test for the gateway's start-up wake-up)
+    head, sep, rest = a.partition("adapters:\n")
+    assert sep, a
+    return head + sep + bvh + rest, b
 
 
 def stats(xs):
