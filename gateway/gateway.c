@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "core/clock.h"
+#include "core/net.h"
+#include "core/tls.h"
 #include "mappings/conf_yaml.h"
 
 #define COMPONENT "gateway"
@@ -80,13 +82,30 @@ static int load_gateway_section(struct xg_gateway *gw, const struct xg_conf *g,
     if ((rc = xg_conf_expect(g, XG_CONF_MAP, "gateway", err))) return rc;
     const char *s;
     if ((rc = xg_conf_string(g, "id", NULL, &s, err))) return rc;
-    if (s) snprintf(c->id, sizeof c->id, "%s", s);
+    if (s) {
+        bool ok = *s && strlen(s) < sizeof c->id;
+        for (const char *q = s; ok && *q; q++)
+            ok = (unsigned char)*q > 0x20 && *q != 0x7f;
+        if (!ok)
+            return xg_conf_error(err, xg_conf_get(g, "id"), -EINVAL,
+                                 "gateway id must be 1-%zu printable characters without spaces",
+                                 sizeof c->id - 1);
+        snprintf(c->id, sizeof c->id, "%s", s);
+    }
 
     const struct xg_conf *admin = xg_conf_get(g, "admin");
     if (admin) {
         if ((rc = xg_conf_expect(admin, XG_CONF_MAP, "admin", err))) return rc;
         if ((rc = xg_conf_string(admin, "listen", NULL, &s, err))) return rc;
-        if (s) snprintf(c->admin_listen, sizeof c->admin_listen, "%s", s);
+        if (s) {
+            char host[128];
+            int port = -1;
+            if (strcmp(s, "off") &&
+                (xg_net_split_hostport(s, host, sizeof host, &port, -1) || port < 0))
+                return xg_conf_error(err, xg_conf_get(admin, "listen"), -EINVAL,
+                                     "admin listen '%s' must be host:port (or \"off\")", s);
+            snprintf(c->admin_listen, sizeof c->admin_listen, "%s", s);
+        }
         if ((rc = xg_conf_string(admin, "token_file", NULL, &s, err))) return rc;
         if (s && !getenv("XRGATE_ADMIN_TOKEN") &&
             (rc = read_secret_file(s, c->admin_token, sizeof c->admin_token,
@@ -103,6 +122,12 @@ static int load_gateway_section(struct xg_gateway *gw, const struct xg_conf *g,
                 return xg_conf_error(err, tls, -EINVAL, "admin.tls needs both 'cert' and 'key'");
             snprintf(c->admin_tls_cert, sizeof c->admin_tls_cert, "%s", cert);
             snprintf(c->admin_tls_key, sizeof c->admin_tls_key, "%s", key);
+            /* load them now, so that `xrgate --check` reports a bad certificate or key */
+            struct xg_tls_conf tc = {.server = true, .cert = cert, .key = key};
+            struct xg_error terr = {0};
+            struct xg_tls_ctx *t = xg_tls_ctx_new(&tc, &terr);
+            if (!t) return xg_conf_error(err, tls, terr.code, "admin.tls: %s", terr.msg);
+            xg_tls_ctx_free(t);
         }
     }
     const struct xg_conf *predict = xg_conf_get(g, "predict");

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <yaml.h>
 
 struct ctx {
@@ -276,6 +277,12 @@ struct xg_conf *xg_conf_yaml_load(const char *path, struct xg_error *err)
     FILE *f = fopen(path, "rb");
     if (!f) {
         xg_error_set(err, -errno, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) { /* pipes (/dev/stdin) are fine */
+        fclose(f);
+        xg_error_set(err, -EISDIR, "%s: cannot read: is a directory", path);
         return NULL;
     }
     size_t cap = 4096, len = 0;

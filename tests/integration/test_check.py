@@ -56,6 +56,8 @@ def main():
         assert want in r.stderr, f"{path}: want {want!r} in {r.stderr!r}"
         assert "configuration OK" not in r.stdout
 
+    r = run(["--check", "--config", here])
+    assert r.returncode == 1 and "cannot read: is a directory" in r.stderr, r.stderr
     r = run(["--check", "--config", "/nonexistent/x.yaml"])
     assert r.returncode != 0 and "/nonexistent/x.yaml: cannot open" in r.stderr, r.stderr
     r = run(["--sdp", "demo"], cwd="/")

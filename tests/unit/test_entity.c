@@ -121,6 +121,13 @@ static void test_rejects(void **state)
     assert_int_equal(xg_table_update_origin(t, 0, &ky, &s, NULL), -EAGAIN);
     assert_int_equal(xg_table_stats(t)->dropped_backwards[0], 2);
     assert_int_equal(xg_table_stats(t)->rejected[0], 2);
+    /* a capture time after the receive time is clamped: the entity does not freeze */
+    struct xg_sample fut = pose_sample(T0 + INT64_C(3600000000000), XG_VEC3_ZERO, XG_QUAT_IDENTITY);
+    fut.receive_ns = T0 + 20 * MS;
+    assert_int_equal(xg_table_update_origin(t, 0, &ky, &fut, NULL), 0);
+    assert_true(xg_table_find(t, "src/y")->last.capture_ns == T0 + 20 * MS);
+    s = pose_sample(T0 + 30 * MS, XG_VEC3_ZERO, XG_QUAT_IDENTITY);
+    assert_int_equal(xg_table_update_origin(t, 0, &ky, &s, NULL), 0);
     /* origin out of range */
     assert_int_equal(xg_table_update_origin(t, XG_MAX_ADAPTERS, &ky, &s, NULL), -EINVAL);
     xg_table_free(t);
