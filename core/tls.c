@@ -343,3 +343,9 @@ bool xg_tls_established(const struct xg_tls_session *s)
 {
     return s && s->established;
 }
+
+void xg_tls_close_notify(struct xg_tls_session *s)
+{
+    if (!s || !s->established || s->failed) return;
+    (void)mbedtls_ssl_close_notify(&s->ssl); /* bio_send queues it: never WANT_WRITE */
+}

@@ -62,5 +62,9 @@ struct bufferevent *xg_tls_wrap(struct xg_tls_ctx *ctx, struct bufferevent *unde
 const char *xg_tls_error(const struct xg_tls_session *sess);
 /** True once the handshake has completed. */
 bool xg_tls_established(const struct xg_tls_session *sess);
+/** Queue a close_notify alert (established sessions only; no-op otherwise) into the underlying
+ *  output, for a clean end of the TLS stream before the caller frees the bufferevent once
+ *  bufferevent_get_underlying()'s output has drained. */
+void xg_tls_close_notify(struct xg_tls_session *sess);
 
 #endif

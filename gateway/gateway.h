@@ -23,6 +23,7 @@ struct event_base;
 struct event;
 struct evhttp;
 struct xg_inspector;
+struct xg_admin_tls;
 
 /** Per-instance bookkeeping around an adapter (the adapter is the first member). */
 struct xg_gw_adapter {
@@ -42,8 +43,8 @@ struct xg_gateway_conf {
     char id[64];
     char admin_listen[128];   /* "host:port"; "" or "off" disables the admin server */
     char admin_token[256];    /* bearer token, "" = none */
-    char admin_tls_cert[256]; /* optional TLS (not yet served: see README) */
-    char admin_tls_key[256];
+    char admin_tls_cert[256]; /* admin.tls.cert: PEM certificate (chain); "" = plain HTTP */
+    char admin_tls_key[256];  /* admin.tls.key: its unencrypted private key */
     struct xg_table_params table;
     enum xg_log_level log_level;
 };
@@ -59,6 +60,7 @@ struct xg_gateway {
     struct evhttp *http;
     char admin_bound[128];          /* actual "host:port" after bind */
     struct xg_inspector *inspector; /* web inspector state (gateway/inspector.c), NULL until used */
+    struct xg_admin_tls *admin_tls; /* TLS front of the admin server (gateway/admin.c), or NULL */
     struct event *expire_ev, *lag_ev, *sigint_ev, *sigterm_ev;
     int64_t lag_expected_ns;
     double loop_lag_s, loop_lag_max_s;
