@@ -12,24 +12,94 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <mbedtls/ctr_drbg.h>
+#include <mbedtls/entropy.h>
+#include <mbedtls/error.h>
+#include <mbedtls/net_sockets.h>
+#include <mbedtls/ssl.h>
+
 #include "core/log.h"
 #include "gateway/gateway.h"
 
 extern const unsigned char xg_embedded_default_conf[];
 
-/* `xrgate --healthcheck [HOST:PORT]`: GET /healthz on the admin server (for container
- * HEALTHCHECKs, without curl in the image). 0 if it answers 200, 1 otherwise. */
+/* One GET /healthz over TLS on the connected socket `fd` (no certificate verification: this
+ * checks liveness of the local daemon, not its identity). Reply (start) into buf. */
+static bool healthcheck_tls(int fd, char *buf, size_t size)
+{
+    mbedtls_net_context net = {.fd = fd};
+    mbedtls_entropy_context entropy;
+    mbedtls_ctr_drbg_context drbg;
+    mbedtls_ssl_config conf;
+    mbedtls_ssl_context ssl;
+    mbedtls_entropy_init(&entropy);
+    mbedtls_ctr_drbg_init(&drbg);
+    mbedtls_ssl_config_init(&conf);
+    mbedtls_ssl_init(&ssl);
+    static const char pers[] = "xrgate-healthcheck";
+    const char req[] = "GET /healthz HTTP/1.0\r\nHost: localhost\r\n\r\n";
+    bool ok =
+        !mbedtls_ctr_drbg_seed(&drbg, mbedtls_entropy_func, &entropy, (const unsigned char *)pers,
+                               sizeof pers - 1) &&
+        !mbedtls_ssl_config_defaults(&conf, MBEDTLS_SSL_IS_CLIENT, MBEDTLS_SSL_TRANSPORT_STREAM,
+                                     MBEDTLS_SSL_PRESET_DEFAULT);
+    if (ok) {
+        mbedtls_ssl_conf_authmode(&conf, MBEDTLS_SSL_VERIFY_NONE);
+        mbedtls_ssl_conf_rng(&conf, mbedtls_ctr_drbg_random, &drbg);
+        ok = !mbedtls_ssl_setup(&ssl, &conf);
+    }
+    if (ok) {
+        mbedtls_ssl_set_bio(&ssl, &net, mbedtls_net_send, mbedtls_net_recv, NULL);
+        int rc = mbedtls_ssl_handshake(&ssl);
+        if (rc) {
+            char e[160];
+            mbedtls_strerror(rc, e, sizeof e);
+            snprintf(buf, size, "TLS handshake: %s", e);
+            ok = false;
+        }
+    }
+    if (ok)
+        ok = mbedtls_ssl_write(&ssl, (const unsigned char *)req, sizeof req - 1) ==
+             (int)(sizeof req - 1);
+    if (ok) {
+        size_t got = 0;
+        while (got < size - 1) {
+            int n = mbedtls_ssl_read(&ssl, (unsigned char *)buf + got, size - 1 - got);
+            if (n <= 0) break;
+            got += (size_t)n;
+        }
+        buf[got] = '\0';
+        mbedtls_ssl_close_notify(&ssl);
+    }
+    mbedtls_ssl_free(&ssl);
+    mbedtls_ssl_config_free(&conf);
+    mbedtls_ctr_drbg_free(&drbg);
+    mbedtls_entropy_free(&entropy);
+    return ok;
+}
+
+/* `xrgate --healthcheck [[https://]HOST:PORT]`: GET /healthz on the admin server (for container
+ * HEALTHCHECKs, without curl in the image); https:// speaks TLS (admin.tls, certificate not
+ * verified). 0 if it answers 200, 1 otherwise. */
 static int healthcheck(const char *addr)
 {
     char host[256] = "127.0.0.1", port[16] = "8080";
+    bool tls = false;
+    if (addr && !strncmp(addr, "https://", 8)) {
+        tls = true;
+        addr += 8;
+    } else if (addr && !strncmp(addr, "http://", 7)) {
+        addr += 7;
+    }
     if (addr && *addr) {
         const char *colon = strrchr(addr, ':');
         if (!colon) {
-            fprintf(stderr, "xrgate: --healthcheck needs host:port, not '%s'\n", addr);
+            fprintf(stderr, "xrgate: --healthcheck needs [https://]host:port, not '%s'\n", addr);
             return 1;
         }
         snprintf(host, sizeof host, "%.*s", (int)(colon - addr), addr);
         snprintf(port, sizeof port, "%s", colon + 1);
+        port[strcspn(port, "/")] = '\0';
         if (!host[0] || !strcmp(host, "0.0.0.0")) snprintf(host, sizeof host, "127.0.0.1");
         if (!strcmp(host, "[::]") || !strcmp(host, "::")) snprintf(host, sizeof host, "::1");
         if (host[0] == '[') {
@@ -49,7 +119,13 @@ static int healthcheck(const char *addr)
     int ok = fd >= 0 && connect(fd, res->ai_addr, res->ai_addrlen) == 0;
     freeaddrinfo(res);
     char buf[64] = "";
-    if (ok) {
+    if (ok && tls) {
+        char reply[160] = "";
+        ok = healthcheck_tls(fd, reply, sizeof reply);
+        snprintf(buf, sizeof buf, "%s", reply);
+        ok = ok && strlen(reply) > 12 && !strncmp(reply, "HTTP/1.", 7) &&
+             !strncmp(reply + 9, "200", 3);
+    } else if (ok) {
         const char req[] = "GET /healthz HTTP/1.0\r\nHost: localhost\r\n\r\n";
         ok = send(fd, req, sizeof req - 1, 0) == (ssize_t)(sizeof req - 1);
         ssize_t n = ok ? recv(fd, buf, sizeof buf - 1, 0) : -1;
@@ -58,8 +134,8 @@ static int healthcheck(const char *addr)
     }
     if (fd >= 0) close(fd);
     if (!ok) {
-        fprintf(stderr, "xrgate: healthcheck %s:%s failed%s%s\n", host, port, buf[0] ? ": " : "",
-                strtok(buf, "\r\n") ? buf : "");
+        fprintf(stderr, "xrgate: healthcheck %s%s:%s failed%s%s\n", tls ? "https://" : "", host,
+                port, buf[0] ? ": " : "", strtok(buf, "\r\n") ? buf : "");
         return 1;
     }
     printf("ok\n");
