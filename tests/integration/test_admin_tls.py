@@ -15,7 +15,9 @@ client. Checked on one gateway (ephemeral port, "admin API listening on https://
   7. evhttp's internal Unix socket refuses other processes (403);
   8. `xrgate --healthcheck https://127.0.0.1:PORT` exits 0, plain `--healthcheck` exits 1;
   9. the number of open file descriptors of the daemon returns to its baseline, and SIGTERM
-     stops it with exit 0 (under `make sanitize`: no leak, no use-after-free reports);
+     with an /events stream, an idle keep-alive TLS connection and a TCP connection that never
+     started its handshake open stops it with exit 0 (under `make sanitize`: no leak, no
+     use-after-free reports);
  10. `xrgate --check` reports a missing certificate and a key that does not match."""
 import http.client
 import os
@@ -290,7 +292,19 @@ def main():
             wait_until(lambda: open_fds(gw.proc.pid) <= base,
                        f"descriptors back to {base} (now {open_fds(gw.proc.pid)})")
             assert get(ctx, port, "/healthz") == (200, b"ok\n")
+            # stop with connections open: a live /events stream, a TLS connection between
+            # requests, and a TCP connection that never started its handshake
+            sse = https(ctx, port)
+            sse.request("GET", f"/events?token={TOKEN}")
+            r = sse.getresponse()
+            assert r.status == 200 and r.readline()
+            idle = https(ctx, port)
+            idle.request("GET", "/healthz")
+            assert idle.getresponse().read() == b"ok\n"
+            silent = socket.create_connection(("127.0.0.1", port), timeout=5)
             rc, _ = gw.stop()
+            for c in (sse, idle, silent):
+                c.close()
             log = gw.log()
             assert rc == 0, f"exit {rc}\n{log[-3000:]}"
             for bad in ("ERROR", "AddressSanitizer", "LeakSanitizer", "runtime error", "[warn]",
