@@ -460,8 +460,10 @@ static int apply_sample(struct xg_table *t, struct xg_entity *e, const struct xg
     struct xg_sample s = *in;
     if (!s.receive_ns) s.receive_ns = s.capture_ns;
     /* nothing is captured after it is received (one clock): a source timestamp in the future
-     * would otherwise make every later sample look old and freeze the entity */
-    if (s.capture_ns > s.receive_ns) s.capture_ns = s.receive_ns;
+     * would otherwise make every later sample look old and freeze the entity. (Adapters may
+     * nudge a capture time a little past the receive time to keep it strictly increasing,
+     * hence the 100 ms allowance.) */
+    if (s.capture_ns > s.receive_ns + 100 * INT64_C(1000000)) s.capture_ns = s.receive_ns;
     if (s.flags & XG_SAMPLE_ORIENTATION) {
         double n2 = xg_quat_dot(s.orientation, s.orientation);
         if (!(n2 > 1e-12)) {

@@ -236,9 +236,14 @@ def rtp_section(gw, port):
     base = anomalies(gw, "rx")["backwards"]
     t1s = []
     after_wrap = 0
+    start = (F.time1() + skew) & 0xFFFF
+    i = 0
     while after_wrap < 5 and len(t1s) < 200:
-        t1 = (F.time1() + skew) & 0xFFFF
-        if t1s and t1 < t1s[-1] or after_wrap:
+        # 5 ms steps from `start` (each send sleeps >= 4 ms, so this stays within a few ms of
+        # the skewed clock) — deterministic: the wrap comes after ~6 samples however slow we are
+        t1 = (start + 5 * i) & 0xFFFF
+        i += 1
+        if (t1s and t1 < t1s[-1]) or after_wrap:
             after_wrap += 1
         t1s.append(t1)
         q.applied("Time1 wrap", t1=t1)
