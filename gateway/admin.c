@@ -10,7 +10,10 @@
  * With a token configured (admin.token_file or XRGATE_ADMIN_TOKEN), every path but /healthz and
  * the inspector's static assets needs `Authorization: Bearer <token>` (compared in constant time)
  * and answers 401 otherwise; `/` and `/events` also accept `?token=<token>` (EventSource cannot
- * set headers). */
+ * set headers).
+ *
+ * With admin.tls {cert, key} the same API is served over TLS only (HTTPS): see "TLS front"
+ * below (the core TLS layer terminates TLS and proxies plaintext to evhttp). */
 #include <errno.h>
 #include <inttypes.h>
 #include <event2/buffer.h>

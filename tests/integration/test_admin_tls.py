@@ -13,7 +13,8 @@ client. Checked on one gateway (ephemeral port, "admin API listening on https://
   6. a client trusting another CA fails its handshake; a plain-HTTP client on the TLS port gets
      no HTTP answer (the connection is closed); the server logs both and releases them;
   7. evhttp's internal Unix socket refuses other processes (403);
-  8. `xrgate --healthcheck https://127.0.0.1:PORT` exits 0, plain `--healthcheck` exits 1;
+  8. a TCP client that never starts its handshake is closed by the server (10 s deadline);
+     `xrgate --healthcheck https://127.0.0.1:PORT` exits 0, plain `--healthcheck` exits 1;
   9. the number of open file descriptors of the daemon returns to its baseline, and SIGTERM
      with an /events stream, an idle keep-alive TLS connection and a TCP connection that never
      started its handshake open stops it with exit 0 (under `make sanitize`: no leak, no
@@ -281,6 +282,10 @@ def main():
             get(ctx, port, "/healthz")  # warm up (lazy allocations in libevent and mbedtls)
             time.sleep(0.2)
             base = open_fds(gw.proc.pid)
+            # a client that connects and never starts its handshake is closed by the server
+            # (10 s handshake deadline): checked at the end
+            stalled = socket.create_connection(("127.0.0.1", port), timeout=5)
+            stalled_t0 = time.monotonic()
             check_token(ctx, port)
             check_sequential(ctx, port)
             check_keepalive(ctx, port)
@@ -289,6 +294,15 @@ def main():
             check_bad_clients(gw, d, port)
             check_internal_socket(gw)
             check_healthcheck(port)
+            stalled.settimeout(max(0.5, stalled_t0 + 15 - time.monotonic()))
+            try:
+                assert stalled.recv(100) == b"", "the stalled client got data"
+            except ConnectionResetError:
+                pass
+            except socket.timeout:
+                raise AssertionError("the stalled client was not closed within 15 s")
+            stalled.close()
+            print("a client that never starts its handshake is closed")
             wait_until(lambda: open_fds(gw.proc.pid) <= base,
                        f"descriptors back to {base} (now {open_fds(gw.proc.pid)})")
             assert get(ctx, port, "/healthz") == (200, b"ok\n")
