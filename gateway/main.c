@@ -78,17 +78,51 @@ static bool healthcheck_tls(int fd, char *buf, size_t size)
     return ok;
 }
 
-/* `xrgate --healthcheck [[https://]HOST:PORT]`: GET /healthz on the admin server (for container
- * HEALTHCHECKs, without curl in the image); https:// speaks TLS (admin.tls, certificate not
- * verified). 0 if it answers 200, 1 otherwise. */
+/* Connect to host:port and GET /healthz, over TLS or plain HTTP. True on a 200 answer; the
+ * reply's first bytes (or the failure) in buf. */
+static bool healthcheck_once(const char *host, const char *port, bool tls, char *buf, size_t size)
+{
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res = NULL;
+    buf[0] = '\0';
+    if (getaddrinfo(host, port, &hints, &res) || !res) {
+        snprintf(buf, size, "cannot resolve %s", host);
+        return false;
+    }
+    int fd = socket(res->ai_family, SOCK_STREAM, 0);
+    struct timeval tv = {3, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    bool ok = fd >= 0 && connect(fd, res->ai_addr, res->ai_addrlen) == 0;
+    freeaddrinfo(res);
+    if (!ok) snprintf(buf, size, "%s", strerror(errno));
+    if (ok && tls) {
+        ok = healthcheck_tls(fd, buf, size);
+    } else if (ok) {
+        const char req[] = "GET /healthz HTTP/1.0\r\nHost: localhost\r\n\r\n";
+        ok = send(fd, req, sizeof req - 1, 0) == (ssize_t)(sizeof req - 1);
+        ssize_t n = ok ? recv(fd, buf, size - 1, 0) : -1;
+        buf[n > 0 ? n : 0] = '\0';
+        if (n == 0) snprintf(buf, size, "closed without an answer");
+    }
+    if (fd >= 0) close(fd);
+    return ok && strlen(buf) > 12 && !strncmp(buf, "HTTP/1.", 7) && !strncmp(buf + 9, "200", 3);
+}
+
+/* `xrgate --healthcheck [[http://|https://]HOST:PORT]`: GET /healthz on the admin server (for
+ * container HEALTHCHECKs, without curl in the image). https:// speaks TLS (admin.tls; the
+ * certificate is not verified: this checks liveness, not identity), http:// plain HTTP, and
+ * without a scheme TLS is tried first, then plain HTTP (so the image's HEALTHCHECK works
+ * either way; a TLS ClientHello to a plain evhttp server just gets a 400). 0 if it answers 200,
+ * 1 otherwise. */
 static int healthcheck(const char *addr)
 {
     char host[256] = "127.0.0.1", port[16] = "8080";
-    bool tls = false;
+    int mode = 0; /* 0 auto, 1 plain, 2 TLS */
     if (addr && !strncmp(addr, "https://", 8)) {
-        tls = true;
+        mode = 2;
         addr += 8;
     } else if (addr && !strncmp(addr, "http://", 7)) {
+        mode = 1;
         addr += 7;
     }
     if (addr && *addr) {
@@ -107,35 +141,15 @@ static int healthcheck(const char *addr)
             host[strcspn(host, "]")] = '\0';
         }
     }
-    struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res = NULL;
-    if (getaddrinfo(host, port, &hints, &res) || !res) {
-        fprintf(stderr, "xrgate: healthcheck: cannot resolve %s:%s\n", host, port);
-        return 1;
-    }
-    int fd = socket(res->ai_family, SOCK_STREAM, 0);
-    struct timeval tv = {3, 0};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-    int ok = fd >= 0 && connect(fd, res->ai_addr, res->ai_addrlen) == 0;
-    freeaddrinfo(res);
-    char buf[64] = "";
-    if (ok && tls) {
-        char reply[160] = "";
-        ok = healthcheck_tls(fd, reply, sizeof reply);
-        snprintf(buf, sizeof buf, "%s", reply);
-        ok = ok && strlen(reply) > 12 && !strncmp(reply, "HTTP/1.", 7) &&
-             !strncmp(reply + 9, "200", 3);
-    } else if (ok) {
-        const char req[] = "GET /healthz HTTP/1.0\r\nHost: localhost\r\n\r\n";
-        ok = send(fd, req, sizeof req - 1, 0) == (ssize_t)(sizeof req - 1);
-        ssize_t n = ok ? recv(fd, buf, sizeof buf - 1, 0) : -1;
-        buf[n > 0 ? n : 0] = '\0';
-        ok = n > 12 && !strncmp(buf, "HTTP/1.", 7) && !strncmp(buf + 9, "200", 3);
-    }
-    if (fd >= 0) close(fd);
+    char buf[160];
+    bool ok = healthcheck_once(host, port, mode != 1, buf, sizeof buf);
+    if (!ok && mode == 0) ok = healthcheck_once(host, port, false, buf, sizeof buf);
     if (!ok) {
-        fprintf(stderr, "xrgate: healthcheck %s%s:%s failed%s%s\n", tls ? "https://" : "", host,
-                port, buf[0] ? ": " : "", strtok(buf, "\r\n") ? buf : "");
+        fprintf(stderr, "xrgate: healthcheck %s%s:%s failed%s%s\n",
+                mode == 2   ? "https://"
+                : mode == 1 ? "http://"
+                            : "",
+                host, port, buf[0] ? ": " : "", strtok(buf, "\r\n") ? buf : "");
         return 1;
     }
     printf("ok\n");

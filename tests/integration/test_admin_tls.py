@@ -14,7 +14,7 @@ client. Checked on one gateway (ephemeral port, "admin API listening on https://
      no HTTP answer (the connection is closed); the server logs both and releases them;
   7. evhttp's internal Unix socket refuses other processes (403);
   8. a TCP client that never starts its handshake is closed by the server (10 s deadline);
-     `xrgate --healthcheck https://127.0.0.1:PORT` exits 0, plain `--healthcheck` exits 1;
+     `xrgate --healthcheck https://127.0.0.1:PORT` and `127.0.0.1:PORT` exit 0, `http://` exits 1;
   9. the number of open file descriptors of the daemon returns to its baseline, and SIGTERM
      with an /events stream, an idle keep-alive TLS connection and a TCP connection that never
      started its handshake open stops it with exit 0 (under `make sanitize`: no leak, no
@@ -245,10 +245,14 @@ def check_healthcheck(port):
     ok = subprocess.run([BIN, "--healthcheck", f"https://127.0.0.1:{port}"], capture_output=True,
                         text=True, timeout=10)
     assert ok.returncode == 0 and ok.stdout.strip() == "ok", (ok.returncode, ok.stdout, ok.stderr)
-    plain = subprocess.run([BIN, "--healthcheck", f"127.0.0.1:{port}"], capture_output=True,
-                           text=True, timeout=10)
-    assert plain.returncode == 1, (plain.returncode, plain.stdout, plain.stderr)
-    print("--healthcheck https:// ok; plain --healthcheck on the TLS port fails")
+    auto = subprocess.run([BIN, "--healthcheck", f"127.0.0.1:{port}"], capture_output=True,
+                          text=True, timeout=10)
+    assert auto.returncode == 0, (auto.returncode, auto.stdout, auto.stderr)
+    plain = subprocess.run([BIN, "--healthcheck", f"http://127.0.0.1:{port}"],
+                           capture_output=True, text=True, timeout=10)
+    assert plain.returncode == 1 and "failed" in plain.stderr, (plain.returncode, plain.stderr)
+    print("--healthcheck https:// and HOST:PORT (TLS tried first) ok; http:// fails:",
+          plain.stderr.strip())
 
 
 def check_config_errors(d):
