@@ -523,7 +523,9 @@ static void tls_accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct s
     if (!c->tls || !c->timer || !c->plain || !c->wire_cb ||
         bufferevent_socket_connect(c->plain, (struct sockaddr *)&t->internal,
                                    (int)t->internal_len)) {
-        XG_WARN(COMPONENT, "TLS client %s: cannot set up the connection (out of memory?)", peer);
+        XG_WARN(COMPONENT, "TLS client %s refused: cannot set up its connection to evhttp (%s)",
+                peer,
+                c->tls && c->timer && c->plain && c->wire_cb ? strerror(errno) : "out of memory");
         conn_free(c);
         return;
     }
