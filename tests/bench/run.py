@@ -106,6 +106,27 @@ def table(title, header, rows, note=None):
 
 # ---- helpers ----
 
+def bvh_prediction(out_dir):
+    """Issue 7's prediction-quality table on real motion (the CMU walk sampled at 30 Hz):
+    bench_bvh_prediction prints its own table and writes bvh_prediction.json."""
+    try:
+        exe = prog("bench_bvh_prediction")
+    except SystemExit as e:
+        print(f"\n(bvh prediction benchmark not built: {e})")
+        return None
+    p = subprocess.run([exe, out_dir], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       timeout=300)
+    print("\n" + p.stdout.rstrip())
+    if p.returncode != 0:
+        print(f"(bench_bvh_prediction failed: {p.stderr.strip()})")
+        return None
+    try:
+        with open(os.path.join(out_dir, "bvh_prediction.json")) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
 def prog(name):
     for d in (os.path.join(BUILD, "tests"), BUILD):
         p = os.path.join(d, name)
@@ -817,6 +838,7 @@ def main():
         },
         "elapsed_s": time.monotonic() - started,
     }
+    results["bvh_prediction"] = bvh_prediction(os.path.dirname(out))
     with open(out, "w") as f:
         json.dump(results, f, indent=1, allow_nan=False)
     print(f"\nwrote {out} ({results['elapsed_s']:.0f} s)")
