@@ -410,27 +410,41 @@ static const struct xg_hist *hist_at(const struct xg_entity *e, unsigned k)
 }
 
 /* Least-squares slopes of position and of orientation (as rotation vectors relative to the
- * newest) over the history within the velocity window. Uses capture times only. */
+ * newest) over the history within the velocity window. Uses capture times only.
+ * Hot path (every pose sample of a source without velocities): plain double arithmetic in one
+ * loop, no calls but atan2/sqrt (the xmath helpers are out-of-line calls). */
 static void estimate_velocities(const struct xg_table *t, struct xg_entity *e, struct xg_vec3 *v,
                                 struct xg_vec3 *w, int *n_used)
 {
     const struct xg_hist *newest = hist_at(e, 0);
     double st = 0, stt = 0;
-    struct xg_vec3 sp = XG_VEC3_ZERO, stp = XG_VEC3_ZERO, sr = XG_VEC3_ZERO, str = XG_VEC3_ZERO;
+    double spx = 0, spy = 0, spz = 0, stpx = 0, stpy = 0, stpz = 0;
+    double srx = 0, sry = 0, srz = 0, strx = 0, stry = 0, strz = 0;
     int n = 0;
-    struct xg_quat qinv = xg_quat_conj(newest->q);
+    /* qinv = conj(newest) */
+    const double bx = -newest->q.x, by = -newest->q.y, bz = -newest->q.z, bw = newest->q.w;
+    const unsigned cap = XG_HISTORY, last = e->hist_head + e->hist_n - 1;
     for (unsigned k = 0; k < e->hist_n; k++) {
-        const struct xg_hist *h = hist_at(e, k);
+        const struct xg_hist *h = &e->hist[(last - k) % cap];
         if (newest->t_ns - h->t_ns > t->p.velocity_window_ns && n >= 2) break;
         double ti = (double)(h->t_ns - newest->t_ns) * 1e-9;
-        struct xg_vec3 pi = xg_vec3_sub(h->p, newest->p);
-        struct xg_vec3 ri = xg_quat_log(xg_quat_mul(h->q, qinv));
+        double px = h->p.x - newest->p.x, py = h->p.y - newest->p.y, pz = h->p.z - newest->p.z;
+        /* r = h.q (x) qinv (Hamilton), then its log (shortest arc) */
+        const double ax = h->q.x, ay = h->q.y, az = h->q.z, aw = h->q.w;
+        double qx = aw * bx + ax * bw + ay * bz - az * by;
+        double qy = aw * by - ax * bz + ay * bw + az * bx;
+        double qz = aw * bz + ax * by - ay * bx + az * bw;
+        double qw = aw * bw - ax * bx - ay * by - az * bz;
+        if (qw < 0) qx = -qx, qy = -qy, qz = -qz, qw = -qw;
+        double s = sqrt(qx * qx + qy * qy + qz * qz);
+        double kk = s < 1e-12 ? 2.0 / (qw > 0 ? qw : 1.0) : 2.0 * atan2(s, qw) / s;
+        double rx = qx * kk, ry = qy * kk, rz = qz * kk;
         st += ti;
         stt += ti * ti;
-        sp = xg_vec3_add(sp, pi);
-        stp = xg_vec3_add(stp, xg_vec3_scale(pi, ti));
-        sr = xg_vec3_add(sr, ri);
-        str = xg_vec3_add(str, xg_vec3_scale(ri, ti));
+        spx += px, spy += py, spz += pz;
+        stpx += px * ti, stpy += py * ti, stpz += pz * ti;
+        srx += rx, sry += ry, srz += rz;
+        strx += rx * ti, stry += ry * ti, strz += rz * ti;
         n++;
     }
     *n_used = n;
@@ -440,8 +454,11 @@ static void estimate_velocities(const struct xg_table *t, struct xg_entity *e, s
         *n_used = 0;
         return;
     }
-    *v = xg_vec3_scale(xg_vec3_sub(xg_vec3_scale(stp, n), xg_vec3_scale(sp, st)), 1.0 / den);
-    *w = xg_vec3_scale(xg_vec3_sub(xg_vec3_scale(str, n), xg_vec3_scale(sr, st)), 1.0 / den);
+    double inv = 1.0 / den;
+    *v = (struct xg_vec3){(stpx * n - spx * st) * inv, (stpy * n - spy * st) * inv,
+                          (stpz * n - spz * st) * inv};
+    *w = (struct xg_vec3){(strx * n - srx * st) * inv, (stry * n - sry * st) * inv,
+                          (strz * n - srz * st) * inv};
 }
 
 static bool sample_finite(const struct xg_sample *s)

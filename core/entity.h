@@ -25,7 +25,7 @@
 #include "core/xmath.h"
 
 #define XG_MAX_ADAPTERS 64 /* adapters (origins and sinks) per gateway */
-#define XG_HISTORY 32      /* samples kept per entity */
+#define XG_HISTORY 24      /* samples kept per entity (100 ms at 240 Hz) */
 #define XG_NAME_MAX 128    /* entity names, incl. NUL */
 #define XG_MAX_BUTTONS 256
 #define XG_MAX_ANALOGS 128
