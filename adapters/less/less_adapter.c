@@ -649,13 +649,16 @@ static void send_entity(struct peer *p, const struct xg_entity *e, const struct 
     }
     char origin[160];
     const char *name = e->name;
+    origin[0] = '\0'; /* only an introduce carries it: no formatting per update */
     if (is_federated(e)) {
         /* keep the first gateway's "<gw>/<adapter>"; the adapter is the first name component */
-        const char *slash = strchr(e->source, '/');
-        int alen = slash ? (int)(slash - e->source) : (int)strlen(e->source);
-        snprintf(origin, sizeof origin, "%s/%.*s", e->origin_gateway, alen, e->source);
         name = e->source;
-    } else {
+        if (introduce) {
+            const char *slash = strchr(e->source, '/');
+            int alen = slash ? (int)(slash - e->source) : (int)strlen(e->source);
+            snprintf(origin, sizeof origin, "%s/%.*s", e->origin_gateway, alen, e->source);
+        }
+    } else if (introduce) {
         snprintf(origin, sizeof origin, "%s/%s", la->gw_id, adapter_name_of(la->a, e->origin));
     }
     struct less_pose lp = {0};
