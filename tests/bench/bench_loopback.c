@@ -869,5 +869,8 @@ int main(int argc, char **argv)
     bench_json_close(&j);
     if (BENCH_HAVE_RGMP) rgmp_session_free(&g.sess);
     free(rel);
+    free(res);
+    free(cpu);
+    free(cnt);
     return 0;
 }
