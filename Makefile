@@ -24,7 +24,7 @@ run: build
 	./$(BUILD)/xrgate $(ARGS)
 
 test: build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(ARGS)
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --repeat until-pass:2 $(ARGS)
 
 bench: build
 	cmake --build $(BUILD) --target bench

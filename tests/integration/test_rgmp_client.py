@@ -357,7 +357,7 @@ def run(gw, suit, glove):
     assert len(buttons) == 32 and buttons[0] == 1 and buttons[1] == 0 and buttons[2] == 1 \
         and sum(buttons) == 2, extra
     assert extra["analogs"] == [123456.0, 87.5], extra
-    assert "measure_type \"TEMPERATURE\"" in gw.log() and "skipped (D4)" in gw.log()
+    assert gw.wait_log("measure_type \"TEMPERATURE\"") and gw.wait_log("skipped (D4)"), gw.log()
     assert gw.log().count("TEMPERATURE") == 1, "the unknown measure is warned about once"
     a = adapter(gw, "suit")
     assert a["state"] == "streaming" and a["counters"]["data_frames"] == n + 1, a

@@ -66,6 +66,16 @@ class Gateway:
     def log(self):
         return "\n".join(self.lines)
 
+    def wait_log(self, text, timeout=10.0):
+        """Wait until `text` appears in the daemon's output (read by a thread, so a line can
+        trail the event that caused it). Returns True if it appeared."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if text in self.log():
+                return True
+            time.sleep(0.02)
+        return text in self.log()
+
     def url(self, path):
         return f"http://127.0.0.1:{self.port}{path}"
 
