@@ -482,6 +482,17 @@ static void peer_close(struct peer *p, const char *why);
 static int udp_flush(struct peer *p, bool force);
 
 /* Send the pending messages as one packet (TCP). */
+/* Hand a client's queued bytes to the kernel now (one write per client per drain) instead of on
+ * the next loop pass, when libevent would first poll the socket for writability: this drain's
+ * output leaves before the next sink runs. What the socket does not take stays queued in the
+ * bufferevent, which writes it when the socket is writable. Plain socket bufferevents only. */
+static void tcp_flush_now(struct bufferevent *bev)
+{
+    evutil_socket_t fd = bufferevent_getfd(bev);
+    struct evbuffer *out = bufferevent_get_output(bev);
+    if (fd >= 0 && evbuffer_get_length(out)) (void)evbuffer_write(out, fd);
+}
+
 static int peer_flush(struct peer *p)
 {
     struct less_adapter *la = p->la;
@@ -515,6 +526,7 @@ static int peer_flush(struct peer *p)
         return -ENOBUFS;
     }
     bufferevent_write(p->bev, w.buf, w.len);
+    if (!p->tls) tcp_flush_now(p->bev);
     la->packets_out++;
     return 0;
 }

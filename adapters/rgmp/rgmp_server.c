@@ -393,6 +393,17 @@ static void rebuild_members(struct xg_adapter *a, int64_t now)
 
 /* ---- egress ---- */
 
+/* Hand a client's queued bytes to the kernel now (one write per client per drain) instead of on
+ * the next loop pass, when libevent would first poll the socket for writability: this drain's
+ * output leaves before the next sink runs. What the socket does not take stays queued in the
+ * bufferevent, which writes it when the socket is writable. Plain socket bufferevents only. */
+static void flush_now(struct bufferevent *bev)
+{
+    evutil_socket_t fd = bufferevent_getfd(bev);
+    struct evbuffer *out = bufferevent_get_output(bev);
+    if (fd >= 0 && evbuffer_get_length(out)) (void)evbuffer_write(out, fd);
+}
+
 static int mark_dirty(void *user, const struct xg_entity *e, const struct xg_pose *pose)
 {
     struct xg_adapter *a = user;
@@ -477,6 +488,8 @@ static void server_drain(struct xg_adapter *a)
         o->dirty = false;
         if (o->def && o->n) send_data(a, i, now);
     }
+    for (struct client *c = s->clients; c; c = c->next)
+        flush_now(c->bev);
 }
 
 static void kick_cb(evutil_socket_t fd, short what, void *arg)

@@ -1173,6 +1173,17 @@ static int visit_full(void *user, const struct xg_entity *e, const struct xg_pos
     return add_report(&s->full, a, e, pose);
 }
 
+/* Hand a client's queued bytes to the kernel now (one write per client per drain) instead of on
+ * the next loop pass, when libevent would first poll the socket for writability: this drain's
+ * output leaves before the next sink runs. What the socket does not take stays queued in the
+ * bufferevent, which writes it when the socket is writable. Plain socket bufferevents only. */
+static void tcp_flush_now(struct bufferevent *bev)
+{
+    evutil_socket_t fd = bufferevent_getfd(bev);
+    struct evbuffer *out = bufferevent_get_output(bev);
+    if (fd >= 0 && evbuffer_get_length(out)) (void)evbuffer_write(out, fd);
+}
+
 static void udp_flush(struct xg_adapter *a, struct conn *c)
 {
     struct vrpn_server *s = a->priv;
@@ -1238,7 +1249,10 @@ static bool conn_send(struct xg_adapter *a, struct conn *c, const struct reports
             vrpn_encode_message(&w, &h, &c->tcp_seq, r->xb + x->off, x->len, NULL);
     }
     if (c->udp_ok) udp_flush(a, c);
-    if (w.len) return conn_write(a, c, s->scratch, w.len);
+    if (w.len) {
+        if (!conn_write(a, c, s->scratch, w.len)) return false;
+        tcp_flush_now(c->bev);
+    }
     return true;
 }
 
