@@ -18,7 +18,7 @@ for bin in "$BUILD"/tests/fuzz_*; do
     findings="$BUILD/fuzz-findings/$name"
     mkdir -p "$corpus" "$findings"
     for d in "$SRC/tests/vectors/$proto" "$SRC/tests/fuzz/seeds/$name"; do
-        [ -d "$d" ] && find "$d" -type f -size -1M -exec cp {} "$corpus/" \;
+        [ -d "$d" ] && find "$d" -type f -size -1048576c -exec cp {} "$corpus/" \;
     done
     case "$proto" in
     config)
