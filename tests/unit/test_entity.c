@@ -308,6 +308,90 @@ static void test_velocity_estimation_jitter(void **state)
     }
 }
 
+/* The table keeps the newest XG_HISTORY samples: a query inside them is EXACT at a sample and
+ * INTERPOLATED between two; a query before the oldest kept sample is HELD at that sample. */
+static void test_history_bound(void **state)
+{
+    (void)state;
+    struct xg_table *t = new_table();
+    const int n = XG_HISTORY + 16;
+    int64_t ts[XG_HISTORY + 16];
+    uint32_t id = 0;
+    for (int k = 0; k < n; k++) {
+        ts[k] = T0 + (int64_t)k * 1000000000 / 240;
+        id = feed(t, "h", ts[k], (struct xg_vec3){(double)k, 0, 0}, XG_QUAT_IDENTITY);
+    }
+    const struct xg_entity *e = xg_table_get(t, id);
+    assert_int_equal(e->hist_n, XG_HISTORY);
+    int oldest = n - XG_HISTORY;
+    struct xg_pose pose;
+    xg_entity_predict(t, id, ts[oldest], &pose);
+    assert_int_equal(pose.quality, XG_QUALITY_EXACT);
+    assert_float_equal(pose.position.x, (double)oldest, 1e-12);
+    xg_entity_predict(t, id, (ts[oldest + 3] + ts[oldest + 4]) / 2, &pose);
+    assert_int_equal(pose.quality, XG_QUALITY_INTERPOLATED);
+    assert_float_equal(pose.position.x, oldest + 3.5, 1e-6);
+    xg_entity_predict(t, id, ts[oldest - 5], &pose);
+    assert_int_equal(pose.quality, XG_QUALITY_HELD);
+    assert_float_equal(pose.position.x, (double)oldest, 1e-12);
+    xg_table_free(t);
+}
+
+/* The estimator (one loop of plain doubles in entity.c) equals the least-squares slopes written
+ * with the xmath helpers: positions relative to the newest sample, orientations as log(q ⊗
+ * newest*), over the samples within the 100 ms window (at least 2), capture times jittered. */
+static void test_velocity_estimate_matches_reference(void **state)
+{
+    (void)state;
+    uint64_t rng = 42;
+    struct xg_table *t = new_table();
+    int64_t tk[40];
+    struct xg_vec3 pk[40];
+    struct xg_quat qk[40];
+    uint32_t id = 0;
+    for (int k = 0; k < 40; k++) {
+        tk[k] = T0 + (int64_t)k * 1000000000 / 240 + (int64_t)(noise(&rng) * 1e6);
+        pk[k] = (struct xg_vec3){noise(&rng), 2 + noise(&rng), noise(&rng)};
+        qk[k] = xg_quat_normalize((struct xg_quat){0.2 * noise(&rng), 0.9 + 0.1 * noise(&rng),
+                                                   0.2 * noise(&rng), 0.3 * noise(&rng)});
+        id = feed(t, "j", tk[k], pk[k], qk[k]);
+        /* reference over the kept history (newest XG_HISTORY samples) */
+        int first = k + 1 > XG_HISTORY ? k + 1 - XG_HISTORY : 0;
+        double st = 0, stt = 0;
+        struct xg_vec3 sp = XG_VEC3_ZERO, stp = XG_VEC3_ZERO, sr = XG_VEC3_ZERO, str = XG_VEC3_ZERO;
+        int m = 0;
+        for (int j = k; j >= first; j--) {
+            if (tk[k] - tk[j] > 100 * MS && m >= 2) break;
+            double ti = (double)(tk[j] - tk[k]) * 1e-9;
+            struct xg_vec3 pi = xg_vec3_sub(pk[j], pk[k]);
+            struct xg_vec3 ri = xg_quat_log(xg_quat_mul(qk[j], xg_quat_conj(qk[k])));
+            st += ti;
+            stt += ti * ti;
+            sp = xg_vec3_add(sp, pi);
+            stp = xg_vec3_add(stp, xg_vec3_scale(pi, ti));
+            sr = xg_vec3_add(sr, ri);
+            str = xg_vec3_add(str, xg_vec3_scale(ri, ti));
+            m++;
+        }
+        const struct xg_entity *e = xg_table_get(t, id);
+        if (m < 2) {
+            assert_false(e->has_velocity);
+            continue;
+        }
+        double den = m * stt - st * st;
+        struct xg_vec3 v =
+            xg_vec3_scale(xg_vec3_sub(xg_vec3_scale(stp, m), xg_vec3_scale(sp, st)), 1.0 / den);
+        struct xg_vec3 w =
+            xg_vec3_scale(xg_vec3_sub(xg_vec3_scale(str, m), xg_vec3_scale(sr, st)), 1.0 / den);
+        assert_true(e->has_velocity && e->velocity_estimated);
+        assert_true(e->has_angular_velocity && e->angular_velocity_estimated);
+        double sv = 1e-9 * (1 + xg_vec3_norm(v)), sw = 1e-9 * (1 + xg_vec3_norm(w));
+        assert_true(xg_vec3_norm(xg_vec3_sub(e->velocity, v)) < sv);
+        assert_true(xg_vec3_norm(xg_vec3_sub(e->angular_velocity, w)) < sw);
+    }
+    xg_table_free(t);
+}
+
 /* Receive times jittered but capture times exact (a source with timestamps): exact. */
 static void test_velocity_uses_capture_time(void **state)
 {
@@ -497,6 +581,8 @@ int main(void)
         cmocka_unit_test(test_horizon_param),
         cmocka_unit_test(test_velocity_estimation_jitter),
         cmocka_unit_test(test_velocity_uses_capture_time),
+        cmocka_unit_test(test_history_bound),
+        cmocka_unit_test(test_velocity_estimate_matches_reference),
         cmocka_unit_test(test_dirty_sets_split_horizon),
         cmocka_unit_test(test_expiry),
         cmocka_unit_test(test_partial_samples_and_extras),
