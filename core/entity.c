@@ -384,10 +384,10 @@ static int create_entity(struct xg_table *t, int origin, const struct xg_entity_
 
 static void mark_dirty(struct xg_table *t, struct xg_entity *e)
 {
-    uint64_t todo = e->sink_mask & ~e->dirty_mask;
-    while (todo) {
-        int i = __builtin_ctzll(todo);
-        todo &= todo - 1;
+    uint64_t pending = e->sink_mask & ~e->dirty_mask;
+    while (pending) {
+        int i = __builtin_ctzll(pending);
+        pending &= pending - 1;
         struct sink *s = &t->sinks[i];
         if (s->n == s->cap) {
             size_t cap = s->cap ? s->cap * 2 : 64;
