@@ -177,7 +177,33 @@ void xg_backoff_reset(struct xg_backoff *b)
 int64_t xg_time_map_update(struct xg_time_map *m, int64_t source_ns, int64_t receive_ns)
 {
     int64_t window = m->window_ns > 0 ? m->window_ns : INT64_C(10000000000);
+    const int64_t jump = INT64_C(100000000); /* 100 ms */
     int64_t d = receive_ns - source_ns;
+    if (m->valid && d < m->offset_ns - jump) {
+        /* the source claims a time well ahead of what its clock has been: a spike or a jump */
+        if (m->cand_n && d >= m->cand_ns - jump && d <= m->cand_ns + jump) {
+            m->cand_n++;
+            if (d < m->cand_ns) m->cand_ns = d;
+        } else {
+            m->cand_ns = d;
+            m->cand_n = 1;
+        }
+        if (m->cand_n < 3) {
+            m->last_mapped = receive_ns;
+            return receive_ns;
+        }
+        m->best_ns = m->prev_best_ns = m->offset_ns = m->cand_ns;
+        m->window_start = receive_ns;
+        m->cand_n = 0;
+        /* the samples held at their receive times meanwhile must not look newer than this one */
+        int64_t t = source_ns + m->offset_ns;
+        if (t <= m->last_mapped) t = m->last_mapped + 1;
+        if (t > receive_ns) t = receive_ns;
+        m->last_mapped = t;
+        return t;
+    } else {
+        m->cand_n = 0;
+    }
     if (!m->valid) {
         m->valid = true;
         m->best_ns = m->prev_best_ns = m->offset_ns = d;

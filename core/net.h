@@ -44,7 +44,12 @@ int64_t xg_backoff_next(struct xg_backoff *b);
 void xg_backoff_reset(struct xg_backoff *b);
 
 /** Source clock → gateway clock (DESIGN §3): the offset is the minimum of (receive − source)
- *  over a sliding window, so network delay spikes do not move it. */
+ *  over a sliding window, so network delay spikes do not move it. A source time more than
+ *  100 ms ahead of that estimate is an outlier (mapped to its receive time) until 3 samples in
+ *  a row agree on the new clock, which is then adopted (never mapping before the samples held
+ *  meanwhile): a single wild timestamp cannot poison the estimate, a real forward jump costs
+ *  nothing. A backward jump is learnt within two windows (samples map into the past meanwhile
+ *  and are dropped as not advancing). */
 struct xg_time_map {
     int64_t window_ns;    /* default 10 s when 0 */
     int64_t offset_ns;    /* current estimate: gateway = source + offset */
@@ -52,6 +57,8 @@ struct xg_time_map {
     int64_t prev_best_ns; /* minimum of the previous window */
     int64_t window_start; /* receive time the window began */
     int64_t last_mapped;  /* last gateway time returned */
+    int64_t cand_ns;      /* a source clock that jumped ahead: its offset, until confirmed */
+    int cand_n;           /* consecutive samples agreeing with cand_ns */
     bool valid;
 };
 /** Map a source time to the gateway clock given the gateway receive time. Returns the mapped

@@ -93,6 +93,25 @@ static void test_time_map(void **state)
     for (int k = 0; k < 300; k++, src += 10000000)
         t = xg_time_map_update(&m, src - jump, src + off + 2000000);
     assert_true(t == src - 10000000 + off + 2000000);
+    /* one wild timestamp an hour ahead: mapped to its receive time, the offset is unchanged */
+    int64_t before = m.offset_ns;
+    int64_t recv = src + off + 2000000;
+    t = xg_time_map_update(&m, src - jump + INT64_C(3600000000000), recv);
+    assert_true(t == recv);
+    assert_true(m.offset_ns == before);
+    src += 10000000;
+    t = xg_time_map_update(&m, src - jump, src + off + 2000000);
+    assert_true(t == src - jump + before); /* the next normal sample maps as before */
+    /* a real forward jump of 1 h: adopted on its third sample, times keep increasing */
+    int64_t fwd = INT64_C(3600000000000), last = t;
+    for (int k = 0; k < 5; k++) {
+        src += 10000000;
+        t = xg_time_map_update(&m, src + fwd, src + off + 2000000 + (k == 0 ? 3000000 : 0));
+        assert_true(t > last);
+        assert_true(t <= src + off + 2000000 + (k == 0 ? 3000000 : 0));
+        last = t;
+    }
+    assert_true(m.offset_ns == off + 2000000 - fwd);
     xg_time_map_reset(&m);
     assert_false(m.valid);
     assert_true(m.window_ns == INT64_C(1000000000));
