@@ -360,10 +360,14 @@ static void on_pos_quat(struct xg_adapter *a, struct vdev *d, const struct vrpn_
     }
     int64_t src = vrpn_header_wall_ns(h);
     if (sn->last_src && src < sn->last_src) {
-        a->drops++; /* an older report than the one we have */
+        a->drops++;
         return;
     }
     int64_t t = xg_time_map_update(&d->tmap, src, rx);
+    /* a timestamp far ahead of the server's clock is held by the mapping until confirmed: it
+     * is applied, but is not the reference for "older" (or one wild timeval would make every
+     * later report look old and freeze the sensor) */
+    bool held = d->tmap.cand_n > 0;
     if (t <= sn->last_t) t = sn->last_t + 1; /* same timeval, or a burst read at once */
     struct xg_sample s = {.capture_ns = t,
                           .receive_ns = rx,
@@ -383,7 +387,7 @@ static void on_pos_quat(struct xg_adapter *a, struct vdev *d, const struct vrpn_
     if (rc == 0) {
         a->samples_in++;
         sn->last_t = t;
-        sn->last_src = src;
+        if (!held) sn->last_src = src;
         if (d->first_sensor < 0 || (created && d->first_sensor == pq->sensor))
             adopt_controls(a, d, pq->sensor);
     } else {

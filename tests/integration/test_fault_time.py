@@ -162,8 +162,7 @@ def vrpn_section(gw, peer):
     print(f"  vc: tv_usec 1500000: {got}, counters {moved(before, anomalies(gw, 'vc'))}")
     p.sane("tv_usec out of range")
     # a single spike at the 32-bit edge (tv_sec 0xFFFFFFFF), then the normal clock: no crash,
-    # the later reports are counted. (Whether they are applied again is bugs-vrpn.md: today the
-    # sensor stays frozen until the source clock passes the spike.)
+    # and the sensor does not freeze: the normal reports after it are applied again.
     before = anomalies(gw, "vc")
     send(p.marker(), tv=(0xFFFFFFFF, 999999))
     for _ in range(3):
@@ -172,6 +171,7 @@ def vrpn_section(gw, peer):
                what="vc: spike and later reports handled")
     print(f"  vc: tv_sec 0xFFFFFFFF spike: counters {moved(before, anomalies(gw, 'vc'))}")
     assert F.adapter(gw, "vc")["state"] == "streaming"
+    p.applied("a normal report after the 0xFFFFFFFF spike", retries=3)
 
 
 # ---- LESS ----
