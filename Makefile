@@ -23,14 +23,18 @@ build: deps $(BUILD)/CMakeCache.txt
 run: build
 	./$(BUILD)/xrgate $(ARGS)
 
+# `make test`: the whole suite, then a fuzzing smoke of every libFuzzer target
+# (TEST_FUZZ_SECONDS each, ASan+UBSan; TEST_FUZZ_SECONDS=0 skips it)
+TEST_FUZZ_SECONDS ?= 10
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --repeat until-pass:2 $(ARGS)
+	@if [ "$(TEST_FUZZ_SECONDS)" != "0" ]; then $(MAKE) --no-print-directory fuzz SECONDS=$(TEST_FUZZ_SECONDS); fi
 
 bench: build
 	cmake --build $(BUILD) --target bench
 
 sanitize:
-	$(MAKE) test BUILD=build-asan BUILD_TYPE=Debug CMAKE_FLAGS="-DXRGATE_SANITIZE=ON"
+	$(MAKE) test BUILD=build-asan BUILD_TYPE=Debug CMAKE_FLAGS="-DXRGATE_SANITIZE=ON" TEST_FUZZ_SECONDS=0
 
 # make fuzz SECONDS=N: every libFuzzer target N seconds (ASan+UBSan, clang) in build-fuzz/
 SECONDS_EACH ?= $(or $(SECONDS),20)
