@@ -96,6 +96,10 @@ def run(gw, sec):
         print("vrpn-server:", {k: c[k] for k in ("clients", "reports_tcp", "reports_skipped",
                                                  "clients_dropped_slow")})
         assert c["reports_skipped"] > 0 and c["clients"] == 1, c
+        deadline = time.time() + 5
+        while time.time() < deadline and not any(
+                "[vs]" in l and ("slow" in l or "dropp" in l) for l in gw.lines):
+            time.sleep(0.02)
         log = [l for l in gw.lines if "[vs]" in l and ("slow" in l or "dropp" in l)]
         assert log, "no log line for the dropped vrpn client"
         print("log:", log[0])

@@ -380,6 +380,7 @@ def run(gw, suit, glove):
                definition_frame(d8) + data_frame(8, 0, 6, other_values(2)))
     wait_for(lambda: entities(gw, "glove/glove-8/palm").get("glove/glove-8/palm", {}).get(
         "samples") == 2, what="device 8")
+    assert gw.wait_log("device 8: timestamp_epoch (absent)"), gw.log()
     warn = [l for l in gw.lines if "device 8: timestamp_epoch (absent)" in l]
     assert len(warn) == 1 and "treated like device_boot" in warn[0], warn
 

@@ -522,6 +522,7 @@ adapters:
         assert f"rx/{SENDER:08x}/Object2-77" in ents, sorted(ents)
         assert ents[f"rx/{SENDER:08x}/Head1-4"]["quality"] != "STALE"
         assert c1["objects_in"] > c0["objects_in"] + 10, (c0, c1)
+        gw.wait_log("drop_truncated")
         warns = [l for l in gw.lines if "drop_truncated" in l]
         assert 1 <= len(warns) <= 2, warns
         assert any("E0" in l or "0xe0" in l.lower() for l in gw.lines), gw.log()
