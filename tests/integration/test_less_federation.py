@@ -306,7 +306,7 @@ adapters:
 """) as a:
             wait_for(lambda: "fed/demo/body0" in entities(b), what="A's entity on B")
             wait_for(lambda: "up/local/body0" in entities(a), what="B's entity on A")
-            assert "key id 'new'" in b.log() and "key id 'old'" in a.log()
+            assert b.wait_log("key id 'new'") and a.wait_log("key id 'old'")
             print("key rotation: old/new keys accepted on both sides")
 
 

@@ -141,7 +141,7 @@ def main():
             with client(d, port) as a:
                 wait_for(lambda: "fed/demo/body0" in entities(b), what="entities over TLS")
                 wait_for(lambda: adapter(a, "up")["state"] == "streaming", what="streaming")
-                assert "(TLS)" in a.log() and "(TLS)" in b.log()
+                assert a.wait_log("(TLS)") and b.wait_log("(TLS)")
                 clean_stop(a)
             clean_stop(b)
             print("TLS: handshake and federation ok")
