@@ -15,56 +15,11 @@
 
 #include <cmocka.h>
 
+#include "tests/unit/test_util.h"
+
 #include "adapters/less/less_codec.h"
 
 /* ---- helpers ---- */
-
-static size_t unhex(const char *s, uint8_t *out, size_t cap)
-{
-    size_t n = 0;
-    int hi = -1;
-    for (; *s; s++) {
-        int v;
-        if (*s >= '0' && *s <= '9')
-            v = *s - '0';
-        else if (*s >= 'a' && *s <= 'f')
-            v = *s - 'a' + 10;
-        else if (*s >= 'A' && *s <= 'F')
-            v = *s - 'A' + 10;
-        else
-            continue;
-        if (hi < 0) {
-            hi = v;
-        } else {
-            assert_true(n < cap);
-            out[n++] = (uint8_t)(hi << 4 | v);
-            hi = -1;
-        }
-    }
-    assert_int_equal(hi, -1);
-    return n;
-}
-
-static void assert_bytes(const uint8_t *got, size_t got_len, const char *hex)
-{
-    uint8_t want[512];
-    size_t n = unhex(hex, want, sizeof want);
-    if (got_len != n || memcmp(got, want, n) != 0) {
-        fprintf(stderr, "want %s\n got ", hex);
-        for (size_t i = 0; i < got_len; i++)
-            fprintf(stderr, "%02x ", got[i]);
-        fprintf(stderr, "\n");
-        fail();
-    }
-}
-
-static void assert_err_contains(const struct xg_error *e, const char *needle)
-{
-    if (!strstr(e->msg, needle)) {
-        fprintf(stderr, "error \"%s\" lacks \"%s\"\n", e->msg, needle);
-        fail();
-    }
-}
 
 static uint8_t arena_buf[1 << 16];
 static struct less_arena arena;
@@ -108,9 +63,9 @@ static void check_int(int64_t v, const char *hex)
     struct xg_writer w;
     xg_writer_init(&w, buf, sizeof buf);
     assert_int_equal(less_put_int(&w, v), 0);
-    assert_bytes(buf, w.len, hex);
+    xg_test_assert_bytes(buf, w.len, hex);
     assert_int_equal(less_int_size(v), w.len);
-    size_t n = unhex(hex, want, sizeof want);
+    size_t n = xg_test_unhex(hex, want, sizeof want);
     struct xg_reader r;
     xg_reader_init(&r, want, n);
     int64_t got = 42;
@@ -130,7 +85,7 @@ static void test_int_worked_values(void **state)
     struct xg_writer w;
     xg_writer_init(&w, buf, sizeof buf);
     assert_int_equal(less_put_uint(&w, UINT64_MAX), 0);
-    assert_bytes(buf, w.len, "bf ff ff ff ff ff ff ff ff 03");
+    xg_test_assert_bytes(buf, w.len, "bf ff ff ff ff ff ff ff ff 03");
     assert_int_equal(less_uint_size(UINT64_MAX), 10);
     struct xg_reader r;
     xg_reader_init(&r, buf, w.len);
@@ -184,7 +139,7 @@ static void test_int_worked_values_from_spec(void **state)
             struct xg_writer w;
             xg_writer_init(&w, buf, sizeof buf);
             less_put_uint(&w, UINT64_MAX);
-            assert_bytes(buf, w.len, hex);
+            xg_test_assert_bytes(buf, w.len, hex);
         } else {
             int64_t v;
             if (strcmp(name, "INT32_MAX") == 0)
@@ -207,7 +162,7 @@ static void test_int_worked_values_from_spec(void **state)
 static int decode_int_hex(const char *hex, int64_t *v, struct xg_error *e)
 {
     uint8_t buf[32];
-    size_t n = unhex(hex, buf, sizeof buf);
+    size_t n = xg_test_unhex(hex, buf, sizeof buf);
     struct xg_reader r;
     xg_reader_init(&r, buf, n);
     return less_get_int(&r, v, "field", e);
@@ -216,7 +171,7 @@ static int decode_int_hex(const char *hex, int64_t *v, struct xg_error *e)
 static int decode_uint_hex(const char *hex, uint64_t *v, struct xg_error *e)
 {
     uint8_t buf[32];
-    size_t n = unhex(hex, buf, sizeof buf);
+    size_t n = xg_test_unhex(hex, buf, sizeof buf);
     struct xg_reader r;
     xg_reader_init(&r, buf, n);
     return less_get_uint(&r, v, "field", e);
@@ -246,31 +201,31 @@ static void test_int_rejections(void **state)
     struct xg_error e = {0};
     /* 11 bytes */
     assert_int_equal(decode_int_hex("80 80 80 80 80 80 80 80 80 80 00", &v, &e), -EPROTO);
-    assert_err_contains(&e, "longer than 10 bytes");
-    assert_err_contains(&e, "field");
+    xg_test_assert_err_contains(&e, "longer than 10 bytes");
+    xg_test_assert_err_contains(&e, "field");
     /* 2^63: fits uint64 but not int64 */
     assert_int_equal(decode_int_hex("80 80 80 80 80 80 80 80 80 02", &v, &e), -EPROTO);
-    assert_err_contains(&e, "overflows int64");
+    xg_test_assert_err_contains(&e, "overflows int64");
     assert_int_equal(decode_uint_hex("80 80 80 80 80 80 80 80 80 02", &u, &e), 0);
     assert_true(u == (uint64_t)1 << 63);
     /* bits beyond 64 */
     assert_int_equal(decode_int_hex("bf ff ff ff ff ff ff ff ff 04", &v, &e), -EPROTO);
-    assert_err_contains(&e, "overflows 64 bits");
+    xg_test_assert_err_contains(&e, "overflows 64 bits");
     assert_int_equal(decode_uint_hex("bf ff ff ff ff ff ff ff ff 7f", &u, &e), -EPROTO);
-    assert_err_contains(&e, "overflows 64 bits");
+    xg_test_assert_err_contains(&e, "overflows 64 bits");
     /* below INT64_MIN: ~v = 2^63 */
     assert_int_equal(decode_int_hex("c0 80 80 80 80 80 80 80 80 02", &v, &e), -EPROTO);
-    assert_err_contains(&e, "overflows int64");
+    xg_test_assert_err_contains(&e, "overflows int64");
     /* truncation */
     assert_int_equal(decode_int_hex("", &v, &e), -EMSGSIZE);
     assert_int_equal(decode_int_hex("80", &v, &e), -EMSGSIZE);
-    assert_err_contains(&e, "truncated");
+    xg_test_assert_err_contains(&e, "truncated");
     assert_int_equal(decode_int_hex("80 80 80", &v, &e), -EMSGSIZE);
     /* unsigned fields reject the negative form (P11) */
     assert_int_equal(decode_uint_hex("c0 00", &u, &e), -EPROTO);
-    assert_err_contains(&e, "negative INTEGER -1");
+    xg_test_assert_err_contains(&e, "negative INTEGER -1");
     assert_int_equal(decode_uint_hex("ff ff ff ff ff ff ff ff ff 01", &u, &e), -EPROTO);
-    assert_err_contains(&e, "negative INTEGER -9223372036854775808");
+    xg_test_assert_err_contains(&e, "negative INTEGER -9223372036854775808");
 }
 
 static void test_int_roundtrip_sweep(void **state)
@@ -332,11 +287,11 @@ static void test_string(void **state)
     /* ASCII: one byte per element */
     xg_writer_init(&w, buf, sizeof buf);
     assert_int_equal(less_put_string(&w, "abc", 3, &e), 0);
-    assert_bytes(buf, w.len, "03 61 62 63");
+    xg_test_assert_bytes(buf, w.len, "03 61 62 63");
     /* P2 / wire-rules §5.4: é = C3 A9 -> unsigned elements 83 03 a9 02, length counts bytes */
     xg_writer_init(&w, buf, sizeof buf);
     assert_int_equal(less_put_string(&w, "\xc3\xa9", 2, &e), 0);
-    assert_bytes(buf, w.len, "02 83 03 a9 02");
+    xg_test_assert_bytes(buf, w.len, "02 83 03 a9 02");
     xg_reader_init(&r, buf, w.len);
     assert_int_equal(less_get_string(&r, fresh_arena(), &s, &len, &e), 0);
     assert_int_equal(len, 2);
@@ -344,13 +299,13 @@ static void test_string(void **state)
     /* empty */
     xg_writer_init(&w, buf, sizeof buf);
     assert_int_equal(less_put_string(&w, "", 0, &e), 0);
-    assert_bytes(buf, w.len, "00");
+    xg_test_assert_bytes(buf, w.len, "00");
     /* encoder rejects invalid UTF-8 and NUL */
     xg_writer_init(&w, buf, sizeof buf);
     assert_int_equal(less_put_string(&w, "a\xc3", 2, &e), -EINVAL);
-    assert_err_contains(&e, "invalid UTF-8 byte 0xc3 at index 1");
+    xg_test_assert_err_contains(&e, "invalid UTF-8 byte 0xc3 at index 1");
     assert_int_equal(less_put_string(&w, "a\0b", 3, &e), -EINVAL);
-    assert_err_contains(&e, "NUL");
+    xg_test_assert_err_contains(&e, "NUL");
     assert_int_equal(w.len, 0);
 
     struct {
@@ -371,10 +326,10 @@ static void test_string(void **state)
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         uint8_t in[16];
-        size_t n = unhex(bad[i].hex, in, sizeof in);
+        size_t n = xg_test_unhex(bad[i].hex, in, sizeof in);
         xg_reader_init(&r, in, n);
         assert_int_equal(less_get_string(&r, fresh_arena(), &s, &len, &e), bad[i].rc);
-        assert_err_contains(&e, bad[i].msg);
+        xg_test_assert_err_contains(&e, bad[i].msg);
     }
 }
 
@@ -387,7 +342,7 @@ static void roundtrip_variant(const struct less_value *v, const char *hex, struc
     struct xg_error e = {0};
     xg_writer_init(&w, buf, sizeof buf);
     assert_int_equal(less_put_variant(&w, v, &e), 0);
-    assert_bytes(buf, w.len, hex);
+    xg_test_assert_bytes(buf, w.len, hex);
     struct xg_reader r;
     xg_reader_init(&r, buf, w.len);
     assert_int_equal(less_get_variant(&r, fresh_arena(), out, &e), 0);
@@ -397,7 +352,7 @@ static void roundtrip_variant(const struct less_value *v, const char *hex, struc
     uint8_t again[256];
     xg_writer_init(&w, again, sizeof again);
     assert_int_equal(less_put_variant(&w, out, &e), 0);
-    assert_bytes(again, w.len, hex);
+    xg_test_assert_bytes(again, w.len, hex);
 }
 
 static void test_floats(void **state)
@@ -421,11 +376,11 @@ static void test_floats(void **state)
     struct xg_error e = {0};
     xg_reader_init(&r, in, sizeof in);
     assert_int_equal(less_get_variant(&r, fresh_arena(), &out, &e), -EPROTO);
-    assert_err_contains(&e, "STANDALONE-VARIANT length");
+    xg_test_assert_err_contains(&e, "STANDALONE-VARIANT length");
     /* context-dependent FLOAT32 cut short */
     xg_reader_init(&r, in + 2, 3);
     assert_int_equal(less_get_value(&r, &less_type_float32, fresh_arena(), &out, &e), -EMSGSIZE);
-    assert_err_contains(&e, "FLOAT32 at offset 0: truncated");
+    xg_test_assert_err_contains(&e, "FLOAT32 at offset 0: truncated");
 }
 
 static void test_variants(void **state)
@@ -509,7 +464,7 @@ static void test_variant_rejections(void **state)
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         uint8_t in[64];
-        size_t n = unhex(bad[i].hex, in, sizeof in);
+        size_t n = xg_test_unhex(bad[i].hex, in, sizeof in);
         struct xg_reader r;
         struct less_value out;
         struct xg_error e = {0};
@@ -535,7 +490,7 @@ static void test_variant_rejections(void **state)
         struct xg_error e = {0};
         xg_reader_init(&r, in, n);
         assert_int_equal(less_get_variant(&r, fresh_arena(), &out, &e), -EPROTO);
-        assert_err_contains(&e, "deeper than 8");
+        xg_test_assert_err_contains(&e, "deeper than 8");
         /* 8 levels are fine */
         xg_reader_init(&r, in + 2, n - 2);
         assert_int_equal(less_get_variant(&r, fresh_arena(), &out, &e), 0);
@@ -560,7 +515,7 @@ static void test_variant_rejections(void **state)
     struct xg_error e = {0};
     xg_reader_init(&r, in, n);
     assert_int_equal(less_get_variant(&r, &a, &out, &e), -ENOBUFS);
-    assert_err_contains(&e, "arena full");
+    xg_test_assert_err_contains(&e, "arena full");
     /* ...and fits in the big one */
     xg_reader_init(&r, in, n);
     assert_int_equal(less_get_variant(&r, fresh_arena(), &out, &e), 0);
@@ -577,24 +532,24 @@ static void test_value_encode_rejections(void **state)
     struct less_value v = {NULL, {.list = {f2, 2}}};
     xg_writer_init(&w, buf, sizeof buf);
     assert_int_equal(less_put_value(&w, &less_type_vec3f, &v, &e), -EINVAL);
-    assert_err_contains(&e, "VECTOR: 2 elements, type says 3");
+    xg_test_assert_err_contains(&e, "VECTOR: 2 elements, type says 3");
     v = (struct less_value){&less_type_string, {.str = {"x", 1}}};
     assert_int_equal(less_put_value(&w, &less_type_vec3f, &v, &e), -EINVAL);
-    assert_err_contains(&e, "has type STRING, expected VECTOR");
+    xg_test_assert_err_contains(&e, "has type STRING, expected VECTOR");
     static const struct less_type bad_list = {LESS_T_LIST, 0, NULL};
     assert_int_equal(less_put_type(&w, &bad_list, &e), -EINVAL);
-    assert_err_contains(&e, "missing descriptor");
+    xg_test_assert_err_contains(&e, "missing descriptor");
     static const struct less_type bad_code = {42, 0, NULL};
     assert_int_equal(less_put_type(&w, &bad_code, &e), -EINVAL);
-    assert_err_contains(&e, "unknown type code 42");
+    xg_test_assert_err_contains(&e, "unknown type code 42");
     v = (struct less_value){NULL, {.i = 0}};
     assert_int_equal(less_put_variant(&w, &v, &e), -EINVAL);
-    assert_err_contains(&e, "without a type");
+    xg_test_assert_err_contains(&e, "without a type");
     /* output too small */
     xg_writer_init(&w, buf, 3);
     v = (struct less_value){&less_type_float64, {.f = 1}};
     assert_int_equal(less_put_variant(&w, &v, &e), -EMSGSIZE);
-    assert_err_contains(&e, "output full");
+    xg_test_assert_err_contains(&e, "output full");
     assert_int_equal(w.len, 0);
     assert_int_equal(w.err, 0);
 }
@@ -638,7 +593,7 @@ static void test_pose_schema(void **state)
     static const struct less_schema bad = {"urn:test:bad", badc, 1, NULL, 0};
     struct xg_error e = {0};
     assert_int_equal(less_schema_validate(&bad, &e), -EINVAL);
-    assert_err_contains(&e, "urn:test:bad: component 0 property 1 (vec)");
+    xg_test_assert_err_contains(&e, "urn:test:bad: component 0 property 1 (vec)");
     static const struct less_schema nouri = {NULL, badc, 1, NULL, 0};
     assert_int_equal(less_schema_validate(&nouri, &e), -EINVAL);
 }
@@ -686,7 +641,7 @@ static void msg_roundtrip(const struct less_msg *m, const char *hex)
         fprintf(stderr, "encode: %s\n", e.msg);
         fail();
     }
-    assert_bytes(buf, w.len, hex);
+    xg_test_assert_bytes(buf, w.len, hex);
     struct xg_reader r;
     xg_reader_init(&r, buf, w.len);
     if (less_decode_msg(&r, &tctx, fresh_arena(), &decoded, &e) != 0) {
@@ -881,7 +836,7 @@ static void test_msg_interaction_tweak_control(void **state)
 static int decode_hex_msg(const char *hex, struct xg_error *e)
 {
     uint8_t buf[256];
-    size_t n = unhex(hex, buf, sizeof buf);
+    size_t n = xg_test_unhex(hex, buf, sizeof buf);
     struct xg_reader r;
     struct less_msg m;
     xg_reader_init(&r, buf, n);
@@ -939,7 +894,7 @@ static void test_msg_rejections(void **state)
     struct xg_error e = {0};
     xg_reader_init(&r, upd, sizeof upd);
     assert_int_equal(less_decode_msg(&r, NULL, fresh_arena(), &m, &e), -EPROTO);
-    assert_err_contains(&e, "unknown entity 7");
+    xg_test_assert_err_contains(&e, "unknown entity 7");
     uint8_t rem[] = {0x05, 0x07};
     xg_reader_init(&r, rem, sizeof rem);
     assert_int_equal(less_decode_msg(&r, NULL, fresh_arena(), &m, &e), 0);
@@ -959,18 +914,19 @@ static void test_msg_encode_rejections(void **state)
     m.u.update_entity.components = (struct less_comp_values_list){&cv, 1};
     xg_writer_init(&w, buf, sizeof buf);
     assert_int_equal(less_encode_msg(&w, &tctx, &m, &e), -EINVAL);
-    assert_err_contains(&e, "LESS encode update-entity: property 2 (position): value: has type "
-                            "STRING, expected VECTOR");
+    xg_test_assert_err_contains(&e,
+                                "LESS encode update-entity: property 2 (position): value: has type "
+                                "STRING, expected VECTOR");
     assert_int_equal(w.len, 0); /* nothing half-written */
     pv.property_id = 20;
     assert_int_equal(less_encode_msg(&w, &tctx, &m, &e), -EINVAL);
-    assert_err_contains(&e, "property 20 not in component 0 of urn:xrgate:lods:pose:1");
+    xg_test_assert_err_contains(&e, "property 20 not in component 0 of urn:xrgate:lods:pose:1");
     m.u.update_entity.entity_id = 99;
     assert_int_equal(less_encode_msg(&w, &tctx, &m, &e), -EINVAL);
-    assert_err_contains(&e, "unknown entity 99");
+    xg_test_assert_err_contains(&e, "unknown entity 99");
     m = (struct less_msg){.code = (enum less_msg_code)13};
     assert_int_equal(less_encode_msg(&w, &tctx, &m, &e), -EINVAL);
-    assert_err_contains(&e, "unknown message code 13");
+    xg_test_assert_err_contains(&e, "unknown message code 13");
     /* too small an output */
     m = (struct less_msg){.code = LESS_MSG_INTRODUCE_TYPE};
     m.u.introduce_type.typeid = 1;
@@ -978,14 +934,14 @@ static void test_msg_encode_rejections(void **state)
     m.u.introduce_type.uri_len = strlen(LESS_POSE_URI);
     xg_writer_init(&w, buf, 10);
     assert_int_equal(less_encode_msg(&w, &tctx, &m, &e), -EMSGSIZE);
-    assert_err_contains(&e, "output full");
+    xg_test_assert_err_contains(&e, "output full");
     assert_int_equal(w.len, 0);
     assert_int_equal(w.err, 0);
     /* a message that fits after one that did not: the writer is still usable */
     m = (struct less_msg){.code = LESS_MSG_REMOVE_ENTITY};
     m.u.remove_entity.entity_id = 7;
     assert_int_equal(less_encode_msg(&w, &tctx, &m, &e), 0);
-    assert_bytes(buf, w.len, "05 07");
+    xg_test_assert_bytes(buf, w.len, "05 07");
 }
 
 /* ---- pose helpers ---- */
@@ -1077,19 +1033,19 @@ static void test_pose_props_rejections(void **state)
                                     {LESS_POSE_POSITION, {&less_type_vec3f, {.list = {f3, 3}}}}};
     struct less_prop_list l = {pv, 2};
     assert_int_equal(less_pose_from_props(&l, &p, &e), -EPROTO);
-    assert_err_contains(&e, "LESS pose position[1]: not finite");
+    xg_test_assert_err_contains(&e, "LESS pose position[1]: not finite");
     assert_int_equal(p.kind, 3); /* unchanged on error */
     f3[1].u.f = INFINITY;
     assert_int_equal(less_pose_from_props(&l, &p, &e), -EPROTO);
     pv[1] = (struct less_prop_value){LESS_POSE_POSITION, {&less_type_string, {.str = {"x", 1}}}};
     assert_int_equal(less_pose_from_props(&l, &p, &e), -EPROTO);
-    assert_err_contains(&e, "LESS pose position: value of type STRING, expected VECTOR");
+    xg_test_assert_err_contains(&e, "LESS pose position: value of type STRING, expected VECTOR");
     pv[1] = (struct less_prop_value){LESS_POSE_ACTIVE, {&less_type_integer, {.i = 2}}};
     assert_int_equal(less_pose_from_props(&l, &p, &e), -EPROTO);
-    assert_err_contains(&e, "active: 2 is not 0 or 1");
+    xg_test_assert_err_contains(&e, "active: 2 is not 0 or 1");
     pv[1] = (struct less_prop_value){9, {&less_type_integer, {.i = 2}}};
     assert_int_equal(less_pose_from_props(&l, &p, &e), -EPROTO);
-    assert_err_contains(&e, "property 9 not in urn:xrgate:lods:pose:1");
+    xg_test_assert_err_contains(&e, "property 9 not in urn:xrgate:lods:pose:1");
     pv[1] = (struct less_prop_value){LESS_POSE_ACTIVE, {&less_type_integer, {.i = 0}}};
     assert_int_equal(less_pose_from_props(&l, &p, &e), 0);
     assert_int_equal(p.kind, 4);

@@ -18,54 +18,9 @@
 
 #include <cmocka.h>
 
+#include "tests/unit/test_util.h"
+
 #include "adapters/less/less_codec.h"
-
-static size_t unhex(const char *s, uint8_t *out, size_t cap)
-{
-    size_t n = 0;
-    int hi = -1;
-    for (; *s; s++) {
-        int v;
-        if (*s >= '0' && *s <= '9')
-            v = *s - '0';
-        else if (*s >= 'a' && *s <= 'f')
-            v = *s - 'a' + 10;
-        else if (*s >= 'A' && *s <= 'F')
-            v = *s - 'A' + 10;
-        else
-            continue;
-        if (hi < 0) {
-            hi = v;
-        } else {
-            assert_true(n < cap);
-            out[n++] = (uint8_t)(hi << 4 | v);
-            hi = -1;
-        }
-    }
-    assert_int_equal(hi, -1);
-    return n;
-}
-
-static void assert_bytes(const uint8_t *got, size_t got_len, const char *hex)
-{
-    uint8_t want[512];
-    size_t n = unhex(hex, want, sizeof want);
-    if (got_len != n || memcmp(got, want, n) != 0) {
-        fprintf(stderr, "want %s\n got ", hex);
-        for (size_t i = 0; i < got_len; i++)
-            fprintf(stderr, "%02x", got[i]);
-        fprintf(stderr, "\n");
-        fail();
-    }
-}
-
-static void assert_err_contains(const struct xg_error *e, const char *needle)
-{
-    if (!strstr(e->msg, needle)) {
-        fprintf(stderr, "error \"%s\" lacks \"%s\"\n", e->msg, needle);
-        fail();
-    }
-}
 
 #define KEY_HEX "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
 /* introduce-type 1 "urn:xrgate:lods:pose:1" */
@@ -88,7 +43,7 @@ static struct less_key test_key(void)
 
 static size_t msg_bytes(uint8_t *out, size_t cap)
 {
-    return unhex(MSG_HEX, out, cap);
+    return xg_test_unhex(MSG_HEX, out, cap);
 }
 
 /* ---- keys ---- */
@@ -109,15 +64,15 @@ static void test_key_from_hex(void **state)
     assert_int_equal(k.bytes[31], 0x1f);
 
     assert_int_equal(less_key_from_hex("0011", 4, &k, &e), -EINVAL);
-    assert_err_contains(&e, "2 bytes, need 16 to 64");
+    xg_test_assert_err_contains(&e, "2 bytes, need 16 to 64");
     assert_int_equal(less_key_from_hex("001", 3, &k, &e), -EINVAL);
-    assert_err_contains(&e, "odd number");
+    xg_test_assert_err_contains(&e, "odd number");
     assert_int_equal(less_key_from_hex("00zz", 4, &k, &e), -EINVAL);
-    assert_err_contains(&e, "character 0x7a at index 2");
+    xg_test_assert_err_contains(&e, "character 0x7a at index 2");
     char big[200];
     memset(big, 'a', 130);
     assert_int_equal(less_key_from_hex(big, 130, &k, &e), -EINVAL);
-    assert_err_contains(&e, "longer than 64");
+    xg_test_assert_err_contains(&e, "longer than 64");
     assert_int_equal(less_key_from_hex(big, 128, &k, &e), 0);
     assert_int_equal(k.len, 64);
 }
@@ -129,9 +84,9 @@ static void test_hmac_vector(void **state)
     (void)state;
     struct less_key k = test_key();
     uint8_t frame[128], sig[8];
-    size_t n = unhex(TCP_ZERO, frame, sizeof frame);
+    size_t n = xg_test_unhex(TCP_ZERO, frame, sizeof frame);
     assert_int_equal(less_sign(&k, frame, n, 1, sig, NULL), 0);
-    assert_bytes(sig, 8, TCP_SIG);
+    xg_test_assert_bytes(sig, 8, TCP_SIG);
     /* the signature bytes are taken as zero: filling them in does not change the result */
     memcpy(frame + 1, sig, 8);
     uint8_t again[8];
@@ -139,16 +94,16 @@ static void test_hmac_vector(void **state)
     assert_memory_equal(again, sig, 8);
     assert_int_equal(less_verify(&k, frame, n, 1, NULL), 0);
 
-    n = unhex(UDP_ZERO, frame, sizeof frame);
+    n = xg_test_unhex(UDP_ZERO, frame, sizeof frame);
     assert_int_equal(less_sign(&k, frame, n, 12, sig, NULL), 0);
-    assert_bytes(sig, 8, UDP_SIG);
+    xg_test_assert_bytes(sig, 8, UDP_SIG);
 
     /* signature: none -> zeros */
     assert_int_equal(less_sign(NULL, frame, n, 12, sig, NULL), 0);
-    assert_bytes(sig, 8, "0000000000000000");
+    xg_test_assert_bytes(sig, 8, "0000000000000000");
     struct xg_error e = {0};
     assert_int_equal(less_sign(&k, frame, n, n - 7, sig, &e), -EINVAL);
-    assert_err_contains(&e, "outside");
+    xg_test_assert_err_contains(&e, "outside");
 }
 
 static void test_tcp_encode_decode_vector(void **state)
@@ -161,7 +116,7 @@ static void test_tcp_encode_decode_vector(void **state)
     struct xg_error e = {0};
     xg_writer_init(&w, out, sizeof out);
     assert_int_equal(less_tcp_encode(&w, &k, 1000000, 1, msgs, ml, &e), 0);
-    assert_bytes(out, w.len, TCP_SIGNED);
+    xg_test_assert_bytes(out, w.len, TCP_SIGNED);
 
     struct less_frame f;
     assert_int_equal(less_tcp_decode(out, w.len, &k, &f, &e), 0);
@@ -172,7 +127,7 @@ static void test_tcp_encode_decode_vector(void **state)
     assert_int_equal(f.message_count, 1);
     assert_int_equal(f.messages_len, ml);
     assert_memory_equal(f.messages, msgs, ml);
-    assert_bytes(f.signature, 8, TCP_SIG);
+    xg_test_assert_bytes(f.signature, 8, TCP_SIG);
 
     /* every single-bit flip is rejected; inside the signed packet it is a signature failure */
     for (size_t i = 0; i < w.len; i++) {
@@ -190,15 +145,15 @@ static void test_tcp_encode_decode_vector(void **state)
     struct less_key k2 = k;
     k2.bytes[0] ^= 1;
     assert_int_equal(less_tcp_decode(out, w.len, &k2, &f, &e), -EACCES);
-    assert_err_contains(&e, "HMAC does not verify");
+    xg_test_assert_err_contains(&e, "HMAC does not verify");
     assert_false(f.authentic);
     /* signed frame but we are configured for signature: none */
     assert_int_equal(less_tcp_decode(out, w.len, NULL, &f, &e), -EACCES);
-    assert_err_contains(&e, "not zero (signature: none)");
+    xg_test_assert_err_contains(&e, "not zero (signature: none)");
     /* unsigned frame, both ends none */
     xg_writer_init(&w, out, sizeof out);
     assert_int_equal(less_tcp_encode(&w, NULL, 1000000, 1, msgs, ml, &e), 0);
-    assert_bytes(out, w.len, TCP_ZERO);
+    xg_test_assert_bytes(out, w.len, TCP_ZERO);
     assert_int_equal(less_tcp_decode(out, w.len, NULL, &f, &e), 0);
     /* zero signature against a keyed receiver */
     assert_int_equal(less_tcp_decode(out, w.len, &k, &f, &e), -EACCES);
@@ -211,10 +166,10 @@ static void test_tcp_decode_rejections(void **state)
     struct less_frame f;
     struct xg_error e = {0};
     uint8_t buf[128];
-    size_t n = unhex(TCP_SIGNED, buf, sizeof buf);
+    size_t n = xg_test_unhex(TCP_SIGNED, buf, sizeof buf);
     /* length says more than there is / less than there is */
     assert_int_equal(less_tcp_decode(buf, n - 1, &k, &f, &e), -EMSGSIZE);
-    assert_err_contains(&e, "packet-length 37 but 36 bytes follow");
+    xg_test_assert_err_contains(&e, "packet-length 37 but 36 bytes follow");
     uint8_t longer[129];
     memcpy(longer, buf, n);
     longer[n] = 0;
@@ -226,25 +181,25 @@ static void test_tcp_decode_rejections(void **state)
     assert_int_equal(less_tcp_encode(&w, &k, 5, 9, msgs, 2, &e), 0);
     assert_int_equal(less_tcp_decode(buf, w.len, &k, &f, &e), -EPROTO);
     assert_true(f.authentic);
-    assert_err_contains(&e, "message-count 9");
+    xg_test_assert_err_contains(&e, "message-count 9");
     /* negative packet-length */
     uint8_t neg[] = {0xc0, 0x00};
     assert_int_equal(less_tcp_decode(neg, 2, &k, &f, &e), -EPROTO);
-    assert_err_contains(&e, "negative");
+    xg_test_assert_err_contains(&e, "negative");
     /* a writer too small leaves nothing behind */
     xg_writer_init(&w, buf, 20);
     assert_int_equal(less_tcp_encode(&w, &k, 5, 1, (const uint8_t *)"0123456789abcdef", 16, &e),
                      -EMSGSIZE);
     assert_int_equal(w.len, 0);
     assert_int_equal(w.err, 0);
-    assert_err_contains(&e, "does not fit in 20 bytes");
+    xg_test_assert_err_contains(&e, "does not fit in 20 bytes");
 }
 
 static void test_tcp_split(void **state)
 {
     (void)state;
     uint8_t two[256];
-    size_t n = unhex(TCP_SIGNED, two, sizeof two);
+    size_t n = xg_test_unhex(TCP_SIGNED, two, sizeof two);
     memcpy(two + n, two, n);
     size_t fl = 99;
     struct xg_error e = {0};
@@ -263,19 +218,19 @@ static void test_tcp_split(void **state)
     assert_int_equal(fl, n);
     /* maximum */
     assert_int_equal(less_tcp_split(two, n, 36, &fl, &e), -EPROTO);
-    assert_err_contains(&e, "packet-length 37 outside 10..36");
+    xg_test_assert_err_contains(&e, "packet-length 37 outside 10..36");
     /* a packet-length INTEGER still incomplete: wait; 10 continuation bytes: error */
     uint8_t cont[11];
     memset(cont, 0x80, sizeof cont);
     assert_int_equal(less_tcp_split(cont, 9, 1 << 20, &fl, &e), 0);
     assert_int_equal(less_tcp_split(cont, 11, 1 << 20, &fl, &e), -EPROTO);
-    assert_err_contains(&e, "longer than 10 bytes");
+    xg_test_assert_err_contains(&e, "longer than 10 bytes");
     /* negative, too small */
     uint8_t neg[] = {0xc0, 0x00};
     assert_int_equal(less_tcp_split(neg, 2, 1200, &fl, &e), -EPROTO);
     uint8_t tiny[] = {0x09};
     assert_int_equal(less_tcp_split(tiny, 1, 1200, &fl, &e), -EPROTO);
-    assert_err_contains(&e, "packet-length 9 outside");
+    xg_test_assert_err_contains(&e, "packet-length 9 outside");
     /* two-byte length 200: need 202 bytes */
     uint8_t big[202] = {0x88, 0x03};
     assert_int_equal(less_tcp_split(big, 201, 1200, &fl, &e), 0);
@@ -294,7 +249,7 @@ static void test_udp_encode_decode_vector(void **state)
     xg_writer_init(&w, out, sizeof out);
     assert_int_equal(less_udp_encode(&w, &k, 5, 4, 0x8000000000000001ull, 1000001, 1, msgs, ml, &e),
                      0);
-    assert_bytes(out, w.len, UDP_SIGNED);
+    xg_test_assert_bytes(out, w.len, UDP_SIGNED);
 
     struct less_frame f;
     assert_int_equal(less_udp_decode(out, w.len, 1200, &k, &f, &e), 0);
@@ -319,7 +274,7 @@ static void test_udp_encode_decode_vector(void **state)
     }
     /* MTU */
     assert_int_equal(less_udp_decode(out, w.len, w.len - 1, &k, &f, &e), -EMSGSIZE);
-    assert_err_contains(&e, "exceeds the MTU");
+    xg_test_assert_err_contains(&e, "exceeds the MTU");
     /* an authentic datagram whose header does not parse: still ackable (P14) */
     xg_writer_init(&w, out, sizeof out);
     assert_int_equal(less_udp_encode(&w, &k, 77, 0, 0, 10, 3, msgs, 1, &e), 0);
@@ -329,7 +284,7 @@ static void test_udp_encode_decode_vector(void **state)
     /* negative bitmask */
     uint8_t negmask[] = {1, 0, 0xc0, 0x00, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     assert_int_equal(less_udp_decode(negmask, sizeof negmask, 1200, NULL, &f, &e), -EPROTO);
-    assert_err_contains(&e, "ack-previous-bitmask");
+    xg_test_assert_err_contains(&e, "ack-previous-bitmask");
     /* MTU on encode = writer capacity */
     xg_writer_init(&w, out, 30);
     assert_int_equal(less_udp_encode(&w, &k, 5, 4, 0, 1, 1, msgs, ml, &e), -EMSGSIZE);
@@ -342,7 +297,8 @@ static void test_truncation(void **state)
     (void)state;
     struct less_key k = test_key();
     uint8_t tcp[128], udp[128];
-    size_t tn = unhex(TCP_SIGNED, tcp, sizeof tcp), un = unhex(UDP_SIGNED, udp, sizeof udp);
+    size_t tn = xg_test_unhex(TCP_SIGNED, tcp, sizeof tcp),
+           un = xg_test_unhex(UDP_SIGNED, udp, sizeof udp);
     for (size_t len = 0; len < tn; len++) {
         uint8_t *cut = malloc(len ? len : 1);
         memcpy(cut, tcp, len);
@@ -427,7 +383,7 @@ static void test_packet_messages(void **state)
     assert_int_equal(less_msg_next(&it, &ctx, &a, &m, &e), 1);
     assert_int_equal(less_msg_next(&it, &ctx, &a, &m, &e), 1);
     assert_int_equal(less_msg_next(&it, &ctx, &a, &m, &e), -EPROTO);
-    assert_err_contains(&e, "bytes after message 2");
+    xg_test_assert_err_contains(&e, "bytes after message 2");
 
     /* message-count 4 with 3 messages: the 4th is truncated */
     xg_writer_init(&w, out, sizeof out);
@@ -437,7 +393,7 @@ static void test_packet_messages(void **state)
     for (int i = 0; i < 3; i++)
         assert_int_equal(less_msg_next(&it, &ctx, &a, &m, &e), 1);
     assert_int_equal(less_msg_next(&it, &ctx, &a, &m, &e), -EMSGSIZE);
-    assert_err_contains(&e, "LESS message 3: message code: INTEGER truncated at offset 37");
+    xg_test_assert_err_contains(&e, "LESS message 3: message code: INTEGER truncated at offset 37");
     /* iterating after an error keeps failing */
     assert_true(less_msg_next(&it, &ctx, &a, &m, &e) < 0);
 
@@ -450,7 +406,7 @@ static void test_packet_messages(void **state)
     assert_int_equal(less_msg_next(&it, &other, &a, &m, &e), 1);
     assert_int_equal(less_msg_next(&it, &other, &a, &m, &e), 1);
     assert_int_equal(less_msg_next(&it, &other, &a, &m, &e), -EPROTO);
-    assert_err_contains(
+    xg_test_assert_err_contains(
         &e, "LESS message 2: update-entity: unknown entity 7 (not introduced by the sender)");
 }
 
@@ -473,7 +429,7 @@ static void check_vector_file(const char *name, bool udp)
         if (strncmp(line, "key ", 4) == 0)
             assert_int_equal(less_key_from_hex(line + 4, strlen(line + 4), &k, NULL), 0);
         else if (strncmp(line, "frame ", 6) == 0)
-            fl = unhex(line + 6, frame, sizeof frame);
+            fl = xg_test_unhex(line + 6, frame, sizeof frame);
     }
     fclose(fp);
     assert_int_equal(k.len, 32);

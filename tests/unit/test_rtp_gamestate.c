@@ -13,6 +13,8 @@
 
 #include <cmocka.h>
 
+#include "tests/unit/test_util.h"
+
 #include "adapters/rtp/gamestate_codec.h"
 #include "core/float16.h"
 
@@ -23,20 +25,10 @@ struct buf {
     size_t n;
 };
 
-/* Append hex pairs (spaces ignored) to b. */
+/* Append hex pairs (other characters ignored) to b. */
 static void hex(struct buf *b, const char *s)
 {
-    while (*s) {
-        if (*s == ' ') {
-            s++;
-            continue;
-        }
-        unsigned v;
-        assert_int_equal(sscanf(s, "%2x", &v), 1);
-        assert_true(b->n < sizeof b->b);
-        b->b[b->n++] = (uint8_t)v;
-        s += 2;
-    }
+    b->n += xg_test_unhex(s, b->b + b->n, sizeof b->b - b->n);
 }
 
 static void zeros(struct buf *b, size_t n)

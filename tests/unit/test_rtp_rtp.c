@@ -12,6 +12,8 @@
 
 #include <cmocka.h>
 
+#include "tests/unit/test_util.h"
+
 #include "adapters/rtp/gamestate_codec.h"
 #include "adapters/rtp/rtp.h"
 
@@ -22,17 +24,7 @@ struct buf {
 
 static void hex(struct buf *b, const char *s)
 {
-    while (*s) {
-        if (*s == ' ') {
-            s++;
-            continue;
-        }
-        unsigned v;
-        assert_int_equal(sscanf(s, "%2x", &v), 1);
-        assert_true(b->n < sizeof b->b);
-        b->b[b->n++] = (uint8_t)v;
-        s += 2;
-    }
+    b->n += xg_test_unhex(s, b->b + b->n, sizeof b->b - b->n);
 }
 
 static void assert_bytes(const uint8_t *got, size_t got_n, const struct buf *want)

@@ -1,0 +1,62 @@
+/* Helpers shared by the unit tests (header-only; include after <cmocka.h>). */
+#ifndef XG_TEST_UTIL_H
+#define XG_TEST_UTIL_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/error.h"
+
+/** Decode hex digits from `s` into out (at most cap bytes); any other character is a separator.
+ *  Fails the test on an odd digit count or overflow. Returns the byte count. */
+static inline size_t xg_test_unhex(const char *s, uint8_t *out, size_t cap)
+{
+    size_t n = 0;
+    int hi = -1;
+    for (; *s; s++) {
+        int v;
+        if (*s >= '0' && *s <= '9')
+            v = *s - '0';
+        else if (*s >= 'a' && *s <= 'f')
+            v = *s - 'a' + 10;
+        else if (*s >= 'A' && *s <= 'F')
+            v = *s - 'A' + 10;
+        else
+            continue;
+        if (hi < 0) {
+            hi = v;
+        } else {
+            assert_true(n < cap);
+            out[n++] = (uint8_t)(hi << 4 | v);
+            hi = -1;
+        }
+    }
+    assert_int_equal(hi, -1);
+    return n;
+}
+
+/** Fail unless got[0..got_len) equals the bytes written in hex (printing both on failure). */
+static inline void xg_test_assert_bytes(const uint8_t *got, size_t got_len, const char *hex)
+{
+    uint8_t want[512];
+    size_t n = xg_test_unhex(hex, want, sizeof want);
+    if (got_len != n || memcmp(got, want, n) != 0) {
+        fprintf(stderr, "want %s\n got ", hex);
+        for (size_t i = 0; i < got_len; i++)
+            fprintf(stderr, "%02x ", got[i]);
+        fprintf(stderr, "\n");
+        fail();
+    }
+}
+
+/** Fail unless the error message contains `needle`. */
+static inline void xg_test_assert_err_contains(const struct xg_error *e, const char *needle)
+{
+    if (!strstr(e->msg, needle)) {
+        fprintf(stderr, "error \"%s\" lacks \"%s\"\n", e->msg, needle);
+        fail();
+    }
+}
+
+#endif
