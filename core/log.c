@@ -1,10 +1,13 @@
 #include "core/log.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <strings.h>
 #include <time.h>
+
+#include "core/clock.h"
 
 static enum xg_log_level g_level = XG_LOG_INFO;
 static bool g_json;
@@ -48,30 +51,70 @@ int xg_log_parse_level(const char *s, enum xg_log_level *out)
     return -EINVAL;
 }
 
-static void json_escape(FILE *f, const char *s)
+/* Length of the valid UTF-8 sequence at s (1..4), or 0 if the bytes there are not UTF-8. */
+static int utf8_len(const unsigned char *s)
 {
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c == '\n')
-            fputs("\\n", f);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
+    unsigned char c = s[0];
+    int n;
+    unsigned cp;
+    if (c < 0x80) return 1;
+    if (c >= 0xc2 && c <= 0xdf) {
+        n = 2;
+        cp = c & 0x1f;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        n = 3;
+        cp = c & 0x0f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        n = 4;
+        cp = c & 0x07;
+    } else {
+        return 0;
+    }
+    for (int i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80) return 0;
+        cp = (cp << 6) | (s[i] & 0x3fu);
+    }
+    if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+        (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+        return 0;
+    return n;
+}
+
+/* Writes s as one line's worth of text: control characters and bytes that are not UTF-8 are
+ * escaped (\n \r \t \xNN); in JSON mode '"' and '\' are escaped too, and \xNN is written as the
+ * text "\\xNN" so that the line stays valid JSON. */
+static void put_escaped(FILE *f, const char *str, bool json)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    const char *bs = json ? "\\\\" : "\\";
+    while (*s) {
+        unsigned char c = *s;
+        int n = utf8_len(s);
+        if (c == '\n' || c == '\r' || c == '\t') {
+            fputc('\\', f);
+            fputc(c == '\n' ? 'n' : c == '\r' ? 'r' : 't', f);
+        } else if (c < 0x20 || c == 0x7f || n == 0) {
+            fprintf(f, "%sx%02x", bs, c);
+            n = 1;
+        } else if (json && (c == '"' || c == '\\')) {
+            fputc('\\', f);
             fputc(c, f);
+        } else {
+            fwrite(s, 1, (size_t)n, f);
+        }
+        s += n;
     }
 }
 
-void xg_log(enum xg_log_level lvl, const char *component, const char *fmt, ...)
-{
-    if (lvl > g_level) return;
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
+static uint64_t g_suppressed_total;
 
+uint64_t xg_log_suppressed_total(void)
+{
+    return g_suppressed_total;
+}
+
+static void emit(enum xg_log_level lvl, const char *component, const char *msg)
+{
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     struct tm tm;
@@ -84,13 +127,61 @@ void xg_log(enum xg_log_level lvl, const char *component, const char *fmt, ...)
     if (g_json) {
         fprintf(stderr, "{\"ts\":\"%s\",\"level\":\"%s\",\"component\":\"", tbuf,
                 xg_log_level_name(lvl));
-        json_escape(stderr, component ? component : "xrgate");
+        put_escaped(stderr, component ? component : "xrgate", true);
         fputs("\",\"msg\":\"", stderr);
-        json_escape(stderr, msg);
+        put_escaped(stderr, msg, true);
         fputs("\"}\n", stderr);
     } else {
-        fprintf(stderr, "%s %-5s [%s] %s\n", tbuf, xg_log_level_name(lvl),
-                component ? component : "xrgate", msg);
+        fprintf(stderr, "%s %-5s [", tbuf, xg_log_level_name(lvl));
+        put_escaped(stderr, component ? component : "xrgate", false);
+        fputs("] ", stderr);
+        put_escaped(stderr, msg, false);
+        fputc('\n', stderr);
     }
     funlockfile(stderr);
+}
+
+void xg_log(enum xg_log_level lvl, const char *component, const char *fmt, ...)
+{
+    if (lvl > g_level) return;
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    emit(lvl, component, msg);
+}
+
+void xg_log_limited(struct xg_log_limit *lim, enum xg_log_level lvl, const char *component,
+                    const char *fmt, ...)
+{
+    if (lvl > g_level) return;
+    char msg[1024];
+    size_t len = 0;
+    if (lim) {
+        int64_t now = xg_clock_mono_ns();
+        if (!lim->window_start_ns || now - lim->window_start_ns >= XG_LOG_LIMIT_INTERVAL_NS) {
+            lim->window_start_ns = now;
+            lim->in_window = 0;
+        }
+        if (lim->in_window >= XG_LOG_LIMIT_BURST) {
+            if (!lim->suppressed++) lim->suppressed_since_ns = now;
+            g_suppressed_total++;
+            return;
+        }
+        lim->in_window++;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    len = n < 0 ? 0 : (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1;
+    if (lim && lim->suppressed) {
+        double s = (double)(xg_clock_mono_ns() - lim->suppressed_since_ns) * 1e-9;
+        snprintf(msg + len, sizeof msg - len,
+                 " (%" PRIu64 " similar line%s suppressed in the last %.0f s)", lim->suppressed,
+                 lim->suppressed == 1 ? "" : "s", s < 1 ? 1 : s);
+        lim->suppressed = 0;
+    }
+    emit(lvl, component, msg);
 }
