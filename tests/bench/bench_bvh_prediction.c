@@ -15,8 +15,7 @@
  * 30 Hz sampling at frames start+0..3 so that every frame is used.
  *
  * Usage: bench_bvh_prediction [OUT_DIR [FILE.bvh]]   (other arguments starting with "--" are
- * ignored, for run.py). FILE defaults to $XG_SHARED_DIR/fixtures/mocap/cmu_08_10_walk.bvh, else
- * ../shared/... or ../../shared/... from the working directory. Prints a table on stdout and
+ * ignored, for run.py). FILE defaults to the CMU walk in tests/vectors/mocap (XG_VECTORS_DIR). Prints a table on stdout and
  * writes OUT_DIR/bvh_prediction.json (OUT_DIR defaults to "."). Without the clip it prints a note,
  * writes {"skipped": "..."} and exits 0. Deterministic (no timing involved). */
 #include <errno.h>
@@ -34,7 +33,7 @@
 #include "core/error.h"
 #include "core/xmath.h"
 
-#define CLIP "fixtures/mocap/cmu_08_10_walk.bvh"
+#define CLIP XG_VECTORS_DIR "/mocap/cmu_08_10_walk.bvh"
 #define SCALE (0.0254 / 0.45) /* units: cmu, as the bvh adapter's default */
 #define START 1L              /* the CMU converter's T-pose is frame 0 */
 #define STEP 4L               /* 120 Hz clip -> 30 Hz samples */
@@ -95,22 +94,6 @@ static bool readable(const char *p)
     return p && access(p, R_OK) == 0;
 }
 
-static const char *find_clip(const char *arg, char *buf, size_t size)
-{
-    if (arg) return arg;
-    const char *sd = getenv("XG_SHARED_DIR");
-    if (sd) {
-        snprintf(buf, size, "%s/%s", sd, CLIP);
-        if (readable(buf)) return buf;
-    }
-    static const char *rel[] = {"../shared/", "../../shared/", "../../../shared/"};
-    for (size_t i = 0; i < sizeof rel / sizeof *rel; i++) {
-        snprintf(buf, size, "%s%s", rel[i], CLIP);
-        if (readable(buf)) return buf;
-    }
-    return NULL;
-}
-
 static FILE *open_json(const char *dir)
 {
     char path[4096];
@@ -136,11 +119,9 @@ int main(int argc, char **argv)
             file_arg = argv[i];
         pos_args++;
     }
-    char buf[4096];
-    const char *path = find_clip(file_arg, buf, sizeof buf);
+    const char *path = file_arg ? file_arg : CLIP;
     if (!path || !readable(path)) {
-        printf("bvh prediction: skipped (%s not found; set XG_SHARED_DIR or pass the file)\n",
-               file_arg ? file_arg : "../shared/" CLIP);
+        printf("bvh prediction: skipped (%s not found; pass the file)\n", path);
         FILE *f = open_json(dir);
         if (f) {
             fprintf(f, "{\"skipped\": \"clip not found\"}\n");

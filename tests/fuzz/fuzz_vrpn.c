@@ -10,7 +10,7 @@
  *   clang -fsanitize=fuzzer,address -I. tests/fuzz/fuzz_vrpn.c adapters/vrpn/vrpn_codec.c \
  *         $(ls core/[a-z]*.c) -lm -levent_core
  * (-levent_core only because core/metrics.c renders into an evbuffer.) Seed corpus:
- * tests/vectors/vrpn/ and the recorded streams in ../shared/fixtures/vrpn/. */
+ * tests/vectors/vrpn/ and the recorded streams in tests/vectors/vrpn-recorded/. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,13 +2,13 @@
 # Run every libFuzzer target in BUILD_DIR for SECONDS each, with its seed corpus:
 #   tests/fuzz/run.sh BUILD_DIR SECONDS
 # Seeds come from tests/vectors/<proto>/, tests/fuzz/seeds/<name>/, the config files, and the
-# recorded sessions in ../shared/fixtures (copied into the build tree, never committed).
+# recorded sessions and take in tests/vectors/ (copied into the build tree's corpus).
 # Crashes are written to BUILD_DIR/fuzz-findings/<target>/; exit status 1 if any target failed.
 set -u
 BUILD=${1:?usage: run.sh BUILD_DIR SECONDS}
 SECONDS_EACH=${2:-20}
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
-SHARED="$SRC/../shared"
+VEC="$SRC/tests/vectors"
 status=0
 for bin in "$BUILD"/tests/fuzz_*; do
     [ -x "$bin" ] || continue
@@ -26,10 +26,9 @@ for bin in "$BUILD"/tests/fuzz_*; do
         cp "$SRC"/conf/examples/*.yaml "$corpus/" 2>/dev/null
         cp "$SRC"/tests/integration/configs/bad/*.yaml "$corpus/" 2>/dev/null ;;
     vrpn)
-        [ -d "$SHARED/fixtures/vrpn" ] && cp "$SHARED"/fixtures/vrpn/*.bin "$corpus/" 2>/dev/null ;;
+        cp "$VEC"/vrpn-recorded/*.bin "$corpus/" ;;
     bvh)
-        [ -f "$SHARED/fixtures/mocap/cmu_08_10_walk.bvh" ] &&
-            head -c 60000 "$SHARED/fixtures/mocap/cmu_08_10_walk.bvh" > "$corpus/cmu_head.bvh" ;;
+        head -c 60000 "$VEC/mocap/cmu_08_10_walk.bvh" > "$corpus/cmu_head.bvh" ;;
     esac
     echo "== $name: ${SECONDS_EACH}s, $(ls "$corpus" | wc -l) seeds"
     if ! "$bin" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \

@@ -3,7 +3,7 @@
 1. tests/vectors/bvh/walk_small.bvh, played once at 4x with a joint map: entity names and kinds,
    state "done" at the last frame, and every pose/velocity equal to an independent forward
    kinematics written here in Python (matrices, not the C code's quaternions).
-2. The CMU walk in ../shared/fixtures/mocap (skipped cleanly if absent): all 31 joints, each
+2. The CMU walk in tests/vectors/mocap: all 31 joints, each
    entity's pose is the Python FK of one frame (all from the same frame), the hips move at walking
    speed, the head is above the hips, and the reported velocities agree with the positions'
    differences between two reads.
@@ -17,9 +17,9 @@ import sys
 import tempfile
 import time
 
-from xgtest import BIN, SHARED_DIR, SOURCE_DIR, Gateway
+from xgtest import BIN, SOURCE_DIR, VECTORS_DIR, Gateway
 
-CMU = os.path.join(SHARED_DIR, "fixtures", "mocap", "cmu_08_10_walk.bvh")
+CMU = os.path.join(VECTORS_DIR, "mocap", "cmu_08_10_walk.bvh")
 SMALL = os.path.join(SOURCE_DIR, "tests", "vectors", "bvh", "walk_small.bvh")
 CMU_SCALE = 0.0254 / 0.45
 
@@ -201,9 +201,6 @@ def frame_of(ents, joints, rows, lo):
 
 
 def test_cmu():
-    if not os.path.exists(CMU):
-        print(f"CMU part skipped: {CMU} absent")
-        return False
     joints, rows, ft = load_bvh(CMU)
     assert len(rows) == 276 and abs(ft - 0.0083333) < 1e-12
     conf = f"""
@@ -292,7 +289,7 @@ def test_check_errors():
 def main():
     test_check_errors()
     test_small_once()
-    test_cmu()  # prints why when the fixture is absent
+    test_cmu()
     return 0
 
 

@@ -1,7 +1,7 @@
 """End-to-end: a real motion-capture take through every protocol, out of one gateway and into
 another (issue 7).
 
-Gateway A plays the CMU walk (../shared/fixtures/mocap/cmu_08_10_walk.bvh, `bvh` adapter, five
+Gateway A plays the CMU walk (tests/vectors/mocap/cmu_08_10_walk.bvh, `bvh` adapter, five
 joints: hips, head, both hands, left foot) and serves it through `vrpn-server`, `rtp` (unicast to
 B), `rgmp-server` and `less` (connects to B). Gateway B reads it back with `vrpn-client`
 (TCP-only), `rtp`, `rgmp-client` (through a TCP proxy owned by this test) and `less` (listens).
@@ -69,9 +69,9 @@ import time
 
 from e2elib import (Proxy, Truth, f32_half_ulp, free_port, qangle, qconj, qlog, qmul,
                     rot2_bound, vdot, vnorm, vsub)
-from xgtest import BIN, SHARED_DIR, Gateway, skip
+from xgtest import BIN, VECTORS_DIR, Gateway, skip
 
-CMU = os.path.join(SHARED_DIR, "fixtures", "mocap", "cmu_08_10_walk.bvh")
+CMU = os.path.join(VECTORS_DIR, "mocap", "cmu_08_10_walk.bvh")
 SCALE = 0.0254 / 0.45  # units: cmu
 START = 1              # the converter's T-pose is frame 0
 JOINTS = ["Hips", "Head", "LeftHand", "RightHand", "LeftFoot"]
@@ -225,8 +225,6 @@ def stats(xs):
 
 
 def main():
-    if not os.path.exists(CMU):
-        skip(f"{CMU} absent (../shared/fixtures/mocap not available)")
     types = known_types()
     protos = [pr for pr in PROTOS if all(t in types for t in TYPES[pr])]
     for pr in PROTOS:

@@ -15,7 +15,7 @@
   the value; the client backs off and reconnects; the other connections and a synth source are
   not disturbed.
 
-Skips (exit 77) when ../shared/fixtures/vrpn is absent."""
+The recordings are in tests/vectors/vrpn-recorded."""
 import csv
 import math
 import os
@@ -29,9 +29,9 @@ import time
 import subprocess
 import tempfile
 
-from xgtest import BIN, SHARED_DIR, Gateway, skip
+from xgtest import BIN, VECTORS_DIR, Gateway
 
-FIX = os.path.join(SHARED_DIR, "fixtures", "vrpn")
+FIX = os.path.join(VECTORS_DIR, "vrpn-recorded")
 COOKIE = b"vrpn: ver. 07.38  0" + b"\0" * 5
 TOL = 2e-6  # the listings print 6 significant digits
 
@@ -554,8 +554,6 @@ def run_check_errors():
 
 def main():
     run_check_errors()
-    if not os.path.isfile(os.path.join(FIX, "session1_tcp_s2c.bin")):
-        skip(f"VRPN fixtures not found in {FIX} (the shared folder beside the checkout)")
     s1, stock = ReplayServer("session1_tcp"), ReplayServer("stock_vrpn_server_tcp")
     udp, bad = UdpReplayServer("session3_udp"), BadServer()
     cfg = CONFIG.format(s1=s1.port, stock=stock.port, udp=udp.port, bad=bad.port)

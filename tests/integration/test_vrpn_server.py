@@ -5,7 +5,7 @@ xrgate sends as mainline vrpn_server does (wire-rules.md §4-§8): the exact coo
 length = 24 + unpadded body and padding to 8; the sender descriptions ("VRPN Control", then one
 tracker per origin adapter) and the 18 type descriptions, which must be byte-identical (header
 length/sender/type and body) to the ones the stock vrpn_server sent in
-fixtures/vrpn/stock_vrpn_server_tcp_s2c.bin; Pos_Quat 88 and Velocity 96 bytes with the sensor
+tests/vectors/vrpn-recorded/stock_vrpn_server_tcp_s2c.bin; Pos_Quat 88 and Velocity 96 bytes with the sensor
 repeated; pong 24 bytes for a served name and none for another. Poses: with
 predict.max_horizon_ms 0 the table answers the newest sample exactly, so every pose in
 /api/entities must equal a received Pos_Quat within 1e-8 (the API's 9 printed digits; the
@@ -25,7 +25,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from xgtest import SHARED_DIR, Gateway  # noqa: E402
+from xgtest import VECTORS_DIR, Gateway  # noqa: E402
 
 COOKIE = b"vrpn: ver. 07.38  0" + b"\0" * 5
 CLIENT_TYPES = ["VRPN_Connection_Got_First_Connection", "VRPN_Connection_Got_Connection",
@@ -237,7 +237,7 @@ def counters(gw, name="vrpn"):
 def stock_type_descriptions():
     """TYPE_DESCRIPTION messages of the stock vrpn_server (fixture) by id: (length, sender, type,
     body)."""
-    path = os.path.join(SHARED_DIR, "fixtures", "vrpn", "stock_vrpn_server_tcp_s2c.bin")
+    path = os.path.join(VECTORS_DIR, "vrpn-recorded", "stock_vrpn_server_tcp_s2c.bin")
     if not os.path.exists(path):
         return None
     data = open(path, "rb").read()[24:]

@@ -1,6 +1,6 @@
 """Helpers for xrgate integration tests: start the real daemon on loopback, talk HTTP, parse
 Prometheus text. Standard library only. Environment (set by ctest): XRGATE_BIN, XG_SOURCE_DIR,
-XG_SHARED_DIR, XG_BUILD_DIR."""
+XG_VECTORS_DIR, XG_BUILD_DIR."""
 import json
 import os
 import re
@@ -16,7 +16,7 @@ import urllib.request
 BIN = os.environ.get("XRGATE_BIN") or os.path.join(
     os.path.dirname(__file__), "..", "..", "build", "xrgate")
 SOURCE_DIR = os.environ.get("XG_SOURCE_DIR") or os.path.join(os.path.dirname(__file__), "..", "..")
-SHARED_DIR = os.environ.get("XG_SHARED_DIR") or os.path.join(SOURCE_DIR, "..", "shared")
+VECTORS_DIR = os.environ.get("XG_VECTORS_DIR") or os.path.join(SOURCE_DIR, "tests", "vectors")
 SKIP = 77  # ctest SKIP_RETURN_CODE
 
 

@@ -1,7 +1,7 @@
 /* BVH forward kinematics: hand-computed poses of a 2-joint chain in two channel orders
  * (tests/vectors/bvh/chain_*.bvh), the position-channel and scale rules, velocities and angular
  * velocities by central differences, and plausible human geometry and walking speed for the CMU
- * walk in ../shared/fixtures/mocap (skipped when absent). */
+ * walk in tests/vectors/mocap. */
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>
@@ -18,7 +18,7 @@
 #include "adapters/bvh/bvh_parser.h"
 
 #define VEC_DIR XG_SOURCE_DIR "/tests/vectors/bvh/"
-#define CMU_FILE XG_SHARED_DIR "/fixtures/mocap/cmu_08_10_walk.bvh"
+#define CMU_FILE XG_VECTORS_DIR "/mocap/cmu_08_10_walk.bvh"
 #define CMU_SCALE (0.0254 / 0.45) /* the adapter's default `units: cmu` */
 #define DEG (M_PI / 180.0)
 
@@ -199,10 +199,7 @@ static bool have_cmu(void)
 static void test_cmu_geometry(void **state)
 {
     (void)state;
-    if (!have_cmu()) {
-        print_message("skipped: %s absent\n", CMU_FILE);
-        skip();
-    }
+    if (!have_cmu()) fail_msg("%s absent (tests/vectors/mocap)", CMU_FILE);
     struct bvh_file f;
     load(CMU_FILE, &f);
     int n = f.n_joints;

@@ -1,5 +1,5 @@
 /* BVH parser: the hand-written vectors in tests/vectors/bvh/, every error message (line and
- * token), the limits, and the CMU walk in ../shared/fixtures/mocap (skipped when absent). */
+ * token), the limits, and the CMU walk in tests/vectors/mocap. */
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>
@@ -15,7 +15,7 @@
 #include "adapters/bvh/bvh_parser.h"
 
 #define VEC_DIR XG_SOURCE_DIR "/tests/vectors/bvh/"
-#define CMU_FILE XG_SHARED_DIR "/fixtures/mocap/cmu_08_10_walk.bvh"
+#define CMU_FILE XG_VECTORS_DIR "/mocap/cmu_08_10_walk.bvh"
 
 static int parse(const char *text, const struct bvh_limits *lim, struct bvh_file *f,
                  struct xg_error *err)
@@ -254,16 +254,13 @@ static void test_cmu_walk(void **state)
 {
     (void)state;
     FILE *fp = fopen(CMU_FILE, "rb");
-    if (!fp) {
-        print_message("skipped: %s absent\n", CMU_FILE);
-        skip();
-    }
+    if (!fp) fail_msg("%s absent (tests/vectors/mocap)", CMU_FILE);
     fclose(fp);
     struct bvh_file f;
     struct xg_error err = {0};
     int rc = bvh_load(CMU_FILE, NULL, &f, &err);
     if (rc) fail_msg("%s", err.msg);
-    /* as in ../shared/fixtures/mocap/README.md */
+    /* as in tests/vectors/mocap/README.md */
     int joints = 0, ends = 0;
     for (int i = 0; i < f.n_joints; i++)
         f.joints[i].end_site ? ends++ : joints++;

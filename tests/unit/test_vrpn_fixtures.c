@@ -1,4 +1,4 @@
-/* VRPN codec against the recorded mainline 07.38 sessions in ../shared/fixtures/vrpn.
+/* VRPN codec against the recorded mainline 07.38 sessions in tests/vectors/vrpn-recorded.
  *
  * Every TCP stream is fed to the splitter segment by segment (as recorded in the segments CSV),
  * every UDP datagram is split with the datagram iterator, and every message is checked against
@@ -20,7 +20,7 @@
 
 #include "adapters/vrpn/vrpn_codec.h"
 
-#define FIX_DIR XG_SHARED_DIR "/fixtures/vrpn/"
+#define FIX_DIR XG_VECTORS_DIR "/vrpn-recorded/"
 
 /* ---- file helpers ---- */
 
@@ -45,8 +45,7 @@ static uint8_t *slurp(const char *name, size_t *len)
 #define REQUIRE_FIXTURE(var, name, len)                                                            \
     uint8_t *var = slurp(name, &len);                                                              \
     if (!var) {                                                                                    \
-        print_message("fixture %s%s absent, skipping\n", FIX_DIR, name);                           \
-        skip();                                                                                    \
+        fail_msg("fixture %s%s absent", FIX_DIR, name);                                            \
     }
 
 /* The decoded listing split into lines, with the index of each section's first line. */
