@@ -6,6 +6,7 @@ feeding the rgmp-client adapter `rg`:
   name appended ("~" + the first 96 bits of SHA-256 in hex), so the names are the same on every
   run and never merge (before, both were truncated to one source and the second's samples
   vanished as "older" samples of the first);
+- the same for LESS entity names (less connect `lc`);
 - max_entities: with entity.max_entities 2, a third target frame is refused: one warning naming
   the adapter and the entity, counted in /api/adapters (`entities_refused` of the origin) and in
   /metrics (`xrgate_entities_refused_total{adapter="rg"}`); the two known entities keep updating.
@@ -76,6 +77,39 @@ def long_names():
         peer.kill()
 
 
+def less_long_names():
+    """The same through LESS: entity names from the peer beyond 128 bytes stay two entities."""
+    L = F.less()
+    names = ["B" * 300 + "1", "B" * 300 + "2"]
+
+    def hello():
+        ts = F.LessTs()
+        msgs = [L.msg_introduce_entity(7, i + 1, {0: n, 1: 4, 2: [0.1 * (i + 1), 1.0, 1.0],
+                                                  3: [0, 0, 0], 4: [0, 0, 0, 1], 6: 1})
+                for i, n in enumerate(names)]
+        return ts.frame(L.msg_cc(), L.msg_introduce_type(7, L.POSE_URI)) + ts.frame(*msgs)
+    peer = F.ScriptedPeer(hello)
+    cfg = ("gateway:\n  predict: {max_horizon_ms: 0}\nadapters:\n"
+           f"  - {{name: lc, type: less, mode: connect, connect: \"127.0.0.1:{peer.port}\", "
+           "signature: none, rate_hz: 0}\n")
+    try:
+        with Gateway(cfg) as gw:
+            try:
+                want = [fit("lc/" + fit(n)) for n in names]
+                F.wait_for(lambda: all(w in F.entities(gw, "lc/") for w in want),
+                           what="two LESS entities")
+                es = F.entities(gw, "lc/")
+                assert sorted(es) == sorted(want), list(es)
+                assert abs(es[want[1]]["position"][0] - 0.2) < 1e-6, es[want[1]]
+                print("less long names: two entities")
+                F.assert_clean_exit(gw)
+            except BaseException:
+                print(gw.log()[-4000:])
+                raise
+    finally:
+        peer.kill()
+
+
 def max_entities():
     peer = rgmp_peer(["a", "b", "c"])
     cfg = ("gateway:\n  entity: {max_entities: 2}\n  predict: {max_horizon_ms: 0}\n"
@@ -112,6 +146,7 @@ def max_entities():
 def main():
     sec = F.Sections()
     sec.run("long names", ["rgmp-client"], long_names)
+    sec.run("less long names", ["less"], less_long_names)
     sec.run("max_entities", ["rgmp-client"], max_entities)
     return sec.finish()
 
