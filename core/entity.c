@@ -1,12 +1,15 @@
 #include "core/entity.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/adapter.h"
+#include "core/log.h"
+#include "core/names.h"
 
 #define MAX_LISTENERS 8
 
@@ -49,6 +52,8 @@ struct xg_table {
     } listeners[MAX_LISTENERS];
     int n_listeners;
     struct xg_table_stats stats;
+    /* peer-triggered warnings, one limiter per kind and origin adapter */
+    struct xg_log_limit reject_lim[XG_MAX_ADAPTERS], refuse_lim[XG_MAX_ADAPTERS];
 };
 
 static const char *const kind_names[XG_KIND_COUNT] = {
@@ -299,6 +304,11 @@ size_t xg_table_count(const struct xg_table *t)
     return t->count;
 }
 
+static const char *adapter_label(const struct xg_table *t, int origin)
+{
+    return t->adapter_names[origin] ? t->adapter_names[origin] : "adapter";
+}
+
 static int create_entity(struct xg_table *t, int origin, const struct xg_entity_key *key,
                          struct xg_entity **out)
 {
@@ -316,8 +326,7 @@ static int create_entity(struct xg_table *t, int origin, const struct xg_entity_
     if (key->origin_gateway)
         snprintf(e->origin_gateway, sizeof e->origin_gateway, "%s", key->origin_gateway);
     char def[XG_NAME_MAX];
-    const char *an = t->adapter_names[origin] ? t->adapter_names[origin] : "adapter";
-    snprintf(def, sizeof def, "%s/%s", an, key->source);
+    xg_name_fitf(def, sizeof def, "%s/%s", adapter_label(t, origin), key->source);
     if (t->namer)
         t->namer(t->namer_user, origin, def, e->name, sizeof e->name, &e->kind);
     else
@@ -461,15 +470,40 @@ static void estimate_velocities(const struct xg_table *t, struct xg_entity *e, s
                           (strz * n - srz * st) * inv};
 }
 
-static bool sample_finite(const struct xg_sample *s)
+static const char *bound_text(const char *field)
 {
-    if ((s->flags & XG_SAMPLE_POSITION) && !xg_vec3_finite(s->position)) return false;
-    if ((s->flags & XG_SAMPLE_ORIENTATION) && !xg_quat_finite(s->orientation)) return false;
-    if ((s->flags & XG_SAMPLE_VELOCITY) && !xg_vec3_finite(s->velocity)) return false;
-    if ((s->flags & XG_SAMPLE_ANGULAR_VELOCITY) && !xg_vec3_finite(s->angular_velocity))
-        return false;
-    if ((s->flags & XG_SAMPLE_SCALE) && !xg_vec3_finite(s->scale)) return false;
-    return true;
+    switch (field[0]) {
+    case 'p':
+        return "finite, |position| <= 1e6 m per axis";
+    case 'v':
+        return "finite, |velocity| <= 1e4 m/s per axis";
+    case 'a':
+        return "finite, |angular velocity| <= 1e4 rad/s per axis";
+    case 's':
+        return "finite, |scale| <= 1e4 per axis";
+    default:
+        return "finite, quaternion norm within 1e-6..1e6";
+    }
+}
+
+/* Check s before it touches the table; a bad sample is counted and logged (rate-limited per
+ * origin). `ename` names the entity (its final name, or "<adapter>/<source>" if it is new). */
+static int check_sample(struct xg_table *t, int origin, const char *ename, const char *source,
+                        const struct xg_sample *s)
+{
+    const char *field;
+    double v;
+    if (!xg_sample_check(s, &field, &v)) return 0;
+    t->stats.rejected[origin]++;
+    if (ename)
+        XG_WARN_PEER(&t->reject_lim[origin], adapter_label(t, origin),
+                     "sample of entity '%s' rejected: %s = %.9g (must be %s); dropped", ename,
+                     field, v, bound_text(field));
+    else
+        XG_WARN_PEER(&t->reject_lim[origin], adapter_label(t, origin),
+                     "sample of entity '%s/%s' rejected: %s = %.9g (must be %s); dropped",
+                     adapter_label(t, origin), source, field, v, bound_text(field));
+    return -EINVAL;
 }
 
 static int apply_sample(struct xg_table *t, struct xg_entity *e, const struct xg_sample *in)
@@ -481,14 +515,7 @@ static int apply_sample(struct xg_table *t, struct xg_entity *e, const struct xg
      * nudge a capture time a little past the receive time to keep it strictly increasing,
      * hence the 100 ms allowance.) */
     if (s.capture_ns > s.receive_ns + 100 * INT64_C(1000000)) s.capture_ns = s.receive_ns;
-    if (s.flags & XG_SAMPLE_ORIENTATION) {
-        double n2 = xg_quat_dot(s.orientation, s.orientation);
-        if (!(n2 > 1e-12)) {
-            t->stats.rejected[e->origin]++;
-            return -EINVAL;
-        }
-        s.orientation = xg_quat_normalize(s.orientation);
-    }
+    if (s.flags & XG_SAMPLE_ORIENTATION) s.orientation = xg_quat_normalize(s.orientation);
     bool first = e->samples == 0;
     bool pose = (s.flags & XG_SAMPLE_POSE) != 0;
     if (pose) {
@@ -547,7 +574,12 @@ static int apply_sample(struct xg_table *t, struct xg_entity *e, const struct xg
     int n_used = 0;
     bool need_v = !(e->reported_vel_ns && L->capture_ns - e->reported_vel_ns <= fresh);
     bool need_w = !(e->reported_angvel_ns && L->capture_ns - e->reported_angvel_ns <= fresh);
-    if ((need_v || need_w) && e->hist_n >= 2) estimate_velocities(t, e, &ev, &ew, &n_used);
+    if ((need_v || need_w) && e->hist_n >= 2) {
+        estimate_velocities(t, e, &ev, &ew, &n_used);
+        /* samples 1 ns apart at the position bound would say 1e15 m/s: keep to the bounds */
+        ev = xg_vec3_clamp(ev, XG_VELOCITY_MAX);
+        ew = xg_vec3_clamp(ew, XG_ANGVEL_MAX);
+    }
     if (!need_v) {
         e->velocity = L->velocity;
         e->has_velocity = true;
@@ -581,15 +613,18 @@ int xg_table_update_origin(struct xg_table *t, int origin, const struct xg_entit
     if (origin < 0 || origin >= XG_MAX_ADAPTERS || !key || !key->source || !key->source[0] ||
         strlen(key->source) >= XG_NAME_MAX)
         return -EINVAL;
-    if (!sample_finite(s)) {
-        t->stats.rejected[origin]++;
-        return -EINVAL;
-    }
     struct xg_entity *e = find_source(t, origin, key->source);
+    if (check_sample(t, origin, e ? e->name : NULL, key->source, s)) return -EINVAL;
     if (!e) {
         if (!(s->flags & XG_SAMPLE_POSE))
             return -ENOENT; /* velocities alone do not create an entity */
         int rc = create_entity(t, origin, key, &e);
+        if (rc == -ENOSPC) {
+            t->stats.refused[origin]++;
+            XG_WARN_PEER(&t->refuse_lim[origin], adapter_label(t, origin),
+                         "entity table full (max_entities %" PRIu32 "): new entity '%s/%s' refused",
+                         t->p.max_entities, adapter_label(t, origin), key->source);
+        }
         if (rc) return rc;
     }
     if (id) *id = e->id;
@@ -606,10 +641,7 @@ int xg_table_push(struct xg_table *t, uint32_t id, const struct xg_sample *s)
 {
     struct xg_entity *e = get_mut(t, id);
     if (!e) return -ENOENT;
-    if (!sample_finite(s)) {
-        t->stats.rejected[e->origin]++;
-        return -EINVAL;
-    }
+    if (check_sample(t, e->origin, e->name, e->source, s)) return -EINVAL;
     return apply_sample(t, e, s);
 }
 
@@ -629,7 +661,15 @@ int xg_table_set_analog(struct xg_table *t, uint32_t id, int index, double value
 {
     struct xg_entity *e = get_mut(t, id);
     if (!e) return -ENOENT;
-    if (index < 0 || index >= XG_MAX_ANALOGS || !isfinite(value)) return -EINVAL;
+    if (index < 0 || index >= XG_MAX_ANALOGS) return -EINVAL;
+    if (!isfinite(value) || fabs(value) > XG_ANALOG_MAX) {
+        t->stats.rejected[e->origin]++;
+        XG_WARN_PEER(&t->reject_lim[e->origin], adapter_label(t, e->origin),
+                     "analog %d of entity '%s' rejected: value = %.9g (must be finite, |value| <= "
+                     "3.4e38); dropped",
+                     index, e->name, value);
+        return -EINVAL;
+    }
     if (!e->analogs && !(e->analogs = calloc(XG_MAX_ANALOGS, sizeof(double)))) return -ENOMEM;
     e->analogs[index] = value;
     if (index >= e->n_analogs) e->n_analogs = index + 1;
@@ -686,8 +726,10 @@ void xg_entity_predict_at(struct xg_table *t, const struct xg_entity *e, int64_t
     } else {
         int64_t h_ns = dt_ns < t->p.max_horizon_ns ? dt_ns : t->p.max_horizon_ns;
         double h = (double)h_ns * 1e-9;
+        /* within the bounds: |v| <= 1e4 m/s over a horizon of up to 10 s could leave them */
         if (e->has_velocity)
-            out->position = xg_vec3_add(L->position, xg_vec3_scale(e->velocity, h));
+            out->position = xg_vec3_clamp(xg_vec3_add(L->position, xg_vec3_scale(e->velocity, h)),
+                                          XG_POSITION_MAX);
         if (e->has_angular_velocity) {
             /* slerp(s, e, h) with e = exp(ω·1 s) ⊗ s, the rotation one second ahead (the
              * game-state draft's Rot2). For |ω| < π rad/s this is exactly exp(ω·h) ⊗ s, which

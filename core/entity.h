@@ -30,6 +30,16 @@
 #define XG_MAX_BUTTONS 256
 #define XG_MAX_ANALOGS 128
 
+/* Ingress bounds (issue 22 item 6): a sample with a flagged field outside them, or not finite, is
+ * not a pose. Checked per component; prediction keeps its output inside them too. */
+#define XG_POSITION_MAX 1e6   /* |position| per axis, m */
+#define XG_VELOCITY_MAX 1e4   /* |velocity| per axis, m/s */
+#define XG_ANGVEL_MAX 1e4     /* |angular velocity| per axis, rad/s */
+#define XG_SCALE_MAX 1e4      /* |scale| per axis (fits a binary16 egress field) */
+#define XG_QUAT_NORM_MIN 1e-6 /* quaternion norm, before normalisation */
+#define XG_QUAT_NORM_MAX 1e6
+#define XG_ANALOG_MAX 3.4e38 /* |analog value| (fits a float32 egress field) */
+
 struct xg_adapter;
 
 enum xg_kind {
@@ -185,9 +195,12 @@ int xg_table_add_sink(struct xg_table *t, int index, xg_accept_fn accept, xg_wak
 int xg_table_add_listener(struct xg_table *t, xg_entity_event_fn fn, void *user);
 
 /** Find or create the entity (origin, key->source) and apply sample s. On success returns 0 and
- *  stores the id in *id (may be NULL). Errors: -EINVAL (bad key, non-finite values, origin out of
- *  range), -ENOSPC (max_entities), -ENOMEM, -EAGAIN (dropped: capture time did not advance).
- *  Quaternions are normalised; a zero quaternion is -EINVAL. */
+ *  stores the id in *id (may be NULL). Errors: -EINVAL (bad key, origin out of range, or a value
+ *  that is not a pose: see xg_sample_check(); counted in stats.rejected with one rate-limited
+ *  warning per origin naming adapter, entity, field and value), -ENOSPC (max_entities: counted in
+ *  stats.refused, rate-limited warning per origin), -ENOMEM, -EAGAIN (dropped: capture time did
+ *  not advance). Quaternions are normalised. key->source must be shorter than XG_NAME_MAX: build
+ *  it from peer strings with xg_name_fitf() (core/names.h) so that distinct names stay distinct. */
 int xg_table_update(struct xg_table *t, const struct xg_adapter *a, const struct xg_entity_key *key,
                     const struct xg_sample *s, uint32_t *id);
 /** Same with an origin index instead of an adapter. */
@@ -195,7 +208,8 @@ int xg_table_update_origin(struct xg_table *t, int origin, const struct xg_entit
                            const struct xg_sample *s, uint32_t *id);
 /** Apply a sample to an existing entity. -ENOENT if the id is unknown (expired). */
 int xg_table_push(struct xg_table *t, uint32_t id, const struct xg_sample *s);
-/** Set button `index` (0..255) / analog `index` (0..127) of an entity and mark it dirty. */
+/** Set button `index` (0..255) / analog `index` (0..127) of an entity and mark it dirty. An
+ *  analog value that is not finite or beyond ±XG_ANALOG_MAX is -EINVAL, counted as rejected. */
 int xg_table_set_button(struct xg_table *t, uint32_t id, int index, bool pressed);
 int xg_table_set_analog(struct xg_table *t, uint32_t id, int index, double value);
 
@@ -232,10 +246,19 @@ size_t xg_table_remove_origin(struct xg_table *t, int origin);
 struct xg_table_stats {
     uint64_t samples_in[XG_MAX_ADAPTERS];        /* accepted samples per origin */
     uint64_t dropped_backwards[XG_MAX_ADAPTERS]; /* capture time did not advance */
-    uint64_t rejected[XG_MAX_ADAPTERS];          /* invalid values */
+    uint64_t rejected[XG_MAX_ADAPTERS];          /* invalid values (xg_sample_check) */
+    uint64_t refused[XG_MAX_ADAPTERS];           /* new entities refused: max_entities reached */
     uint64_t predictions[XG_QUALITY_COUNT];      /* answers by quality */
     uint64_t created, expired, removed;
 };
 const struct xg_table_stats *xg_table_stats(const struct xg_table *t);
+
+/** Is s a pose? Checks every flagged field: finite and within the XG_*_MAX bounds above
+ *  (position, velocity, angular velocity, scale per axis; quaternion norm within
+ *  [XG_QUAT_NORM_MIN, XG_QUAT_NORM_MAX]). Returns 0, or -EINVAL with the offending field's name
+ *  ("position.x", "orientation.norm", ...; static string) in *field and its value in *value. */
+int xg_sample_check(const struct xg_sample *s, const char **field, double *value);
+/** Clamp each component of v to [-max, max] (NaN becomes 0). */
+struct xg_vec3 xg_vec3_clamp(struct xg_vec3 v, double max);
 
 #endif

@@ -185,6 +185,7 @@ static void handle_adapters(struct xg_gateway *gw, struct evhttp_request *req)
             cnt, "drops",
             json_integer((json_int_t)(ga->a.drops + ts->dropped_backwards[i] + ts->rejected[i])));
         json_object_set_new(cnt, "errors", json_integer((json_int_t)ga->a.errors));
+        json_object_set_new(cnt, "entities_refused", json_integer((json_int_t)ts->refused[i]));
         for (int k = 0; k < st.n_counters; k++) {
             double v = st.counters[k].value;
             json_object_set_new(cnt, st.counters[k].name,
@@ -270,6 +271,9 @@ static void handle_metrics(struct xg_gateway *gw, struct evhttp_request *req)
                    XG_METRIC_COUNTER, lbl, (double)ts->rejected[i]);
         set_metric(gw, "xrgate_adapter_errors_total", "Protocol and I/O errors, per adapter",
                    XG_METRIC_COUNTER, lbl, (double)ga->a.errors);
+        set_metric(gw, "xrgate_entities_refused_total",
+                   "New entities refused because entity.max_entities was reached, per origin",
+                   XG_METRIC_COUNTER, lbl, (double)ts->refused[i]);
         if (ga->a.ops->is_sink)
             set_metric(gw, "xrgate_dirty_entities", "Entities waiting in a sink's dirty set",
                        XG_METRIC_GAUGE, lbl, (double)xg_table_dirty_count(gw->table, i));

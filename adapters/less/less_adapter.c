@@ -51,6 +51,7 @@
 #include "core/adapter.h"
 #include "core/clock.h"
 #include "core/log.h"
+#include "core/names.h"
 #include "core/net.h"
 #include "core/tls.h"
 #include "mappings/frame.h"
@@ -887,7 +888,8 @@ static int apply_props(struct peer *p, struct in_ent *ie, const struct less_comp
     }
     {
         if (got & LESS_POSE_BIT(LESS_POSE_NAME)) {
-            copy_str(ie->name, sizeof ie->name, tmp.name, tmp.name_len);
+            /* a long name is cut with a hash of the whole name: two never merge */
+            xg_name_fit(ie->name, sizeof ie->name, tmp.name, tmp.name_len);
             tmp.name = ie->name;
             tmp.name_len = strlen(ie->name);
         }

@@ -3,6 +3,8 @@
 #include "adapters/less/less_codec.h"
 
 #include <errno.h>
+#include <float.h>
+#include <math.h>
 #include <inttypes.h>
 #include <stdalign.h>
 #include <stdarg.h>
@@ -450,6 +452,13 @@ static size_t min_size(const struct less_type *t)
     }
 }
 
+/* A finite value clamped to ±max (a float field must not turn a finite number into Inf); NaN and
+ * ±Inf are kept (the caller's business). */
+static double sat(double x, double max)
+{
+    return x > max && x < INFINITY ? max : x < -max && x > -INFINITY ? -max : x;
+}
+
 static int put_value(struct xg_writer *w, const struct less_type *t, const struct less_value *v,
                      int depth, struct xg_error *err);
 static int put_variant(struct xg_writer *w, const struct less_value *v, int depth,
@@ -472,10 +481,10 @@ static int put_value(struct xg_writer *w, const struct less_type *t, const struc
         return less_put_int(w, v->u.i);
     case LESS_T_STRING:
         return less_put_string(w, v->u.str.p, v->u.str.len, err);
-    case LESS_T_FLOAT16:
-        return xg_write_lef16(w, (float)v->u.f);
+    case LESS_T_FLOAT16: /* a finite value saturates (65504) instead of becoming Inf */
+        return xg_write_lef16(w, (float)sat(v->u.f, 65504.0));
     case LESS_T_FLOAT32:
-        return xg_write_lef32(w, (float)v->u.f);
+        return xg_write_lef32(w, (float)sat(v->u.f, FLT_MAX));
     case LESS_T_FLOAT64:
         return xg_write_lef64(w, v->u.f);
     case LESS_T_LIST:

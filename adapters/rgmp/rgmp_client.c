@@ -38,6 +38,7 @@
 #include "core/adapter.h"
 #include "core/clock.h"
 #include "core/log.h"
+#include "core/names.h"
 #include "core/net.h"
 #include "mappings/frame.h"
 
@@ -211,8 +212,9 @@ static int dev_map(struct xg_adapter *a, struct rgmp_client *c, const struct rgm
                 struct ent *en = &nd.ents[nd.n_ents++];
                 en->frame = s->target_frame;
                 en->ref = s->reference_frame;
-                snprintf(en->source, sizeof en->source, "%s-%" PRIu32 "/%s", dtype, def->device_id,
-                         s->target_frame);
+                /* a long target_frame is cut with a hash of the whole name (never merged) */
+                xg_name_fitf(en->source, sizeof en->source, "%s-%" PRIu32 "/%s", dtype,
+                             def->device_id, s->target_frame);
             } else if (!nd.ents[e].ref && s->reference_frame) {
                 nd.ents[e].ref = s->reference_frame;
             }

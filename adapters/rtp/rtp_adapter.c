@@ -551,9 +551,12 @@ static void fill_loc2(struct rtp_gs_loc2 *l, const struct xg_pose *p)
     l->p[0] = (float)p->position.x;
     l->p[1] = (float)p->position.y;
     l->p[2] = (float)p->position.z;
-    l->v[0] = (float)p->velocity.x;
-    l->v[1] = (float)p->velocity.y;
-    l->v[2] = (float)p->velocity.z;
+    /* v is binary16 on the wire (overflow -> Inf, wire-rules §5.1): a finite velocity in a
+     * frame with a small scale can exceed 65504, so it is saturated to the largest half */
+    struct xg_vec3 v = xg_vec3_clamp(p->velocity, 65504.0);
+    l->v[0] = (float)v.x;
+    l->v[1] = (float)v.y;
+    l->v[2] = (float)v.z;
 }
 
 /* Rot2 (draft §3.5): s = now, e = exp(ω·1 s) ⊗ s with |ω| clamped below π rad/s. */

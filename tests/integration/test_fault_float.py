@@ -16,6 +16,8 @@ Rules checked (per the adapters' documentation and core/entity.c):
     table normalises any non-zero quaternion); either way what comes out is a unit quaternion;
   - a denormal position is a finite number and is accepted as such (|x| < 1e-30 in the API);
   - the next good sample is applied (the marker x shows in /api/entities);
+  - finite values beyond the table's bounds (VRPN position 1e39, 1.7e308, velocity 1e300,
+    1e308) are rejected the same way, with the last good pose kept (run_absurd);
   - /api/entities, every rgmp-server data frame value, every vrpn-server Pos_Quat/Velocity double
     and every RTP object's Loc2/Rot2 stay finite, quaternions unit, from start to end.
 Sections for adapter types missing from the build are skipped (exit 77 only if none can run)."""
@@ -72,10 +74,23 @@ def rgmp_source():
     return s
 
 
+VRPN_VELOCITY_TYPE = 8
+
+
 def vrpn_source():
     s = Source("vc")
     s.entity = "vc/Tracker0/0"
-    s.peer = F.ScriptedPeer(F.vrpn_setup)
+    # Pos_Quat (type 7) and Velocity (type 8: sensor, pad, vel[3], vel_quat[4], vel_quat_dt)
+    s.peer = F.ScriptedPeer(lambda: F.vrpn_setup() +
+                            F.vrpn_desc(-2, VRPN_VELOCITY_TYPE, "vrpn_Tracker Velocity"))
+
+    def send_velocity(v):
+        def b():
+            now = time.time()
+            body = struct.pack(">ii8d", 0, 0, *v, 0.0, 0.0, 0.0, 1.0, 0.1)
+            return F.vrpn_msg(3, VRPN_VELOCITY_TYPE, body, t=(int(now), int((now % 1) * 1e6)))
+        s.peer.put(b)
+    s.send_velocity = send_velocity
 
     def send(p, q):
         def b():
@@ -234,6 +249,47 @@ def run_cases(gw, src):
             print(f"  {src.name}: {what}: normalised by the table")
 
 
+def run_absurd(gw, src):
+    """Issue 22 item 6: finite values that cannot be a pose (beyond the table's bounds, |position|
+    <= 1e6 m, |velocity| <= 1e4 m/s per axis) are rejected at ingress like non-finite ones: the
+    entity keeps its last good pose, /api/entities keeps `position`, the rejection is counted
+    (`drops`, xrgate_samples_rejected_total) and logged naming adapter, entity, field and value.
+    Before, 1e39 left through rgmp-server and rtp as Inf, and 1.7e308 with velocity 1e308 made
+    /api/entities drop the `position` key (the egress checks run after this section)."""
+    x = 0.777
+    src.send((x, 1.0, 1.0), Q1)
+    F.wait_for(lambda: abs(F.entities(gw, src.entity)[src.entity]["position"][0] - x) < 1e-9,
+               what="vc: last good pose")
+    good = F.entities(gw, src.entity)[src.entity]
+    cases = [  # (what, send, log text)
+        ("position 1e39", lambda: src.send((1e39, 1.0, 1.0), Q1), "= 1e+39 (must be finite"),
+        ("velocity 1e300", lambda: src.send_velocity((1e300, 0.0, 0.0)), "= 1e+300 (must be"),
+        ("position 1.7e308", lambda: src.send((1.0, 1.7e308, 1.0), Q1), "= 1.7e+308 (must be"),
+        ("velocity 1e308", lambda: src.send_velocity((0.0, 0.0, 1e308)), "= 1e+308 (must be"),
+        ("position 1e6 + 1 m", lambda: src.send((1.0, 1.0, 1000001.0), Q1), "= 1000001 (must"),
+    ]
+    for what, send, text in cases:
+        before = rejections(gw, src.name)
+        send()
+        F.wait_for(lambda: rejections(gw, src.name)["xrgate_samples_rejected_total"] >
+                   before["xrgate_samples_rejected_total"], what=f"vc: {what} counted")
+        after = rejections(gw, src.name)
+        assert after["xrgate_samples_rejected_total"] == before["xrgate_samples_rejected_total"] + 1
+        assert after["drops"] > before["drops"], (before, after)
+        assert gw.wait_log(f"[vc] sample of entity '{src.entity}' rejected: "), gw.log()[-2000:]
+        assert gw.wait_log(text), (text, gw.log()[-2000:])
+        e = F.entities(gw, src.entity)[src.entity]
+        assert "position" in e and F.all_finite(e), e
+        assert e["position"] == good["position"], (what, e["position"], good["position"])
+        assert e["samples"] == good["samples"], (what, e, good)
+        assert all(abs(v) <= 1e4 for v in e["velocity"]), e
+        print(f"  vc: {what}: rejected, counted, last good pose kept")
+    # a good sample afterwards is applied as usual
+    src.send((0.5, 1.0, 1.0), Q1)
+    F.wait_for(lambda: abs(F.entities(gw, src.entity)[src.entity]["position"][0] - 0.5) < 1e-9,
+               what="vc: good sample after the absurd ones")
+
+
 def main():
     sec = F.Sections()
     srcs = []
@@ -275,6 +331,9 @@ def main():
                 vs_reader.keep = True
             if sink:
                 port_holder[0] = F.port_of(gw, "rx")
+            for s in srcs:  # first: its 5 log lines are the limiter's burst for `vc`
+                if s.name == "vc":
+                    sec.run("absurd values vc", [], run_absurd, gw, s)
             for s in srcs:
                 sec.run(f"float {s.name}", [], run_cases, gw, s)
             time.sleep(0.3)  # let the last egress frames arrive

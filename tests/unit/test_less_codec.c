@@ -380,6 +380,26 @@ static void test_floats(void **state)
     xg_test_assert_err_contains(&e, "FLOAT32 at offset 0: truncated");
 }
 
+/* A finite value beyond a float type's range is sent as the largest finite value of that type,
+ * never as Inf (issue 22 item 6: no egress emits a non-finite float from a finite pose). */
+static void test_floats_saturate(void **state)
+{
+    (void)state;
+    struct less_value v = {&less_type_float16, {.f = 1e6}}, out;
+    roundtrip_variant(&v, "04 02 ff 7b", &out); /* 65504 = 0x7bff */
+    assert_true(out.u.f == 65504.0);
+    v = (struct less_value){&less_type_float16, {.f = -1e300}};
+    roundtrip_variant(&v, "04 02 ff fb", &out);
+    v = (struct less_value){&less_type_float32, {.f = 1e39}};
+    roundtrip_variant(&v, "05 04 ff ff 7f 7f", &out); /* FLT_MAX */
+    assert_true(isfinite(out.u.f));
+    v = (struct less_value){&less_type_float32, {.f = -1.7e308}};
+    roundtrip_variant(&v, "05 04 ff ff 7f ff", &out);
+    /* in range: unchanged (65504 exactly, 65519 rounds to 65504 as before) */
+    v = (struct less_value){&less_type_float16, {.f = 65519.0}};
+    roundtrip_variant(&v, "04 02 ff 7b", &out);
+}
+
 static void test_variants(void **state)
 {
     (void)state;
@@ -1059,6 +1079,7 @@ int main(void)
         cmocka_unit_test(test_int_roundtrip_sweep),
         cmocka_unit_test(test_string),
         cmocka_unit_test(test_floats),
+        cmocka_unit_test(test_floats_saturate),
         cmocka_unit_test(test_variants),
         cmocka_unit_test(test_variant_rejections),
         cmocka_unit_test(test_value_encode_rejections),

@@ -74,7 +74,8 @@ static void rig_up_with(struct rig *g, int mtu, const char *extra)
     xg_table_set_adapter_name(g->table, 1, "out");
     assert_int_equal(xg_table_add_sink(g->table, 1, NULL, NULL, NULL), 0);
     assert_int_equal(g->a.ops->create(&g->a, g->conf, &err), 0);
-    assert_string_equal(g->a.frame->name, "gamestate-lh"); /* no frame: key → the draft's */
+    if (!strstr(extra, "frame:"))
+        assert_string_equal(g->a.frame->name, "gamestate-lh"); /* no frame: key → the draft's */
     assert_int_equal(g->a.ops->start(&g->a), 0);
 }
 
@@ -207,6 +208,84 @@ static void test_packing_and_ids(void **state)
     assert_int_equal(got.first_seq, (uint16_t)(prev_last + 1));
     for (int i = 0; i < 2; i++)
         assert_int_equal(oid_of(&got.objs[i]), got.objs[i].type == RTP_GS_HEAD1 ? 31 : 8);
+    rig_down(&g);
+}
+
+static void assert_finite3(const float *v, const char *what)
+{
+    for (int i = 0; i < 3; i++)
+        if (!isfinite(v[i])) fail_msg("%s[%d] = %g", what, i, (double)v[i]);
+}
+
+/* Poses at the table's bounds (|p| 1e6 m, |v| 1e4 m/s, |ω| 1e4 rad/s, |scale| 1e4), predicted
+ * and written in a frame of scale 0.001 (millimetres): the Float32 positions are finite, and the
+ * Float16 velocities (1e7 mm/s) are saturated to 65504 instead of overflowing to Inf (issue 22
+ * item 6). Every float of every object is finite. */
+static void test_bounds_stay_finite(void **state)
+{
+    (void)state;
+    struct rig g;
+    rig_up_with(&g, 1200, "frame: {preset: gamestate-lh, scale: 0.001}\n");
+    static struct xg_frame mm;
+    struct xg_error err = {0};
+    assert_int_equal(xg_frame_preset("gamestate-lh", &mm, &err), 0);
+    mm.scale = 0.001;
+    g.a.frame = &mm;
+    const enum xg_kind kinds[] = {XG_KIND_RIGID_BODY, XG_KIND_HEAD, XG_KIND_LEFT_HAND,
+                                  XG_KIND_CONTROLLER, XG_KIND_OBJECT};
+    for (int k = 0; k < 5; k++) {
+        int64_t now = xg_clock_mono_ns();
+        double sg = k % 2 ? -1 : 1;
+        struct xg_sample s = {.capture_ns = now,
+                              .receive_ns = now,
+                              .flags = XG_SAMPLE_POSE | XG_SAMPLE_VELOCITY |
+                                       XG_SAMPLE_ANGULAR_VELOCITY | XG_SAMPLE_SCALE,
+                              .position = {sg * 1e6, -sg * 1e6, 1e6},
+                              .orientation = {0.5, -0.5, 0.5, 0.5},
+                              .velocity = {sg * 1e4, 1e4, -1e4},
+                              .angular_velocity = {1e4, -sg * 1e4, 1e4},
+                              .scale = {1e4, sg * 1e4, 1e4}};
+        char name[16];
+        snprintf(name, sizeof name, "edge%d", k);
+        struct xg_entity_key key = {.source = name, .kind = kinds[k]};
+        assert_int_equal(xg_table_update_origin(g.table, 0, &key, &s, NULL), 0);
+    }
+    g.a.ops->drain(&g.a);
+    struct got got;
+    receive(&g, &got, 1200);
+    assert_int_equal(got.objects, 5);
+    int saturated = 0;
+    for (int i = 0; i < got.objects; i++) {
+        const struct rtp_gs_object *o = &got.objs[i];
+        const struct rtp_gs_loc2 *loc = NULL;
+        const struct rtp_gs_rot2 *rot = NULL;
+        switch (o->type) {
+        case RTP_GS_HEAD1:
+            loc = &o->u.head1.loc, rot = &o->u.head1.rot;
+            break;
+        case RTP_GS_HAND1:
+            loc = &o->u.hand1.loc, rot = &o->u.hand1.rot;
+            break;
+        case RTP_GS_SIXDOF1:
+            loc = &o->u.sixdof1.loc, rot = &o->u.sixdof1.rot;
+            break;
+        case RTP_GS_OBJECT2:
+            loc = &o->u.object2.loc, rot = &o->u.object2.rot;
+            assert_finite3(o->u.object2.scale.p, "scale.p");
+            assert_finite3(o->u.object2.scale.v, "scale.v");
+            break;
+        default:
+            fail_msg("unexpected object type %d", (int)o->type);
+        }
+        assert_finite3(loc->p, "loc.p");
+        assert_finite3(loc->v, "loc.v");
+        assert_finite3(rot->s, "rot.s");
+        assert_finite3(rot->e, "rot.e");
+        assert_float_equal(fabsf(loc->p[2]), 1e9f, 1e3); /* 1e6 m in mm */
+        for (int c = 0; c < 3; c++)
+            saturated += fabsf(loc->v[c]) == 65504.0f;
+    }
+    assert_int_equal(saturated, 15);
     rig_down(&g);
 }
 
@@ -409,7 +488,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_packing_and_ids),        cmocka_unit_test(test_rot2_rate_clamp),
         cmocka_unit_test(test_game_control_egress),    cmocka_unit_test(test_srtp_egress),
-        cmocka_unit_test(test_plain_status_unchanged),
+        cmocka_unit_test(test_plain_status_unchanged), cmocka_unit_test(test_bounds_stay_finite),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
