@@ -33,7 +33,9 @@
  * process lifetime. Ingress entity names: <adapter>/<ssrc, 8 hex digits>/<Type>-<objectID decimal>.
  * A sender silent for ssrc_timeout_ms (or that sends BYE) is forgotten, its entities removed (they
  * are STALE after entity.stale_ms before that). Bad input is dropped, counted per reason
- * (drop_* counters) and logged once per peer and reason, then summarised every 10 s.
+ * (drop_* counters) and logged through one rate limiter per reason (core/log.h: a few lines per
+ * 10 s, then a suppressed-count summary); every other line a peer can trigger (new SSRC, BYE,
+ * timeout) has its own limiter.
  *
  * SRTP (when `srtp:` is set): every RTP packet is protected once, after packing, and the same
  * bytes go to every destination (a seq protected twice is refused by libsrtp as a replay); RTCP
@@ -66,8 +68,6 @@
 #define RTPA_MAX_DEST 16
 #define RTPA_MAX_ALLOW 64
 #define RTPA_RECV_BATCH 64
-#define RTPA_LOG_SLOTS 64
-#define RTPA_LOG_PERIOD_NS (10 * XG_NS_PER_S)
 /* Rot2 cannot represent a turn of π or more per second (draft §3.5): clamp just below it. */
 #define RTPA_MAX_RATE (M_PI * 0.999)
 
@@ -136,14 +136,6 @@ struct rtpa_ssrc {
     uint8_t our_fir_seq;
 };
 
-struct rtpa_logslot {
-    char peer[64];
-    int reason;
-    int64_t last_log_ns;
-    uint64_t suppressed;
-    int64_t used_ns;
-};
-
 /* FIR dedupe (RFC 5104 §4.3.1): the last seq nr per requesting SSRC, for the most recent
  * RTPA_FIR_MEMO requesters (they need not send RTP themselves). */
 #define RTPA_FIR_MEMO 32
@@ -195,7 +187,8 @@ struct rtpa {
     struct rtpa_ssrc *ssrcs;
     size_t n_ssrcs, n_objs;
     struct rtp_gs_iter iter;
-    struct rtpa_logslot logs[RTPA_LOG_SLOTS];
+    /* lines a peer can trigger, one rate limiter per kind (core/log.h) */
+    struct xg_log_limit lim_reason[R_COUNT], lim_ssrc, lim_srtp;
     struct rtpa_fir_memo firs[RTPA_FIR_MEMO];
     int fir_next;
     struct xg_srtp *srtp_tx, *srtp_rx; /* send (local key) / receive (remote key) sessions */
@@ -227,8 +220,7 @@ static uint32_t hash_str(const char *s)
     return h;
 }
 
-/* Rate-limited warning: the first occurrence per (peer, reason) is logged in full; later ones
- * are counted and summarised at most every 10 s. */
+/* Bad input: counted per reason, logged through the reason's rate limiter. */
 static void bad_input(struct xg_adapter *a, const char *peer, int reason, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static void bad_input(struct xg_adapter *a, const char *peer, int reason, const char *fmt, ...)
@@ -236,41 +228,14 @@ static void bad_input(struct xg_adapter *a, const char *peer, int reason, const 
     struct rtpa *r = a->priv;
     r->reasons[reason]++;
     a->drops++;
-    int64_t now = xg_clock_mono_ns();
-    struct rtpa_logslot *slot = NULL, *oldest = &r->logs[0];
-    for (int i = 0; i < RTPA_LOG_SLOTS; i++) {
-        struct rtpa_logslot *s = &r->logs[i];
-        if (s->used_ns && s->reason == reason && !strcmp(s->peer, peer)) {
-            slot = s;
-            break;
-        }
-        if (s->used_ns < oldest->used_ns) oldest = s;
-    }
+    if (!xg_log_enabled(XG_LOG_WARN)) return;
     char msg[XG_ERROR_MAX + 64];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    if (!slot) {
-        slot = oldest;
-        snprintf(slot->peer, sizeof slot->peer, "%s", peer);
-        slot->reason = reason;
-        slot->suppressed = 0;
-        slot->last_log_ns = now;
-        slot->used_ns = now;
-        XG_WARN(a->name, "peer %s: %s (dropped; %s; further ones summarised every 10 s)", peer, msg,
-                reason_names[reason]);
-        return;
-    }
-    slot->used_ns = now;
-    slot->suppressed++;
-    if (now - slot->last_log_ns >= RTPA_LOG_PERIOD_NS) {
-        XG_WARN(a->name, "peer %s: %llu more %s in the last %.0f s (latest: %s)", peer,
-                (unsigned long long)slot->suppressed, reason_names[reason],
-                (double)(now - slot->last_log_ns) * 1e-9, msg);
-        slot->suppressed = 0;
-        slot->last_log_ns = now;
-    }
+    XG_WARN_PEER(&r->lim_reason[reason], a->name, "peer %s: %s (dropped; %s)", peer, msg,
+                 reason_names[reason]);
 }
 
 static const char *type_conf_name(enum rtp_gs_type t)
@@ -1156,8 +1121,9 @@ static void handle_rtcp(struct xg_adapter *a, const uint8_t *buf, size_t len,
                 struct rtpa_ssrc *s = ssrc_find(r, bye.ssrc[i]);
                 if (s && xg_net_addr_equal((const struct sockaddr *)&s->from, from)) {
                     r->byes_in++;
-                    XG_INFO(a->name, "SSRC %08x (%s) said BYE: its entities are removed", s->ssrc,
-                            peer);
+                    XG_INFO_PEER(&r->lim_ssrc, a->name,
+                                 "SSRC %08x (%s) said BYE: its entities are removed", s->ssrc,
+                                 peer);
                     ssrc_forget(a, s, true);
                 }
             }
@@ -1217,7 +1183,8 @@ static void handle_rtp(struct xg_adapter *a, const uint8_t *buf, size_t len,
         r->n_ssrcs++;
         memcpy(&s->from, from, from_len);
         s->from_len = from_len;
-        XG_INFO(a->name, "new SSRC %08x from %s: asking for its full state (FIR)", s->ssrc, peer);
+        XG_INFO_PEER(&r->lim_ssrc, a->name,
+                     "new SSRC %08x from %s: asking for its full state (FIR)", s->ssrc, peer);
         send_fir(a, s);
     } else if (!xg_net_addr_equal((const struct sockaddr *)&s->from, from)) {
         memcpy(&s->from, from, from_len);
@@ -1279,9 +1246,8 @@ static bool srtp_in(struct xg_adapter *a, uint8_t *buf, size_t *len, bool rtcp, 
         r->srtp_other_errors++;
         a->drops++;
         a->errors++;
-        if (r->srtp_other_errors == 1 || r->srtp_other_errors % 1000 == 0)
-            XG_WARN(a->name, "peer %s: %s (dropped; %llu such SRTP errors)", peer, err.msg,
-                    (unsigned long long)r->srtp_other_errors);
+        XG_WARN_PEER(&r->lim_srtp, a->name, "peer %s: %s (dropped; %llu such SRTP errors)", peer,
+                     err.msg, (unsigned long long)r->srtp_other_errors);
         break;
     }
     return false;
@@ -1325,9 +1291,10 @@ static void sweep_cb(evutil_socket_t fd, short what, void *arg)
         nx = s->next;
         if (now - s->last_ns > r->ssrc_timeout_ms * XG_NS_PER_MS) {
             char peer[64];
-            XG_INFO(a->name, "SSRC %08x (%s) silent for %lld ms: its %zu object(s) are removed",
-                    s->ssrc, xg_net_addr_str((struct sockaddr *)&s->from, peer, sizeof peer),
-                    (long long)r->ssrc_timeout_ms, s->n_objs);
+            XG_INFO_PEER(&r->lim_ssrc, a->name,
+                         "SSRC %08x (%s) silent for %lld ms: its %zu object(s) are removed",
+                         s->ssrc, xg_net_addr_str((struct sockaddr *)&s->from, peer, sizeof peer),
+                         (long long)r->ssrc_timeout_ms, s->n_objs);
             r->ssrc_timeouts++;
             ssrc_forget(a, s, true);
         }
