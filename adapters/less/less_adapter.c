@@ -222,7 +222,7 @@ struct peer {
     int64_t quantum_ns;
     int64_t first_seq, rate_hz;
     char peer_gw[64];
-    char peer_session[40]; /* "session=" token of the peer's schema string (UDP restarts) */
+    char peer_session[40];    /* "session=" token of the peer's schema string (UDP restarts) */
     char key_id[64];
     int rx_key; /* index of the key that verified the peer's last packet */
     /* receive side */
@@ -260,6 +260,7 @@ struct peer {
     struct sockaddr_storage ss;
     socklen_t sslen;
     struct less_ack_window rxwin;
+    struct less_rx_times rxts; /* stale rule (P12) */
     uint8_t tx_seq;
     int64_t tx_counter;
     struct udp_sent sent[256];
@@ -317,6 +318,9 @@ struct less_adapter {
         slow_peer_drops, echo_suppressed, stale_packets, refused_403, not_found_404, resends,
         duplicates, duplicates_ignored, window_full, hub_relayed, peer_restarts,
         entities_introduced, entities_removed, unknown_requests;
+    /* lines a peer can trigger, one rate limiter per kind (core/log.h) */
+    struct xg_log_limit lim_refused, lim_connected, lim_closed, lim_session, lim_request, lim_dgram,
+        lim_packet, lim_stale, lim_send;
 };
 
 static const char *gw_id_of(const struct xg_adapter *a)
@@ -466,8 +470,8 @@ static int queue_msg(struct peer *p, const struct less_msg *m)
             return 0;
         }
         if (rc != -EMSGSIZE) {
-            XG_WARN(p->la->a->name, "peer %s: cannot encode %s: %s", p->addr,
-                    less_msg_name(m->code), err.msg);
+            XG_WARN_PEER(&p->la->lim_send, p->la->a->name, "peer %s: cannot encode %s: %s", p->addr,
+                         less_msg_name(m->code), err.msg);
             return rc;
         }
         size_t ncap = p->msg_cap ? p->msg_cap * 2 : 4096;
@@ -514,15 +518,16 @@ static int peer_flush(struct peer *p)
     p->msg_len = 0;
     p->msg_count = 0;
     if (rc) {
-        XG_WARN(la->a->name, "peer %s: %s", p->addr, err.msg);
+        XG_WARN_PEER(&la->lim_send, la->a->name, "peer %s: %s", p->addr, err.msg);
         return rc;
     }
     struct evbuffer *out = bufferevent_get_output(p->bev);
     if ((int64_t)evbuffer_get_length(out) > la->max_output) {
         la->slow_peer_drops++;
         la->a->drops++;
-        XG_WARN(la->a->name, "peer %s: output buffer over %" PRId64 " bytes (slow peer); closing",
-                p->addr, la->max_output);
+        XG_WARN_PEER(&la->lim_closed, la->a->name,
+                     "peer %s: output buffer over %" PRId64 " bytes (slow peer); closing", p->addr,
+                     la->max_output);
         peer_close(p, NULL);
         return -ENOBUFS;
     }
@@ -999,8 +1004,8 @@ static void handle_subscribe(struct peer *p, const struct less_msg *m)
     bool first = !p->subscribed;
     p->subscribed = true;
     p->sub_mask = mask;
-    XG_INFO(p->la->a->name, "peer %s subscribed to %s (properties 0x%x)", p->addr, LESS_POSE_URI,
-            mask);
+    XG_INFO_PEER(&p->la->lim_session, p->la->a->name, "peer %s subscribed to %s (properties 0x%x)",
+                 p->addr, LESS_POSE_URI, mask);
     if (first) full_refresh(p);
 }
 
@@ -1041,8 +1046,9 @@ static void handle_introduce_type(struct peer *p, const struct less_msg *m)
         p->n_ptypes++;
     }
     if (!s) {
-        XG_INFO(p->la->a->name, "peer %s introduced type %" PRId64 " '%s' (not pose-compatible)",
-                p->addr, typeid, uri);
+        XG_INFO_PEER(&p->la->lim_session, p->la->a->name,
+                     "peer %s introduced type %" PRId64 " '%s' (not pose-compatible)", p->addr,
+                     typeid, uri);
         return;
     }
     struct less_msg sub = {.code = LESS_MSG_SUBSCRIBE_TYPE};
@@ -1079,8 +1085,9 @@ static void handle_introduce_type(struct peer *p, const struct less_msg *m)
         sub.u.subscribe_type.components = cs;
         sub.u.subscribe_type.count = n;
         queue_msg(p, &sub);
-        XG_INFO(p->la->a->name, "peer %s introduced type %" PRId64 " '%s': subscribed (mapping)",
-                p->addr, typeid, uri);
+        XG_INFO_PEER(&p->la->lim_session, p->la->a->name,
+                     "peer %s introduced type %" PRId64 " '%s': subscribed (mapping)", p->addr,
+                     typeid, uri);
     }
     free(cs);
     free(ids);
@@ -1175,8 +1182,9 @@ static int apply_msg(struct peer *p, const struct less_msg *m, int64_t ts, int64
                 la->state = "streaming";
                 xg_backoff_reset(&la->backoff);
             }
-            XG_INFO(la->a->name, "peer %s: session up (gateway '%s', key id '%s', %" PRId64 " Hz)",
-                    p->addr, p->peer_gw[0] ? p->peer_gw : "?", p->key_id, p->rate_hz);
+            XG_INFO_PEER(&la->lim_session, la->a->name,
+                         "peer %s: session up (gateway '%s', key id '%s', %" PRId64 " Hz)", p->addr,
+                         p->peer_gw[0] ? p->peer_gw : "?", p->key_id, p->rate_hz);
         }
         return 0;
     }
@@ -1231,8 +1239,9 @@ static int apply_msg(struct peer *p, const struct less_msg *m, int64_t ts, int64
             la->not_found_404++;
             send_result(p, m->u.method_invocation.request_id, 404, reason);
         }
-        XG_INFO(la->a->name, "peer %s: method-invocation %" PRId64 " refused: %s", p->addr,
-                m->u.method_invocation.request_id, reason);
+        XG_INFO_PEER(&la->lim_request, la->a->name,
+                     "peer %s: method-invocation %" PRId64 " refused: %s", p->addr,
+                     m->u.method_invocation.request_id, reason);
         return 0;
     }
     case LESS_MSG_TWEAK_ENTITY: {
@@ -1247,7 +1256,7 @@ static int apply_msg(struct peer *p, const struct less_msg *m, int64_t ts, int64
                  la->gw_id);
         la->refused_403++;
         send_result(p, -1, 403, reason);
-        XG_INFO(la->a->name, "peer %s: %s", p->addr, reason);
+        XG_INFO_PEER(&la->lim_request, la->a->name, "peer %s: %s", p->addr, reason);
         return 0;
     }
     case LESS_MSG_METHOD_RESULT:
@@ -1318,7 +1327,7 @@ static void note_dry(struct peer *p, const struct less_msg *m)
 
 /* Decode every message of f (checking the packet is well formed), then apply them. Returns 0
  * or a negative errno with err naming message, field and value. */
-static int process_packet(struct peer *p, const struct less_frame *f, int64_t now, bool stale,
+static int process_packet(struct peer *p, const struct less_frame *f, int64_t now, bool late,
                           struct xg_error *err)
 {
     struct less_adapter *la = p->la;
@@ -1358,9 +1367,9 @@ static int process_packet(struct peer *p, const struct less_frame *f, int64_t no
         less_arena_init(&arena, la->arena_buf, ARENA_SIZE);
         rc = less_msg_next(&it, &c, &arena, &m, err);
         if (rc <= 0) break;
-        /* a stale UDP packet (P12): its property sets are older than what we have, but the
-         * introductions and removals it carries are not (they would be lost for good) */
-        if (stale &&
+        /* a late UDP packet (LESS_RX_LATE, P12): its property sets are older than the newest we
+         * applied, but the introductions and removals it carries are in order */
+        if (late &&
             (m.code == LESS_MSG_UPDATE_ENTITY ||
              (m.code == LESS_MSG_INTRODUCE_ENTITY && in_find(p, m.u.introduce_entity.entity_id))))
             continue;
@@ -1384,6 +1393,7 @@ static struct peer *peer_new(struct less_adapter *la, const char *addr)
     p->quantum_ns = 1000;
     p->next_wire_id = 1;
     less_ack_init(&p->rxwin, 0);
+    less_rx_times_init(&p->rxts);
     p->next = la->peers;
     la->peers = p;
     la->n_peers++;
@@ -1427,7 +1437,7 @@ static void peer_close(struct peer *p, const char *why)
 {
     struct less_adapter *la = p->la;
     if (p->closing) return;
-    if (why) XG_WARN(la->a->name, "peer %s: %s", p->addr, why);
+    if (why) XG_WARN_PEER(&la->lim_closed, la->a->name, "peer %s: %s", p->addr, why);
     p->closing = true;
     if (p->bev) bufferevent_disable(p->bev, EV_READ | EV_WRITE);
     if (la->sweep_ev) event_active(la->sweep_ev, 0, 0);
@@ -1640,8 +1650,8 @@ static void accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct soc
     xg_net_addr_str(sa, addr, sizeof addr);
     if (la->n_peers >= la->max_peers) {
         la->refused_peers++;
-        XG_WARN(la->a->name, "peer %s refused: max_peers (%" PRId64 ") reached", addr,
-                la->max_peers);
+        XG_WARN_PEER(&la->lim_refused, la->a->name,
+                     "peer %s refused: max_peers (%" PRId64 ") reached", addr, la->max_peers);
         evutil_closesocket(fd);
         return;
     }
@@ -1654,7 +1664,8 @@ static void accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct soc
             evutil_closesocket(fd);
         return;
     }
-    XG_INFO(la->a->name, "peer %s connected%s", addr, la->tls ? " (TLS)" : "");
+    XG_INFO_PEER(&la->lim_connected, la->a->name, "peer %s connected%s", addr,
+                 la->tls ? " (TLS)" : "");
     if (peer_attach(la, p, bev, false)) peer_close(p, "out of memory");
 }
 
@@ -1681,7 +1692,7 @@ static int udp_send(struct peer *p, uint8_t seq, const uint8_t *msgs, size_t len
     struct xg_error err = {0};
     int rc = less_udp_encode(&w, &la->key, seq, ack_last, mask, next_ts(p), count, msgs, len, &err);
     if (rc) {
-        XG_WARN(la->a->name, "peer %s: %s", p->addr, err.msg);
+        XG_WARN_PEER(&la->lim_send, la->a->name, "peer %s: %s", p->addr, err.msg);
         return rc;
     }
     p->last_send_ns = xg_clock_mono_ns();
@@ -1785,9 +1796,9 @@ static int udp_flush(struct peer *p, bool force)
         while (j < p->msg_count && len + p->midx[j].len <= budget)
             len += p->midx[j++].len;
         if (j == i) {
-            XG_WARN(la->a->name,
-                    "peer %s: %s of %u bytes does not fit in the MTU %" PRId64 "; dropped", p->addr,
-                    less_msg_name(p->midx[i].code), p->midx[i].len, la->mtu);
+            XG_WARN_PEER(&la->lim_send, la->a->name,
+                         "peer %s: %s of %u bytes does not fit in the MTU %" PRId64 "; dropped",
+                         p->addr, less_msg_name(p->midx[i].code), p->midx[i].len, la->mtu);
             la->a->drops++;
             i++;
             continue;
@@ -1924,6 +1935,7 @@ static void udp_restart(struct peer *p)
     p->msg_len = 0;
     p->msg_count = 0;
     less_ack_init(&p->rxwin, 0);
+    less_rx_times_init(&p->rxts);
     la->peer_restarts++;
     send_connection_control(p);
 }
@@ -1973,7 +1985,8 @@ static void udp_read_cb(evutil_socket_t fd, short what, void *arg)
             else
                 la->framing_errors++;
             la->a->drops++;
-            XG_WARN(la->a->name, "datagram from %s dropped: %s", addr, err.msg);
+            XG_WARN_PEER(&la->lim_dgram, la->a->name, "datagram from %s dropped: %s", addr,
+                         err.msg);
             continue;
         }
         if (!p->sslen) {
@@ -1985,36 +1998,48 @@ static void udp_read_cb(evutil_socket_t fd, short what, void *arg)
             udp_flush(p, false);
         }
         if (rc == 0 && p->streaming && peer_restarted(p, &f)) {
-            XG_WARN(la->a->name,
-                    "peer %s restarted (new session in connection-control); "
-                    "starting over",
-                    p->addr);
+            XG_WARN_PEER(&la->lim_session, la->a->name,
+                         "peer %s restarted (new session in connection-control); "
+                         "starting over",
+                         p->addr);
             udp_restart(p);
         }
-        enum less_ack_result ar = less_ack_record(&p->rxwin, f.seq);
+        /* P4/P12: the stale rule (less_rx_record) before anything is applied */
+        bool newest = !p->any_rx || f.timestamp > p->last_rx_ts;
+        enum less_rx_class cls = rc && !f.authentic
+                                     ? LESS_RX_STALE
+                                     : less_rx_record(&p->rxwin, &p->rxts, f.seq, f.timestamp);
         if (rc) {
             la->framing_errors++;
             la->a->drops++;
-            XG_WARN(la->a->name, "peer %s: packet %u dropped: %s", p->addr, f.seq, err.msg);
+            XG_WARN_PEER(&la->lim_packet, la->a->name, "peer %s: packet %u dropped: %s", p->addr,
+                         f.seq, err.msg);
             continue;
         }
-        if (ar != LESS_ACK_NEW) {
+        if (cls == LESS_RX_DUPLICATE) {
             la->duplicates++;
             continue;
         }
-        bool stale = p->any_rx && f.timestamp <= p->last_rx_ts;
-        if (stale) {
-            la->stale_packets++; /* acknowledged; its acks are ignored (P12) */
-        } else {
+        if (cls == LESS_RX_STALE) {
+            la->stale_packets++;
+            XG_WARN_PEER(&la->lim_stale, la->a->name,
+                         "peer %s: packet %u dropped: timestamp %" PRId64
+                         " is not newer than the packets before it (newest %" PRId64
+                         "; stale, P12)",
+                         p->addr, f.seq, f.timestamp, p->last_rx_ts);
+            continue;
+        }
+        if (newest) {
             p->any_rx = true;
             p->last_rx_ts = f.timestamp;
-            udp_on_ack(p, f.ack_last, f.ack_bitmask);
+            udp_on_ack(p, f.ack_last, f.ack_bitmask); /* a late packet's acks are older (P12) */
         }
-        rc = process_packet(p, &f, now, stale, &err);
+        rc = process_packet(p, &f, now, !newest, &err);
         if (rc < 0) {
             la->framing_errors++;
             la->a->drops++;
-            XG_WARN(la->a->name, "peer %s: packet %u dropped: %s", p->addr, f.seq, err.msg);
+            XG_WARN_PEER(&la->lim_packet, la->a->name, "peer %s: packet %u dropped: %s", p->addr,
+                         f.seq, err.msg);
         }
         udp_flush(p, false);
     }

@@ -561,6 +561,32 @@ enum less_ack_result {
 void less_ack_init(struct less_ack_window *w, uint8_t first_seq);
 /** Record a received sequence number (serial arithmetic mod 256: up to 127 ahead is newer). */
 enum less_ack_result less_ack_record(struct less_ack_window *w, uint8_t seq);
+/** Receive side of the stale-packet rule (P4, P12, draft §4: "the timestamp in the header must
+ *  be monotonically increasing", which is what tells a packet from one 256 sequence numbers
+ *  earlier). Zero-initialise with less_rx_times_init(). */
+struct less_rx_times {
+    int64_t ts[256]; /* timestamp of the packet accepted under each sequence number */
+    int64_t newest;  /* newest accepted timestamp (INT64_MIN: none) */
+    int64_t floor;   /* newest timestamp of the accepted packets that left the window */
+};
+
+enum less_rx_class {
+    LESS_RX_NEW = 0,       /* newer than `last` and newer in time: apply, the window moves */
+    LESS_RX_LATE = 1,      /* a gap in the window filled in time order: apply, but its property
+                              sets are older than the newest ones (P12: skip them) */
+    LESS_RX_DUPLICATE = 2, /* already received: drop (already acknowledged) */
+    LESS_RX_STALE = 3,     /* its timestamp is not newer than a packet sent before it (a replay
+                              from an earlier lap of the 8-bit sequence, say): apply nothing;
+                              acknowledged only when it is a gap inside the window */
+};
+
+void less_rx_times_init(struct less_rx_times *t);
+/** Classify and record an authentic packet (sequence `seq`, header timestamp `ts`) in the ack
+ *  window w. Serially newer sequence numbers must carry a timestamp newer than every accepted
+ *  one, else they are STALE and do not move the window (with 8-bit numbers a packet 130 old looks
+ *  126 newer); a gap behind `last` must be newer than the nearest accepted packet before it. */
+enum less_rx_class less_rx_record(struct less_ack_window *w, struct less_rx_times *t, uint8_t seq,
+                                  int64_t ts);
 /** The ack fields to send. */
 static inline void less_ack_fields(const struct less_ack_window *w, uint8_t *ack_last,
                                    uint64_t *mask)

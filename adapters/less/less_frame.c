@@ -324,6 +324,47 @@ enum less_ack_result less_ack_record(struct less_ack_window *w, uint8_t seq)
     return LESS_ACK_NEW;
 }
 
+void less_rx_times_init(struct less_rx_times *t)
+{
+    memset(t, 0, sizeof *t);
+    t->newest = t->floor = INT64_MIN;
+}
+
+enum less_rx_class less_rx_record(struct less_ack_window *w, struct less_rx_times *t, uint8_t seq,
+                                  int64_t ts)
+{
+    int d = (int8_t)(uint8_t)(seq - w->last);
+    if (d > 0) {
+        if (ts <= t->newest) return LESS_RX_STALE; /* not acknowledged: the window stays */
+        /* packets falling out of the window (more than 64 behind the new last) feed the floor */
+        for (int j = d > 65 ? 0 : 65 - d; j <= 64; j++) {
+            bool got = j == 0 ? w->any : (w->mask >> (j - 1)) & 1;
+            int64_t old = t->ts[(uint8_t)(w->last - j)];
+            if (got && old > t->floor) t->floor = old;
+        }
+        less_ack_record(w, seq);
+        t->ts[seq] = ts;
+        t->newest = ts;
+        return LESS_RX_NEW;
+    }
+    if (d == 0 && w->any) return LESS_RX_DUPLICATE;
+    int k = d == 0 ? -1 : -d - 1; /* bit index of seq, -1 = `last` itself */
+    if (k >= 64) return LESS_RX_STALE;
+    if (k >= 0 && (w->mask >> k) & 1) return LESS_RX_DUPLICATE;
+    /* the nearest accepted packet sent before this one, else the floor */
+    int64_t before = t->floor;
+    for (int j = k + 1; j < 64; j++)
+        if ((w->mask >> j) & 1) {
+            before = t->ts[(uint8_t)(w->last - 1 - j)];
+            break;
+        }
+    less_ack_record(w, seq); /* acknowledged either way (P12) */
+    if (ts <= before) return LESS_RX_STALE;
+    t->ts[seq] = ts;
+    if (ts > t->newest) t->newest = ts;
+    return LESS_RX_LATE;
+}
+
 bool less_ack_covers(uint8_t ack_last, uint64_t mask, uint8_t seq)
 {
     unsigned behind = (uint8_t)(ack_last - seq);

@@ -113,6 +113,8 @@ struct rgmp_client {
 
     uint64_t connects, disconnects, protocol_errors, definitions, redefinitions, frames,
         out_of_order, rejected, device_disconnects, bytes_in, unresolved, extras_dropped;
+    /* lines the server can trigger, one rate limiter per kind (core/log.h) */
+    struct xg_log_limit lim_definition, lim_mapping, lim_device, lim_protocol;
 };
 
 static const char *state_name(enum cstate s)
@@ -233,10 +235,11 @@ static int dev_map(struct xg_adapter *a, struct rgmp_client *c, const struct rgm
             depth++;
         }
         if (p >= 0) {
-            XG_WARN(a->name,
-                    "device %" PRIu32 ": reference_frame chain of %s is cyclic or deeper than %d: "
-                    "kept relative to %s",
-                    def->device_id, nd.ents[i].frame, MAX_DEPTH, nd.ents[i].ref);
+            XG_WARN_PEER(&c->lim_definition, a->name,
+                         "device %" PRIu32
+                         ": reference_frame chain of %s is cyclic or deeper than %d: "
+                         "kept relative to %s",
+                         def->device_id, nd.ents[i].frame, MAX_DEPTH, nd.ents[i].ref);
             nd.ents[i].parent = -1;
         }
     }
@@ -267,12 +270,12 @@ static int dev_map(struct xg_adapter *a, struct rgmp_client *c, const struct rgm
                 snprintf(key, sizeof key, "measure %s/%s/%s", s->measure_name, s->target_frame,
                          s->reference_frame ? s->reference_frame : "");
                 if (first_warning(c, key))
-                    XG_WARN(a->name,
-                            "device %" PRIu32 ", group %zu \"%s\", stream %zu: measure_type \"%s\" "
-                            "(target_frame \"%s\") is unknown: its %" PRIu32
-                            " bytes are skipped (D4)",
-                            def->device_id, g, gr->name, k, s->measure_name, s->target_frame,
-                            s->type.size);
+                    XG_WARN_PEER(
+                        &c->lim_definition, a->name,
+                        "device %" PRIu32 ", group %zu \"%s\", stream %zu: measure_type \"%s\" "
+                        "(target_frame \"%s\") is unknown: its %" PRIu32 " bytes are skipped (D4)",
+                        def->device_id, g, gr->name, k, s->measure_name, s->target_frame,
+                        s->type.size);
                 continue;
             }
             if (is_pose(s->measure)) {
@@ -288,22 +291,24 @@ static int dev_map(struct xg_adapter *a, struct rgmp_client *c, const struct rgm
                 int *next = flags ? &en->next_button : &en->next_analog;
                 int max = flags ? XG_MAX_BUTTONS : XG_MAX_ANALOGS;
                 if (*next + n > max) {
-                    XG_WARN(a->name,
-                            "device %" PRIu32 ", group %zu \"%s\", stream %zu: %s %s of %s does "
-                            "not fit the %d %s of entity %s: not exposed",
-                            def->device_id, g, gr->name, k, s->measure_name,
-                            flags ? "bits" : s->custom_label, s->target_frame, max,
-                            flags ? "buttons" : "analogs", en->source);
+                    XG_WARN_PEER(&c->lim_definition, a->name,
+                                 "device %" PRIu32
+                                 ", group %zu \"%s\", stream %zu: %s %s of %s does "
+                                 "not fit the %d %s of entity %s: not exposed",
+                                 def->device_id, g, gr->name, k, s->measure_name,
+                                 flags ? "bits" : s->custom_label, s->target_frame, max,
+                                 flags ? "buttons" : "analogs", en->source);
                     continue;
                 }
                 r->kind = flags ? R_FLAGS : R_CUSTOM;
                 r->base = *next;
                 r->count = n;
                 *next += n;
-                XG_INFO(a->name, "device %" PRIu32 ": %s %s%s%s of %s -> %s %s[%d..%d]",
-                        def->device_id, s->measure_name, flags ? "" : "\"",
-                        flags ? "bits" : s->custom_label, flags ? "" : "\"", s->target_frame,
-                        en->source, flags ? "buttons" : "analogs", r->base, r->base + n - 1);
+                XG_INFO_PEER(&c->lim_mapping, a->name,
+                             "device %" PRIu32 ": %s %s%s%s of %s -> %s %s[%d..%d]", def->device_id,
+                             s->measure_name, flags ? "" : "\"", flags ? "bits" : s->custom_label,
+                             flags ? "" : "\"", s->target_frame, en->source,
+                             flags ? "buttons" : "analogs", r->base, r->base + n - 1);
             }
         }
     }
@@ -312,12 +317,13 @@ static int dev_map(struct xg_adapter *a, struct rgmp_client *c, const struct rgm
         char key[128];
         snprintf(key, sizeof key, "epoch %" PRIu32, def->device_id);
         if (first_warning(c, key))
-            XG_WARN(a->name,
-                    "device %" PRIu32 ": timestamp_epoch %s%s%s is not unix_epoch or device_boot: "
-                    "treated like device_boot (offset estimation, D10)",
-                    def->device_id, def->timestamp_epoch ? "\"" : "",
-                    def->timestamp_epoch ? def->timestamp_epoch : "(absent)",
-                    def->timestamp_epoch ? "\"" : "");
+            XG_WARN_PEER(&c->lim_definition, a->name,
+                         "device %" PRIu32
+                         ": timestamp_epoch %s%s%s is not unix_epoch or device_boot: "
+                         "treated like device_boot (offset estimation, D10)",
+                         def->device_id, def->timestamp_epoch ? "\"" : "",
+                         def->timestamp_epoch ? def->timestamp_epoch : "(absent)",
+                         def->timestamp_epoch ? "\"" : "");
     }
 
     if (old) {
@@ -345,9 +351,10 @@ static int dev_map(struct xg_adapter *a, struct rgmp_client *c, const struct rgm
         c->devs = nv;
         c->devs[c->n_devs++] = nd;
     }
-    XG_INFO(a->name, "peer %s: device %" PRIu32 " (%s): %zu group(s), %zu pose entit%s%s", c->peer,
-            def->device_id, dtype, def->n_groups, nd.n_ents, nd.n_ents == 1 ? "y" : "ies",
-            old ? " (re-definition)" : "");
+    XG_INFO_PEER(&c->lim_device, a->name,
+                 "peer %s: device %" PRIu32 " (%s): %zu group(s), %zu pose entit%s%s", c->peer,
+                 def->device_id, dtype, def->n_groups, nd.n_ents, nd.n_ents == 1 ? "y" : "ies",
+                 old ? " (re-definition)" : "");
     return 0;
 nomem:
     if (nd.routes)
@@ -387,10 +394,10 @@ static int64_t capture_time(struct xg_adapter *a, struct rgmp_client *c, struct 
         /* the peer's wall clock disagrees with ours: estimate the offset instead */
         if (!d->clock_fallback_warned) {
             d->clock_fallback_warned = true;
-            XG_WARN(a->name,
-                    "peer %s: device %" PRIu32 ": unix_epoch timestamp_us = %" PRIu64
-                    " is %.3f s away from our wall clock: using offset estimation",
-                    c->peer, d->device_id, ts_us, (double)diff * 1e-9);
+            XG_WARN_PEER(&c->lim_definition, a->name,
+                         "peer %s: device %" PRIu32 ": unix_epoch timestamp_us = %" PRIu64
+                         " is %.3f s away from our wall clock: using offset estimation",
+                         c->peer, d->device_id, ts_us, (double)diff * 1e-9);
         }
     }
     /* frames read in one burst map to (nearly) the same receive time: keep them apart */
@@ -596,7 +603,8 @@ static void protocol_error(struct xg_adapter *a, const struct xg_error *err)
     struct rgmp_client *c = a->priv;
     c->protocol_errors++;
     a->errors++;
-    XG_WARN(a->name, "protocol error from %s: %s; closing the connection", c->peer, err->msg);
+    XG_WARN_PEER(&c->lim_protocol, a->name, "protocol error from %s: %s; closing the connection",
+                 c->peer, err->msg);
     close_connection(a, true);
 }
 
@@ -667,8 +675,9 @@ static void read_cb(struct bufferevent *bev, void *arg)
                 dev_retire(a, d, true);
                 dev_drop(c, ev.device_id);
             }
-            XG_INFO(a->name, "peer %s: device %" PRIu32 " disconnected (its entities removed)",
-                    c->peer, ev.device_id);
+            XG_INFO_PEER(&c->lim_device, a->name,
+                         "peer %s: device %" PRIu32 " disconnected (its entities removed)", c->peer,
+                         ev.device_id);
             break;
         }
         }

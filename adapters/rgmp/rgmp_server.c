@@ -82,6 +82,8 @@ struct rgmp_server {
     size_t buf_cap;
     uint64_t accepted, rejected, dropped_slow, frames_sent, frames_skipped, definitions_sent,
         disconnects_sent, bytes_out;
+    /* lines a client can trigger, one rate limiter per kind (core/log.h) */
+    struct xg_log_limit lim_refused, lim_conn, lim_slow;
 };
 
 /* ---- clients ---- */
@@ -109,10 +111,10 @@ static bool client_write(struct xg_adapter *a, struct client *c, const void *p, 
 {
     struct rgmp_server *s = a->priv;
     if (out_len(c) > (size_t)s->max_output * 4) {
-        XG_WARN(a->name,
-                "client %s: %zu bytes unsent (above 4 x max_output_bytes %" PRId64
-                "): dropping the slow client",
-                c->peer, out_len(c), s->max_output);
+        XG_WARN_PEER(&s->lim_slow, a->name,
+                     "client %s: %zu bytes unsent (above 4 x max_output_bytes %" PRId64
+                     "): dropping the slow client",
+                     c->peer, out_len(c), s->max_output);
         s->dropped_slow++;
         a->drops++;
         client_free(s, c);
@@ -142,7 +144,7 @@ static void client_event_cb(struct bufferevent *bev, short what, void *arg)
     if (!(what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))) return;
     for (struct client *c = s->clients; c; c = c->next)
         if (c->bev == bev) {
-            XG_INFO(a->name, "client %s disconnected", c->peer);
+            XG_INFO_PEER(&s->lim_conn, a->name, "client %s disconnected", c->peer);
             client_free(s, c);
             return;
         }
@@ -158,8 +160,8 @@ static void accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct soc
     char peer[64];
     xg_net_addr_str(sa, peer, sizeof peer);
     if (s->n_clients >= s->max_clients) {
-        XG_WARN(a->name, "client %s refused: max_clients (%" PRId64 ") reached", peer,
-                s->max_clients);
+        XG_WARN_PEER(&s->lim_refused, a->name,
+                     "client %s refused: max_clients (%" PRId64 ") reached", peer, s->max_clients);
         s->rejected++;
         evutil_closesocket(fd);
         return;
@@ -181,7 +183,8 @@ static void accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct soc
     s->clients = c;
     s->n_clients++;
     s->accepted++;
-    XG_INFO(a->name, "client %s connected (%d/%" PRId64 ")", peer, s->n_clients, s->max_clients);
+    XG_INFO_PEER(&s->lim_conn, a->name, "client %s connected (%d/%" PRId64 ")", peer, s->n_clients,
+                 s->max_clients);
     /* every current definition; data follows on the next tick */
     for (int i = 0; i < XG_MAX_ADAPTERS; i++) {
         struct origin *o = &s->origins[i];

@@ -16,7 +16,7 @@
  *                              ThreeDOF1)
  *   allow_ssrc: [N, ...]       accept RTP only from these SSRCs (default: any)
  *   ssrc_timeout_ms: 5000      an SSRC silent this long is forgotten and its entities removed
- *   max_ssrcs: 64, max_objects: 4096   ingress state caps
+ *   max_ssrcs: 64, max_objects: 4096, max_objects_per_ssrc: 1024   ingress state caps
  *   sdp_address: "a.b.c.d"     c= address of the exported SDP (default: see rtp_sdp)
  *   srtp: {suite, key_file, remote_key_file}   SRTP/SRTCP (RFC 3711) with static SDES keys
  *                              (srtp_session.h, xg_srtp_conf_read); absent = plain RTP
@@ -29,11 +29,15 @@
  * RTCP is multiplexed on the RTP port (RFC 5761, wire-rules §6), as the exported SDP says
  * (a=rtcp-mux).
  *
- * Egress object IDs: 1, 2, 3... in the order entities are first sent, kept per entity name for the
- * process lifetime. Ingress entity names: <adapter>/<ssrc, 8 hex digits>/<Type>-<objectID decimal>.
- * A sender silent for ssrc_timeout_ms (or that sends BYE) is forgotten, its entities removed (they
- * are STALE after entity.stale_ms before that). Bad input is dropped, counted per reason
- * (drop_* counters) and logged once per peer and reason, then summarised every 10 s.
+ * Egress object IDs: 1, 2, 3... in the order entities are first sent, kept per entity name while
+ * the entity lives (rtp_oids.h: forgotten when the table removes it). Ingress entity names:
+ * <adapter>/<ssrc, 8 hex digits>/<Type>-<objectID decimal>. A sender silent for ssrc_timeout_ms (or
+ * that sends BYE) is forgotten, its entities removed (they are STALE after entity.stale_ms before
+ * that); an object whose entity the table expired is forgotten by the next sweep, so per-SSRC state
+ * is bounded by what is alive and by the caps. Bad input is dropped, counted per reason (drop_*
+ * counters) and logged through one rate limiter per reason (core/log.h: a few lines per 10 s, then
+ * a suppressed-count summary); every other line a peer can trigger (new SSRC, BYE, timeout) has its
+ * own limiter.
  *
  * SRTP (when `srtp:` is set): every RTP packet is protected once, after packing, and the same
  * bytes go to every destination (a seq protected twice is refused by libsrtp as a replay); RTCP
@@ -56,6 +60,7 @@
 
 #include "adapters/rtp/gamestate_codec.h"
 #include "adapters/rtp/rtp.h"
+#include "adapters/rtp/rtp_oids.h"
 #include "adapters/rtp/srtp_session.h"
 #include "core/adapter.h"
 #include "core/clock.h"
@@ -66,8 +71,6 @@
 #define RTPA_MAX_DEST 16
 #define RTPA_MAX_ALLOW 64
 #define RTPA_RECV_BATCH 64
-#define RTPA_LOG_SLOTS 64
-#define RTPA_LOG_PERIOD_NS (10 * XG_NS_PER_S)
 /* Rot2 cannot represent a turn of π or more per second (draft §3.5): clamp just below it. */
 #define RTPA_MAX_RATE (M_PI * 0.999)
 
@@ -105,16 +108,6 @@ struct rtpa_dest {
     char str[64];
 };
 
-/* egress: entity name → object ID, assigned in order of first send, kept for the process. */
-struct rtpa_oid {
-    struct rtpa_oid *next;
-    uint64_t oid;
-    int64_t buttons;          /* last GameControl1 mask sent */
-    uint16_t buttons_changed; /* Time1 of its last change */
-    bool sent_buttons;
-    char name[]; /* entity name */
-};
-
 /* ingress: one object of one SSRC → table entity id */
 struct rtpa_obj {
     struct rtpa_obj *next;
@@ -134,14 +127,6 @@ struct rtpa_ssrc {
     struct xg_time_map tmap; /* Time1 (as gateway time) → gateway time */
     /* FIRs we sent it */
     uint8_t our_fir_seq;
-};
-
-struct rtpa_logslot {
-    char peer[64];
-    int reason;
-    int64_t last_log_ns;
-    uint64_t suppressed;
-    int64_t used_ns;
 };
 
 /* FIR dedupe (RFC 5104 §4.3.1): the last seq nr per requesting SSRC, for the most recent
@@ -164,7 +149,8 @@ struct rtpa {
     int n_dest;
     int pt;
     uint32_t ssrc;
-    int64_t refresh_ms, rtcp_interval_ms, mtu, ttl, ssrc_timeout_ms, max_ssrcs, max_objects;
+    int64_t refresh_ms, rtcp_interval_ms, mtu, ttl, ssrc_timeout_ms, max_ssrcs, max_objects,
+        max_objects_per_ssrc;
     enum rtp_gs_type kind_type[XG_KIND_COUNT];
     uint32_t allow[RTPA_MAX_ALLOW];
     int n_allow;
@@ -181,21 +167,21 @@ struct rtpa {
     int64_t last_requested_ns; /* last full state sent for an FIR/PLI */
     uint16_t seq;
     uint32_t ts_offset;
-    uint8_t *pkt;  /* mtu bytes */
-    uint8_t *rbuf; /* receive buffer */
-    struct rtpa_oid *oids[256];
-    uint64_t next_oid;
+    uint8_t *pkt;         /* mtu bytes */
+    uint8_t *rbuf;        /* receive buffer */
+    struct rtp_oids oids; /* egress: entity name -> object ID */
     /* egress cache: table slot -> (entity id, its object id record); saves the by-name lookup
      * per sample (8.6 % of the profile at 10 000 entities) */
     struct rtpa_oid_cache {
         uint32_t id;
-        struct rtpa_oid *o;
+        struct rtp_oid *o;
     } * oid_by_slot;
     size_t n_oid_by_slot;
     struct rtpa_ssrc *ssrcs;
     size_t n_ssrcs, n_objs;
     struct rtp_gs_iter iter;
-    struct rtpa_logslot logs[RTPA_LOG_SLOTS];
+    /* lines a peer can trigger, one rate limiter per kind (core/log.h) */
+    struct xg_log_limit lim_reason[R_COUNT], lim_ssrc, lim_srtp;
     struct rtpa_fir_memo firs[RTPA_FIR_MEMO];
     int fir_next;
     struct xg_srtp *srtp_tx, *srtp_rx; /* send (local key) / receive (remote key) sessions */
@@ -219,16 +205,7 @@ static uint64_t rand64(void)
     return v;
 }
 
-static uint32_t hash_str(const char *s)
-{
-    uint32_t h = 2166136261u;
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 16777619u;
-    return h;
-}
-
-/* Rate-limited warning: the first occurrence per (peer, reason) is logged in full; later ones
- * are counted and summarised at most every 10 s. */
+/* Bad input: counted per reason, logged through the reason's rate limiter. */
 static void bad_input(struct xg_adapter *a, const char *peer, int reason, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static void bad_input(struct xg_adapter *a, const char *peer, int reason, const char *fmt, ...)
@@ -236,41 +213,14 @@ static void bad_input(struct xg_adapter *a, const char *peer, int reason, const 
     struct rtpa *r = a->priv;
     r->reasons[reason]++;
     a->drops++;
-    int64_t now = xg_clock_mono_ns();
-    struct rtpa_logslot *slot = NULL, *oldest = &r->logs[0];
-    for (int i = 0; i < RTPA_LOG_SLOTS; i++) {
-        struct rtpa_logslot *s = &r->logs[i];
-        if (s->used_ns && s->reason == reason && !strcmp(s->peer, peer)) {
-            slot = s;
-            break;
-        }
-        if (s->used_ns < oldest->used_ns) oldest = s;
-    }
+    if (!xg_log_enabled(XG_LOG_WARN)) return;
     char msg[XG_ERROR_MAX + 64];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    if (!slot) {
-        slot = oldest;
-        snprintf(slot->peer, sizeof slot->peer, "%s", peer);
-        slot->reason = reason;
-        slot->suppressed = 0;
-        slot->last_log_ns = now;
-        slot->used_ns = now;
-        XG_WARN(a->name, "peer %s: %s (dropped; %s; further ones summarised every 10 s)", peer, msg,
-                reason_names[reason]);
-        return;
-    }
-    slot->used_ns = now;
-    slot->suppressed++;
-    if (now - slot->last_log_ns >= RTPA_LOG_PERIOD_NS) {
-        XG_WARN(a->name, "peer %s: %llu more %s in the last %.0f s (latest: %s)", peer,
-                (unsigned long long)slot->suppressed, reason_names[reason],
-                (double)(now - slot->last_log_ns) * 1e-9, msg);
-        slot->suppressed = 0;
-        slot->last_log_ns = now;
-    }
+    XG_WARN_PEER(&r->lim_reason[reason], a->name, "peer %s: %s (dropped; %s)", peer, msg,
+                 reason_names[reason]);
 }
 
 static const char *type_conf_name(enum rtp_gs_type t)
@@ -346,6 +296,8 @@ static int rtpa_create(struct xg_adapter *a, const struct xg_conf *conf, struct 
         (rc = xg_conf_int(conf, "ssrc_timeout_ms", 5000, 100, 3600000, &r->ssrc_timeout_ms, err)) ||
         (rc = xg_conf_int(conf, "max_ssrcs", 64, 1, 100000, &r->max_ssrcs, err)) ||
         (rc = xg_conf_int(conf, "max_objects", 4096, 1, 1000000, &r->max_objects, err)) ||
+        (rc = xg_conf_int(conf, "max_objects_per_ssrc", 1024, 1, 1000000, &r->max_objects_per_ssrc,
+                          err)) ||
         (rc = xg_conf_string(conf, "sdp_address", NULL, &sdp_addr, err)) ||
         (rc = parse_objects(r, conf, err)))
         return rc;
@@ -452,26 +404,11 @@ static int rtpa_create(struct xg_adapter *a, const struct xg_conf *conf, struct 
     if (!r->pkt || !r->rbuf) return -ENOMEM;
     r->seq = (uint16_t)rand64();
     r->ts_offset = (uint32_t)rand64();
-    r->next_oid = 1;
+    rtp_oids_init(&r->oids);
     return 0;
 }
 
 /* ---- egress ---- */
-
-static struct rtpa_oid *object_id_for(struct rtpa *r, const char *name)
-{
-    uint32_t h = hash_str(name) & 255;
-    for (struct rtpa_oid *o = r->oids[h]; o; o = o->next)
-        if (!strcmp(o->name, name)) return o;
-    size_t n = strlen(name);
-    struct rtpa_oid *o = calloc(1, sizeof *o + n + 1);
-    if (!o) return NULL;
-    memcpy(o->name, name, n + 1);
-    o->oid = r->next_oid++;
-    o->next = r->oids[h];
-    r->oids[h] = o;
-    return o;
-}
 
 struct send_ctx {
     struct xg_adapter *a;
@@ -582,11 +519,11 @@ static int send_visit(void *user, const struct xg_entity *e, const struct xg_pos
     struct rtpa *r = a->priv;
     struct xg_pose p = *pose_in;
     xg_frame_pose_out(a->frame, &p);
-    struct rtpa_oid *od;
+    struct rtp_oid *od;
     if (e->slot < r->n_oid_by_slot && r->oid_by_slot[e->slot].id == e->id) {
         od = r->oid_by_slot[e->slot].o;
     } else {
-        if (!(od = object_id_for(r, e->name))) return 0;
+        if (!(od = rtp_oids_get(&r->oids, e->name))) return 0;
         if (e->slot >= r->n_oid_by_slot) {
             size_t n = r->n_oid_by_slot ? r->n_oid_by_slot : 64;
             while (n <= e->slot)
@@ -883,7 +820,8 @@ static struct rtpa_obj *obj_get(struct rtpa *r, struct rtpa_ssrc *s, uint64_t ta
 {
     for (struct rtpa_obj *o = s->objs; o; o = o->next)
         if (o->tag == tag && o->object_id == oid) return o;
-    if ((int64_t)r->n_objs >= r->max_objects) return NULL;
+    if ((int64_t)r->n_objs >= r->max_objects || (int64_t)s->n_objs >= r->max_objects_per_ssrc)
+        return NULL;
     struct rtpa_obj *o = calloc(1, sizeof *o);
     if (!o) return NULL;
     o->tag = tag;
@@ -893,6 +831,24 @@ static struct rtpa_obj *obj_get(struct rtpa *r, struct rtpa_ssrc *s, uint64_t ta
     s->n_objs++;
     r->n_objs++;
     return o;
+}
+
+/* Forget the objects of s whose entity is gone from the table (expired after entity.expire_ms,
+ * or never created): a later sample creates it again. */
+static void obj_sweep(struct xg_adapter *a, struct rtpa_ssrc *s)
+{
+    struct rtpa *r = a->priv;
+    for (struct rtpa_obj **pp = &s->objs; *pp;) {
+        struct rtpa_obj *o = *pp;
+        if (o->id && xg_table_get(a->table, o->id)) {
+            pp = &o->next;
+            continue;
+        }
+        *pp = o->next;
+        free(o);
+        s->n_objs--;
+        r->n_objs--;
+    }
 }
 
 static void sample_loc2(struct xg_sample *smp, const struct rtp_gs_loc2 *l)
@@ -947,8 +903,11 @@ static void apply_game_control(struct xg_adapter *a, struct rtpa_ssrc *s,
     if (!id) {
         struct rtpa_obj *ob = obj_get(r, s, RTP_GS_TAG_GAME_CONTROL1, g->object_id);
         if (!ob) {
-            bad_input(a, peer, R_LIMIT, "max_objects (%lld) reached, GameControl1 %llu ignored",
-                      (long long)r->max_objects, (unsigned long long)g->object_id);
+            bad_input(a, peer, R_LIMIT,
+                      "max_objects (%lld) or max_objects_per_ssrc (%lld) reached, GameControl1 "
+                      "%llu of SSRC %08x ignored",
+                      (long long)r->max_objects, (long long)r->max_objects_per_ssrc,
+                      (unsigned long long)g->object_id, s->ssrc);
             return;
         }
         struct xg_sample smp = {.capture_ns = time1_capture(s, g->time, recv_ns, wall_ns),
@@ -1074,9 +1033,11 @@ static void apply_object(struct xg_adapter *a, struct rtpa_ssrc *s, const struct
     xg_frame_sample_in(a->frame, &smp);
     struct rtpa_obj *ob = obj_get(r, s, o->tag, oid);
     if (!ob) {
-        bad_input(a, peer, R_LIMIT, "max_objects (%lld) reached, %s %llu of SSRC %08x ignored",
-                  (long long)r->max_objects, rtp_gs_type_name(o->type), (unsigned long long)oid,
-                  s->ssrc);
+        bad_input(a, peer, R_LIMIT,
+                  "max_objects (%lld) or max_objects_per_ssrc (%lld) reached, %s %llu of SSRC "
+                  "%08x ignored",
+                  (long long)r->max_objects, (long long)r->max_objects_per_ssrc,
+                  rtp_gs_type_name(o->type), (unsigned long long)oid, s->ssrc);
         return;
     }
     int rc = -ENOENT;
@@ -1159,8 +1120,9 @@ static void handle_rtcp(struct xg_adapter *a, const uint8_t *buf, size_t len,
                 struct rtpa_ssrc *s = ssrc_find(r, bye.ssrc[i]);
                 if (s && xg_net_addr_equal((const struct sockaddr *)&s->from, from)) {
                     r->byes_in++;
-                    XG_INFO(a->name, "SSRC %08x (%s) said BYE: its entities are removed", s->ssrc,
-                            peer);
+                    XG_INFO_PEER(&r->lim_ssrc, a->name,
+                                 "SSRC %08x (%s) said BYE: its entities are removed", s->ssrc,
+                                 peer);
                     ssrc_forget(a, s, true);
                 }
             }
@@ -1220,7 +1182,8 @@ static void handle_rtp(struct xg_adapter *a, const uint8_t *buf, size_t len,
         r->n_ssrcs++;
         memcpy(&s->from, from, from_len);
         s->from_len = from_len;
-        XG_INFO(a->name, "new SSRC %08x from %s: asking for its full state (FIR)", s->ssrc, peer);
+        XG_INFO_PEER(&r->lim_ssrc, a->name,
+                     "new SSRC %08x from %s: asking for its full state (FIR)", s->ssrc, peer);
         send_fir(a, s);
     } else if (!xg_net_addr_equal((const struct sockaddr *)&s->from, from)) {
         memcpy(&s->from, from, from_len);
@@ -1282,9 +1245,8 @@ static bool srtp_in(struct xg_adapter *a, uint8_t *buf, size_t *len, bool rtcp, 
         r->srtp_other_errors++;
         a->drops++;
         a->errors++;
-        if (r->srtp_other_errors == 1 || r->srtp_other_errors % 1000 == 0)
-            XG_WARN(a->name, "peer %s: %s (dropped; %llu such SRTP errors)", peer, err.msg,
-                    (unsigned long long)r->srtp_other_errors);
+        XG_WARN_PEER(&r->lim_srtp, a->name, "peer %s: %s (dropped; %llu such SRTP errors)", peer,
+                     err.msg, (unsigned long long)r->srtp_other_errors);
         break;
     }
     return false;
@@ -1326,11 +1288,13 @@ static void sweep_cb(evutil_socket_t fd, short what, void *arg)
     int64_t now = xg_clock_mono_ns();
     for (struct rtpa_ssrc *s = r->ssrcs, *nx; s; s = nx) {
         nx = s->next;
+        obj_sweep(a, s);
         if (now - s->last_ns > r->ssrc_timeout_ms * XG_NS_PER_MS) {
             char peer[64];
-            XG_INFO(a->name, "SSRC %08x (%s) silent for %lld ms: its %zu object(s) are removed",
-                    s->ssrc, xg_net_addr_str((struct sockaddr *)&s->from, peer, sizeof peer),
-                    (long long)r->ssrc_timeout_ms, s->n_objs);
+            XG_INFO_PEER(&r->lim_ssrc, a->name,
+                         "SSRC %08x (%s) silent for %lld ms: its %zu object(s) are removed",
+                         s->ssrc, xg_net_addr_str((struct sockaddr *)&s->from, peer, sizeof peer),
+                         (long long)r->ssrc_timeout_ms, s->n_objs);
             r->ssrc_timeouts++;
             ssrc_forget(a, s, true);
         }
@@ -1426,12 +1390,12 @@ static void rtpa_status(const struct xg_adapter *a, struct xg_status *st)
     for (int i = 0; i < r->n_dest && n > 0 && (size_t)n < sizeof st->peer; i++)
         n += snprintf(st->peer + n, sizeof st->peer - (size_t)n, "%s%s", i ? "," : " ",
                       r->dest[i].str);
-    /* Plain RTP fills exactly the 24 counters core/adapter.h allows (XG_STATUS_MAX_COUNTERS).
-     * With SRTP, the 4 SRTP counters replace (while that limit is 24) drop_truncated and
-     * drop_bad_version, which cannot move then (the SRTP check counts such packets as
-     * drop_srtp_malformed first), and the diagnostics full_states_coalesced and gse_tags_in. */
+    /* Plain RTP has 26 counters, SRTP 30 (XG_STATUS_MAX_COUNTERS is 32). Were that limit below
+     * 30, the 4 SRTP counters would replace drop_truncated and drop_bad_version, which cannot move
+     * then (the SRTP check counts such packets as drop_srtp_malformed first), and the diagnostics
+     * full_states_coalesced and gse_tags_in. */
     bool srtp = r->srtp.enabled;
-    bool all = !srtp || XG_STATUS_MAX_COUNTERS >= 28;
+    bool all = !srtp || XG_STATUS_MAX_COUNTERS >= 30;
     xg_status_counter(st, "port", r->bound_port);
     xg_status_counter(st, "ssrc", r->ssrc);
     xg_status_counter(st, "packets_out", (double)r->packets_out);
@@ -1445,6 +1409,8 @@ static void rtpa_status(const struct xg_adapter *a, struct xg_status *st)
     xg_status_counter(st, "firs_out", (double)r->firs_out);
     xg_status_counter(st, "ssrcs", (double)r->n_ssrcs);
     xg_status_counter(st, "ssrc_timeouts", (double)r->ssrc_timeouts);
+    xg_status_counter(st, "ingress_objects", (double)r->n_objs);
+    xg_status_counter(st, "egress_ids", (double)r->oids.n);
     if (all) xg_status_counter(st, "gse_tags_in", (double)r->gse_tags); /* D1: 3-byte tags */
     for (int i = 0; i < R_COUNT; i++) {
         if (i >= R_SRTP_AUTH && !srtp) continue;
@@ -1492,11 +1458,7 @@ static void rtpa_destroy(struct xg_adapter *a)
     rtpa_stop(a);
     while (r->ssrcs)
         ssrc_forget(a, r->ssrcs, false);
-    for (int i = 0; i < 256; i++)
-        for (struct rtpa_oid *o = r->oids[i], *nx; o; o = nx) {
-            nx = o->next;
-            free(o);
-        }
+    rtp_oids_free(&r->oids);
     free(r->oid_by_slot);
     xg_srtp_conf_wipe(&r->srtp);
     free(r->pkt);
@@ -1570,6 +1532,16 @@ static int rtpa_sdp(const struct xg_adapter *a, char *buf, size_t size)
     return (int)len;
 }
 
+/* An entity left the table: its egress object ID goes (rtp_oids.h). */
+static void rtpa_entity_event(struct xg_adapter *a, const struct xg_entity *e, bool added)
+{
+    struct rtpa *r = a->priv;
+    if (added || !r) return;
+    if (e->slot < r->n_oid_by_slot && r->oid_by_slot[e->slot].id == e->id)
+        r->oid_by_slot[e->slot] = (struct rtpa_oid_cache){0, NULL};
+    rtp_oids_remove(&r->oids, e->name);
+}
+
 const struct xg_adapter_ops xg_rtp_ops = {
     .type = "rtp",
     .is_sink = true,
@@ -1580,4 +1552,5 @@ const struct xg_adapter_ops xg_rtp_ops = {
     .stop = rtpa_stop,
     .destroy = rtpa_destroy,
     .sdp = rtpa_sdp,
+    .entity_event = rtpa_entity_event,
 };

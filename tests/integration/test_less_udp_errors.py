@@ -8,7 +8,7 @@ datagrams and its counters:
     dropped whole — the introduce-type before the bad message in it is not applied either;
   - a datagram with a bad signature is dropped and NOT acknowledged;
   - a datagram over the MTU is dropped and not acknowledged;
-  - a stale datagram (timestamp not newer) is acknowledged but not applied;
+  - a stale datagram (timestamp not newer, arriving late) is acknowledged but not applied;
   - after all that the session still works: G introduces its entities to us;
   - a peer restart (connection-control with a new session token) makes G start over: the old
     session's entities leave the table, G's sequence numbers restart at 0."""
@@ -118,9 +118,12 @@ adapters:
             send(4, [ls.msg_introduce_entity(7, 42, {0: "probe", 2: pos, 3: [0, 0, 0],
                                                     4: [0, 0, 0, 1]})])
             e = ls.wait_for(lambda: ls.entities(g).get("fed/probe"), what="probe")
-            # stale: acked, its update not applied
+            # stale (seq 5 arriving after 6, with an older timestamp): acked, its update not
+            # applied; a stale packet never moves the window (test_less_udp_stale.py)
+            send(6, [])
+            recv_until(lambda f: f[1] == 6, "ack of seq 6")
             send(5, [ls.msg_update(42, {2: [9, 9, 9], 3: [0, 0, 0]})], ts_override=ts[0] - 500000)
-            recv_until(lambda f: f[1] == 5, "ack of the stale seq 5")
+            recv_until(lambda f: f[1] == 6 and f[2] & 1, "ack of the stale seq 5 (bit 0)")
             ls.wait_for(lambda: counters()["stale_packets"] == 1, what="stale counted")
             time.sleep(0.1)
             assert ls.entities(g)["fed/probe"]["position"] == e["position"], ls.entities(g)

@@ -524,7 +524,7 @@ adapters:
         assert c1["objects_in"] > c0["objects_in"] + 10, (c0, c1)
         gw.wait_log("drop_truncated")
         warns = [l for l in gw.lines if "drop_truncated" in l]
-        assert 1 <= len(warns) <= 2, warns
+        assert 1 <= len(warns) <= 5, warns  # XG_LOG_LIMIT_BURST per 10 s
         assert any("E0" in l or "0xe0" in l.lower() for l in gw.lines), gw.log()
     print("ingress: entities with velocities; bad input dropped and counted per reason")
 

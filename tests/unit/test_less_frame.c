@@ -554,6 +554,52 @@ static void test_ack_wrap_and_window_edge(void **state)
     assert_int_equal(less_ack_record(&w, 1), LESS_ACK_TOO_OLD);
 }
 
+/* The stale rule (P12): timestamps decide. A replay of sequence 0 after 130 packets (serially
+ * "ahead" by 126) is STALE and leaves the window alone; a gap filled in time order is LATE. */
+static void test_rx_stale_after_wrap(void **state)
+{
+    (void)state;
+    struct less_ack_window w;
+    struct less_rx_times t;
+    less_ack_init(&w, 0);
+    less_rx_times_init(&t);
+    for (int s = 0; s <= 130; s++)
+        assert_int_equal(less_rx_record(&w, &t, (uint8_t)s, 1000 + s), LESS_RX_NEW);
+    uint64_t mask = w.mask;
+    assert_int_equal(less_rx_record(&w, &t, 0, 1000), LESS_RX_STALE);   /* 130 old */
+    assert_int_equal(less_rx_record(&w, &t, 200, 1070), LESS_RX_STALE); /* 186 old, "70 ahead" */
+    assert_true(w.last == 130 && w.mask == mask);
+    assert_int_equal(less_rx_record(&w, &t, 130, 1130), LESS_RX_DUPLICATE);
+    assert_int_equal(less_rx_record(&w, &t, 66, 1066), LESS_RX_DUPLICATE); /* 64 behind */
+    assert_int_equal(less_rx_record(&w, &t, 65, 1065), LESS_RX_STALE);     /* 65 behind */
+    assert_int_equal(less_rx_record(&w, &t, 131, 1131), LESS_RX_NEW);
+    /* gaps: 2 lost, then 3 arrives; 2 comes late in time order (LATE, acked), a copy of 2
+     * from an earlier lap (older than packet 1) is STALE but acknowledged (P12) */
+    less_ack_init(&w, 0);
+    less_rx_times_init(&t);
+    assert_int_equal(less_rx_record(&w, &t, 0, 10), LESS_RX_NEW);
+    assert_int_equal(less_rx_record(&w, &t, 1, 20), LESS_RX_NEW);
+    assert_int_equal(less_rx_record(&w, &t, 3, 40), LESS_RX_NEW);
+    assert_int_equal(less_rx_record(&w, &t, 2, 15), LESS_RX_STALE); /* older than packet 1 */
+    assert_true(less_ack_covers(w.last, w.mask, 2));
+    assert_int_equal(less_rx_record(&w, &t, 2, 30), LESS_RX_DUPLICATE);
+    less_ack_init(&w, 0);
+    less_rx_times_init(&t);
+    assert_int_equal(less_rx_record(&w, &t, 0, 10), LESS_RX_NEW);
+    assert_int_equal(less_rx_record(&w, &t, 2, 30), LESS_RX_NEW);
+    assert_int_equal(less_rx_record(&w, &t, 1, 20), LESS_RX_LATE);
+    assert_int_equal(less_rx_record(&w, &t, 4, 30), LESS_RX_STALE); /* ahead, not newer */
+    assert_int_equal(w.last, 2);
+    /* packets leaving the window set the floor: a gap older than all in-window packets must be
+     * newer than the newest one that left */
+    less_ack_init(&w, 0);
+    less_rx_times_init(&t);
+    assert_int_equal(less_rx_record(&w, &t, 0, 100), LESS_RX_NEW);
+    assert_int_equal(less_rx_record(&w, &t, 70, 170), LESS_RX_NEW); /* 1..69 lost, 0 left */
+    assert_int_equal(less_rx_record(&w, &t, 6, 99), LESS_RX_STALE); /* 64 behind, older */
+    assert_int_equal(less_rx_record(&w, &t, 7, 107), LESS_RX_LATE);
+}
+
 /* Random delivery with loss, reordering and duplicates against a model in unbounded sequence
  * numbers. */
 static void test_ack_model(void **state)
@@ -620,6 +666,7 @@ int main(void)
         cmocka_unit_test(test_ack_in_order),
         cmocka_unit_test(test_ack_out_of_order_and_duplicates),
         cmocka_unit_test(test_ack_wrap_and_window_edge),
+        cmocka_unit_test(test_rx_stale_after_wrap),
         cmocka_unit_test(test_ack_model),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
