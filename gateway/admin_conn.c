@@ -130,7 +130,10 @@ static void event_cb(evutil_socket_t fd, short what, void *arg)
             refuse(c);
             return;
         }
-        arm(c);
+        if (c->owner->capped)
+            arm(c);
+        else
+            c->state = BUSY; /* behind the TLS front, whose own deadline covers the first request */
         return;
     }
     if (c->state != WAITING) return;

@@ -7,7 +7,9 @@
  * log line, counted). A request's head and body must arrive within request_timeout_ms of the
  * connection being accepted (or of the previous reply on a keep-alive connection), however
  * slowly the bytes trickle; otherwise the connection is closed (rate-limited line, counted).
- * Once the handler has the request the deadline is off, so /events streams live on.
+ * Once the handler has the request the deadline is off, so /events streams live on. Behind the
+ * TLS front (capped false) the front caps connections and times the handshake and first request
+ * itself (it knows the client's address); the tracker times the requests after that.
  * Reactor thread only. */
 #ifndef XG_ADMIN_CONN_H
 #define XG_ADMIN_CONN_H
