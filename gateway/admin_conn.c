@@ -30,6 +30,8 @@ struct conn {
     struct evhttp_connection *evcon; /* NULL until attached */
     struct event *ev;                /* attach (made active), then the request deadline */
     enum conn_state state;
+    bool refuse;   /* accepted beyond the cap */
+    int open_then; /* other connections open when it was accepted */
     void (*closecb)(struct evhttp_connection *, void *);
     void *closecb_arg;
     struct conn *next, **prevp;
@@ -98,8 +100,7 @@ static void refuse(struct conn *c)
                      sizeof body - 1, body);
     char peer[80];
     struct evhttp_connection *evcon = c->evcon;
-    xg_admin_conn_note_refused(c->owner->gw, peer_of(evcon, peer, sizeof peer),
-                               c->owner->stats.open - 1);
+    xg_admin_conn_note_refused(c->owner->gw, peer_of(evcon, peer, sizeof peer), c->open_then);
     /* best effort: the socket is new and empty, so the reply fits its send buffer */
     evutil_socket_t fd = bufferevent_getfd(c->bev);
     if (fd >= 0 && send(fd, reply, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
@@ -126,7 +127,7 @@ static void event_cb(evutil_socket_t fd, short what, void *arg)
         }
         c->evcon = evcon;
         evhttp_connection_set_closecb(evcon, closed_cb, c);
-        if (c->owner->capped && c->owner->stats.open > c->owner->gw->conf.admin_max_connections) {
+        if (c->refuse) {
             refuse(c);
             return;
         }
@@ -162,6 +163,9 @@ static struct bufferevent *bev_cb(struct event_base *base, void *arg)
     t->list = c;
     c->prevp = &t->list;
     t->stats.open++;
+    /* decided in accept order (several accepts can precede the attach events) */
+    c->refuse = t->capped && t->stats.open > t->gw->conf.admin_max_connections;
+    c->open_then = t->stats.open - 1;
     event_active(c->ev, 0, 0);
     return bev;
 }

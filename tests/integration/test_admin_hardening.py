@@ -53,10 +53,11 @@ def status_of(resp):
 
 
 def request(port, path, headers=None, method="GET"):
-    """(status, headers dict (lower-case keys), body) over a fresh connection."""
+    """(status, headers dict (lower-case keys), body) over a fresh connection, closed after."""
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
     try:
-        c.request(method, path, headers=headers or {})
+        # the server closes after the reply: the connection is gone on its side when we return
+        c.request(method, path, headers={"Connection": "close", **(headers or {})})
         r = c.getresponse()
         return r.status, {k.lower(): v for k, v in r.getheaders()}, r.read()
     finally:
