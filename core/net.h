@@ -67,4 +67,35 @@ int64_t xg_time_map_update(struct xg_time_map *m, int64_t source_ns, int64_t rec
 /** Forget the peer (e.g. after a reconnect: its clock may have changed). */
 void xg_time_map_reset(struct xg_time_map *m);
 
+/* ---- accept back-off (every TCP/Unix listener of the process, core/listener.c) ----
+ *
+ * When accept() fails for a reason that retrying at once cannot fix (EMFILE/ENFILE at the fd
+ * limit, ENOBUFS/ENOMEM), libevent's listener stays readable and its loop spins at 100 % CPU.
+ * A guarded listener instead stops accepting for XG_ACCEPT_BACKOFF_MS (pending connections wait
+ * in the kernel's backlog), logs one rate-limited line naming the component and the error, counts
+ * the back-off, and then accepts again. Reactor thread only. */
+
+struct event_base;
+struct evconnlistener;
+
+#define XG_ACCEPT_BACKOFF_MS 1000 /* pause after a failed accept(), ms */
+
+/** evconnlistener_new_bind() with the accept back-off guard installed (`cb`, `arg`, `flags`,
+ *  `backlog` as there; `component` names the owner in the log line, copied). NULL on failure
+ *  (errno from the bind/listen). Free with xg_net_listener_free(). */
+struct evconnlistener *
+xg_net_listener_new_bind(struct event_base *base,
+                         void (*cb)(struct evconnlistener *, int, struct sockaddr *, int, void *),
+                         void *arg, unsigned flags, int backlog, const struct sockaddr *sa,
+                         int socklen, const char *component);
+/** Install the guard on a listener made elsewhere (e.g. evhttp's). Replaces its error callback.
+ *  0, or -ENOMEM. Call xg_net_listener_unguard() before that listener is freed. */
+int xg_net_listener_guard(struct evconnlistener *lev, const char *component);
+/** Remove the guard of `lev` (no-op if none); the listener itself is left alone. */
+void xg_net_listener_unguard(struct evconnlistener *lev);
+/** Unguard and free a listener (NULL is a no-op). */
+void xg_net_listener_free(struct evconnlistener *lev);
+/** Accept back-offs since start, over every listener (/metrics xrgate_accept_backoff_total). */
+uint64_t xg_net_accept_backoff_total(void);
+
 #endif

@@ -7,10 +7,14 @@
  *   GET /               the web inspector page; /inspector/<file> its static assets
  *   GET /events         Server-Sent Events for the inspector (gateway/inspector.h)
  *
- * With a token configured (admin.token_file or XRGATE_ADMIN_TOKEN), every path but /healthz and
- * the inspector's static assets needs `Authorization: Bearer <token>` (compared in constant time)
- * and answers 401 otherwise; `/` and `/events` also accept `?token=<token>` (EventSource cannot
- * set headers).
+ * With a token configured (admin.token_file or XRGATE_ADMIN_TOKEN), every path but /healthz, the
+ * inspector page `/` and its static assets (code only, no data) needs `Authorization: Bearer
+ * <token>` (scheme case-insensitive, compared in constant time) and answers 401 otherwise;
+ * `/events` also accepts `?token=<token>` (EventSource cannot set headers). Without a token,
+ * every path but /healthz checks the Host header (gateway/admin_auth.h: DNS rebinding) and
+ * answers 403 to a name that is not this gateway's. A request target that is not a valid URI
+ * gets 400. Every response carries `X-Content-Type-Options: nosniff`; error bodies never echo
+ * the request. Connections: gateway/admin_conn.h (cap, request deadline).
  *
  * With admin.tls {cert, key} the same API is served over TLS only (HTTPS): see "TLS front"
  * below (the core TLS layer terminates TLS and proxies plaintext to evhttp). */
@@ -36,19 +40,15 @@
 #include "core/clock.h"
 #include "core/net.h"
 #include "core/tls.h"
+#include "gateway/admin_auth.h"
+#include "gateway/admin_conn.h"
 #include "gateway/gateway.h"
 #include "gateway/inspector.h"
 
 #define COMPONENT "admin"
 
-static bool ct_equal(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    unsigned char diff = (unsigned char)(la != lb);
-    for (size_t i = 0; i < lb; i++)
-        diff |= (unsigned char)(a[i < la ? i : 0] ^ b[i]);
-    return diff == 0;
-}
+/* Peer-triggered lines of the admin server (one admin server per process). */
+static struct xg_log_limit bad_uri_lim, bad_host_lim;
 
 static void send_text(struct evhttp_request *req, int code, const char *reason, const char *ctype,
                       const char *text)
@@ -254,6 +254,18 @@ static void handle_metrics(struct xg_gateway *gw, struct evhttp_request *req)
                XG_METRIC_GAUGE, NULL, gw->loop_lag_s);
     set_metric(gw, "xrgate_loop_lag_max_seconds", "Largest reactor lag seen", XG_METRIC_GAUGE, NULL,
                gw->loop_lag_max_s);
+    struct xg_admin_conn_stats cs = xg_admin_conn_stats(gw);
+    set_metric(gw, "xrgate_admin_connections", "Admin HTTP connections open", XG_METRIC_GAUGE, NULL,
+               cs.open);
+    set_metric(gw, "xrgate_admin_connections_refused_total",
+               "Admin connections refused at admin.max_connections", XG_METRIC_COUNTER, NULL,
+               (double)cs.refused);
+    set_metric(gw, "xrgate_admin_request_timeouts_total",
+               "Admin connections closed at admin.request_timeout_ms", XG_METRIC_COUNTER, NULL,
+               (double)cs.timeouts);
+    set_metric(gw, "xrgate_accept_backoff_total",
+               "Times a listener stopped accepting for a while after accept() failed (fd limit)",
+               XG_METRIC_COUNTER, NULL, (double)xg_net_accept_backoff_total());
     for (int i = 0; i < gw->n_adapters; i++) {
         struct xg_gw_adapter *ga = gw->adapters[i];
         snprintf(lbl, sizeof lbl, "adapter=\"%s\",type=\"%s\"",
@@ -310,11 +322,9 @@ static void handle_metrics(struct xg_gateway *gw, struct evhttp_request *req)
  * evhttp's own backlog checks, e.g. /events slow readers, still see a slow client); a failed
  * handshake, a TLS error or the client closing frees both sides at once. */
 
-#define XG_TLS_MAX_CONNS 256
 #define XG_TLS_HIGH (256 * 1024)        /* ciphertext queued for the client: stop reading evhttp */
 #define XG_TLS_LOW (64 * 1024)          /* ...and resume below this */
 #define XG_TLS_PLAIN_HIGH (1024 * 1024) /* plaintext queued for evhttp: stop reading the client */
-#define XG_TLS_HANDSHAKE_S 10           /* handshake and first request within this */
 #define XG_TLS_LINGER_S 30              /* a closing connection's output must drain within this */
 
 struct tls_conn {
@@ -325,8 +335,9 @@ struct tls_conn {
     struct evbuffer *wire;     /* the TLS socket bufferevent's output (ciphertext) */
     struct evbuffer_cb_entry *wire_cb;
     struct xg_tls_session *sess;
-    struct event *timer; /* handshake deadline, linger deadline, deferred close */
+    struct event *timer; /* handshake+first request deadline, linger deadline, deferred close */
     bool established, closing, plain_paused;
+    bool answered; /* evhttp started its first reply: the request deadline is evhttp's now */
     char peer[64];
 };
 
@@ -338,7 +349,7 @@ struct xg_admin_tls {
     socklen_t internal_len;
     struct tls_conn *conns;
     int n_conns;
-    uint64_t refused, handshake_failures;
+    uint64_t handshake_failures;
 };
 
 static void conn_free(struct tls_conn *c)
@@ -357,14 +368,17 @@ static size_t conn_pending(const struct tls_conn *c)
     return evbuffer_get_length(bufferevent_get_output(c->tls)) + evbuffer_get_length(c->wire);
 }
 
-/* Timer: handshake or linger deadline, or the deferred close of a drained connection. */
+/* Timer: the handshake and first request deadline (admin.request_timeout_ms from accepting,
+ * however slowly the client sends), the linger deadline, or the deferred close of a drained
+ * connection. */
 static void conn_timer_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct tls_conn *c = arg;
     (void)fd;
-    if (what & EV_TIMEOUT)
-        XG_DEBUG(COMPONENT, "TLS client %s: %s timed out", c->peer,
-                 c->closing ? "closing" : "handshake or first request");
+    if ((what & EV_TIMEOUT) && c->closing)
+        XG_DEBUG(COMPONENT, "TLS client %s: closing timed out", c->peer);
+    else if (what & EV_TIMEOUT)
+        xg_admin_conn_note_timeout(c->front->gw, c->peer);
     conn_free(c);
 }
 
@@ -413,8 +427,7 @@ static void wire_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info, v
 static void mark_established(struct tls_conn *c)
 {
     if (c->established || !xg_tls_established(c->sess)) return;
-    c->established = true;
-    event_del(c->timer);
+    c->established = true; /* the deadline runs on until evhttp answers (plain_read_cb) */
 }
 
 /* client → evhttp */
@@ -449,6 +462,10 @@ static void plain_read_cb(struct bufferevent *bev, void *arg)
 {
     struct tls_conn *c = arg;
     mark_established(c);
+    if (!c->answered && !c->closing) {
+        c->answered = true;
+        event_del(c->timer);
+    }
     evbuffer_add_buffer(bufferevent_get_output(c->tls), bufferevent_get_input(bev));
     if (conn_pending(c) > XG_TLS_HIGH) {
         c->plain_paused = true;
@@ -495,10 +512,8 @@ static void tls_accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct s
     (void)salen;
     char peer[64];
     xg_net_addr_str(sa, peer, sizeof peer);
-    if (t->n_conns >= XG_TLS_MAX_CONNS) {
-        if (!t->refused++ || !(t->refused % 100))
-            XG_WARN(COMPONENT, "TLS client %s refused: %d connections open (%" PRIu64 " refused)",
-                    peer, t->n_conns, t->refused);
+    if (t->n_conns >= t->gw->conf.admin_max_connections) {
+        xg_admin_conn_note_refused(t->gw, peer, t->n_conns);
         evutil_closesocket(fd);
         return;
     }
@@ -538,7 +553,8 @@ static void tls_accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct s
     bufferevent_setwatermark(c->plain, EV_WRITE, XG_TLS_PLAIN_HIGH / 2, 0);
     bufferevent_enable(c->tls, EV_READ | EV_WRITE);
     bufferevent_enable(c->plain, EV_READ | EV_WRITE);
-    struct timeval tv = {XG_TLS_HANDSHAKE_S, 0};
+    int ms = t->gw->conf.admin_request_timeout_ms;
+    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
     evtimer_add(c->timer, &tv);
 }
 
@@ -566,6 +582,9 @@ static int tls_internal_listener(struct xg_gateway *gw, struct xg_admin_tls *t,
         evconnlistener_free(l);
         return xg_error_set(err, -ENOMEM, "admin: cannot listen on the internal socket");
     }
+    if (xg_net_listener_guard(l, COMPONENT))
+        return xg_error_set(err, -ENOMEM, "admin: out of memory");
+    gw->admin_listener = l;
     XG_DEBUG(COMPONENT, "evhttp behind TLS on the abstract Unix socket @%.*s",
              (int)(t->internal_len - sizeof(sa_family_t) - 1), t->internal.sun_path + 1);
     return 0;
@@ -587,17 +606,47 @@ static void tls_front_free(struct xg_admin_tls *t)
     if (!t) return;
     while (t->conns)
         conn_free(t->conns);
-    if (t->listener) evconnlistener_free(t->listener);
+    xg_net_listener_free(t->listener);
     xg_tls_ctx_free(t->ctx); /* refcounted: sessions libevent has not finalized yet keep it */
     free(t);
+}
+
+/* "ip:port" of the client for log lines ("via TLS" behind the TLS front: that one logs the
+ * TLS peer itself). */
+static const char *req_peer(struct xg_gateway *gw, struct evhttp_request *req, char *buf,
+                            size_t size)
+{
+    struct evhttp_connection *evcon = evhttp_request_get_connection(req);
+    char *addr = NULL;
+    ev_uint16_t port = 0;
+    if (evcon) evhttp_connection_get_peer(evcon, &addr, &port);
+    if (gw->admin_tls)
+        snprintf(buf, size, "(via the TLS front)");
+    else
+        snprintf(buf, size, strchr(addr ? addr : "", ':') ? "[%s]:%u" : "%s:%u", addr ? addr : "?",
+                 port);
+    return buf;
 }
 
 static void handle(struct evhttp_request *req, void *arg)
 {
     struct xg_gateway *gw = arg;
+    char peer[96];
+    xg_admin_conn_request(gw, req);
+    struct evkeyvalq *out = evhttp_request_get_output_headers(req);
+    evhttp_add_header(out, "X-Content-Type-Options", "nosniff");
     const char *uri = evhttp_request_get_uri(req);
-    struct evhttp_uri *u = evhttp_uri_parse(uri);
-    const char *path = u ? evhttp_uri_get_path(u) : NULL;
+    /* the strict parser: evhttp's own (lenient) one lets through what we do not want to route */
+    struct evhttp_uri *u = uri ? evhttp_uri_parse(uri) : NULL;
+    if (!u) {
+        XG_INFO_PEER(&bad_uri_lim, COMPONENT,
+                     "admin client %s: request target '%.200s' is not a valid URI: answered 400",
+                     req_peer(gw, req, peer, sizeof peer), uri ? uri : "");
+        send_text(req, 400, "Bad Request", "text/plain",
+                  "400 bad request: the request target is not a valid URI (RFC 3986)\n");
+        return;
+    }
+    const char *path = evhttp_uri_get_path(u);
     char p[256];
     snprintf(p, sizeof p, "%s", path && *path ? path : "/");
     evhttp_uri_free(u);
@@ -611,22 +660,39 @@ static void handle(struct evhttp_request *req, void *arg)
         send_text(req, 200, "OK", "text/plain", "ok\n");
         return;
     }
-    if (xg_inspector_is_asset(p)) {
-        xg_inspector_serve(gw, req, p);
+    struct evkeyvalq *in = evhttp_request_get_input_headers(req);
+    if (!gw->conf.admin_token[0]) {
+        char host[128];
+        const char *colon = strrchr(gw->admin_bound, ':');
+        snprintf(host, sizeof host, "%.*s",
+                 (int)(colon ? (size_t)(colon - gw->admin_bound) : strlen(gw->admin_bound)),
+                 gw->admin_bound);
+        const char *h = evhttp_find_header(in, "Host");
+        if (!xg_admin_host_ok(h, host)) {
+            XG_WARN_PEER(&bad_host_lim, COMPONENT,
+                         "admin client %s: Host '%.200s' is not an address of this gateway "
+                         "(DNS rebinding?): answered 403",
+                         req_peer(gw, req, peer, sizeof peer), h);
+            send_text(req, 403, "Forbidden", "text/plain",
+                      "403 forbidden: the Host header does not name this gateway. Use its IP "
+                      "address, localhost or its host name, or configure admin.token_file "
+                      "(README \"Admin API\")\n");
+            return;
+        }
+    }
+    if (xg_inspector_is_asset(p) || !strcmp(p, "/")) {
+        xg_inspector_serve(gw, req, p); /* static code, no data: no token needed */
         return;
     }
-    bool inspector = !strcmp(p, "/") || !strcmp(p, "/events");
     if (gw->conf.admin_token[0]) {
-        const char *auth =
-            evhttp_find_header(evhttp_request_get_input_headers(req), "Authorization");
-        if ((!auth || strncmp(auth, "Bearer ", 7) || !ct_equal(auth + 7, gw->conf.admin_token)) &&
-            !(inspector && xg_inspector_query_token_ok(req, gw->conf.admin_token))) {
-            evhttp_add_header(evhttp_request_get_output_headers(req), "WWW-Authenticate",
-                              "Bearer realm=\"xrgate\"");
+        const char *auth = evhttp_find_header(in, "Authorization");
+        if (!xg_admin_bearer_ok(auth, gw->conf.admin_token) &&
+            !(!strcmp(p, "/events") && xg_inspector_query_token_ok(req, gw->conf.admin_token))) {
+            evhttp_add_header(out, "WWW-Authenticate", "Bearer realm=\"xrgate\"");
             send_text(req, 401, "Unauthorized", "text/plain",
                       auth ? "401 unauthorized: the bearer token does not match\n"
                            : "401 unauthorized: this endpoint needs 'Authorization: Bearer "
-                             "<token>' (/ and /events also take ?token=<token>)\n");
+                             "<token>' (/events also takes ?token=<token>)\n");
             return;
         }
     }
@@ -645,8 +711,6 @@ static void handle(struct evhttp_request *req, void *arg)
         handle_sdp(gw, req, p + 9);
     else if (!strcmp(p, "/events"))
         xg_inspector_events(gw, req);
-    else if (!strcmp(p, "/"))
-        xg_inspector_serve(gw, req, p);
     else
         send_text(req, 404, "Not Found", "text/plain",
                   "404 not found (try /, /events, /healthz, /metrics, /api/entities, "
@@ -675,6 +739,8 @@ int xg_admin_start(struct xg_gateway *gw, struct xg_error *err)
     gw->http = evhttp_new(gw->base);
     if (!gw->http) return xg_error_set(err, -ENOMEM, "out of memory");
     evhttp_set_gencb(gw->http, handle, gw);
+    if (xg_admin_conns_init(gw, !gw->conf.admin_tls_cert[0]))
+        return xg_error_set(err, -ENOMEM, "out of memory");
     evhttp_set_allowed_methods(gw->http, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD | EVHTTP_REQ_POST |
                                              EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE);
     evhttp_set_timeout(gw->http, 30);
@@ -695,10 +761,10 @@ int xg_admin_start(struct xg_gateway *gw, struct xg_error *err)
         struct sockaddr_storage a;
         socklen_t al;
         if ((rc = xg_net_parse_addr(l, NULL, -1, &a, &al, err))) return rc;
-        t->listener = evconnlistener_new_bind(gw->base, tls_accept_cb, t,
-                                              LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE |
-                                                  LEV_OPT_CLOSE_ON_EXEC,
-                                              128, (struct sockaddr *)&a, (int)al);
+        t->listener = xg_net_listener_new_bind(gw->base, tls_accept_cb, t,
+                                               LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE |
+                                                   LEV_OPT_CLOSE_ON_EXEC,
+                                               128, (struct sockaddr *)&a, (int)al, COMPONENT);
         if (!t->listener)
             return xg_error_set(err, -EADDRINUSE, "admin: cannot listen on %s (%s)", l,
                                 strerror(errno ? errno : EADDRINUSE));
@@ -710,6 +776,11 @@ int xg_admin_start(struct xg_gateway *gw, struct xg_error *err)
             return xg_error_set(err, -EADDRINUSE, "admin: cannot listen on %s (%s)", l,
                                 strerror(errno ? errno : EADDRINUSE));
         fd = evhttp_bound_socket_get_fd(bs);
+        gw->admin_listener = evhttp_bound_socket_get_listener(bs);
+        if (xg_net_listener_guard(gw->admin_listener, COMPONENT)) {
+            gw->admin_listener = NULL;
+            return xg_error_set(err, -ENOMEM, "out of memory");
+        }
     }
     struct sockaddr_storage ss;
     socklen_t sl = sizeof ss;
@@ -728,8 +799,11 @@ void xg_admin_stop(struct xg_gateway *gw)
     xg_inspector_stop(gw);
     tls_front_free(gw->admin_tls);
     gw->admin_tls = NULL;
+    xg_net_listener_unguard(gw->admin_listener); /* evhttp frees the listener */
+    gw->admin_listener = NULL;
     if (gw->http) {
         evhttp_free(gw->http);
         gw->http = NULL;
     }
+    xg_admin_conns_free(gw);
 }

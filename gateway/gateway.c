@@ -53,6 +53,8 @@ static void entity_event(void *user, const struct xg_entity *e, bool added)
 
 /* ---- configuration ---- */
 
+/* The token is the file's first line (a trailing CR/LF is not part of it; anything after the
+ * first line is ignored, e.g. a comment). */
 static int read_secret_file(const char *path, char *out, size_t size, const struct xg_conf *at,
                             struct xg_error *err)
 {
@@ -60,12 +62,20 @@ static int read_secret_file(const char *path, char *out, size_t size, const stru
     if (!f)
         return xg_conf_error(err, at, -errno, "cannot read token_file '%s': %s", path,
                              strerror(errno));
-    size_t n = fread(out, 1, size - 1, f);
+    char line[1024];
+    bool got = fgets(line, sizeof line, f) != NULL;
     fclose(f);
-    out[n] = '\0';
-    while (n && isspace((unsigned char)out[n - 1]))
-        out[--n] = '\0';
-    if (!n) return xg_conf_error(err, at, -EINVAL, "token_file '%s' is empty", path);
+    size_t n = got ? strcspn(line, "\r\n") : 0;
+    bool whole = got && (line[n] != '\0' || strlen(line) < sizeof line - 1);
+    line[n] = '\0';
+    if (!n)
+        return xg_conf_error(err, at, -EINVAL,
+                             "token_file '%s': the first line (the token) is empty", path);
+    if (!whole || n >= size)
+        return xg_conf_error(err, at, -EINVAL,
+                             "token_file '%s': the token (first line) is longer than %zu bytes",
+                             path, size - 1);
+    memcpy(out, line, n + 1);
     return 0;
 }
 
@@ -76,6 +86,8 @@ static int load_gateway_section(struct xg_gateway *gw, const struct xg_conf *g,
     xg_table_params_default(&c->table);
     snprintf(c->id, sizeof c->id, "xrgate");
     snprintf(c->admin_listen, sizeof c->admin_listen, "127.0.0.1:8080");
+    c->admin_max_connections = 64;
+    c->admin_request_timeout_ms = 10000;
     c->log_level = XG_LOG_INFO;
     if (!g) return 0;
     int rc;
@@ -111,6 +123,11 @@ static int load_gateway_section(struct xg_gateway *gw, const struct xg_conf *g,
             (rc = read_secret_file(s, c->admin_token, sizeof c->admin_token,
                                    xg_conf_get(admin, "token_file"), err)))
             return rc;
+        int64_t v;
+        if ((rc = xg_conf_int(admin, "max_connections", 64, 1, 4096, &v, err))) return rc;
+        c->admin_max_connections = (int)v;
+        if ((rc = xg_conf_int(admin, "request_timeout_ms", 10000, 100, 600000, &v, err))) return rc;
+        c->admin_request_timeout_ms = (int)v;
         const struct xg_conf *tls = xg_conf_get(admin, "tls");
         if (tls) {
             if ((rc = xg_conf_expect(tls, XG_CONF_MAP, "tls", err))) return rc;

@@ -22,8 +22,10 @@
 struct event_base;
 struct event;
 struct evhttp;
+struct evconnlistener;
 struct xg_inspector;
 struct xg_admin_tls;
+struct xg_admin_conns;
 
 /** Per-instance bookkeeping around an adapter (the adapter is the first member). */
 struct xg_gw_adapter {
@@ -41,10 +43,12 @@ struct xg_gw_adapter {
 /** The `gateway:` section. */
 struct xg_gateway_conf {
     char id[64];
-    char admin_listen[128];   /* "host:port"; "" or "off" disables the admin server */
-    char admin_token[256];    /* bearer token, "" = none */
-    char admin_tls_cert[256]; /* admin.tls.cert: PEM certificate (chain); "" = plain HTTP */
-    char admin_tls_key[256];  /* admin.tls.key: its unencrypted private key */
+    char admin_listen[128];       /* "host:port"; "" or "off" disables the admin server */
+    char admin_token[256];        /* bearer token, "" = none */
+    char admin_tls_cert[256];     /* admin.tls.cert: PEM certificate (chain); "" = plain HTTP */
+    char admin_tls_key[256];      /* admin.tls.key: its unencrypted private key */
+    int admin_max_connections;    /* admin.max_connections: open connections (default 64) */
+    int admin_request_timeout_ms; /* admin.request_timeout_ms: request head+body deadline */
     struct xg_table_params table;
     enum xg_log_level log_level;
 };
@@ -61,6 +65,8 @@ struct xg_gateway {
     char admin_bound[128];          /* actual "host:port" after bind */
     struct xg_inspector *inspector; /* web inspector state (gateway/inspector.c), NULL until used */
     struct xg_admin_tls *admin_tls; /* TLS front of the admin server (gateway/admin.c), or NULL */
+    struct xg_admin_conns *admin_conns;    /* admin connection cap and deadlines (admin_conn.c) */
+    struct evconnlistener *admin_listener; /* evhttp's listener (owned by evhttp), guarded */
     struct event *expire_ev, *lag_ev, *sigint_ev, *sigterm_ev;
     int64_t lag_expected_ns;
     double loop_lag_s, loop_lag_max_s;

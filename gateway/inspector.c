@@ -15,6 +15,8 @@
 #include <sys/queue.h>
 
 #include "core/clock.h"
+#include "gateway/admin_auth.h"
+#include "gateway/admin_conn.h"
 #include "gateway/gateway.h"
 
 #define COMPONENT "inspector"
@@ -49,15 +51,6 @@ struct xg_inspector {
 };
 
 /* ---- helpers ----------------------------------------------------------------------------- */
-
-static bool ct_equal(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    unsigned char diff = (unsigned char)(la != lb);
-    for (size_t i = 0; i < lb; i++)
-        diff |= (unsigned char)(a[i < la ? i : 0] ^ b[i]);
-    return diff == 0;
-}
 
 /* JSON string (with quotes): escapes '"', '\\' and control characters; other bytes verbatim. */
 static void json_str(struct evbuffer *b, const char *s)
@@ -100,13 +93,24 @@ bool xg_inspector_query_token_ok(struct evhttp_request *req, const char *token)
     const struct evhttp_uri *u = evhttp_request_get_evhttp_uri(req);
     const char *q = u ? evhttp_uri_get_query(u) : NULL;
     if (!q || !token[0]) return false;
-    struct evkeyvalq params;
-    TAILQ_INIT(&params);
-    if (evhttp_parse_query_str(q, &params)) return false;
-    const char *t = evhttp_find_header(&params, "token");
-    bool ok = t && ct_equal(t, token);
-    evhttp_clear_headers(&params);
-    return ok;
+    /* the first `token=` parameter, decoded with its length: a decoded NUL (%00) is part of the
+     * value, so "<token>%00<anything>" does not match by prefix */
+    for (const char *p = q; *p;) {
+        size_t n = strcspn(p, "&");
+        if (n > 6 && !strncmp(p, "token=", 6)) {
+            char raw[1024];
+            if (n - 6 >= sizeof raw) return false;
+            memcpy(raw, p + 6, n - 6);
+            raw[n - 6] = '\0';
+            size_t len = 0;
+            char *v = evhttp_uridecode(raw, 1, &len);
+            bool ok = v && xg_admin_token_equal(v, len, token);
+            free(v);
+            return ok;
+        }
+        p += n + (p[n] == '&');
+    }
+    return false;
 }
 
 /* ---- static files ------------------------------------------------------------------------ */
@@ -127,7 +131,7 @@ void xg_inspector_serve(struct xg_gateway *gw, struct evhttp_request *req, const
         if (!strcmp(w->path, want)) f = w;
     if (!f) {
         struct evbuffer *b = evbuffer_new();
-        evbuffer_add_printf(b, "404 not found: %s is not part of the inspector\n", path);
+        evbuffer_add_printf(b, "404 not found: no such file in the inspector\n");
         evhttp_add_header(out, "Content-Type", "text/plain");
         evhttp_send_reply(req, 404, "Not Found", b);
         evbuffer_free(b);
@@ -138,7 +142,6 @@ void xg_inspector_serve(struct xg_gateway *gw, struct evhttp_request *req, const
     snprintf(etag, sizeof etag, "\"%016" PRIx64 "\"", fnv1a(f->data, len));
     evhttp_add_header(out, "ETag", etag);
     evhttp_add_header(out, "Cache-Control", "no-cache");
-    evhttp_add_header(out, "X-Content-Type-Options", "nosniff");
     const char *inm = evhttp_find_header(evhttp_request_get_input_headers(req), "If-None-Match");
     if (inm && !strcmp(inm, etag)) {
         evhttp_send_reply(req, 304, "Not Modified", NULL);
@@ -195,7 +198,7 @@ static void close_cb(struct evhttp_connection *evcon, void *arg)
 {
     struct client *c = arg;
     struct evhttp_request *req = c->req;
-    evhttp_connection_set_closecb(evcon, NULL, NULL);
+    xg_admin_conn_set_closecb(c->ins->gw, evcon, NULL, NULL);
     XG_DEBUG(COMPONENT, "/events client left after %.1f s (%" PRIu64 " frames skipped)",
              (double)(xg_clock_mono_ns() - c->opened_ns) * 1e-9, c->skipped);
     remove_client(c->ins, c);
@@ -206,7 +209,7 @@ static void close_cb(struct evhttp_connection *evcon, void *arg)
 static void drop_client(struct xg_inspector *ins, struct client *c)
 {
     struct evhttp_connection *evcon = c->evcon;
-    evhttp_connection_set_closecb(evcon, NULL, NULL);
+    xg_admin_conn_set_closecb(ins->gw, evcon, NULL, NULL);
     remove_client(ins, c);
     evhttp_connection_free(evcon);
 }
@@ -424,7 +427,7 @@ void xg_inspector_events(struct xg_gateway *gw, struct evhttp_request *req)
     ins->clients[ins->n_clients++] = c;
     ins->stats.clients = ins->n_clients;
     ins->stats.clients_total++;
-    evhttp_connection_set_closecb(c->evcon, close_cb, c);
+    xg_admin_conn_set_closecb(gw, c->evcon, close_cb, c);
     evhttp_send_reply_start(req, 200, "OK");
 
     struct evbuffer *b = evbuffer_new();
@@ -447,7 +450,7 @@ void xg_inspector_stop(struct xg_gateway *gw)
     event_del(ins->tick);
     while (ins->n_clients) {
         struct client *c = ins->clients[0];
-        evhttp_connection_set_closecb(c->evcon, NULL, NULL);
+        xg_admin_conn_set_closecb(gw, c->evcon, NULL, NULL);
         evhttp_send_reply_end(c->req); /* the connection (and request) go with evhttp_free */
         remove_client(ins, c);
     }

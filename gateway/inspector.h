@@ -9,8 +9,10 @@
  *                         30 times a second with the poses of every entity predicted to the
  *                         send time and a summary of every adapter (README "Web inspector").
  *
- * The token rule of the admin API applies to `/` and `/events`; since a browser's EventSource
- * cannot set headers, `?token=<token>` is accepted there as well as `Authorization: Bearer`.
+ * The page `/` and its assets are static code without data and need no token; the token rule of
+ * the admin API applies to `/events`, where (since a browser's EventSource cannot set headers)
+ * `?token=<token>` is accepted as well as `Authorization: Bearer` (the page passes on the token
+ * it was opened with: /?token=...). No other path takes a token in the URL.
  *
  * Limits: at most XG_INSPECTOR_MAX_CLIENTS concurrent /events streams (more get 503 with
  * Retry-After). A client that is more than one frame behind skips frames (each frame is a full
@@ -56,10 +58,12 @@ struct xg_inspector_stats {
     int clients;              /* streams open now */
 };
 
-/** True for paths the inspector serves without a token: "/inspector/..." (static code). */
+/** True for the inspector's static assets: "/inspector/..." (static code, served without a token).
+ */
 bool xg_inspector_is_asset(const char *path);
 
-/** True if the request's query string has `token=<token>` (constant-time comparison). */
+/** True if the request's first `token=` query parameter, percent-decoded, is exactly `token`
+ *  (constant-time; a decoded %00 does not end the value, so no prefix matches). */
 bool xg_inspector_query_token_ok(struct evhttp_request *req, const char *token);
 
 /** Serve "/" (the page) or an embedded asset; 404 if unknown, 405 if not GET/HEAD. Answers

@@ -30,8 +30,7 @@ static const struct xg_adapter_ops *const registry[] = {XG_ADAPTER_TYPES(X)};
 const struct xg_adapter_ops *xg_registry_find(const char *type)
 {
     for (size_t i = 0; i < N_TYPES; i++)
-        if (registry[i] && type && strcmp(registry[i]->type, type) == 0)
-            return registry[i];
+        if (registry[i] && type && strcmp(registry[i]->type, type) == 0) return registry[i];
     return NULL;
 }
 

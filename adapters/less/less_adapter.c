@@ -2326,10 +2326,10 @@ static int less_start(struct xg_adapter *a)
             XG_ERR(a->name, "listen: %s", err.msg);
             return rc;
         }
-        la->lis = evconnlistener_new_bind(a->base, accept_cb, la,
-                                          LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE |
-                                              LEV_OPT_CLOSE_ON_EXEC,
-                                          64, (struct sockaddr *)&ss, (int)len);
+        la->lis = xg_net_listener_new_bind(a->base, accept_cb, la,
+                                           LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE |
+                                               LEV_OPT_CLOSE_ON_EXEC,
+                                           64, (struct sockaddr *)&ss, (int)len, a->name);
         if (!la->lis) {
             int e = EVUTIL_SOCKET_ERROR();
             XG_ERR(a->name, "cannot listen on %s: %s", la->target,
@@ -2469,7 +2469,7 @@ static void less_stop(struct xg_adapter *a)
     while (la->peers)
         peer_free(la->peers);
     if (la->lis) {
-        evconnlistener_free(la->lis);
+        xg_net_listener_free(la->lis);
         la->lis = NULL;
     }
     if (la->udp_ev) {

@@ -563,9 +563,9 @@ static int server_start(struct xg_adapter *a)
         XG_ERR(a->name, "listen: %s", err.msg);
         return rc;
     }
-    s->lis = evconnlistener_new_bind(
+    s->lis = xg_net_listener_new_bind(
         a->base, accept_cb, a, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_EXEC,
-        64, (struct sockaddr *)&ss, (int)len);
+        64, (struct sockaddr *)&ss, (int)len, a->name);
     if (!s->lis) {
         int e = EVUTIL_SOCKET_ERROR();
         XG_ERR(a->name, "cannot listen on %s: %s", s->listen, evutil_socket_error_to_string(e));
@@ -609,7 +609,7 @@ static void server_stop(struct xg_adapter *a)
     struct rgmp_server *s = a->priv;
     if (!s) return;
     if (s->lis) {
-        evconnlistener_free(s->lis);
+        xg_net_listener_free(s->lis);
         s->lis = NULL;
     }
     while (s->clients)

@@ -714,7 +714,7 @@ static void accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct soc
     }
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    evconnlistener_free(c->lis); /* no further call-backs */
+    xg_net_listener_free(c->lis); /* no further call-backs */
     c->lis = NULL;
     c->connects++;
     c->state = ST_HANDSHAKE;
@@ -773,9 +773,9 @@ static int start_callback(struct vconn *c)
     }
     inet_ntop(AF_INET, &local.sin_addr, c->local_ip, sizeof c->local_ip);
     local.sin_port = 0;
-    c->lis = evconnlistener_new_bind(a->base, accept_cb, c,
-                                     LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 4,
-                                     (struct sockaddr *)&local, sizeof local);
+    c->lis = xg_net_listener_new_bind(a->base, accept_cb, c,
+                                      LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 4,
+                                      (struct sockaddr *)&local, sizeof local, a->name);
     if (!c->lis) {
         XG_WARN(a->name, "peer %s: cannot listen for the call-back on %s: %s", c->peer, c->local_ip,
                 strerror(errno));
@@ -823,7 +823,7 @@ static void close_conn(struct vconn *c, bool reconnect)
         c->bev = NULL;
     }
     if (c->lis) {
-        evconnlistener_free(c->lis);
+        xg_net_listener_free(c->lis);
         c->lis = NULL;
     }
     if (c->udp_ev) {

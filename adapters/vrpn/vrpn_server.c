@@ -1401,10 +1401,10 @@ static int server_start(struct xg_adapter *a)
     bool any_port = xg_net_addr_port((struct sockaddr *)&ss) == 0;
     for (int attempt = 0; attempt < (any_port ? 20 : 1); attempt++) {
         if (any_port) ((struct sockaddr_in *)&ss)->sin_port = 0; /* same offset for v6 */
-        s->lis = evconnlistener_new_bind(a->base, accept_cb, a,
-                                         LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE |
-                                             LEV_OPT_CLOSE_ON_EXEC,
-                                         64, (struct sockaddr *)&ss, (int)len);
+        s->lis = xg_net_listener_new_bind(a->base, accept_cb, a,
+                                          LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE |
+                                              LEV_OPT_CLOSE_ON_EXEC,
+                                          64, (struct sockaddr *)&ss, (int)len, a->name);
         if (!s->lis) {
             int e = EVUTIL_SOCKET_ERROR();
             XG_ERR(a->name, "cannot listen on %s (TCP): %s", s->listen,
@@ -1419,7 +1419,7 @@ static int server_start(struct xg_adapter *a)
             xg_net_addr_str((struct sockaddr *)&b, s->bound, sizeof s->bound);
             break;
         }
-        evconnlistener_free(s->lis);
+        xg_net_listener_free(s->lis);
         s->lis = NULL;
     }
     if (s->udp_fd < 0) {
@@ -1469,7 +1469,7 @@ static void server_stop(struct xg_adapter *a)
     struct vrpn_server *s = a->priv;
     if (!s) return;
     if (s->lis) {
-        evconnlistener_free(s->lis);
+        xg_net_listener_free(s->lis);
         s->lis = NULL;
     }
     if (s->udp_ev) {

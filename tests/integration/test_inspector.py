@@ -5,7 +5,8 @@
   `event: state` frames with consecutive seq and advancing time_ns, the 6 synth entities whose
   poses match /api/entities (extrapolated to the frame's time with the reported velocities) and
   the adapter summary (samples in per second against 6 entities x 120 Hz);
-- the token: `/` and `/events` take `Authorization: Bearer` or `?token=`; assets need none; the
+- the token: `/` and the assets are static and need none; `/events` takes `Authorization: Bearer`
+  or `?token=`; the
   API does not take `?token=`;
 - clients: the cap (503 + Retry-After), cleanup on disconnect, a client that stops reading is
   dropped (after XG_INSPECTOR_STALL_MS, 5 s) while a reading one keeps streaming — skipping
@@ -289,10 +290,13 @@ def main():
 
     token = "s3cret-inspector"
     with Gateway(env={"XRGATE_ADMIN_TOKEN": token}) as gw:
-        assert gw.get("/")[0] == 401
-        assert gw.get("/?token=wrong")[0] == 401
+        # the page is static code without data: served without the token (it passes on the
+        # token it was opened with to /events)
+        status, _, page = gw.get("/")
+        assert status == 200 and b"importmap" in page, status
+        assert b"demo/" not in page and token.encode() not in page
         status, _, body = gw.get(f"/?token={token}")
-        assert status == 200 and b"importmap" in body
+        assert status == 200 and body == page
         assert gw.get("/", {"Authorization": f"Bearer {token}"})[0] == 200
         assert gw.get("/inspector/inspector.js")[0] == 200  # static code: no token
         assert gw.get(f"/api/entities?token={token}")[0] == 401  # the API wants the header
