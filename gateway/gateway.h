@@ -62,6 +62,8 @@ struct xg_gateway {
     struct xg_inspector *inspector; /* web inspector state (gateway/inspector.c), NULL until used */
     struct xg_admin_tls *admin_tls; /* TLS front of the admin server (gateway/admin.c), or NULL */
     struct event *expire_ev, *lag_ev, *sigint_ev, *sigterm_ev;
+    struct event *sighup_ev, *sigusr1_ev, *sigusr2_ev; /* logged and ignored */
+    struct xg_log_limit signal_log;                    /* one limiter for those lines */
     int64_t lag_expected_ns;
     double loop_lag_s, loop_lag_max_s;
     int64_t started_ns;
@@ -82,7 +84,9 @@ struct xg_gateway_opts {
  *  `file:line:column: message` in err; the gateway must still be freed. */
 int xg_gateway_load(struct xg_gateway *gw, const struct xg_gateway_opts *opts,
                     struct xg_error *err);
-/** Bind the admin server, install signal handlers and timers, start adapters. */
+/** Bind the admin server, install signal handlers and timers, start adapters. SIGINT/SIGTERM
+ *  stop the gateway; SIGHUP, SIGUSR1 and SIGUSR2 are logged (rate limited) and ignored; SIGPIPE
+ *  is ignored. */
 int xg_gateway_start(struct xg_gateway *gw, struct xg_error *err);
 /** Run the reactor until stopped. Returns 0. */
 int xg_gateway_run(struct xg_gateway *gw);

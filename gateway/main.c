@@ -5,6 +5,7 @@
 #include <grp.h>
 #include <pwd.h>
 #include <netdb.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <stdio.h>
@@ -222,6 +223,8 @@ int main(int argc, char **argv)
     bool check = false;
     const char *sdp = NULL;
     const char *user = getenv("XRGATE_USER");
+    /* a peer closing a socket we write to (healthcheck, adapters) must give EPIPE, not kill us */
+    signal(SIGPIPE, SIG_IGN);
     int c;
     while ((c = getopt_long(argc, argv, "c:l:u:Vh", longopts, NULL)) != -1) {
         switch (c) {
