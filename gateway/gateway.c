@@ -157,6 +157,7 @@ static int load_gateway_section(struct xg_gateway *gw, const struct xg_conf *g,
                                  (long long)(c->table.expire_ns / XG_NS_PER_MS),
                                  (long long)(c->table.stale_ns / XG_NS_PER_MS));
     }
+    if ((rc = xg_conf_bool(g, "strict", false, &c->strict, err))) return rc;
     if ((rc = xg_conf_string(g, "log_level", "info", &s, err))) return rc;
     if (xg_log_parse_level(s, &c->log_level))
         return xg_conf_error(err, xg_conf_get(g, "log_level"), -EINVAL,
@@ -252,6 +253,7 @@ int xg_gateway_load(struct xg_gateway *gw, const struct xg_gateway_opts *opts, s
                             "log level '%s' must be error, warn, info, debug or trace",
                             opts->log_level);
     xg_log_set_level(gw->conf.log_level);
+    gw->conf.strict = gw->conf.strict || opts->strict;
 
     /* precise timers (timerfd on Linux): egress ticks and replay frames fire within
      * microseconds of their due time instead of the next millisecond */
@@ -274,7 +276,8 @@ int xg_gateway_load(struct xg_gateway *gw, const struct xg_gateway_opts *opts, s
         for (size_t i = 0; i < adapters->n_items; i++)
             if ((rc = load_adapter(gw, adapters->items[i], err))) return rc;
     }
-    return xg_conf_check_unused(gw->root, err);
+    if ((rc = xg_conf_check_unused(gw->root, err))) return rc;
+    return xg_gateway_audit(gw, opts, err);
 }
 
 /* ---- runtime ---- */
@@ -349,6 +352,8 @@ int xg_gateway_start(struct xg_gateway *gw, struct xg_error *err)
         if (evsignal_add(sigs[i], NULL))
             return xg_error_set(err, -EIO, "cannot install signal handler %d",
                                 (int)event_get_signal(sigs[i]));
+    for (int i = 0; i < gw->n_warnings; i++)
+        XG_WARN(COMPONENT, "insecure configuration: %s", gw->warnings[i]);
     struct timeval tv100 = {0, 100000};
     event_add(gw->expire_ev, &tv100);
     gw->lag_expected_ns = gw->started_ns + LAG_PERIOD_NS;
@@ -446,4 +451,9 @@ void xg_gateway_free(struct xg_gateway *gw)
     gw->base = NULL;
     xg_conf_yaml_free(gw->root);
     gw->root = NULL;
+    for (int i = 0; i < gw->n_warnings; i++)
+        free(gw->warnings[i]);
+    free(gw->warnings);
+    gw->warnings = NULL;
+    gw->n_warnings = 0;
 }
