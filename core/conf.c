@@ -32,9 +32,14 @@ struct xg_conf *xg_conf_new(enum xg_conf_type type, const char *file, int line, 
 
 int xg_conf_append(struct xg_conf *parent, struct xg_conf *child)
 {
-    struct xg_conf **n = realloc(parent->items, (parent->n_items + 1) * sizeof *n);
-    if (!n) return -ENOMEM;
-    parent->items = n;
+    /* capacity doubles (4, 8, 16, ...: implicit, the next power of two >= n_items), so that a
+     * list of n items costs O(n) copies, not O(n^2) */
+    size_t n = parent->n_items;
+    if (n == 0 || (n >= 4 && !(n & (n - 1)))) {
+        struct xg_conf **items = realloc(parent->items, (n ? 2 * n : 4) * sizeof *items);
+        if (!items) return -ENOMEM;
+        parent->items = items;
+    }
     parent->items[parent->n_items++] = child;
     return 0;
 }

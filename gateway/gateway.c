@@ -174,6 +174,7 @@ static int load_gateway_section(struct xg_gateway *gw, const struct xg_conf *g,
                                  (long long)(c->table.expire_ns / XG_NS_PER_MS),
                                  (long long)(c->table.stale_ns / XG_NS_PER_MS));
     }
+    if ((rc = xg_conf_bool(g, "strict", false, &c->strict, err))) return rc;
     if ((rc = xg_conf_string(g, "log_level", "info", &s, err))) return rc;
     if (xg_log_parse_level(s, &c->log_level))
         return xg_conf_error(err, xg_conf_get(g, "log_level"), -EINVAL,
@@ -269,6 +270,7 @@ int xg_gateway_load(struct xg_gateway *gw, const struct xg_gateway_opts *opts, s
                             "log level '%s' must be error, warn, info, debug or trace",
                             opts->log_level);
     xg_log_set_level(gw->conf.log_level);
+    gw->conf.strict = gw->conf.strict || opts->strict;
 
     /* precise timers (timerfd on Linux): egress ticks and replay frames fire within
      * microseconds of their due time instead of the next millisecond */
@@ -291,7 +293,8 @@ int xg_gateway_load(struct xg_gateway *gw, const struct xg_gateway_opts *opts, s
         for (size_t i = 0; i < adapters->n_items; i++)
             if ((rc = load_adapter(gw, adapters->items[i], err))) return rc;
     }
-    return xg_conf_check_unused(gw->root, err);
+    if ((rc = xg_conf_check_unused(gw->root, err))) return rc;
+    return xg_gateway_audit(gw, opts, err);
 }
 
 /* ---- runtime ---- */
@@ -330,6 +333,21 @@ static void signal_cb(evutil_socket_t sig, short what, void *arg)
     xg_gateway_request_stop(gw);
 }
 
+/* SIGHUP, SIGUSR1, SIGUSR2: their default action would kill the daemon without a word. There is
+ * no reload (adapters own sockets and peers; a restart applies a new configuration), so they are
+ * logged — through a limiter, as anyone allowed to signal us could send thousands — and
+ * ignored. */
+static void signal_ignored_cb(evutil_socket_t sig, short what, void *arg)
+{
+    struct xg_gateway *gw = arg;
+    if (sig == SIGHUP)
+        XG_WARN_PEER(&gw->signal_log, COMPONENT,
+                     "SIGHUP ignored: restart to apply configuration changes");
+    else
+        XG_WARN_PEER(&gw->signal_log, COMPONENT, "%s ignored: xrgate defines no action for it",
+                     sig == SIGUSR1 ? "SIGUSR1" : "SIGUSR2");
+}
+
 int xg_gateway_start(struct xg_gateway *gw, struct xg_error *err)
 {
     int rc;
@@ -337,12 +355,22 @@ int xg_gateway_start(struct xg_gateway *gw, struct xg_error *err)
     gw->started_ns = xg_clock_mono_ns();
     gw->sigint_ev = evsignal_new(gw->base, SIGINT, signal_cb, gw);
     gw->sigterm_ev = evsignal_new(gw->base, SIGTERM, signal_cb, gw);
+    gw->sighup_ev = evsignal_new(gw->base, SIGHUP, signal_ignored_cb, gw);
+    gw->sigusr1_ev = evsignal_new(gw->base, SIGUSR1, signal_ignored_cb, gw);
+    gw->sigusr2_ev = evsignal_new(gw->base, SIGUSR2, signal_ignored_cb, gw);
     gw->expire_ev = event_new(gw->base, -1, EV_PERSIST, expire_cb, gw);
     gw->lag_ev = evtimer_new(gw->base, lag_cb, gw);
-    if (!gw->sigint_ev || !gw->sigterm_ev || !gw->expire_ev || !gw->lag_ev)
+    if (!gw->sigint_ev || !gw->sigterm_ev || !gw->sighup_ev || !gw->sigusr1_ev || !gw->sigusr2_ev ||
+        !gw->expire_ev || !gw->lag_ev)
         return xg_error_set(err, -ENOMEM, "out of memory");
-    evsignal_add(gw->sigint_ev, NULL);
-    evsignal_add(gw->sigterm_ev, NULL);
+    struct event *sigs[] = {gw->sigint_ev, gw->sigterm_ev, gw->sighup_ev, gw->sigusr1_ev,
+                            gw->sigusr2_ev};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        if (evsignal_add(sigs[i], NULL))
+            return xg_error_set(err, -EIO, "cannot install signal handler %d",
+                                (int)event_get_signal(sigs[i]));
+    for (int i = 0; i < gw->n_warnings; i++)
+        XG_WARN(COMPONENT, "insecure configuration: %s", gw->warnings[i]);
     struct timeval tv100 = {0, 100000};
     event_add(gw->expire_ev, &tv100);
     gw->lag_expected_ns = gw->started_ns + LAG_PERIOD_NS;
@@ -425,7 +453,8 @@ void xg_gateway_free(struct xg_gateway *gw)
         free(ga);
     }
     gw->n_adapters = 0;
-    struct event **evs[] = {&gw->expire_ev, &gw->lag_ev, &gw->sigint_ev, &gw->sigterm_ev};
+    struct event **evs[] = {&gw->expire_ev, &gw->lag_ev,     &gw->sigint_ev, &gw->sigterm_ev,
+                            &gw->sighup_ev, &gw->sigusr1_ev, &gw->sigusr2_ev};
     for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
         if (*evs[i]) {
             event_free(*evs[i]);
@@ -439,4 +468,9 @@ void xg_gateway_free(struct xg_gateway *gw)
     gw->base = NULL;
     xg_conf_yaml_free(gw->root);
     gw->root = NULL;
+    for (int i = 0; i < gw->n_warnings; i++)
+        free(gw->warnings[i]);
+    free(gw->warnings);
+    gw->warnings = NULL;
+    gw->n_warnings = 0;
 }

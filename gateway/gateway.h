@@ -51,6 +51,7 @@ struct xg_gateway_conf {
     int admin_request_timeout_ms; /* admin.request_timeout_ms: request head+body deadline */
     struct xg_table_params table;
     enum xg_log_level log_level;
+    bool strict; /* gateway.strict (or --strict): insecure-setting warnings are errors */
 };
 
 struct xg_gateway {
@@ -68,6 +69,10 @@ struct xg_gateway {
     struct xg_admin_conns *admin_conns;    /* admin connection cap and deadlines (admin_conn.c) */
     struct evconnlistener *admin_listener; /* evhttp's listener (owned by evhttp), guarded */
     struct event *expire_ev, *lag_ev, *sigint_ev, *sigterm_ev;
+    struct event *sighup_ev, *sigusr1_ev, *sigusr2_ev; /* logged and ignored */
+    struct xg_log_limit signal_log;                    /* one limiter for those lines */
+    char **warnings; /* insecure-configuration findings (xg_gateway_audit), owned */
+    int n_warnings;
     int64_t lag_expected_ns;
     double loop_lag_s, loop_lag_max_s;
     int64_t started_ns;
@@ -82,13 +87,30 @@ struct xg_gateway_opts {
     const char *admin_listen; /* override (XRGATE_ADMIN_LISTEN), NULL = keep */
     const char *admin_token;  /* override (XRGATE_ADMIN_TOKEN), NULL = keep */
     const char *log_level;    /* override (--log-level / XRGATE_LOG_LEVEL), NULL = keep */
+    bool strict;              /* --strict: insecure settings are errors (as gateway.strict) */
 };
 
-/** Parse, validate, and create every adapter. On error returns a negative errno with
- *  `file:line:column: message` in err; the gateway must still be freed. */
+/** Longest insecure-configuration warning, in bytes (with its file:line:column). */
+#define XG_WARNING_MAX 640
+
+/** Parse, validate, and create every adapter, then audit the result (xg_gateway_audit). On
+ *  error returns a negative errno with `file:line:column: message` in err; the gateway must
+ *  still be freed. In strict mode insecure settings fail with -EPERM (gw->warnings lists them). */
 int xg_gateway_load(struct xg_gateway *gw, const struct xg_gateway_opts *opts,
                     struct xg_error *err);
-/** Bind the admin server, install signal handlers and timers, start adapters. */
+/** Insecure-configuration audit of a loaded gateway (gateway/audit.c): appends one message per
+ *  finding to gw->warnings, "file:line:column: what is insecure (how to fix it)" — or
+ *  "XRGATE_ADMIN_LISTEN: ..." when the value came from the environment. Findings: admin API on
+ *  a non-loopback address without a token (or with a token over plain HTTP); LESS
+ *  `signature: none` off loopback on a TLS listener without client certificates, with
+ *  `tls.verify: false`, or forced by `insecure: true`; secret files (token, TLS keys, LESS and
+ *  SRTP keys) readable by every user. Returns 0, or -EPERM with err set when there are findings
+ *  and gw->conf.strict. */
+int xg_gateway_audit(struct xg_gateway *gw, const struct xg_gateway_opts *opts,
+                     struct xg_error *err);
+/** Bind the admin server, install signal handlers and timers, log gw->warnings, start
+ *  adapters. SIGINT/SIGTERM stop the gateway; SIGHUP, SIGUSR1 and SIGUSR2 are logged (rate
+ *  limited) and ignored; SIGPIPE is ignored. */
 int xg_gateway_start(struct xg_gateway *gw, struct xg_error *err);
 /** Run the reactor until stopped. Returns 0. */
 int xg_gateway_run(struct xg_gateway *gw);

@@ -5,6 +5,7 @@
 #include <grp.h>
 #include <pwd.h>
 #include <netdb.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <stdio.h>
@@ -187,12 +188,14 @@ static void usage(FILE *f)
 {
     fprintf(
         f,
-        "usage: xrgate [--config FILE] [--check] [--log-level LEVEL] [--log-format text|json]\n"
-        "              [--version] [--help]\n"
+        "usage: xrgate [--config FILE] [--check] [--strict] [--log-level LEVEL]\n"
+        "              [--log-format text|json] [--version] [--help]\n"
         "\n"
         "  -c, --config FILE     configuration (default: $XRGATE_CONFIG, else conf/xrgate.yaml\n"
         "                        if it exists, else the embedded default)\n"
-        "      --check           validate the configuration and exit (0 = valid)\n"
+        "      --check           validate the configuration and exit (0 = valid); insecure\n"
+        "                        settings are printed as warnings\n"
+        "      --strict          insecure settings are errors (exit 1), as gateway.strict\n"
         "  -l, --log-level LVL   error, warn, info, debug, trace ($XRGATE_LOG_LEVEL)\n"
         "      --log-format FMT  text (default) or json: one JSON object per line\n"
         "  -V, --version         print the version and exit\n"
@@ -204,10 +207,11 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-    enum { OPT_CHECK = 256, OPT_LOG_FORMAT, OPT_HEALTHCHECK, OPT_SDP };
+    enum { OPT_CHECK = 256, OPT_LOG_FORMAT, OPT_HEALTHCHECK, OPT_SDP, OPT_STRICT };
     static const struct option longopts[] = {
         {"config", required_argument, NULL, 'c'},
         {"check", no_argument, NULL, OPT_CHECK},
+        {"strict", no_argument, NULL, OPT_STRICT},
         {"healthcheck", optional_argument, NULL, OPT_HEALTHCHECK},
         {"sdp", required_argument, NULL, OPT_SDP},
         {"log-level", required_argument, NULL, 'l'},
@@ -219,9 +223,11 @@ int main(int argc, char **argv)
     };
     const char *config = getenv("XRGATE_CONFIG");
     const char *log_level = getenv("XRGATE_LOG_LEVEL");
-    bool check = false;
+    bool check = false, strict = false;
     const char *sdp = NULL;
     const char *user = getenv("XRGATE_USER");
+    /* a peer closing a socket we write to (healthcheck, adapters) must give EPIPE, not kill us */
+    signal(SIGPIPE, SIG_IGN);
     int c;
     while ((c = getopt_long(argc, argv, "c:l:u:Vh", longopts, NULL)) != -1) {
         switch (c) {
@@ -233,6 +239,9 @@ int main(int argc, char **argv)
             break;
         case OPT_CHECK:
             check = true;
+            break;
+        case OPT_STRICT:
+            strict = true;
             break;
         case OPT_SDP:
             sdp = optarg;
@@ -280,6 +289,7 @@ int main(int argc, char **argv)
         .admin_listen = getenv("XRGATE_ADMIN_LISTEN"),
         .admin_token = getenv("XRGATE_ADMIN_TOKEN"),
         .log_level = log_level,
+        .strict = strict,
     };
     if (opts.admin_listen && !*opts.admin_listen) opts.admin_listen = NULL;
     if (opts.admin_token && !*opts.admin_token) opts.admin_token = NULL;
@@ -291,6 +301,12 @@ int main(int argc, char **argv)
     struct xg_gateway gw;
     struct xg_error err = {0};
     int rc = xg_gateway_load(&gw, &opts, &err);
+    /* insecure settings: warnings for --check (the daemon logs them at start), errors when strict
+     * refused them (then err says so) */
+    if (check || rc)
+        for (int i = 0; i < gw.n_warnings; i++)
+            fprintf(stderr, "xrgate: %s: insecure configuration: %s\n", rc ? "error" : "warning",
+                    gw.warnings[i]);
     if (rc) {
         fprintf(stderr, "xrgate: %s\n", err.msg[0] ? err.msg : "invalid configuration");
         xg_gateway_free(&gw);
@@ -314,8 +330,12 @@ int main(int argc, char **argv)
         return n < 0;
     }
     if (check) {
-        printf("%s: configuration OK (%d adapter%s)\n", config ? config : opts.config_name,
+        printf("%s: configuration OK (%d adapter%s", config ? config : opts.config_name,
                gw.n_adapters, gw.n_adapters == 1 ? "" : "s");
+        if (gw.n_warnings)
+            printf(", %d insecure setting%s: see the warnings", gw.n_warnings,
+                   gw.n_warnings == 1 ? "" : "s");
+        printf(")\n");
         xg_gateway_free(&gw);
         return 0;
     }

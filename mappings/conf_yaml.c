@@ -1,6 +1,7 @@
 #include "mappings/conf_yaml.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,12 +12,20 @@ struct ctx {
     yaml_parser_t parser;
     const char *file;
     struct xg_error *err;
+    int depth;    /* mappings/sequences open around the node being parsed */
+    size_t nodes; /* nodes created so far */
 };
 
-static int perr(struct ctx *c, int line, int col, const char *fmt, const char *a)
+static int perr(struct ctx *c, int line, int col, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int perr(struct ctx *c, int line, int col, const char *fmt, ...)
 {
     char msg[256];
-    snprintf(msg, sizeof msg, fmt, a);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
     return xg_error_set(c->err, -EINVAL, "%s:%d:%d: %s", c->file, line, col, msg);
 }
 
@@ -34,7 +43,8 @@ static char *expand_env(struct ctx *c, const char *in, int line, int col)
             const char *end = strchr(p + 2, '}');
             if (!end) {
                 free(out);
-                perr(c, line, col, "unterminated '${' in '%s'", in);
+                perr(c, line, col, "unterminated '${' in '%.64s%s'", in,
+                     strlen(in) > 64 ? "..." : "");
                 return NULL;
             }
             size_t n = (size_t)(end - (p + 2));
@@ -59,6 +69,12 @@ static char *expand_env(struct ctx *c, const char *in, int line, int col)
             val = p;
             vlen = 1;
             p++;
+        }
+        if (len + vlen > XG_CONF_YAML_MAX_SCALAR) {
+            free(out);
+            perr(c, line, col, "value longer than %d bytes after ${VAR} expansion",
+                 XG_CONF_YAML_MAX_SCALAR);
+            return NULL;
         }
         if (len + vlen + 1 > cap) {
             cap = (len + vlen + 1) * 2;
@@ -104,11 +120,17 @@ static int parse_children(struct ctx *c, struct xg_conf *node, yaml_event_type_t
         if (node->type == XG_CONF_MAP) {
             if (ev.type != YAML_SCALAR_EVENT) {
                 rc = perr(c, (int)ev.start_mark.line + 1, (int)ev.start_mark.column + 1,
-                          "mapping keys must be plain strings%s", "");
+                          "mapping keys must be plain strings");
                 yaml_event_delete(&ev);
                 return rc;
             }
             int kl = (int)ev.start_mark.line + 1, kc = (int)ev.start_mark.column + 1;
+            if (ev.data.scalar.length > XG_CONF_YAML_MAX_KEY) {
+                rc = perr(c, kl, kc, "key of %zu bytes is longer than %d", ev.data.scalar.length,
+                          XG_CONF_YAML_MAX_KEY);
+                yaml_event_delete(&ev);
+                return rc;
+            }
             char *key = strdup((const char *)ev.data.scalar.value);
             yaml_event_delete(&ev);
             if (!key) return -ENOMEM;
@@ -155,13 +177,24 @@ static int parse_node(struct ctx *c, yaml_event_t *ev, struct xg_conf **out)
     int line = (int)ev->start_mark.line + 1, col = (int)ev->start_mark.column + 1;
     int rc = 0;
     struct xg_conf *n = NULL;
+    if (++c->nodes > XG_CONF_YAML_MAX_NODES) {
+        rc = perr(c, line, col, "more than %d YAML nodes (values, mappings, lists) in one file",
+                  XG_CONF_YAML_MAX_NODES);
+        yaml_event_delete(ev);
+        return rc;
+    }
     switch (ev->type) {
     case YAML_ALIAS_EVENT:
-        rc = perr(c, line, col, "YAML aliases are not supported%s", "");
+        rc = perr(c, line, col, "YAML aliases are not supported");
         break;
     case YAML_SCALAR_EVENT:
         if (ev->data.scalar.anchor) {
-            rc = perr(c, line, col, "YAML anchors are not supported%s", "");
+            rc = perr(c, line, col, "YAML anchors are not supported");
+            break;
+        }
+        if (ev->data.scalar.length > XG_CONF_YAML_MAX_SCALAR) {
+            rc = perr(c, line, col, "value of %zu bytes is longer than %d", ev->data.scalar.length,
+                      XG_CONF_YAML_MAX_SCALAR);
             break;
         }
         n = xg_conf_new(XG_CONF_SCALAR, c->file, line, col);
@@ -178,7 +211,13 @@ static int parse_node(struct ctx *c, yaml_event_t *ev, struct xg_conf **out)
     case YAML_MAPPING_START_EVENT: {
         bool map = ev->type == YAML_MAPPING_START_EVENT;
         if ((map ? ev->data.mapping_start.anchor : ev->data.sequence_start.anchor)) {
-            rc = perr(c, line, col, "YAML anchors are not supported%s", "");
+            rc = perr(c, line, col, "YAML anchors are not supported");
+            break;
+        }
+        /* bounded: parse_node and parse_children recurse once per level */
+        if (c->depth >= XG_CONF_YAML_MAX_DEPTH) {
+            rc = perr(c, line, col, "%s nested deeper than %d levels", map ? "mapping" : "list",
+                      XG_CONF_YAML_MAX_DEPTH);
             break;
         }
         n = xg_conf_new(map ? XG_CONF_MAP : XG_CONF_SEQ, c->file, line, col);
@@ -186,11 +225,13 @@ static int parse_node(struct ctx *c, yaml_event_t *ev, struct xg_conf **out)
             rc = -ENOMEM;
             break;
         }
+        c->depth++;
         rc = parse_children(c, n, map ? YAML_MAPPING_END_EVENT : YAML_SEQUENCE_END_EVENT);
+        c->depth--;
         break;
     }
     default:
-        rc = perr(c, line, col, "unexpected YAML event%s", "");
+        rc = perr(c, line, col, "unexpected YAML event");
     }
     yaml_event_delete(ev);
     if (rc) {
@@ -248,7 +289,7 @@ struct xg_conf *xg_conf_yaml_parse(const char *text, size_t len, const char *fil
             yaml_event_delete(&e2);
             if (ty == YAML_STREAM_END_EVENT) break;
             if (ty == YAML_DOCUMENT_START_EVENT) {
-                rc = perr(&c, l2, c2, "only one YAML document is allowed%s", "");
+                rc = perr(&c, l2, c2, "only one YAML document is allowed");
                 break;
             }
         }

@@ -1,9 +1,10 @@
 /* libFuzzer target for the configuration path: YAML text → conf tree (mappings/conf_yaml) →
- * full gateway validation (every adapter's create() and the unknown-key check), as
- * `xrgate --check` runs it. Any input must give either success or an error message that starts
- * with a position "<name>:<line>:<col>: " (or names the problem without one for I/O-free
- * failures), and never crash or leak. Seeds: the YAML files in conf/, conf/examples/ and
- * tests/integration/configs/bad/. */
+ * full gateway validation (every adapter's create(), the unknown-key check and the
+ * insecure-settings audit), as `xrgate --check` runs it. Any input must give either success or an
+ * error message that starts with a position "<name>:<line>:<col>: " (or names the problem without
+ * one for I/O-free failures), and never crash or leak. Seeds: the YAML files in conf/,
+ * conf/examples/ and tests/integration/configs/bad/, and tests/fuzz/seeds/fuzz_config/ (inputs that
+ * crashed it once: crash-stack-overflow-* nested 5000 levels deep before the depth bound). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,8 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         once = 1;
     }
     char *text = malloc(size + 1);
-    if (!text)
-        return 0;
+    if (!text) return 0;
     memcpy(text, data, size);
     text[size] = '\0';
     struct xg_gateway gw;

@@ -3,8 +3,9 @@
 of its `# expect:` line. These are the adapter-specific cases of tests/BAD_INPUT.md; they live in
 a sub-folder so that test_check.py (which reads configs/bad/*.yaml) keeps passing in partial
 builds: here, a file whose adapter type is not in this build is skipped and reported (exit 77
-only if none could run). Also checked: a config that is not valid UTF-8 and one whose YAML nests
-deeper than any real config are rejected without a crash."""
+only if none could run). Also checked: a config that is not valid UTF-8, one whose YAML nests
+deeper than 64 levels and one with a 70000-byte value are rejected without a crash, with their
+exact file:line:column error."""
 import glob
 import os
 import re
@@ -54,8 +55,13 @@ def main():
             types = re.findall(r"^\s*type:\s*([a-z-]+)", f.read(), re.M)
         sec.run(os.path.basename(path), types, check, path)
     check_raw("invalid UTF-8", b"gateway:\n  id: \xff\xfe\xfa\n", r"YAML syntax error|UTF-8")
+    # issue 22 item 18: 5000 levels overflowed the parser's stack under ASan (fuzz_config)
     check_raw("deep nesting", b"gateway:\n  id: x\nextra: " + b"[" * 5000 + b"]" * 5000 + b"\n",
-              r":\d+:\d+: ")
+              r":3:71: list nested deeper than 64 levels$")
+    check_raw("deep mappings", b"a: " + b"{a: " * 5000 + b"1" + b"}" * 5000 + b"\n",
+              r":1:256: mapping nested deeper than 64 levels$")
+    check_raw("huge value", b"gateway:\n  id: " + b"x" * 70000 + b"\n",
+              r":2:7: value of 70000 bytes is longer than 65536$")
     check_raw("NUL byte", b"gateway:\n  id: x\x00y\n", r":\d+:\d+: ")
     return sec.finish()
 

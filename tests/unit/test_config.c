@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -144,6 +145,100 @@ static void test_env_expansion(void **state)
     xg_gateway_free(&gw);
 }
 
+/* Text "extra: " + n '[' + n ']' (the root mapping is level 1, so the lists reach level n + 1). */
+static char *nested_lists(int n)
+{
+    char *t = malloc((size_t)(2 * n) + 16);
+    assert_non_null(t);
+    int k = sprintf(t, "extra: ");
+    memset(t + k, '[', (size_t)n);
+    memset(t + k + n, ']', (size_t)n);
+    strcpy(t + k + 2 * n, "\n");
+    return t;
+}
+
+/* Issue 22 item 18: nesting (the parser recurses per level: 100000 levels overflowed the stack),
+ * scalar, key and node counts are bounded, each with a file:line:column error. */
+static void test_yaml_bounds(void **state)
+{
+    (void)state;
+    struct xg_error err = {0};
+    char *t = nested_lists(XG_CONF_YAML_MAX_DEPTH - 1); /* exactly 64 levels: parsed */
+    struct xg_conf *root = xg_conf_yaml_parse(t, strlen(t), "t.yaml", &err);
+    assert_non_null(root);
+    xg_conf_yaml_free(root);
+    free(t);
+    t = nested_lists(XG_CONF_YAML_MAX_DEPTH); /* the 65th level is the 64th '[', column 71 */
+    assert_null(xg_conf_yaml_parse(t, strlen(t), "t.yaml", &err));
+    assert_string_equal(err.msg, "t.yaml:1:71: list nested deeper than 64 levels");
+    free(t);
+    t = nested_lists(100000); /* the stack-overflow input: now the same error, no recursion */
+    assert_null(xg_conf_yaml_parse(t, strlen(t), "t.yaml", &err));
+    assert_string_equal(err.msg, "t.yaml:1:71: list nested deeper than 64 levels");
+    free(t);
+    /* mappings count the same way: "x: " and 64 "{a: ", the last at column 256 */
+    char *m = malloc(64 * 4 + 16);
+    assert_non_null(m);
+    char *q = m + sprintf(m, "x: ");
+    for (int d = 0; d < 64; d++)
+        q += sprintf(q, "{a: ");
+    strcpy(q, "1\n");
+    assert_null(xg_conf_yaml_parse(m, strlen(m), "m.yaml", &err));
+    assert_string_equal(err.msg, "m.yaml:1:256: mapping nested deeper than 64 levels");
+    free(m);
+
+    size_t big = XG_CONF_YAML_MAX_SCALAR + 1;
+    t = malloc(big + 16);
+    assert_non_null(t);
+    memcpy(t, "id: ", 4);
+    memset(t + 4, 'x', big);
+    strcpy(t + 4 + big, "\n");
+    assert_null(xg_conf_yaml_parse(t, strlen(t), "t.yaml", &err));
+    assert_string_equal(err.msg, "t.yaml:1:5: value of 65537 bytes is longer than 65536");
+    t[4 + big - 1] = '\n'; /* 65536 bytes: accepted */
+    t[4 + big] = '\0';
+    root = xg_conf_yaml_parse(t, strlen(t), "t.yaml", &err);
+    assert_non_null(root);
+    xg_conf_yaml_free(root);
+    /* a key one byte too long (explicit "? key": YAML limits implicit keys to 1024 characters) */
+    memcpy(t, "? ", 2);
+    memset(t + 2, 'k', XG_CONF_YAML_MAX_KEY + 1);
+    strcpy(t + 2 + XG_CONF_YAML_MAX_KEY + 1, "\n: 1\n");
+    assert_null(xg_conf_yaml_parse(t, strlen(t), "t.yaml", &err));
+    assert_string_equal(err.msg, "t.yaml:1:3: key of 1025 bytes is longer than 1024");
+    free(t);
+
+    /* ${VAR} expansion cannot build a value past the scalar limit either */
+    char *v = malloc(40001);
+    assert_non_null(v);
+    memset(v, 'v', 40000);
+    v[40000] = '\0';
+    setenv("XG_TEST_BIG", v, 1);
+    free(v);
+    const char *two = "id: ${XG_TEST_BIG}${XG_TEST_BIG}\n";
+    assert_null(xg_conf_yaml_parse(two, strlen(two), "t.yaml", &err));
+    assert_string_equal(err.msg,
+                        "t.yaml:1:5: value longer than 65536 bytes after ${VAR} expansion");
+    unsetenv("XG_TEST_BIG");
+
+    /* a flat list of 100000 items: with the root and the list, item 99999 (column 200001) is node
+     * 100001 */
+    size_t items = XG_CONF_YAML_MAX_NODES;
+    t = malloc(items * 2 + 16);
+    assert_non_null(t);
+    char *p = t + sprintf(t, "l: [");
+    for (size_t i = 0; i < items; i++) {
+        *p++ = '1';
+        *p++ = ',';
+    }
+    strcpy(p - 1, "]\n");
+    assert_null(xg_conf_yaml_parse(t, strlen(t), "t.yaml", &err));
+    assert_string_equal(err.msg,
+                        "t.yaml:1:200001: more than 100000 YAML nodes (values, mappings, lists) in "
+                        "one file");
+    free(t);
+}
+
 static void test_metrics_render(void **state)
 {
     (void)state;
@@ -179,6 +274,7 @@ int main(void)
         cmocka_unit_test(test_errors_have_positions),
         cmocka_unit_test(test_defaults_without_gateway_section),
         cmocka_unit_test(test_env_expansion),
+        cmocka_unit_test(test_yaml_bounds),
         cmocka_unit_test(test_metrics_render),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
