@@ -4,7 +4,8 @@
 - Names are never resolved (a resolver call on the reactor froze the gateway for a black-hole
   name): "localhost <port>" and "blackhole.invalid <port>" each get one log line naming the
   sender and the name, are counted (`requests_not_numeric`) and nobody is called back; a numeric
-  request sent afterwards is called back.
+  request sent afterwards is called back. A client's UDP_DESCRIPTION naming a host closes that
+  connection with one line.
 - Self-calls are refused: a request naming the server's own port on its listen address in any
   spelling (127.0.0.1, 127.1, 2130706433) or on another local address (0.0.0.0, 127.0.0.2) takes
   no slot (`requests_self`, `clients` stays at the one real session).
@@ -21,7 +22,7 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from xgtest import Gateway  # noqa: E402
-from test_vrpn_server import COOKIE, counters, server_port  # noqa: E402
+from test_vrpn_server import COOKIE, counters, msg, server_port  # noqa: E402
 
 CONFIG = """
 adapters:
@@ -130,6 +131,25 @@ def names_not_resolved(gw):
     print("names in connection requests: not resolved, one line each, ignored")
 
 
+def udp_description_name(gw):
+    """A client's UDP_DESCRIPTION naming a host instead of an address closes that connection with
+    one line; the name is not resolved."""
+    port = server_port(gw, "names")
+    s = socket.create_connection(("127.0.0.1", port))
+    peer = f"127.0.0.1:{s.getsockname()[1]}"
+    s.sendall(COOKIE + msg(5000, -3, b"localhost\0"))
+    s.settimeout(5)
+    try:
+        while s.recv(65536):
+            pass
+    except ConnectionResetError:
+        pass
+    s.close()
+    assert gw.wait_log(f"client {peer}: UDP description: host 'localhost' is not a numeric IPv4 "
+                       "address; closing the connection"), gw.log()[-2000:]
+    print("UDP description naming a host: closed, not resolved")
+
+
 def no_self_calls(gw):
     port = server_port(gw, "self")
     req = Requester()
@@ -206,6 +226,7 @@ def main():
     with Gateway(CONFIG.format(servers=servers)) as gw:
         try:
             names_not_resolved(gw)
+            udp_description_name(gw)
             no_self_calls(gw)
             duplicates(gw)
             handshake_bounded(gw)
