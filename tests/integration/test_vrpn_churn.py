@@ -73,7 +73,7 @@ def churn(gw, peer, sensors):
 
 def asan_build():
     with open(BIN, "rb") as f:
-        return b"AddressSanitizer" in f.read()
+        return b"__asan_init" in f.read()
 
 
 def main():
