@@ -46,8 +46,9 @@
  * UDP connection requests (§6.3, vrpn_callback.h): the host must be a numeric IPv4 address (a name
  * is never resolved: a resolver call would block the reactor); a request naming the server's own
  * port on its listen address or any local address is refused (no self-calls); one session per
- * call-back address and port (spelling variants such as 127.1 compare equal once parsed). Every
- * log line a peer can trigger goes through a rate limiter per kind (core/log.h). */
+ * call-back address and port (spelling variants such as 127.1 compare equal once parsed);
+ * call-backs not streaming yet hold at most half of max_clients. Every log line a peer can trigger
+ * goes through a rate limiter per kind (core/log.h). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <event2/buffer.h>
@@ -811,18 +812,24 @@ static void lob_read_cb(evutil_socket_t fd, short what, void *arg)
             continue;
         }
         bool dup = false; /* duplicate suppression: one session per call-back address */
-        for (struct conn *c = s->conns; c && !dup; c = c->next)
+        int64_t pending = 0;
+        for (struct conn *c = s->conns; c && !dup; c = c->next) {
             dup = c->callback && c->cb_addr.sin_port == to.sin_port &&
                   c->cb_addr.sin_addr.s_addr == to.sin_addr.s_addr;
+            pending += c->callback && c->state != C_STREAMING;
+        }
         if (dup) {
             s->lob_duplicates++;
             continue;
         }
-        if (s->n_conns >= s->max_clients) {
-            XG_WARN_PEER(&s->lim_refused, a->name,
-                         "connection request from %s (call back %s) refused: max_clients "
-                         "(%" PRId64 ") reached",
-                         peer, target, s->max_clients);
+        /* spoofed requests may hold at most half the slots (until handshake_timeout_ms) */
+        int64_t max_pending = s->max_clients > 1 ? s->max_clients / 2 : 1;
+        if (s->n_conns >= s->max_clients || pending >= max_pending) {
+            XG_WARN_PEER(
+                &s->lim_refused, a->name,
+                "connection request from %s (call back %s) refused: %s (%" PRId64 ") reached", peer,
+                target, pending >= max_pending ? "pending call-backs" : "max_clients",
+                pending >= max_pending ? max_pending : s->max_clients);
             s->refused++;
             continue;
         }

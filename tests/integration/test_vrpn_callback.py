@@ -11,6 +11,8 @@
   no slot (`requests_self`, `clients` stays at the one real session).
 - Duplicates by resolved address: "127.0.0.1 P", "127.1 P", "2130706433 P" make one call-back;
   a request for an address already connected is ignored too (`requests_duplicate`).
+- Call-backs not streaming yet hold at most half of `max_clients`: a further request is refused
+  and counted, and a TCP client still gets a slot.
 - A pending call-back or a client trickling its cookie holds its slot at most
   `handshake_timeout_ms` (here 1000 ms), then is closed with one line and counted.
 Every "nothing happened" is checked after a later request was observably served."""
@@ -22,7 +24,7 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from xgtest import Gateway  # noqa: E402
-from test_vrpn_server import COOKIE, counters, msg, server_port  # noqa: E402
+from test_vrpn_server import COOKIE, Client, counters, msg, server_port  # noqa: E402
 
 CONFIG = """
 adapters:
@@ -187,6 +189,32 @@ def duplicates(gw):
     print("duplicate requests by resolved address: one call-back")
 
 
+def pending_capped(gw):
+    """Call-backs that are not streaming yet may hold at most half of max_clients (4 -> 2): a third
+    request is refused, and a TCP client still gets a slot."""
+    port = server_port(gw, "cap")
+    lis = [Listener() for _ in range(3)]  # the kernel accepts; nobody answers the cookie
+    req = Requester()
+    for x in lis[:2]:
+        req.send(f"127.0.0.1 {x.port}", port)
+    wait_for(lambda: counters(gw, "cap")["callbacks"] == 2, what="two call-backs")
+    req.send(f"127.0.0.1 {lis[2].port}", port)
+    wait_for(lambda: counters(gw, "cap")["clients_refused"] == 1, what="third request refused")
+    assert gw.wait_log(f"connection request from {req.peer} (call back 127.0.0.1:{lis[2].port}) "
+                       "refused: pending call-backs (2) reached")
+    c = Client(port, "tcp")
+    c.until(lambda: c.latest("demo", "pq"), what="a TCP client served besides the pending two")
+    n = counters(gw, "cap")
+    assert n["callbacks"] == 2 and n["clients"] == 3 and n["clients_accepted"] == 1, n
+    assert not lis[2].pending(), "called back past the pending cap"
+    c.close()
+    for x in lis:
+        x.close()
+    req.close()
+    wait_for(lambda: counters(gw, "cap")["clients"] == 0, what="pending call-backs closed")
+    print("pending call-backs capped at half of max_clients")
+
+
 def handshake_bounded(gw):
     """A call-back that is accepted but never answered, and one that trickles its cookie a byte
     at a time, each hold their slot for handshake_timeout_ms (1 s), not longer."""
@@ -223,12 +251,14 @@ def handshake_bounded(gw):
 def main():
     servers = "".join(SERVER.format(name=n, hs=1000 if n == "pending" else 10000)
                       for n in ("names", "self", "dup", "pending"))
+    servers += SERVER.format(name="cap", hs=10000).replace("max_clients: 8", "max_clients: 4")
     with Gateway(CONFIG.format(servers=servers)) as gw:
         try:
             names_not_resolved(gw)
             udp_description_name(gw)
             no_self_calls(gw)
             duplicates(gw)
+            pending_capped(gw)
             handshake_bounded(gw)
         except Exception:
             print(gw.log()[-6000:])
