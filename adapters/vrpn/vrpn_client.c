@@ -155,9 +155,10 @@ struct vconn {
     int64_t phase_start_ns, last_lob_ns;
     char local_ip[INET_ADDRSTRLEN];
     uint16_t listen_port, udp_port;
-    struct in_addr srv_ip; /* UDP data is accepted only from the server's address... */
-    uint16_t
-        srv_udp_port; /* ...and, once its first datagram was read, from that port (net order) */
+    /* UDP data is accepted only from the server's address and, once its first datagram was
+     * read, from that port (network order; 0 = not known yet) */
+    struct in_addr srv_ip;
+    uint16_t srv_udp_port;
 
     uint64_t connects, reconnects, messages, bad_messages, tcp_reports, udp_reports, datagrams,
         ignored, pings, pongs, lobs, echoes, udp_foreign;
@@ -687,17 +688,19 @@ static void udp_cb(evutil_socket_t fd, short what, void *arg)
         ssize_t r = recvfrom(fd, dg, sizeof dg, 0, (struct sockaddr *)&from, &fl);
         if (r < 0) return;
         if (!udp_from_server(c, &from)) {
-            char fs[64], ss[INET_ADDRSTRLEN];
+            char fs[64], ss[64];
+            struct sockaddr_in srv = {
+                .sin_family = AF_INET, .sin_addr = c->srv_ip, .sin_port = c->srv_udp_port};
+            if (c->srv_udp_port)
+                xg_net_addr_str((struct sockaddr *)&srv, ss, sizeof ss);
+            else
+                inet_ntop(AF_INET, &c->srv_ip, ss, sizeof ss);
             c->udp_foreign++;
             c->a->drops++;
-            inet_ntop(AF_INET, &c->srv_ip, ss, sizeof ss);
-            XG_WARN_PEER(
-                &v->lim_foreign, c->a->name,
-                "peer %s: UDP datagram of %zd bytes from %s, not from the server (%s%s%u): "
-                "dropped",
-                c->peer, r, xg_net_addr_str((struct sockaddr *)&from, fs, sizeof fs), ss,
-                c->srv_udp_port ? ":" : " port ",
-                c->srv_udp_port ? (unsigned)ntohs(c->srv_udp_port) : 0u);
+            XG_WARN_PEER(&v->lim_foreign, c->a->name,
+                         "peer %s: UDP datagram of %zd bytes from %s, not from the server (%s): "
+                         "dropped",
+                         c->peer, r, xg_net_addr_str((struct sockaddr *)&from, fs, sizeof fs), ss);
             continue;
         }
         if (!c->got_cookie) {
