@@ -126,6 +126,7 @@ def names_not_resolved(gw):
     for host in ("localhost", "blackhole.invalid"):
         line = (f"connection request from {req.peer}: call-back host '{host}' is not a numeric "
                 "IPv4 address (names are not resolved): ignored")
+        assert gw.wait_log(line), (host, gw.log()[-3000:])
         assert sum(line in ln for ln in gw.lines) == 1, (host, gw.log()[-3000:])
     m.close()
     lis.close()
@@ -163,8 +164,9 @@ def no_self_calls(gw):
     assert n["callbacks"] == 1 and n["clients"] == 1 and n["clients_accepted"] == 0, n
     assert n["requests_self"] == len(spellings), n
     for host in spellings:
-        assert any(f"connection request from {req.peer}: call-back " in ln and
-                   f"('{host}') is this server itself: ignored" in ln for ln in gw.lines), host
+        wait_for(lambda: any(f"connection request from {req.peer}: call-back " in ln and
+                             f"('{host}') is this server itself: ignored" in ln
+                             for ln in list(gw.lines)), what=f"self-call line for {host}")
     m.close()
     wait_for(lambda: counters(gw, "self")["clients"] == 0, what="marker session closed")
     req.close()

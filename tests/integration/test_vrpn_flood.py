@@ -99,7 +99,8 @@ def main():
                            what=f"{N} {kind} counted")
             # at most BURST lines per kind and 10 s window (normally all of it is one window)
             windows = int((time.monotonic() - t0) // 10) + 1
-            for kind in KINDS:
+            for kind in KINDS:  # the log is read by a thread: wait for the window's 5 lines
+                F.wait_for(lambda: len(lines_of(gw, kind)) >= BURST, what=f"{kind} lines")
                 n = len(lines_of(gw, kind))
                 print(f"{kind}: {N} events, {n} lines in {windows} window(s)")
                 assert 1 <= n <= BURST * windows, (kind, n)
