@@ -17,7 +17,10 @@
  * order) and TYPE_DESCRIPTIONs (the 23 types a mainline client registers, in its order), echoes
  * every name the server describes that it does not know (§6.2), and pings each device once per
  * second until it is ponged (§7). It never answers pings. Reports arrive over TCP and, in UDP+TCP
- * mode, as UDP datagrams of one or more messages on the data socket (from any source port).
+ * mode, as UDP datagrams of one or more messages on the data socket, accepted only from the
+ * server's address (the call-back's source) and, once its first datagram was read, from that
+ * source port (the server sends from a data socket, not its announced port); datagrams from
+ * anyone else are dropped, counted (udp_foreign_dropped) and logged through a rate limiter.
  *
  * Entities: tracker sensor s of device D is "<adapter>/<D>/<s>" (kind rigid_body); Pos_Quat gives
  * the pose, Velocity the velocity and the angular velocity log(vel_quat)/vel_quat_dt (vel_quat is
@@ -152,9 +155,13 @@ struct vconn {
     int64_t phase_start_ns, last_lob_ns;
     char local_ip[INET_ADDRSTRLEN];
     uint16_t listen_port, udp_port;
+    /* UDP data is accepted only from the server's address and, once its first datagram was
+     * read, from that port (network order; 0 = not known yet) */
+    struct in_addr srv_ip;
+    uint16_t srv_udp_port;
 
     uint64_t connects, reconnects, messages, bad_messages, tcp_reports, udp_reports, datagrams,
-        ignored, pings, pongs, lobs, echoes;
+        ignored, pings, pongs, lobs, echoes, udp_foreign;
 };
 
 struct vclient {
@@ -165,6 +172,8 @@ struct vclient {
     int64_t connect_timeout_ns;
     int64_t max_sensors;
     bool started;
+    /* peer-triggered log lines (core/log.h): bad input from a server, foreign datagrams */
+    struct xg_log_limit lim_bad, lim_foreign;
 };
 
 static const char *state_name(enum cstate s)
@@ -417,10 +426,11 @@ static void close_conn(struct vconn *c, bool reconnect);
 static void bad_input(struct vconn *c, const char *where, const struct xg_error *err)
 {
     struct xg_adapter *a = c->a;
+    struct vclient *v = a->priv;
     c->bad_messages++;
     a->errors++;
-    XG_WARN(a->name, "bad input from %s (%s): %s; closing the connection", c->peer, where,
-            err->msg);
+    XG_WARN_PEER(&v->lim_bad, a->name, "bad input from %s (%s): %s; closing the connection",
+                 c->peer, where, err->msg);
     close_conn(c, true);
 }
 
@@ -656,9 +666,20 @@ static void setup_bev(struct vconn *c)
 
 /* ---- UDP+TCP: call-back and data datagrams ---- */
 
+/* Is a datagram from the server? Its address must be the server's (the call-back's source), and
+ * once the server's first datagram was read, its port too (the server sends from one data socket
+ * per connection, not from its announced port: §6.3). */
+static bool udp_from_server(const struct vconn *c, const struct sockaddr_storage *from)
+{
+    const struct sockaddr_in *f = (const struct sockaddr_in *)from;
+    return from->ss_family == AF_INET && f->sin_addr.s_addr == c->srv_ip.s_addr &&
+           (!c->srv_udp_port || f->sin_port == c->srv_udp_port);
+}
+
 static void udp_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct vconn *c = arg;
+    struct vclient *v = c->a->priv;
     (void)what;
     static uint8_t dg[65536];
     for (int n = 0; n < 256 && c->udp_fd >= 0; n++) {
@@ -666,6 +687,22 @@ static void udp_cb(evutil_socket_t fd, short what, void *arg)
         socklen_t fl = sizeof from;
         ssize_t r = recvfrom(fd, dg, sizeof dg, 0, (struct sockaddr *)&from, &fl);
         if (r < 0) return;
+        if (!udp_from_server(c, &from)) {
+            char fs[64], ss[64];
+            struct sockaddr_in srv = {
+                .sin_family = AF_INET, .sin_addr = c->srv_ip, .sin_port = c->srv_udp_port};
+            if (c->srv_udp_port)
+                xg_net_addr_str((struct sockaddr *)&srv, ss, sizeof ss);
+            else
+                inet_ntop(AF_INET, &c->srv_ip, ss, sizeof ss);
+            c->udp_foreign++;
+            c->a->drops++;
+            XG_WARN_PEER(&v->lim_foreign, c->a->name,
+                         "peer %s: UDP datagram of %zd bytes from %s, not from the server (%s): "
+                         "dropped",
+                         c->peer, r, xg_net_addr_str((struct sockaddr *)&from, fs, sizeof fs), ss);
+            continue;
+        }
         if (!c->got_cookie) {
             c->ignored++; /* data before the handshake: the ids are unknown */
             continue;
@@ -683,6 +720,7 @@ static void udp_cb(evutil_socket_t fd, short what, void *arg)
             }
             if (c->udp_fd < 0) return;
         }
+        if (rc == 0 && !c->srv_udp_port) c->srv_udp_port = ((struct sockaddr_in *)&from)->sin_port;
         if (rc < 0) {
             char where[96], fs[64];
             snprintf(where, sizeof where, "udp datagram from %s",
@@ -706,6 +744,8 @@ static void accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct soc
     }
     char from[64];
     xg_net_addr_str(sa, from, sizeof from);
+    if (sa->sa_family == AF_INET) /* the server's address: its UDP data comes from there */
+        c->srv_ip = ((const struct sockaddr_in *)sa)->sin_addr;
     c->bev = bufferevent_socket_new(a->base, fd, BEV_OPT_CLOSE_ON_FREE);
     if (!c->bev) {
         evutil_closesocket(fd);
@@ -773,6 +813,8 @@ static int start_callback(struct vconn *c)
     }
     inet_ntop(AF_INET, &local.sin_addr, c->local_ip, sizeof c->local_ip);
     local.sin_port = 0;
+    c->srv_ip = ((const struct sockaddr_in *)&c->addr)->sin_addr; /* until the call-back */
+    c->srv_udp_port = 0;
     c->lis = xg_net_listener_new_bind(a->base, accept_cb, c,
                                       LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 4,
                                       (struct sockaddr *)&local, sizeof local, a->name);
@@ -1145,17 +1187,18 @@ static void client_status(const struct xg_adapter *a, struct xg_status *st)
 {
     const struct vclient *v = a->priv;
     enum cstate worst = ST_IDLE;
-    uint64_t sum[12] = {0};
+    uint64_t sum[13] = {0};
     size_t off = 0;
     st->peer[0] = '\0';
     uint32_t attempts = 0;
     for (int i = 0; i < v->n_conns; i++) {
         const struct vconn *c = v->conns[i];
         if (state_rank(c->state) > state_rank(worst)) worst = c->state;
-        const uint64_t vals[12] = {c->connects,    c->reconnects,  c->messages,  c->bad_messages,
+        const uint64_t vals[13] = {c->connects,    c->reconnects,  c->messages,  c->bad_messages,
                                    c->tcp_reports, c->udp_reports, c->datagrams, c->ignored,
-                                   c->pings,       c->pongs,       c->lobs,      c->echoes};
-        for (int k = 0; k < 12; k++)
+                                   c->pings,       c->pongs,       c->lobs,      c->echoes,
+                                   c->udp_foreign};
+        for (int k = 0; k < 13; k++)
             sum[k] += vals[k];
         if (c->backoff.attempts > attempts) attempts = c->backoff.attempts;
         if (off < sizeof st->peer) {
@@ -1164,7 +1207,7 @@ static void client_status(const struct xg_adapter *a, struct xg_status *st)
         }
     }
     st->state = state_name(worst);
-    static const char *const names[12] = {"connects",
+    static const char *const names[13] = {"connects",
                                           "reconnects",
                                           "messages",
                                           "bad_messages",
@@ -1175,8 +1218,9 @@ static void client_status(const struct xg_adapter *a, struct xg_status *st)
                                           "pings",
                                           "pongs",
                                           "connection_requests",
-                                          "echoed_descriptions"};
-    for (int k = 0; k < 12; k++)
+                                          "echoed_descriptions",
+                                          "udp_foreign_dropped"};
+    for (int k = 0; k < 13; k++)
         xg_status_counter(st, names[k], (double)sum[k]);
     int streaming = 0, sensors = 0;
     for (int i = 0; i < v->n_conns; i++)

@@ -6,19 +6,24 @@
  * a client's unsent TCP output is above it, reports for it are skipped and it gets a full refresh
  * of the newest poses once it drains; a client that stays above it for slow_timeout_ms (2000), or
  * whose output passes 2x the bound, is dropped and counted; so a client costs at most 2x the bound
- * plus one tick), tracker_name (template, "{origin}"), trackers (list of {match: GLOB, tracker:
- * TEMPLATE, sensor: N}: the first rule whose glob matches the entity name decides the tracker and
- * optionally a fixed sensor number), send_velocity (true), send_all (false: each tick sends the
- * sensors updated since the last one; true: every sensor every tick), plus the sink keys rate_hz /
- * include / exclude and frame (default identity: the internal Y-up frame; Z-up clients want `frame:
- * vrpn-zup`). Templates: {origin} = the name of the entity's origin adapter, {kind} = the entity
- * kind, {name} = the whole entity name.
+ * plus one tick), handshake_timeout_ms (10000: a session must be streaming this long after it was
+ * accepted or its call-back started, else it is closed and counted: a pending call-back or a
+ * client trickling its cookie holds a slot no longer), tracker_name (template, "{origin}"),
+ * trackers (list of {match: GLOB, tracker: TEMPLATE, sensor: N}: the first rule whose glob matches
+ * the entity name decides the tracker and optionally a fixed sensor number), send_velocity (true),
+ * send_all (false: each tick sends the sensors updated since the last one; true: every sensor every
+ * tick), plus the sink keys rate_hz / include / exclude and frame (default identity: the internal
+ * Y-up frame; Z-up clients want `frame: vrpn-zup`). Templates: {origin} = the name of the entity's
+ * origin adapter, {kind} = the entity kind, {name} = the whole entity name.
  *
  * Sensor numbers: per tracker, an entity name gets a number the first time it is seen (names that
- * appear together, e.g. at start-up, are numbered in ascending name order), after the numbers in
- * use and the fixed ones; the name keeps its number for the lifetime of the process, so a source
- * that restarts and brings back the same names gets the same numbers. A sensor whose entity is
- * gone is simply not reported.
+ * appear together, e.g. at start-up, are numbered in ascending name order): the lowest one not in
+ * use or reserved by a rule. The name keeps it while its entity lives and, once the entity expired
+ * or was removed, while the name is among the DEPARTED_MAX (1024) most recently departed ones, so a
+ * source that restarts and brings back the same names gets the same numbers; older departed names
+ * are forgotten and their numbers given out again (vrpn_names.h), so per-name state is bounded by
+ * the live entities + 1024 however many names come and go. A sensor whose entity is gone is not
+ * reported.
  *
  * Per connection (§6): both sides send the cookie at once; after the client's cookie we send
  * [UDP_DESCRIPTION when we called the client back] + SENDER_DESCRIPTIONs ("VRPN Control", then
@@ -36,7 +41,14 @@
  * the rules (bad cookie, length < 24 or oversized, wrong body size, a type or sender id it never
  * described, a bad description or unknown system type, a truncated message at EOF) closes that
  * connection with one log line naming the peer, the field and the value. What clients send over
- * UDP is read and discarded (mainline clients send none). */
+ * UDP is read and discarded (mainline clients send none).
+ *
+ * UDP connection requests (§6.3, vrpn_callback.h): the host must be a numeric IPv4 address (a name
+ * is never resolved: a resolver call would block the reactor); a request naming the server's own
+ * port on its listen address or any local address is refused (no self-calls); one session per
+ * call-back address and port (spelling variants such as 127.1 compare equal once parsed);
+ * call-backs not streaming yet hold at most half of max_clients. Every log line a peer can trigger
+ * goes through a rate limiter per kind (core/log.h). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <event2/buffer.h>
@@ -54,7 +66,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "adapters/vrpn/vrpn_callback.h"
 #include "adapters/vrpn/vrpn_codec.h"
+#include "adapters/vrpn/vrpn_names.h"
 #include "core/adapter.h"
 #include "core/clock.h"
 #include "core/log.h"
@@ -62,7 +76,6 @@
 #include "mappings/frame.h"
 
 #define MAX_TRACKERS 1000
-#define HANDSHAKE_TIMEOUT_S 10
 #define VEL_QUAT_DT 0.1 /* s: the interval of the Velocity message's rotation increment */
 #define POS_QUAT_LEN 64
 #define VELOCITY_LEN 72
@@ -114,13 +127,6 @@ struct rule {
     int64_t sensor; /* -1 = automatic */
 };
 
-struct slot { /* one entity name's persistent (tracker, sensor) */
-    char name[XG_NAME_MAX];
-    uint32_t id; /* current entity id, 0 if absent */
-    int tracker, sensor;
-    int next; /* name hash chain */
-};
-
 struct tracker {
     char name[VRPN_CNAME_MAX];
     uint8_t *used; /* sensor numbers in use or reserved (bitset) */
@@ -153,12 +159,13 @@ struct reports {
 enum conn_state { C_CONNECTING, C_COOKIE, C_STREAMING };
 
 struct conn {
+    struct xg_adapter *a;
     struct bufferevent *bev;
+    struct event *deadline; /* the handshake (call-back connect + cookie) must end by then */
     char peer[64];
     enum conn_state state;
     bool callback; /* we connected back after a UDP connection request (UDP+TCP mode) */
-    char lob_host[VRPN_CNAME_MAX];
-    uint16_t lob_port;
+    struct sockaddr_in cb_addr; /* the call-back target (callback connections) */
     struct vrpn_id_map map;
     int32_t *tsender; /* our sender id of each tracker on this connection */
     int n_tsender;
@@ -179,7 +186,7 @@ struct conn {
 
 struct vrpn_server {
     char listen[256];
-    int64_t max_clients, max_output, slow_timeout_ms;
+    int64_t max_clients, max_output, slow_timeout_ms, handshake_ms;
     bool send_velocity, send_all;
     char *tracker_name;
     struct rule *rules;
@@ -192,10 +199,10 @@ struct vrpn_server {
     int n_conns;
     struct tracker *trackers;
     int n_trackers;
-    struct slot *slots;
-    int n_slots, cap_slots;
-    int *name_heads; /* hash of slot names, size NAME_BUCKETS */
-    int64_t lob_log_t0;
+    struct vrpn_names names;          /* entity name -> (tracker, sensor) */
+    struct sockaddr_storage bound_ss; /* our TCP listen address (call-back self checks) */
+    /* peer-triggered log lines, one limiter per kind (core/log.h) */
+    struct xg_log_limit lim_bad, lim_refused, lim_request, lim_callback, lim_slow, lim_session;
     struct {
         uint32_t id;
         int slot;
@@ -206,23 +213,14 @@ struct vrpn_server {
     uint8_t *scratch;
     size_t scratch_cap;
     uint64_t accepted, refused, callbacks, callback_failures, lob_rejected, lob_duplicates,
-        lob_log_n, lob_log_suppressed, dropped_slow, bad_input, reports_tcp, reports_udp,
-        reports_skipped, pongs, datagrams, udp_errors, bytes_out, unmapped;
+        lob_self, lob_names, dropped_slow, bad_input, reports_tcp, reports_udp, reports_skipped,
+        pongs, datagrams, udp_errors, bytes_out, unmapped;
 };
 
-#define NAME_BUCKETS 4096
+/* departed names whose sensor numbers are kept (a source that restarts gets its numbers back) */
+#define DEPARTED_MAX 1024
 
 /* ---- helpers ---- */
-
-static uint32_t fnv1a(const char *t)
-{
-    uint32_t h = 2166136261u;
-    for (; *t; t++) {
-        h ^= (uint8_t)*t;
-        h *= 16777619u;
-    }
-    return h;
-}
 
 static struct vrpn_header now_header(int64_t mono_ns)
 {
@@ -253,6 +251,11 @@ static int bit_set(struct tracker *t, int64_t b)
     return 0;
 }
 
+static void bit_clear(struct tracker *t, int64_t b)
+{
+    if (b >= 0 && (size_t)b < t->used_bits) t->used[b / 8] &= (uint8_t) ~(1u << (b % 8));
+}
+
 /* ---- connections ---- */
 
 static size_t out_len(const struct conn *c)
@@ -268,6 +271,7 @@ static void conn_free(struct vrpn_server *s, struct conn *c)
             break;
         }
     if (c->bev) bufferevent_free(c->bev);
+    if (c->deadline) event_free(c->deadline);
     if (c->udp_ev) event_free(c->udp_ev);
     if (c->udp_fd >= 0) close(c->udp_fd);
     vrpn_id_map_free(&c->map);
@@ -280,7 +284,7 @@ static void conn_free(struct vrpn_server *s, struct conn *c)
 static void conn_bad(struct xg_adapter *a, struct conn *c, const char *what)
 {
     struct vrpn_server *s = a->priv;
-    XG_WARN(a->name, "client %s: %s; closing the connection", c->peer, what);
+    XG_WARN_PEER(&s->lim_bad, a->name, "client %s: %s; closing the connection", c->peer, what);
     s->bad_input++;
     a->errors++;
     conn_free(s, c);
@@ -293,10 +297,10 @@ static bool conn_write(struct xg_adapter *a, struct conn *c, const void *p, size
 {
     struct vrpn_server *s = a->priv;
     if (out_len(c) > (size_t)s->max_output * 2) {
-        XG_WARN(a->name,
-                "client %s: %zu bytes unsent (above 2 x max_output_bytes %" PRId64
-                "): dropping the slow client",
-                c->peer, out_len(c), s->max_output);
+        XG_WARN_PEER(&s->lim_slow, a->name,
+                     "client %s: %zu bytes unsent (above 2 x max_output_bytes %" PRId64
+                     "): dropping the slow client",
+                     c->peer, out_len(c), s->max_output);
         s->dropped_slow++;
         a->drops++;
         conn_free(s, c);
@@ -436,12 +440,12 @@ static bool conn_handshake(struct xg_adapter *a, struct conn *c)
     }
     c->state = C_STREAMING;
     c->need_full = true;
-    bufferevent_set_timeouts(c->bev, NULL, NULL);
+    event_del(c->deadline);
     bool ok = conn_write(a, c, buf, w.len);
     free(buf);
     if (ok)
-        XG_INFO(a->name, "client %s: VRPN session up (%s, %d/%" PRId64 ")", c->peer,
-                c->callback ? "UDP+TCP" : "TCP", s->n_conns, s->max_clients);
+        XG_INFO_PEER(&s->lim_session, a->name, "client %s: VRPN session up (%s, %d/%" PRId64 ")",
+                     c->peer, c->callback ? "UDP+TCP" : "TCP", s->n_conns, s->max_clients);
     return ok;
 }
 
@@ -485,28 +489,23 @@ static bool conn_message(struct xg_adapter *a, struct conn *c, const struct vrpn
                     return conn_write(a, c, b, w.len);
             }
         } else if (sm.type == VRPN_UDP_DESCRIPTION) {
-            struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(sm.udp_port)};
-            if (inet_pton(AF_INET, sm.name, &sin.sin_addr) != 1) {
-                struct sockaddr_storage ss;
-                socklen_t l;
-                if (xg_net_parse_addr(sm.name, NULL, sm.udp_port, &ss, &l, NULL) < 0 ||
-                    ss.ss_family != AF_INET) {
-                    snprintf(what, sizeof what, "UDP description: host '%s' is not reachable",
-                             sm.name);
-                    conn_bad(a, c, what);
-                    return false;
-                }
-                sin.sin_addr = ((struct sockaddr_in *)&ss)->sin_addr;
+            struct sockaddr_in sin; /* numeric only: resolving a name would block the reactor */
+            if (vrpn_callback_target(sm.name, sm.udp_port, &sin) < 0) {
+                snprintf(what, sizeof what,
+                         "UDP description: host '%s' is not a numeric IPv4 address", sm.name);
+                conn_bad(a, c, what);
+                return false;
             }
             memcpy(&c->udp_to, &sin, sizeof sin);
             c->udp_to_len = sizeof sin;
             if (c->udp_fd < 0 && conn_open_udp(a, c) < 0) {
-                XG_WARN(a->name, "client %s: no UDP socket; reports stay on TCP", c->peer);
+                XG_WARN_PEER(&s->lim_session, a->name,
+                             "client %s: no UDP socket; reports stay on TCP", c->peer);
                 return true;
             }
             c->udp_ok = true;
-            XG_INFO(a->name, "client %s: reports over UDP to %s:%u", c->peer, sm.name,
-                    (unsigned)sm.udp_port);
+            XG_INFO_PEER(&s->lim_session, a->name, "client %s: reports over UDP to %s:%u", c->peer,
+                         sm.name, (unsigned)sm.udp_port);
         }
         /* log description (we never log) and disconnect (log files only): ignored */
         return true;
@@ -597,8 +596,9 @@ static void read_cb(struct bufferevent *bev, void *arg)
                 return;
             }
             if (ck.minor_differs)
-                XG_INFO(a->name, "client %s speaks VRPN 07.%02d (we speak 07.38): continuing",
-                        c->peer, ck.minor);
+                XG_INFO_PEER(&s->lim_session, a->name,
+                             "client %s speaks VRPN 07.%02d (we speak 07.38): continuing", c->peer,
+                             ck.minor);
             evbuffer_drain(in, VRPN_COOKIE_SIZE);
             if (!conn_handshake(a, c)) return;
             continue;
@@ -638,34 +638,20 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
         setsockopt(bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         c->state = C_COOKIE;
         if (conn_open_udp(a, c) < 0)
-            XG_WARN(a->name, "client %s: no UDP socket; reports stay on TCP", c->peer);
+            XG_WARN_PEER(&s->lim_session, a->name, "client %s: no UDP socket; reports stay on TCP",
+                         c->peer);
         uint8_t ck[VRPN_COOKIE_SIZE];
         struct xg_writer w;
         xg_writer_init(&w, ck, sizeof ck);
         vrpn_cookie_encode(&w, 0, NULL);
-        struct timeval tmo = {HANDSHAKE_TIMEOUT_S, 0};
-        bufferevent_set_timeouts(bev, &tmo, NULL);
         if (!conn_write(a, c, ck, w.len)) return;
         XG_DEBUG(a->name, "client %s: called back", c->peer);
         return;
     }
-    if ((what & BEV_EVENT_TIMEOUT) && c->state == C_CONNECTING) {
-        XG_WARN(a->name, "call-back to %s: no answer within %d s", c->peer, HANDSHAKE_TIMEOUT_S);
-        s->callback_failures++;
-        conn_free(s, c);
-        return;
-    }
-    if (what & BEV_EVENT_TIMEOUT) {
-        XG_WARN(a->name, "client %s: no VRPN cookie within %d s; closing the connection", c->peer,
-                HANDSHAKE_TIMEOUT_S);
-        s->bad_input++;
-        conn_free(s, c);
-        return;
-    }
     if (!(what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))) return;
     if (c->state == C_CONNECTING) {
-        XG_WARN(a->name, "call-back to %s failed: %s", c->peer,
-                evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+        XG_WARN_PEER(&s->lim_callback, a->name, "call-back to %s failed: %s", c->peer,
+                     evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
         s->callback_failures++;
         conn_free(s, c);
         return;
@@ -687,7 +673,30 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
         conn_bad(a, c, msg);
         return;
     }
-    XG_INFO(a->name, "client %s disconnected", c->peer);
+    XG_INFO_PEER(&s->lim_session, a->name, "client %s disconnected", c->peer);
+    conn_free(s, c);
+}
+
+/* The handshake deadline passed: a call-back still connecting, or a client whose cookie has
+ * not arrived (a peer trickling bytes cannot hold its slot longer than this). */
+static void deadline_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct conn *c = arg;
+    struct xg_adapter *a = c->a;
+    struct vrpn_server *s = a->priv;
+    (void)fd;
+    (void)what;
+    if (c->state == C_STREAMING) return;
+    if (c->state == C_CONNECTING) {
+        XG_WARN_PEER(&s->lim_callback, a->name, "call-back to %s: no answer within %" PRId64 " ms",
+                     c->peer, s->handshake_ms);
+        s->callback_failures++;
+    } else {
+        XG_WARN_PEER(&s->lim_bad, a->name,
+                     "client %s: no VRPN cookie within %" PRId64 " ms; closing the connection",
+                     c->peer, s->handshake_ms);
+        s->bad_input++;
+    }
     conn_free(s, c);
 }
 
@@ -697,12 +706,15 @@ static struct conn *conn_new(struct xg_adapter *a, struct bufferevent *bev, cons
     struct conn *c = calloc(1, sizeof *c);
     if (!c) return NULL;
     c->udp_fd = -1;
+    c->a = a;
     c->bev = bev;
     snprintf(c->peer, sizeof c->peer, "%s", peer);
     c->next = s->conns;
     s->conns = c;
     s->n_conns++;
-    if (conn_init_map(a, c) < 0) {
+    struct timeval tmo = xg_ns_to_timeval(s->handshake_ms * XG_NS_PER_MS);
+    c->deadline = evtimer_new(a->base, deadline_cb, c);
+    if (!c->deadline || evtimer_add(c->deadline, &tmo) < 0 || conn_init_map(a, c) < 0) {
         c->bev = NULL;
         conn_free(s, c);
         return NULL;
@@ -723,8 +735,8 @@ static void accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct soc
     char peer[64];
     xg_net_addr_str(sa, peer, sizeof peer);
     if (s->n_conns >= s->max_clients) {
-        XG_WARN(a->name, "client %s refused: max_clients (%" PRId64 ") reached", peer,
-                s->max_clients);
+        XG_WARN_PEER(&s->lim_refused, a->name,
+                     "client %s refused: max_clients (%" PRId64 ") reached", peer, s->max_clients);
         s->refused++;
         evutil_closesocket(fd);
         return;
@@ -743,8 +755,6 @@ static void accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct soc
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     s->accepted++;
     c->state = C_COOKIE;
-    struct timeval tmo = {HANDSHAKE_TIMEOUT_S, 0};
-    bufferevent_set_timeouts(bev, &tmo, NULL);
     uint8_t ck[VRPN_COOKIE_SIZE];
     struct xg_writer w;
     xg_writer_init(&w, ck, sizeof ck);
@@ -753,7 +763,9 @@ static void accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct soc
     XG_DEBUG(a->name, "client %s connected over TCP", peer);
 }
 
-/* A UDP connection request "<host> <port>\0" (§6.3): call the client back over TCP. */
+/* A UDP connection request "<host> <port>\0" (§6.3): call the client back over TCP. Numeric
+ * hosts only (a name is never resolved: that would block the reactor); never the server itself;
+ * one session (connecting or connected) per call-back address and port. */
 static void lob_read_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct xg_adapter *a = arg;
@@ -773,44 +785,52 @@ static void lob_read_cb(evutil_socket_t fd, short what, void *arg)
             if ((size_t)n > VRPN_LOB_MAX)
                 xg_error_set(&err, -EPROTO, "datagram of %zd bytes, above %d", n, VRPN_LOB_MAX);
             s->lob_rejected++;
-            /* at most 10 lines per second: a flood must not flood the log */
-            int64_t now = xg_clock_mono_ns();
-            if (now - s->lob_log_t0 > XG_NS_PER_S) {
-                if (s->lob_log_suppressed)
-                    XG_WARN(a->name, "%" PRIu64 " more bad connection requests not logged",
-                            s->lob_log_suppressed);
-                s->lob_log_t0 = now;
-                s->lob_log_n = 0;
-                s->lob_log_suppressed = 0;
-            }
-            if (s->lob_log_n++ < 10)
-                XG_WARN(a->name, "connection request from %s: %s: ignored", peer, err.msg);
-            else
-                s->lob_log_suppressed++;
-            continue;
-        }
-        bool dup = false; /* duplicate suppression: one session per call-back address */
-        for (struct conn *c = s->conns; c && !dup; c = c->next)
-            dup = c->callback && c->lob_port == lob.tcp_port && !strcmp(c->lob_host, lob.host);
-        if (dup) {
-            s->lob_duplicates++;
+            XG_WARN_PEER(&s->lim_request, a->name, "connection request from %s: %s: ignored", peer,
+                         err.msg);
             continue;
         }
         char target[VRPN_CNAME_MAX + 16];
         snprintf(target, sizeof target, "%s:%u", lob.host, (unsigned)lob.tcp_port);
-        if (s->n_conns >= s->max_clients) {
-            XG_WARN(a->name,
-                    "connection request from %s (call back %s) refused: max_clients "
-                    "(%" PRId64 ") reached",
-                    peer, target, s->max_clients);
-            s->refused++;
+        struct sockaddr_in to;
+        if (vrpn_callback_target(lob.host, lob.tcp_port, &to) < 0) {
+            s->lob_rejected++;
+            s->lob_names++;
+            XG_WARN_PEER(&s->lim_request, a->name,
+                         "connection request from %s: call-back host '%s' is not a numeric IPv4 "
+                         "address (names are not resolved): ignored",
+                         peer, lob.host);
             continue;
         }
-        struct sockaddr_storage ss;
-        socklen_t sl;
-        if (xg_net_parse_addr(target, NULL, lob.tcp_port, &ss, &sl, &err) < 0) {
-            XG_WARN(a->name, "connection request from %s: call-back host: %s", peer, err.msg);
+        xg_net_addr_str((struct sockaddr *)&to, target, sizeof target);
+        if (vrpn_callback_is_self(&to, (struct sockaddr *)&s->bound_ss)) {
             s->lob_rejected++;
+            s->lob_self++;
+            XG_WARN_PEER(&s->lim_request, a->name,
+                         "connection request from %s: call-back %s ('%s') is this server itself: "
+                         "ignored",
+                         peer, target, lob.host);
+            continue;
+        }
+        bool dup = false; /* duplicate suppression: one session per call-back address */
+        int64_t pending = 0;
+        for (struct conn *c = s->conns; c && !dup; c = c->next) {
+            dup = c->callback && c->cb_addr.sin_port == to.sin_port &&
+                  c->cb_addr.sin_addr.s_addr == to.sin_addr.s_addr;
+            pending += c->callback && c->state != C_STREAMING;
+        }
+        if (dup) {
+            s->lob_duplicates++;
+            continue;
+        }
+        /* spoofed requests may hold at most half the slots (until handshake_timeout_ms) */
+        int64_t max_pending = s->max_clients > 1 ? s->max_clients / 2 : 1;
+        if (s->n_conns >= s->max_clients || pending >= max_pending) {
+            XG_WARN_PEER(
+                &s->lim_refused, a->name,
+                "connection request from %s (call back %s) refused: %s (%" PRId64 ") reached", peer,
+                target, pending >= max_pending ? "pending call-backs" : "max_clients",
+                pending >= max_pending ? max_pending : s->max_clients);
+            s->refused++;
             continue;
         }
         struct bufferevent *bev = bufferevent_socket_new(a->base, -1, BEV_OPT_CLOSE_ON_FREE);
@@ -822,14 +842,11 @@ static void lob_read_cb(evutil_socket_t fd, short what, void *arg)
         }
         c->callback = true;
         c->state = C_CONNECTING;
-        snprintf(c->lob_host, sizeof c->lob_host, "%s", lob.host);
-        c->lob_port = lob.tcp_port;
+        c->cb_addr = to;
         s->callbacks++;
         XG_DEBUG(a->name, "connection request from %s: calling back %s", peer, target);
-        struct timeval tmo = {HANDSHAKE_TIMEOUT_S, 0};
-        bufferevent_set_timeouts(bev, &tmo, &tmo);
-        if (bufferevent_socket_connect(bev, (struct sockaddr *)&ss, (int)sl) < 0) {
-            XG_WARN(a->name, "call-back to %s failed", target);
+        if (bufferevent_socket_connect(bev, (struct sockaddr *)&to, (int)sizeof to) < 0) {
+            XG_WARN_PEER(&s->lim_callback, a->name, "call-back to %s failed", target);
             s->callback_failures++;
             conn_free(s, c);
         }
@@ -901,13 +918,6 @@ static int tracker_find_or_add(struct xg_adapter *a, const char *name)
     return t;
 }
 
-static int slot_by_name(const struct vrpn_server *s, const char *name)
-{
-    for (int i = s->name_heads[fnv1a(name) % NAME_BUCKETS]; i >= 0; i = s->slots[i].next)
-        if (!strcmp(s->slots[i].name, name)) return i;
-    return -1;
-}
-
 static int eslot_set(struct vrpn_server *s, const struct xg_entity *e, int slot)
 {
     if (e->slot >= s->n_by_eslot) {
@@ -925,13 +935,27 @@ static int eslot_set(struct vrpn_server *s, const struct xg_entity *e, int slot)
     return 0;
 }
 
+/* A departed name was forgotten (vrpn_names_forget_fn): its sensor number is free again (unless
+ * a rule reserves it), and its tracker no longer serves that name's buttons/analogs. */
+static void name_forgotten(void *user, int i, int t, int sensor)
+{
+    struct vrpn_server *s = user;
+    struct tracker *tr = &s->trackers[t];
+    bool reserved = false;
+    for (size_t k = 0; k < s->n_rules && !reserved; k++)
+        reserved = s->rules[k].sensor == sensor && s->rules[k].tracker &&
+                   !strcmp(s->rules[k].tracker, tr->name);
+    if (!reserved) bit_clear(tr, sensor);
+    if (tr->extras_slot == i) tr->extras_slot = -1;
+}
+
 /* The slot of entity e, creating it (tracker + sensor) if its name is new. -1 if unmappable. */
 static int slot_of(struct xg_adapter *a, const struct xg_entity *e)
 {
     struct vrpn_server *s = a->priv;
     if (e->slot < s->n_by_eslot && s->by_eslot[e->slot].id == e->id)
         return s->by_eslot[e->slot].slot;
-    int i = slot_by_name(s, e->name);
+    int i = vrpn_names_find(&s->names, e->name);
     if (i < 0) {
         const struct rule *r = NULL;
         for (size_t k = 0; k < s->n_rules && !r; k++)
@@ -952,8 +976,8 @@ static int slot_of(struct xg_adapter *a, const struct xg_entity *e)
         if (r && r->sensor >= 0) {
             sensor = r->sensor;
             bool taken = false;
-            for (int k = 0; k < s->n_slots && !taken; k++)
-                taken = s->slots[k].tracker == t && s->slots[k].sensor == sensor;
+            for (int k = 0; k < s->names.n_slots && !taken; k++)
+                taken = s->names.slots[k].tracker == t && s->names.slots[k].sensor == sensor;
             if (taken) {
                 XG_WARN(a->name,
                         "entity %s: sensor %" PRId64 " of tracker '%s' is taken: "
@@ -965,24 +989,14 @@ static int slot_of(struct xg_adapter *a, const struct xg_entity *e)
         if (sensor < 0)
             for (sensor = 0; bit_get(tr, sensor); sensor++) {}
         if (sensor > INT32_MAX || bit_set(tr, sensor) < 0) return -1;
-        if (s->n_slots == s->cap_slots) {
-            int nc = s->cap_slots ? s->cap_slots * 2 : 64;
-            struct slot *ns = realloc(s->slots, (size_t)nc * sizeof *ns);
-            if (!ns) return -1;
-            s->slots = ns;
-            s->cap_slots = nc;
+        i = vrpn_names_add(&s->names, e->name, t, (int)sensor, e->id);
+        if (i < 0) {
+            bit_clear(tr, sensor);
+            return -1;
         }
-        i = s->n_slots++;
-        struct slot *sl = &s->slots[i];
-        snprintf(sl->name, sizeof sl->name, "%s", e->name);
-        sl->tracker = t;
-        sl->sensor = (int)sensor;
-        uint32_t hb = fnv1a(e->name) % NAME_BUCKETS;
-        sl->next = s->name_heads[hb];
-        s->name_heads[hb] = i;
-        XG_DEBUG(a->name, "entity %s -> tracker '%s' sensor %d", e->name, tname, sl->sensor);
+        XG_DEBUG(a->name, "entity %s -> tracker '%s' sensor %d", e->name, tname, (int)sensor);
     }
-    s->slots[i].id = e->id;
+    vrpn_names_live(&s->names, i, e->id); /* a departed name that is back keeps its number */
     eslot_set(s, e, i);
     return i;
 }
@@ -1075,10 +1089,11 @@ static void add_extras(struct reports *r, struct xg_adapter *a, const struct xg_
 {
     struct vrpn_server *s = a->priv;
     if (e->n_buttons <= 0 && e->n_analogs <= 0) return;
-    int t = s->slots[i].tracker;
+    int t = s->names.slots[i].tracker;
     struct tracker *tr = &s->trackers[t];
     int cur = tr->extras_slot;
-    if (cur >= 0 && cur != i && s->slots[cur].id != 0 && s->slots[cur].sensor < s->slots[i].sensor)
+    if (cur >= 0 && cur != i && s->names.slots[cur].id != 0 &&
+        s->names.slots[cur].sensor < s->names.slots[i].sensor)
         return;
     tr->extras_slot = i;
     static struct vrpn_body b; /* ~3 KiB; single-threaded reactor */
@@ -1122,8 +1137,8 @@ static int add_report(struct reports *r, struct xg_adapter *a, const struct xg_e
         r->cap = nc;
     }
     struct report *rep = &r->v[r->n];
-    rep->tracker = s->slots[i].tracker;
-    rep->sensor = s->slots[i].sensor;
+    rep->tracker = s->names.slots[i].tracker;
+    rep->sensor = s->names.slots[i].sensor;
     struct xg_pose p = *pose_in;
     xg_frame_pose_out(a->frame, &p);
     struct vrpn_body b = {.kind = VRPN_BODY_POS_QUAT};
@@ -1279,10 +1294,10 @@ static void server_drain(struct xg_adapter *a)
             c->need_full = true;
             s->reports_skipped++;
             if (now - c->slow_since > s->slow_timeout_ms * XG_NS_PER_MS) {
-                XG_WARN(a->name,
-                        "client %s: %zu bytes unsent for more than %" PRId64
-                        " ms (max_output_bytes %" PRId64 "): dropping the slow client",
-                        c->peer, out_len(c), s->slow_timeout_ms, s->max_output);
+                XG_WARN_PEER(&s->lim_slow, a->name,
+                             "client %s: %zu bytes unsent for more than %" PRId64
+                             " ms (max_output_bytes %" PRId64 "): dropping the slow client",
+                             c->peer, out_len(c), s->slow_timeout_ms, s->max_output);
                 s->dropped_slow++;
                 a->drops++;
                 conn_free(s, c);
@@ -1309,7 +1324,7 @@ static void server_entity_event(struct xg_adapter *a, const struct xg_entity *e,
     if (added && (e->sink_mask & (UINT64_C(1) << a->index))) s->members_dirty = true;
     if (!added) {
         if (e->slot < s->n_by_eslot && s->by_eslot[e->slot].id == e->id) {
-            s->slots[s->by_eslot[e->slot].slot].id = 0;
+            vrpn_names_depart(&s->names, s->by_eslot[e->slot].slot, name_forgotten, s);
             s->by_eslot[e->slot].id = 0;
         }
     }
@@ -1354,10 +1369,7 @@ static int server_create(struct xg_adapter *a, const struct xg_conf *conf, struc
     a->priv = s;
     s->udp_fd = -1;
     s->members_dirty = true;
-    s->name_heads = malloc(NAME_BUCKETS * sizeof *s->name_heads);
-    if (!s->name_heads) return -ENOMEM;
-    for (int i = 0; i < NAME_BUCKETS; i++)
-        s->name_heads[i] = -1;
+    if (vrpn_names_init(&s->names, DEPARTED_MAX) < 0) return -ENOMEM;
     const char *listen, *tname;
     int rc;
     if ((rc = xg_conf_string(conf, "listen", "0.0.0.0:3883", &listen, err)) ||
@@ -1365,6 +1377,8 @@ static int server_create(struct xg_adapter *a, const struct xg_conf *conf, struc
         (rc = xg_conf_int(conf, "max_output_bytes", 256 * 1024, 4096, INT64_C(1) << 30,
                           &s->max_output, err)) ||
         (rc = xg_conf_int(conf, "slow_timeout_ms", 2000, 0, 3600000, &s->slow_timeout_ms, err)) ||
+        (rc = xg_conf_int(conf, "handshake_timeout_ms", 10000, 100, 600000, &s->handshake_ms,
+                          err)) ||
         (rc = xg_conf_string(conf, "tracker_name", "{origin}", &tname, err)) ||
         (rc = xg_conf_bool(conf, "send_velocity", true, &s->send_velocity, err)) ||
         (rc = xg_conf_bool(conf, "send_all", false, &s->send_all, err)) ||
@@ -1417,6 +1431,7 @@ static int server_start(struct xg_adapter *a)
         s->udp_fd = xg_net_udp_bind((struct sockaddr *)&b, bl, NULL, &err);
         if (s->udp_fd >= 0) {
             xg_net_addr_str((struct sockaddr *)&b, s->bound, sizeof s->bound);
+            memcpy(&s->bound_ss, &b, bl < sizeof b ? bl : sizeof b);
             break;
         }
         xg_net_listener_free(s->lis);
@@ -1441,12 +1456,13 @@ static void server_status(const struct xg_adapter *a, struct xg_status *st)
     int udp = 0, sensors = 0;
     for (const struct conn *c = s->conns; c; c = c->next)
         udp += c->udp_ok;
-    for (int i = 0; i < s->n_slots; i++)
-        sensors += s->slots[i].id != 0;
+    for (int i = 0; i < s->names.n_slots; i++)
+        sensors += s->names.slots[i].id != 0;
     xg_status_counter(st, "clients", (double)s->n_conns);
     xg_status_counter(st, "clients_udp", (double)udp);
     xg_status_counter(st, "trackers", (double)s->n_trackers);
     xg_status_counter(st, "sensors", (double)sensors);
+    xg_status_counter(st, "sensor_names", (double)vrpn_names_count(&s->names));
     xg_status_counter(st, "clients_accepted", (double)s->accepted);
     xg_status_counter(st, "callbacks", (double)s->callbacks);
     xg_status_counter(st, "callback_failures", (double)s->callback_failures);
@@ -1455,6 +1471,8 @@ static void server_status(const struct xg_adapter *a, struct xg_status *st)
     xg_status_counter(st, "bad_input", (double)s->bad_input);
     xg_status_counter(st, "requests_rejected", (double)s->lob_rejected);
     xg_status_counter(st, "requests_duplicate", (double)s->lob_duplicates);
+    xg_status_counter(st, "requests_self", (double)s->lob_self);
+    xg_status_counter(st, "requests_not_numeric", (double)s->lob_names);
     xg_status_counter(st, "reports_tcp", (double)s->reports_tcp);
     xg_status_counter(st, "reports_udp", (double)s->reports_udp);
     xg_status_counter(st, "reports_skipped", (double)s->reports_skipped);
@@ -1497,8 +1515,7 @@ static void server_destroy(struct xg_adapter *a)
     for (int t = 0; t < s->n_trackers; t++)
         free(s->trackers[t].used);
     free(s->trackers);
-    free(s->slots);
-    free(s->name_heads);
+    vrpn_names_free(&s->names);
     free(s->by_eslot);
     free(s->dirty.v);
     free(s->full.v);

@@ -323,6 +323,9 @@ adapters:
   - name: bad
     type: vrpn-client
     devices: ["Tracker0@tcp://127.0.0.1:{bad}", "Wand@tcp://127.0.0.1:{bad}"]
+  - name: bad2
+    type: vrpn-client
+    devices: ["Tracker0@tcp://127.0.0.1:{bad2}"]
   - name: demo
     type: synth
     bodies: 1
@@ -449,33 +452,37 @@ BAD_CASES = [
 ]
 
 
-def run_bad(gw, bad):
+def run_bad(gw, bad, name, cases, cookies):
+    """Each case closes the session with one line. An adapter logs at most 5 such lines per 10 s
+    (core/log.h), so the cases are shared between two adapters ("bad", "bad2")."""
     t = [1000, 0]
-    for i, (what, payload, text, half) in enumerate(BAD_CASES):
+    ent = f"{name}/Tracker0/0"
+    for i, (what, payload, text, half) in enumerate(cases):
         bad.accept()
         t[0] += 1
         bad.setup(tuple(t))
         wait_for(lambda: (lambda e: e and e["active"] and e["samples"] >= i + 1)(
-            entities(gw, "bad/Tracker0/0").get("bad/Tracker0/0")), what=f"{what}: report")
-        assert adapter(gw, "bad")["state"] == "streaming"
+            entities(gw, ent).get(ent)), what=f"{what}: report")
+        assert adapter(gw, name)["state"] == "streaming"
         before = len(gw.lines)
-        before_ctr = adapter(gw, "bad")["counters"]
+        before_ctr = adapter(gw, name)["counters"]
         bad.conn.sendall(payload)
         if half:
             bad.conn.shutdown(socket.SHUT_WR)
         assert bad.wait_closed(), f"{what}: connection not closed"
-        a = adapter(gw, "bad")
+        a = adapter(gw, name)
         assert a["state"] == "backoff", (what, a)
         assert a["counters"]["reconnects"] == before_ctr["reconnects"] + 1, (what, a)
         assert a["counters"]["bad_messages"] == before_ctr["bad_messages"] + 1, (what, a)
-        lines = wait_for(lambda: [l for l in gw.lines[before:] if "bad input from" in l],
-                         what=f"{what}: log line")
+        lines = wait_for(lambda: [l for l in gw.lines[before:] if "bad input from" in l and
+                                  f"[{name}]" in l], what=f"{what}: log line")
         assert len(lines) == 1, (what, lines)
         assert "bad input from tcp://127.0.0.1:" in lines[0] and text in lines[0] and \
             "closing the connection" in lines[0], (what, lines[0], text)
-        wait_for(lambda: not entities(gw, "bad/Tracker0/0")["bad/Tracker0/0"]["active"],
-                 what=f"{what}: entity inactive")
+        wait_for(lambda: not entities(gw, ent)[ent]["active"], what=f"{what}: entity inactive")
         bad.conn.close()
+    if not cookies:
+        return len(cases)
     # bad cookies: refused before anything else
     for cookie, text in ((b"vrpn: ver. 06.38  0" + b"\0" * 5, "is not major version 07"),
                          (b"vrpn: ver. 07.38  7" + b"\0" * 5, "invalid log mode byte '7'")):
@@ -483,19 +490,17 @@ def run_bad(gw, bad):
         before = len(gw.lines)
         bad.conn.sendall(cookie)
         assert bad.wait_closed(), "bad cookie: not closed"
-        line = wait_for(lambda: [l for l in gw.lines[before:] if "bad input from" in l],
-                        what="bad cookie line")
+        line = wait_for(lambda: [l for l in gw.lines[before:] if "bad input from" in l and
+                                 f"[{name}]" in l], what="bad cookie line")
         assert len(line) == 1 and "(cookie)" in line[0] and text in line[0], line
         bad.conn.close()
     # and it recovers: a good server is served again
     bad.accept(timeout=15)
     t[0] += 1
     bad.setup(tuple(t))
-    wait_for(lambda: entities(gw, "bad/Tracker0/0")["bad/Tracker0/0"]["active"],
-             what="recovered after bad input")
-    wait_for(lambda: adapter(gw, "bad")["state"] == "streaming", what="streaming again")
-    run_controls_move(gw, bad)
-    return len(BAD_CASES) + 2
+    wait_for(lambda: entities(gw, ent)[ent]["active"], what="recovered after bad input")
+    wait_for(lambda: adapter(gw, name)["state"] == "streaming", what="streaming again")
+    return len(cases) + 2
 
 
 def run_controls_move(gw, bad):
@@ -555,17 +560,21 @@ def run_check_errors():
 def main():
     run_check_errors()
     s1, stock = ReplayServer("session1_tcp"), ReplayServer("stock_vrpn_server_tcp")
-    udp, bad = UdpReplayServer("session3_udp"), BadServer()
-    cfg = CONFIG.format(s1=s1.port, stock=stock.port, udp=udp.port, bad=bad.port)
+    udp, bad, bad2 = UdpReplayServer("session3_udp"), BadServer(), BadServer()
+    cfg = CONFIG.format(s1=s1.port, stock=stock.port, udp=udp.port, bad=bad.port, bad2=bad2.port)
     with Gateway(cfg) as gw:
         try:
-            n_bad = run_bad(gw, bad)
+            n_bad2 = run_bad(gw, bad2, "bad2", BAD_CASES[3:], cookies=False)
+            bad2.lsock.close()  # its reconnects are refused from now on (no cookie timeouts)
+            n_bad = run_bad(gw, bad, "bad", BAD_CASES[:3], cookies=True)
+            run_controls_move(gw, bad)
             run_replays(gw, s1, stock, udp)
             # the bad peer disturbed no one
             for name in ("s1", "stock", "udp"):
                 a = adapter(gw, name)
                 assert a["counters"]["connects"] == 1, a
             assert adapter(gw, "bad")["counters"]["bad_messages"] == n_bad
+            assert adapter(gw, "bad2")["counters"]["bad_messages"] == n_bad2
             assert entities(gw, "demo/body0")["demo/body0"]["active"]
             run_udp_bad(gw, udp)
         except BaseException:
