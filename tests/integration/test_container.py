@@ -467,8 +467,11 @@ def check_docker(pin):
                IMAGE, ".", cwd=ctx, timeout=1200)
         t_build = time.time() - t0
         out = r.stdout + r.stderr
-        for bad in ("useradd: warning", "groupadd: warning", "warning:"):
-            assert bad not in out, f"image build printed '{bad}':\n{out[-3000:]}"
+        # no warning (compiler, CMake, useradd/groupadd, apt), but for update-alternatives's
+        # "skip creation of /usr/share/man/..." (the slim base has no man pages, by design)
+        warnings = [l for l in out.splitlines() if "warning" in l.lower() and
+                    not l.startswith("update-alternatives: warning: skip creation of")]
+        assert not warnings, "image build warnings:\n" + "\n".join(warnings[:20])
         print(f"container: base {t_base:.1f} s, image build {t_build:.1f} s "
               f"({out.count('Using cache')} cached steps)")
         check_image(tmp, ctx, canary)
