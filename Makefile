@@ -1,5 +1,6 @@
 # Thin wrapper over CMake (like neovim's): `make run`, `make test`, `make bench`.
-# Every target first installs missing Debian packages via docker/install-deps.sh.
+# Every target first installs missing Debian packages via docker/install-deps.sh: `make run` only
+# what building and running the gateway needs, the others the test packages too.
 
 BUILD     ?= build
 BUILD_TYPE ?= RelWithDebInfo
@@ -7,20 +8,28 @@ CMAKE_FLAGS ?=
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 ARGS      ?=
 
-.PHONY: all deps build run test bench sanitize fuzz clean format
+.PHONY: all deps deps-build build run test bench sanitize fuzz clean format
 
 all: build
 
 deps:
 	@sh docker/install-deps.sh
 
-$(BUILD)/CMakeCache.txt: | deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_FLAGS)
+deps-build:
+	@sh docker/install-deps.sh --build
 
-build: deps $(BUILD)/CMakeCache.txt
+# `make build` / `make test` configure with the tests (XRGATE_TESTS=ON), also in a build dir
+# that `make run` configured without them.
+build: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DXRGATE_TESTS=ON $(CMAKE_FLAGS)
 	cmake --build $(BUILD) -j $(JOBS)
 
-run: build
+# `make run`: only the gateway. A fresh build dir is configured without the tests (no test
+# packages needed); one that is already configured keeps its settings.
+run: deps-build
+	@[ -f $(BUILD)/CMakeCache.txt ] || cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
+	  -DXRGATE_TESTS=OFF $(CMAKE_FLAGS)
+	cmake --build $(BUILD) --target xrgate -j $(JOBS)
 	./$(BUILD)/xrgate $(ARGS)
 
 # `make test`: the whole suite, then a fuzzing smoke of every libFuzzer target
@@ -33,8 +42,11 @@ test: build
 bench: build
 	cmake --build $(BUILD) --target bench
 
+# the same suite under ASan+UBSan, without the container test (label "container": it checks
+# the Release image, which `make test` has already built and run)
 sanitize:
-	$(MAKE) test BUILD=build-asan BUILD_TYPE=Debug CMAKE_FLAGS="-DXRGATE_SANITIZE=ON" TEST_FUZZ_SECONDS=0
+	$(MAKE) test BUILD=build-asan BUILD_TYPE=Debug CMAKE_FLAGS="-DXRGATE_SANITIZE=ON" \
+	  TEST_FUZZ_SECONDS=0 ARGS="-LE container $(ARGS)"
 
 # make fuzz SECONDS=N: every libFuzzer target N seconds (ASan+UBSan, clang) in build-fuzz/
 SECONDS_EACH ?= $(or $(SECONDS),20)

@@ -2,8 +2,9 @@
 # Installs the Debian packages xrgate needs, and nothing when all of them are present.
 # The one place that lists Debian packages: the Makefile, CI and the Dockerfile all call it.
 #
-#   docker/install-deps.sh            build + test dependencies (default; `make` uses this)
-#   docker/install-deps.sh --build    only what compiling needs (the Dockerfile's build stage)
+#   docker/install-deps.sh            build + test dependencies (default; `make test` uses this)
+#   docker/install-deps.sh --build    only what compiling needs (`make run`, the Dockerfile's
+#                                     build stage)
 #   docker/install-deps.sh --fuzz     build + clang/libFuzzer (`make fuzz`)
 #   docker/install-deps.sh --runtime  only what the built binary needs at run time
 set -eu
@@ -13,8 +14,9 @@ set -eu
 BUILD_PKGS="build-essential cmake pkg-config libevent-dev libmbedtls-dev libjansson-dev \
 libyaml-dev libsrtp2-dev nodejs npm"
 # run the test suite (cmocka unit tests, Python integration tests, static analysis; chromium:
-# the web inspector's browser test)
-TEST_PKGS="libcmocka-dev python3 curl cppcheck chromium"
+# the web inspector's browser test; docker.io, mmdebstrap, docker-compose: the container test
+# builds the image with its own Docker daemon on a base made offline, and brings compose up)
+TEST_PKGS="libcmocka-dev python3 curl cppcheck chromium docker.io mmdebstrap docker-compose"
 # fuzzing (make fuzz): clang with libFuzzer and the sanitizer runtimes
 FUZZ_PKGS="clang libclang-rt-14-dev"
 # the binary at run time (netbase: /etc/protocols and /etc/services)

@@ -114,7 +114,7 @@ static bool healthcheck_once(const char *host, const char *port, bool tls, char 
  * certificate is not verified: this checks liveness, not identity), http:// plain HTTP, and
  * without a scheme TLS is tried first, then plain HTTP (so the image's HEALTHCHECK works
  * either way; a TLS ClientHello to a plain evhttp server just gets a 400). 0 if it answers 200,
- * 1 otherwise. */
+ * 1 otherwise (port 0 is refused with a message: the port the server chose is unknown here). */
 static int healthcheck(const char *addr)
 {
     char host[256] = "127.0.0.1", port[16] = "8080";
@@ -141,6 +141,14 @@ static int healthcheck(const char *addr)
             memmove(host, host + 1, strlen(host));
             host[strcspn(host, "]")] = '\0';
         }
+    }
+    /* port 0 means "a free port chosen at start": nothing here knows which one it was */
+    if (!strcmp(port, "0")) {
+        fprintf(stderr,
+                "xrgate: --healthcheck: admin address %s:0 has no fixed port (port 0 is chosen at "
+                "start); give XRGATE_ADMIN_LISTEN (or --healthcheck) a fixed port\n",
+                host);
+        return 1;
     }
     char buf[160];
     bool ok = healthcheck_once(host, port, mode != 1, buf, sizeof buf);

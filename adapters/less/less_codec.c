@@ -109,6 +109,9 @@ size_t less_uint_size(uint64_t v)
 static int get_raw(struct xg_reader *r, bool *neg, uint64_t *acc, const char *what,
                    struct xg_error *err)
 {
+    /* the outputs are defined on every path, errors included */
+    *neg = false;
+    *acc = 0;
     size_t start = r->off;
     size_t left = xg_reader_left(r);
     if (left < 1) {
@@ -381,6 +384,7 @@ int less_put_type(struct xg_writer *w, const struct less_type *t, struct xg_erro
 static int get_type(struct xg_reader *r, struct less_arena *a, const struct less_type **out,
                     int depth, struct xg_error *err)
 {
+    *out = NULL; /* defined on every path, errors included */
     uint64_t code;
     size_t start = r->off;
     int rc = less_get_uint(r, &code, "type code", err);

@@ -368,7 +368,7 @@ int less_mapping_apply(const struct less_mapping *m, const struct less_comp_valu
             if (pv->property_id < 0 || (size_t)pv->property_id >= np) continue;
             const struct less_mapped_prop *mp = &map[pv->property_id];
             const char *what = m->comps[cv->component_id].props[pv->property_id].name;
-            double v[4];
+            double v[4] = {0};
             int rc;
             int bit = -1;
             switch (mp->field) {

@@ -101,7 +101,7 @@ int less_pose_from_props(const struct less_prop_list *l, struct less_pose *p, st
             return xg_error_set(err, -EPROTO, "LESS pose %s: value of type %s, expected %s", name,
                                 v->type ? less_type_name(v->type->code) : "none",
                                 less_type_name(c->props[id].type.code));
-        double t[4];
+        double t[4] = {0};
         int rc = 0;
         switch (id) {
         case LESS_POSE_NAME:

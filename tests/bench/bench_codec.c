@@ -17,6 +17,8 @@
 #include "adapters/less/less_codec.h"
 #include "adapters/rgmp/rgmp_codec.h"
 #include "adapters/rtp/gamestate_codec.h"
+#include "adapters/rtp/rtp.h"
+#include "adapters/synth/synth.h"
 #include "adapters/vrpn/vrpn_codec.h"
 #include "tests/bench/bench_util.h"
 #include "tests/bench/bench_weak.h"

@@ -42,6 +42,7 @@
 #include "adapters/rgmp/rgmp_codec.h"
 #include "adapters/rtp/gamestate_codec.h"
 #include "adapters/rtp/rtp.h"
+#include "adapters/synth/synth.h"
 #include "adapters/vrpn/vrpn_codec.h"
 #include "tests/bench/bench_util.h"
 #include "tests/bench/bench_weak.h"
@@ -687,7 +688,7 @@ int main(int argc, char **argv)
     int reps = 5, ms = 1000, rtp_in = 0, rtp_out = 0, rgmp = 0, pid = 0, bodies = 50;
     int vrpn_listen = 0, vrpn_server = 0, less = 0;
     double rate = 240;
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) { /* option, value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v) {
             fprintf(stderr, "bench_loopback: %s needs a value\n", a);
@@ -723,7 +724,6 @@ int main(int argc, char **argv)
                     "[--reps N] [--ms M]\n");
             return 2;
         }
-        i++;
     }
     if (reps < 1 || ms < 10 || (!rtp_in && !vrpn_listen) || !rtp_out || bodies < 1 ||
         bodies > MAX_BODIES || rate <= 0) {

@@ -24,6 +24,8 @@
 #include <malloc.h>
 
 #include "adapters/less/less_codec.h"
+#include "adapters/rgmp/rgmp_codec.h"
+#include "adapters/rtp/rtp.h"
 #include "adapters/rtp/gamestate_codec.h"
 #include "adapters/synth/synth.h"
 #include "adapters/vrpn/vrpn_codec.h"
