@@ -91,9 +91,10 @@ void bvh_free(struct bvh_file *f);
 /** Index of the joint named `name` (exact, case-sensitive), or -1. */
 int bvh_find_joint(const struct bvh_file *f, const char *name);
 
-/** Row of frame k (0-based, k < n_frames). */
+/** Row of frame k (0-based, k < n_frames); NULL when the file has no channels (nothing to read). */
 static inline const double *bvh_frame(const struct bvh_file *f, long k)
 {
+    if (!f->motion) return NULL;
     return f->motion + (size_t)k * (size_t)f->n_channels;
 }
 

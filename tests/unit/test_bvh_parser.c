@@ -250,6 +250,24 @@ static void test_load_errors(void **state)
     assert_non_null(strstr(err.msg, "test_bvh_parser.c: line 1: expected 'HIERARCHY', got '/*'"));
 }
 
+/* Found by fuzz_bvh (UBSan: offset applied to NULL): a skeleton with no channels has frames
+ * but no motion array; a frame row is then NULL and forward kinematics reads nothing. */
+static void test_no_channels(void **state)
+{
+    (void)state;
+    static const char text[] = "HIERARCHY\r\nROOT Hips\r\n{\r\n\tOFFSET 0 1 2\r\n\t}\r\n"
+                               "MOTION\r\nFrames: 60\r\nFrame Time: .033\r\n";
+    struct bvh_limits lim = {0};
+    struct bvh_file f = {0};
+    struct xg_error err = {0};
+    assert_int_equal(bvh_parse(text, sizeof text - 1, &lim, &f, &err), 0);
+    assert_int_equal(f.n_channels, 0);
+    assert_int_equal(f.n_frames, 60);
+    assert_null(bvh_frame(&f, 0));
+    assert_null(bvh_frame(&f, f.n_frames - 1));
+    bvh_free(&f);
+}
+
 static void test_cmu_walk(void **state)
 {
     (void)state;
@@ -299,7 +317,7 @@ int main(void)
         cmocka_unit_test(test_chain_vector), cmocka_unit_test(test_crlf_vector),
         cmocka_unit_test(test_variants),     cmocka_unit_test(test_errors),
         cmocka_unit_test(test_limits),       cmocka_unit_test(test_load_errors),
-        cmocka_unit_test(test_cmu_walk),
+        cmocka_unit_test(test_cmu_walk),     cmocka_unit_test(test_no_channels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
