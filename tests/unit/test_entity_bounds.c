@@ -21,6 +21,7 @@
 
 #include "core/entity.h"
 #include "core/log.h"
+#include "test_util.h"
 #include "core/names.h"
 
 #define MS INT64_C(1000000)
@@ -28,31 +29,9 @@
 
 static char captured[16384];
 
-/* Runs fn with stderr redirected to a temporary file; the output lands in `captured`. */
-static void capture(void (*fn)(void *), void *arg)
-{
-    fflush(stderr);
-    int saved = dup(2);
-    FILE *tmp = tmpfile();
-    assert_non_null(tmp);
-    dup2(fileno(tmp), 2);
-    fn(arg);
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    rewind(tmp);
-    size_t n = fread(captured, 1, sizeof captured - 1, tmp);
-    captured[n] = '\0';
-    fclose(tmp);
-}
-
-static int count_lines(const char *s)
-{
-    int n = 0;
-    for (; *s; s++)
-        n += *s == '\n';
-    return n;
-}
+/* stderr of fn(arg) into `captured` (tests/unit/test_util.h) */
+#define capture(fn, arg) xg_test_capture_stderr(fn, arg, captured, sizeof captured)
+#define count_lines xg_test_count_lines
 
 static struct xg_table *new_table(const struct xg_table_params *p)
 {

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/error.h"
 
@@ -57,6 +58,34 @@ static inline void xg_test_assert_err_contains(const struct xg_error *e, const c
         fprintf(stderr, "error \"%s\" lacks \"%s\"\n", e->msg, needle);
         fail();
     }
+}
+
+/** Run fn(arg) with stderr (fd 2) redirected to a temporary file; what it wrote lands in
+ *  out[0..cap) as a NUL-terminated string (cut at cap - 1 bytes). */
+static inline void xg_test_capture_stderr(void (*fn)(void *), void *arg, char *out, size_t cap)
+{
+    fflush(stderr);
+    int saved = dup(2);
+    FILE *tmp = tmpfile();
+    assert_non_null(tmp);
+    dup2(fileno(tmp), 2);
+    fn(arg);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    rewind(tmp);
+    size_t n = fread(out, 1, cap - 1, tmp);
+    out[n] = '\0';
+    fclose(tmp);
+}
+
+/** Number of '\n' in s. */
+static inline int xg_test_count_lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
 }
 
 #endif
