@@ -1,4 +1,4 @@
-/* The adapter interface (DESIGN §4).
+/* The adapter interface.
  *
  * An adapter type is a `const struct xg_adapter_ops` with designated initialisers, registered
  * statically in gateway/registry.c. The gateway allocates one struct xg_adapter per configured

@@ -1,4 +1,4 @@
-/* Clocks and protocol time conversions (DESIGN §3).
+/* Clocks and protocol time conversions.
  *
  * The gateway clock is CLOCK_MONOTONIC in nanoseconds (int64). Wall-clock time is CLOCK_REALTIME in
  * nanoseconds since the Unix epoch. Protocol times: VRPN struct timeval (wall clock), RGMP µs,

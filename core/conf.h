@@ -2,7 +2,7 @@
  *
  * The gateway loads the file (mappings/conf_yaml.h) into this tree; each component reads its own
  * keys through the typed getters below, which mark the keys as used and report errors as
- * `file:line:column: message` (DESIGN §6). After a component has read its section,
+ * `file:line:column: message`. After a component has read its section,
  * xg_conf_check_unused() turns every key nobody read into an "unknown key" error. */
 #ifndef XG_CONF_H
 #define XG_CONF_H

@@ -1,4 +1,4 @@
-/* The entity table: every tracked thing, its recent samples, and prediction (DESIGN §2).
+/* The entity table: every tracked thing, its recent samples, and prediction (docs/prediction.md).
  *
  * Frames and units: internal frame (right-handed, Y up), metres, seconds, radians; quaternions
  * Hamilton x y z w, body→world. Times are gateway-monotonic ns (core/clock.h).
@@ -162,7 +162,7 @@ struct xg_table_params {
     uint32_t max_entities;      /* default 65536; creation beyond it fails with -ENOSPC */
 };
 
-/** Defaults as in DESIGN §6. */
+/** Defaults as documented in docs/configuration.md (`gateway.entity`, `gateway.predict`). */
 void xg_table_params_default(struct xg_table_params *p);
 
 /** Naming rule hook: given origin adapter index, the default name "<adapter>/<source>" and the
@@ -219,7 +219,7 @@ const struct xg_entity *xg_table_get(const struct xg_table *t, uint32_t id);
 const struct xg_entity *xg_table_find(const struct xg_table *t, const char *name);
 size_t xg_table_count(const struct xg_table *t);
 
-/** Predict entity `id` to time t_ns into *pose (DESIGN §2). -ENOENT if unknown. */
+/** Predict entity `id` to time t_ns into *pose (docs/prediction.md). -ENOENT if unknown. */
 int xg_entity_predict(struct xg_table *t, uint32_t id, int64_t t_ns, struct xg_pose *pose);
 /** Same for an entity pointer. */
 void xg_entity_predict_at(struct xg_table *t, const struct xg_entity *e, int64_t t_ns,

@@ -2,7 +2,7 @@
  *
  * Functions in xrgate return 0 or a negative errno (-EINVAL, -EPROTO, -EMSGSIZE, -ENOMEM...) and,
  * when given a non-NULL struct xg_error, fill it with a message that names the peer, the field and
- * the offending value (DESIGN §4). The message is owned by the struct (fixed buffer, truncated). */
+ * the offending value. The message is owned by the struct (fixed buffer, truncated). */
 #ifndef XG_ERROR_H
 #define XG_ERROR_H
 

@@ -1,5 +1,5 @@
 /* Small networking helpers shared by the adapters: address parsing, sockets, reconnect backoff,
- * and the per-peer source-clock → gateway-clock mapping (DESIGN §3, §4). */
+ * and the per-peer source-clock → gateway-clock mapping. */
 #ifndef XG_NET_H
 #define XG_NET_H
 
@@ -31,7 +31,7 @@ bool xg_net_addr_equal(const struct sockaddr *a, const struct sockaddr *b);
 int xg_net_udp_bind(const struct sockaddr *sa, socklen_t len, const char *iface,
                     struct xg_error *err);
 
-/** Exponential reconnect backoff with jitter (DESIGN §4: 0.5 s doubling to 10 s). */
+/** Exponential reconnect backoff with jitter (0.5 s doubling to 10 s). */
 struct xg_backoff {
     int64_t initial_ns, max_ns; /* defaults 0.5 s and 10 s when 0 */
     int64_t current_ns;         /* next base delay */
@@ -43,7 +43,7 @@ int64_t xg_backoff_next(struct xg_backoff *b);
 /** A connection succeeded: start again from the initial delay. */
 void xg_backoff_reset(struct xg_backoff *b);
 
-/** Source clock → gateway clock (DESIGN §3): the offset is the minimum of (receive − source)
+/** Source clock → gateway clock: the offset is the minimum of (receive − source)
  *  over a sliding window, so network delay spikes do not move it. A source time more than
  *  100 ms ahead of that estimate is an outlier (mapped to its receive time) until 3 samples in
  *  a row agree on the new clock, which is then adopted (never mapping before the samples held

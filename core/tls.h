@@ -1,4 +1,4 @@
-/* TLS over bufferevents with mbedtls 2.28 (DESIGN §1: "TLS glue over bufferevents").
+/* TLS over bufferevents with mbedtls 2.28.
  *
  * libevent 2.1 has no mbedtls binding, so xrgate wraps a connected (or connecting) socket
  * bufferevent in a *filtering* bufferevent (bufferevent_filter_new) whose filters drive an

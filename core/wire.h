@@ -1,4 +1,4 @@
-/* Bounded byte reader and writer for the protocol codecs (DESIGN §7).
+/* Bounded byte reader and writer for the protocol codecs.
  *
  * The reader never reads past the end of its buffer: every getter checks what is left, and on a
  * short read it sets the sticky `err` (-EMSGSIZE), leaves the output zeroed, and all later reads

@@ -1,6 +1,6 @@
 /* Vector and quaternion math for poses.
  *
- * Conventions (DESIGN §3): metres, seconds, radians; quaternions are Hamilton, stored x y z w
+ * Conventions: metres, seconds, radians; quaternions are Hamilton, stored x y z w
  * (w scalar), unit length, rotations active body→world. Rotation vectors are axis·angle (rad).
  * World-frame angular velocity ω relates orientations by q(t+dt) = exp(ω·dt) ⊗ q(t). */
 #ifndef XG_XMATH_H

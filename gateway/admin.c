@@ -1,4 +1,4 @@
-/* Admin HTTP server on libevent's evhttp (DESIGN §6 "Admin API").
+/* Admin HTTP server on libevent's evhttp (docs/admin-api.md).
  *
  *   GET /healthz        "ok" (never needs the token)
  *   GET /metrics        Prometheus text
@@ -676,7 +676,7 @@ static void handle(struct evhttp_request *req, void *arg)
             send_text(req, 403, "Forbidden", "text/plain",
                       "403 forbidden: the Host header does not name this gateway. Use its IP "
                       "address, localhost or its host name, or configure admin.token_file "
-                      "(README \"Admin API\")\n");
+                      "(docs/admin-api.md)\n");
             return;
         }
     }

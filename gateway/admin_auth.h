@@ -1,4 +1,4 @@
-/* Admin API access rules (README "Admin API", SECURITY.md): the bearer token and, when no token
+/* Admin API access rules (docs/admin-api.md, SECURITY.md): the bearer token and, when no token
  * is configured, the Host check against DNS rebinding. Pure functions (no I/O but
  * gethostname()). */
 #ifndef XG_ADMIN_AUTH_H

@@ -1,6 +1,6 @@
 /* Connections of the admin HTTP server (evhttp): a cap on how many are open and a deadline for
- * each request (gateway.admin.max_connections, gateway.admin.request_timeout_ms; README "Admin
- * API", SECURITY.md).
+ * each request (gateway.admin.max_connections, gateway.admin.request_timeout_ms; docs/admin-api.md
+ * "Admin API", SECURITY.md).
  *
  * Every connection evhttp accepts is tracked from the moment it is accepted until evhttp frees
  * it. Beyond max_connections a new connection gets a short 503 and is closed (one rate-limited

@@ -375,7 +375,7 @@ static void hello(struct xg_inspector *ins, struct evbuffer *b)
 {
     struct xg_gateway *gw = ins->gw;
     const struct xg_table_params *tp = xg_table_params(gw->table);
-    evbuffer_add_printf(b, "retry: %d\n: xrgate inspector stream, see README \"Web inspector\"\n\n",
+    evbuffer_add_printf(b, "retry: %d\n: xrgate inspector stream, see docs/inspector.md\n\n",
                         XG_INSPECTOR_RETRY_MS);
     ADD_LIT(b, "event: hello\ndata: {\"gateway\":");
     json_str(b, gw->conf.id);

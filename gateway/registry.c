@@ -1,4 +1,4 @@
-/* The static adapter registry (DESIGN §4: no dlopen).
+/* The static adapter registry (no dlopen).
  *
  * Every adapter type is listed here. Types whose folder is not built (XRGATE_ADAPTERS) are weak
  * references that resolve to NULL and are skipped, so a partial build still links. */

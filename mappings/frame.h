@@ -1,4 +1,5 @@
-/* Frame conversion between an adapter's wire frame and the internal frame (DESIGN §3).
+/* Frame conversion between an adapter's wire frame and the internal frame (docs/configuration.md,
+ * "Frames").
  *
  * Internal frame: right-handed, Y up, metres, Hamilton quaternions x y z w, body→world.
  * A frame is: an axis string (for each internal axis X, Y, Z in turn, the signed wire axis that

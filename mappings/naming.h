@@ -1,5 +1,5 @@
-/* Entity naming and kind rules, and include/exclude filters (DESIGN §6 `rename:`, `include:`,
- * `exclude:`).
+/* Entity naming and kind rules, and include/exclude filters (docs/configuration.md `rename:`,
+ * `include:`, `exclude:`).
  *
  * A rule {match: GLOB, name: TEMPLATE, kind: KIND} matches the default name "<adapter>/<source>"
  * with fnmatch(3) semantics (`*` also matches '/'); the first matching rule wins. The template

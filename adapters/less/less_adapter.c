@@ -1,6 +1,7 @@
 /* `less` adapter: LESS peers over TCP (client or server, optionally TLS) and UDP (ack window).
  *
- * Wire rules: ../shared/specs/less/wire-rules.md (the xrgate LESS profile, cited "P<n>").
+ * Wire rules: draft-ietf-mmox-less-protocol-00 with the xrgate LESS profile (cited "P<n>", see
+ * less_codec.h; documented in docs/adapters/less.md).
  * Codec: less_codec.h. This file holds the sessions, the entity mapping and the sockets.
  *
  * Session (per peer): each side sends connection-control (P5) first, then introduces its pose
@@ -222,7 +223,7 @@ struct peer {
     int64_t quantum_ns;
     int64_t first_seq, rate_hz;
     char peer_gw[64];
-    char peer_session[40];    /* "session=" token of the peer's schema string (UDP restarts) */
+    char peer_session[40]; /* "session=" token of the peer's schema string (UDP restarts) */
     char key_id[64];
     int rx_key; /* index of the key that verified the peer's last packet */
     /* receive side */

@@ -1,7 +1,8 @@
 /* LESS (Live Entity State Stream) codec: pure encode/decode, no I/O, no allocation.
  *
  * Implements draft-ietf-mmox-less-protocol-00 §3 (text of draft-jwatte-less-protocol-01) with the
- * binding "xrgate LESS profile" of ../shared/specs/less/wire-rules.md (cited below as "P<n>").
+ * xrgate's binding LESS profile (its rules cited below as "P<n>"; documented in
+ * docs/adapters/less.md).
  *
  * Layers, bottom up:
  *   - base types: INTEGER (varint), STRING, FLOAT16/32/64, OBJECT-ID, LIST, VECTOR, FIXED-BINARY,

@@ -1,5 +1,6 @@
 /* `rgmp-client` adapter: connects to an RGMP v2 server (a Rokoko suit/glove driver) and turns its
- * streams into entities (../shared/specs/rgmp/wire-rules.md, decisions 1-10).
+ * streams into entities (Rokoko's RGMP v2 reference with xrgate's decisions, see
+ * docs/adapters/rgmp.md).
  *
  * Config keys: connect ("127.0.0.1:12276"), strict (false: out-of-order frames are dropped and
  * counted, D2; true: fatal), compose (true: poses relative to a streamed frame are chained to the

@@ -1,4 +1,4 @@
-/* RGMP v2 codec: see rgmp_codec.h and ../shared/specs/rgmp/wire-rules.md. */
+/* RGMP v2 codec: see rgmp_codec.h. */
 #include "adapters/rgmp/rgmp_codec.h"
 
 #include <errno.h>

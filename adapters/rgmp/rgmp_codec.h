@@ -1,9 +1,9 @@
 /* RGMP v2 (Rokoko General Motion Protocol) codec: pure encode/decode, no I/O, no libevent.
  *
  * Implements Rokoko's RGMP v2 page and xrgate's binding wire rules
- * (../shared/specs/rgmp/wire-rules.md: the decisions "D<n>" at its top, §2 wire format, §3
- * transform equation, §7 validity rules "rule <n>"). All values on the wire are little-endian; the
- * codec reads them with the bounded core/wire.h reader (byte-wise loads, never pointer casts:
+ * (decisions "D<n>", §2 wire format, §3 transform equation, §7 validity rules "rule <n>" of those
+ * rules; documented for users in docs/adapters/rgmp.md). All values on the wire are little-endian;
+ * the codec reads them with the bounded core/wire.h reader (byte-wise loads, never pointer casts:
  * 64-bit values are only 4-byte aligned, rule 19).
  *
  * Layers:

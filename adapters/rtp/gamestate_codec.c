@@ -1,5 +1,5 @@
 /* Game state over RTP: payload codec. See gamestate_codec.h and
- * ../shared/specs/gamestate/wire-rules.md (§4 VarUInt/VarInt, §5 layouts, §8 decisions). */
+ * draft-jennings-dispatch-game-state-over-rtp-01 (§5.4 VarUInt/VarInt, the object layouts). */
 #include "adapters/rtp/gamestate_codec.h"
 
 #include <errno.h>

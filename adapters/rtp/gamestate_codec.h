@@ -1,6 +1,6 @@
 /* Game state over RTP: pure codec of the RTP payload
- * (draft-jennings-dispatch-game-state-over-rtp-01 as decided in
- * ../shared/specs/gamestate/wire-rules.md, "wire-rules" below).
+ * (draft-jennings-dispatch-game-state-over-rtp-01 with xrgate's decided wire rules, "wire-rules"
+ * below; documented in docs/adapters/rtp.md).
  *
  * A payload is a sequence of whole objects `Tag(VarUInt) | Length(VarUInt) | body`, no payload
  * header. Everything multi-byte is big-endian. Encoding writes into a caller-owned xg_writer;

@@ -1,5 +1,5 @@
-/* `rtp` adapter: game state over RTP (draft-jennings-dispatch-game-state-over-rtp-01 as decided in
- * ../shared/specs/gamestate/wire-rules.md), both directions on one UDP socket.
+/* `rtp` adapter: game state over RTP (draft-jennings-dispatch-game-state-over-rtp-01, see
+ * docs/adapters/rtp.md), both directions on one UDP socket.
  *
  * Config keys (besides the common name/type/frame/rename/rate_hz/include/exclude):
  *   bind: "host:port"          local address; a multicast group joins it (default "0.0.0.0:49170")
@@ -878,7 +878,7 @@ static bool sample_rot2(struct xg_sample *smp, const struct rtp_gs_rot2 *rot)
 }
 
 /* Time1 → capture time: unwrapped against our wall clock (the sender's is NTP-synced, wire-rules
- * §6), converted to the gateway clock, then through the SSRC's offset estimate (DESIGN §3), so a
+ * §6), converted to the gateway clock, then through the SSRC's offset estimate (core/net.h), so a
  * sender whose clock is off still gets consistent capture times, never after receipt. */
 static int64_t time1_capture(struct rtpa_ssrc *s, uint16_t time1, int64_t recv_ns, int64_t wall_ns)
 {

@@ -1,6 +1,7 @@
 /* `vrpn-client` adapter: a client of VRPN servers (mocap rigs: OptiTrack Motive, Vicon Tracker,
  * ART DTrack, the stock vrpn_server...), byte-compatible with mainline VRPN 07.38's remotes
- * (../shared/specs/vrpn/wire-rules.md, the "wire rules"; section numbers below refer to it).
+ * (VRPN has no written specification: "§n" below are sections of the project's VRPN wire notes;
+ * the behaviour is documented in docs/adapters/vrpn.md).
  *
  * Config keys: devices (required: a list of VRPN names, or one name: "Tracker0@host[:port]" and
  * "Tracker0@x-vrpn://host[:port]" connect in UDP+TCP mode, "Tracker0@tcp://host[:port]" TCP-only;

@@ -1,4 +1,4 @@
-/* VRPN 07.38 wire codec; see vrpn_codec.h and ../shared/specs/vrpn/wire-rules.md. */
+/* VRPN 07.38 wire codec; see vrpn_codec.h. */
 #include "adapters/vrpn/vrpn_codec.h"
 
 #include <errno.h>

@@ -1,10 +1,11 @@
 /* VRPN 07.38 wire codec: pure encode/decode of bytes <-> structs, no I/O, no libevent.
  *
- * Implements ../shared/specs/vrpn/wire-rules.md (the "wire rules", binding; section numbers below
- * refer to it). Everything on the wire is big-endian; doubles are IEEE binary64; quaternions are
- * x, y, z, w (w scalar, identity 0,0,0,1). A message is a 24-byte header plus a body padded to a
- * multiple of 8; the header's `length` is 24 + the *unpadded* body length, and the padding bytes
- * are stale garbage that is skipped by length and never checked (§5.2).
+ * Implements VRPN 07.38 as mainline VRPN (vrpn_Connection.C) puts it on the wire; "§n" below are
+ * sections of the project's VRPN wire notes, the behaviour is documented in docs/adapters/vrpn.md.
+ * Everything on the wire is big-endian; doubles are IEEE binary64; quaternions are x, y, z, w (w
+ * scalar, identity 0,0,0,1). A message is a 24-byte header plus a body padded to a multiple of 8;
+ * the header's `length` is 24 + the *unpadded* body length, and the padding bytes are stale garbage
+ * that is skipped by length and never checked (§5.2).
  *
  * Conventions: every function returns 0 (or a documented non-negative value) on success and a
  * negative errno on failure (-EPROTO for a protocol violation, -EMSGSIZE for a truncated input or a

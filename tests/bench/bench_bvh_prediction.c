@@ -15,9 +15,10 @@
  * 30 Hz sampling at frames start+0..3 so that every frame is used.
  *
  * Usage: bench_bvh_prediction [OUT_DIR [FILE.bvh]]   (other arguments starting with "--" are
- * ignored, for run.py). FILE defaults to the CMU walk in tests/vectors/mocap (XG_VECTORS_DIR). Prints a table on stdout and
- * writes OUT_DIR/bvh_prediction.json (OUT_DIR defaults to "."). Without the clip it prints a note,
- * writes {"skipped": "..."} and exits 0. Deterministic (no timing involved). */
+ * ignored, for run.py). FILE defaults to the CMU walk in tests/vectors/mocap (XG_VECTORS_DIR).
+ * Prints a table on stdout and writes OUT_DIR/bvh_prediction.json (OUT_DIR defaults to ".").
+ * Without the clip it prints a note, writes {"skipped": "..."} and exits 0. Deterministic (no
+ * timing involved). */
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
@@ -263,7 +264,8 @@ int main(int argc, char **argv)
         }
         fprintf(f, "  ],\n  \"target_met\": {\"reported\": %s, \"estimated\": %s},\n",
                 met[M_REPORTED] ? "true" : "false", met[M_ESTIMATED] ? "true" : "false");
-        /* DESIGN §7's prediction.* keys, for the 33 ms horizon and the reported velocities */
+        /* the prediction.* keys of bench-results.json (docs/performance.md), for the 33 ms horizon
+         * and the reported velocities */
         fprintf(f,
                 "  \"prediction\": {\"horizon_ms\": %.3f, \"hold_pos_err_m\": %.6g, "
                 "\"pred_pos_err_m\": %.6g, \"hold_rot_err_deg\": %.6g, \"pred_rot_err_deg\": "

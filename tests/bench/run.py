@@ -3,9 +3,9 @@
 
 Runs the tests/bench/bench_* programs and a few real-daemon measurements, prints one table per
 item (baseline, codecs, pipeline, latency, scale, prediction) and writes bench-results.json at
-the top of the build directory (DESIGN §7). Figures are medians over repetitions with their
+the top of the build directory (docs/performance.md, "bench-results.json"). Figures are medians over repetitions with their
 spread (min..max), each next to a baseline measured in the same run as a ratio. Nothing here
-asserts a threshold: the numbers are for people (README "Performance").
+asserts a threshold: the numbers are for people (docs/performance.md).
 
 Environment: XRGATE_BIN (the daemon), XG_BUILD_DIR (where bench_* are built and where
 bench-results.json goes). Options: --quick (smoke mode, < 20 s: few repetitions, short runs, small

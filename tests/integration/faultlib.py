@@ -1,6 +1,6 @@
 """Helpers for the fault, overload and bad-input tests (test_fault_*.py, test_overload_*.py,
 test_badinput_*.py): which adapter types this build has, /api and /proc readers, and small
-restartable raw-byte peers for every protocol (written from ../shared/specs/*/wire-rules.md; the
+restartable raw-byte peers for every protocol (written from the protocols' specifications, not from the C code; the
 LESS codec is the one of test_less_session.py, the RTP one that of test_rtp.py).
 
 Standard library only. Every wait is event based (poll until a condition holds, with a generous
@@ -260,7 +260,7 @@ def pump_reads(conn):
         conn.setblocking(True)
 
 
-# ---- RGMP v2 (../shared/specs/rgmp/wire-rules.md) ----
+# ---- RGMP v2 (Rokoko's RGMP v2 reference) ----
 
 def rgmp_header(prefix, n):
     return struct.pack("<II", prefix, n)
@@ -352,7 +352,7 @@ class RgmpReader:
         self.s.close()
 
 
-# ---- VRPN 07.38 (../shared/specs/vrpn/wire-rules.md) ----
+# ---- VRPN 07.38 (as mainline VRPN puts it on the wire) ----
 
 VRPN_COOKIE = b"vrpn: ver. 07.38  0" + b"\0" * 5
 

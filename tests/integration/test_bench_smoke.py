@@ -1,6 +1,6 @@
 """Smoke test of the benchmark harness: `tests/bench/run.py --quick` runs every bench program and
 the real-daemon measurements in a few seconds, prints its six tables, and writes a results file
-with every key DESIGN §7 promises (baseline.udp_pps, pipeline.updates_per_s,
+with every key docs/performance.md promises (baseline.udp_pps, pipeline.updates_per_s,
 pipeline.ratio_to_baseline, latency_us.<egress>.{p50,p90,p99,p999,max},
 scale.{entities,clients,rss_mib,bytes_per_entity}, prediction.{horizon_ms,hold_pos_err_m,
 pred_pos_err_m,hold_rot_err_deg,pred_rot_err_deg}). Keys that cannot be measured yet must be
@@ -93,7 +93,7 @@ def main():
             errors.append(f"pipeline.ratio_to_baseline {pipe.get('ratio_to_baseline')} is not "
                           f"updates_per_s / baseline.udp_pps = {want}")
     assert not errors, "bench-results.json:\n  " + "\n  ".join(errors)
-    print("bench smoke: every DESIGN §7 key present")
+    print("bench smoke: every promised key present")
 
 
 if __name__ == "__main__":

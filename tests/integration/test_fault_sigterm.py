@@ -5,7 +5,7 @@ client and a client that never reads (its output buffer full); an rtp adapter se
 socket; an rgmp-client, a vrpn-client and a less connect adapter streaming from faultlib peers at
 100 Hz; a less listener with a connected peer half-way through its first packet; an open
 /events stream on the admin server. Once everything streams, the signal is sent: the process
-must exit with status 0 in under 1 s (README: "SIGINT and SIGTERM stop the gateway cleanly within
+must exit with status 0 in under 1 s (docs/configuration.md: "SIGINT and SIGTERM stop the gateway cleanly within
 a second"; a single generous bound, as it is a requirement of the product), with no sanitizer
 report in its output (under `make sanitize` this covers leaks at exit too). Adapter types missing
 from the build are left out of the load and reported."""

@@ -11,7 +11,7 @@
 - bad input (truncated, version 1, padding, Length past the end, VarUInt E0, Boolean 2, tag 0)
   is dropped and counted per reason while the good stream continues; warnings are rate-limited
 
-The small codec below is written from ../shared/specs/gamestate/wire-rules.md (§4, §5, §6), not
+The small codec below is written from draft-jennings-dispatch-game-state-over-rtp-01 (§5, RTP framing), not
 from the C code. test_rtp_chain.py imports it."""
 import math
 import re

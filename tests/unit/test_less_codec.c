@@ -1,7 +1,7 @@
 /* Unit tests for the LESS codec: INTEGER, STRING, floats, variants, schemas, messages 1-12.
  * Framing, signatures and the ack window are in test_less_frame.c. Golden bytes come from the
- * worked values in ../shared/specs/less/wire-rules.md and from the draft's pseudo-code run by
- * hand (each vector says how). */
+ * worked values of the LESS draft's INTEGER encoding (tests/vectors/less/) and from the draft's
+ * pseudo-code run by hand (each vector says how). */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>

@@ -1,6 +1,6 @@
 /* Unit tests for adapters/rtp/gamestate_codec: VarUInt/VarInt, primitives, every object of
- * draft-jennings-dispatch-game-state-over-rtp-01 against the golden vectors of
- * ../shared/specs/gamestate/wire-rules.md §4 and §7, round trips, and the rejection rules. */
+ * draft-jennings-dispatch-game-state-over-rtp-01 against the golden vectors in
+ * tests/vectors/rtp/, round trips, and the rejection rules. */
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>
