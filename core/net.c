@@ -113,10 +113,15 @@ int xg_net_udp_bind(const struct sockaddr *sa, socklen_t len, const char *iface,
     char as[64];
     int fd = socket(sa->sa_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) return xg_error_set(err, -errno, "udp socket: %s", strerror(errno));
-    int one = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     bool mcast = sa->sa_family == AF_INET &&
                  IN_MULTICAST(ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr));
+    /* Unicast ports are bound exclusively: with SO_REUSEADDR a second process (e.g. a second
+     * gateway) could bind the same UDP port and silently take part of its datagrams. Only a
+     * multicast group is shared, so that several receivers on one host can join it. */
+    if (mcast) {
+        int one = 1;
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    }
     struct sockaddr_in any;
     const struct sockaddr *bind_sa = sa;
     socklen_t bind_len = len;
@@ -131,8 +136,11 @@ int xg_net_udp_bind(const struct sockaddr *sa, socklen_t len, const char *iface,
     if (bind(fd, bind_sa, bind_len) < 0) {
         int e = errno;
         close(fd);
-        return xg_error_set(err, -e, "udp bind %s: %s", xg_net_addr_str(sa, as, sizeof as),
-                            strerror(e));
+        return xg_error_set(err, -e, "udp bind %s: %s%s", xg_net_addr_str(sa, as, sizeof as),
+                            strerror(e),
+                            e == EADDRINUSE ? " (another program, or another gateway, has bound "
+                                              "this UDP port)"
+                                            : "");
     }
     if (mcast) {
         struct ip_mreq mr = {.imr_multiaddr = ((const struct sockaddr_in *)sa)->sin_addr};

@@ -25,9 +25,11 @@ int xg_net_addr_port(const struct sockaddr *sa);
 /** Same address and port. */
 bool xg_net_addr_equal(const struct sockaddr *a, const struct sockaddr *b);
 
-/** Bound, non-blocking, close-on-exec UDP socket (SO_REUSEADDR); -errno on failure. If the
- *  address is multicast, binds the port on INADDR_ANY and joins the group on `iface` (IPv4
- *  dotted address or NULL for any). */
+/** Bound, non-blocking, close-on-exec UDP socket; -errno on failure (-EADDRINUSE, with a message
+ *  saying so, when another socket holds a unicast port). A unicast address is bound exclusively
+ *  (no SO_REUSEADDR). A multicast address binds the port on INADDR_ANY with SO_REUSEADDR, so that
+ *  several receivers on one host share the group, and joins the group on `iface` (IPv4 dotted
+ *  address or NULL for any). */
 int xg_net_udp_bind(const struct sockaddr *sa, socklen_t len, const char *iface,
                     struct xg_error *err);
 
