@@ -14,6 +14,9 @@ void xg_conf_free(struct xg_conf *c)
     for (size_t i = 0; i < c->n_items; i++)
         xg_conf_free(c->items[i]);
     free(c->items);
+    for (size_t i = 0; i < c->n_asked; i++)
+        free(c->asked[i]);
+    free(c->asked);
     free(c->key);
     free(c->value);
     free(c);
@@ -44,9 +47,23 @@ int xg_conf_append(struct xg_conf *parent, struct xg_conf *child)
     return 0;
 }
 
+/* Remember that `key` was asked for in map c (for "did you mean"). Best effort: on ENOMEM the
+ * key is just not remembered. The tree is the loader's (not const data): the typed getters take
+ * it as const because reading it only marks nodes. */
+static void remember_asked(struct xg_conf *c, const char *key)
+{
+    for (size_t i = 0; i < c->n_asked; i++)
+        if (!strcmp(c->asked[i], key)) return;
+    char **a = realloc(c->asked, (c->n_asked + 1) * sizeof *a);
+    if (!a) return;
+    c->asked = a;
+    if ((a[c->n_asked] = strdup(key))) c->n_asked++;
+}
+
 struct xg_conf *xg_conf_get(const struct xg_conf *c, const char *key)
 {
     if (!c || c->type != XG_CONF_MAP) return NULL;
+    remember_asked((struct xg_conf *)c, key);
     for (size_t i = 0; i < c->n_items; i++) {
         if (c->items[i]->key && strcmp(c->items[i]->key, key) == 0) {
             c->items[i]->used = true;
@@ -177,14 +194,57 @@ int xg_conf_bool(const struct xg_conf *c, const char *key, bool def, bool *out,
                          n->type == XG_CONF_SCALAR ? n->value : type_name(n->type));
 }
 
+int xg_conf_edit_distance(const char *a, const char *b, int cap)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 63 || lb > 63) return cap + 1;
+    if ((la > lb ? la - lb : lb - la) > (size_t)cap) return cap + 1;
+    int d[64][64];
+    for (size_t i = 0; i <= la; i++)
+        d[i][0] = (int)i;
+    for (size_t j = 0; j <= lb; j++)
+        d[0][j] = (int)j;
+    for (size_t i = 1; i <= la; i++)
+        for (size_t j = 1; j <= lb; j++) {
+            int cost = a[i - 1] != b[j - 1];
+            int v = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < v) v = d[i][j - 1] + 1;
+            if (d[i - 1][j - 1] + cost < v) v = d[i - 1][j - 1] + cost;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                d[i - 2][j - 2] + 1 < v)
+                v = d[i - 2][j - 2] + 1;
+            d[i][j] = v;
+        }
+    return d[la][lb] > cap ? cap + 1 : d[la][lb];
+}
+
+/* The key asked for in map c nearest to `key` (see xg_conf_check_unused), or NULL. */
+static const char *nearest_asked(const struct xg_conf *c, const char *key)
+{
+    const char *best = NULL;
+    int best_d = 3, len = (int)strlen(key);
+    for (size_t i = 0; i < c->n_asked; i++) {
+        int d = xg_conf_edit_distance(key, c->asked[i], 2);
+        if (d < best_d && 2 * d < len) {
+            best_d = d;
+            best = c->asked[i];
+        }
+    }
+    return best;
+}
+
 int xg_conf_check_unused(const struct xg_conf *c, struct xg_error *err)
 {
     if (!c) return 0;
     for (size_t i = 0; i < c->n_items; i++) {
         const struct xg_conf *n = c->items[i];
-        if (c->type == XG_CONF_MAP && !n->used)
-            return xg_error_set(err, -EINVAL, "%s:%d:%d: unknown key '%s'",
-                                n->file ? n->file : "<config>", n->key_line, n->key_column, n->key);
+        if (c->type == XG_CONF_MAP && !n->used) {
+            const char *near = n->key ? nearest_asked(c, n->key) : NULL;
+            return xg_error_set(err, -EINVAL, "%s:%d:%d: unknown key '%s'%s%s%s",
+                                n->file ? n->file : "<config>", n->key_line, n->key_column, n->key,
+                                near ? " (did you mean '" : "", near ? near : "",
+                                near ? "'?)" : "");
+        }
         int rc = xg_conf_check_unused(n, err);
         if (rc) return rc;
     }

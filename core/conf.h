@@ -26,6 +26,9 @@ struct xg_conf {
     bool used;              /* read by a component */
     struct xg_conf **items; /* children (map members or sequence items), owned */
     size_t n_items;
+    char **asked; /* maps: every key a component asked for, present or not (owned copies):
+                   * the candidates of an unknown key's "did you mean" */
+    size_t n_asked;
 };
 
 /** Free a tree and everything it owns (NULL allowed). */
@@ -36,7 +39,9 @@ struct xg_conf *xg_conf_new(enum xg_conf_type type, const char *file, int line, 
 /** Append a child to a map or sequence node; takes ownership. -ENOMEM on failure. */
 int xg_conf_append(struct xg_conf *parent, struct xg_conf *child);
 
-/** Map member `key` of `c` (marks it used), or NULL if absent or c is not a map. */
+/** Map member `key` of `c` (marks it used), or NULL if absent or c is not a map. A map also
+ *  remembers every key asked for, present or not (c->asked), so that xg_conf_check_unused can
+ *  suggest the nearest valid key for a misspelt one. */
 struct xg_conf *xg_conf_get(const struct xg_conf *c, const char *key);
 
 /** Error at a node's position: "file:line:col: <fmt>"; returns code. */
@@ -62,8 +67,14 @@ int xg_conf_node_double(const struct xg_conf *n, double min, double max, double 
 int xg_conf_expect(const struct xg_conf *n, enum xg_conf_type type, const char *what,
                    struct xg_error *err);
 
-/** First member key of map `c` (recursively) that no component read: error "unknown key 'k'". */
+/** First member key of map `c` (recursively) that no component read: error "unknown key 'k'",
+ *  followed by " (did you mean 'x'?)" when a key asked for in the same map is within a small
+ *  edit distance (xg_conf_edit_distance <= 2, and less than half the unknown key's length). */
 int xg_conf_check_unused(const struct xg_conf *c, struct xg_error *err);
+/** Optimal-string-alignment edit distance between a and b (insertions, deletions,
+ *  substitutions and transpositions of neighbours cost 1), capped: returns at most `cap` + 1
+ *  (strings longer than 63 bytes: `cap` + 1). */
+int xg_conf_edit_distance(const char *a, const char *b, int cap);
 /** Mark `c` and everything under it as used (for sections read by another path). */
 void xg_conf_mark_used(struct xg_conf *c);
 

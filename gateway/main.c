@@ -19,6 +19,7 @@
 #include <mbedtls/net_sockets.h>
 #include <mbedtls/ssl.h>
 
+#include "core/conf.h"
 #include "core/log.h"
 #include "gateway/gateway.h"
 
@@ -192,12 +193,51 @@ static int drop_privileges(const char *user)
     return 0;
 }
 
+/* The start-up log names the configuration that was loaded: the file (as given, and resolved)
+ * and where its name came from, or the embedded default. */
+static void log_config_source(const char *config, const char *from)
+{
+    if (!config) {
+        xg_log(XG_LOG_INFO, "gateway",
+               "configuration: embedded default config (no --config, no XRGATE_CONFIG, no "
+               "conf/xrgate.yaml in the working directory)");
+        return;
+    }
+    char *abs = realpath(config, NULL);
+    if (abs && strcmp(abs, config))
+        xg_log(XG_LOG_INFO, "gateway", "configuration: file '%s' (%s; %s)", config, from, abs);
+    else
+        xg_log(XG_LOG_INFO, "gateway", "configuration: file '%s' (%s)", config, from);
+    free(abs);
+}
+
+/* A configuration without adapters is valid (the admin API runs) but does nothing useful: say
+ * so, at the `adapters:` key when there is one (--check: on stderr; the daemon: in its log). */
+static void warn_no_adapters(struct xg_gateway *gw, const char *name, bool check)
+{
+    if (gw->n_adapters) return;
+    const struct xg_conf *n = xg_conf_get(gw->root, "adapters");
+    char where[600];
+    if (n)
+        snprintf(where, sizeof where, "%s:%d:%d", n->file ? n->file : name, n->key_line,
+                 n->key_column);
+    else
+        snprintf(where, sizeof where, "%s", name);
+    static const char what[] = "no adapters configured: the gateway reads and serves no pose "
+                               "data, only its admin API (add entries under 'adapters:')";
+    if (check)
+        fprintf(stderr, "xrgate: warning: %s: %s\n", where, what);
+    else
+        xg_log(XG_LOG_WARN, "gateway", "%s: %s", where, what);
+}
+
 static void usage(FILE *f)
 {
     fprintf(
         f,
         "usage: xrgate [--config FILE] [--check] [--strict] [--log-level LEVEL]\n"
-        "              [--log-format text|json] [--version] [--help]\n"
+        "              [--log-format text|json] [--user NAME] [--sdp ADAPTER]\n"
+        "              [--healthcheck [[http://|https://]HOST:PORT]] [--version] [--help]\n"
         "\n"
         "  -c, --config FILE     configuration (default: $XRGATE_CONFIG, else conf/xrgate.yaml\n"
         "                        if it exists, else the embedded default)\n"
@@ -206,11 +246,19 @@ static void usage(FILE *f)
         "      --strict          insecure settings are errors (exit 1), as gateway.strict\n"
         "  -l, --log-level LVL   error, warn, info, debug, trace ($XRGATE_LOG_LEVEL)\n"
         "      --log-format FMT  text (default) or json: one JSON object per line\n"
+        "  -u, --user NAME       drop root privileges to user NAME once every socket is bound\n"
+        "                        ($XRGATE_USER)\n"
+        "      --sdp ADAPTER     print the SDP session description of an rtp adapter and exit\n"
+        "      --healthcheck [[http://|https://]HOST:PORT]\n"
+        "                        GET /healthz on a running gateway's admin API (default\n"
+        "                        $XRGATE_ADMIN_LISTEN, else 127.0.0.1:8080); exit 0 if healthy\n"
         "  -V, --version         print the version and exit\n"
+        "  -h, --help            print this help and exit\n"
         "\n"
         "environment: XRGATE_CONFIG, XRGATE_LOG_LEVEL, XRGATE_ADMIN_LISTEN, XRGATE_ADMIN_TOKEN,\n"
         "XRGATE_USER;\n"
-        "${VAR} and ${VAR:-default} are expanded inside the YAML file.\n");
+        "${VAR} and ${VAR:-default} are expanded inside the YAML file.\n"
+        "Manual: man 8 xrgate, man 5 xrgate.yaml, docs/ in the source tree.\n");
 }
 
 int main(int argc, char **argv)
@@ -230,6 +278,7 @@ int main(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     const char *config = getenv("XRGATE_CONFIG");
+    const char *config_from = "XRGATE_CONFIG"; /* where `config` came from, for the log */
     const char *log_level = getenv("XRGATE_LOG_LEVEL");
     bool check = false, strict = false;
     const char *sdp = NULL;
@@ -241,6 +290,7 @@ int main(int argc, char **argv)
         switch (c) {
         case 'c':
             config = optarg;
+            config_from = "--config";
             break;
         case 'l':
             log_level = optarg;
@@ -287,7 +337,10 @@ int main(int argc, char **argv)
         return 2;
     }
     if (config && !*config) config = NULL;
-    if (!config && access("conf/xrgate.yaml", R_OK) == 0) config = "conf/xrgate.yaml";
+    if (!config && access("conf/xrgate.yaml", R_OK) == 0) {
+        config = "conf/xrgate.yaml";
+        config_from = "found in the working directory";
+    }
     if (log_level && !*log_level) log_level = NULL;
 
     struct xg_gateway_opts opts = {
@@ -337,6 +390,7 @@ int main(int argc, char **argv)
         xg_gateway_free(&gw);
         return n < 0;
     }
+    warn_no_adapters(&gw, config ? config : opts.config_name, check);
     if (check) {
         printf("%s: configuration OK (%d adapter%s", config ? config : opts.config_name,
                gw.n_adapters, gw.n_adapters == 1 ? "" : "s");
@@ -347,6 +401,7 @@ int main(int argc, char **argv)
         xg_gateway_free(&gw);
         return 0;
     }
+    log_config_source(config, config_from);
     rc = xg_gateway_start(&gw, &err);
     if (rc) {
         xg_log(XG_LOG_ERROR, "gateway", "%s", err.msg[0] ? err.msg : "start failed");

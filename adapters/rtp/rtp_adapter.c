@@ -377,11 +377,17 @@ static int rtpa_create(struct xg_adapter *a, const struct xg_conf *conf, struct 
                 "SSRC and sequence numbers would encrypt new packets with the keystream of old "
                 "ones (remove ssrc: to get a random one, or set allow_fixed_ssrc_with_srtp: true "
                 "if the key is changed at every start)");
-        if (r->srtp.world_readable)
-            XG_WARN(
-                a->name, "srtp: key file '%s'%s%s%s can be read by group or others (chmod 600 it)",
-                r->srtp.key_path, r->srtp.shared_key ? "" : " or '",
-                r->srtp.shared_key ? "" : r->srtp.remote_key_path, r->srtp.shared_key ? "" : "'");
+        /* one line per file, naming it and its key (not "a or b") */
+        if (r->srtp.key_readable)
+            XG_WARN(a->name,
+                    "srtp: key file '%s' (srtp.key_file) can be read by group or others "
+                    "(chmod 600 it)",
+                    r->srtp.key_path);
+        if (r->srtp.remote_key_readable)
+            XG_WARN(a->name,
+                    "srtp: key file '%s' (srtp.remote_key_file) can be read by group or others "
+                    "(chmod 600 it)",
+                    r->srtp.remote_key_path);
         r->pack_len = (size_t)r->mtu - xg_srtp_overhead(r->srtp.suite, false);
     }
     /* defaults that differ from the gateway's generic ones */

@@ -824,7 +824,7 @@ int xg_srtp_conf_read(const struct xg_conf *conf, struct xg_srtp_conf *out, stru
         xg_srtp_conf_wipe(out);
         return xg_conf_error(err, kn, rc, "srtp.key_file: %s", e2.msg);
     }
-    out->world_readable = wr;
+    out->world_readable = out->key_readable = wr;
     out->suite = out->local.suite;
     if (remote_file && *remote_file) {
         const struct xg_conf *rn = xg_conf_get(sec, "remote_key_file");
@@ -838,6 +838,7 @@ int xg_srtp_conf_read(const struct xg_conf *conf, struct xg_srtp_conf *out, stru
             xg_srtp_conf_wipe(out);
             return xg_conf_error(err, rn, rc, "srtp.remote_key_file: %s", e2.msg);
         }
+        out->remote_key_readable = wr;
         out->world_readable = out->world_readable || wr;
     } else {
         out->remote = out->local;

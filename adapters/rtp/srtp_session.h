@@ -194,6 +194,8 @@ struct xg_srtp_conf {
     struct xg_srtp_key remote; /* remote_key_file (default: key_file): peers send with it */
     bool shared_key;           /* no remote_key_file: one key for both directions */
     bool world_readable;       /* a key file is readable by group/others (warn) */
+    bool key_readable;         /* ... key_file is (then key_path names it) */
+    bool remote_key_readable;  /* ... a separate remote_key_file is (remote_key_path) */
     char key_path[512];        /* resolved paths, for messages */
     char remote_key_path[512];
 };

@@ -175,6 +175,7 @@ struct vclient {
     bool started;
     /* peer-triggered log lines (core/log.h): bad input from a server, foreign datagrams */
     struct xg_log_limit lim_bad, lim_foreign;
+    struct xg_log_limit lim_nopong; /* devices the server never answers for */
 };
 
 static const char *state_name(enum cstate s)
@@ -235,10 +236,17 @@ static void send_pings(struct vconn *c, int64_t now)
         }
         if (!d->nopong_warned && now - d->ping_start_ns >= NOPONG_WARN_NS) {
             d->nopong_warned = true;
-            XG_WARN(c->a->name,
-                    "peer %s: no response from server for >= 3 seconds to pings of '%s' (is the "
-                    "device name right?)",
-                    c->peer, d->name);
+            /* the names the server described are the devices it serves (plus its control
+             * sender): list them, so that a misspelt name can be corrected from the log */
+            char offered[400];
+            struct vclient *v = c->a->priv;
+            int n = vrpn_id_map_described_names(c->ids, VRPN_ID_SENDER, "VRPN Control", offered,
+                                                sizeof offered);
+            XG_WARN_PEER(&v->lim_nopong, c->a->name,
+                         "peer %s: no response from server for >= 3 seconds to pings of '%s' (is "
+                         "the device name right? %s%s)",
+                         c->peer, d->name,
+                         n ? "the server offers: " : "the server describes no devices", offered);
         }
     }
     conn_write(c, &w);

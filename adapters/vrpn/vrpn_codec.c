@@ -853,3 +853,26 @@ int vrpn_id_map_encode_descriptions(const struct vrpn_id_map *m, struct xg_write
         }
     return 0;
 }
+
+int vrpn_id_map_described_names(const struct vrpn_id_map *m, enum vrpn_id_kind kind,
+                                const char *skip, char *buf, size_t size)
+{
+    if (!size) return 0;
+    buf[0] = '\0';
+    if ((unsigned)kind > 1) return 0;
+    const struct vrpn_id_table *t = &m->t[kind];
+    size_t len = 0;
+    int listed = 0;
+    for (int l = 0; l < t->n_local; l++) {
+        if (t->local_to_remote[l] < 0 || (skip && !strcmp(t->names[l], skip))) continue;
+        /* room for this name and, should another follow that does not fit, ", ..." */
+        size_t need = (listed ? 2 : 0) + strlen(t->names[l]) + 2;
+        if (len + need + 5 >= size) {
+            if (len + 5 < size) memcpy(buf + len, ", ...", 6);
+            return listed;
+        }
+        len += (size_t)snprintf(buf + len, size - len, "%s'%s'", listed ? ", " : "", t->names[l]);
+        listed++;
+    }
+    return listed;
+}

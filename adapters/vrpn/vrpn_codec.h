@@ -392,6 +392,13 @@ int vrpn_id_map_to_local(const struct vrpn_id_map *m, enum vrpn_id_kind kind, in
 /** The peer's id for one of our local ids, or -ENOENT if the peer has not described that name. */
 int vrpn_id_map_to_remote(const struct vrpn_id_map *m, enum vrpn_id_kind kind, int32_t local_id);
 
+/** The names the peer has described for `kind` (in our local id order), each quoted as
+ *  'name' and separated by ", ", into buf (always terminated; "" when there are none). Names
+ *  equal to `skip` (may be NULL; e.g. "VRPN Control") are left out. When buf is too small the
+ *  list ends with ", ..." after the last name that fits. Returns the number of names listed. */
+int vrpn_id_map_described_names(const struct vrpn_id_map *m, enum vrpn_id_kind kind,
+                                const char *skip, char *buf, size_t size);
+
 /** Append our SENDER_DESCRIPTIONs (ids 0..n-1) then TYPE_DESCRIPTIONs (0..m-1), the handshake
  *  burst of §6.1 step 3, each stamped with h's time and consecutive sequence numbers from *seq. */
 int vrpn_id_map_encode_descriptions(const struct vrpn_id_map *m, struct xg_writer *w,

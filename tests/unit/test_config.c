@@ -58,6 +58,32 @@ static void test_embedded_default_is_valid(void **state)
     xg_gateway_free(&gw);
 }
 
+/* "did you mean": the nearest key the section asked for, within 2 edits and under half the
+ * unknown key's length; exact texts */
+static void test_did_you_mean(void **state)
+{
+    (void)state;
+    assert_int_equal(xg_conf_edit_distance("rate_hx", "rate_hz", 2), 1);
+    assert_int_equal(xg_conf_edit_distance("predcit", "predict", 2), 1); /* a transposition */
+    assert_int_equal(xg_conf_edit_distance("bodys", "bodies", 2), 2);
+    assert_int_equal(xg_conf_edit_distance("stale", "stale_ms", 2), 3); /* capped at cap + 1 */
+    assert_int_equal(xg_conf_edit_distance("", "", 2), 0);
+    assert_int_equal(xg_conf_edit_distance("abc", "abc", 0), 0);
+    expect_error("adapters:\n  - {name: a, type: synth, rate_hx: 100}\n",
+                 "t.yaml:2:28: unknown key 'rate_hx' (did you mean 'rate_hz'?)");
+    expect_error("adapters:\n  - name: a\n    type: synth\n    bodys: 3\n",
+                 "t.yaml:4:5: unknown key 'bodys' (did you mean 'bodies'?)");
+    expect_error("gatway: {}\n", "t.yaml:1:1: unknown key 'gatway' (did you mean 'gateway'?)");
+    expect_error("gateway:\n  predcit: {}\n",
+                 "t.yaml:2:3: unknown key 'predcit' (did you mean 'predict'?)");
+    /* nothing near: no suggestion; a 2-letter key is never "corrected" by 1 edit */
+    struct xg_error err = {0};
+    assert_int_not_equal(load_text("gateway:\n  colour: blue\n", &err), 0);
+    assert_string_equal(err.msg, "t.yaml:2:3: unknown key 'colour'");
+    assert_int_not_equal(load_text("gateway:\n  ix: x\n", &err), 0);
+    assert_string_equal(err.msg, "t.yaml:2:3: unknown key 'ix'");
+}
+
 static void test_errors_have_positions(void **state)
 {
     (void)state;
@@ -272,6 +298,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_embedded_default_is_valid),
         cmocka_unit_test(test_errors_have_positions),
+        cmocka_unit_test(test_did_you_mean),
         cmocka_unit_test(test_defaults_without_gateway_section),
         cmocka_unit_test(test_env_expansion),
         cmocka_unit_test(test_yaml_bounds),

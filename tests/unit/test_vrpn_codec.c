@@ -840,6 +840,23 @@ static void test_id_map_both_directions(void **state)
     assert_null(vrpn_id_map_name(&client, VRPN_ID_SENDER, 5));
     assert_null(vrpn_id_map_name(&client, VRPN_ID_SENDER, -1));
 
+    /* the names the server described (for the "wrong device name" warning), VRPN Control left
+     * out; Tracker0 and Button0 are only ours */
+    char names[64];
+    assert_int_equal(
+        vrpn_id_map_described_names(&client, VRPN_ID_SENDER, "VRPN Control", names, sizeof names),
+        2);
+    assert_string_equal(names, "'Analog0', 'Dial0'");
+    assert_int_equal(
+        vrpn_id_map_described_names(&client, VRPN_ID_SENDER, NULL, names, sizeof names), 3);
+    assert_string_equal(names, "'VRPN Control', 'Analog0', 'Dial0'");
+    /* too small: the names that fit, then ", ..." */
+    assert_int_equal(vrpn_id_map_described_names(&client, VRPN_ID_SENDER, NULL, names, 30), 1);
+    assert_string_equal(names, "'VRPN Control', ...");
+    assert_int_equal(vrpn_id_map_described_names(&client, VRPN_ID_TYPE, NULL, names, sizeof names),
+                     0);
+    assert_string_equal(names, "");
+
     /* undescribed and out-of-range ids */
     assert_int_equal(vrpn_id_map_to_local(&client, VRPN_ID_SENDER, 1, &e), -ENOENT);
     assert_err_contains(&e, "sender id 1 was never described");
