@@ -8,7 +8,10 @@ CMAKE_FLAGS ?=
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 ARGS      ?=
 
-.PHONY: all deps deps-build build run test bench sanitize fuzz clean format
+PREFIX    ?= /usr/local
+DESTDIR   ?=
+
+.PHONY: all deps deps-build build run install test bench sanitize fuzz clean format
 
 all: build
 
@@ -31,6 +34,14 @@ run: deps-build
 	  -DXRGATE_TESTS=OFF $(CMAKE_FLAGS)
 	cmake --build $(BUILD) --target xrgate -j $(JOBS)
 	./$(BUILD)/xrgate $(ARGS)
+
+# `make install [PREFIX=/usr/local] [DESTDIR=...]`: the gateway (bin/xrgate) and its man pages
+# xrgate(8) and xrgate.yaml(5) (share/man). Builds only the gateway, as `make run` does.
+install: deps-build
+	@[ -f $(BUILD)/CMakeCache.txt ] || cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
+	  -DXRGATE_TESTS=OFF $(CMAKE_FLAGS)
+	cmake --build $(BUILD) --target xrgate -j $(JOBS)
+	DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)"
 
 # `make test`: the whole suite, then a fuzzing smoke of every libFuzzer target
 # (TEST_FUZZ_SECONDS each, ASan+UBSan; TEST_FUZZ_SECONDS=0 skips it)

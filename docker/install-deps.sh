@@ -17,6 +17,8 @@ libyaml-dev libsrtp2-dev nodejs npm"
 # the web inspector's browser test; docker.io, mmdebstrap, docker-compose: the container test
 # builds the image with its own Docker daemon on a base made offline, and brings compose up)
 TEST_PKGS="libcmocka-dev python3 curl cppcheck chromium docker.io mmdebstrap docker-compose"
+# the man pages' test (test_install): groff checks them, man renders them
+TEST_PKGS="$TEST_PKGS groff-base man-db"
 # fuzzing (make fuzz): clang with libFuzzer and the sanitizer runtimes
 FUZZ_PKGS="clang libclang-rt-14-dev"
 # the binary at run time (netbase: /etc/protocols and /etc/services)
