@@ -1,8 +1,10 @@
 """The manual holds together: README.md is at most 300 lines; every relative link in README.md,
 SECURITY.md and docs/ (pages and man pages aside) points at a file of the repository, and every
-`#anchor` at a heading of the target page (GitHub's slugs); no tracked file refers to the design
-folder outside the repository (`../shared`, `shared/specs`). The checker is first run on a
-made-up page with one good and three broken links, so it cannot pass by finding nothing."""
+`#anchor` at a heading of the target page (GitHub's slugs); the pages carry no internal jargon
+(tracker issue numbers, design-document references, "decision D1", profile rules "P5"); no
+tracked file refers to the design folder outside the repository (`../shared`,
+`shared/specs`). The link checker is first run on a made-up page with one good and three broken
+links, so it cannot pass by finding nothing."""
 import os
 import re
 import subprocess
@@ -125,6 +127,16 @@ def main():
     for page in pages:
         for no, target, why in broken_links(page, root):
             problems.append(f"{os.path.relpath(page, root)}:{no}: link '{target}': {why}")
+
+    # the user's manual speaks to users: no tracker numbers or design-document references
+    jargon = re.compile(r"\bissue \d+|\bdecision D?\d+|\bDESIGN\b|\bD\d+\b|\bP\d+\b")
+    for page in pages:
+        with open(page, encoding="utf-8") as f:
+            for no, line in enumerate(f, 1):
+                m = jargon.search(line)
+                if m:
+                    problems.append(f"{os.path.relpath(page, root)}:{no}: internal jargon "
+                                    f"'{m.group(0)}'")
 
     outside = re.compile(rb"\.\./shared|shared/specs")
     for path in tracked_files(root):
