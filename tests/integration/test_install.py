@@ -33,6 +33,10 @@ def main():
             assert os.path.isfile(path), f"make install did not install {path}:\n{r.stdout}"
         v = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=10)
         assert v.returncode == 0 and v.stdout.startswith("xrgate "), v
+        for name, path in pages.items():  # the pages' footer names the installed version
+            with open(path) as f:
+                th = next(l for l in f if l.startswith(".TH "))
+            assert f'"{v.stdout.strip()}"' in th, (name, th, v.stdout)
         names = {"xrgate.8": "xrgate - multi-protocol translation gateway for live pose data",
                  "xrgate.yaml.5": "xrgate.yaml - configuration file of the xrgate pose-data "
                                   "gateway"}
