@@ -1,6 +1,8 @@
 /* vrpn-server tracker/sensor mapping helpers (vrpn_sensor_map.h). */
 #include "adapters/vrpn/vrpn_sensor_map.h"
 
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int is_digit(char c)
@@ -74,4 +76,31 @@ void vrpn_sensor_map_expand(const char *tpl, const char *origin, const struct xg
             out[o++] = *p++;
     }
     out[o] = '\0';
+}
+
+bool vrpn_bitset_get(const struct vrpn_bitset *s, int64_t b)
+{
+    return b >= 0 && (size_t)b < s->bits && (s->b[b / 8] >> (b % 8)) & 1;
+}
+
+int vrpn_bitset_set(struct vrpn_bitset *s, int64_t b)
+{
+    if (b < 0) return -EINVAL;
+    if ((size_t)b >= s->bits) {
+        size_t nb = s->bits ? s->bits : 64;
+        while (nb <= (size_t)b)
+            nb *= 2;
+        uint8_t *u = realloc(s->b, nb / 8);
+        if (!u) return -ENOMEM;
+        memset(u + s->bits / 8, 0, (nb - s->bits) / 8);
+        s->b = u;
+        s->bits = nb;
+    }
+    s->b[b / 8] |= (uint8_t)(1u << (b % 8));
+    return 0;
+}
+
+void vrpn_bitset_clear(struct vrpn_bitset *s, int64_t b)
+{
+    if (b >= 0 && (size_t)b < s->bits) s->b[b / 8] &= (uint8_t) ~(1u << (b % 8));
 }

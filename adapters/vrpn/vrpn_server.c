@@ -82,7 +82,8 @@
 #include "mappings/frame.h"
 
 #define MAX_TRACKERS 1000
-#define VEL_QUAT_DT 0.1 /* s: the interval of the Velocity message's rotation increment */
+#define MAX_CTL_DEVICES 500 /* device names made for entities' controls (the rest: trackers) */
+#define VEL_QUAT_DT 0.1     /* s: the interval of the Velocity message's rotation increment */
 #define POS_QUAT_LEN 64
 #define VELOCITY_LEN 72
 #define REPORT_WIRE (VRPN_HEADER_SIZE + POS_QUAT_LEN + VRPN_HEADER_SIZE + VELOCITY_LEN)
@@ -135,10 +136,9 @@ struct rule {
 
 struct tracker {
     char name[VRPN_CNAME_MAX];
-    uint8_t *used; /* sensor numbers in use or reserved (bitset) */
-    size_t used_bits;
-    int extras_slot; /* the slot whose buttons/analogs this tracker serves, -1 = none */
-    int n_btn;       /* buttons known (states last sent) */
+    struct vrpn_bitset used; /* sensor numbers in use or reserved */
+    int extras_slot;         /* the slot whose buttons/analogs this tracker serves, -1 = none */
+    int n_btn;               /* buttons known (states last sent) */
     uint8_t btn[VRPN_MAX_BUTTONS];
 };
 
@@ -205,11 +205,12 @@ struct vrpn_server {
     int n_conns;
     struct tracker *trackers;
     int n_trackers;
+    int n_ctl_devices;                /* trackers made as device names for entities' controls */
     struct vrpn_names names;          /* entity name -> (tracker, sensor) */
     struct sockaddr_storage bound_ss; /* our TCP listen address (call-back self checks) */
     /* peer-triggered log lines, one limiter per kind (core/log.h) */
     struct xg_log_limit lim_bad, lim_refused, lim_request, lim_callback, lim_slow, lim_session,
-        lim_map; /* sensor-number conflicts and controls that cannot be served */
+        lim_conflict, lim_ctl, lim_no_ctl; /* sensor conflicts; controls served / not served */
     struct {
         uint32_t id;
         int slot;
@@ -237,32 +238,6 @@ static struct vrpn_header now_header(int64_t mono_ns)
     int64_t w = xg_clock_mono_to_wall_ns(mono_ns);
     vrpn_header_set_wall_ns(&h, w > 0 ? w : 0);
     return h;
-}
-
-static bool bit_get(const struct tracker *t, int64_t b)
-{
-    return b >= 0 && (size_t)b < t->used_bits && (t->used[b / 8] >> (b % 8)) & 1;
-}
-
-static int bit_set(struct tracker *t, int64_t b)
-{
-    if ((size_t)b >= t->used_bits) {
-        size_t nb = t->used_bits ? t->used_bits : 64;
-        while (nb <= (size_t)b)
-            nb *= 2;
-        uint8_t *u = realloc(t->used, nb / 8);
-        if (!u) return -ENOMEM;
-        memset(u + t->used_bits / 8, 0, (nb - t->used_bits) / 8);
-        t->used = u;
-        t->used_bits = nb;
-    }
-    t->used[b / 8] |= (uint8_t)(1u << (b % 8));
-    return 0;
-}
-
-static void bit_clear(struct tracker *t, int64_t b)
-{
-    if (b >= 0 && (size_t)b < t->used_bits) t->used[b / 8] &= (uint8_t) ~(1u << (b % 8));
 }
 
 /* ---- connections ---- */
@@ -880,7 +855,7 @@ static int tracker_find_or_add(struct xg_adapter *a, const char *name)
     /* reserve the fixed sensors of rules naming this tracker literally */
     for (size_t i = 0; i < s->n_rules; i++)
         if (s->rules[i].sensor >= 0 && s->rules[i].tracker && !strcmp(s->rules[i].tracker, name))
-            bit_set(&nt[t], s->rules[i].sensor);
+            vrpn_bitset_set(&nt[t].used, s->rules[i].sensor);
     /* describe it to every streaming connection (§6.2: descriptions may come late) */
     struct vrpn_header h = now_header(xg_clock_mono_ns());
     struct conn *next;
@@ -923,7 +898,7 @@ static void name_forgotten(void *user, int i, int t, int sensor)
     for (size_t k = 0; k < s->n_rules && !reserved; k++)
         reserved = s->rules[k].sensor == sensor && s->rules[k].tracker &&
                    !strcmp(s->rules[k].tracker, tr->name);
-    if (!reserved) bit_clear(tr, sensor);
+    if (!reserved) vrpn_bitset_clear(&tr->used, sensor);
     for (int k = 0; k < s->n_trackers; k++) /* its tracker, or the device named after it */
         if (s->trackers[k].extras_slot == i) s->trackers[k].extras_slot = -1;
 }
@@ -964,23 +939,23 @@ static int slot_of(struct xg_adapter *a, const struct xg_entity *e)
                 vrpn_names_forget(&s->names, holder, name_forgotten, s);
                 holder = -1;
             }
-            if (holder < 0 && (pinned || !bit_get(tr, want))) sensor = want;
+            if (holder < 0 && (pinned || !vrpn_bitset_get(&tr->used, want))) sensor = want;
         }
         if (sensor < 0)
-            for (sensor = 0; bit_get(tr, sensor); sensor++) {}
+            for (sensor = 0; vrpn_bitset_get(&tr->used, sensor); sensor++) {}
         if (want >= 0 && sensor != want)
             XG_WARN_PEER(
-                &s->lim_map, a->name,
+                &s->lim_conflict, a->name,
                 "entity %s: sensor %" PRId64 " of tracker '%s' (%s) is %s%s%s: serving it "
                 "as sensor %" PRId64,
                 e->name, want, tname, pinned ? "its trackers: rule" : "its source's number",
                 holder >= 0 ? "held by '" : "reserved by a trackers: rule",
                 holder >= 0 ? s->names.slots[holder].name : "", holder >= 0 ? "'" : "", sensor);
-        if (sensor > INT32_MAX || bit_set(tr, sensor) < 0) return -1;
+        if (sensor > INT32_MAX || vrpn_bitset_set(&tr->used, sensor) < 0) return -1;
     add:
         i = vrpn_names_add(&s->names, e->name, t, (int)sensor, e->id);
         if (i < 0) {
-            bit_clear(tr, sensor);
+            vrpn_bitset_clear(&tr->used, sensor);
             return -1;
         }
         XG_DEBUG(a->name, "entity %s -> tracker '%s' sensor %d", e->name, tname, (int)sensor);
@@ -1068,23 +1043,31 @@ static int extras_tracker(struct xg_adapter *a, const struct xg_entity *e, int i
     if (nm->ctl >= 0 && s->trackers[nm->ctl].extras_slot == i) return nm->ctl;
     int t = nm->tracker, cur = s->trackers[t].extras_slot;
     if (cur >= 0 && cur != i && s->names.slots[cur].id != 0) {
-        int own = tracker_find_or_add(a, e->name); /* may move s->trackers, not s->names */
+        int own = -1, n = s->n_trackers;
+        for (int k = 0; k < n && own < 0; k++)
+            if (!strcmp(s->trackers[k].name, e->name)) own = k;
+        if (own < 0 && s->n_ctl_devices < MAX_CTL_DEVICES) {
+            own = tracker_find_or_add(a, e->name); /* may move s->trackers, not s->names */
+            s->n_ctl_devices += own >= 0;
+        }
         int other = own >= 0 ? s->trackers[own].extras_slot : -1;
         if (own < 0 || (other >= 0 && other != i && s->names.slots[other].id != 0)) {
             if (nm->ctl != -2)
-                XG_WARN_PEER(&s->lim_map, a->name,
+                XG_WARN_PEER(&s->lim_no_ctl, a->name,
                              "entity %s: buttons/analogs not served: tracker '%s' serves those of "
                              "'%s', and a VRPN device named '%s' %s",
                              e->name, s->trackers[t].name, s->names.slots[cur].name, e->name,
-                             own < 0 ? "is not possible (1..99 bytes, at most 1000 names)"
-                                     : "serves another entity's");
+                             own >= 0 ? "serves another entity's"
+                             : s->n_ctl_devices >= MAX_CTL_DEVICES
+                                 ? "would be one too many (at most 500 such devices)"
+                                 : "is not possible (1..99 bytes, at most 1000 names)");
             nm->ctl = -2;
             return -1;
         }
         t = own;
     }
     if (nm->ctl != t)
-        XG_INFO_PEER(&s->lim_map, a->name, "entity %s: buttons/analogs served as VRPN device '%s'",
+        XG_INFO_PEER(&s->lim_ctl, a->name, "entity %s: buttons/analogs served as VRPN device '%s'",
                      e->name, s->trackers[t].name);
     s->trackers[t].extras_slot = i;
     nm->ctl = t;
@@ -1471,6 +1454,7 @@ static void server_status(const struct xg_adapter *a, struct xg_status *st)
     xg_status_counter(st, "clients", (double)s->n_conns);
     xg_status_counter(st, "clients_udp", (double)udp);
     xg_status_counter(st, "trackers", (double)s->n_trackers);
+    xg_status_counter(st, "controls_devices", (double)s->n_ctl_devices);
     xg_status_counter(st, "sensors", (double)sensors);
     xg_status_counter(st, "sensor_names", (double)vrpn_names_count(&s->names));
     xg_status_counter(st, "clients_accepted", (double)s->accepted);
@@ -1523,7 +1507,7 @@ static void server_destroy(struct xg_adapter *a)
     }
     free(s->rules);
     for (int t = 0; t < s->n_trackers; t++)
-        free(s->trackers[t].used);
+        free(s->trackers[t].used.b);
     free(s->trackers);
     vrpn_names_free(&s->names);
     free(s->by_eslot);

@@ -17,7 +17,10 @@ servers and clients on loopback around one gateway.
 4. /api/entities?t_ns=<past> returns the velocities at that time: "Body" sends Pos_Quat +
    Velocity twice with different velocities; at the first sample's time (EXACT) and halfway
    (INTERPOLATED) the answer carries the first / the mean velocity and angular velocity, not the
-   newest."""
+   newest.
+5. Controls devices are bounded: 502 button-only devices into one vrpn-server make one own the
+   tracker's name and 500 get devices named after them; the last one is not served, with one
+   warning saying why, so peers' controls cannot use up the names that trackers need."""
 import math
 import os
 import re
@@ -248,12 +251,35 @@ def past_velocities(gw, body):
     print("4. t_ns in the past: velocity/angular velocity of that time (EXACT, INTERPOLATED)")
 
 
+def controls_bounded(gw, many):
+    n = len(many.devices)
+    many.once.append(b"".join(msg(i + 1, 2, struct.pack(">2i", 1, 1)) for i in range(n)))
+    wait(lambda: counters(gw, "vrpn2")["controls_devices"] == 500, "500 controls devices")
+    m = wait(lambda: re.search(r"entity (many/D\d+): buttons/analogs not served: tracker 'many' "
+                               r"serves those of 'many/D\d+', and a VRPN device named "
+                               r"'many/D\d+' would be one too many \(at most 500 such devices\)",
+                               gw.log()), "the warning for the 502nd device")
+    assert gw.log().count("would be one too many") == 1
+    c = Client(server_port(gw, "vrpn2"), "tcp", senders=("many",))
+    try:
+        c.until(lambda: len({r[1] for r in c.reports if r[2] == "states"}) == n - 1,
+                what=f"{n - 1} devices' Button States")
+        served = {r[1] for r in c.reports if r[2] == "states"}
+        assert all(r[4] == [1] for r in c.reports if r[2] == "states")
+        assert "many" in served and m[1] not in served, (m[1], sorted(served)[:5])
+        assert len(served - {"many"}) == 500 and all(d.startswith("many/D") for d in served - {"many"})
+    finally:
+        c.close()
+    print(f"5. controls devices capped at 500 (+ the tracker's name); {m[1]} warned, not served")
+
+
 def main():
     src = SensorServer(["Rig", "Other"])
+    many = RawServer([f"D{i}" for i in range(502)])
     pad = RawServer(["Pad"])
     body = RawServer(["Body"])
     s1 = ReplayServer("session1_tcp")
-    for s in (src, pad, body):
+    for s in (src, pad, body, many):
         s.start()
     cfg = f"""
 gateway:
@@ -273,23 +299,33 @@ adapters:
     devices: ["Tracker0@tcp://127.0.0.1:{s1.port}", "Button0@tcp://127.0.0.1:{s1.port}",
               "Dial0@tcp://127.0.0.1:{s1.port}", "Tracker1@tcp://127.0.0.1:{s1.port}",
               "Analog0@tcp://127.0.0.1:{s1.port}"]
+  - name: many
+    type: vrpn-client
+    devices: [{", ".join(f'"D{i}@tcp://127.0.0.1:{many.port}"' for i in range(502))}]
   - name: vrpn
     type: vrpn-server
     listen: "127.0.0.1:0"
     rate_hz: 50
+    exclude: "many/*"
+  - name: vrpn2
+    type: vrpn-server
+    listen: "127.0.0.1:0"
+    rate_hz: 50
+    include: "many/*"
 """
     with Gateway(cfg) as gw:
         try:
             only = sys.argv[1:]  # item numbers to run (all by default)
             for n, fn, arg in ((1, sensor_numbers, src), (2, controller_not_stale, pad),
-                               (3, controls_served, s1), (4, past_velocities, body)):
+                               (3, controls_served, s1), (4, past_velocities, body),
+                               (5, controls_bounded, many)):
                 if not only or str(n) in only:
                     fn(gw, arg)
         except BaseException:
             print(gw.log()[-8000:])
             raise
         finally:
-            src.stop = body.stop = pad.stop = True
+            src.stop = body.stop = pad.stop = many.stop = True
     print("OK")
 
 

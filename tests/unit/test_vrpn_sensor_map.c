@@ -1,7 +1,8 @@
 /* Unit tests for vrpn-server's mapping helpers (adapters/vrpn/vrpn_sensor_map.h): natural
  * (numeric-aware) name order, the order in which new entities are numbered (those carrying their
- * source's sensor number first), tracker-name templates; and the registry calls the numbering
- * rule uses (vrpn_names_holder, vrpn_names_forget). */
+ * source's sensor number first), tracker-name templates, the sensor-number set; and the registry
+ * calls the numbering rule uses (vrpn_names_holder, vrpn_names_forget). */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -86,6 +87,28 @@ static void test_expand(void **state)
     assert_string_equal(out, "rig/"); /* truncated to the buffer */
 }
 
+static void test_bitset(void **state)
+{
+    (void)state;
+    struct vrpn_bitset b = {0};
+    assert_false(vrpn_bitset_get(&b, 0));
+    assert_false(vrpn_bitset_get(&b, -1));
+    assert_int_equal(vrpn_bitset_set(&b, -1), -EINVAL);
+    assert_int_equal(vrpn_bitset_set(&b, 3), 0);
+    assert_int_equal(b.bits, 64);
+    assert_int_equal(vrpn_bitset_set(&b, 1000), 0); /* grows, new bytes clear */
+    assert_int_equal(b.bits, 1024);
+    for (int i = 0; i < 1024; i++)
+        assert_int_equal(vrpn_bitset_get(&b, i), i == 3 || i == 1000);
+    assert_false(vrpn_bitset_get(&b, 5000));
+    vrpn_bitset_clear(&b, 3);
+    vrpn_bitset_clear(&b, 5000);
+    vrpn_bitset_clear(&b, -7);
+    assert_false(vrpn_bitset_get(&b, 3));
+    assert_true(vrpn_bitset_get(&b, 1000));
+    free(b.b);
+}
+
 struct forgotten {
     int n, tracker, sensor;
 };
@@ -135,6 +158,7 @@ int main(void)
         cmocka_unit_test(test_natural_sort),
         cmocka_unit_test(test_order_source_numbered_first),
         cmocka_unit_test(test_expand),
+        cmocka_unit_test(test_bitset),
         cmocka_unit_test(test_holder_and_forget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
