@@ -322,6 +322,8 @@ static int create_entity(struct xg_table *t, int origin, const struct xg_entity_
     if (!e) return -ENOMEM;
     e->origin = origin;
     e->kind = key->kind;
+    e->source_sensor = key->has_sensor && key->sensor >= 0 ? key->sensor : -1;
+    e->controls_only = key->controls_only;
     snprintf(e->source, sizeof e->source, "%s", key->source);
     if (key->origin_gateway)
         snprintf(e->origin_gateway, sizeof e->origin_gateway, "%s", key->origin_gateway);
@@ -598,6 +600,11 @@ static int apply_sample(struct xg_table *t, struct xg_entity *e, const struct xg
         e->has_angular_velocity = n_used >= 2 && (L->flags & XG_SAMPLE_ORIENTATION);
         e->angular_velocity_estimated = e->has_angular_velocity;
     }
+    if (e->hist_n) { /* the velocities in force at the newest pose, for past-time queries */
+        struct xg_hist *nh = &e->hist[(e->hist_head + e->hist_n - 1) % XG_HISTORY];
+        nh->v = e->velocity;
+        nh->w = e->angular_velocity;
+    }
     e->samples++;
     t->stats.samples_in[e->origin]++;
     mark_dirty(t, e);
@@ -707,6 +714,8 @@ void xg_entity_predict_at(struct xg_table *t, const struct xg_entity *e, int64_t
             if (t_ns == a->t_ns) {
                 out->position = a->p;
                 out->orientation = a->q;
+                out->velocity = a->v;
+                out->angular_velocity = a->w;
                 q = XG_QUALITY_EXACT;
                 break;
             }
@@ -714,6 +723,9 @@ void xg_entity_predict_at(struct xg_table *t, const struct xg_entity *e, int64_t
                 double u = (double)(t_ns - a->t_ns) / (double)(b->t_ns - a->t_ns);
                 out->position = xg_vec3_lerp(a->p, b->p, u);
                 out->orientation = xg_quat_slerp(a->q, b->q, u);
+                /* the velocities at that time too, not the newest ones */
+                out->velocity = xg_vec3_lerp(a->v, b->v, u);
+                out->angular_velocity = xg_vec3_lerp(a->w, b->w, u);
                 q = XG_QUALITY_INTERPOLATED;
                 break;
             }
@@ -722,6 +734,8 @@ void xg_entity_predict_at(struct xg_table *t, const struct xg_entity *e, int64_t
             const struct xg_hist *o = hist_at(e, e->hist_n - 1);
             out->position = o->p;
             out->orientation = o->q;
+            out->velocity = o->v;
+            out->angular_velocity = o->w;
         }
     } else {
         int64_t h_ns = dt_ns < t->p.max_horizon_ns ? dt_ns : t->p.max_horizon_ns;

@@ -113,12 +113,20 @@ struct xg_entity_key {
     enum xg_kind kind;          /* suggested kind (naming rules may change it) */
     const char *origin_gateway; /* for federated entities (LESS): the gateway that first saw it;
                                    NULL = this gateway */
+    bool has_sensor;            /* the source numbers it: `sensor` is that number (VRPN tracker
+                                   sensor), kept so that a relay can keep it */
+    int32_t sensor;             /* >= 0 when has_sensor */
+    bool controls_only;         /* the source has buttons/analogs but no pose for it (a VRPN
+                                   button/analog/dial device): the pose is a placeholder */
 };
 
+/** One history entry: a pose sample and the velocities in force while it was the newest
+ *  (reported, or estimated from the history up to it), for queries of past times. */
 struct xg_hist {
     int64_t t_ns;
     struct xg_vec3 p;
     struct xg_quat q;
+    struct xg_vec3 v, w; /* m/s, rad/s (world frame) */
 };
 
 /** An entity. Read-only for everyone but the table. */
@@ -127,6 +135,8 @@ struct xg_entity {
     char name[XG_NAME_MAX];   /* unique */
     char source[XG_NAME_MAX]; /* the adapter's name for it */
     char origin_gateway[64];  /* "" = this gateway */
+    int32_t source_sensor;    /* the source's sensor number (xg_entity_key.sensor), -1 = none */
+    bool controls_only;       /* xg_entity_key.controls_only: the pose is a placeholder */
     enum xg_kind kind;
     int origin; /* origin adapter index */
     /* newest state */

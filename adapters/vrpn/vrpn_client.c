@@ -24,14 +24,16 @@
  * anyone else are dropped, counted (udp_foreign_dropped) and logged through a rate limiter.
  *
  * Entities: tracker sensor s of device D is "<adapter>/<D>/<s>" (kind rigid_body); Pos_Quat gives
- * the pose, Velocity the velocity and the angular velocity log(vel_quat)/vel_quat_dt (vel_quat is
- * a world-frame rotation increment: q(t+dt) = vel_quat ⊗ q(t), §8.1, §10); without Velocity the
- * table estimates. Capture times are the message timevals mapped to the gateway clock per device
- * (struct xg_time_map). Buttons (Change and States) and analog channels become buttons[] and
- * analogs[] of the device's first tracker entity; a device that has no tracker entity (yet) gets a
- * controller entity "<adapter>/<D>" at the origin, kept alive while connected and replaced by the
- * tracker entity (state carried over) when the first tracker report arrives. Dial d accumulates
- * its deltas (revolutions) into analogs[64 + d].
+ * the pose (the entity carries the sensor number as xg_entity.source_sensor), Velocity the velocity
+ * and the angular velocity log(vel_quat)/vel_quat_dt (vel_quat is a world-frame rotation increment:
+ * q(t+dt) = vel_quat ⊗ q(t), §8.1, §10); without Velocity the table estimates. Capture times are
+ * the message timevals mapped to the gateway clock per device (struct xg_time_map). Buttons (Change
+ * and States) and analog channels become buttons[] and analogs[] of the device's first tracker
+ * entity; a device that has no tracker entity (yet) gets a controller entity "<adapter>/<D>" at the
+ * origin, kept alive while connected (a sample every stale_ms / 2, at most 1 s apart, so that a
+ * silent, connected device is never STALE) and replaced by the tracker entity (state carried over)
+ * when the first tracker report arrives. Dial d accumulates its deltas (revolutions) into
+ * analogs[64 + d].
  *
  * Bad input from a server (bad cookie, truncated or bad header length, wrong body size, an
  * unknown system type, an id outside 0..1999, a bad description) closes that connection with one
@@ -147,7 +149,7 @@ struct vconn {
     evutil_socket_t udp_fd;     /* UDP+TCP: data socket */
     struct event *udp_ev;
     struct event *timer; /* backoff / reconnect */
-    struct event *tick;  /* 100 ms: lob resend, pings, keepalive, timeouts */
+    struct event *tick;  /* 100 ms (less for stale_ms < 400): lob resend, pings, keepalive */
     struct xg_backoff backoff;
     struct vrpn_id_map *ids;
     bool got_cookie;
@@ -276,7 +278,9 @@ static int send_handshake(struct vconn *c, struct xg_error *err)
 static struct xg_entity_key sensor_key(const struct vdev *d, int s, char *buf, size_t size)
 {
     snprintf(buf, size, "%s/%d", d->name, s);
-    return (struct xg_entity_key){.source = buf, .kind = XG_KIND_RIGID_BODY};
+    /* the sensor number travels with the entity: a vrpn-server relaying it keeps it */
+    return (struct xg_entity_key){
+        .source = buf, .kind = XG_KIND_RIGID_BODY, .has_sensor = true, .sensor = s};
 }
 
 /* Table id of the entity carrying the device's controls, creating the controller entity when the
@@ -294,7 +298,8 @@ static uint32_t control_entity(struct xg_adapter *a, struct vdev *d)
                           .flags = XG_SAMPLE_POSE,
                           .orientation = XG_QUAT_IDENTITY};
     xg_frame_sample_in(a->frame, &s);
-    struct xg_entity_key key = {.source = d->name, .kind = XG_KIND_CONTROLLER};
+    struct xg_entity_key key = {
+        .source = d->name, .kind = XG_KIND_CONTROLLER, .controls_only = true};
     uint32_t id = 0;
     if (xg_table_update(a->table, a, &key, &s, &id) < 0) return 0;
     d->ctl_last_t = now;
@@ -955,8 +960,8 @@ static void try_connect(evutil_socket_t fd, short what, void *arg)
     }
 }
 
-/* Every 100 ms: connection request resends and call-back timeout, cookie timeout, pings,
- * controller-entity keepalive. */
+/* Every 100 ms (stale_ms / 4 when shorter, at least 10 ms): connection request resends and
+ * call-back timeout, cookie timeout, pings, controller-entity keepalive. */
 static void tick_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct vconn *c = arg;
@@ -990,9 +995,13 @@ static void tick_cb(evutil_socket_t fd, short what, void *arg)
     /* first pings shortly after the handshake, once the server's descriptions are in and echoed
      * (mainline's remotes ping from their first mainloop, §7) */
     if (c->got_cookie && now - c->cookie_ns >= FIRST_PING_NS) send_pings(c, now);
-    for (int i = 0; i < c->n_devs; i++) {
+    /* controller entities: a sample well within stale_ms while the connection streams (not
+     * while a reconnect waits for its cookie: the entity stays inactive, then stale) */
+    int64_t keep = xg_table_params(a->table)->stale_ns / 2;
+    if (keep > XG_NS_PER_S) keep = XG_NS_PER_S;
+    for (int i = 0; i < c->n_devs && c->state == ST_STREAMING; i++) {
         struct vdev *d = c->devs[i];
-        if (!d->ctl_id || now - d->ctl_last_t < XG_NS_PER_S) continue;
+        if (!d->ctl_id || now - d->ctl_last_t < keep) continue;
         struct xg_sample s = {.capture_ns = now,
                               .receive_ns = now,
                               .flags = XG_SAMPLE_POSE,
@@ -1168,7 +1177,11 @@ static int client_start(struct xg_adapter *a)
         c->timer = evtimer_new(a->base, try_connect, c);
         c->tick = event_new(a->base, -1, EV_PERSIST, tick_cb, c);
         if (!c->timer || !c->tick) return -ENOMEM;
-        struct timeval tv = {0, 100000};
+        /* 100 ms, shorter for a short stale_ms (the controller keepalive), not below 10 ms */
+        int64_t period = xg_table_params(a->table)->stale_ns / 4;
+        if (period > 100 * XG_NS_PER_MS) period = 100 * XG_NS_PER_MS;
+        if (period < 10 * XG_NS_PER_MS) period = 10 * XG_NS_PER_MS;
+        struct timeval tv = xg_ns_to_timeval(period);
         event_add(c->tick, &tv);
         try_connect(-1, 0, c);
     }

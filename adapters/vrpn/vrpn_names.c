@@ -67,6 +67,7 @@ int vrpn_names_add(struct vrpn_names *n, const char *name, int tracker, int sens
     s->id = id;
     s->tracker = tracker;
     s->sensor = sensor;
+    s->ctl = -1;
     s->dprev = s->dnext = -1;
     uint32_t b = fnv1a(s->name) % VRPN_NAMES_BUCKETS;
     s->next = n->heads[b];
@@ -111,7 +112,7 @@ static void forget(struct vrpn_names *n, int i, vrpn_names_forget_fn fn, void *u
     int tracker = s->tracker, sensor = s->sensor;
     s->name[0] = '\0';
     s->id = 0;
-    s->tracker = s->sensor = -1;
+    s->tracker = s->sensor = s->ctl = -1;
     s->next = n->free_head;
     n->free_head = i;
     n->n_free++;
@@ -136,6 +137,20 @@ void vrpn_names_depart(struct vrpn_names *n, int i, vrpn_names_forget_fn fn, voi
     }
     while (n->n_dep > n->dep_max)
         forget(n, n->dep_head, fn, user);
+}
+
+void vrpn_names_forget(struct vrpn_names *n, int i, vrpn_names_forget_fn fn, void *user)
+{
+    if (i >= 0 && i < n->n_slots && n->slots[i].name[0] && n->slots[i].departed)
+        forget(n, i, fn, user);
+}
+
+int vrpn_names_holder(const struct vrpn_names *n, int tracker, int sensor)
+{
+    for (int i = 0; i < n->n_slots; i++)
+        if (n->slots[i].name[0] && n->slots[i].tracker == tracker && n->slots[i].sensor == sensor)
+            return i;
+    return -1;
 }
 
 int vrpn_names_count(const struct vrpn_names *n)

@@ -15,6 +15,8 @@ struct vrpn_name {
     char name[XG_NAME_MAX]; /**< "" = free */
     uint32_t id;            /**< table id of the live entity, 0 = departed or free */
     int tracker, sensor;    /**< the server's tracker index and sensor number; -1 when free */
+    int ctl;                /**< tracker index whose name serves this name's buttons/analogs:
+                                 -1 = not decided yet, -2 = none (a warning said why) */
     bool departed;          /**< the entity is gone; name and number are remembered */
     int next;               /**< name hash chain (free list while free) */
     int dprev, dnext;       /**< departed list, oldest first */
@@ -50,6 +52,12 @@ void vrpn_names_live(struct vrpn_names *n, int i, uint32_t id);
 /** The entity of name `i` is gone: it is remembered as departed; past dep_max departed names, the
  *  oldest are forgotten, each reported to `fn` (may be NULL). */
 void vrpn_names_depart(struct vrpn_names *n, int i, vrpn_names_forget_fn fn, void *user);
+/** Forget departed name `i` now (its number is wanted by a live entity); reported to `fn`. A live
+ *  or free name is left alone. */
+void vrpn_names_forget(struct vrpn_names *n, int i, vrpn_names_forget_fn fn, void *user);
+/** Index of the name (live or departed) holding sensor `sensor` of tracker `tracker`, or -1. O(n).
+ */
+int vrpn_names_holder(const struct vrpn_names *n, int tracker, int sensor);
 /** Names remembered (live + departed). */
 int vrpn_names_count(const struct vrpn_names *n);
 

@@ -16,13 +16,17 @@
  * Y-up frame; Z-up clients want `frame: vrpn-zup`). Templates: {origin} = the name of the entity's
  * origin adapter, {kind} = the entity kind, {name} = the whole entity name.
  *
- * Sensor numbers: per tracker, an entity name gets a number the first time it is seen (names that
- * appear together, e.g. at start-up, are numbered in ascending name order): the lowest one not in
- * use or reserved by a rule. The name keeps it while its entity lives and, once the entity expired
- * or was removed, while the name is among the DEPARTED_MAX (1024) most recently departed ones, so a
- * source that restarts and brings back the same names gets the same numbers; older departed names
- * are forgotten and their numbers given out again (vrpn_names.h), so per-name state is bounded by
- * the live entities + 1024 however many names come and go. A sensor whose entity is gone is not
+ * Sensor numbers: per tracker, an entity name gets a number the first time it is seen: a rule's
+ * fixed sensor; else, for an entity that carries its source's sensor number
+ * (xg_entity.source_sensor, e.g. vrpn-client's "<D>/<s>"), that number, taking it from a departed
+ * name if need be; else (or when a live entity holds it or a rule reserves it: one warning) the
+ * lowest number not in use or reserved. Names that appear together (e.g. at start-up) are numbered
+ * source-numbered ones first, then the rest, each in natural (numeric-aware) name order
+ * (vrpn_sensor_map.h). The name keeps it while its entity lives and, once the entity expired or was
+ * removed, while the name is among the DEPARTED_MAX (1024) most recently departed ones, so a source
+ * that restarts and brings back the same names gets the same numbers; older departed names are
+ * forgotten and their numbers given out again (vrpn_names.h), so per-name state is bounded by the
+ * live entities + 1024 however many names come and go. A sensor whose entity is gone is not
  * reported.
  *
  * Per connection (§6): both sides send the cookie at once; after the client's cookie we send
@@ -34,8 +38,9 @@
  * linear velocity and the world-frame rotation increment exp(ω·dt) over dt = 0.1 s (shorter for
  * spins above π/2 per 0.1 s). Pos_Quat/Velocity/Analog go over UDP once the client's
  * UDP_DESCRIPTION has arrived (datagrams of at most 1472 bytes), otherwise over TCP. Buttons and
- * analogs of an entity are served under its tracker's name for the tracker's lowest sensor that
- * has any (Button Change per changed button, Button States at connect and before each pong).
+ * analogs of an entity (dials from vrpn-client at analogs[64 + d]) are served under its tracker's
+ * name when no other live entity's are, else as a device named after the entity (extras_tracker();
+ * Button Change per changed button, Button States at connect and before each pong).
  * Descriptions the client sends are mapped and names new to us are described back (echo, §6.2);
  * pings from a tracker name we serve get one pong (§7), others none. A client message that breaks
  * the rules (bad cookie, length < 24 or oversized, wrong body size, a type or sender id it never
@@ -69,6 +74,7 @@
 #include "adapters/vrpn/vrpn_callback.h"
 #include "adapters/vrpn/vrpn_codec.h"
 #include "adapters/vrpn/vrpn_names.h"
+#include "adapters/vrpn/vrpn_sensor_map.h"
 #include "core/adapter.h"
 #include "core/clock.h"
 #include "core/log.h"
@@ -76,7 +82,8 @@
 #include "mappings/frame.h"
 
 #define MAX_TRACKERS 1000
-#define VEL_QUAT_DT 0.1 /* s: the interval of the Velocity message's rotation increment */
+#define MAX_CTL_DEVICES 500 /* device names made for entities' controls (the rest: trackers) */
+#define VEL_QUAT_DT 0.1     /* s: the interval of the Velocity message's rotation increment */
 #define POS_QUAT_LEN 64
 #define VELOCITY_LEN 72
 #define REPORT_WIRE (VRPN_HEADER_SIZE + POS_QUAT_LEN + VRPN_HEADER_SIZE + VELOCITY_LEN)
@@ -129,10 +136,9 @@ struct rule {
 
 struct tracker {
     char name[VRPN_CNAME_MAX];
-    uint8_t *used; /* sensor numbers in use or reserved (bitset) */
-    size_t used_bits;
-    int extras_slot; /* the slot whose buttons/analogs this tracker serves, -1 = none */
-    int n_btn;       /* buttons known (states last sent) */
+    struct vrpn_bitset used; /* sensor numbers in use or reserved */
+    int extras_slot;         /* the slot whose buttons/analogs this tracker serves, -1 = none */
+    int n_btn;               /* buttons known (states last sent) */
     uint8_t btn[VRPN_MAX_BUTTONS];
 };
 
@@ -199,16 +205,20 @@ struct vrpn_server {
     int n_conns;
     struct tracker *trackers;
     int n_trackers;
+    int n_ctl_devices;                /* trackers made as device names for entities' controls */
     struct vrpn_names names;          /* entity name -> (tracker, sensor) */
     struct sockaddr_storage bound_ss; /* our TCP listen address (call-back self checks) */
     /* peer-triggered log lines, one limiter per kind (core/log.h) */
-    struct xg_log_limit lim_bad, lim_refused, lim_request, lim_callback, lim_slow, lim_session;
+    struct xg_log_limit lim_bad, lim_refused, lim_request, lim_callback, lim_slow, lim_session,
+        lim_conflict, lim_ctl, lim_no_ctl; /* sensor conflicts; controls served / not served */
     struct {
         uint32_t id;
         int slot;
     } * by_eslot; /* indexed by the table's entity slot */
     size_t n_by_eslot;
     bool members_dirty;
+    const struct xg_entity **newv; /* entities to number (assign_new) */
+    size_t n_new, cap_new;
     struct reports dirty, full;
     uint8_t *scratch;
     size_t scratch_cap;
@@ -228,32 +238,6 @@ static struct vrpn_header now_header(int64_t mono_ns)
     int64_t w = xg_clock_mono_to_wall_ns(mono_ns);
     vrpn_header_set_wall_ns(&h, w > 0 ? w : 0);
     return h;
-}
-
-static bool bit_get(const struct tracker *t, int64_t b)
-{
-    return b >= 0 && (size_t)b < t->used_bits && (t->used[b / 8] >> (b % 8)) & 1;
-}
-
-static int bit_set(struct tracker *t, int64_t b)
-{
-    if ((size_t)b >= t->used_bits) {
-        size_t nb = t->used_bits ? t->used_bits : 64;
-        while (nb <= (size_t)b)
-            nb *= 2;
-        uint8_t *u = realloc(t->used, nb / 8);
-        if (!u) return -ENOMEM;
-        memset(u + t->used_bits / 8, 0, (nb - t->used_bits) / 8);
-        t->used = u;
-        t->used_bits = nb;
-    }
-    t->used[b / 8] |= (uint8_t)(1u << (b % 8));
-    return 0;
-}
-
-static void bit_clear(struct tracker *t, int64_t b)
-{
-    if (b >= 0 && (size_t)b < t->used_bits) t->used[b / 8] &= (uint8_t) ~(1u << (b % 8));
 }
 
 /* ---- connections ---- */
@@ -855,37 +839,6 @@ static void lob_read_cb(evutil_socket_t fd, short what, void *arg)
 
 /* ---- trackers and sensors ---- */
 
-static void expand(const struct xg_table *t, const char *tpl, const struct xg_entity *e, char *out,
-                   size_t size)
-{
-    size_t o = 0;
-    for (const char *p = tpl; *p && o + 1 < size;) {
-        const char *val = NULL;
-        size_t vl = 0, skip = 0;
-        if (!strncmp(p, "{origin}", 8)) {
-            val = xg_table_adapter_name(t, e->origin);
-            vl = strlen(val);
-            skip = 8;
-        } else if (!strncmp(p, "{kind}", 6)) {
-            val = xg_kind_name(e->kind);
-            vl = strlen(val);
-            skip = 6;
-        } else if (!strncmp(p, "{name}", 6)) {
-            val = e->name;
-            vl = strlen(val);
-            skip = 6;
-        }
-        if (val) {
-            if (vl > size - 1 - o) vl = size - 1 - o;
-            memcpy(out + o, val, vl);
-            o += vl;
-            p += skip;
-        } else
-            out[o++] = *p++;
-    }
-    out[o] = '\0';
-}
-
 static int tracker_find_or_add(struct xg_adapter *a, const char *name)
 {
     struct vrpn_server *s = a->priv;
@@ -902,7 +855,7 @@ static int tracker_find_or_add(struct xg_adapter *a, const char *name)
     /* reserve the fixed sensors of rules naming this tracker literally */
     for (size_t i = 0; i < s->n_rules; i++)
         if (s->rules[i].sensor >= 0 && s->rules[i].tracker && !strcmp(s->rules[i].tracker, name))
-            bit_set(&nt[t], s->rules[i].sensor);
+            vrpn_bitset_set(&nt[t].used, s->rules[i].sensor);
     /* describe it to every streaming connection (§6.2: descriptions may come late) */
     struct vrpn_header h = now_header(xg_clock_mono_ns());
     struct conn *next;
@@ -945,8 +898,9 @@ static void name_forgotten(void *user, int i, int t, int sensor)
     for (size_t k = 0; k < s->n_rules && !reserved; k++)
         reserved = s->rules[k].sensor == sensor && s->rules[k].tracker &&
                    !strcmp(s->rules[k].tracker, tr->name);
-    if (!reserved) bit_clear(tr, sensor);
-    if (tr->extras_slot == i) tr->extras_slot = -1;
+    if (!reserved) vrpn_bitset_clear(&tr->used, sensor);
+    for (int k = 0; k < s->n_trackers; k++) /* its tracker, or the device named after it */
+        if (s->trackers[k].extras_slot == i) s->trackers[k].extras_slot = -1;
 }
 
 /* The slot of entity e, creating it (tracker + sensor) if its name is new. -1 if unmappable. */
@@ -961,7 +915,8 @@ static int slot_of(struct xg_adapter *a, const struct xg_entity *e)
         for (size_t k = 0; k < s->n_rules && !r; k++)
             if (fnmatch(s->rules[k].match, e->name, 0) == 0) r = &s->rules[k];
         char tname[256];
-        expand(a->table, r && r->tracker ? r->tracker : s->tracker_name, e, tname, sizeof tname);
+        vrpn_sensor_map_expand(r && r->tracker ? r->tracker : s->tracker_name,
+                               xg_table_adapter_name(a->table, e->origin), e, tname, sizeof tname);
         int t = tracker_find_or_add(a, tname);
         if (t < 0) {
             if (!s->unmapped++)
@@ -972,26 +927,35 @@ static int slot_of(struct xg_adapter *a, const struct xg_entity *e)
             return -1;
         }
         struct tracker *tr = &s->trackers[t];
-        int64_t sensor = -1;
-        if (r && r->sensor >= 0) {
-            sensor = r->sensor;
-            bool taken = false;
-            for (int k = 0; k < s->names.n_slots && !taken; k++)
-                taken = s->names.slots[k].tracker == t && s->names.slots[k].sensor == sensor;
-            if (taken) {
-                XG_WARN(a->name,
-                        "entity %s: sensor %" PRId64 " of tracker '%s' is taken: "
-                        "numbering it automatically",
-                        e->name, sensor, tname);
-                sensor = -1;
+        bool pinned = r && r->sensor >= 0;
+        int64_t sensor = -1, want = pinned ? r->sensor : e->source_sensor;
+        int holder = -1;
+        if (e->controls_only && !pinned) /* no pose at the source: controls, no sensor */
+            goto add;
+        if (want >= 0) { /* a rule's fixed number, else the source's own (a VRPN relay) */
+            holder = vrpn_names_holder(&s->names, t, (int)want);
+            if (holder >= 0 && s->names.slots[holder].departed && !pinned) {
+                /* live entities win over numbers remembered for departed names */
+                vrpn_names_forget(&s->names, holder, name_forgotten, s);
+                holder = -1;
             }
+            if (holder < 0 && (pinned || !vrpn_bitset_get(&tr->used, want))) sensor = want;
         }
         if (sensor < 0)
-            for (sensor = 0; bit_get(tr, sensor); sensor++) {}
-        if (sensor > INT32_MAX || bit_set(tr, sensor) < 0) return -1;
+            for (sensor = 0; vrpn_bitset_get(&tr->used, sensor); sensor++) {}
+        if (want >= 0 && sensor != want)
+            XG_WARN_PEER(
+                &s->lim_conflict, a->name,
+                "entity %s: sensor %" PRId64 " of tracker '%s' (%s) is %s%s%s: serving it "
+                "as sensor %" PRId64,
+                e->name, want, tname, pinned ? "its trackers: rule" : "its source's number",
+                holder >= 0 ? "held by '" : "reserved by a trackers: rule",
+                holder >= 0 ? s->names.slots[holder].name : "", holder >= 0 ? "'" : "", sensor);
+        if (sensor > INT32_MAX || vrpn_bitset_set(&tr->used, sensor) < 0) return -1;
+    add:
         i = vrpn_names_add(&s->names, e->name, t, (int)sensor, e->id);
         if (i < 0) {
-            bit_clear(tr, sensor);
+            vrpn_bitset_clear(&tr->used, sensor);
             return -1;
         }
         XG_DEBUG(a->name, "entity %s -> tracker '%s' sensor %d", e->name, tname, (int)sensor);
@@ -1007,43 +971,30 @@ static int collect_new(void *user, const struct xg_entity *e, const struct xg_po
     struct vrpn_server *s = a->priv;
     (void)pose;
     if (e->slot < s->n_by_eslot && s->by_eslot[e->slot].id == e->id) return 0;
-    if (s->dirty.n == s->dirty.cap) {
-        size_t nc = s->dirty.cap ? s->dirty.cap * 2 : 64;
-        struct report *v = realloc(s->dirty.v, nc * sizeof *v);
+    if (s->n_new == s->cap_new) {
+        size_t nc = s->cap_new ? s->cap_new * 2 : 64;
+        const struct xg_entity **v = realloc(s->newv, nc * sizeof *v);
         if (!v) return 1;
-        s->dirty.v = v;
-        s->dirty.cap = nc;
+        s->newv = v;
+        s->cap_new = nc;
     }
-    /* borrow the dirty list to hold ids (tracker field) */
-    s->dirty.v[s->dirty.n++].tracker = (int)e->id;
+    s->newv[s->n_new++] = e;
     return 0;
 }
 
-static struct xg_table *g_sort_table;
-
-static int cmp_by_name(const void *x, const void *y)
-{
-    const struct report *rx = x, *ry = y;
-    const struct xg_entity *ex = xg_table_get(g_sort_table, (uint32_t)rx->tracker);
-    const struct xg_entity *ey = xg_table_get(g_sort_table, (uint32_t)ry->tracker);
-    return strcmp(ex ? ex->name : "", ey ? ey->name : "");
-}
-
-/* Number the entities that appeared since the last time, in ascending name order. */
+/* Number the entities that appeared since the last time: those carrying their source's sensor
+ * number first, then the others, each group in natural name order (vrpn_sensor_map_order). */
 static void assign_new(struct xg_adapter *a, int64_t now)
 {
     struct vrpn_server *s = a->priv;
     s->members_dirty = false;
-    s->dirty.n = 0;
+    s->n_new = 0;
     xg_table_foreach(a->table, a->index, now, collect_new, a);
-    if (!s->dirty.n) return;
-    g_sort_table = a->table;
-    qsort(s->dirty.v, s->dirty.n, sizeof *s->dirty.v, cmp_by_name);
-    for (size_t k = 0; k < s->dirty.n; k++) {
-        const struct xg_entity *e = xg_table_get(a->table, (uint32_t)s->dirty.v[k].tracker);
-        if (e) slot_of(a, e);
-    }
-    s->dirty.n = 0;
+    if (!s->n_new) return;
+    qsort(s->newv, s->n_new, sizeof *s->newv, vrpn_sensor_map_order);
+    for (size_t k = 0; k < s->n_new; k++)
+        slot_of(a, s->newv[k]); /* no entity is removed meanwhile: the pointers hold */
+    s->n_new = 0;
 }
 
 /* ---- egress ---- */
@@ -1081,21 +1032,59 @@ static void states_body(struct vrpn_body *b, int n, const uint8_t *st)
         b->u.states.states[k] = st[k] ? 1 : 0;
 }
 
-/* Buttons and analogs of entity e (slot i), served under its tracker's name for the tracker's
- * lowest-numbered sensor that has any: Button Change for each button that changed (dirty pass),
- * Button States (full refresh), Analog Channel (both). */
+/* The tracker (VRPN device name) that serves the buttons and analogs of entity e (name i): its
+ * own tracker's name unless another live entity's controls are served there, else a device named
+ * after the entity (described to clients like a tracker). Decided once per name and kept while the
+ * name is remembered. -1 when there is none (one warning says why). */
+static int extras_tracker(struct xg_adapter *a, const struct xg_entity *e, int i)
+{
+    struct vrpn_server *s = a->priv;
+    struct vrpn_name *nm = &s->names.slots[i];
+    if (nm->ctl >= 0 && s->trackers[nm->ctl].extras_slot == i) return nm->ctl;
+    int t = nm->tracker, cur = s->trackers[t].extras_slot;
+    if (cur >= 0 && cur != i && s->names.slots[cur].id != 0) {
+        int own = -1, n = s->n_trackers;
+        for (int k = 0; k < n && own < 0; k++)
+            if (!strcmp(s->trackers[k].name, e->name)) own = k;
+        if (own < 0 && s->n_ctl_devices < MAX_CTL_DEVICES) {
+            own = tracker_find_or_add(a, e->name); /* may move s->trackers, not s->names */
+            s->n_ctl_devices += own >= 0;
+        }
+        int other = own >= 0 ? s->trackers[own].extras_slot : -1;
+        if (own < 0 || (other >= 0 && other != i && s->names.slots[other].id != 0)) {
+            if (nm->ctl != -2)
+                XG_WARN_PEER(&s->lim_no_ctl, a->name,
+                             "entity %s: buttons/analogs not served: tracker '%s' serves those of "
+                             "'%s', and a VRPN device named '%s' %s",
+                             e->name, s->trackers[t].name, s->names.slots[cur].name, e->name,
+                             own >= 0 ? "serves another entity's"
+                             : s->n_ctl_devices >= MAX_CTL_DEVICES
+                                 ? "would be one too many (at most 500 such devices)"
+                                 : "is not possible (1..99 bytes, at most 1000 names)");
+            nm->ctl = -2;
+            return -1;
+        }
+        t = own;
+    }
+    if (nm->ctl != t)
+        XG_INFO_PEER(&s->lim_ctl, a->name, "entity %s: buttons/analogs served as VRPN device '%s'",
+                     e->name, s->trackers[t].name);
+    s->trackers[t].extras_slot = i;
+    nm->ctl = t;
+    return t;
+}
+
+/* Buttons and analogs of entity e (name i), served under the device name extras_tracker() picks:
+ * Button Change for each button that changed (dirty pass), Button States (full refresh), Analog
+ * Channel (both). */
 static void add_extras(struct reports *r, struct xg_adapter *a, const struct xg_entity *e, int i,
                        bool full)
 {
     struct vrpn_server *s = a->priv;
     if (e->n_buttons <= 0 && e->n_analogs <= 0) return;
-    int t = s->names.slots[i].tracker;
+    int t = extras_tracker(a, e, i);
+    if (t < 0) return;
     struct tracker *tr = &s->trackers[t];
-    int cur = tr->extras_slot;
-    if (cur >= 0 && cur != i && s->names.slots[cur].id != 0 &&
-        s->names.slots[cur].sensor < s->names.slots[i].sensor)
-        return;
-    tr->extras_slot = i;
     static struct vrpn_body b; /* ~3 KiB; single-threaded reactor */
     int nb = e->buttons ? (e->n_buttons < VRPN_MAX_BUTTONS ? e->n_buttons : VRPN_MAX_BUTTONS) : 0;
     if (nb > 0 && full) {
@@ -1139,6 +1128,10 @@ static int add_report(struct reports *r, struct xg_adapter *a, const struct xg_e
     struct report *rep = &r->v[r->n];
     rep->tracker = s->names.slots[i].tracker;
     rep->sensor = s->names.slots[i].sensor;
+    if (rep->sensor < 0) { /* controls only (no pose at the source): no tracker report */
+        add_extras(r, a, e, i, r == &s->full);
+        return 0;
+    }
     struct xg_pose p = *pose_in;
     xg_frame_pose_out(a->frame, &p);
     struct vrpn_body b = {.kind = VRPN_BODY_POS_QUAT};
@@ -1457,10 +1450,11 @@ static void server_status(const struct xg_adapter *a, struct xg_status *st)
     for (const struct conn *c = s->conns; c; c = c->next)
         udp += c->udp_ok;
     for (int i = 0; i < s->names.n_slots; i++)
-        sensors += s->names.slots[i].id != 0;
+        sensors += s->names.slots[i].id != 0 && s->names.slots[i].sensor >= 0;
     xg_status_counter(st, "clients", (double)s->n_conns);
     xg_status_counter(st, "clients_udp", (double)udp);
     xg_status_counter(st, "trackers", (double)s->n_trackers);
+    xg_status_counter(st, "controls_devices", (double)s->n_ctl_devices);
     xg_status_counter(st, "sensors", (double)sensors);
     xg_status_counter(st, "sensor_names", (double)vrpn_names_count(&s->names));
     xg_status_counter(st, "clients_accepted", (double)s->accepted);
@@ -1513,10 +1507,11 @@ static void server_destroy(struct xg_adapter *a)
     }
     free(s->rules);
     for (int t = 0; t < s->n_trackers; t++)
-        free(s->trackers[t].used);
+        free(s->trackers[t].used.b);
     free(s->trackers);
     vrpn_names_free(&s->names);
     free(s->by_eslot);
+    free(s->newv);
     free(s->dirty.v);
     free(s->full.v);
     free(s->dirty.x);

@@ -7,7 +7,8 @@ two vrpn-client adapters asking that server for tracker "demo" -- "rt" TCP-only
 With predict.max_horizon_ms 0 every pose the table answers is its newest sample exactly: the server
 sends the synth's sample (converted to Z-up: a permutation with a sign flip, exact in binary64),
 the client converts it back, so /api/entities must show the same pose for demo/<entity> and
-rt/demo/<sensor> (sensors in ascending entity-name order) within 1e-9 -- the doubles are equal, so
+rt/demo/<sensor> within 1e-9. Sensors are numbered in natural (numeric-aware) name order: with 12
+bodies demo/body2 is sensor 2 and demo/body10 sensor 10 (plain text order would swap them) -- the doubles are equal, so
 their printed digits are too. The synth runs at 2 Hz so that one /api/entities answer usually
 holds the same sample on both sides; a comparison is retried when a new sample is still on its
 way (the `samples` counts differ). Velocities travel as VRPN's rotation increment over dt and come
@@ -68,7 +69,7 @@ adapters:
   - name: demo
     type: synth
     rate_hz: 2
-    bodies: 3
+    bodies: 12
   - name: vrpn
     type: vrpn-server
     listen: "127.0.0.1:{port}"
@@ -286,8 +287,8 @@ adapters:
 
 
 def run(gw):
-    names = ["demo/body0", "demo/body1", "demo/body2", "demo/head", "demo/left_hand",
-             "demo/right_hand"]
+    names = [f"demo/body{i}" for i in range(12)] + ["demo/head", "demo/left_hand",
+                                                    "demo/right_hand"]
     for origin in ("rt", "ru"):
         matched = set()
         end = time.monotonic() + 15
@@ -313,7 +314,7 @@ def run(gw):
             time.sleep(0.1)
         assert len(matched) == len(names), \
             f"{origin}: matched only {sorted(matched)}; last comparison {last}"
-        print(f"{origin}: 6 poses equal within {TOL} (velocities within 1e-9, angular 1e-6)")
+        print(f"{origin}: {len(names)} poses equal within {TOL} (velocities within 1e-9, angular 1e-6)")
     ads = {a["name"]: a for a in gw.get_json("/api/adapters")["adapters"]}
     assert ads["vrpn"]["counters"]["clients"] == 2, ads["vrpn"]
     assert ads["vrpn"]["counters"]["clients_udp"] == 1, ads["vrpn"]

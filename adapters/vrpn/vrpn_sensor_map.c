@@ -1,0 +1,106 @@
+/* vrpn-server tracker/sensor mapping helpers (vrpn_sensor_map.h). */
+#include "adapters/vrpn/vrpn_sensor_map.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+int vrpn_natcmp(const char *a, const char *b)
+{
+    const char *pa = a, *pb = b;
+    while (*pa && *pb) {
+        if (is_digit(*pa) && is_digit(*pb)) {
+            while (*pa == '0')
+                pa++;
+            while (*pb == '0')
+                pb++;
+            size_t la = 0, lb = 0;
+            while (is_digit(pa[la]))
+                la++;
+            while (is_digit(pb[lb]))
+                lb++;
+            if (la != lb) return la < lb ? -1 : 1; /* more significant digits: larger */
+            int c = memcmp(pa, pb, la);
+            if (c) return c < 0 ? -1 : 1;
+            pa += la;
+            pb += lb;
+            continue;
+        }
+        if (*pa != *pb) return (unsigned char)*pa < (unsigned char)*pb ? -1 : 1;
+        pa++;
+        pb++;
+    }
+    if (*pa || *pb) return *pa ? 1 : -1;
+    int c = strcmp(a, b); /* equal as numbers: leading zeros decide */
+    return c < 0 ? -1 : c > 0;
+}
+
+int vrpn_sensor_map_order(const void *x, const void *y)
+{
+    const struct xg_entity *ex = *(const struct xg_entity *const *)x;
+    const struct xg_entity *ey = *(const struct xg_entity *const *)y;
+    int sx = ex->source_sensor >= 0, sy = ey->source_sensor >= 0;
+    if (sx != sy) return sx ? -1 : 1;
+    return vrpn_natcmp(ex->name, ey->name);
+}
+
+void vrpn_sensor_map_expand(const char *tpl, const char *origin, const struct xg_entity *e,
+                            char *out, size_t size)
+{
+    size_t o = 0;
+    for (const char *p = tpl; *p && o + 1 < size;) {
+        const char *val = NULL;
+        size_t skip = 0;
+        if (!strncmp(p, "{origin}", 8)) {
+            val = origin;
+            skip = 8;
+        } else if (!strncmp(p, "{kind}", 6)) {
+            val = xg_kind_name(e->kind);
+            skip = 6;
+        } else if (!strncmp(p, "{name}", 6)) {
+            val = e->name;
+            skip = 6;
+        }
+        if (val) {
+            size_t vl = strlen(val);
+            if (vl > size - 1 - o) vl = size - 1 - o;
+            memcpy(out + o, val, vl);
+            o += vl;
+            p += skip;
+        } else
+            out[o++] = *p++;
+    }
+    out[o] = '\0';
+}
+
+bool vrpn_bitset_get(const struct vrpn_bitset *s, int64_t b)
+{
+    return b >= 0 && (size_t)b < s->bits && (s->b[b / 8] >> (b % 8)) & 1;
+}
+
+int vrpn_bitset_set(struct vrpn_bitset *s, int64_t b)
+{
+    if (b < 0) return -EINVAL;
+    if ((size_t)b >= s->bits) {
+        size_t nb = s->bits ? s->bits : 64;
+        while (nb <= (size_t)b)
+            nb *= 2;
+        uint8_t *u = realloc(s->b, nb / 8);
+        if (!u) return -ENOMEM;
+        memset(u + s->bits / 8, 0, (nb - s->bits) / 8);
+        s->b = u;
+        s->bits = nb;
+    }
+    s->b[b / 8] |= (uint8_t)(1u << (b % 8));
+    return 0;
+}
+
+void vrpn_bitset_clear(struct vrpn_bitset *s, int64_t b)
+{
+    if (b >= 0 && (size_t)b < s->bits) s->b[b / 8] &= (uint8_t) ~(1u << (b % 8));
+}
