@@ -30,6 +30,13 @@ struct xg_adapter;
 
 #define XG_STATUS_MAX_COUNTERS 32
 
+/** What a status value means, which decides how /metrics exposes it (docs/metrics.md):
+ *  a counter only grows while the adapter runs (`xrgate_adapter_<name>_total`, a name
+ *  `bytes_<dir>` becomes `xrgate_adapter_<dir>_bytes_total`); a gauge goes up and down or is a
+ *  property of the source (`xrgate_adapter_<name>`, `_hz` spelled `_hertz`); an identifier
+ *  (port, SSRC) is a label of `xrgate_adapter_info`. /api/adapters lists all three alike. */
+enum xg_status_kind { XG_STATUS_COUNTER = 0, XG_STATUS_GAUGE, XG_STATUS_ID };
+
 /** State and counters of one adapter instance, for /api/adapters and /metrics. */
 struct xg_status {
     const char *state; /* "running", "connecting", "handshake", "streaming", "backoff", "listening",
@@ -38,18 +45,39 @@ struct xg_status {
     struct {
         const char *name; /* static string, snake_case, e.g. "reconnects" */
         double value;
+        enum xg_status_kind kind;
     } counters[XG_STATUS_MAX_COUNTERS];
     int n_counters;
 };
 
-/** Add a counter to a status (ignored past XG_STATUS_MAX_COUNTERS). */
-static inline void xg_status_counter(struct xg_status *st, const char *name, double value)
+/** Add a value of the given kind to a status (ignored past XG_STATUS_MAX_COUNTERS). */
+static inline void xg_status_value(struct xg_status *st, const char *name, double value,
+                                   enum xg_status_kind kind)
 {
     if (st->n_counters < XG_STATUS_MAX_COUNTERS) {
         st->counters[st->n_counters].name = name;
         st->counters[st->n_counters].value = value;
+        st->counters[st->n_counters].kind = kind;
         st->n_counters++;
     }
+}
+
+/** Add a counter (a count of events since the adapter started: only grows). */
+static inline void xg_status_counter(struct xg_status *st, const char *name, double value)
+{
+    xg_status_value(st, name, value, XG_STATUS_COUNTER);
+}
+
+/** Add a gauge (a current value: connections open, entities, the source's frame rate). */
+static inline void xg_status_gauge(struct xg_status *st, const char *name, double value)
+{
+    xg_status_value(st, name, value, XG_STATUS_GAUGE);
+}
+
+/** Add an identifier (a bound port, an SSRC): a label of xrgate_adapter_info in /metrics. */
+static inline void xg_status_id(struct xg_status *st, const char *name, double value)
+{
+    xg_status_value(st, name, value, XG_STATUS_ID);
 }
 
 struct xg_adapter_ops {

@@ -19,6 +19,8 @@ libyaml-dev libsrtp2-dev nodejs npm"
 TEST_PKGS="libcmocka-dev python3 curl cppcheck chromium docker.io mmdebstrap docker-compose"
 # the man pages' test (test_install): groff checks them, man renders them
 TEST_PKGS="$TEST_PKGS groff-base man-db"
+# the metrics test (test_metrics_promtool): Prometheus's promtool checks /metrics
+TEST_PKGS="$TEST_PKGS prometheus"
 # fuzzing (make fuzz): clang with libFuzzer and the sanitizer runtimes
 FUZZ_PKGS="clang libclang-rt-14-dev"
 # the binary at run time (netbase: /etc/protocols and /etc/services)

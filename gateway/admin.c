@@ -42,6 +42,7 @@
 #include "core/tls.h"
 #include "gateway/admin_auth.h"
 #include "gateway/admin_conn.h"
+#include "gateway/admin_metrics.h"
 #include "gateway/gateway.h"
 #include "gateway/inspector.h"
 
@@ -225,81 +226,10 @@ static void handle_sdp(struct xg_gateway *gw, struct evhttp_request *req, const 
     send_text(req, 404, "Not Found", "text/plain", "404 no such adapter\n");
 }
 
-static void set_metric(struct xg_gateway *gw, const char *name, const char *help,
-                       enum xg_metric_type type, const char *labels, double v)
-{
-    double *slot = xg_metrics_slot(gw->metrics, name, help, type, labels);
-    if (slot) *slot = v;
-}
-
 static void handle_metrics(struct xg_gateway *gw, struct evhttp_request *req)
 {
-    const struct xg_table_stats *ts = xg_table_stats(gw->table);
-    char lbl[256], esc[160];
-    set_metric(gw, "xrgate_up", "1 while the gateway runs", XG_METRIC_GAUGE, NULL, 1);
-    set_metric(gw, "xrgate_uptime_seconds", "Seconds since start", XG_METRIC_GAUGE, NULL,
-               (double)(xg_clock_mono_ns() - gw->started_ns) * 1e-9);
-    set_metric(gw, "xrgate_entities", "Entities in the table", XG_METRIC_GAUGE, NULL,
-               (double)xg_table_count(gw->table));
-    set_metric(gw, "xrgate_entities_created_total", "Entities created", XG_METRIC_COUNTER, NULL,
-               (double)ts->created);
-    set_metric(gw, "xrgate_entities_expired_total", "Entities removed after entity.expire_ms",
-               XG_METRIC_COUNTER, NULL, (double)ts->expired);
-    for (int q = 0; q < XG_QUALITY_COUNT; q++) {
-        snprintf(lbl, sizeof lbl, "quality=\"%s\"", xg_quality_name((enum xg_quality)q));
-        set_metric(gw, "xrgate_predictions_total", "Poses answered, by quality", XG_METRIC_COUNTER,
-                   lbl, (double)ts->predictions[q]);
-    }
-    set_metric(gw, "xrgate_loop_lag_seconds", "Reactor lag of the last 100 ms timer",
-               XG_METRIC_GAUGE, NULL, gw->loop_lag_s);
-    set_metric(gw, "xrgate_loop_lag_max_seconds", "Largest reactor lag seen", XG_METRIC_GAUGE, NULL,
-               gw->loop_lag_max_s);
-    struct xg_admin_conn_stats cs = xg_admin_conn_stats(gw);
-    set_metric(gw, "xrgate_admin_connections", "Admin HTTP connections open", XG_METRIC_GAUGE, NULL,
-               cs.open);
-    set_metric(gw, "xrgate_admin_connections_refused_total",
-               "Admin connections refused at admin.max_connections", XG_METRIC_COUNTER, NULL,
-               (double)cs.refused);
-    set_metric(gw, "xrgate_admin_request_timeouts_total",
-               "Admin connections closed at admin.request_timeout_ms", XG_METRIC_COUNTER, NULL,
-               (double)cs.timeouts);
-    set_metric(gw, "xrgate_accept_backoff_total",
-               "Times a listener stopped accepting for a while after accept() failed (fd limit)",
-               XG_METRIC_COUNTER, NULL, (double)xg_net_accept_backoff_total());
-    for (int i = 0; i < gw->n_adapters; i++) {
-        struct xg_gw_adapter *ga = gw->adapters[i];
-        snprintf(lbl, sizeof lbl, "adapter=\"%s\",type=\"%s\"",
-                 xg_metrics_escape(ga->a.name, esc, sizeof esc), ga->a.ops->type);
-        set_metric(gw, "xrgate_samples_in_total", "Samples accepted into the table, per origin",
-                   XG_METRIC_COUNTER, lbl, (double)ts->samples_in[i]);
-        set_metric(gw, "xrgate_samples_out_total", "Samples sent, per egress adapter",
-                   XG_METRIC_COUNTER, lbl, (double)ga->a.samples_out);
-        set_metric(gw, "xrgate_drops_total", "Samples or packets dropped, per adapter",
-                   XG_METRIC_COUNTER, lbl, (double)ga->a.drops);
-        set_metric(gw, "xrgate_samples_backwards_total",
-                   "Samples dropped because their capture time did not advance", XG_METRIC_COUNTER,
-                   lbl, (double)ts->dropped_backwards[i]);
-        set_metric(gw, "xrgate_samples_rejected_total", "Samples with invalid values",
-                   XG_METRIC_COUNTER, lbl, (double)ts->rejected[i]);
-        set_metric(gw, "xrgate_adapter_errors_total", "Protocol and I/O errors, per adapter",
-                   XG_METRIC_COUNTER, lbl, (double)ga->a.errors);
-        set_metric(gw, "xrgate_entities_refused_total",
-                   "New entities refused because entity.max_entities was reached, per origin",
-                   XG_METRIC_COUNTER, lbl, (double)ts->refused[i]);
-        if (ga->a.ops->is_sink)
-            set_metric(gw, "xrgate_dirty_entities", "Entities waiting in a sink's dirty set",
-                       XG_METRIC_GAUGE, lbl, (double)xg_table_dirty_count(gw->table, i));
-        struct xg_status st = {.state = "running"};
-        if (ga->a.ops->status) ga->a.ops->status(&ga->a, &st);
-        for (int k = 0; k < st.n_counters; k++) {
-            char l2[400];
-            snprintf(l2, sizeof l2, "%s,counter=\"%s\"", lbl, st.counters[k].name);
-            set_metric(gw, "xrgate_adapter_counter", "Adapter-specific counters", XG_METRIC_GAUGE,
-                       l2, st.counters[k].value);
-        }
-    }
     struct evbuffer *b = evbuffer_new();
-    xg_metrics_render(gw->metrics, b);
+    xg_admin_metrics_render(gw, b);
     evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
                       "text/plain; version=0.0.4; charset=utf-8");
     evhttp_send_reply(req, 200, "OK", b);

@@ -385,13 +385,13 @@ static void bvh_status(const struct xg_adapter *a, struct xg_status *st)
         memcpy(st->peer, s->path, len + 1);
     else
         snprintf(st->peer, sizeof st->peer, "...%s", s->path + len - (sizeof st->peer - 4));
-    xg_status_counter(st, "frame", (double)s->frame);
-    xg_status_counter(st, "frames", (double)s->f.n_frames);
+    xg_status_gauge(st, "frame", (double)s->frame);
+    xg_status_gauge(st, "frames", (double)s->f.n_frames);
     xg_status_counter(st, "loops", (double)s->loops);
-    xg_status_counter(st, "joints", (double)s->n_sel);
+    xg_status_gauge(st, "joints", (double)s->n_sel);
     xg_status_counter(st, "frames_played", (double)s->emitted);
     xg_status_counter(st, "frames_skipped", (double)s->skipped);
-    xg_status_counter(st, "frame_rate_hz", 1.0 / s->f.frame_time);
+    xg_status_gauge(st, "frame_rate_hz", 1.0 / s->f.frame_time);
 }
 
 static void bvh_stop(struct xg_adapter *a)

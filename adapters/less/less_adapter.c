@@ -2432,7 +2432,7 @@ static void less_status(const struct xg_adapter *a, struct xg_status *st)
     }
     if (la->mode == MODE_CONNECT && !la->peers)
         snprintf(st->peer, sizeof st->peer, "%s", la->target);
-    xg_status_counter(st, "peers", la->n_peers);
+    xg_status_gauge(st, "peers", la->n_peers);
     xg_status_counter(st, "packets_in", (double)la->packets_in);
     xg_status_counter(st, "packets_out", (double)la->packets_out);
     xg_status_counter(st, "bad_signature", (double)la->bad_signature);

@@ -840,10 +840,10 @@ static void client_status(const struct xg_adapter *a, struct xg_status *st)
     xg_status_counter(st, "rgmp_frames_out_of_order", (double)c->out_of_order);
     xg_status_counter(st, "samples_rejected", (double)c->rejected);
     xg_status_counter(st, "device_disconnects", (double)c->device_disconnects);
-    xg_status_counter(st, "devices", (double)c->n_devs);
+    xg_status_gauge(st, "devices", (double)c->n_devs);
     xg_status_counter(st, "bytes_in", (double)c->bytes_in);
     xg_status_counter(st, "unresolved_parents", (double)c->unresolved);
-    xg_status_counter(st, "backoff_attempts", (double)c->backoff.attempts);
+    xg_status_gauge(st, "backoff_attempts", (double)c->backoff.attempts);
 }
 
 static void client_stop(struct xg_adapter *a)

@@ -592,8 +592,8 @@ static void server_status(const struct xg_adapter *a, struct xg_status *st)
     int devices = 0;
     for (int i = 0; i < XG_MAX_ADAPTERS; i++)
         devices += s->origins[i].def_frame != NULL;
-    xg_status_counter(st, "clients", (double)s->n_clients);
-    xg_status_counter(st, "devices", (double)devices);
+    xg_status_gauge(st, "clients", (double)s->n_clients);
+    xg_status_gauge(st, "devices", (double)devices);
     xg_status_counter(st, "clients_accepted", (double)s->accepted);
     xg_status_counter(st, "clients_refused", (double)s->rejected);
     xg_status_counter(st, "clients_dropped_slow", (double)s->dropped_slow);

@@ -1402,8 +1402,8 @@ static void rtpa_status(const struct xg_adapter *a, struct xg_status *st)
      * full_states_coalesced and gse_tags_in. */
     bool srtp = r->srtp.enabled;
     bool all = !srtp || XG_STATUS_MAX_COUNTERS >= 30;
-    xg_status_counter(st, "port", r->bound_port);
-    xg_status_counter(st, "ssrc", r->ssrc);
+    xg_status_id(st, "port", r->bound_port);
+    xg_status_id(st, "ssrc", r->ssrc);
     xg_status_counter(st, "packets_out", (double)r->packets_out);
     xg_status_counter(st, "objects_out", (double)r->objects_out);
     xg_status_counter(st, "full_states", (double)r->full_states);
@@ -1413,10 +1413,10 @@ static void rtpa_status(const struct xg_adapter *a, struct xg_status *st)
     xg_status_counter(st, "firs_in", (double)r->firs_in);
     xg_status_counter(st, "plis_in", (double)r->plis_in);
     xg_status_counter(st, "firs_out", (double)r->firs_out);
-    xg_status_counter(st, "ssrcs", (double)r->n_ssrcs);
+    xg_status_gauge(st, "ssrcs", (double)r->n_ssrcs);
     xg_status_counter(st, "ssrc_timeouts", (double)r->ssrc_timeouts);
-    xg_status_counter(st, "ingress_objects", (double)r->n_objs);
-    xg_status_counter(st, "egress_ids", (double)r->oids.n);
+    xg_status_gauge(st, "ingress_objects", (double)r->n_objs);
+    xg_status_gauge(st, "egress_ids", (double)r->oids.n);
     if (all) xg_status_counter(st, "gse_tags_in", (double)r->gse_tags); /* D1: 3-byte tags */
     for (int i = 0; i < R_COUNT; i++) {
         if (i >= R_SRTP_AUTH && !srtp) continue;

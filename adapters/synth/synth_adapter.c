@@ -223,7 +223,7 @@ static void synth_status(const struct xg_adapter *a, struct xg_status *st)
     snprintf(st->peer, sizeof st->peer, "synthetic (%d entities)", s->n);
     xg_status_counter(st, "ticks", (double)s->ticks);
     xg_status_counter(st, "dropouts", (double)s->dropouts);
-    xg_status_counter(st, "entities", (double)s->n);
+    xg_status_gauge(st, "entities", (double)s->n);
 }
 
 static void synth_stop(struct xg_adapter *a)

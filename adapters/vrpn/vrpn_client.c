@@ -1250,11 +1250,11 @@ static void client_status(const struct xg_adapter *a, struct xg_status *st)
     for (int i = 0; i < v->n_devs; i++)
         for (int k = 0; k < v->devs[i]->n_sensors; k++)
             sensors += v->devs[i]->sensors[k].id != 0;
-    xg_status_counter(st, "connections", v->n_conns);
-    xg_status_counter(st, "connections_streaming", streaming);
-    xg_status_counter(st, "devices", v->n_devs);
-    xg_status_counter(st, "sensors", sensors);
-    xg_status_counter(st, "backoff_attempts", attempts);
+    xg_status_gauge(st, "connections", v->n_conns);
+    xg_status_gauge(st, "connections_streaming", streaming);
+    xg_status_gauge(st, "devices", v->n_devs);
+    xg_status_gauge(st, "sensors", sensors);
+    xg_status_gauge(st, "backoff_attempts", attempts);
 }
 
 static void client_stop(struct xg_adapter *a)

@@ -1451,12 +1451,12 @@ static void server_status(const struct xg_adapter *a, struct xg_status *st)
         udp += c->udp_ok;
     for (int i = 0; i < s->names.n_slots; i++)
         sensors += s->names.slots[i].id != 0 && s->names.slots[i].sensor >= 0;
-    xg_status_counter(st, "clients", (double)s->n_conns);
-    xg_status_counter(st, "clients_udp", (double)udp);
-    xg_status_counter(st, "trackers", (double)s->n_trackers);
-    xg_status_counter(st, "controls_devices", (double)s->n_ctl_devices);
-    xg_status_counter(st, "sensors", (double)sensors);
-    xg_status_counter(st, "sensor_names", (double)vrpn_names_count(&s->names));
+    xg_status_gauge(st, "clients", (double)s->n_conns);
+    xg_status_gauge(st, "clients_udp", (double)udp);
+    xg_status_gauge(st, "trackers", (double)s->n_trackers);
+    xg_status_gauge(st, "controls_devices", (double)s->n_ctl_devices);
+    xg_status_gauge(st, "sensors", (double)sensors);
+    xg_status_gauge(st, "sensor_names", (double)vrpn_names_count(&s->names));
     xg_status_counter(st, "clients_accepted", (double)s->accepted);
     xg_status_counter(st, "callbacks", (double)s->callbacks);
     xg_status_counter(st, "callback_failures", (double)s->callback_failures);

@@ -1,0 +1,174 @@
+/* GET /metrics (see admin_metrics.h; families listed in docs/metrics.md). */
+#include "gateway/admin_metrics.h"
+
+#include <event2/buffer.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "core/metrics.h"
+#include "core/net.h"
+#include "gateway/admin_conn.h"
+#include "gateway/gateway.h"
+
+#define PREFIX "xrgate_adapter_"
+
+static bool snake_case(const char *s)
+{
+    if (*s < 'a' || *s > 'z') return false;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_')) return false;
+    return true;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && !strcmp(s + n - k, suffix);
+}
+
+bool xg_metrics_adapter_family(const char *name, enum xg_status_kind kind, char *buf, size_t size)
+{
+    if (kind == XG_STATUS_ID || !snake_case(name) || ends_with(name, "_total")) return false;
+    int n;
+    if (kind == XG_STATUS_COUNTER) {
+        /* the gateway's own per-adapter counter */
+        if (!strcmp(name, "errors")) return false;
+        if (!strncmp(name, "bytes_", 6) && name[6])
+            n = snprintf(buf, size, PREFIX "%s_bytes_total", name + 6);
+        else
+            n = snprintf(buf, size, PREFIX "%s_total", name);
+    } else {
+        if (!strcmp(name, "up") || !strcmp(name, "info")) return false;
+        size_t len = strlen(name);
+        if (ends_with(name, "_hz"))
+            n = snprintf(buf, size, PREFIX "%.*s_hertz", (int)(len - 3), name);
+        else
+            n = snprintf(buf, size, PREFIX "%s", name);
+    }
+    return n > 0 && (size_t)n < size;
+}
+
+bool xg_metrics_state_up(const char *state)
+{
+    static const char *const up[] = {"streaming", "listening", "running", "playing"};
+    for (size_t i = 0; state && i < sizeof up / sizeof up[0]; i++)
+        if (!strcmp(state, up[i])) return true;
+    return false;
+}
+
+static void set_metric(struct xg_gateway *gw, const char *name, const char *help,
+                       enum xg_metric_type type, const char *labels, double v)
+{
+    double *slot = xg_metrics_slot(gw->metrics, name, help, type, labels);
+    if (slot) *slot = v;
+}
+
+static void gateway_families(struct xg_gateway *gw)
+{
+    const struct xg_table_stats *ts = xg_table_stats(gw->table);
+    char lbl[64];
+    set_metric(gw, "xrgate_up", "1 while the gateway runs", XG_METRIC_GAUGE, NULL, 1);
+    set_metric(gw, "xrgate_uptime_seconds", "Seconds since start", XG_METRIC_GAUGE, NULL,
+               (double)(xg_clock_mono_ns() - gw->started_ns) * 1e-9);
+    set_metric(gw, "xrgate_entities", "Entities in the table", XG_METRIC_GAUGE, NULL,
+               (double)xg_table_count(gw->table));
+    set_metric(gw, "xrgate_entities_created_total", "Entities created", XG_METRIC_COUNTER, NULL,
+               (double)ts->created);
+    set_metric(gw, "xrgate_entities_expired_total", "Entities removed after entity.expire_ms",
+               XG_METRIC_COUNTER, NULL, (double)ts->expired);
+    for (int q = 0; q < XG_QUALITY_COUNT; q++) {
+        snprintf(lbl, sizeof lbl, "quality=\"%s\"", xg_quality_name((enum xg_quality)q));
+        set_metric(gw, "xrgate_predictions_total", "Poses answered, by quality", XG_METRIC_COUNTER,
+                   lbl, (double)ts->predictions[q]);
+    }
+    set_metric(gw, "xrgate_loop_lag_seconds", "Reactor lag of the last 100 ms timer",
+               XG_METRIC_GAUGE, NULL, gw->loop_lag_s);
+    set_metric(gw, "xrgate_loop_lag_max_seconds", "Largest reactor lag seen", XG_METRIC_GAUGE, NULL,
+               gw->loop_lag_max_s);
+    struct xg_admin_conn_stats cs = xg_admin_conn_stats(gw);
+    set_metric(gw, "xrgate_admin_connections", "Admin HTTP connections open", XG_METRIC_GAUGE, NULL,
+               cs.open);
+    set_metric(gw, "xrgate_admin_connections_refused_total",
+               "Admin connections refused at admin.max_connections", XG_METRIC_COUNTER, NULL,
+               (double)cs.refused);
+    set_metric(gw, "xrgate_admin_request_timeouts_total",
+               "Admin connections closed at admin.request_timeout_ms", XG_METRIC_COUNTER, NULL,
+               (double)cs.timeouts);
+    set_metric(gw, "xrgate_accept_backoff_total",
+               "Times a listener stopped accepting for a while after accept() failed (fd limit)",
+               XG_METRIC_COUNTER, NULL, (double)xg_net_accept_backoff_total());
+}
+
+/* One adapter's families; its identifiers are appended to `info` as labels. */
+static void adapter_families(struct xg_gateway *gw, int i, const char *lbl, struct evbuffer *info)
+{
+    const struct xg_table_stats *ts = xg_table_stats(gw->table);
+    struct xg_gw_adapter *ga = gw->adapters[i];
+    struct xg_status st = {.state = ga->started ? "running" : "stopped"};
+    if (ga->a.ops->status) ga->a.ops->status(&ga->a, &st);
+    set_metric(gw, "xrgate_adapter_up",
+               "1 while the adapter is streaming, listening, running or playing; 0 when it is "
+               "connecting, in back-off, stopped or done",
+               XG_METRIC_GAUGE, lbl, xg_metrics_state_up(st.state ? st.state : "running"));
+    set_metric(gw, "xrgate_samples_in_total", "Samples accepted into the table, per origin",
+               XG_METRIC_COUNTER, lbl, (double)ts->samples_in[i]);
+    set_metric(gw, "xrgate_samples_out_total", "Samples sent, per egress adapter",
+               XG_METRIC_COUNTER, lbl, (double)ga->a.samples_out);
+    set_metric(gw, "xrgate_drops_total", "Samples or packets dropped, per adapter",
+               XG_METRIC_COUNTER, lbl, (double)ga->a.drops);
+    set_metric(gw, "xrgate_samples_backwards_total",
+               "Samples dropped because their capture time did not advance", XG_METRIC_COUNTER, lbl,
+               (double)ts->dropped_backwards[i]);
+    set_metric(gw, "xrgate_samples_rejected_total", "Samples with invalid values",
+               XG_METRIC_COUNTER, lbl, (double)ts->rejected[i]);
+    set_metric(gw, "xrgate_adapter_errors_total", "Protocol and I/O errors, per adapter",
+               XG_METRIC_COUNTER, lbl, (double)ga->a.errors);
+    set_metric(gw, "xrgate_entities_refused_total",
+               "New entities refused because entity.max_entities was reached, per origin",
+               XG_METRIC_COUNTER, lbl, (double)ts->refused[i]);
+    if (ga->a.ops->is_sink)
+        set_metric(gw, "xrgate_dirty_entities", "Entities waiting in a sink's dirty set",
+                   XG_METRIC_GAUGE, lbl, (double)xg_table_dirty_count(gw->table, i));
+    evbuffer_add_printf(info, "xrgate_adapter_info{%s", lbl);
+    for (int k = 0; k < st.n_counters; k++) {
+        const char *name = st.counters[k].name;
+        double v = st.counters[k].value;
+        if (st.counters[k].kind == XG_STATUS_ID) {
+            if (snake_case(name)) evbuffer_add_printf(info, ",%s=\"%.0f\"", name, v);
+            continue;
+        }
+        char fam[128], help[192];
+        if (!xg_metrics_adapter_family(name, st.counters[k].kind, fam, sizeof fam)) continue;
+        snprintf(help, sizeof help, "Adapter %s %s (per adapter type: docs/metrics.md)",
+                 st.counters[k].kind == XG_STATUS_COUNTER ? "counter" : "value", name);
+        set_metric(gw, fam, help,
+                   st.counters[k].kind == XG_STATUS_COUNTER ? XG_METRIC_COUNTER : XG_METRIC_GAUGE,
+                   lbl, v);
+    }
+    evbuffer_add(info, "} 1\n", 4);
+}
+
+void xg_admin_metrics_render(struct xg_gateway *gw, struct evbuffer *out)
+{
+    char lbl[256], esc[160];
+    gateway_families(gw);
+    /* identifiers can change (a re-bound port): the info family is built per scrape, outside
+     * the registry, so that no series with old labels lingers */
+    struct evbuffer *info = evbuffer_new();
+    if (!info) return;
+    for (int i = 0; i < gw->n_adapters; i++) {
+        struct xg_gw_adapter *ga = gw->adapters[i];
+        snprintf(lbl, sizeof lbl, "adapter=\"%s\",type=\"%s\"",
+                 xg_metrics_escape(ga->a.name, esc, sizeof esc), ga->a.ops->type);
+        adapter_families(gw, i, lbl, info);
+    }
+    xg_metrics_render(gw->metrics, out);
+    if (gw->n_adapters) {
+        evbuffer_add_printf(out, "# HELP xrgate_adapter_info Identifiers of each adapter (bound "
+                                 "port, RTP SSRC...) as labels; the value is always 1\n"
+                                 "# TYPE xrgate_adapter_info gauge\n");
+        evbuffer_add_buffer(out, info);
+    }
+    evbuffer_free(info);
+}
