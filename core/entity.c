@@ -299,6 +299,21 @@ static struct xg_entity *find_source(const struct xg_table *t, int origin, const
     return NULL;
 }
 
+int xg_table_set_parent(struct xg_table *t, uint32_t id, uint32_t parent_id)
+{
+    struct xg_entity *e = get_mut(t, id);
+    if (!e) return -ENOENT;
+    if (parent_id && (parent_id == id || !xg_table_get(t, parent_id))) return -EINVAL;
+    e->parent = parent_id;
+    return 0;
+}
+
+const char *xg_table_parent_name(const struct xg_table *t, const struct xg_entity *e)
+{
+    const struct xg_entity *p = e->parent ? xg_table_get(t, e->parent) : NULL;
+    return p ? p->name : NULL;
+}
+
 size_t xg_table_count(const struct xg_table *t)
 {
     return t->count;

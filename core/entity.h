@@ -151,6 +151,8 @@ struct xg_entity {
     int64_t created_ns, last_receive_ns;
     double interval_s; /* EWMA of sample spacing (capture times) */
     uint64_t samples, dropped_backwards;
+    uint32_t parent; /* id of the parent entity in the source's hierarchy (a skeleton's parent
+                        joint), 0 = none: see xg_table_set_parent() */
     /* protocol extras: buttons / analogs (NULL until first set) */
     uint8_t *buttons;         /* XG_MAX_BUTTONS states */
     double *analogs;          /* XG_MAX_ANALOGS values */
@@ -222,6 +224,15 @@ int xg_table_push(struct xg_table *t, uint32_t id, const struct xg_sample *s);
  *  analog value that is not finite or beyond ±XG_ANALOG_MAX is -EINVAL, counted as rejected. */
 int xg_table_set_button(struct xg_table *t, uint32_t id, int index, bool pressed);
 int xg_table_set_analog(struct xg_table *t, uint32_t id, int index, double value);
+
+/** Record that entity `id`'s parent in its source's hierarchy is entity `parent_id` (a BVH
+ *  joint's nearest selected ancestor, an RGMP frame's reference frame); 0 clears it. Shown as
+ *  the entity's `parent` (the parent's name) in /api/entities and the inspector, which draws
+ *  bones along it. Errors: -ENOENT (id unknown), -EINVAL (parent_id unknown or id itself). */
+int xg_table_set_parent(struct xg_table *t, uint32_t id, uint32_t parent_id);
+/** Name of e's parent entity, or NULL when it has none or the parent is gone (borrowed, valid
+ *  as for xg_table_get()). */
+const char *xg_table_parent_name(const struct xg_table *t, const struct xg_entity *e);
 
 /** Entity by id / by final name, or NULL. The pointer is valid until the next table call that
  *  may remove entities (xg_table_expire / xg_table_remove). */

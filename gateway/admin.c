@@ -100,6 +100,8 @@ static int entity_visit(void *user, const struct xg_entity *e, const struct xg_p
     if (e->origin_gateway[0])
         json_object_set_new(o, "origin_gateway", json_string(e->origin_gateway));
     json_object_set_new(o, "source", json_string(e->source));
+    const char *parent = xg_table_parent_name(c->gw->table, e);
+    if (parent) json_object_set_new(o, "parent", json_string(parent));
     json_object_set_new(o, "position", vec3(p->position));
     json_object_set_new(o, "orientation",
                         json_pack("[ffff]", p->orientation.x, p->orientation.y, p->orientation.z,

@@ -254,6 +254,11 @@ static int entity_visit(void *user, const struct xg_entity *e, const struct xg_p
     evbuffer_add_printf(b, ",\"kind\":\"%s\",\"origin\":", xg_kind_name(e->kind));
     json_str(b,
              e->origin >= 0 && e->origin < gw->n_adapters ? gw->adapters[e->origin]->a.name : "?");
+    const char *parent = xg_table_parent_name(gw->table, e);
+    if (parent) {
+        ADD_LIT(b, ",\"parent\":");
+        json_str(b, parent);
+    }
     double pos[3] = {p->position.x, p->position.y, p->position.z};
     double q[4] = {p->orientation.x, p->orientation.y, p->orientation.z, p->orientation.w};
     vec(b, "position", pos, 3);

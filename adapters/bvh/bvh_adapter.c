@@ -41,7 +41,9 @@ struct bvh_sel {
     int joint;                 /* index in the file */
     char source[BVH_NAME_MAX]; /* entity source name */
     enum xg_kind kind;
-    uint32_t id; /* cached table id, 0 = unknown */
+    uint32_t id;    /* cached table id, 0 = unknown */
+    int parent_sel; /* index in sel[] of the nearest selected ancestor joint, -1 = none */
+    uint32_t linked_id, linked_parent; /* the ids xg_table_set_parent() was last called with */
 };
 
 struct bvh_state {
@@ -92,6 +94,19 @@ static int add_sel(struct bvh_state *s, int joint, const char *source, enum xg_k
     n->kind = kind;
     n->id = 0;
     return 0;
+}
+
+/* Each selected joint's parent entity: its nearest ancestor in the file that is selected too
+ * (joints left out of `joints:` are skipped over, so bones join the joints that are played). */
+static void link_parents(struct bvh_state *s)
+{
+    for (int i = 0; i < s->n_sel; i++) {
+        s->sel[i].parent_sel = -1;
+        for (int j = s->f.joints[s->sel[i].joint].parent; j >= 0 && s->sel[i].parent_sel < 0;
+             j = s->f.joints[j].parent)
+            for (int k = 0; k < s->n_sel; k++)
+                if (s->sel[k].joint == j) s->sel[i].parent_sel = k;
+    }
 }
 
 static int unknown_joint(const struct bvh_state *s, const struct xg_conf *at, const char *what,
@@ -268,6 +283,7 @@ static int bvh_create(struct xg_adapter *a, const struct xg_conf *conf, struct x
         return xg_conf_error(err, fnode, -EINVAL, "%s: the file has no frames", s->path);
     if ((rc = read_start(s, conf, err)) || (rc = read_joints(s, xg_conf_get(conf, "joints"), err)))
         return rc;
+    link_parents(s);
     int n = s->f.n_joints;
     s->pos = calloc((size_t)n, sizeof *s->pos);
     s->vel = calloc((size_t)n, sizeof *s->vel);
@@ -306,6 +322,16 @@ static void emit_frame(struct xg_adapter *a, long k, int64_t capture_ns, int64_t
             a->samples_in++;
         else
             a->drops++;
+    }
+    /* the hierarchy, once per (re)created entity: ids change when an entity expired */
+    for (int i = 0; i < s->n_sel; i++) {
+        struct bvh_sel *sel = &s->sel[i];
+        uint32_t pid = sel->parent_sel >= 0 ? s->sel[sel->parent_sel].id : 0;
+        if (!sel->id || !pid || (sel->linked_id == sel->id && sel->linked_parent == pid)) continue;
+        if (xg_table_set_parent(a->table, sel->id, pid) == 0) {
+            sel->linked_id = sel->id;
+            sel->linked_parent = pid;
+        }
     }
     s->frame = k;
     s->emitted++;

@@ -548,6 +548,15 @@ static void handle_data(struct xg_adapter *a, struct rgmp_client *c, const struc
             a->drops++;
     }
 
+    /* the hierarchy: a composed entity's reference frame is its parent (checked every frame:
+     * a parent may get its first pose after its child, and ids change when entities expire) */
+    for (size_t i = 0; i < d->n_ents; i++) {
+        const struct ent *e = &d->ents[i];
+        uint32_t pid = e->parent >= 0 ? d->ents[e->parent].id : 0;
+        const struct xg_entity *te = e->id && pid ? xg_table_get(a->table, e->id) : NULL;
+        if (te && te->parent != pid) xg_table_set_parent(a->table, e->id, pid);
+    }
+
     /* pass 3: extras */
     for (size_t k = 0; k < gr->n_streams; k++) {
         const struct rgmp_stream *s = &gr->streams[k];

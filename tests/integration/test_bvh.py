@@ -230,6 +230,12 @@ adapters:
         assert set(e1) == {j["name"] for j in joints if not j["name"].endswith("_End")}
         assert e1["Head"]["kind"] == "head" and e1["LeftHand"]["kind"] == "left_hand"
         assert e1["RightHand"]["kind"] == "right_hand" and e1["Hips"]["kind"] == "joint"
+        # the skeleton: every joint names its parent joint's entity, the root none
+        for j in joints:
+            if j["name"].endswith("_End"):
+                continue
+            want = "cmu/" + joints[j["parent"]]["name"] if j["parent"] >= 0 else None
+            assert e1[j["name"]].get("parent") == want, (j["name"], e1[j["name"]], want)
         k1 = frame_of(e1, joints, rows, 1)
         k2 = frame_of(e2, joints, rows, k1)
         assert k2 > k1
@@ -262,6 +268,29 @@ adapters:
     return True
 
 
+# ---- 2b. the hierarchy of a selection: bones join the nearest played ancestor ----
+
+def test_parents_selected():
+    conf = f"""
+adapters:
+  - name: take
+    type: bvh
+    file: {CMU}
+    joints:
+      Hips: {{name: hips, kind: rigid_body}}
+      Head: head
+      LeftHand: left_hand
+      LeftForeArm: forearm
+"""
+    with Gateway(conf) as gw:
+        ents = wait_for(lambda: (lambda e: e if len(e) == 4 else None)(entities(gw, "take/")))
+        got = {n: e.get("parent") for n, e in ents.items()}
+        # Head -> Neck1 -> Neck -> Spine1 -> Spine -> LowerBack -> Hips (skipped: not played)
+        assert got == {"hips": None, "head": "take/hips", "forearm": "take/hips",
+                       "left_hand": "take/forearm"}, got
+    print("hierarchy of a selection: head -> hips, left_hand -> forearm -> hips")
+
+
 # ---- 3. xrgate --check reports a broken take with file:line:column, BVH line and token ----
 
 def test_check_errors():
@@ -290,6 +319,7 @@ def main():
     test_check_errors()
     test_small_once()
     test_cmu()
+    test_parents_selected()
     return 0
 
 

@@ -286,6 +286,10 @@ def check_suit(gw, t_last, vel, angvel):
         assert quat_close(e["orientation"], enu_to_yup_quat(q), 1e-9), (f, e["orientation"], q)
         assert e["active"] is True
         assert e["origin"] == "suit"
+    # the hierarchy: a frame streamed relative to another streamed frame names it as parent
+    assert {f: ents[name + f].get("parent") for f in FRAMES} == {
+        "hips": None, "head": name + "hips", "left_hand": name + "hips",
+        "right_hand": name + "hips"}, {f: ents[name + f].get("parent") for f in FRAMES}
     hips = ents[name + "hips"]
     assert not hips["velocity_estimated"], hips
     assert vec_close(hips["velocity"], enu_to_yup_pos(vel), 1e-6), (hips["velocity"], vel)

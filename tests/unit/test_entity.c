@@ -567,6 +567,29 @@ static void test_kind_names(void **state)
     assert_string_equal(xg_quality_name(XG_QUALITY_PREDICTED), "PREDICTED");
 }
 
+/* The source hierarchy: a parent is another entity, shown by name; gone parents show none. */
+static void test_parent(void **state)
+{
+    (void)state;
+    struct xg_table *t = new_table();
+    const struct xg_quat q = {0, 0, 0, 1};
+    uint32_t hips = feed(t, "hips", T0, (struct xg_vec3){0, 1, 0}, q);
+    uint32_t head = feed(t, "head", T0, (struct xg_vec3){0, 1.6, 0}, q);
+    assert_null(xg_table_parent_name(t, xg_table_get(t, head)));
+    assert_int_equal(xg_table_set_parent(t, head, hips), 0);
+    assert_string_equal(xg_table_parent_name(t, xg_table_get(t, head)), "src/hips");
+    assert_null(xg_table_parent_name(t, xg_table_get(t, hips)));
+    assert_int_equal(xg_table_set_parent(t, head, head), -EINVAL);
+    assert_int_equal(xg_table_set_parent(t, head, 9999), -EINVAL);
+    assert_int_equal(xg_table_set_parent(t, 9999, hips), -ENOENT);
+    assert_int_equal(xg_table_get(t, head)->parent, hips); /* failed calls changed nothing */
+    assert_int_equal(xg_table_remove(t, hips), 0);
+    assert_null(xg_table_parent_name(t, xg_table_get(t, head)));
+    assert_int_equal(xg_table_set_parent(t, head, 0), 0);
+    assert_int_equal(xg_table_get(t, head)->parent, 0);
+    xg_table_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -586,6 +609,7 @@ int main(void)
         cmocka_unit_test(test_expiry),
         cmocka_unit_test(test_partial_samples_and_extras),
         cmocka_unit_test(test_kind_names),
+        cmocka_unit_test(test_parent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
