@@ -60,6 +60,7 @@
 
 #include "adapters/rtp/gamestate_codec.h"
 #include "adapters/rtp/rtp.h"
+#include "adapters/rtp/rtp_icmp.h"
 #include "adapters/rtp/rtp_oids.h"
 #include "adapters/rtp/srtp_session.h"
 #include "core/adapter.h"
@@ -181,7 +182,7 @@ struct rtpa {
     size_t n_ssrcs, n_objs;
     struct rtp_gs_iter iter;
     /* lines a peer can trigger, one rate limiter per kind (core/log.h) */
-    struct xg_log_limit lim_reason[R_COUNT], lim_ssrc, lim_srtp;
+    struct xg_log_limit lim_reason[R_COUNT], lim_ssrc, lim_srtp, lim_icmp;
     struct rtpa_fir_memo firs[RTPA_FIR_MEMO];
     int fir_next;
     struct xg_srtp *srtp_tx, *srtp_rx; /* send (local key) / receive (remote key) sessions */
@@ -192,6 +193,8 @@ struct rtpa {
         byes_in;
     uint64_t reasons[R_COUNT];
     uint64_t srtp_send_errors, srtp_other_errors;
+    uint64_t dest_unreachable; /* ICMP destination/port unreachable for packets we sent */
+    int64_t unreachable_ns;    /* when the last one arrived (0: never) */
     int64_t last_rtp_ts_ns;
 };
 
@@ -446,11 +449,40 @@ static bool srtp_out(struct xg_adapter *a, uint8_t *buf, size_t *len, size_t cap
     return false;
 }
 
+/* An ICMP error a packet to a destination came back with (rtp_icmp.h): one line per kind of
+ * event (rate-limited), a counter and, for 2 s, the state "unreachable". */
+static void icmp_cb(void *user, const struct sockaddr *dst, socklen_t len, int err)
+{
+    struct xg_adapter *a = user;
+    struct rtpa *r = a->priv;
+    char to[64];
+    (void)len;
+    xg_net_addr_str(dst, to, sizeof to);
+    int64_t now = xg_clock_mono_ns();
+    bool news = !r->unreachable_ns || now - r->unreachable_ns >= 2000000000LL;
+    r->dest_unreachable++;
+    r->unreachable_ns = now;
+    if (news) /* once per episode (every packet comes back while nothing listens) */
+        XG_WARN_PEER(&r->lim_icmp, a->name,
+                     "RTP to %s: %s (ICMP): nothing receives there, the packets to it are lost "
+                     "(counted in dest_unreachable)",
+                     to, err == ECONNREFUSED ? "port unreachable" : strerror(err));
+}
+
+/* sendto() also returns an ICMP error pending from an earlier packet (IP_RECVERR); that
+ * packet was not sent: send it again (the error itself is read from the error queue). */
+static bool icmp_errno(int e)
+{
+    return e == ECONNREFUSED || e == EHOSTUNREACH || e == ENETUNREACH;
+}
+
 static void send_to_all(struct xg_adapter *a, const uint8_t *buf, size_t len)
 {
     struct rtpa *r = a->priv;
     for (int i = 0; i < r->n_dest; i++) {
         ssize_t n = sendto(r->fd, buf, len, 0, (struct sockaddr *)&r->dest[i].ss, r->dest[i].len);
+        if (n < 0 && icmp_errno(errno))
+            n = sendto(r->fd, buf, len, 0, (struct sockaddr *)&r->dest[i].ss, r->dest[i].len);
         if (n < 0) {
             r->send_errors++;
             a->errors++;
@@ -780,7 +812,10 @@ static void send_fir(struct xg_adapter *a, struct rtpa_ssrc *s)
     if (rtcp_write_fir(&w, r->ssrc, &e, 1, NULL)) return;
     size_t len = w.len;
     if (!srtp_out(a, buf, &len, sizeof buf, true)) return;
-    if (sendto(r->fd, buf, len, 0, (struct sockaddr *)&s->from, s->from_len) < 0) {
+    ssize_t n = sendto(r->fd, buf, len, 0, (struct sockaddr *)&s->from, s->from_len);
+    if (n < 0 && icmp_errno(errno)) /* an earlier packet's ICMP error: not this one's */
+        n = sendto(r->fd, buf, len, 0, (struct sockaddr *)&s->from, s->from_len);
+    if (n < 0) {
         r->send_errors++;
         return;
     }
@@ -1266,7 +1301,11 @@ static void rx_cb(evutil_socket_t fd, short what, void *arg)
         struct sockaddr_storage ss;
         socklen_t sl = sizeof ss;
         ssize_t n = recvfrom(r->fd, r->rbuf, 65536, 0, (struct sockaddr *)&ss, &sl);
-        if (n < 0) break;
+        if (n < 0) {
+            /* ICMP errors keep the socket readable until their queue is read */
+            rtp_icmp_drain(r->fd, icmp_cb, a);
+            break;
+        }
         int64_t now = xg_clock_mono_ns();
         char peer[64];
         xg_net_addr_str((struct sockaddr *)&ss, peer, sizeof peer);
@@ -1337,6 +1376,8 @@ static int rtpa_start(struct xg_adapter *a)
         return fd;
     }
     r->fd = fd;
+    if (rtp_icmp_enable(fd, r->bind_ss.ss_family) < 0)
+        XG_DEBUG(a->name, "IP_RECVERR: %s (ICMP unreachable not reported)", strerror(errno));
     struct sockaddr_storage ss;
     socklen_t sl = sizeof ss;
     if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
@@ -1383,7 +1424,12 @@ static int rtpa_start(struct xg_adapter *a)
 static void rtpa_status(const struct xg_adapter *a, struct xg_status *st)
 {
     const struct rtpa *r = a->priv;
-    st->state = r->fd >= 0 ? (r->n_ssrcs ? "streaming" : "listening") : "stopped";
+    /* unreachable: a destination answered "port unreachable" in the last 2 s */
+    bool unreachable = r->unreachable_ns && xg_clock_mono_ns() - r->unreachable_ns < 2000000000LL;
+    st->state = r->fd < 0     ? "stopped"
+                : unreachable ? "unreachable"
+                : r->n_ssrcs  ? "streaming"
+                              : "listening";
     char bs[64];
     struct sockaddr_storage ss = r->bind_ss;
     if (r->bound_port) {
@@ -1396,12 +1442,12 @@ static void rtpa_status(const struct xg_adapter *a, struct xg_status *st)
     for (int i = 0; i < r->n_dest && n > 0 && (size_t)n < sizeof st->peer; i++)
         n += snprintf(st->peer + n, sizeof st->peer - (size_t)n, "%s%s", i ? "," : " ",
                       r->dest[i].str);
-    /* Plain RTP has 26 counters, SRTP 30 (XG_STATUS_MAX_COUNTERS is 32). Were that limit below
-     * 30, the 4 SRTP counters would replace drop_truncated and drop_bad_version, which cannot move
+    /* Plain RTP has 27 counters, SRTP 31 (XG_STATUS_MAX_COUNTERS is 32). Were that limit below
+     * 31, the 4 SRTP counters would replace drop_truncated and drop_bad_version, which cannot move
      * then (the SRTP check counts such packets as drop_srtp_malformed first), and the diagnostics
      * full_states_coalesced and gse_tags_in. */
     bool srtp = r->srtp.enabled;
-    bool all = !srtp || XG_STATUS_MAX_COUNTERS >= 30;
+    bool all = !srtp || XG_STATUS_MAX_COUNTERS >= 31;
     xg_status_id(st, "port", r->bound_port);
     xg_status_id(st, "ssrc", r->ssrc);
     xg_status_counter(st, "packets_out", (double)r->packets_out);
@@ -1426,6 +1472,8 @@ static void rtpa_status(const struct xg_adapter *a, struct xg_status *st)
     /* SRTP failures that are not the peer's: protect errors (packet not sent), key usage limit */
     if (srtp)
         xg_status_counter(st, "srtp_errors", (double)(r->srtp_send_errors + r->srtp_other_errors));
+    /* ICMP destination/port unreachable for packets sent (rtp_icmp.h) */
+    xg_status_counter(st, "dest_unreachable", (double)r->dest_unreachable);
 }
 
 static void rtpa_stop(struct xg_adapter *a)

@@ -475,13 +475,14 @@ static void test_plain_status_unchanged(void **state)
     rig_up(&g, 1200);
     struct xg_status st = {0};
     g.a.ops->status(&g.a, &st);
-    assert_int_equal(st.n_counters, 26);
+    assert_int_equal(st.n_counters, 27);
     for (int i = 0; i < st.n_counters; i++)
         assert_null(strstr(st.counters[i].name, "srtp"));
     assert_string_equal(st.counters[13].name, "ingress_objects");
     assert_string_equal(st.counters[14].name, "egress_ids");
     assert_string_equal(st.counters[16].name, "drop_truncated");
     assert_string_equal(st.counters[15].name, "gse_tags_in");
+    assert_string_equal(st.counters[26].name, "dest_unreachable");
     rig_down(&g);
 }
 
