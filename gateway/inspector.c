@@ -296,9 +296,12 @@ static void adapters_json(struct xg_inspector *ins, struct evbuffer *b)
         struct xg_gw_adapter *ga = gw->adapters[i];
         struct xg_status st = {.state = ga->started ? "running" : "stopped"};
         if (ga->a.ops->status) ga->a.ops->status(&ga->a, &st);
-        double reconnects = 0;
-        for (int k = 0; k < st.n_counters; k++)
+        double reconnects = 0, unreachable = 0;
+        for (int k = 0; k < st.n_counters; k++) {
             if (!strcmp(st.counters[k].name, "reconnects")) reconnects = st.counters[k].value;
+            if (!strcmp(st.counters[k].name, "dest_unreachable"))
+                unreachable = st.counters[k].value;
+        }
         evbuffer_add_printf(b, "%s{\"index\":%d,\"name\":", i ? "," : "", i);
         json_str(b, ga->a.name);
         ADD_LIT(b, ",\"type\":");
@@ -311,10 +314,11 @@ static void adapters_json(struct xg_inspector *ins, struct evbuffer *b)
             b,
             ",\"sink\":%s,\"samples_in\":%" PRIu64 ",\"samples_out\":%" PRIu64
             ",\"samples_in_per_s\":%.1f,\"samples_out_per_s\":%.1f,\"drops\":%" PRIu64
-            ",\"errors\":%" PRIu64 ",\"reconnects\":%.0f}",
+            ",\"samples_backwards\":%" PRIu64 ",\"errors\":%" PRIu64
+            ",\"reconnects\":%.0f,\"unreachable\":%.0f}",
             ga->a.ops->is_sink ? "true" : "false", ts->samples_in[i], ga->a.samples_out,
-            ins->rates[i].in_per_s, ins->rates[i].out_per_s,
-            ga->a.drops + ts->dropped_backwards[i] + ts->rejected[i], ga->a.errors, reconnects);
+            ins->rates[i].in_per_s, ins->rates[i].out_per_s, ga->a.drops + ts->rejected[i],
+            ts->dropped_backwards[i], ga->a.errors, reconnects, unreachable);
     }
     ADD_LIT(b, "]");
 }

@@ -1,140 +1,130 @@
 // xrgate web inspector: live tables from GET /events (Server-Sent Events) and, when three.js is
-// available, a 3D view (view3d.js). Plain ES module, no bundler; served by the gateway itself.
+// available, a 3D view (view3d.js), plots (plots.js) and a WebXR mode (xr.js). Plain ES modules,
+// no bundler; served by the gateway itself.
 //
-// The stream (README "Web inspector"): `event: hello` once per connection, then `event: state`
-// ~30 times a second: {seq, time_ns, entities: [{id, name, kind, origin, position, orientation,
-// quality, active, age_ms, rate_hz}], adapters: [{index, name, type, state, peer, sink,
-// samples_in, samples_out, samples_in_per_s, samples_out_per_s, drops, errors, reconnects}]}.
+// The stream (docs/inspector.md): `event: hello` once per connection, then `event: state`
+// ~30 times a second: {seq, time_ns, entities: [{id, name, kind, origin, parent?, position,
+// orientation, quality, active, age_ms, rate_hz}], adapters: [{index, name, type, state, peer,
+// sink, samples_in, samples_out, samples_in_per_s, samples_out_per_s, drops, samples_backwards,
+// errors, reconnects, unreachable}]}.
+import { naturalCompare, renderAdapters, renderEntities } from './tables.js';
+import { createPlots } from './plots.js';
 
 // A token given to the page (/?token=...) is passed on to /events: EventSource cannot set headers.
 const token = new URLSearchParams(location.search).get('token');
 const eventsUrl = '/events' + (token ? '?token=' + encodeURIComponent(token) : '');
-
-// Origin colours, by adapter index (the same in the tables and the 3D view).
-export const PALETTE = ['#4fc3f7', '#ffb74d', '#81c784', '#f06292', '#ba68c8', '#fff176',
-                        '#4db6ac', '#e57373', '#9575cd', '#aed581', '#ff8a65', '#90a4ae'];
 
 const $ = (id) => document.getElementById(id);
 
 const ui = {
   conn: $('conn'), summary: $('summary'), gateway: $('gateway-id'),
   adapters: $('adapters').tBodies[0], entities: $('entities').tBodies[0],
+  entitiesTable: $('entities'), filter: $('filter'), side: $('side'),
   adapterCount: $('adapter-count'), entityCount: $('entity-count'),
-  legend: $('legend'), viewMsg: $('view-msg'),
+  legend: $('legend'), viewMsg: $('view-msg'), banner: $('stale-banner'),
 };
 
-// State shared with view3d.js and exposed for tests (window.xrgateInspector).
+// State shared with the modules and exposed for tests (window.xrgateInspector).
 const inspector = {
   hello: null,
   last: null,           // last `state` frame
+  lastAt: 0,            // performance.now() when it arrived
   frames: 0,            // state frames received since the page loaded
   connects: 0,          // EventSource connections opened
   colors: new Map(),    // adapter name -> CSS colour
+  collapsed: new Set(), // origins whose group is collapsed in the entity table
+  selected: null,       // entity name whose plots are shown
   view: null,           // the 3D view, once loaded
   viewError: null,      // why there is no 3D view
+  xr: null,             // WebXR state (xr.js)
   connection: 'connecting',
+  compare: naturalCompare,
+  plots: createPlots(document),
 };
 window.xrgateInspector = inspector;
-
-function colorOf(origin) {
-  return inspector.colors.get(origin) || '#cccccc';
-}
 
 function setConn(state, text) {
   inspector.connection = state;
   ui.conn.dataset.state = state;
   ui.conn.className = 'conn conn-' + state;
   ui.conn.textContent = text || state;
+  render();
 }
 
-const fmt = (v, d) => (Number.isFinite(v) ? v.toFixed(d) : '–');
-// rates: one decimal below 10/s (a 0.5 Hz source is not 0)
-const fmtRate = (v) => fmt(v, Math.abs(v) < 10 && v !== 0 ? 1 : 0);
-
-// Keyed row updates: rows persist between frames; only changed cells are written.
-function syncRows(tbody, items, key, cells, decorate) {
-  const seen = new Set();
-  let i = 0;
-  for (const item of items) {
-    const k = key(item);
-    seen.add(k);
-    let tr = tbody.rows[i];
-    if (!tr || tr.dataset.key !== k) {
-      tr = [...tbody.rows].find((r) => r.dataset.key === k) || document.createElement('tr');
-      tr.dataset.key = k;
-      tbody.insertBefore(tr, tbody.rows[i] || null);
-    }
-    const values = cells(item);
-    while (tr.cells.length < values.length) tr.insertCell();
-    values.forEach((v, j) => {
-      const td = tr.cells[j];
-      const text = String(v.text ?? v);
-      if (td.textContent !== text) td.textContent = text;
-      const cls = v.cls || '';
-      if (td.className !== cls) td.className = cls;
-    });
-    if (decorate) decorate(tr, item);
-    i++;
+// Everything on screen from the last frame; when the stream is down the tables say so: states
+// become "unknown", ages keep growing from the last frame, the side panel is greyed out.
+function render() {
+  const st = inspector.last;
+  const live = inspector.connection === 'live';
+  ui.side.classList.toggle('disconnected', !live && !!st);
+  if (!live && st) {
+    const since = new Date(Date.now() - (performance.now() - inspector.lastAt));
+    ui.banner.hidden = false;
+    ui.banner.textContent = `gateway unreachable: the values below are from the last frame, ` +
+      `received ${since.toLocaleTimeString()} (${((performance.now() - inspector.lastAt) / 1000)
+        .toFixed(0)} s ago)`;
+  } else {
+    ui.banner.hidden = true;
   }
-  for (const tr of [...tbody.rows]) if (!seen.has(tr.dataset.key)) tr.remove();
-}
-
-function renderAdapters(adapters) {
-  inspector.colors.clear();
-  for (const a of adapters) inspector.colors.set(a.name, PALETTE[a.index % PALETTE.length]);
-  ui.adapterCount.textContent = `(${adapters.length})`;
-  syncRows(ui.adapters, adapters, (a) => a.name, (a) => [
-    { text: a.name, cls: 'name' },
-    a.type,
-    { text: a.state, cls: 'state state-' + a.state },
-    { text: a.peer || '–', cls: 'peer' },
-    { text: fmtRate(a.samples_in_per_s), cls: 'num rate-in' },
-    { text: fmtRate(a.samples_out_per_s), cls: 'num rate-out' },
-    { text: a.drops, cls: a.drops ? 'num warn' : 'num' },
-    { text: a.reconnects, cls: a.reconnects ? 'num warn' : 'num' },
-  ], (tr, a) => {
-    tr.dataset.name = a.name;
-    tr.cells[0].style.borderLeft = `4px solid ${colorOf(a.name)}`;
-  });
-  const legend = adapters.map((a) =>
-    `<span><i style="background:${colorOf(a.name)}"></i>${escapeHtml(a.name)}</span>`).join('');
-  if (ui.legend.innerHTML !== legend) ui.legend.innerHTML = legend;
-}
-
-function escapeHtml(s) {
-  return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;',
-                                           "'": '&#39;' }[c]));
-}
-
-function renderEntities(st) {
-  const ents = [...st.entities].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  ui.entityCount.textContent = `(${ents.length})`;
-  $('entities').dataset.timeNs = String(st.time_ns);
-  syncRows(ui.entities, ents, (e) => e.name, (e) => [
-    { text: e.name, cls: 'name' },
-    e.kind,
-    e.origin,
-    { text: e.position.map((v) => fmt(v, 3)).join(', '), cls: 'num pos' },
-    { text: fmtRate(e.rate_hz), cls: 'num' },
-    { text: fmt(e.age_ms, 1), cls: e.quality === 'STALE' ? 'num warn' : 'num' },
-    { text: e.quality, cls: 'q q-' + e.quality },
-  ], (tr, e) => {
-    tr.dataset.name = e.name;
-    tr.classList.toggle('stale', e.quality === 'STALE');
-    tr.cells[0].style.borderLeft = `4px solid ${colorOf(e.origin)}`;
-  });
-}
-
-function onState(st) {
-  inspector.last = st;
-  inspector.frames++;
-  renderAdapters(st.adapters);
-  renderEntities(st);
+  if (!st) return;
+  renderAdapters(ui, inspector, st.adapters, live);
+  renderEntities(ui, inspector, st, live, performance.now() - inspector.lastAt);
   const stale = st.entities.filter((e) => e.quality === 'STALE').length;
   ui.summary.textContent = `${st.entities.length} entities` + (stale ? `, ${stale} stale` : '') +
     ` · ${st.adapters.length} adapters`;
+}
+
+// Trails and axis triads help with a few entities and clutter many (a skeleton's joints, a
+// crowd): trails start off above 20 entities, triads above 40 (until the user ticks them).
+const CROWD = { 'opt-trails': 20, 'opt-axes': 40 };
+let declutterDone = false;
+for (const id of ['opt-trails', 'opt-axes'])
+  $(id).addEventListener('change', () => { declutterDone = true; });
+function declutterOptions(st) {
+  if (declutterDone || !inspector.view || !st.entities.length) return;
+  declutterDone = true;
+  for (const [id, set] of [['opt-trails', 'setTrails'], ['opt-axes', 'setAxes']]) {
+    if (st.entities.length <= CROWD[id]) continue;
+    $(id).checked = false;
+    inspector.view[set](false);
+  }
+}
+
+function onState(st) {
+  declutterOptions(st);
+  inspector.last = st;
+  inspector.lastAt = performance.now();
+  inspector.frames++;
+  render();
+  inspector.plots.add(st, inspector.lastAt / 1000, inspector.colors, inspector.selected);
   if (inspector.view) inspector.view.update(st);
 }
+
+function select(name) {
+  inspector.selected = name;
+  if (inspector.view) inspector.view.selected = name;
+  render();
+}
+inspector.select = select;
+
+ui.entities.addEventListener('click', (ev) => {
+  const tr = ev.target.closest('tr');
+  if (!tr) return;
+  if (tr.classList.contains('group')) {
+    const o = tr.dataset.origin;
+    if (inspector.collapsed.has(o)) inspector.collapsed.delete(o);
+    else inspector.collapsed.add(o);
+    render();
+  } else if (tr.dataset.name) {
+    select(tr.dataset.name);
+  }
+});
+ui.filter.addEventListener('input', render);
+
+// plots: redrawn 4 times a second (and while disconnected, so the time axis moves on)
+setInterval(() => inspector.plots.draw(performance.now() / 1000), 250);
+// while disconnected: ages and the banner keep counting
+setInterval(() => { if (inspector.connection !== 'live') render(); }, 1000);
 
 // EventSource reconnects by itself after a network loss (the server's `retry:` is 1 s), but
 // gives up on an HTTP error (401, 503): then reconnect here. A watchdog also restarts a stream
@@ -153,8 +143,13 @@ function connect() {
   });
   es.addEventListener('state', (ev) => {
     lastMessage = performance.now();
-    if (inspector.connection !== 'live') setConn('live', 'live');
-    onState(JSON.parse(ev.data));
+    const st = JSON.parse(ev.data);
+    if (inspector.connection !== 'live') {
+      inspector.last = st;
+      inspector.lastAt = lastMessage;
+      setConn('live', 'live');
+    }
+    onState(st);
   });
   es.onerror = () => {
     if (es.readyState === EventSource.CLOSED) {
@@ -172,18 +167,26 @@ setInterval(() => {
 connect();
 
 // The 3D view is optional: without three.js (built with -DXRGATE_WEB_INSPECTOR=OFF, or no
-// WebGL) the tables still work.
+// WebGL) the tables and plots still work.
 import('./view3d.js')
-  .then((m) => {
-    inspector.view = m.createView($('view'), inspector);
-    if (inspector.last) inspector.view.update(inspector.last);
-    $('fit').onclick = () => inspector.view.fit();
-    $('opt-trails').onchange = (ev) => inspector.view.setTrails(ev.target.checked);
-    $('opt-labels').onchange = (ev) => inspector.view.setLabels(ev.target.checked);
+  .then(async (m) => {
+    const view = m.createView($('view'), inspector);
+    inspector.view = view;
+    view.onSelect = select;
+    view.selected = inspector.selected;
+    if (inspector.last) view.update(inspector.last);
+    $('fit').onclick = () => view.fit();
+    $('opt-trails').onchange = (ev) => view.setTrails(ev.target.checked);
+    $('opt-axes').onchange = (ev) => view.setAxes(ev.target.checked);
+    $('opt-labels').onchange = (ev) => view.setLabels(ev.target.value);
+    view.setFollow($('opt-follow').checked);
+    $('opt-follow').onchange = (ev) => view.setFollow(ev.target.checked);
+    const xr = await import('./xr.js');
+    inspector.xr = await xr.setupXR($('enter-vr'), view);
   })
   .catch((err) => {
     inspector.viewError = String(err && err.message ? err.message : err);
     ui.viewMsg.hidden = false;
     ui.viewMsg.textContent = '3D view unavailable: ' + inspector.viewError +
-      ' (three.js is embedded when xrgate is built with npm; see README "Web inspector")';
+      ' (three.js is embedded when xrgate is built with npm; see docs/inspector.md)';
   });

@@ -1,14 +1,20 @@
 // The inspector's 3D view (three.js). The internal frame is three.js's own: right-handed, +Y up,
 // metres, Hamilton quaternions (x, y, z, w) body -> world, so poses go in unchanged. Every entity
-// is an axis triad (X red, Y green, Z blue, 15 cm) plus a glyph for its kind, coloured by its
-// origin adapter, with a label and a short trail. STALE entities turn grey and translucent with a
-// red halo; PREDICTED / HELD / INTERPOLATED poses carry a badge on their label.
+// is a glyph for its kind, coloured by its origin adapter, with an optional axis triad (X red,
+// Y green, Z blue), a label (decluttered: labels.js) and a short trail; an entity with a
+// `parent` (a skeleton's joint) is joined to it by a bone. STALE entities turn grey and
+// translucent with a red halo and badge; HELD poses carry an amber badge; EXACT, INTERPOLATED and
+// PREDICTED are normal and carry none. Camera framing: camera.js; WebXR: xr.js.
 import * as THREE from 'three';
 import { OrbitControls } from 'three/addons/controls/OrbitControls.js';
 import { CSS2DRenderer, CSS2DObject } from 'three/addons/renderers/CSS2DRenderer.js';
+import { createFraming, fractionInView } from './camera.js';
+import { declutter, labelStats } from './labels.js';
 
 const TRAIL_POINTS = 45; // 1.5 s at 30 Hz
 const TRIAD = 0.15;      // m
+const JOINT_TRIAD = 0.07; // m: skeleton joints are close together
+const DECLUTTER_EVERY = 3; // render frames between label placements
 
 function triad(len) {
   const g = new THREE.BufferGeometry();
@@ -68,10 +74,12 @@ class Entity {
   constructor(view, e, color) {
     this.name = e.name;
     this.kind = e.kind;
+    this.parent = e.parent || null;
     this.color = color;
     this.body = new THREE.Group();
     this.material = new THREE.MeshBasicMaterial({ color, transparent: true, opacity: 0.85 });
-    this.triad = triad(TRIAD);
+    this.triad = triad(e.kind === 'joint' ? JOINT_TRIAD : TRIAD);
+    this.triad.visible = view.axes;
     this.glyph = glyph(e.kind, this.material);
     this.halo = new THREE.LineSegments(
       new THREE.WireframeGeometry(new THREE.SphereGeometry(0.14, 10, 6)),
@@ -84,7 +92,9 @@ class Entity {
     this.nameEl = document.createElement('span');
     this.badgeEl = document.createElement('b');
     this.labelEl.append(this.nameEl, this.badgeEl);
-    this.nameEl.textContent = e.name;
+    // the colour names the origin (legend): the label shows the rest of the name
+    this.nameEl.textContent = e.name.startsWith(e.origin + '/') ? e.name.slice(e.origin.length + 1)
+                                                                 : e.name;
     this.labelEl.style.color = color;
     this.label = new CSS2DObject(this.labelEl);
     this.label.position.set(0, 0.12, 0);
@@ -105,6 +115,7 @@ class Entity {
   }
 
   update(e) {
+    this.parent = e.parent || null;
     const [x, y, z] = e.position;
     const [qx, qy, qz, qw] = e.orientation;
     this.body.position.set(x, y, z);
@@ -112,9 +123,11 @@ class Entity {
     this.label.position.set(x, y + 0.12, z);
     // trail: shift in the newest point when it moved more than 2 mm
     const p = this.trailPos;
-    const n = this.trailN;
+    let n = this.trailN;
     const last = n ? [p[(n - 1) * 3], p[(n - 1) * 3 + 1], p[(n - 1) * 3 + 2]] : null;
-    if (!last || Math.hypot(x - last[0], y - last[1], z - last[2]) > 0.002) {
+    const step = last ? Math.hypot(x - last[0], y - last[1], z - last[2]) : 0;
+    if (step > 0.5) n = 0; // a jump (a take looping back) is not a path
+    if (!last || step > 0.002) {
       if (n === TRAIL_POINTS) p.copyWithin(0, 3);
       const i = Math.min(n, TRAIL_POINTS - 1);
       p[i * 3] = x; p[i * 3 + 1] = y; p[i * 3 + 2] = z;
@@ -140,7 +153,9 @@ class Entity {
     this.labelEl.classList.toggle('stale', stale);
     this.labelEl.dataset.quality = q;
     this.badgeEl.className = 'badge q-' + q;
-    this.badgeEl.textContent = q === 'EXACT' ? '' : q === 'PREDICTED' ? 'PRED' : q;
+    // only what needs attention is badged: PREDICTED is how a live source normally looks
+    this.badgeEl.textContent = q === 'HELD' || q === 'STALE' ? q : '';
+    this.labelMeasured = false; // the badge changed its width
   }
 
   dispose(view) {
@@ -189,12 +204,29 @@ export function createView(container, inspector) {
     scene.add(o);
   }
 
-  const view = { scene, labels, camera, renderer, controls, entities: new Map(), fitted: false,
-                 trails: true };
+  // bones: one segment from each entity to its parent, in the origin's colour
+  const boneGeom = new THREE.BufferGeometry();
+  const bones = new THREE.LineSegments(boneGeom, new THREE.LineBasicMaterial({
+    vertexColors: true, transparent: true, opacity: 0.9 }));
+  bones.frustumCulled = false;
+  scene.add(bones);
+
+  // the selected entity: a ring around it
+  const ring = new THREE.Mesh(new THREE.TorusGeometry(0.12, 0.008, 8, 40),
+                              new THREE.MeshBasicMaterial({ color: 0xffffff }));
+  ring.visible = false;
+  scene.add(ring);
+
+  const view = { scene, labels, camera, renderer, controls, css, entities: new Map(),
+                 fitted: false, trails: true, axes: true, labelMode: 'auto', selected: null,
+                 hovered: null, bones: 0, frames: 0, xrFrames: 0, onSelect: null };
+  const framing = createFraming(camera, controls);
+  view.framing = framing;
 
   function resize() {
     const w = container.clientWidth || 1;
     const h = container.clientHeight || 1;
+    if (renderer.xr.isPresenting) return;
     renderer.setSize(w, h);
     css.setSize(w, h);
     camera.aspect = w / h;
@@ -202,6 +234,28 @@ export function createView(container, inspector) {
   }
   new ResizeObserver(resize).observe(container);
   resize();
+
+  const positions = () => [...view.entities.values()].map((e) => e.body.position);
+
+  function updateBones() {
+    const segs = [];
+    for (const ent of view.entities.values()) {
+      const p = ent.parent && view.entities.get(ent.parent);
+      if (p) segs.push([p, ent]);
+    }
+    const pos = new Float32Array(segs.length * 6);
+    const col = new Float32Array(segs.length * 6);
+    const c = new THREE.Color();
+    segs.forEach(([a, b], i) => {
+      pos.set([a.body.position.x, a.body.position.y, a.body.position.z,
+               b.body.position.x, b.body.position.y, b.body.position.z], i * 6);
+      c.set(b.quality === 'STALE' ? '#555555' : b.color);
+      col.set([c.r, c.g, c.b, c.r, c.g, c.b], i * 6);
+    });
+    boneGeom.setAttribute('position', new THREE.BufferAttribute(pos, 3));
+    boneGeom.setAttribute('color', new THREE.BufferAttribute(col, 3));
+    view.bones = segs.length;
+  }
 
   view.update = (st) => {
     const seen = new Set();
@@ -216,6 +270,7 @@ export function createView(container, inspector) {
       if (!ent) {
         ent = new Entity(view, e, color);
         ent.trail.visible = view.trails;
+        ent.labelEl.addEventListener('click', () => view.select(e.name));
         view.entities.set(e.name, ent);
       }
       ent.update(e);
@@ -226,32 +281,56 @@ export function createView(container, inspector) {
         view.entities.delete(name);
       }
     }
+    updateBones();
     if (!view.fitted && view.entities.size) {
       view.fit();
       view.fitted = true;
     }
   };
 
-  // Frame every entity (and the origin) from the current viewing direction.
-  view.fit = () => {
-    const box = new THREE.Box3(new THREE.Vector3(-0.5, 0, -0.5), new THREE.Vector3(0.5, 1, 0.5));
-    for (const ent of view.entities.values()) box.expandByPoint(ent.body.position);
-    const center = box.getCenter(new THREE.Vector3());
-    const radius = Math.max(box.getSize(new THREE.Vector3()).length() / 2, 0.5);
-    const dir = camera.position.clone().sub(controls.target).normalize();
-    const dist = radius / Math.sin(THREE.MathUtils.degToRad(camera.fov / 2)) * 1.1;
-    controls.target.copy(center);
-    camera.position.copy(center).addScaledVector(dir, dist);
-    camera.near = dist / 100;
-    camera.far = dist * 100;
-    camera.updateProjectionMatrix();
-    controls.update();
-  };
+  /** Frame every entity once, from the current viewing direction. */
+  view.fit = () => framing.fit(positions());
+  view.setFollow = (on) => { framing.follow = on; };
   view.setTrails = (on) => {
     view.trails = on;
     for (const ent of view.entities.values()) ent.trail.visible = on;
   };
-  view.setLabels = (on) => { css.domElement.style.display = on ? '' : 'none'; };
+  view.setAxes = (on) => {
+    view.axes = on;
+    for (const ent of view.entities.values()) ent.triad.visible = on;
+  };
+  view.setLabels = (mode) => { view.labelMode = mode; };
+  view.select = (name) => {
+    view.selected = name;
+    if (view.onSelect) view.onSelect(name);
+  };
+
+  // hover and click: the entity nearest to the pointer within 14 px
+  const v = new THREE.Vector3();
+  function pick(ev) {
+    const r = css.domElement.getBoundingClientRect();
+    let best = null, bestD = 14;
+    for (const ent of view.entities.values()) {
+      v.copy(ent.body.position).project(camera);
+      if (v.z < -1 || v.z > 1) continue;
+      const d = Math.hypot((v.x + 1) / 2 * r.width - (ev.clientX - r.left),
+                           (1 - v.y) / 2 * r.height - (ev.clientY - r.top));
+      if (d < bestD) { bestD = d; best = ent.name; }
+    }
+    return best;
+  }
+  css.domElement.addEventListener('pointermove', (ev) => { view.hovered = pick(ev); });
+  let down = null;
+  css.domElement.addEventListener('pointerdown', (ev) => { down = [ev.clientX, ev.clientY]; });
+  css.domElement.addEventListener('pointerup', (ev) => {
+    // a click, not the end of an orbit drag
+    if (down && Math.hypot(ev.clientX - down[0], ev.clientY - down[1]) < 4) {
+      const name = pick(ev);
+      if (name) view.select(name);
+    }
+    down = null;
+  });
+
   // For tests and debugging: what the scene shows, per entity name.
   view.poses = () => {
     const out = {};
@@ -260,11 +339,20 @@ export function createView(container, inspector) {
       const q = ent.body.quaternion;
       out[name] = { position: [p.x, p.y, p.z], orientation: [q.x, q.y, q.z, q.w],
                     kind: ent.kind, color: ent.color, quality: ent.quality,
-                    trail: ent.trailN, badge: ent.badgeEl.textContent,
+                    trail: ent.trailN, badge: ent.badgeEl.textContent, parent: ent.parent,
+                    axes: ent.triad.visible, label: ent.label.visible,
                     staleMarked: ent.halo.visible && ent.labelEl.classList.contains('stale') };
     }
     return out;
   };
+  // place the labels and draw them now, then measure what the page shows
+  view.labelStats = () => {
+    const r = container.getBoundingClientRect();
+    declutter(view, view.labelMode, r.width, r.height, inspector.compare);
+    css.render(scene, camera);
+    return labelStats(view);
+  };
+  view.inView = () => fractionInView(camera, positions());
   // For tests: render once and count pixels unlike the background, and pixels near an origin
   // colour (read back in the same task, so no preserveDrawingBuffer is needed).
   view.pixelStats = () => {
@@ -290,9 +378,28 @@ export function createView(container, inspector) {
     }
     return { total: w * h, drawn, origin };
   };
-  view.frames = 0;
+
+  let last = performance.now();
   renderer.setAnimationLoop(() => {
+    const now = performance.now();
+    const sel = view.selected && view.entities.get(view.selected);
+    ring.visible = !!sel;
+    if (sel) {
+      ring.position.copy(sel.body.position);
+      ring.quaternion.copy(camera.quaternion);
+    }
+    if (renderer.xr.isPresenting) {
+      renderer.render(scene, camera); // the headset's cameras; labels are not drawn in XR
+      view.xrFrames++;
+      return;
+    }
+    framing.step(positions(), Math.min(0.1, (now - last) / 1000));
+    last = now;
     controls.update();
+    if (view.frames % DECLUTTER_EVERY === 0) {
+      const r = container.getBoundingClientRect();
+      declutter(view, view.labelMode, r.width, r.height, inspector.compare);
+    }
     renderer.render(scene, camera);
     css.render(scene, camera);
     view.frames++;

@@ -2,11 +2,17 @@
 // (which starts xrgate, and restarts it on request to test reconnection).
 //
 //   node inspector.mjs --url http://127.0.0.1:PORT/ --node-modules <build>/web/node_modules
-//                      --screenshot <build>/test-output/inspector.png --entities 6
+//                      --screenshot <build>/test-output/inspector.png --entities 7
+//                      --mocap-url http://127.0.0.1:PORT2/ --crowd-url http://127.0.0.1:PORT3/
+// (--url: synth sources, restarted on request; --mocap-url: the CMU walk, 31 joints, one with a
+// long name, and an RTP sender aimed at a port nobody listens on; --crowd-url: 200 bodies).
+// The checks of the later views are in views.mjs.
 //
 // Debian's Chromium (/usr/bin/chromium, or $XG_CHROMIUM) through playwright-core; no browser is
 // ever downloaded. Protocol with the Python driver on stdout/stdin, one line each:
-//   -> "RESTART"      (stdout) please restart the gateway on the same port
+//   -> "STOP"         (stdout) please stop the gateway
+//   <- "STOPPED"      (stdin)  done
+//   -> "START"        (stdout) please start it again on the same port
 //   <- "RESTARTED"    (stdin)  done
 //   -> "RESULT {...}" (stdout) the measurements; exit code 0 when every check passed.
 import { createRequire } from 'node:module';
@@ -14,6 +20,7 @@ import { mkdtempSync, rmSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { crowdChecks, mocapChecks, plotChecks, tableChecks, xrChecks } from './views.mjs';
 
 const args = Object.fromEntries(process.argv.slice(2).reduce((acc, a, i, all) => {
   if (a.startsWith('--')) acc.push([a.slice(2), all[i + 1]]);
@@ -25,7 +32,8 @@ const { chromium } = require('playwright-core');
 const URL_ = args.url;
 const API = new URL('/api/entities', URL_).href;
 const N = Number(args.entities);
-const log = (...m) => console.error('[browser]', ...m);
+const T0 = Date.now();
+const log = (...m) => console.error(`[browser ${((Date.now() - T0) / 1000).toFixed(1)} s]`, ...m);
 const checks = [];
 function check(cond, what, detail) {
   checks.push({ ok: !!cond, what, detail });
@@ -39,25 +47,39 @@ const waitLine = (want) => new Promise((resolve) => {
 
 // what the page shows, read in one task so the table and the scene belong to the same frame;
 // with minTimeNs, first wait for a frame built at or after that gateway time
-async function snapshot(page, minTimeNs = 0) {
-  return page.evaluate(async (minT) => {
+// with staleName, wait for a frame in which that entity is STALE
+async function snapshot(page, minTimeNs = 0, staleName = null) {
+  return page.evaluate(async ([minT, staleName]) => {
     const ins = window.xrgateInspector;
+    const stale = () => !staleName ||
+      ins.last.entities.some((e) => e.name === staleName && e.quality === 'STALE');
     await new Promise((resolve) => {
-      const poll = () => (ins.last && ins.last.time_ns >= minT ? resolve() : setTimeout(poll, 1));
+      const poll = () => (ins.last && ins.last.time_ns >= minT && stale() ? resolve()
+                                                                          : setTimeout(poll, 1));
       poll();
     });
+    // entity rows follow their origin's group row (name, kind, position, Hz, age, quality)
     const rows = {};
+    let origin = null;
     for (const tr of document.querySelectorAll('#entities tbody tr')) {
       const c = tr.cells;
-      rows[tr.dataset.name] = { kind: c[1].textContent, origin: c[2].textContent,
-                                position: c[3].textContent.split(',').map(Number),
-                                rate: Number(c[4].textContent), quality: c[6].textContent };
+      if (tr.classList.contains('group')) {
+        origin = tr.dataset.origin;
+        continue;
+      }
+      rows[tr.dataset.name] = { kind: c[1].textContent, origin, shown: c[0].textContent,
+                                position: c[2].textContent.split(',').map(Number),
+                                rate: c[3].textContent, age: Number(c[4].textContent),
+                                quality: c[5].textContent,
+                                qualityColor: getComputedStyle(c[5]).color };
     }
     const adapters = {};
     for (const tr of document.querySelectorAll('#adapters tbody tr')) {
       const c = tr.cells;
       adapters[tr.dataset.name] = { type: c[1].textContent, state: c[2].textContent,
-                                    in_per_s: Number(c[4].textContent) };
+                                    in_per_s: Number(c[4].textContent),
+                                    backwards: c[7].textContent,
+                                    backwardsTitle: c[7].title };
     }
     const frame = {};
     for (const e of ins.last.entities) frame[e.name] = e;
@@ -65,8 +87,10 @@ async function snapshot(page, minTimeNs = 0) {
              frame_time_ns: ins.last ? ins.last.time_ns : null, frame,
              frames: ins.frames, connects: ins.connects, connection: ins.connection,
              rows, adapters, poses: ins.view ? ins.view.poses() : null,
-             viewError: ins.viewError };
-  }, minTimeNs);
+             viewError: ins.viewError,
+             staleRow: !!staleName && document.querySelector(`#entities tr[data-name="${staleName}"]`)
+               .classList.contains('stale') };
+  }, [minTimeNs, staleName]);
 }
 
 const norm = (v) => Math.hypot(...v);
@@ -146,7 +170,8 @@ async function main() {
     await page.waitForFunction((n) => {
       const ins = window.xrgateInspector;
       return ins && (ins.viewError || (ins.view && ins.view.entities.size === n &&
-              document.querySelectorAll('#entities tbody tr').length === n && ins.view.frames > 2));
+              document.querySelectorAll('#entities tbody tr[data-name]').length === n &&
+              ins.view.frames > 2 && ins.xr));
     }, N, { timeout: 15000 });
     result.first_frame_ms = Date.now() - t0;
 
@@ -175,8 +200,20 @@ async function main() {
           'glyph kinds', kinds);
     const demoPoses = Object.entries(b.poses).filter(([n]) => n.startsWith('demo/'));
     check(demoPoses.every(([, p]) => p.trail > 3), 'trails drawn', demoPoses.map(([, p]) => p.trail));
-    check(demoPoses.every(([, p]) => p.quality !== 'PREDICTED' || p.badge === 'PRED'),
-          'PREDICTED poses carry a badge', demoPoses.map(([n, p]) => [n, p.quality, p.badge]));
+    // honest colours: PREDICTED is the normal state of a live source, not a warning
+    check(demoPoses.some(([, p]) => p.quality === 'PREDICTED') &&
+          demoPoses.every(([, p]) => p.quality !== 'PREDICTED' || p.badge === ''),
+          'PREDICTED poses carry no badge', demoPoses.map(([n, p]) => [n, p.quality, p.badge]));
+    const pred = Object.values(b.rows).filter((r) => r.quality === 'PREDICTED');
+    check(pred.length && pred.every((r) => r.qualityColor === 'rgb(138, 147, 162)'),
+          'PREDICTED in the table in the plain dim colour, not amber', pred.map((r) => r.qualityColor));
+    check(b.rows['demo/head'].shown === 'head', 'rows show names without the group\'s origin',
+          b.rows['demo/head']);
+    check(!demo || (demo.backwards === '0' && /not an error/i.test(demo.backwardsTitle)),
+          '"not newer" samples are a column of their own, explained', demo);
+    check(await page.evaluate(() => document.getElementById('enter-vr').hidden &&
+                              window.xrgateInspector.xr && !window.xrgateInspector.xr.available),
+          'no "Enter VR" without an immersive-vr device');
     // coloured by origin: one colour per adapter, different adapters differ
     const colorsOf = (o) => new Set(Object.entries(b.poses).filter(([n]) => n.startsWith(o + '/'))
       .map(([, p]) => p.color));
@@ -185,18 +222,15 @@ async function main() {
           'entities coloured by origin adapter', { demo: [...cDemo], slow: [...cSlow] });
     check(b.adapters.slow && b.adapters.slow.type === 'synth', 'adapter slow listed', b.adapters);
     // STALE: the slow body (0.5 Hz, stale after 200 ms) is marked in the scene and the table
-    await page.waitForFunction(() => {
-      const e = window.xrgateInspector.last.entities.find((x) => x.name === 'slow/body0');
-      return e && e.quality === 'STALE';
-    }, null, { timeout: 5000 });
-    const s = await snapshot(page);
+    const s = await snapshot(page, 0, 'slow/body0');
     const sp = s.poses['slow/body0'];
     check(sp.quality === 'STALE' && sp.staleMarked && sp.badge === 'STALE',
           'STALE entity marked in the 3D view (grey, halo, badge)', sp);
-    check(s.rows['slow/body0'].quality === 'STALE', 'STALE entity marked in the table',
+    check(s.rows['slow/body0'].quality === 'STALE' &&
+          s.rows['slow/body0'].qualityColor === 'rgb(255, 107, 107)', 'STALE entity red in the table',
           s.rows['slow/body0']);
-    check(await page.evaluate(() => document.querySelector('#entities tr[data-name="slow/body0"]')
-      .classList.contains('stale')), 'STALE table row styled');
+    check(s.rows['slow/body0'].rate === '–', 'a STALE entity shows no rate', s.rows['slow/body0']);
+    check(s.staleRow, 'STALE table row styled');
 
     // the WebGL canvas actually shows something: pixels differing from the background
     result.pixels = await page.evaluate(() => window.xrgateInspector.view.pixelStats());
@@ -208,12 +242,36 @@ async function main() {
     await page.screenshot({ path: args.screenshot });
     result.screenshot = args.screenshot;
 
+    // the entity list: filter, collapsible origins, selection and its plots
+    log('phase: await tableChecks');
+    result.tables = await tableChecks(page, check);
+    result.plots = await plotChecks(page, check, N);
+
     // reconnect: the gateway goes away and comes back on the same port
-    console.log('RESTART');
+    log('phase: console.log');
+    console.log('STOP');
+    await waitLine('STOPPED');
     await page.waitForFunction(() => window.xrgateInspector.connection !== 'live', null,
                                { timeout: 10000 });
     const lost = await page.evaluate(() => document.getElementById('conn').textContent);
     check(/lost|disconnected|connecting/.test(lost), 'connection loss shown', lost);
+    // the tables say so too: greyed out, a banner, states unknown, ages growing
+    await page.waitForTimeout(1500);
+    const gone = await snapshot(page);
+    const dead = await page.evaluate(() => ({
+      greyed: document.getElementById('side').classList.contains('disconnected'),
+      banner: document.getElementById('stale-banner').hidden ? null
+        : document.getElementById('stale-banner').textContent }));
+    check(dead.greyed && /gateway unreachable/.test(dead.banner || ''),
+          'disconnected: tables greyed out under a banner', dead);
+    check(Object.values(gone.adapters).every((a) => a.state === 'unknown' && Number.isNaN(a.in_per_s)),
+          'disconnected: adapter states "unknown", no rates', gone.adapters);
+    check(Object.values(gone.rows).every((r) => r.quality === 'unknown' && r.rate === '–' &&
+                                              r.age > 1000),
+          'disconnected: entity quality "unknown", no rate, ages growing past 1 s',
+          Object.values(gone.rows).map((r) => [r.quality, r.rate, r.age]));
+    await page.screenshot({ path: args.screenshot.replace(/\.png$/, '-disconnected.png') });
+    console.log('START');
     await waitLine('RESTARTED');
     const before = await page.evaluate(() => window.xrgateInspector.connects);
     await page.waitForFunction((c) => window.xrgateInspector.connects > c &&
@@ -226,6 +284,18 @@ async function main() {
     const d = await snapshot(page);
     check(d.frames > c.frames && Object.keys(d.rows).length === N, 'reconnected and streaming',
           { frames: [c.frames, d.frames], rows: Object.keys(d.rows).length });
+    check(d.adapters.demo.state === 'running' && d.rows['demo/head'].quality !== 'unknown' &&
+          await page.evaluate(() => !document.getElementById('side').classList.contains('disconnected')),
+          'reconnected: live states again, not greyed out', d.adapters.demo);
+
+    // a 31-joint skeleton (the CMU walk), 200 bodies, and the WebXR mode against a stub
+    const shot = (name) => args.screenshot.replace(/\.png$/, `-${name}.png`);
+    log('phase: await mocapChecks');
+    result.mocap = await mocapChecks(ctx, args['mocap-url'], check, shot('mocap'), consoleErrors);
+    log('phase: await crowdChecks');
+    result.crowd = await crowdChecks(ctx, args['crowd-url'], check, shot('crowd'), consoleErrors);
+    log('phase: await xrChecks');
+    result.xr = await xrChecks(ctx, args['mocap-url'], check, shot('xr'), consoleErrors);
 
     check(external.length === 0, 'no request leaves the gateway (works offline)', external);
     check(consoleErrors.filter((m) => !/EventSource|ERR_CONNECTION_REFUSED|Failed to load resource/.test(m))

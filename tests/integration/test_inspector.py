@@ -148,6 +148,9 @@ def check_stream(gw):
     assert ad["name"] == "demo" and ad["type"] == "synth" and ad["state"] == "running", ad
     assert 0 < ad["samples_in_per_s"] < 1080, ad
     assert ad["samples_out_per_s"] == 0 and ad["drops"] == 0 and ad["reconnects"] == 0, ad
+    # not-newer samples are their own field, not drops; no ICMP "port unreachable" counted
+    assert ad["samples_backwards"] == 0 and ad["unreachable"] == 0, ad
+    assert all("parent" not in e for e in frames[-1][0]["entities"]), "synth has no hierarchy"
     assert ad["samples_in"] > 0 and ad["index"] == 0 and ad["sink"] is False, ad
 
     # poses against /api/entities: the frame nearest in time, extrapolated with the API's

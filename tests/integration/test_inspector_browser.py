@@ -1,24 +1,31 @@
 """Browser test of the web inspector: Debian's headless Chromium driven by playwright-core (npm,
 installed into <build>/web/node_modules by the build) from tests/browser/inspector.mjs.
 
-Starts xrgate with two synth sources — `demo` (6 entities at 120 Hz) and `slow` (one body at
-0.5 Hz with entity.stale_ms 200, so it is STALE most of the time) — opens the page and checks
-that every entity is listed and drawn (coloured by origin; STALE and PREDICTED marked), that displayed poses (table and 3D scene) match /api/entities within a
-tolerance and move over 500 ms, that the adapter row shows a non-zero rate, that the WebGL view
-draws, then restarts the gateway on the same port and checks that the page reconnects. The
-screenshot goes to <build>/test-output/inspector.png.
+Starts three gateways. The first has two synth sources, `demo` (6 entities at 120 Hz) and `slow`
+(one body at 0.5 Hz with entity.stale_ms 200, so it is STALE most of the time): the page must
+list and draw every entity (coloured by origin; STALE in red, PREDICTED plain), match
+/api/entities in the table and the 3D scene, filter, collapse origins, select an entity and plot
+it, plot adapter rates and an age histogram; then the gateway stops (tables greyed out, states
+"unknown", ages growing) and restarts on the same port (the page reconnects). The second replays
+the CMU walk (31 joints, one renamed to a long name) and runs an RTP sender aimed at a port
+nobody listens on: bones, decluttered labels, axes and label toggles, follow and fit, the long
+name, "no listener" on the RTP row; then the WebXR mode against a stub of navigator.xr. The
+third has 200 bodies: natural order, labels without overlap. Screenshots go to
+<build>/test-output/inspector*.png (inspector-mocap.png and inspector-crowd.png are the 31-joint
+and 200-entity views; the checks above are made on what they show).
 
 Skips (77) when node, Chromium (/usr/bin/chromium or $XG_CHROMIUM) or playwright-core is
 missing: docker/install-deps.sh installs nodejs, npm and chromium."""
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import threading
 import time
 
-from xgtest import SOURCE_DIR, Gateway, skip
+from xgtest import SOURCE_DIR, VECTORS_DIR, Gateway, skip
 
 BUILD_DIR = os.environ.get("XG_BUILD_DIR") or os.path.join(SOURCE_DIR, "build")
 NODE_MODULES = os.path.join(BUILD_DIR, "web", "node_modules")
@@ -45,6 +52,41 @@ adapters:
 """
 
 
+MOCAP = """gateway:
+  id: browser-mocap
+adapters:
+  - name: take
+    type: bvh
+    file: {cmu}
+    rename:
+      - match: "take/LeftHandIndex1"
+        name: "take/left_hand_index_finger_proximal_phalanx_marker_cluster_A"
+  - name: nowhere
+    type: rtp
+    bind: "127.0.0.1:0"
+    destinations: ["127.0.0.1:{dead}"]
+    rate_hz: 30
+"""
+
+CROWD = """gateway:
+  id: browser-crowd
+adapters:
+  - name: crowd
+    type: synth
+    rate_hz: 30
+    bodies: 200
+    head: false
+    hands: false
+"""
+
+
+def dead_port():
+    """A UDP port nobody listens on (bound, read, closed)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def main():
     node = shutil.which("node")
     if not node:
@@ -63,23 +105,29 @@ def main():
 
     gw = Gateway(CONFIG)
     port = gw.port
+    mocap = Gateway(MOCAP.format(cmu=os.path.join(VECTORS_DIR, "mocap", "cmu_08_10_walk.bvh"),
+                                 dead=dead_port()))
+    crowd = Gateway(CROWD)
     try:
-        time.sleep(0.3)
         proc = subprocess.Popen(
             [node, SCRIPT, "--url", f"http://127.0.0.1:{port}/", "--node-modules", NODE_MODULES,
-             "--screenshot", SCREENSHOT, "--entities", "7"],
+             "--screenshot", SCREENSHOT, "--entities", "7",
+             "--mocap-url", f"http://127.0.0.1:{mocap.port}/",
+             "--crowd-url", f"http://127.0.0.1:{crowd.port}/"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         errlines = []
         threading.Thread(target=lambda: errlines.extend(proc.stderr), daemon=True).start()
         result = None
-        timer = threading.Timer(120, proc.kill)
+        timer = threading.Timer(240, proc.kill)
         timer.start()
         for line in proc.stdout:
             line = line.strip()
-            if line == "RESTART":
+            if line == "STOP":
                 gw.stop()
                 gw.tmp.cleanup()
-                time.sleep(0.5)  # the page sees the loss and starts retrying
+                proc.stdin.write("STOPPED\n")
+                proc.stdin.flush()
+            elif line == "START":
                 for _ in range(50):  # same port: retry while the old socket lingers
                     try:
                         gw = Gateway(CONFIG, admin=f"127.0.0.1:{port}")
@@ -106,8 +154,9 @@ def main():
         assert code == 0 and result["failed"] == 0, f"{result['failed']} check(s) failed"
         assert os.path.getsize(SCREENSHOT) > 10000
     finally:
-        gw.stop()
-        gw.tmp.cleanup()
+        for g in (gw, mocap, crowd):
+            g.stop()
+            g.tmp.cleanup()
     n = len(result["checks"])
     print(f"test_inspector_browser: {n} passed, 0 failed")
 
