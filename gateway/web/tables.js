@@ -63,7 +63,8 @@ export function renderAdapters(ui, inspector, adapters, live) {
   ui.adapterCount.textContent = `(${adapters.length})`;
   syncRows(ui.adapters, adapters.map((a) => {
     const state = live ? a.state : 'unknown';
-    const rtpNoListener = a.type === 'rtp' && a.unreachable > 0;
+    // an RTP destination answering ICMP port unreachable right now (the counter only grows)
+    const rtpNoListener = a.state === 'unreachable';
     return {
       key: a.name,
       data: { name: a.name },
@@ -73,7 +74,7 @@ export function renderAdapters(ui, inspector, adapters, live) {
         { text: rtpNoListener && live ? `${state}, no listener` : state,
           cls: 'state state-' + (rtpNoListener && live ? 'bad' : STATE_CLASS[state] || 'wait'),
           title: rtpNoListener ? `${a.unreachable} packets answered "port unreachable" ` +
-            '(ICMP): nothing listens at a destination' : '' },
+            '(ICMP) so far: nothing listens at a destination' : '' },
         { text: a.peer || '–', cls: 'peer', title: a.peer || '' },
         { text: live ? fmtRate(a.samples_in_per_s) : '–', cls: 'num rate-in' },
         { text: live ? fmtRate(a.samples_out_per_s) : '–', cls: 'num rate-out' },
