@@ -684,6 +684,17 @@ int xg_table_set_analog(struct xg_table *t, uint32_t id, int index, double value
     return 0;
 }
 
+int xg_table_set_parent(struct xg_table *t, uint32_t id, const char *parent)
+{
+    struct xg_entity *e = get_mut(t, id);
+    if (!e) return -ENOENT;
+    if (!parent) parent = "";
+    size_t n = strlen(parent);
+    if (n >= sizeof e->parent) return -EINVAL;
+    memcpy(e->parent, parent, n + 1);
+    return 0;
+}
+
 /* ---- prediction ---- */
 
 void xg_entity_predict_at(struct xg_table *t, const struct xg_entity *e, int64_t t_ns,

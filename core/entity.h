@@ -137,6 +137,8 @@ struct xg_entity {
     char origin_gateway[64];  /* "" = this gateway */
     int32_t source_sensor;    /* the source's sensor number (xg_entity_key.sensor), -1 = none */
     bool controls_only;       /* xg_entity_key.controls_only: the pose is a placeholder */
+    char parent[XG_NAME_MAX]; /* name of the parent entity where the source has a hierarchy
+                                 (VMC bones, skeletons), "" = none (xg_table_set_parent) */
     enum xg_kind kind;
     int origin; /* origin adapter index */
     /* newest state */
@@ -222,6 +224,12 @@ int xg_table_push(struct xg_table *t, uint32_t id, const struct xg_sample *s);
  *  analog value that is not finite or beyond ±XG_ANALOG_MAX is -EINVAL, counted as rejected. */
 int xg_table_set_button(struct xg_table *t, uint32_t id, int index, bool pressed);
 int xg_table_set_analog(struct xg_table *t, uint32_t id, int index, double value);
+
+/** Set the name of entity `id`'s parent entity (a hierarchy known to the source, e.g. a VMC
+ *  bone's parent bone; shown as "parent" in /api/entities). `parent` is copied (NULL or "" = no
+ *  parent; longer than XG_NAME_MAX - 1 is -EINVAL). Not a pose change: nothing is marked dirty.
+ *  -ENOENT if the id is unknown. */
+int xg_table_set_parent(struct xg_table *t, uint32_t id, const char *parent);
 
 /** Entity by id / by final name, or NULL. The pointer is valid until the next table call that
  *  may remove entities (xg_table_expire / xg_table_remove). */

@@ -99,6 +99,7 @@ static int entity_visit(void *user, const struct xg_entity *e, const struct xg_p
     if (e->origin_gateway[0])
         json_object_set_new(o, "origin_gateway", json_string(e->origin_gateway));
     json_object_set_new(o, "source", json_string(e->source));
+    if (e->parent[0]) json_object_set_new(o, "parent", json_string(e->parent));
     json_object_set_new(o, "position", vec3(p->position));
     json_object_set_new(o, "orientation",
                         json_pack("[ffff]", p->orientation.x, p->orientation.y, p->orientation.z,
