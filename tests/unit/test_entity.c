@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -555,6 +556,41 @@ static void test_partial_samples_and_extras(void **state)
     xg_table_free(t);
 }
 
+static int ignore_visit(void *user, const struct xg_entity *e, const struct xg_pose *p)
+{
+    (void)user;
+    (void)e;
+    (void)p;
+    return 0;
+}
+
+/* xg_table_set_parent: a copied name, cleared by "" or NULL, bounded, not a pose change */
+static void test_parent(void **state)
+{
+    (void)state;
+    struct xg_table *t = new_table();
+    xg_table_add_sink(t, 1, NULL, NULL, NULL);
+    uint32_t hips = feed(t, "bone/Hips", T0, XG_VEC3_ZERO, XG_QUAT_IDENTITY);
+    uint32_t spine = feed(t, "bone/Spine", T0, XG_VEC3_ZERO, XG_QUAT_IDENTITY);
+    assert_string_equal(xg_table_get(t, spine)->parent, "");
+    assert_int_equal(xg_table_drain(t, 1, T0, ignore_visit, NULL), 2);
+    char name[XG_NAME_MAX];
+    snprintf(name, sizeof name, "%s", xg_table_get(t, hips)->name);
+    assert_int_equal(xg_table_set_parent(t, spine, name), 0);
+    name[0] = 'X'; /* copied, not borrowed */
+    assert_string_equal(xg_table_get(t, spine)->parent, "src/bone/Hips");
+    assert_int_equal(xg_table_dirty_count(t, 1), 0);
+    char longname[XG_NAME_MAX + 1];
+    memset(longname, 'a', XG_NAME_MAX);
+    longname[XG_NAME_MAX] = 0;
+    assert_int_equal(xg_table_set_parent(t, spine, longname), -EINVAL);
+    assert_string_equal(xg_table_get(t, spine)->parent, "src/bone/Hips");
+    assert_int_equal(xg_table_set_parent(t, spine, NULL), 0);
+    assert_string_equal(xg_table_get(t, spine)->parent, "");
+    assert_int_equal(xg_table_set_parent(t, 9999, "x"), -ENOENT);
+    xg_table_free(t);
+}
+
 static void test_kind_names(void **state)
 {
     (void)state;
@@ -586,6 +622,7 @@ int main(void)
         cmocka_unit_test(test_expiry),
         cmocka_unit_test(test_partial_samples_and_extras),
         cmocka_unit_test(test_kind_names),
+        cmocka_unit_test(test_parent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
