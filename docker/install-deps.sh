@@ -19,6 +19,8 @@ libyaml-dev libsrtp2-dev nodejs npm"
 TEST_PKGS="libcmocka-dev python3 curl cppcheck chromium docker.io mmdebstrap docker-compose"
 # the man pages' test (test_install): groff checks them, man renders them
 TEST_PKGS="$TEST_PKGS groff-base man-db"
+# the vmc adapter's interop test: liblo's oscsend/oscdump, an OSC peer that is not ours
+TEST_PKGS="$TEST_PKGS liblo-tools"
 # fuzzing (make fuzz): clang with libFuzzer and the sanitizer runtimes
 FUZZ_PKGS="clang libclang-rt-14-dev"
 # the binary at run time (netbase: /etc/protocols and /etc/services)
