@@ -322,6 +322,30 @@ adapters:
         print("bad input: ok")
 
 
+def test_device_limit():
+    with Gateway("""
+adapters:
+  - {name: in, type: vmc, bind: "127.0.0.1:0", max_devices: 2}
+""") as g:
+        port = int(adapter(g, "in")["counters"]["port"])
+        s = udp()
+        for serial in ["A", "B", "C"]:
+            s.sendto(osc_msg("/VMC/Ext/Tra/Pos", "sfffffff", serial, 1, 2, 3, 0, 0, 0, 1),
+                     ("127.0.0.1", port))
+        # a known device still updates after the refusal
+        s.sendto(osc_msg("/VMC/Ext/Tra/Pos", "sfffffff", "A", 4, 5, 6, 0, 0, 0, 1),
+                 ("127.0.0.1", port))
+        wait_for(lambda: adapter(g, "in")["counters"]["datagrams_in"] == 4, what="4 datagrams")
+        c = adapter(g, "in")["counters"]
+        assert c["drop_limit"] == 1 and c["devices"] == 2, c
+        ents = entities(g)
+        assert set(ents) == {"in/tra/A", "in/tra/B"}, ents
+        assert ents["in/tra/A"]["samples"] == 2, ents["in/tra/A"]
+        assert g.wait_log("/VMC/Ext/Tra/Pos 'tra/C': max_devices (2) device entities already "
+                          "exist (dropped; drop_limit)", 5), g.log()
+        print("device limit: ok")
+
+
 def test_roundtrip_vmc():
     rx = udp()
     with Gateway(f"""
@@ -444,5 +468,6 @@ adapters:
 if __name__ == "__main__":
     test_ingress()
     test_bad_input()
+    test_device_limit()
     test_roundtrip_vmc()
     test_vmt()

@@ -10,16 +10,16 @@
   (/VMT/Room/Unity with index, enable, 0 time offset, the Unity-frame pose)
 - a synth source reaches oscdump as VMT (enable 1/2/3 from head/left_hand/right_hand kinds,
   Y up kept) and as VMC (Hmd/Con/Tra by kind)"""
-import os
 import shutil
 import socket
 import subprocess
+import sys
 import threading
 import time
-
-from test_vmc import (LOCALS, PARENT, ROOT, adapter, compose, entities, unity_to_internal,
-                      wait_for)
-from xgtest import Gateway
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+from test_vmc import (LOCALS, PARENT, ROOT, adapter, compose, entities,  # noqa: E402
+                      unity_to_internal, wait_for)
+from xgtest import Gateway  # noqa: E402
 
 
 def free_udp_port():
@@ -213,5 +213,4 @@ adapters:
 
 
 if __name__ == "__main__":
-    os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
     main()
