@@ -44,6 +44,7 @@ struct vmc_local {
     bool have;
     struct xg_vec3 p; /* wire frame (Unity), wire units */
     struct xg_quat q; /* unit */
+    int64_t last_ns;  /* receive time of its last message */
 };
 
 /** Ingress state of one adapter: the last local pose of the root and of every bone, and the

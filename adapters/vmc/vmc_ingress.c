@@ -13,7 +13,10 @@
  * entity's `parent` names the parent bone's entity ("" for the Hips).
  *
  * A datagram is read whole first; then every bone whose local pose, or an ancestor's, or the root
- * changed in it is recomputed and pushed once, with the receive time as capture time.
+ * changed in it is recomputed and pushed once, with the receive time as capture time. A bone with
+ * no message for the table's entity.stale_ms is forgotten (no longer an ancestor, no longer pushed
+ * when its ancestors move; its entity goes STALE and expires): a sender that switches to an avatar
+ * without, say, an UpperChest does not keep the old one's.
  *
  * Type tags are checked as OSC 1.0 says: a known address whose arguments are too few or of
  * another type is dropped and counted (drop_bad_args), extra trailing arguments are allowed (VMC
@@ -200,7 +203,7 @@ static void bone_msg(struct vmc_ingress *in, const struct osc_message *m, bool r
             (int)(name->v.s.len > NAME_LOG_MAX ? NAME_LOG_MAX : name->v.s.len), name->v.s.p);
         return;
     }
-    struct vmc_local l = {.have = true};
+    struct vmc_local l = {.have = true, .last_ns = in->now_ns};
     char what[NAME_LOG_MAX + 1];
     snprintf(what, sizeof what, "%.*s",
              (int)(name->v.s.len > NAME_LOG_MAX ? NAME_LOG_MAX : name->v.s.len), name->v.s.p);
@@ -256,6 +259,13 @@ static void resolve_bones(struct vmc_ingress *in)
 {
     struct world w[VMC_BONES];
     memset(w, 0, sizeof w);
+    int64_t stale_ns = xg_table_params(in->a->table)->stale_ns;
+    for (int b = 0; b < VMC_BONES; b++)
+        if (in->bone[b].have && in->now_ns - in->bone[b].last_ns > stale_ns) {
+            in->bone[b].have = false;
+            for (int i = 0; i < VMC_BONES; i++)
+                in->bone_parent[i] = -2;
+        }
     for (int b = 0; b < VMC_BONES; b++)
         if (in->bone[b].have && in->bone_parent[b] == -2)
             in->bone_parent[b] = resolve_parent(in, b);

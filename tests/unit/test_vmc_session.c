@@ -173,6 +173,14 @@ static void test_ingress_hierarchy(void **st)
     wq = hq;
     to_internal(&wp, &wq);
     assert_pose(p, q, wp, wq);
+    /* Spine silent for longer than entity.stale_ms: forgotten, Neck hangs on the Hips again */
+    int64_t later = T0 + 20 * MS + xg_table_params(table)->stale_ns + MS;
+    dgram_init(&d);
+    add_pose(&d, "/VMC/Ext/Bone/Pos", "Hips", hp, hq);
+    add_pose(&d, "/VMC/Ext/Bone/Pos", "Neck", np, nq);
+    vmc_ingress_datagram(&in, d.b, d.w.len, "test:1", later);
+    assert_string_equal(ent("vmc/bone/Neck")->parent, "vmc/bone/Hips");
+    assert_int_equal(ent("vmc/bone/Spine")->samples, 2); /* not pushed with the Hips */
     vmc_ingress_free(&in);
 }
 
