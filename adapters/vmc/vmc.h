@@ -107,6 +107,7 @@ struct vmc_egress {
     char *skeleton; /* profile vmc: entity-name prefix of the skeleton ("take/"), NULL = auto */
     bool skeleton_auto;
     char skel_hips[XG_NAME_MAX]; /* the auto-chosen skeleton's Hips entity */
+    char *bone_seg[VMC_BONES];   /* `bones:` entity-name segment per bone, NULL = its own name */
     int64_t start_ns;            /* /VMC/Ext/T counts seconds from here */
     /* profile vmt: tracker index -> entity id (0 = free) and name */
     uint32_t vmt_id[VMT_TRACKERS];

@@ -10,8 +10,10 @@
  *   mtu: 1200                   largest datagram we send (256..65507)
  *   max_bundle_depth: 8         nested OSC bundles accepted (1..64)
  *   max_devices: 64             hmd/con/tra entities of this adapter alive at once (1..4096)
- *   skeleton: "take/"           profile vmc: the entity-name prefix of the joints sent as bones
- *                               (default: the prefix of the first ".../Hips" joint seen)
+ *   skeleton: "take/"           profile vmc: the entity-name prefix of the bones
+ *                               (default: the prefix of the first ".../Hips" entity seen)
+ *   bones: {LeftUpperLeg: LeftUpLeg, ...}   profile vmc: HumanBodyBones name -> the last segment
+ *                               of the entity names that carry it (default: the bone's own name)
  *   trackers: [{match: glob, index: N}]   profile vmt: fixed tracker indices (0..57)
  * frame defaults to the preset `unity` (left-handed, Y up, metres) when `frame:` is absent. */
 #include <errno.h>
@@ -110,6 +112,32 @@ static int parse_trackers(struct vmca *r, const struct xg_conf *conf, struct xg_
     return 0;
 }
 
+static int parse_bones(struct vmca *r, const struct xg_conf *conf, struct xg_error *err)
+{
+    const struct xg_conf *m = xg_conf_get(conf, "bones");
+    if (!m) return 0;
+    int rc;
+    if ((rc = xg_conf_expect(m, XG_CONF_MAP, "bones", err))) return rc;
+    for (size_t i = 0; i < m->n_items; i++) {
+        const struct xg_conf *it = m->items[i];
+        int b = vmc_bone_find(it->key, strlen(it->key));
+        if (b < 0 || strcmp(vmc_bones[b].name, it->key) != 0)
+            return xg_conf_error(err, it, -EINVAL,
+                                 "bones: '%s' is not a HumanBodyBones name (Hips, Spine, Chest, "
+                                 "UpperChest, Neck, Head, LeftUpperArm, ...)",
+                                 it->key);
+        const char *seg = NULL;
+        if ((rc = xg_conf_string(m, it->key, NULL, &seg, err))) return rc;
+        if (!seg || !*seg || strchr(seg, '/') || strlen(seg) >= XG_NAME_MAX)
+            return xg_conf_error(err, it, -EINVAL,
+                                 "bones: %s: '%s' is not the last segment of an entity name",
+                                 it->key, seg ? seg : "");
+        free(r->out.bone_seg[b]);
+        if (!(r->out.bone_seg[b] = strdup(seg))) return -ENOMEM;
+    }
+    return 0;
+}
+
 static int vmca_create(struct xg_adapter *a, const struct xg_conf *conf, struct xg_error *err)
 {
     struct vmca *r = calloc(1, sizeof *r);
@@ -141,7 +169,10 @@ static int vmca_create(struct xg_adapter *a, const struct xg_conf *conf, struct 
     if ((rc = vmc_egress_init(&r->out, a, prof, (size_t)mtu)) ||
         (rc = vmc_ingress_init(&r->in, a, (int)depth, (size_t)max_devices)))
         return rc;
-    if ((rc = parse_trackers(r, conf, err))) return rc;
+    if ((rc = parse_trackers(r, conf, err)) || (rc = parse_bones(r, conf, err))) return rc;
+    if (xg_conf_get(conf, "bones") && prof != VMC_PROFILE_VMC)
+        return xg_conf_error(err, xg_conf_get(conf, "bones"), -EINVAL,
+                             "bones: only with profile: vmc");
     if (r->out.n_rules && prof != VMC_PROFILE_VMT)
         return xg_conf_error(err, xg_conf_get(conf, "trackers"), -EINVAL,
                              "trackers: only with profile: vmt");

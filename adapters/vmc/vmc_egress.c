@@ -7,8 +7,9 @@
  *
  * Profile vmc (to a marionette: EVMC4U, VMC4UE, VSeeFace/Warudo receivers...):
  *   /VMC/Ext/OK 1 and /VMC/Ext/T (seconds since the adapter started) first, every frame;
- *   the skeleton: joint entities named "<prefix><HumanBodyBones name>" (the prefix given by
- *   `skeleton:`, or by default the one of the first joint entity named ".../Hips" seen) as
+ *   the skeleton: entities named "<prefix><bone>", <bone> a HumanBodyBones name or the name
+ *   `bones:` maps one to (the prefix given by `skeleton:`, or by default the one of the first
+ *   entity named ".../Hips" (or the Hips' mapping) seen) as
  *   /VMC/Ext/Root/Pos "root" (identity) and /VMC/Ext/Bone/Pos, each bone local to its nearest
  *   ancestor of the humanoid hierarchy that exists in the table (the Hips local to the root);
  *   every other entity as a device, its entity name as serial: kind head → /VMC/Ext/Hmd/Pos,
@@ -64,6 +65,8 @@ void vmc_egress_free(struct vmc_egress *eg)
     free(eg->skeleton);
     for (size_t i = 0; i < eg->n_rules; i++)
         free(eg->rules[i].match);
+    for (int b = 0; b < VMC_BONES; b++)
+        free(eg->bone_seg[b]);
     free(eg->rules);
     memset(eg, 0, sizeof *eg);
 }
@@ -163,6 +166,22 @@ static const char *last_segment(const char *name)
     return s ? s + 1 : name;
 }
 
+/* The entity-name segment of bone b: its `bones:` mapping, else the HumanBodyBones name. */
+static const char *bone_seg(const struct vmc_egress *eg, int b)
+{
+    return eg->bone_seg[b] ? eg->bone_seg[b] : vmc_bones[b].name;
+}
+
+/* Bone whose segment is `seg`: a `bones:` mapping (exact), else a HumanBodyBones name (any case)
+ * that is not mapped to another segment; -1 if none. */
+static int seg_bone(const struct vmc_egress *eg, const char *seg)
+{
+    for (int b = 0; b < VMC_BONES; b++)
+        if (eg->bone_seg[b] && strcmp(eg->bone_seg[b], seg) == 0) return b;
+    int b = vmc_bone_find(seg, strlen(seg));
+    return b >= 0 && !eg->bone_seg[b] ? b : -1;
+}
+
 /* Profile vmc: choose the skeleton prefix and mark the items that are its bones. */
 static void find_bones(struct frame_ctx *c)
 {
@@ -175,11 +194,9 @@ static void find_bones(struct frame_ctx *c)
     for (size_t i = 0; eg->skeleton_auto && !eg->skeleton && i < c->n; i++) {
         const struct xg_entity *e = c->items[i].e;
         const char *seg = last_segment(e->name);
-        if (e->kind == XG_KIND_JOINT && vmc_bone_find(seg, strlen(seg)) == 0 &&
-            (eg->skeleton = strndup(e->name, (size_t)(seg - e->name)))) {
+        if (seg_bone(eg, seg) == 0 && (eg->skeleton = strndup(e->name, (size_t)(seg - e->name)))) {
             snprintf(eg->skel_hips, sizeof eg->skel_hips, "%s", e->name);
-            XG_INFO(eg->a->name,
-                    "skeleton: joint entities '%s<HumanBodyBones name>' are sent as VMC bones",
+            XG_INFO(eg->a->name, "skeleton: entities '%s<bone>' are sent as VMC bones",
                     eg->skeleton);
         }
     }
@@ -187,10 +204,10 @@ static void find_bones(struct frame_ctx *c)
     size_t pl = strlen(eg->skeleton);
     for (size_t i = 0; i < c->n; i++) {
         const struct xg_entity *e = c->items[i].e;
-        if (e->kind != XG_KIND_JOINT || strncmp(e->name, eg->skeleton, pl) != 0) continue;
+        if (strncmp(e->name, eg->skeleton, pl) != 0) continue;
         const char *rest = e->name + pl;
         if (strchr(rest, '/')) continue;
-        c->items[i].bone = vmc_bone_find(rest, strlen(rest));
+        c->items[i].bone = seg_bone(eg, rest);
     }
 }
 
@@ -206,7 +223,7 @@ static bool parent_pose(struct frame_ctx *c, int b, struct xg_pose *out)
                 return true;
             }
         char name[XG_NAME_MAX];
-        snprintf(name, sizeof name, "%s%s", eg->skeleton, vmc_bones[p].name);
+        snprintf(name, sizeof name, "%s%s", eg->skeleton, bone_seg(eg, p));
         const struct xg_entity *pe = xg_table_find(eg->a->table, name);
         if (pe) {
             xg_entity_predict_at(eg->a->table, pe, c->now_ns, out);

@@ -9,11 +9,17 @@
   vmc (bones local to their parents, devices under their entity names) and profile vmt
   (/VMT/Room/Unity with index, enable, 0 time offset, the Unity-frame pose)
 - a synth source reaches oscdump as VMT (enable 1/2/3 from head/left_hand/right_hand kinds,
-  Y up kept) and as VMC (Hmd/Con/Tra by kind)"""
+  Y up kept) and as VMC (Hmd/Con/Tra by kind)
+- a BVH take (a still, right-handed Y-up, cm) reaches oscdump as VMC bones whose local poses are
+  the BVH joints' local ones in Unity's frame (two joints renamed by `bones:`), and as VMT trackers
+  with the world poses of /api/entities"""
+import math
+import os
 import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
@@ -212,5 +218,112 @@ adapters:
             d.close()
 
 
+BVH = """HIERARCHY
+ROOT Hips
+{
+  OFFSET 0 0 0
+  CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
+  JOINT Spine
+  {
+    OFFSET 0 10 0
+    CHANNELS 3 Zrotation Xrotation Yrotation
+    JOINT Head
+    {
+      OFFSET 0 20 0
+      CHANNELS 3 Zrotation Xrotation Yrotation
+      End Site
+      {
+        OFFSET 0 5 0
+      }
+    }
+  }
+  JOINT LeftUpLeg
+  {
+    OFFSET 10 0 0
+    CHANNELS 3 Zrotation Xrotation Yrotation
+    JOINT LeftLeg
+    {
+      OFFSET 0 -40 0
+      CHANNELS 3 Zrotation Xrotation Yrotation
+      End Site
+      {
+        OFFSET 0 -40 0
+      }
+    }
+  }
+}
+MOTION
+Frames: 2
+Frame Time: 0.0333333
+0 90 0 0 0 30 0 20 0 10 0 0 15 0 0 0 -30 0
+0 90 0 0 0 30 0 20 0 10 0 0 15 0 0 0 -30 0
+"""
+
+
+def q_axis(axis, deg):
+    h = math.radians(deg) / 2
+    return tuple(c * math.sin(h) for c in axis) + (math.cos(h),)
+
+
+def bvh_main():
+    """The BVH still: local poses (BVH frame: right-handed Y up, cm) in Unity's frame (z flipped,
+    metres) must come out of profile vmc; world poses of /api/entities out of profile vmt."""
+    locals_bvh = {"Hips": ((0, 0.9, 0), q_axis((0, 1, 0), 30)),
+                  "Spine": ((0, 0.1, 0), q_axis((1, 0, 0), 20)),
+                  "Head": ((0, 0.2, 0), q_axis((0, 0, 1), 10)),
+                  "LeftUpperLeg": ((0.1, 0, 0), q_axis((0, 0, 1), 15)),
+                  "LeftLowerLeg": ((0, -0.4, 0), q_axis((1, 0, 0), -30))}
+    vmc, vmt = Dump(), Dump()
+    tmp = tempfile.TemporaryDirectory(prefix="xrgate-vmc-bvh-")
+    path = os.path.join(tmp.name, "take.bvh")
+    with open(path, "w") as f:
+        f.write(BVH)
+    try:
+        with Gateway(f"""
+adapters:
+  - {{name: take, type: bvh, file: "{path}", units: cm}}
+  - name: avatar
+    type: vmc
+    bind: "127.0.0.1:0"
+    destinations: ["127.0.0.1:{vmc.port}"]
+    bones: {{LeftUpperLeg: LeftUpLeg, LeftLowerLeg: LeftLeg}}
+  - {{name: steamvr, type: vmc, profile: vmt, bind: "127.0.0.1:0",
+      destinations: ["127.0.0.1:{vmt.port}"]}}
+""") as g:
+            def bones():
+                m = {v[0]: v[1:] for a, _, v in vmc.messages() if a == "/VMC/Ext/Bone/Pos"}
+                return m if len(m) == 5 else None
+            m = wait_for(bones, what="5 VMC bones from the BVH take")
+            for name, (p, q) in locals_bvh.items():
+                up, uq = (p[0], p[1], -p[2]), (-q[0], -q[1], q[2], q[3])  # to Unity's frame
+                got = m[name]
+                assert near(got[:3], up) and same_rot(got[3:], uq), (name, got, up, uq)
+            devices = [a for a, _, _ in vmc.messages()
+                       if a in ("/VMC/Ext/Hmd/Pos", "/VMC/Ext/Con/Pos", "/VMC/Ext/Tra/Pos")]
+            assert not devices, devices  # every joint (the head too) is a bone
+
+            def trackers():
+                t = {v[0]: v[1:] for a, _, v in vmt.messages()}
+                return t if len(t) == 5 else None
+            t = wait_for(trackers, what="5 VMT trackers from the BVH take")
+            ents = entities(g)
+            idx = {}
+            for ln in g.lines:
+                if "is VMT tracker" in ln:
+                    idx[ln.split("entity '")[1].split("'")[0]] = int(ln.rsplit(" ", 1)[1])
+            assert set(idx) == {"take/Hips", "take/Spine", "take/Head", "take/LeftUpLeg",
+                                "take/LeftLeg"}, idx
+            for name, i in idx.items():
+                p, q = to_unity(ents[name])
+                assert near(t[i][2:5], p) and same_rot(t[i][5:], q), (name, t[i], p, q)
+            assert t[idx["take/Head"]][0] == 1  # kind head: a tracker (VMT has no HMD)
+            print("bvh: ok")
+    finally:
+        vmc.close()
+        vmt.close()
+        tmp.cleanup()
+
+
 if __name__ == "__main__":
     main()
+    bvh_main()
