@@ -21,6 +21,8 @@ TEST_PKGS="libcmocka-dev python3 curl cppcheck chromium docker.io mmdebstrap doc
 TEST_PKGS="$TEST_PKGS groff-base man-db"
 # the metrics test (test_metrics_promtool): Prometheus's promtool checks /metrics
 TEST_PKGS="$TEST_PKGS prometheus"
+# the vmc adapter's interop test: liblo's oscsend/oscdump, an OSC peer that is not ours
+TEST_PKGS="$TEST_PKGS liblo-tools"
 # fuzzing (make fuzz): clang with libFuzzer and the sanitizer runtimes
 FUZZ_PKGS="clang libclang-rt-14-dev"
 # the binary at run time (netbase: /etc/protocols and /etc/services)

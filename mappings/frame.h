@@ -36,7 +36,7 @@ void xg_frame_identity(struct xg_frame *f);
  *  (each of x, y, z must appear exactly once, optionally signed). */
 int xg_frame_parse_axes(const char *axes, double m[3][3], double *det, struct xg_error *err);
 /** Load a shipped preset by name (case-insensitive: "yup-rh", "zup-rh", "vrpn-zup",
- *  "gamestate-lh", "LTP_ENU", "LTP_NED", "bvh"...). -ENOENT names the known presets. */
+ *  "gamestate-lh", "unity", "LTP_ENU", "LTP_NED", "bvh"...). -ENOENT names the known presets. */
 int xg_frame_preset(const char *name, struct xg_frame *f, struct xg_error *err);
 /** Frame from a config node: a scalar preset name, or a map {preset, axes, scale, offset: [x,y,z],
  *  rotation: [x,y,z,w]} (keys override the preset). Errors carry file:line:column. */

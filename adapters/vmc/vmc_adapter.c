@@ -1,0 +1,356 @@
+/* `vmc` adapter: OSC pose streams over UDP — the VMC protocol in (performers such as VSeeFace,
+ * Warudo, Virtual Motion Capture, ALVR), VMC or Virtual Motion Tracker (VMT) out (issue 21).
+ * One UDP socket for both directions (vmc.h: vmc_ingress.c, vmc_egress.c).
+ *
+ * Config keys (besides the common name/type/frame/rename/rate_hz/include/exclude):
+ *   profile: vmc | vmt          egress format (default vmc)
+ *   bind: "host:port"           where VMC senders reach us (default "0.0.0.0:39539"); egress is
+ *                               sent from this socket too
+ *   destinations: [host:port]   where egress goes (default none: receive only)
+ *   mtu: 1200                   largest datagram we send (256..65507)
+ *   max_bundle_depth: 8         nested OSC bundles accepted (1..64)
+ *   max_devices: 64             hmd/con/tra entities of this adapter alive at once (1..4096)
+ *   skeleton: "take/"           profile vmc: the entity-name prefix of the bones
+ *                               (default: the prefix of the first ".../Hips" entity seen)
+ *   bones: {LeftUpperLeg: LeftUpLeg, ...}   profile vmc: HumanBodyBones name -> the last segment
+ *                               of the entity names that carry it (default: the bone's own name)
+ *   trackers: [{match: glob, index: N}]   profile vmt: fixed tracker indices (0..57)
+ * frame defaults to the preset `unity` (left-handed, Y up, metres) when `frame:` is absent. */
+#include <errno.h>
+#include <event2/event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "adapters/vmc/vmc.h"
+#include "core/clock.h"
+#include "core/net.h"
+#include "mappings/frame.h"
+
+#define VMC_MAX_DEST 16
+#define VMC_RECV_BATCH 64
+#define VMC_RBUF 65536
+
+struct vmc_dest {
+    struct sockaddr_storage ss;
+    socklen_t len;
+    char str[64];
+};
+
+struct vmca {
+    struct sockaddr_storage bind_ss;
+    socklen_t bind_len;
+    struct vmc_dest dest[VMC_MAX_DEST];
+    int n_dest;
+    struct xg_frame own_frame;
+    int fd;
+    uint16_t bound_port;
+    struct event *rx_ev, *sweep_ev;
+    uint8_t *rbuf;
+    struct vmc_ingress in;
+    struct vmc_egress out;
+    uint64_t send_errors;
+};
+
+static int parse_dests(struct vmca *r, const struct xg_conf *conf, struct xg_error *err)
+{
+    const struct xg_conf *dl = xg_conf_get(conf, "destinations");
+    if (!dl) return 0;
+    int rc;
+    if (dl->type != XG_CONF_SCALAR && (rc = xg_conf_expect(dl, XG_CONF_SEQ, "destinations", err)))
+        return rc;
+    size_t n = dl->type == XG_CONF_SCALAR ? 1 : dl->n_items;
+    if (n > VMC_MAX_DEST)
+        return xg_conf_error(err, dl, -EINVAL, "destinations: at most %d", VMC_MAX_DEST);
+    for (size_t i = 0; i < n; i++) {
+        const struct xg_conf *it = dl->type == XG_CONF_SCALAR ? dl : dl->items[i];
+        if (it->type != XG_CONF_SCALAR || !it->value)
+            return xg_conf_error(err, it, -EINVAL, "destinations: expected \"host:port\"");
+        struct vmc_dest *d = &r->dest[r->n_dest];
+        if ((rc = xg_net_parse_addr(it->value, NULL, 0, &d->ss, &d->len, err)))
+            return xg_conf_error(err, it, rc, "destinations: %s", err->msg);
+        if (xg_net_addr_port((struct sockaddr *)&d->ss) == 0)
+            return xg_conf_error(err, it, -EINVAL, "destinations: '%s' has port 0", it->value);
+        if (d->ss.ss_family != r->bind_ss.ss_family)
+            return xg_conf_error(err, it, -EINVAL,
+                                 "destinations: '%s' is not of the bind address's family",
+                                 it->value);
+        xg_net_addr_str((struct sockaddr *)&d->ss, d->str, sizeof d->str);
+        r->n_dest++;
+    }
+    return 0;
+}
+
+static int parse_trackers(struct vmca *r, const struct xg_conf *conf, struct xg_error *err)
+{
+    const struct xg_conf *tl = xg_conf_get(conf, "trackers");
+    if (!tl) return 0;
+    int rc;
+    if ((rc = xg_conf_expect(tl, XG_CONF_SEQ, "trackers", err))) return rc;
+    struct vmc_egress *eg = &r->out;
+    if (!(eg->rules = calloc(tl->n_items ? tl->n_items : 1, sizeof *eg->rules))) return -ENOMEM;
+    for (size_t i = 0; i < tl->n_items; i++) {
+        const struct xg_conf *it = tl->items[i];
+        if ((rc = xg_conf_expect(it, XG_CONF_MAP, "trackers item", err))) return rc;
+        const char *match = NULL;
+        int64_t idx;
+        if ((rc = xg_conf_string(it, "match", NULL, &match, err)) ||
+            (rc = xg_conf_int(it, "index", -1, 0, VMT_TRACKERS - 1, &idx, err)))
+            return rc;
+        if (!match || idx < 0)
+            return xg_conf_error(err, it, -EINVAL,
+                                 "trackers: each item needs match: (a glob on entity names) and "
+                                 "index: (0..%d)",
+                                 VMT_TRACKERS - 1);
+        if (!(eg->rules[i].match = strdup(match))) return -ENOMEM;
+        eg->rules[i].index = (int)idx;
+        eg->n_rules++;
+    }
+    return 0;
+}
+
+static int parse_bones(struct vmca *r, const struct xg_conf *conf, struct xg_error *err)
+{
+    const struct xg_conf *m = xg_conf_get(conf, "bones");
+    if (!m) return 0;
+    int rc;
+    if ((rc = xg_conf_expect(m, XG_CONF_MAP, "bones", err))) return rc;
+    for (size_t i = 0; i < m->n_items; i++) {
+        const struct xg_conf *it = m->items[i];
+        int b = vmc_bone_find(it->key, strlen(it->key));
+        if (b < 0 || strcmp(vmc_bones[b].name, it->key) != 0)
+            return xg_conf_error(err, it, -EINVAL,
+                                 "bones: '%s' is not a HumanBodyBones name (Hips, Spine, Chest, "
+                                 "UpperChest, Neck, Head, LeftUpperArm, ...)",
+                                 it->key);
+        const char *seg = NULL;
+        if ((rc = xg_conf_string(m, it->key, NULL, &seg, err))) return rc;
+        if (!seg || !*seg || strchr(seg, '/') || strlen(seg) >= XG_NAME_MAX)
+            return xg_conf_error(err, it, -EINVAL,
+                                 "bones: %s: '%s' is not the last segment of an entity name",
+                                 it->key, seg ? seg : "");
+        free(r->out.bone_seg[b]);
+        if (!(r->out.bone_seg[b] = strdup(seg))) return -ENOMEM;
+    }
+    return 0;
+}
+
+static int vmca_create(struct xg_adapter *a, const struct xg_conf *conf, struct xg_error *err)
+{
+    struct vmca *r = calloc(1, sizeof *r);
+    if (!r) return -ENOMEM;
+    a->priv = r;
+    r->fd = -1;
+    int rc;
+    const char *profile = NULL, *bind = NULL, *skeleton = NULL;
+    int64_t mtu, depth, max_devices;
+    if ((rc = xg_conf_string(conf, "profile", "vmc", &profile, err)) ||
+        (rc = xg_conf_string(conf, "bind", "0.0.0.0:39539", &bind, err)) ||
+        (rc = xg_conf_int(conf, "mtu", 1200, 256, 65507, &mtu, err)) ||
+        (rc = xg_conf_int(conf, "max_bundle_depth", OSC_DEFAULT_MAX_DEPTH, 1, 64, &depth, err)) ||
+        (rc = xg_conf_int(conf, "max_devices", 64, 1, 4096, &max_devices, err)) ||
+        (rc = xg_conf_string(conf, "skeleton", NULL, &skeleton, err)))
+        return rc;
+    enum vmc_profile prof;
+    if (!strcasecmp(profile, "vmc"))
+        prof = VMC_PROFILE_VMC;
+    else if (!strcasecmp(profile, "vmt"))
+        prof = VMC_PROFILE_VMT;
+    else
+        return xg_conf_error(err, xg_conf_get(conf, "profile"), -EINVAL,
+                             "profile '%s' is not vmc or vmt", profile);
+    const struct xg_conf *bn = xg_conf_get(conf, "bind");
+    if ((rc = xg_net_parse_addr(bind, "0.0.0.0", 39539, &r->bind_ss, &r->bind_len, err)))
+        return bn ? xg_conf_error(err, bn, rc, "bind: %s", err->msg) : rc;
+    if ((rc = parse_dests(r, conf, err))) return rc;
+    if ((rc = vmc_egress_init(&r->out, a, prof, (size_t)mtu)) ||
+        (rc = vmc_ingress_init(&r->in, a, (int)depth, (size_t)max_devices)))
+        return rc;
+    if ((rc = parse_trackers(r, conf, err)) || (rc = parse_bones(r, conf, err))) return rc;
+    if (xg_conf_get(conf, "bones") && prof != VMC_PROFILE_VMC)
+        return xg_conf_error(err, xg_conf_get(conf, "bones"), -EINVAL,
+                             "bones: only with profile: vmc");
+    if (r->out.n_rules && prof != VMC_PROFILE_VMT)
+        return xg_conf_error(err, xg_conf_get(conf, "trackers"), -EINVAL,
+                             "trackers: only with profile: vmt");
+    if (skeleton) {
+        if (prof != VMC_PROFILE_VMC)
+            return xg_conf_error(err, xg_conf_get(conf, "skeleton"), -EINVAL,
+                                 "skeleton: only with profile: vmc");
+        if (!*skeleton || strlen(skeleton) >= XG_NAME_MAX)
+            return xg_conf_error(err, xg_conf_get(conf, "skeleton"), -EINVAL,
+                                 "skeleton: '%s' is not an entity-name prefix", skeleton);
+        if (!(r->out.skeleton = strdup(skeleton))) return -ENOMEM;
+        r->out.skeleton_auto = false;
+    }
+    if (!xg_conf_get(conf, "frame")) {
+        if ((rc = xg_frame_preset("unity", &r->own_frame, err))) return rc;
+        a->frame = &r->own_frame;
+    }
+    if (!(r->rbuf = malloc(VMC_RBUF))) return -ENOMEM;
+    return 0;
+}
+
+static void send_all(void *user, const uint8_t *buf, size_t len)
+{
+    struct xg_adapter *a = user;
+    struct vmca *r = a->priv;
+    for (int i = 0; i < r->n_dest; i++) {
+        ssize_t n = sendto(r->fd, buf, len, 0, (struct sockaddr *)&r->dest[i].ss, r->dest[i].len);
+        if (n < 0) {
+            r->send_errors++;
+            a->errors++;
+            if (r->send_errors == 1 || r->send_errors % 1000 == 0)
+                XG_WARN(a->name, "send to %s: %s (%llu send errors)", r->dest[i].str,
+                        strerror(errno), (unsigned long long)r->send_errors);
+        }
+    }
+}
+
+static void rx_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct xg_adapter *a = arg;
+    struct vmca *r = a->priv;
+    for (int i = 0; i < VMC_RECV_BATCH; i++) {
+        struct sockaddr_storage ss;
+        socklen_t sl = sizeof ss;
+        ssize_t n = recvfrom(r->fd, r->rbuf, VMC_RBUF, 0, (struct sockaddr *)&ss, &sl);
+        if (n < 0) break;
+        char peer[64];
+        xg_net_addr_str((struct sockaddr *)&ss, peer, sizeof peer);
+        vmc_ingress_datagram(&r->in, r->rbuf, (size_t)n, peer, xg_clock_mono_ns());
+    }
+    (void)fd;
+    (void)what;
+}
+
+static void sweep_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct xg_adapter *a = arg;
+    struct vmca *r = a->priv;
+    vmc_ingress_sweep(&r->in);
+    (void)fd;
+    (void)what;
+}
+
+static int vmca_start(struct xg_adapter *a)
+{
+    struct vmca *r = a->priv;
+    struct xg_error err = {0};
+    int fd = xg_net_udp_bind((struct sockaddr *)&r->bind_ss, r->bind_len, NULL, &err);
+    if (fd < 0) {
+        XG_ERR(a->name, "%s", err.msg);
+        return fd;
+    }
+    r->fd = fd;
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
+        r->bound_port = (uint16_t)xg_net_addr_port((struct sockaddr *)&ss);
+    r->rx_ev = event_new(a->base, fd, EV_READ | EV_PERSIST, rx_cb, a);
+    r->sweep_ev = event_new(a->base, -1, EV_PERSIST, sweep_cb, a);
+    struct timeval one = {1, 0};
+    if (!r->rx_ev || !r->sweep_ev || event_add(r->rx_ev, NULL) || event_add(r->sweep_ev, &one))
+        return -ENOMEM;
+    r->out.send = send_all;
+    r->out.send_user = a;
+    r->out.start_ns = xg_clock_mono_ns();
+    char dests[256] = "";
+    for (int i = 0; i < r->n_dest; i++)
+        snprintf(dests + strlen(dests), sizeof dests - strlen(dests), "%s%s", i ? ", " : "",
+                 r->dest[i].str);
+    char bs[64];
+    xg_net_addr_str((struct sockaddr *)&r->bind_ss, bs, sizeof bs);
+    XG_INFO(a->name, "OSC (VMC protocol in) on %s (port %u), frame %s, sending %s to %s at %g Hz",
+            bs, r->bound_port, a->frame->name,
+            r->out.profile == VMC_PROFILE_VMT ? "VMT /VMT/Room/Unity" : "VMC",
+            r->n_dest ? dests : "nobody (receive only)", a->rate_hz);
+    return 0;
+}
+
+static void vmca_drain(struct xg_adapter *a)
+{
+    struct vmca *r = a->priv;
+    if (r->fd < 0 || !r->n_dest) r->out.send = NULL; /* the dirty set is only emptied */
+    vmc_egress_drain(&r->out, xg_clock_mono_ns());
+}
+
+static void vmca_status(const struct xg_adapter *a, struct xg_status *st)
+{
+    const struct vmca *r = a->priv;
+    const struct vmc_ingress *in = &r->in;
+    const struct vmc_egress *out = &r->out;
+    st->state = r->fd >= 0 ? (in->datagrams ? "streaming" : "listening") : "stopped";
+    int n = snprintf(st->peer, sizeof st->peer, "udp:%u ->", r->bound_port);
+    for (int i = 0; i < r->n_dest && n > 0 && (size_t)n < sizeof st->peer; i++)
+        n += snprintf(st->peer + n, sizeof st->peer - (size_t)n, "%s%s", i ? "," : " ",
+                      r->dest[i].str);
+    xg_status_counter(st, "port", r->bound_port);
+    xg_status_counter(st, "datagrams_in", (double)in->datagrams);
+    xg_status_counter(st, "messages_in", (double)in->messages);
+    xg_status_counter(st, "bone_messages_in", (double)in->bone_msgs);
+    xg_status_counter(st, "root_messages_in", (double)in->root_msgs);
+    xg_status_counter(st, "device_messages_in", (double)in->device_msgs);
+    xg_status_counter(st, "messages_ignored", (double)in->ignored);
+    xg_status_counter(st, "devices", (double)in->n_devices);
+    for (int i = 0; i < VMC_R_COUNT; i++)
+        xg_status_counter(st, vmc_reason_names[i], (double)in->reasons[i]);
+    xg_status_counter(st, "datagrams_out", (double)out->datagrams_out);
+    xg_status_counter(st, "messages_out", (double)out->messages_out);
+    xg_status_counter(st, "bones_out", (double)out->bones_out);
+    xg_status_counter(st, "devices_out", (double)out->devices_out);
+    xg_status_counter(st, "trackers_out", (double)out->trackers_out);
+    xg_status_counter(st, "vmt_no_index", (double)out->no_index);
+    xg_status_counter(st, "oversize", (double)out->oversize);
+    xg_status_counter(st, "send_errors", (double)r->send_errors);
+}
+
+static void vmca_stop(struct xg_adapter *a)
+{
+    struct vmca *r = a->priv;
+    if (!r) return;
+    r->out.send = NULL;
+    struct event **evs[] = {&r->rx_ev, &r->sweep_ev};
+    for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
+        if (*evs[i]) {
+            event_free(*evs[i]);
+            *evs[i] = NULL;
+        }
+    if (r->fd >= 0) {
+        close(r->fd);
+        r->fd = -1;
+    }
+}
+
+static void vmca_destroy(struct xg_adapter *a)
+{
+    struct vmca *r = a->priv;
+    if (!r) return;
+    vmca_stop(a);
+    vmc_ingress_free(&r->in);
+    vmc_egress_free(&r->out);
+    free(r->rbuf);
+    free(r);
+    a->priv = NULL;
+}
+
+static void vmca_entity_event(struct xg_adapter *a, const struct xg_entity *e, bool added)
+{
+    struct vmca *r = a->priv;
+    if (!added && r) vmc_egress_entity_gone(&r->out, e);
+}
+
+const struct xg_adapter_ops xg_vmc_ops = {
+    .type = "vmc",
+    .is_sink = true,
+    .create = vmca_create,
+    .start = vmca_start,
+    .drain = vmca_drain,
+    .status = vmca_status,
+    .stop = vmca_stop,
+    .destroy = vmca_destroy,
+    .entity_event = vmca_entity_event,
+};
