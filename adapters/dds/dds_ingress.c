@@ -170,9 +170,12 @@ static void pose_in(struct in_ctx *c, const char *source, const char *parent, in
     s.capture_ns = stamp == 0 ? c->rx_ns : xg_time_map_update(c->tmap, stamp, c->rx_ns);
     xg_frame_sample_in(d->frame, &s);
     struct xg_entity_key key = {.source = source, .kind = XG_KIND_RIGID_BODY};
-    if (xg_table_update(a->table, a, &key, &s, NULL) == 0)
+    /* the table counts what it refuses (dropped_backwards, rejected, refused: all in the
+     * adapter's "drops" and "entities_refused" of /api/adapters) */
+    int rc = xg_table_update(a->table, a, &key, &s, NULL);
+    if (rc == 0)
         a->samples_in++;
-    else
+    else if (rc == -ENOMEM)
         a->drops++;
 }
 
