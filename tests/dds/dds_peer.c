@@ -7,6 +7,13 @@
  *   tf PARENT CHILD x y z qx qy qz qw SEC NSEC [PARENT CHILD ...]   one TFMessage on rt/tf
  *   pose TOPIC FRAME x y z qx qy qz qw SEC NSEC   one PoseStamped (FRAME "-" = empty)
  *   wait_match TOPIC MS                      wait until our writer on TOPIC has a reader
+ *   bench_pub N HZ SECONDS   load: one TFMessage of N transforms (world → b0..bN-1) HZ times a
+ *                            second; transform k of message i is (i, k, send time) — the send
+ *                            time as wall-clock seconds modulo 1e6 — answers {"ev":"bench_pub"}
+ *   bench_sub SECONDS        receive rt/tf for SECONDS at most (until 1 s without data once
+ *                            data came): per transform, latency = receive time −
+ *                            the send time in translation.z; distinct (x, y) pairs; answers
+ *                            {"ev":"bench_sub","received","unique","lat_us":{p50,...,max}}
  *   quit
  *
  * SEC -1 stamps with the current wall-clock time. Every discovered publication of another
@@ -218,6 +225,103 @@ static void stamp(struct std_msgs_msg_dds__Header_ *h, long sec, long nsec)
     }
 }
 
+/* ---- load (make bench) ---- */
+
+#define BENCH_MOD_NS INT64_C(1000000000000000) /* 1e6 s: send times stay below XG position max */
+
+static void bench_pub(int n, double hz, double secs)
+{
+    struct endpoint *e = endpoint(K_TF, "rt/tf", true);
+    struct geometry_msgs_msg_dds__TransformStamped_ *ts = calloc((size_t)n, sizeof *ts);
+    char(*names)[16] = calloc((size_t)n, sizeof *names);
+    if (!ts || !names) exit(1);
+    int64_t t0 = wall_ns(), period = (int64_t)(1e9 / hz);
+    long msgs = (long)(secs * hz), sent = 0, failed = 0;
+    for (long i = 0; i < msgs; i++) {
+        int64_t due = t0 + i * period;
+        while (wall_ns() < due)
+            dds_sleepfor(DDS_USECS(50));
+        int64_t now = wall_ns();
+        for (int k = 0; k < n; k++) {
+            snprintf(names[k], sizeof names[k], "b%d", k);
+            ts[k].header_.frame_id_ = "world";
+            ts[k].header_.stamp_.sec_ = (int32_t)(now / 1000000000);
+            ts[k].header_.stamp_.nanosec_ = (uint32_t)(now % 1000000000);
+            ts[k].child_frame_id_ = names[k];
+            ts[k].transform_.translation_.x_ = (double)i;
+            ts[k].transform_.translation_.y_ = (double)k;
+            ts[k].transform_.translation_.z_ = (double)(now % BENCH_MOD_NS) * 1e-9;
+            ts[k].transform_.rotation_.w_ = 1.0;
+        }
+        tf2_msgs_msg_dds__TFMessage_ m = {.transforms_ = {(uint32_t)n, (uint32_t)n, ts, false}};
+        if (dds_write(e->w, &m) < 0)
+            failed++;
+        else
+            sent++;
+    }
+    printf("{\"ev\":\"bench_pub\",\"messages\":%ld,\"failed\":%ld,\"transforms\":%d}\n", sent,
+           failed, n);
+    free(ts);
+    free(names);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void bench_sub(double secs)
+{
+    struct endpoint *e = endpoint(K_TF, "rt/tf", false);
+    size_t cap = 1 << 20, n = 0, received = 0;
+    double *lat = malloc(cap * sizeof *lat);
+    uint64_t *seen = calloc(1 << 22, sizeof *seen); /* bitmap of (x, y) pairs, x < 2^16 */
+    if (!lat || !seen) exit(1);
+    size_t unique = 0;
+    int64_t end = wall_ns() + (int64_t)(secs * 1e9);
+    void *buf[BATCH];
+    dds_sample_info_t si[BATCH];
+    int64_t last_rx = 0;
+    while (wall_ns() < end) {
+        memset(buf, 0, sizeof buf);
+        dds_return_t got = dds_take(e->r, buf, si, BATCH, BATCH);
+        if (got <= 0) {
+            if (received && wall_ns() - last_rx > 1000000000) break; /* 1 s quiet: done */
+            dds_sleepfor(DDS_USECS(100));
+            continue;
+        }
+        int64_t rx = last_rx = wall_ns();
+        for (int j = 0; j < got; j++) {
+            if (!si[j].valid_data) continue;
+            const tf2_msgs_msg_dds__TFMessage_ *m = buf[j];
+            for (uint32_t k = 0; k < m->transforms_._length; k++) {
+                const struct geometry_msgs_msg_dds__Vector3_ *t =
+                    &m->transforms_._buffer[k].transform_.translation_;
+                if (!(t->x_ >= 0 && t->x_ < 65536 && t->y_ >= 0 && t->y_ < 64)) continue;
+                received++;
+                double l = (double)(rx % BENCH_MOD_NS) * 1e-9 - t->z_;
+                if (l < -1e5) l += 1e6; /* wrapped */
+                if (n < cap) lat[n++] = l * 1e6;
+                size_t bit = (size_t)t->x_ * 64 + (size_t)t->y_;
+                if (!(seen[bit / 64] & (UINT64_C(1) << (bit % 64)))) {
+                    seen[bit / 64] |= UINT64_C(1) << (bit % 64);
+                    unique++;
+                }
+            }
+        }
+        dds_return_loan(e->r, buf, got);
+    }
+    qsort(lat, n, sizeof *lat, cmp_double);
+#define PCT(p) (n ? lat[(size_t)((double)(n - 1) * (p))] : -1.0)
+    printf("{\"ev\":\"bench_sub\",\"received\":%zu,\"unique\":%zu,\"lat_us\":{\"p50\":%.1f,"
+           "\"p90\":%.1f,\"p99\":%.1f,\"p999\":%.1f,\"max\":%.1f}}\n",
+           received, unique, PCT(0.5), PCT(0.9), PCT(0.99), PCT(0.999), n ? lat[n - 1] : -1.0);
+#undef PCT
+    free(lat);
+    free(seen);
+}
+
 static int command(char *line)
 {
     char *tok[1024];
@@ -269,6 +373,10 @@ static int command(char *line)
         stamp(&m.header_, strtol(tok[10], NULL, 10), strtol(tok[11], NULL, 10));
         dds_return_t r = dds_write(e->w, &m);
         if (r < 0) fprintf(stderr, "dds_peer: write %s: %s\n", tok[1], dds_strretcode(r));
+    } else if (!strcmp(cmd, "bench_pub") && n == 4) {
+        bench_pub(atoi(tok[1]), strtod(tok[2], NULL), strtod(tok[3], NULL));
+    } else if (!strcmp(cmd, "bench_sub") && n == 2) {
+        bench_sub(strtod(tok[1], NULL));
     } else if (!strcmp(cmd, "wait_match") && n == 3) {
         struct endpoint *e = NULL;
         for (int i = 0; i < n_eps; i++)
