@@ -21,6 +21,15 @@ sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 BODIES, HZ = 50, 240
 
 
+def _cpu_s(gw):
+    """CPU seconds (user + system) of the gateway process so far, or 0 without one."""
+    if not gw:
+        return 0.0
+    with open(f"/proc/{gw.proc.pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _run(o, via_gateway):
     import ddslib as dl
     from xgtest import Gateway
@@ -58,7 +67,9 @@ adapters:
             pub.send("tf world warmup -1 0 0 0 0 0 1 -1 0")
             pub.send("wait_match rt/tf 10000", timeout=20)
             time.sleep(0.5)
+            cpu0, t0 = _cpu_s(gw), time.monotonic()
             pub.send(f"bench_pub {BODIES} {HZ} {secs}", timeout=secs + 30)
+            cpu1, t1 = _cpu_s(gw), time.monotonic()
             sent = pub.of("bench_pub")[0]
             t.join(secs + 40)
             s = res["sub"]
@@ -67,8 +78,14 @@ adapters:
             out["loss"] = 1.0 - s["unique"] / out["sent_transforms"] if out["sent_transforms"] \
                 else None
             if gw:
-                out["gateway_counters"] = {a["name"]: a["counters"] for a in
-                                           gw.get_json("/api/adapters")["adapters"]}
+                out["gateway_cpu_percent"] = 100.0 * (cpu1 - cpu0) / (t1 - t0)
+                c = {a["name"]: a["counters"] for a in gw.get_json("/api/adapters")["adapters"]}
+                out["gateway_counters"] = c
+                # where the missing ones went: not read by `in` (lost on the way in), read but
+                # not sent (coalesced: a newer pose came before the drain), sent but not received
+                out["lost_in"] = out["sent_transforms"] - c["in"]["transforms_in"]
+                out["coalesced"] = c["in"]["transforms_in"] - c["out"]["transforms_out"]
+                out["lost_out"] = c["out"]["transforms_out"] - s["received"]
             return out
     finally:
         if gw:

@@ -855,7 +855,12 @@ def main():
               ["path", "sent", "received", "lost/coalesced", "p50 us", "p90 us", "p99 us",
                "p99.9 us", "max us"], rows,
               note="loopback, Cyclone DDS unicast discovery, best effort (sensor_data); \"added\" "
-                   "is the difference of the quantiles (p50, p90); tails are scheduling noise")
+                   "is the difference of the quantiles (p50, p90); tails are scheduling noise\n"
+                   f"gateway CPU {dds['gateway']['gateway_cpu_percent']:.1f} % of one core "
+                   f"while the load ran; of the transforms missing through xrgate: "
+                   f"{dds['gateway']['lost_in']} lost on the way in, "
+                   f"{dds['gateway']['coalesced']} coalesced by the drain, "
+                   f"{dds['gateway']['lost_out']} lost on the way out")
     with open(out, "w") as f:
         json.dump(results, f, indent=1, allow_nan=False)
     print(f"\nwrote {out} ({results['elapsed_s']:.0f} s)")
