@@ -6,9 +6,9 @@ An independent Cyclone DDS publisher (tests/dds/dds_peer.c) on a private loopbac
   publishes it back on /tf exactly as it came in (frame conversion both ways);
 - a /tf chain (world → arm → hand) is composed into world poses;
 - header.stamp is the capture time: an older stamp from the same writer is dropped;
-- bad input (nanosec ≥ 1e9, an empty child_frame_id, NaN, a parent nobody published) drops that
-  transform with one line naming the writer, the field and the value; the good transform in
-  the same message and the other entities are untouched.
+- bad input (nanosec ≥ 1e9, an empty child_frame_id, NaN, a zero quaternion, a parent nobody
+  published) drops that transform with one line naming the writer, the field and the value;
+  the good transform in the same message and the other entities are untouched.
 The `ros` adapter's network comes from `config_file` (Cyclone XML), the other one's from
 CYCLONEDDS_URI."""
 import os
@@ -97,6 +97,7 @@ adapters:
         bad = ("tf world bad 0 0 0 0 0 0 1 5 1000000000 "
                "world - 0 0 0 0 0 0 1 -1 0 "
                "world nanbody nan 0 0 0 0 0 1 -1 0 "
+               "world zeroq 0 0 0 0 0 0 0 -1 0 "
                "nowhere x 1 0 0 0 0 0 1 -1 0 "
                "world good 0 0 2 0 0 0 1 -1 0")
         e = resend_until(bad, "ros/good")
@@ -105,11 +106,12 @@ adapters:
                      "below 1000000000) = 1000000000; dropped",
                      "transforms[1].child_frame_id = \"\" (parent 'world'): empty; dropped",
                      " on rt/tf: nanbody: position.x = nan; dropped",
+                     " on rt/tf: zeroq: orientation.norm = 0; dropped",
                      " on rt/tf: 'x' is relative to frame 'nowhere', which is neither "
                      "world_frame 'world' nor a frame received before; dropped"):
             assert g.wait_log(line), f"missing {line!r}:\n{g.log()}"
         c = dl.adapter(g, "ros")["counters"]
-        assert c["bad_input"] >= 3 and c["tf_unresolved"] >= 1, c
+        assert c["bad_input"] >= 4 and c["tf_unresolved"] >= 1, c
         names = {x["name"] for x in g.get_json("/api/entities")["entities"]}
         assert names == {"ros/robot/pose", "ros/arm", "ros/hand", "ros/good"}, names
         assert c["own_samples_skipped"] == 0 and c["write_errors"] == 0, c
