@@ -61,7 +61,7 @@ adapters:
             assert e["frame_id"] == "world" and e["n"] == 2, e
             stamp = e["sec"] * 1_000_000_000 + e["nsec"]
             # the send time (wall clock), taken just before the write on this host
-            assert -1_000_000 <= e["rx_wall_ns"] - stamp < 500_000_000, e
+            assert -1_000_000 <= e["rx_wall_ns"] - stamp < 2_000_000_000, e
             assert abs(math.sqrt(sum(c * c for c in e["r"])) - 1) < 1e-9, e
             if e["child"] == "demo/head":
                 # REP 103, Z up: the synthetic head is 1.7 m (± 0.02) above the floor

@@ -78,6 +78,7 @@ adapters:
 
         # stamps are capture times: an older stamp from the same writer is dropped
         c0 = dl.adapter(g, "ros")["counters"]
+        k0 = dl.entity(g, "ros/robot/pose")["samples"]
         now = time.time_ns()
         s0, n0 = divmod(now, 1_000_000_000)
         s1, n1 = divmod(now - 1_000_000_000, 1_000_000_000)
@@ -90,7 +91,9 @@ adapters:
         c1 = dl.adapter(g, "ros")["counters"]
         assert c1["poses_in"] == c0["poses_in"] + 3, (c0, c1)
         assert c1["drops"] == c0["drops"] + 1, (c0, c1)
-        assert c1["samples_in"] == c0["samples_in"] + 2, (c0, c1)
+        # (per entity: a late /tf resend from above may still add to the adapter's samples_in)
+        k1 = dl.entity(g, "ros/robot/pose")["samples"]
+        assert k1 == k0 + 2, (k0, k1, c0, c1)
         # (the table counts the refused sample in "drops": its capture time did not advance)
 
         # bad input in one message with a good transform last
