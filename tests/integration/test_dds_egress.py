@@ -100,6 +100,7 @@ adapters:
         assert c["tf_messages_out"] > 0 and c["transforms_out"] >= 2 * c["tf_messages_out"] - 2
         assert c["poses_out"] > 0 and c["twists_out"] > 0 and c["write_errors"] == 0, c
         assert c["messages_in"] == 0, c
+        dl.stop_clean(g)
     print("dds egress: ok")
 
 

@@ -123,6 +123,7 @@ adapters:
         names = {x["name"] for x in g.get_json("/api/entities")["entities"]}
         assert names == {"ros/robot/pose", "ros/arm", "ros/hand", "ros/good"}, names
         assert c["own_samples_skipped"] == 0 and c["write_errors"] == 0, c
+        dl.stop_clean(g)
     tmp.cleanup()
     print("dds ingress: ok")
 

@@ -56,6 +56,8 @@ def main():
         # the other's entities keep their poses: B's head as seen by A is B's head
         ea = dl.entity(ga, "ros/b/head")
         assert ea and ea["origin"] == "ros" and 1.6 < ea["position"][1] < 1.8, ea
+        dl.stop_clean(ga)
+        dl.stop_clean(gb)
     print("dds two gateways: ok")
 
 
