@@ -20,14 +20,13 @@ size_t dds_ros_name(char *out, size_t size, const char *in)
             continue;
         }
         if (token_start) {
-            if (o > 0) {
-                if (o + 2 >= size) break; /* room for '/' and one byte */
-                out[o++] = '/';
-            }
-            if (*p >= '0' && *p <= '9') {
-                if (o + 2 >= size) break;
-                out[o++] = '_';
-            }
+            bool digit = *p >= '0' && *p <= '9';
+            /* room for the separator, the '_' before a digit and the byte itself: a cut name
+             * never ends with '/' (or a lone '_') */
+            size_t need = (o > 0 ? 1 : 0) + (digit ? 1 : 0) + 1;
+            if (o + need >= size) break;
+            if (o > 0) out[o++] = '/';
+            if (digit) out[o++] = '_';
             token_start = false;
         }
         out[o++] = name_char(*p) ? (char)*p : '_';

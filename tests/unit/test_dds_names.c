@@ -46,6 +46,14 @@ static void test_ros_name_cut(void **state)
     /* a separator is never the last byte */
     assert_int_equal(dds_ros_name(out, sizeof out, "abcdef/gh"), 6);
     assert_string_equal(out, "abcdef");
+    /* a token that does not fit with its separator and '_' is left out whole: never a
+     * trailing '/' (found by fuzz_dds: "a/1b" in 4 bytes gave "a/") */
+    char four[4];
+    assert_int_equal(dds_ros_name(four, sizeof four, "a/1b"), 1);
+    assert_string_equal(four, "a");
+    char five[5];
+    assert_int_equal(dds_ros_name(five, sizeof five, "a/1b"), 4);
+    assert_string_equal(five, "a/_1");
     char two[2];
     assert_int_equal(dds_ros_name(two, sizeof two, "9"), 1);
     assert_string_equal(two, "_");
