@@ -93,8 +93,8 @@ struct dds {
     size_t n_slots;
     /* counters */
     uint64_t wakeups, messages_in, transforms_in, poses_in, own_skipped, unresolved, bad_input;
-    uint64_t tf_messages_out, transforms_out, poses_out, twists_out, write_errors;
-    struct xg_log_limit lim_bad, lim_unresolved, lim_write;
+    uint64_t tf_messages_out, transforms_out, poses_out, twists_out, write_errors, frames_full;
+    struct xg_log_limit lim_bad, lim_unresolved, lim_write, lim_frames;
 };
 
 /** Create the readers (rt/tf when read_tf, every `topics:` entry) with the hand-off listener on

@@ -162,6 +162,14 @@ static void pose_in(struct in_ctx *c, const char *source, const char *parent, in
         if (kf) {
             kf->p = wp;
             kf->q = xg_quat_normalize(wq);
+        } else {
+            char w[200];
+            d->frames_full++;
+            writer_name(c->reader, c->pub, c->topic, w, sizeof w);
+            XG_WARN_PEER(&d->lim_frames, a->name,
+                         "%s: frame '%s' not remembered: %d TF frames known already; transforms "
+                         "relative to it will be dropped",
+                         w, source, DDS_MAX_FRAMES);
         }
     }
     s.position = wp;
