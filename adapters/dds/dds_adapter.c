@@ -53,11 +53,12 @@ static int conf_topics(struct dds *d, const struct xg_conf *conf, struct xg_erro
         const struct xg_conf *it = list->items[i];
         if ((rc = xg_conf_expect(it, XG_CONF_SCALAR, "topics entry", err))) return rc;
         struct dds_in_topic *t = &d->in[d->n_in];
-        const char *why;
+        const char *why = "longer than 256 bytes";
         if (strlen(it->value) > DDS_TOPIC_MAX ||
             dds_topic_from_ros(it->value, t->dds, sizeof t->dds, &why))
-            return xg_conf_error(err, it, -EINVAL, "topics: '%s' is not a ROS 2 topic name (%s)",
-                                 it->value, why ? why : "too long");
+            return xg_conf_error(err, it, -EINVAL,
+                                 "topics: '%.80s%s' is not a ROS 2 topic name (%s)", it->value,
+                                 strlen(it->value) > 80 ? "..." : "", why);
         for (int j = 0; j < d->n_in; j++)
             if (!strcmp(d->in[j].dds, t->dds))
                 return xg_conf_error(err, it, -EINVAL, "topics: '%s' is listed twice", it->value);
@@ -105,11 +106,12 @@ static int dds_create(struct xg_adapter *a, const struct xg_conf *conf, struct x
                              world);
     snprintf(d->world_frame, sizeof d->world_frame, "%s", wf);
     char probe[DDS_TOPIC_MAX + 1];
-    const char *why;
+    const char *why = "longer than 128 bytes";
     if (strlen(prefix) > 128 || dds_topic_from_ros(prefix, probe, sizeof probe, &why))
         return xg_conf_error(err, xg_conf_get(conf, "topic_prefix"), -EINVAL,
-                             "topic_prefix '%s' is not a ROS 2 name of at most 128 bytes (%s)",
-                             prefix, why ? why : "too long");
+                             "topic_prefix '%.80s%s' is not a ROS 2 name of at most 128 bytes "
+                             "(%s)",
+                             prefix, strlen(prefix) > 80 ? "..." : "", why);
     snprintf(d->prefix, sizeof d->prefix, "%s", probe + 2); /* "/..." */
     if (!strcmp(qos, "reliable"))
         d->reliable = true;

@@ -42,6 +42,13 @@ def main():
          "dds adapter 'ros' neither publishes nor reads anything (publish_tf, pose_topics, "
          "twist_topics, read_tf and topics are all off)"),
         ("    domain_id: 233\n", "x.yaml:4:16: "),
+        # longer than the limits (the reason was an uninitialised pointer before)
+        (f'    topics: ["/{"a" * 300}"]\n',
+         f"x.yaml:4:14: topics: '/{'a' * 79}...' is not a ROS 2 topic name (longer than 256 "
+         "bytes)"),
+        (f'    topic_prefix: "/{"b" * 200}"\n',
+         f"x.yaml:4:19: topic_prefix '/{'b' * 79}...' is not a ROS 2 name of at most 128 "
+         "bytes (longer than 128 bytes)"),
     ]
     for body, want in cases:
         rc, out = check(body)
