@@ -4,6 +4,8 @@ transforms); further frames still become entities but are not remembered: counte
 (frames_not_remembered) with a rate-limited line naming the writer and the frame, and a
 transform relative to such a frame is dropped as unresolved, while frames remembered before keep
 chaining. Reliable QoS on both sides so that none of the 45 messages is lost."""
+import time
+
 from xgtest import Gateway
 import ddslib as dl
 
@@ -26,9 +28,14 @@ adapters:
         def tf_in():
             return dl.adapter(g, "ros")["counters"]["transforms_in"]
 
-        p.send("tf world w0 0 0 0 0 0 0 1 -1 0")
+        p.send("tf world w0 0 0 0 0 0 0 1 -1 0")  # creates the writer
         p.send("wait_match rt/tf 10000")
-        dl.wait_until(lambda: dl.entity(g, "ros/w0"), what="the first frame")
+        for _ in range(200):  # until both sides have matched (then reliable)
+            p.send("tf world w0 0 0 0 0 0 0 1 -1 0")
+            if dl.entity(g, "ros/w0"):
+                break
+            time.sleep(0.05)
+        assert dl.entity(g, "ros/w0"), g.log()
         base = tf_in()
         for m in range(MSGS):
             p.send("tf " + " ".join(f"world f{m * PER_MSG + k} 1 0 0 0 0 0 1 -1 0"
