@@ -41,9 +41,11 @@ adapters:
             p.send("tf " + " ".join(f"world f{m * PER_MSG + k} 1 0 0 0 0 0 1 -1 0"
                                     for k in range(PER_MSG)))
         total = MSGS * PER_MSG
-        dl.wait_until(lambda: tf_in() >= base + total, 20, f"{total} transforms")
-        c = dl.adapter(g, "ros")["counters"]
         frames = 1 + total  # w0 and f0..f4184
+        # (reliable and in order: the last frame's entity exists once everything was read)
+        dl.wait_until(lambda: dl.entity(g, f"ros/f{total - 1}"), 20, f"{total} transforms")
+        c = dl.adapter(g, "ros")["counters"]
+        assert c["transforms_in"] >= base + total, (base, c)
         assert c["frames_known"] == CAP, c
         assert c["frames_not_remembered"] == frames - CAP, c
         first_lost = f"f{CAP - 1}"  # w0 took one place: f0..f4094 are remembered
