@@ -10,9 +10,10 @@
 set -eu
 
 # compile and embed
-# (nodejs, npm: the build runs `npm ci` for the web inspector's three.js)
+# (nodejs, npm: the build runs `npm ci` for the web inspector's three.js; cyclonedds-dev and
+# cyclonedds-tools (idlc): the dds adapter, ROS 2 topics on Eclipse Cyclone DDS)
 BUILD_PKGS="build-essential cmake pkg-config libevent-dev libmbedtls-dev libjansson-dev \
-libyaml-dev libsrtp2-dev nodejs npm"
+libyaml-dev libsrtp2-dev nodejs npm cyclonedds-dev cyclonedds-tools"
 # run the test suite (cmocka unit tests, Python integration tests, static analysis; chromium:
 # the web inspector's browser test; docker.io, mmdebstrap, docker-compose: the container test
 # builds the image with its own Docker daemon on a base made offline, and brings compose up)
@@ -25,9 +26,10 @@ TEST_PKGS="$TEST_PKGS prometheus"
 TEST_PKGS="$TEST_PKGS liblo-tools"
 # fuzzing (make fuzz): clang with libFuzzer and the sanitizer runtimes
 FUZZ_PKGS="clang libclang-rt-14-dev"
-# the binary at run time (netbase: /etc/protocols and /etc/services)
+# the binary at run time (netbase: /etc/protocols and /etc/services; libddsc0debian: Cyclone
+# DDS for the dds adapter)
 RUNTIME_PKGS="libevent-2.1-7 libevent-extra-2.1-7 libmbedtls14 libmbedx509-1 libmbedcrypto7 \
-libjansson4 libyaml-0-2 libsrtp2-1 netbase ca-certificates"
+libjansson4 libyaml-0-2 libsrtp2-1 libddsc0debian netbase ca-certificates"
 
 case "${1:-}" in
 --runtime) PKGS="$RUNTIME_PKGS" ;;

@@ -35,6 +35,7 @@ os.environ.setdefault("XRGATE_BIN", XRGATE)
 EGRESS = ("vrpn", "rgmp", "less", "rtp")  # latency_us.<egress> keys
 EGRESS_TYPE = {"vrpn": "vrpn-server", "rgmp": "rgmp-server", "less": "less", "rtp": "rtp"}
 CLK_TCK = os.sysconf("SC_CLK_TCK")
+from dds_load import dds_load  # noqa: E402 (after sys.path is set)
 VRPN_COOKIE = b"vrpn: ver. 07.38  0" + b"\0" * 5  # what a TCP-only VRPN client sends first
 
 
@@ -210,7 +211,8 @@ def adapter_types_available():
     """Which adapter types this xrgate knows: ask `xrgate --check` for each."""
     avail = {}
     with tempfile.TemporaryDirectory() as d:
-        for t in ("vrpn-server", "vrpn-client", "rgmp-server", "rgmp-client", "rtp", "less"):
+        for t in ("vrpn-server", "vrpn-client", "rgmp-server", "rgmp-client", "rtp", "less",
+                  "dds"):
             path = os.path.join(d, "c.yaml")
             with open(path, "w") as f:
                 f.write(f"adapters:\n  - name: x\n    type: {t}\n")
@@ -580,6 +582,7 @@ def main():
     ldaemon = latency_daemon(o, avail)
     scale = scale_daemon(o, avail)
     clients = {a: clients_daemon(o, avail, a) for a in ("rgmp-server", "vrpn-server")}
+    dds = dds_load(o, avail)
     b_end = None if o.quick else bench_baseline(o)
     base = merge_baselines(b_start, b_end)
     load_end = os.getloadavg()
@@ -839,6 +842,25 @@ def main():
         "elapsed_s": time.monotonic() - started,
     }
     results["bvh_prediction"] = bvh_prediction(os.path.dirname(out))
+    results["dds"] = dds
+    if dds:
+        rows = [[k, f"{dds[k]['sent_transforms']}", f"{dds[k]['unique']}",
+                 f"{100 * dds[k]['loss']:.2f} %"] +
+                [f"{dds[k]['latency_us'][q]:.0f}" for q in ("p50", "p90", "p99", "p999", "max")]
+                for k in ("direct", "gateway")]
+        rows.append(["added", "", "", ""] +
+                    [f"{dds['added_latency_us'][q]:.0f}" for q in ("p50", "p90")] + ["", "", ""])
+        table(f"7. dds: {dds['bodies']} bodies x {dds['rate_hz']} Hz on /tf, publisher -> "
+              "subscriber directly and through xrgate (dds in -> dds out, send on change)",
+              ["path", "sent", "received", "lost/coalesced", "p50 us", "p90 us", "p99 us",
+               "p99.9 us", "max us"], rows,
+              note="loopback, Cyclone DDS unicast discovery, best effort (sensor_data); \"added\" "
+                   "is the difference of the quantiles (p50, p90); tails are scheduling noise\n"
+                   f"gateway CPU {dds['gateway']['gateway_cpu_percent']:.1f} % of one core "
+                   f"while the load ran; of the transforms missing through xrgate: "
+                   f"{dds['gateway']['lost_in']} lost on the way in, "
+                   f"{dds['gateway']['coalesced']} coalesced by the drain, "
+                   f"{dds['gateway']['lost_out']} lost on the way out")
     with open(out, "w") as f:
         json.dump(results, f, indent=1, allow_nan=False)
     print(f"\nwrote {out} ({results['elapsed_s']:.0f} s)")

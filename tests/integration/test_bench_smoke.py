@@ -92,6 +92,17 @@ def main():
         if not math.isclose(pipe.get("ratio_to_baseline", 0), want, rel_tol=1e-9):
             errors.append(f"pipeline.ratio_to_baseline {pipe.get('ratio_to_baseline')} is not "
                           f"updates_per_s / baseline.udp_pps = {want}")
+    # item 7 (issue 18): the dds load, null when the dds adapter is not built
+    if "dds" not in res:
+        errors.append("dds absent")
+    elif res["dds"] is not None:
+        for path in ("direct", "gateway"):
+            r = res["dds"][path]
+            if not (finite(r.get("loss")) and 0 <= r["loss"] <= 1):
+                errors.append(f"dds.{path}.loss = {r.get('loss')!r}")
+            vals = [r["latency_us"].get(q) for q in QUANTILES]
+            if not all(finite(v) for v in vals) or any(a > b for a, b in zip(vals, vals[1:])):
+                errors.append(f"dds.{path}.latency_us = {vals}")
     assert not errors, "bench-results.json:\n  " + "\n  ".join(errors)
     print("bench smoke: every promised key present")
 

@@ -1,0 +1,441 @@
+/* `dds` adapter: ROS 2 pose topics on Eclipse Cyclone DDS (issue 18), both directions.
+ *
+ * Egress (a sink): every dirty entity, predicted to the send time, as one
+ * geometry_msgs/TransformStamped in a tf2_msgs/TFMessage on ROS 2's /tf (DDS topic "rt/tf"):
+ * header.frame_id = world_frame, header.stamp = the send time (wall clock), child_frame_id = the
+ * entity name as a legal ROS 2 name (dds_ros_name). Optionally a geometry_msgs/PoseStamped on
+ * "<topic_prefix>/<entity>/pose" and a geometry_msgs/TwistStamped (linear and angular velocity in
+ * world_frame) on ".../twist" per entity. Types and names as ROS 2's rmw layers put them on the
+ * wire (type "tf2_msgs::msg::dds_::TFMessage_", IDL in adapters/dds/idl), XCDR1.
+ * Ingress: see dds_ingress.c.
+ *
+ * Frame: the preset `ros` (REP 103: right-handed, X forward, Y left, Z up, metres) unless
+ * `frame:` says otherwise. QoS (`qos:`): sensor_data (ROS 2's sensor-data profile: best effort,
+ * volatile, keep last 1 for writers) or reliable (reliable, volatile, keep last 100; a write
+ * never blocks the reactor: a full history fails the write, counted in write_errors). Readers keep
+ * the last DDS_READER_DEPTH samples.
+ *
+ * Config keys: domain_id (0..232, default 0), world_frame ("world"), publish_tf / read_tf (true),
+ * topics (PoseStamped topics to read), pose_topics / twist_topics (false), topic_prefix
+ * ("/xrgate"), qos (sensor_data | reliable), config_file (Cyclone DDS XML configuration:
+ * interfaces, multicast, peers; default: the CYCLONEDDS_URI environment variable), plus
+ * frame, rename, rate_hz, include, exclude. */
+#include "adapters/dds/dds_adapter.h"
+
+#include <errno.h>
+#include <event2/event.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "core/names.h"
+#include "geometry_msgs/msg/PoseStamped.h"
+#include "geometry_msgs/msg/TwistStamped.h"
+#include "tf2_msgs/msg/TFMessage.h"
+
+typedef struct geometry_msgs_msg_dds__TransformStamped_ ts_t;
+
+/* ---- configuration ---- */
+
+static int conf_topics(struct dds *d, const struct xg_conf *conf, struct xg_error *err)
+{
+    const struct xg_conf *list = xg_conf_get(conf, "topics");
+    if (!list) return 0;
+    int rc = xg_conf_expect(list, XG_CONF_SEQ, "topics", err);
+    if (rc) return rc;
+    if (list->n_items > DDS_MAX_IN_TOPICS)
+        return xg_conf_error(err, list, -EINVAL, "topics: %zu entries, at most %d", list->n_items,
+                             DDS_MAX_IN_TOPICS);
+    for (size_t i = 0; i < list->n_items; i++) {
+        const struct xg_conf *it = list->items[i];
+        if ((rc = xg_conf_expect(it, XG_CONF_SCALAR, "topics entry", err))) return rc;
+        struct dds_in_topic *t = &d->in[d->n_in];
+        const char *why = "longer than 256 bytes";
+        if (strlen(it->value) > DDS_TOPIC_MAX ||
+            dds_topic_from_ros(it->value, t->dds, sizeof t->dds, &why))
+            return xg_conf_error(err, it, -EINVAL,
+                                 "topics: '%.80s%s' is not a ROS 2 topic name (%s)", it->value,
+                                 strlen(it->value) > 80 ? "..." : "", why);
+        for (int j = 0; j < d->n_in; j++)
+            if (!strcmp(d->in[j].dds, t->dds))
+                return xg_conf_error(err, it, -EINVAL, "topics: '%s' is listed twice", it->value);
+        snprintf(t->ros, sizeof t->ros, "%s", it->value);
+        const char *src = t->dds + 3; /* after "rt/" */
+        xg_name_fit(t->source, sizeof t->source, src, strlen(src));
+        d->n_in++;
+    }
+    return 0;
+}
+
+static int dds_create(struct xg_adapter *a, const struct xg_conf *conf, struct xg_error *err)
+{
+    struct dds *d = calloc(1, sizeof *d);
+    if (!d) return -ENOMEM;
+    a->priv = d;
+    d->pipe_r = d->pipe_w = -1;
+    d->frame = a->frame;
+    int rc;
+    if (!xg_conf_get(conf, "frame")) {
+        if ((rc = xg_frame_preset("ros", &d->own_frame, err))) return rc;
+        d->frame = &d->own_frame;
+        d->gw_frame = a->frame;
+        a->frame = d->frame; /* shown as the adapter's frame in /api/adapters */
+    }
+    const char *world, *prefix, *qos, *config_file;
+    if ((rc = xg_conf_int(conf, "domain_id", 0, 0, 232, &d->domain_id, err)) ||
+        (rc = xg_conf_string(conf, "world_frame", "world", &world, err)) ||
+        (rc = xg_conf_bool(conf, "publish_tf", true, &d->publish_tf, err)) ||
+        (rc = xg_conf_bool(conf, "read_tf", true, &d->read_tf, err)) ||
+        (rc = xg_conf_bool(conf, "pose_topics", false, &d->pose_topics, err)) ||
+        (rc = xg_conf_bool(conf, "twist_topics", false, &d->twist_topics, err)) ||
+        (rc = xg_conf_string(conf, "topic_prefix", "/xrgate", &prefix, err)) ||
+        (rc = xg_conf_string(conf, "qos", "sensor_data", &qos, err)) ||
+        (rc = xg_conf_string(conf, "config_file", NULL, &config_file, err)) ||
+        (rc = conf_topics(d, conf, err)))
+        return rc;
+    const char *wf = world[0] == '/' ? world + 1 : world;
+    char mapped[DDS_TOPIC_MAX + 1];
+    dds_ros_name(mapped, sizeof mapped, wf);
+    if (!*wf || strlen(wf) >= sizeof d->world_frame || strcmp(wf, mapped))
+        return xg_conf_error(err, xg_conf_get(conf, "world_frame"), -EINVAL,
+                             "world_frame '%s' is not a TF frame id (1-127 bytes of "
+                             "[A-Za-z0-9_/], no empty token, no token starting with a digit)",
+                             world);
+    snprintf(d->world_frame, sizeof d->world_frame, "%s", wf);
+    char probe[DDS_TOPIC_MAX + 1];
+    const char *why = "longer than 128 bytes";
+    if (strlen(prefix) > 128 || dds_topic_from_ros(prefix, probe, sizeof probe, &why))
+        return xg_conf_error(err, xg_conf_get(conf, "topic_prefix"), -EINVAL,
+                             "topic_prefix '%.80s%s' is not a ROS 2 name of at most 128 bytes "
+                             "(%s)",
+                             prefix, strlen(prefix) > 80 ? "..." : "", why);
+    snprintf(d->prefix, sizeof d->prefix, "%s", probe + 2); /* "/..." */
+    if (!strcmp(qos, "reliable"))
+        d->reliable = true;
+    else if (strcmp(qos, "sensor_data"))
+        return xg_conf_error(err, xg_conf_get(conf, "qos"), -EINVAL,
+                             "qos '%s' must be sensor_data or reliable", qos);
+    if (config_file) {
+        char abs[PATH_MAX];
+        FILE *f = fopen(config_file, "r");
+        if (!f)
+            return xg_conf_error(err, xg_conf_get(conf, "config_file"), -errno,
+                                 "config_file '%s': %s", config_file, strerror(errno));
+        fclose(f);
+        if (!realpath(config_file, abs) || strlen(abs) + 8 > sizeof d->config_uri)
+            return xg_conf_error(err, xg_conf_get(conf, "config_file"), -EINVAL,
+                                 "config_file '%s': cannot resolve the path", config_file);
+        snprintf(d->config_uri, sizeof d->config_uri, "file://%s", abs);
+    }
+    if (!d->publish_tf && !d->pose_topics && !d->twist_topics && !d->read_tf && !d->n_in)
+        return xg_conf_error(err, conf, -EINVAL,
+                             "dds adapter '%s' neither publishes nor reads anything (publish_tf, "
+                             "pose_topics, twist_topics, read_tf and topics are all off)",
+                             a->name);
+    return 0;
+}
+
+/* ---- Cyclone DDS entities ---- */
+
+static int dds_fail(struct xg_adapter *a, const char *what, dds_return_t rc)
+{
+    XG_ERR(a->name, "Cyclone DDS: %s failed: %s", what, dds_strretcode(rc));
+    return -EIO;
+}
+
+static dds_qos_t *make_qos(bool reliable, bool writer)
+{
+    dds_qos_t *q = dds_create_qos();
+    if (!q) return NULL;
+    dds_qset_durability(q, DDS_DURABILITY_VOLATILE);
+    if (reliable)
+        dds_qset_reliability(q, DDS_RELIABILITY_RELIABLE, 0); /* never block the reactor */
+    else
+        dds_qset_reliability(q, DDS_RELIABILITY_BEST_EFFORT, 0);
+    int depth = !writer ? DDS_READER_DEPTH : reliable ? DDS_RELIABLE_DEPTH : 1;
+    dds_qset_history(q, DDS_HISTORY_KEEP_LAST, depth);
+    if (writer) {
+        dds_data_representation_id_t xcdr1 = DDS_DATA_REPRESENTATION_XCDR1;
+        dds_qset_data_representation(q, 1, &xcdr1);
+    }
+    return q;
+}
+
+static int dds_start(struct xg_adapter *a)
+{
+    struct dds *d = a->priv;
+    if (d->config_uri[0]) {
+        d->domain = dds_create_domain((dds_domainid_t)d->domain_id, d->config_uri);
+        if (d->domain < 0) return dds_fail(a, "creating the domain with config_file", d->domain);
+    }
+    d->pp = dds_create_participant((dds_domainid_t)d->domain_id, NULL, NULL);
+    if (d->pp < 0) return dds_fail(a, "creating the participant", d->pp);
+    d->wqos = make_qos(d->reliable, true);
+    d->rqos = make_qos(d->reliable, false);
+    if (!d->wqos || !d->rqos) return -ENOMEM;
+    if (d->publish_tf || d->read_tf) {
+        d->tf_topic =
+            dds_create_topic(d->pp, &tf2_msgs_msg_dds__TFMessage__desc, "rt/tf", NULL, NULL);
+        if (d->tf_topic < 0) return dds_fail(a, "creating topic rt/tf", d->tf_topic);
+    }
+    if (d->publish_tf) {
+        d->tf_writer = dds_create_writer(d->pp, d->tf_topic, d->wqos, NULL);
+        if (d->tf_writer < 0) return dds_fail(a, "creating the rt/tf writer", d->tf_writer);
+        dds_return_t r = dds_get_instance_handle(d->tf_writer, &d->tf_writer_ih);
+        if (r < 0) return dds_fail(a, "reading the rt/tf writer's handle", r);
+        d->tf_buf = calloc(DDS_TF_CHUNK, sizeof(ts_t));
+        d->tf_names = calloc(DDS_TF_CHUNK, sizeof *d->tf_names);
+        if (!d->tf_buf || !d->tf_names) return -ENOMEM;
+    }
+    int rc = dds_ingress_start(a);
+    if (rc) return rc;
+    XG_INFO(
+        a->name,
+        "ROS 2 over Cyclone DDS on domain %lld: %s%s%s%s, %d PoseStamped topic%s read, qos %s%s",
+        (long long)d->domain_id, d->publish_tf ? "publishes rt/tf" : "does not publish rt/tf",
+        d->pose_topics ? ", PoseStamped per entity" : "",
+        d->twist_topics ? ", TwistStamped per entity" : "", d->read_tf ? ", reads rt/tf" : "",
+        d->n_in, d->n_in == 1 ? "" : "s", d->reliable ? "reliable" : "sensor_data",
+        d->config_uri[0] ? " (config_file)" : "");
+    return 0;
+}
+
+/* ---- egress ---- */
+
+static void flush_tf(struct xg_adapter *a)
+{
+    struct dds *d = a->priv;
+    if (!d->tf_n) return;
+    tf2_msgs_msg_dds__TFMessage_ msg = {.transforms_ = {._maximum = (uint32_t)d->tf_n,
+                                                        ._length = (uint32_t)d->tf_n,
+                                                        ._buffer = d->tf_buf,
+                                                        ._release = false}};
+    dds_return_t r = dds_write(d->tf_writer, &msg);
+    if (r < 0) {
+        d->write_errors++;
+        a->drops += d->tf_n;
+        XG_WARN_PEER(&d->lim_write, a->name, "rt/tf: writing %zu transforms failed: %s", d->tf_n,
+                     dds_strretcode(r));
+    } else {
+        d->tf_messages_out++;
+        d->transforms_out += d->tf_n;
+        a->samples_out += d->tf_n;
+    }
+    d->tf_n = 0;
+}
+
+static void stamp_header(struct dds *d, struct std_msgs_msg_dds__Header_ *h)
+{
+    dds_stamp_from_ns(d->send_ns, &h->stamp_.sec_, &h->stamp_.nanosec_);
+    h->frame_id_ = d->world_frame;
+}
+
+static void free_slot(struct dds_out_slot *s)
+{
+    if (s->pose_writer > 0) dds_delete(s->pose_writer);
+    if (s->pose_topic > 0) dds_delete(s->pose_topic);
+    if (s->twist_writer > 0) dds_delete(s->twist_writer);
+    if (s->twist_topic > 0) dds_delete(s->twist_topic);
+    memset(s, 0, sizeof *s);
+}
+
+/* The writer of entity e on "<prefix>/<name>/<leaf>", created on first use; 0 if it cannot be. */
+static dds_entity_t entity_writer(struct xg_adapter *a, const struct xg_entity *e, bool twist)
+{
+    struct dds *d = a->priv;
+    if (e->slot >= d->n_slots) {
+        size_t n = d->n_slots ? d->n_slots : 64;
+        while (n <= e->slot)
+            n *= 2;
+        struct dds_out_slot *s = realloc(d->slots, n * sizeof *s);
+        if (!s) return 0;
+        memset(s + d->n_slots, 0, (n - d->n_slots) * sizeof *s);
+        d->slots = s;
+        d->n_slots = n;
+    }
+    struct dds_out_slot *s = &d->slots[e->slot];
+    if (s->id != e->id) free_slot(s);
+    s->id = e->id;
+    dds_entity_t *w = twist ? &s->twist_writer : &s->pose_writer;
+    dds_entity_t *t = twist ? &s->twist_topic : &s->pose_topic;
+    if (*w) return *w > 0 ? *w : 0;
+    char name[DDS_TOPIC_MAX + 1], topic[2 * DDS_TOPIC_MAX];
+    dds_ros_name(name, sizeof name, e->name);
+    int n = snprintf(topic, sizeof topic, "rt%s/%s/%s", d->prefix, name, twist ? "twist" : "pose");
+    if (n > DDS_TOPIC_MAX) {
+        *w = -1; /* remembered: not retried every tick */
+        d->write_errors++;
+        XG_WARN_PEER(&d->lim_write, a->name,
+                     "entity '%s': topic name '%s' is %d bytes, longer than %d; not published",
+                     e->name, topic, n, DDS_TOPIC_MAX);
+        return 0;
+    }
+    *t = dds_create_topic(d->pp,
+                          twist ? &geometry_msgs_msg_dds__TwistStamped__desc
+                                : &geometry_msgs_msg_dds__PoseStamped__desc,
+                          topic, NULL, NULL);
+    if (*t > 0) *w = dds_create_writer(d->pp, *t, d->wqos, NULL);
+    if (*t <= 0 || *w <= 0) {
+        dds_return_t r = *t <= 0 ? *t : *w;
+        *w = -1;
+        d->write_errors++;
+        XG_WARN_PEER(&d->lim_write, a->name, "entity '%s': creating the writer on %s failed: %s",
+                     e->name, topic, dds_strretcode(r));
+        return 0;
+    }
+    if (!twist)
+        for (int i = 0; i < d->n_in; i++)
+            if (!strcmp(d->in[i].dds, topic)) dds_get_instance_handle(*w, &d->in[i].own_writer);
+    return *w;
+}
+
+static void write_entity(struct xg_adapter *a, dds_entity_t w, const void *msg, uint64_t *count)
+{
+    struct dds *d = a->priv;
+    dds_return_t r = dds_write(w, msg);
+    if (r < 0) {
+        d->write_errors++;
+        a->drops++;
+        XG_WARN_PEER(&d->lim_write, a->name, "writing a per-entity message failed: %s",
+                     dds_strretcode(r));
+    } else {
+        (*count)++;
+    }
+}
+
+static int drain_visit(void *user, const struct xg_entity *e, const struct xg_pose *pose)
+{
+    struct xg_adapter *a = user;
+    struct dds *d = a->priv;
+    struct xg_pose p = *pose;
+    xg_frame_pose_out(d->frame, &p);
+    if (d->publish_tf) {
+        ts_t *ts = (ts_t *)d->tf_buf + d->tf_n;
+        dds_ros_name(d->tf_names[d->tf_n], sizeof d->tf_names[0], e->name);
+        stamp_header(d, &ts->header_);
+        ts->child_frame_id_ = d->tf_names[d->tf_n];
+        ts->transform_.translation_ =
+            (struct geometry_msgs_msg_dds__Vector3_){p.position.x, p.position.y, p.position.z};
+        ts->transform_.rotation_ = (struct geometry_msgs_msg_dds__Quaternion_){
+            p.orientation.x, p.orientation.y, p.orientation.z, p.orientation.w};
+        if (++d->tf_n == DDS_TF_CHUNK) flush_tf(a);
+    }
+    dds_entity_t w;
+    if (d->pose_topics && (w = entity_writer(a, e, false))) {
+        geometry_msgs_msg_dds__PoseStamped_ m;
+        stamp_header(d, &m.header_);
+        m.pose_.position_ =
+            (struct geometry_msgs_msg_dds__Point_){p.position.x, p.position.y, p.position.z};
+        m.pose_.orientation_ = (struct geometry_msgs_msg_dds__Quaternion_){
+            p.orientation.x, p.orientation.y, p.orientation.z, p.orientation.w};
+        write_entity(a, w, &m, &d->poses_out);
+    }
+    if (d->twist_topics && (p.has_velocity || p.has_angular_velocity) &&
+        (w = entity_writer(a, e, true))) {
+        geometry_msgs_msg_dds__TwistStamped_ m;
+        stamp_header(d, &m.header_);
+        m.twist_.linear_ =
+            (struct geometry_msgs_msg_dds__Vector3_){p.velocity.x, p.velocity.y, p.velocity.z};
+        m.twist_.angular_ = (struct geometry_msgs_msg_dds__Vector3_){
+            p.angular_velocity.x, p.angular_velocity.y, p.angular_velocity.z};
+        write_entity(a, w, &m, &d->twists_out);
+    }
+    return 0;
+}
+
+static void dds_drain(struct xg_adapter *a)
+{
+    struct dds *d = a->priv;
+    if (d->pp <= 0) return;
+    int64_t now = xg_clock_mono_ns();
+    d->send_ns = xg_clock_mono_to_wall_ns(now);
+    d->tf_n = 0;
+    xg_table_drain(a->table, a->index, now, drain_visit, a);
+    flush_tf(a);
+}
+
+static void dds_entity_event(struct xg_adapter *a, const struct xg_entity *e, bool added)
+{
+    struct dds *d = a->priv;
+    if (!added && d->pp > 0 && e->slot < d->n_slots && d->slots[e->slot].id == e->id) {
+        for (int i = 0; i < d->n_in; i++) {
+            dds_instance_handle_t ih;
+            if (d->slots[e->slot].pose_writer > 0 &&
+                dds_get_instance_handle(d->slots[e->slot].pose_writer, &ih) >= 0 &&
+                d->in[i].own_writer == ih)
+                d->in[i].own_writer = 0;
+        }
+        free_slot(&d->slots[e->slot]);
+    }
+}
+
+/* ---- status and life cycle ---- */
+
+static void dds_status(const struct xg_adapter *a, struct xg_status *st)
+{
+    const struct dds *d = a->priv;
+    st->state = d->pp > 0 ? "running" : "stopped";
+    snprintf(st->peer, sizeof st->peer, "DDS domain %lld", (long long)d->domain_id);
+    xg_status_counter(st, "tf_messages_out", (double)d->tf_messages_out);
+    xg_status_counter(st, "transforms_out", (double)d->transforms_out);
+    xg_status_counter(st, "poses_out", (double)d->poses_out);
+    xg_status_counter(st, "twists_out", (double)d->twists_out);
+    xg_status_counter(st, "write_errors", (double)d->write_errors);
+    xg_status_counter(st, "messages_in", (double)d->messages_in);
+    xg_status_counter(st, "transforms_in", (double)d->transforms_in);
+    xg_status_counter(st, "poses_in", (double)d->poses_in);
+    xg_status_counter(st, "own_samples_skipped", (double)d->own_skipped);
+    xg_status_counter(st, "tf_unresolved", (double)d->unresolved);
+    xg_status_counter(st, "bad_input", (double)d->bad_input);
+    xg_status_counter(st, "frames_known", (double)d->n_frames);
+    xg_status_counter(st, "frames_not_remembered", (double)d->frames_full);
+    xg_status_counter(st, "wakeups", (double)d->wakeups);
+}
+
+static void dds_stop(struct xg_adapter *a)
+{
+    struct dds *d = a->priv;
+    if (!d) return;
+    /* deleting the participant deletes its readers, writers and topics and waits for listener
+     * calls in progress; the domain goes with its last participant */
+    if (d->pp > 0) dds_delete(d->pp);
+    if (d->domain > 0) dds_delete(d->domain);
+    d->pp = d->domain = 0;
+    d->tf_reader = d->tf_writer = d->tf_topic = 0;
+    for (int i = 0; i < d->n_in; i++)
+        d->in[i].reader = d->in[i].topic = 0;
+    if (d->slots) memset(d->slots, 0, d->n_slots * sizeof *d->slots);
+    dds_ingress_stop(a);
+}
+
+static void dds_destroy(struct xg_adapter *a)
+{
+    struct dds *d = a->priv;
+    if (!d) return;
+    dds_stop(a);
+    if (d->gw_frame) a->frame = d->gw_frame;
+    if (d->listener) dds_delete_listener(d->listener);
+    if (d->wqos) dds_delete_qos(d->wqos);
+    if (d->rqos) dds_delete_qos(d->rqos);
+    free(d->tf_buf);
+    free(d->tf_names);
+    free(d->slots);
+    free(d->frames);
+    free(d);
+    a->priv = NULL;
+}
+
+const struct xg_adapter_ops xg_dds_ops = {
+    .type = "dds",
+    .is_sink = true,
+    .create = dds_create,
+    .start = dds_start,
+    .drain = dds_drain,
+    .status = dds_status,
+    .stop = dds_stop,
+    .destroy = dds_destroy,
+    .entity_event = dds_entity_event,
+};

@@ -1,0 +1,106 @@
+/* `dds` adapter internals shared by dds_adapter.c (configuration, Cyclone DDS entities, egress)
+ * and dds_ingress.c (readers, TF chaining, stamps). Not a public interface.
+ *
+ * Threads: Cyclone DDS delivers data on its own threads (receive threads, or the writer's thread
+ * for local writers). Its data_available listener only signals the reactor: an atomic flag, and
+ * one byte on a non-blocking pipe when the flag was clear. The reactor's read event on that pipe
+ * takes the samples (dds_take is thread-safe) and feeds the entity table on the reactor thread,
+ * at most DDS_TAKE_MAX_PER_WAKE samples per wake-up (then it re-activates itself). */
+#ifndef XG_DDS_ADAPTER_H
+#define XG_DDS_ADAPTER_H
+
+#include <dds/dds.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "adapters/dds/dds_names.h"
+#include "core/adapter.h"
+#include "core/log.h"
+#include "core/net.h"
+#include "mappings/frame.h"
+
+#define DDS_MAX_IN_TOPICS 64       /* PoseStamped topics read (`topics:`) */
+#define DDS_MAX_FRAMES 4096        /* TF frames remembered for chaining */
+#define DDS_TF_CHUNK 256           /* transforms per TFMessage sent */
+#define DDS_READER_DEPTH 100       /* reader history (keep last), as tf2's listener */
+#define DDS_RELIABLE_DEPTH 100     /* writer history with qos: reliable */
+#define DDS_TAKE_BATCH 64          /* samples per dds_take */
+#define DDS_TAKE_MAX_PER_WAKE 4096 /* samples taken per reactor wake-up */
+#define DDS_TIME_MAPS 32           /* publishers whose clock offset is tracked */
+
+/** A PoseStamped topic read into one entity. */
+struct dds_in_topic {
+    char ros[DDS_TOPIC_MAX + 1]; /* ROS 2 name as configured */
+    char dds[DDS_TOPIC_MAX + 1]; /* "rt/..." */
+    char source[XG_NAME_MAX];    /* entity source: the ROS name without leading '/' */
+    dds_entity_t topic, reader;
+    dds_instance_handle_t own_writer; /* our own writer on that topic (pose_topics), or 0 */
+};
+
+/** A TF frame whose pose in world_frame is known (wire frame), for chaining. */
+struct dds_known_frame {
+    uint64_t hash;
+    char name[XG_NAME_MAX];
+    struct xg_vec3 p;
+    struct xg_quat q;
+};
+
+/** Clock offset of one publication (DESIGN §3). */
+struct dds_tmap {
+    dds_instance_handle_t pub;
+    struct xg_time_map map;
+    int64_t used_ns;
+};
+
+/** PoseStamped/TwistStamped writers of one entity (by table slot). */
+struct dds_out_slot {
+    uint32_t id; /* entity id the writers belong to, 0 = none */
+    dds_entity_t pose_topic, pose_writer, twist_topic, twist_writer;
+};
+
+struct dds {
+    /* configuration */
+    int64_t domain_id;
+    char world_frame[XG_NAME_MAX];
+    char prefix[DDS_TOPIC_MAX + 1]; /* ROS name prefix of per-entity topics, "/xrgate" */
+    bool read_tf, publish_tf, pose_topics, twist_topics, reliable;
+    char config_uri[4200]; /* "file://<path>" or "" */
+    struct xg_frame own_frame;
+    const struct xg_frame *frame;
+    const struct xg_frame *gw_frame; /* the gateway's a->frame while ours stands in for it */
+    struct dds_in_topic in[DDS_MAX_IN_TOPICS];
+    int n_in;
+    /* Cyclone DDS entities */
+    dds_entity_t domain, pp, tf_topic, tf_reader, tf_writer;
+    dds_instance_handle_t tf_writer_ih;
+    dds_listener_t *listener;
+    dds_qos_t *wqos, *rqos;
+    /* reactor hand-off */
+    int pipe_r, pipe_w;
+    atomic_bool signalled;
+    struct event *ev;
+    /* ingress state */
+    struct dds_known_frame *frames;
+    size_t n_frames;
+    struct dds_tmap tmaps[DDS_TIME_MAPS];
+    /* egress state */
+    void *tf_buf;                        /* geometry_msgs TransformStamped_[DDS_TF_CHUNK] */
+    char (*tf_names)[DDS_TOPIC_MAX + 1]; /* child_frame_id strings of that buffer */
+    size_t tf_n;
+    int64_t send_ns; /* stamp of this drain (wall clock) */
+    struct dds_out_slot *slots;
+    size_t n_slots;
+    /* counters */
+    uint64_t wakeups, messages_in, transforms_in, poses_in, own_skipped, unresolved, bad_input;
+    uint64_t tf_messages_out, transforms_out, poses_out, twists_out, write_errors, frames_full;
+    struct xg_log_limit lim_bad, lim_unresolved, lim_write, lim_frames;
+};
+
+/** Create the readers (rt/tf when read_tf, every `topics:` entry) with the hand-off listener on
+ *  d->pp, and the pipe event on a->base. 0 or a negative errno (logged). */
+int dds_ingress_start(struct xg_adapter *a);
+/** Free the ingress state that start made on the reactor side (the pipe and its event). */
+void dds_ingress_stop(struct xg_adapter *a);
+
+#endif

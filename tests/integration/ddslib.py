@@ -1,0 +1,159 @@
+"""Helpers for the dds adapter's integration tests: a private DDS domain on loopback and the
+independent ROS 2 peer (tests/dds/dds_peer.c, Cyclone DDS's C API, no xrgate code).
+
+Cyclone DDS is configured for loopback only, without multicast: interface `lo`, unicast
+discovery to 127.0.0.1 (participant indices 0..MAX_PARTICIPANTS-1). Each test takes a domain id
+that no other running test holds (a lock file per id), so parallel tests never see each other."""
+import fcntl
+import json
+import math
+import os
+import random
+import subprocess
+import threading
+import time
+
+from xgtest import BIN, skip
+
+BUILD_DIR = os.environ.get("XG_BUILD_DIR") or os.path.join(os.path.dirname(__file__), "..", "..",
+                                                           "build")
+PEER = os.path.join(BUILD_DIR, "tests", "dds_peer")
+MAX_PARTICIPANTS = 10
+CYCLONE_XML = (
+    "<CycloneDDS><Domain Id=\"any\"><General><Interfaces><NetworkInterface name=\"lo\"/>"
+    "</Interfaces><AllowMulticast>false</AllowMulticast></General><Discovery>"
+    "<ParticipantIndex>auto</ParticipantIndex>"
+    f"<MaxAutoParticipantIndex>{MAX_PARTICIPANTS - 1}</MaxAutoParticipantIndex>"
+    "<Peers><Peer Address=\"127.0.0.1\"/></Peers></Discovery></Domain></CycloneDDS>")
+ENV = {"CYCLONEDDS_URI": CYCLONE_XML}
+
+
+def require():
+    """Skip (77) when the dds adapter is not built (XRGATE_DDS=OFF or no Cyclone DDS)."""
+    r = subprocess.run([BIN, "--check", "--config", "/dev/stdin"], capture_output=True, text=True,
+                       timeout=10, input="adapters:\n  - {name: x, type: dds}\n")
+    if r.returncode != 0 or not os.path.exists(PEER):
+        skip("dds adapter not built")
+
+
+_locks = []
+
+
+def domain():
+    """A DDS domain id (100..230) held by this process until it exits."""
+    ids = list(range(100, 231))
+    random.shuffle(ids)
+    for d in ids:
+        f = open(f"/tmp/xrgate-test-dds-domain-{d}.lock", "w")
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            f.close()
+            continue
+        _locks.append(f)
+        return d
+    raise RuntimeError("no free DDS domain id")
+
+
+class Peer:
+    """dds_peer on `domain`: send() commands, wait() for JSON events."""
+
+    def __init__(self, domain_id):
+        e = dict(os.environ)
+        e.update(ENV)
+        self.proc = subprocess.Popen([PEER, str(domain_id)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                     env=e)
+        self.events = []
+        self.cond = threading.Condition()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            ev = json.loads(line)
+            with self.cond:
+                self.events.append(ev)
+                self.cond.notify_all()
+
+    def send(self, line, timeout=10.0):
+        """Send one command and wait for its "ok"."""
+        with self.cond:
+            n_ok = sum(1 for e in self.events if e["ev"] == "ok")
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+        self.wait(lambda evs: sum(1 for e in evs if e["ev"] == "ok") > n_ok, timeout,
+                  f"no ok for {line[:60]!r}")
+
+    def wait(self, pred, timeout=10.0, what="condition"):
+        """Wait until pred(events) is true; returns its value."""
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while True:
+                v = pred(self.events)
+                if v:
+                    return v
+                left = deadline - time.monotonic()
+                assert left > 0, f"peer: timed out waiting for {what}; last events: " \
+                    f"{self.events[-5:]}"
+                self.cond.wait(min(left, 0.1))
+
+    def of(self, ev, **match):
+        with self.cond:
+            return [e for e in self.events if e["ev"] == ev and
+                    all(e.get(k) == v for k, v in match.items())]
+
+    def close(self):
+        if self.proc.poll() is None:
+            try:
+                self.proc.stdin.write("quit\n")
+                self.proc.stdin.flush()
+                self.proc.wait(5)
+            except (BrokenPipeError, subprocess.TimeoutExpired):
+                self.proc.kill()
+                self.proc.wait()
+        self.reader.join(2)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def adapter(gw, name):
+    for a in gw.get_json("/api/adapters")["adapters"]:
+        if a["name"] == name:
+            return a
+    raise AssertionError(f"no adapter {name}")
+
+
+def entity(gw, name):
+    for e in gw.get_json("/api/entities")["entities"]:
+        if e["name"] == name:
+            return e
+    return None
+
+
+def wait_until(fn, timeout=10.0, what="condition", step=0.02):
+    deadline = time.monotonic() + timeout
+    while True:
+        v = fn()
+        if v:
+            return v
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(step)
+
+
+def near(a, b, tol):
+    return len(a) == len(b) and all(math.isfinite(x) and abs(x - y) <= tol for x, y in zip(a, b))
+
+
+def stop_clean(gw):
+    """Stop the gateway with SIGTERM: exit 0 within the 1 s budget, no sanitizer report (the
+    Cyclone DDS participant, its threads and listeners are torn down with the adapter)."""
+    rc, secs = gw.stop()
+    log = gw.log()
+    assert rc == 0 and secs < 1.0, (rc, secs, log[-2000:])
+    for bad in ("Sanitizer", "runtime error"):
+        assert bad not in log, log[-4000:]
