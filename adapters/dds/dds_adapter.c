@@ -390,7 +390,7 @@ static void dds_status(const struct xg_adapter *a, struct xg_status *st)
     xg_status_counter(st, "own_samples_skipped", (double)d->own_skipped);
     xg_status_counter(st, "tf_unresolved", (double)d->unresolved);
     xg_status_counter(st, "bad_input", (double)d->bad_input);
-    xg_status_counter(st, "frames_known", (double)d->n_frames);
+    xg_status_gauge(st, "frames_known", (double)d->n_frames);
     xg_status_counter(st, "frames_not_remembered", (double)d->frames_full);
     xg_status_counter(st, "wakeups", (double)d->wakeups);
 }

@@ -288,14 +288,14 @@ static void vmca_status(const struct xg_adapter *a, struct xg_status *st)
     for (int i = 0; i < r->n_dest && n > 0 && (size_t)n < sizeof st->peer; i++)
         n += snprintf(st->peer + n, sizeof st->peer - (size_t)n, "%s%s", i ? "," : " ",
                       r->dest[i].str);
-    xg_status_counter(st, "port", r->bound_port);
+    xg_status_id(st, "port", r->bound_port);
     xg_status_counter(st, "datagrams_in", (double)in->datagrams);
     xg_status_counter(st, "messages_in", (double)in->messages);
     xg_status_counter(st, "bone_messages_in", (double)in->bone_msgs);
     xg_status_counter(st, "root_messages_in", (double)in->root_msgs);
     xg_status_counter(st, "device_messages_in", (double)in->device_msgs);
     xg_status_counter(st, "messages_ignored", (double)in->ignored);
-    xg_status_counter(st, "devices", (double)in->n_devices);
+    xg_status_gauge(st, "devices", (double)in->n_devices);
     for (int i = 0; i < VMC_R_COUNT; i++)
         xg_status_counter(st, vmc_reason_names[i], (double)in->reasons[i]);
     xg_status_counter(st, "datagrams_out", (double)out->datagrams_out);
