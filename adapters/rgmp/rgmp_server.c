@@ -16,8 +16,17 @@
  * when an origin's entity set changes, and a Device Disconnect when an origin's entities are all
  * gone. Data: on each tick, every group of an origin with an updated entity is sent whole, each
  * entity predicted to the send time; timestamp_us is the send time (wall clock, µs), strictly
- * increasing per device. Nothing is queued per update (the table's dirty set coalesces), memory
- * per client is bounded by the output bound. Bytes sent by clients are read and discarded. */
+ * increasing per device across all its groups (one session: two groups sent in one tick get t and
+ * t + 1 µs). Nothing is queued per update (the table's dirty set coalesces), memory per client is
+ * bounded by the output bound. Bytes sent by clients are read and discarded.
+ *
+ * solved_hand devices (keys solved_hands: false, hand_maps: [{hand, joints}]): Rokoko's hand
+ * layout (rgmp_solved_hand.h) so that Rokoko's own consumers decode them. With solved_hands, every
+ * left_hand / right_hand entity this sink sees is one device (its pose is the wrist; every other
+ * joint collapses onto it); each hand_maps entry maps entity names to OpenXR joints and is one
+ * device while its wrist entity exists. Device ids: FNV-1a of "solved_hand/<source>" (source =
+ * the entity name or "hand_maps[i]"), unique among all devices. Poses are in the internal frame
+ * (OpenXR's Y-up right-handed space, reference_frame "xr_base"), whatever `frame:` says. */
 #include <errno.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -33,6 +42,7 @@
 #include <sys/socket.h>
 
 #include "adapters/rgmp/rgmp_codec.h"
+#include "adapters/rgmp/rgmp_solved_hand.h"
 #include "core/adapter.h"
 #include "core/clock.h"
 #include "core/log.h"
@@ -41,6 +51,8 @@
 
 #define ENTITIES_PER_GROUP 1000u
 #define ENTITY_BYTES 52u /* 7 + 3 + 3 floats */
+#define MAX_HANDS 64     /* solved_hand devices (one bit each in client.known_hands) */
+#define MAX_HAND_MAPS 16
 
 struct origin {
     uint32_t *ids; /* entity ids, ascending */
@@ -57,10 +69,32 @@ struct origin {
     bool too_big_warned;
 };
 
+/* A solved_hand device (rgmp_solved_hand.h): one hand entity (`solved_hands`) or one of the
+ * `hand_maps`, identified by its source (the entity's name, or "hand_maps[i]"). */
+struct hand_dev {
+    bool used;
+    char side[8];                     /* "left" / "right" */
+    char source[XG_NAME_MAX + 16];    /* device_info.source */
+    uint32_t joint[RGMP_HAND_JOINTS]; /* entity ids, 0 = none (the wrist is never 0) */
+    uint32_t device_id;
+    struct rgmp_definition *def;
+    uint8_t *def_frame;
+    size_t def_len;
+    uint64_t last_ts_us;
+    bool dirty;
+};
+
+/* One entry of `hand_maps`: entity names per OpenXR joint (NULL = not mapped). */
+struct hand_map {
+    char side[8];
+    char *joint[RGMP_HAND_JOINTS];
+};
+
 struct client {
     struct bufferevent *bev;
     char peer[64];
-    uint64_t known; /* origins whose definition this client has */
+    uint64_t known;       /* origins whose definition this client has */
+    uint64_t known_hands; /* solved_hand devices whose definition this client has */
     uint64_t skipped;
     struct client *next;
 };
@@ -77,6 +111,13 @@ struct rgmp_server {
     struct client *clients;
     int n_clients;
     struct origin origins[XG_MAX_ADAPTERS];
+    bool solved_hands; /* every left_hand / right_hand entity is also a solved_hand device */
+    struct hand_map maps[MAX_HAND_MAPS];
+    int n_maps;
+    struct hand_dev hands[MAX_HANDS];
+    uint32_t *hand_ids; /* hand entities seen by the last membership rebuild */
+    size_t n_hand_ids, cap_hand_ids;
+    bool hands_full_warned;
     bool members_dirty;
     uint8_t *buf; /* scratch for data frames */
     size_t buf_cap;
@@ -193,6 +234,13 @@ static void accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct soc
         c->known |= UINT64_C(1) << i;
         s->definitions_sent++;
     }
+    for (int k = 0; k < MAX_HANDS; k++) {
+        struct hand_dev *h = &s->hands[k];
+        if (!h->used || !h->def_frame) continue;
+        if (!client_write(a, c, h->def_frame, h->def_len)) return;
+        c->known_hands |= UINT64_C(1) << k;
+        s->definitions_sent++;
+    }
 }
 
 /* ---- origins ---- */
@@ -237,26 +285,63 @@ static int collect(void *user, const struct xg_entity *e, const struct xg_pose *
         if (!o->name[0]) snprintf(o->name, sizeof o->name, "origin%d", e->origin);
     }
     push_id(&o->new_ids, &o->new_n, &o->new_cap, e->id);
+    if (s->solved_hands && (e->kind == XG_KIND_LEFT_HAND || e->kind == XG_KIND_RIGHT_HAND))
+        push_id(&s->hand_ids, &s->n_hand_ids, &s->cap_hand_ids, e->id);
     return 0;
 }
 
-static void send_all(struct xg_adapter *a, int origin, const void *p, size_t n, bool is_def)
+/* A definition (is_def) to every client, or a Device Disconnect to the clients that know the
+ * device: origin device i, or solved_hand device i when `hand`. */
+static void send_all(struct xg_adapter *a, bool hand, int i, const void *p, size_t n, bool is_def)
+{
+    struct rgmp_server *s = a->priv;
+    struct client *next;
+    uint64_t bit = UINT64_C(1) << i;
+    for (struct client *c = s->clients; c; c = next) {
+        next = c->next;
+        if (!is_def && !((hand ? c->known_hands : c->known) & bit)) continue;
+        bool ok = client_write(a, c, p, n); /* c is freed when it fails */
+        if (!ok) continue;
+        uint64_t *known = hand ? &c->known_hands : &c->known;
+        if (is_def) {
+            *known |= bit;
+            s->definitions_sent++;
+        } else {
+            *known &= ~bit;
+            s->disconnects_sent++;
+        }
+    }
+}
+
+/* A Data Frame to the clients that know the device; a client whose unsent output is above
+ * max_output_bytes skips it (coalesced: it gets the newest state later). */
+static void send_data_frame(struct xg_adapter *a, bool hand, int i, const void *p, size_t n)
 {
     struct rgmp_server *s = a->priv;
     struct client *next;
     for (struct client *c = s->clients; c; c = next) {
         next = c->next;
-        uint64_t bit = UINT64_C(1) << origin;
-        if (!is_def && !(c->known & bit)) continue;
-        if (!client_write(a, c, p, n)) continue;
-        if (is_def) {
-            c->known |= bit;
-            s->definitions_sent++;
-        } else {
-            c->known &= ~bit;
-            s->disconnects_sent++;
+        if (!((hand ? c->known_hands : c->known) & (UINT64_C(1) << i))) continue;
+        if (out_len(c) > (size_t)s->max_output) {
+            c->skipped++;
+            s->frames_skipped++;
+            continue;
         }
+        if (client_write(a, c, p, n)) s->frames_sent++;
     }
+}
+
+/* true when a current device other than `self` (an origin or a hand_dev) has device_id id */
+static bool device_id_taken(const struct rgmp_server *s, uint32_t id, const void *self)
+{
+    for (int k = 0; k < XG_MAX_ADAPTERS; k++)
+        if ((const void *)&s->origins[k] != self && s->origins[k].def &&
+            s->origins[k].device_id == id)
+            return true;
+    for (int k = 0; k < MAX_HANDS; k++)
+        if ((const void *)&s->hands[k] != self && s->hands[k].used && s->hands[k].device_id == id)
+            return true;
+    return false;
 }
 
 static void origin_disconnect(struct xg_adapter *a, int i)
@@ -268,7 +353,7 @@ static void origin_disconnect(struct xg_adapter *a, int i)
         struct xg_writer w;
         xg_writer_init(&w, b, sizeof b);
         rgmp_encode_disconnect(&w, o->device_id);
-        send_all(a, i, b, w.len, false);
+        send_all(a, false, i, b, w.len, false);
         XG_INFO(a->name, "device %" PRIu32 " (%s): no entities left, Device Disconnect sent",
                 o->device_id, o->name);
     }
@@ -287,14 +372,8 @@ static int origin_define(struct xg_adapter *a, int i)
     if (!o->def) {
         /* a stable device_id, unique among the current devices */
         uint32_t id = fnv1a(o->name);
-        for (bool clash = true; clash;) {
-            clash = false;
-            for (int k = 0; k < XG_MAX_ADAPTERS; k++)
-                if (k != i && s->origins[k].def && s->origins[k].device_id == id) {
-                    id++;
-                    clash = true;
-                }
-        }
+        while (device_id_taken(s, id, o))
+            id++;
         o->device_id = id;
     }
     struct rgmp_definition *def = rgmp_definition_new(o->device_id, o->name, RGMP_EPOCH_UNIX);
@@ -360,11 +439,13 @@ static int origin_define(struct xg_adapter *a, int i)
     o->def_frame = frame;
     o->def_len = w.len;
     o->dirty = true;
-    send_all(a, i, frame, w.len, true);
+    send_all(a, false, i, frame, w.len, true);
     XG_DEBUG(a->name, "device %" PRIu32 " (%s): definition with %zu entities sent", o->device_id,
              o->name, o->n);
     return 0;
 }
+
+static void rebuild_hands(struct xg_adapter *a);
 
 static void rebuild_members(struct xg_adapter *a, int64_t now)
 {
@@ -372,6 +453,7 @@ static void rebuild_members(struct xg_adapter *a, int64_t now)
     s->members_dirty = false;
     for (int i = 0; i < XG_MAX_ADAPTERS; i++)
         s->origins[i].new_n = 0;
+    s->n_hand_ids = 0;
     xg_table_foreach(a->table, a->index, now, collect, a);
     for (int i = 0; i < XG_MAX_ADAPTERS; i++) {
         struct origin *o = &s->origins[i];
@@ -392,6 +474,175 @@ static void rebuild_members(struct xg_adapter *a, int64_t now)
         else
             origin_define(a, i);
     }
+    if (s->solved_hands || s->n_maps) rebuild_hands(a);
+}
+
+/* ---- solved_hand devices (options solved_hands, hand_maps) ---- */
+
+static void hand_drop(struct xg_adapter *a, int k)
+{
+    struct rgmp_server *s = a->priv;
+    struct hand_dev *h = &s->hands[k];
+    if (h->def_frame) {
+        uint8_t b[RGMP_HEADER_LEN + RGMP_DISCONNECT_LEN];
+        struct xg_writer w;
+        xg_writer_init(&w, b, sizeof b);
+        rgmp_encode_disconnect(&w, h->device_id);
+        send_all(a, true, k, b, w.len, false);
+        XG_INFO(a->name, "solved_hand device %" PRIu32 " (%s): gone, Device Disconnect sent",
+                h->device_id, h->source);
+    }
+    rgmp_definition_free(h->def);
+    free(h->def_frame);
+    memset(h, 0, sizeof *h);
+}
+
+static int hand_define(struct xg_adapter *a, int k)
+{
+    struct rgmp_server *s = a->priv;
+    struct hand_dev *h = &s->hands[k];
+    struct xg_error err = {0};
+    struct rgmp_definition *def = NULL;
+    int rc = rgmp_hand_definition(h->device_id, h->side, h->source, a->rate_hz, &def, &err);
+    char *json = NULL;
+    size_t jlen = 0;
+    if (rc == 0) rc = rgmp_definition_to_json(def, &json, &jlen, &err);
+    free(json);
+    uint8_t *frame = rc == 0 ? malloc(jlen + RGMP_HEADER_LEN) : NULL;
+    struct xg_writer w = {0};
+    if (rc == 0 && !frame) rc = -ENOMEM;
+    if (rc == 0) {
+        xg_writer_init(&w, frame, jlen + RGMP_HEADER_LEN);
+        rc = rgmp_encode_definition(&w, def, &err);
+    }
+    if (rc < 0) {
+        XG_ERR(a->name, "solved_hand device for %s not served: %s", h->source,
+               err.msg[0] ? err.msg : strerror(-rc));
+        a->errors++;
+        free(frame);
+        rgmp_definition_free(def);
+        return rc;
+    }
+    h->def = def;
+    h->def_frame = frame;
+    h->def_len = w.len;
+    h->dirty = true;
+    send_all(a, true, k, frame, w.len, true);
+    XG_INFO(a->name, "solved_hand device %" PRIu32 " (%s hand, %s): definition sent", h->device_id,
+            h->side, h->source);
+    return 0;
+}
+
+/* Entity id of `name` when this sink sees it (include/exclude), else 0. */
+static uint32_t visible_id(const struct xg_adapter *a, const char *name)
+{
+    const struct xg_entity *e = name ? xg_table_find(a->table, name) : NULL;
+    return e && (e->sink_mask & (UINT64_C(1) << a->index)) ? e->id : 0;
+}
+
+/* The solved_hand devices that should exist now: one per hand_maps entry whose wrist entity
+ * exists, then (solved_hands) one per hand entity that is not already a map's wrist. Devices are
+ * matched by source: kept (joints updated), created (definition), or dropped (Device
+ * Disconnect). */
+static void rebuild_hands(struct xg_adapter *a)
+{
+    struct rgmp_server *s = a->priv;
+    struct hand_dev *want = calloc(MAX_HANDS + 1, sizeof *want);
+    if (!want) {
+        a->errors++;
+        return;
+    }
+    int n = 0;
+    for (int i = 0; i < s->n_maps && n < MAX_HANDS + 1; i++) {
+        struct hand_dev *w = &want[n];
+        for (int j = 0; j < RGMP_HAND_JOINTS; j++)
+            w->joint[j] = visible_id(a, s->maps[i].joint[j]);
+        if (!w->joint[RGMP_HAND_WRIST]) {
+            memset(w, 0, sizeof *w);
+            continue;
+        }
+        snprintf(w->side, sizeof w->side, "%s", s->maps[i].side);
+        snprintf(w->source, sizeof w->source, "hand_maps[%d]", i);
+        n++;
+    }
+    int n_maps = n;
+    for (size_t i = 0; i < s->n_hand_ids && n < MAX_HANDS + 1; i++) {
+        const struct xg_entity *e = xg_table_get(a->table, s->hand_ids[i]);
+        bool mapped = !e;
+        for (int m = 0; m < n_maps && !mapped; m++)
+            mapped = want[m].joint[RGMP_HAND_WRIST] == s->hand_ids[i];
+        if (mapped) continue;
+        struct hand_dev *w = &want[n++];
+        w->joint[RGMP_HAND_WRIST] = e->id;
+        snprintf(w->side, sizeof w->side, "%s", e->kind == XG_KIND_LEFT_HAND ? "left" : "right");
+        snprintf(w->source, sizeof w->source, "%s", e->name);
+    }
+    for (int k = 0; k < MAX_HANDS; k++) { /* keep or drop the current devices */
+        struct hand_dev *h = &s->hands[k];
+        if (!h->used) continue;
+        int m = 0;
+        while (m < n &&
+               (want[m].used || strcmp(want[m].source, h->source) || strcmp(want[m].side, h->side)))
+            m++;
+        if (m == n) {
+            hand_drop(a, k);
+            continue;
+        }
+        want[m].used = true; /* taken */
+        memcpy(h->joint, want[m].joint, sizeof h->joint);
+    }
+    for (int m = 0; m < n; m++) { /* create the new ones */
+        if (want[m].used) continue;
+        int k = 0;
+        while (k < MAX_HANDS && s->hands[k].used)
+            k++;
+        if (k == MAX_HANDS) {
+            if (!s->hands_full_warned)
+                XG_WARN(a->name, "solved_hand: more than %d hand devices, %s is not served",
+                        MAX_HANDS, want[m].source);
+            s->hands_full_warned = true;
+            continue;
+        }
+        struct hand_dev *h = &s->hands[k];
+        *h = want[m];
+        h->used = true;
+        char key[sizeof h->source + 16];
+        snprintf(key, sizeof key, "solved_hand/%s", h->source);
+        h->device_id = fnv1a(key);
+        while (device_id_taken(s, h->device_id, h))
+            h->device_id++;
+        if (hand_define(a, k) < 0) memset(h, 0, sizeof *h);
+    }
+    free(want);
+}
+
+/* One Data Frame of solved_hand device k: every joint predicted to `now`. */
+static void send_hand(struct xg_adapter *a, int k, int64_t now)
+{
+    struct rgmp_server *s = a->priv;
+    struct hand_dev *h = &s->hands[k];
+    struct xg_pose pose[RGMP_HAND_JOINTS];
+    bool have[RGMP_HAND_JOINTS];
+    for (int j = 0; j < RGMP_HAND_JOINTS; j++)
+        have[j] = h->joint[j] && xg_entity_predict(a->table, h->joint[j], now, &pose[j]) >= 0;
+    if (!have[RGMP_HAND_WRIST]) return;
+    float v[RGMP_HAND_JOINTS * 7];
+    rgmp_hand_values(pose, have, v);
+    uint8_t vals[sizeof v], frame[RGMP_HEADER_LEN + RGMP_DATA_HEADER_LEN + sizeof v];
+    struct xg_writer vw, w;
+    xg_writer_init(&vw, vals, sizeof vals);
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        xg_write_lef32(&vw, v[i]);
+    xg_writer_init(&w, frame, sizeof frame);
+    struct xg_error err = {0};
+    uint64_t ts = rgmp_next_timestamp_us(&h->last_ts_us, now);
+    if (rgmp_encode_data(&w, h->def, 0, ts, vals, vw.len, &err) < 0) {
+        XG_ERR(a->name, "solved_hand device %" PRIu32 ": %s", h->device_id, err.msg);
+        a->errors++;
+        return;
+    }
+    a->samples_out++;
+    send_data_frame(a, true, k, frame, w.len);
 }
 
 /* ---- egress ---- */
@@ -413,6 +664,12 @@ static int mark_dirty(void *user, const struct xg_entity *e, const struct xg_pos
     struct rgmp_server *s = a->priv;
     (void)pose;
     if (e->origin >= 0 && e->origin < XG_MAX_ADAPTERS) s->origins[e->origin].dirty = true;
+    if (!s->solved_hands && !s->n_maps) return 0;
+    for (int k = 0; k < MAX_HANDS; k++) {
+        struct hand_dev *h = &s->hands[k];
+        for (int j = 0; h->used && !h->dirty && j < RGMP_HAND_JOINTS; j++)
+            if (h->joint[j] == e->id) h->dirty = true;
+    }
     return 0;
 }
 
@@ -420,9 +677,6 @@ static void send_data(struct xg_adapter *a, int i, int64_t now)
 {
     struct rgmp_server *s = a->priv;
     struct origin *o = &s->origins[i];
-    uint64_t ts = (uint64_t)xg_ns_to_us(xg_clock_mono_to_wall_ns(now));
-    if (ts <= o->last_ts_us) ts = o->last_ts_us + 1;
-    o->last_ts_us = ts;
     size_t need = RGMP_HEADER_LEN + RGMP_DATA_HEADER_LEN + ENTITIES_PER_GROUP * ENTITY_BYTES;
     if (s->buf_cap < need) {
         uint8_t *nb = realloc(s->buf, need * 2);
@@ -460,22 +714,13 @@ static void send_data(struct xg_adapter *a, int i, int64_t now)
         struct xg_writer w;
         xg_writer_init(&w, s->buf, need);
         struct xg_error err = {0};
+        uint64_t ts = rgmp_next_timestamp_us(&o->last_ts_us, now);
         if (rgmp_encode_data(&w, o->def, (uint32_t)g, ts, vals, vw.len, &err) < 0) {
             XG_ERR(a->name, "device %" PRIu32 ": %s", o->device_id, err.msg);
             a->errors++;
             return;
         }
-        struct client *next;
-        for (struct client *c = s->clients; c; c = next) {
-            next = c->next;
-            if (!(c->known & (UINT64_C(1) << i))) continue;
-            if (out_len(c) > (size_t)s->max_output) {
-                c->skipped++;
-                s->frames_skipped++; /* slow client: coalesce, it gets the newest state later */
-                continue;
-            }
-            if (client_write(a, c, s->buf, w.len)) s->frames_sent++;
-        }
+        send_data_frame(a, false, i, s->buf, w.len);
     }
 }
 
@@ -490,6 +735,12 @@ static void server_drain(struct xg_adapter *a)
         if (!o->dirty) continue;
         o->dirty = false;
         if (o->def && o->n) send_data(a, i, now);
+    }
+    for (int k = 0; k < MAX_HANDS; k++) {
+        struct hand_dev *h = &s->hands[k];
+        if (!h->used || !h->dirty) continue;
+        h->dirty = false;
+        if (h->def) send_hand(a, k, now);
     }
     for (struct client *c = s->clients; c; c = c->next)
         flush_now(c->bev);
@@ -517,6 +768,57 @@ static void server_entity_event(struct xg_adapter *a, const struct xg_entity *e,
 
 /* ---- ops ---- */
 
+/* hand_maps: [{hand: left|right, joints: {<OpenXR joint>: <entity name>, ...}}] (wrist required) */
+static int parse_hand_maps(struct rgmp_server *s, const struct xg_conf *conf, struct xg_error *err)
+{
+    const struct xg_conf *l = xg_conf_get(conf, "hand_maps");
+    if (!l) return 0;
+    int rc = xg_conf_expect(l, XG_CONF_SEQ, "hand_maps", err);
+    if (rc) return rc;
+    if (l->n_items > MAX_HAND_MAPS)
+        return xg_conf_error(err, l, -EINVAL, "hand_maps: at most %d entries", MAX_HAND_MAPS);
+    for (size_t i = 0; i < l->n_items; i++) {
+        const struct xg_conf *m = l->items[i];
+        if ((rc = xg_conf_expect(m, XG_CONF_MAP, "hand_maps entry", err))) return rc;
+        const char *side = NULL;
+        if ((rc = xg_conf_string(m, "hand", NULL, &side, err))) return rc;
+        if (!side || (strcmp(side, "left") && strcmp(side, "right")))
+            return xg_conf_error(err, xg_conf_get(m, "hand") ? xg_conf_get(m, "hand") : m, -EINVAL,
+                                 "hand_maps[%zu]: hand: '%s' must be left or right", i,
+                                 side ? side : "");
+        struct hand_map *hm = &s->maps[s->n_maps++];
+        snprintf(hm->side, sizeof hm->side, "%s", side);
+        const struct xg_conf *js = xg_conf_get(m, "joints");
+        if (!js)
+            return xg_conf_error(err, m, -EINVAL,
+                                 "hand_maps[%zu]: joints: missing (OpenXR joint name: entity "
+                                 "name, at least wrist)",
+                                 i);
+        if ((rc = xg_conf_expect(js, XG_CONF_MAP, "hand_maps joints", err))) return rc;
+        for (size_t k = 0; k < js->n_items; k++) {
+            const struct xg_conf *it = js->items[k];
+            int j = rgmp_hand_joint_index(it->key);
+            if (j < 0)
+                return xg_conf_error(err, it, -EINVAL,
+                                     "hand_maps[%zu]: joints: '%s' is not an OpenXR hand joint "
+                                     "(palm, wrist, thumb_metacarpal .. thumb_tip, index_, "
+                                     "middle_, ring_, little_ metacarpal .. tip)",
+                                     i, it->key);
+            const char *v = NULL;
+            if ((rc = xg_conf_string(js, it->key, NULL, &v, err))) return rc;
+            if (!v || !*v)
+                return xg_conf_error(err, it, -EINVAL,
+                                     "hand_maps[%zu]: joints: %s: expected an entity name", i,
+                                     it->key);
+            free(hm->joint[j]);
+            if (!(hm->joint[j] = strdup(v))) return -ENOMEM;
+        }
+        if (!hm->joint[RGMP_HAND_WRIST])
+            return xg_conf_error(err, js, -EINVAL, "hand_maps[%zu]: joints: wrist is required", i);
+    }
+    return 0;
+}
+
 static int server_create(struct xg_adapter *a, const struct xg_conf *conf, struct xg_error *err)
 {
     struct rgmp_server *s = calloc(1, sizeof *s);
@@ -535,7 +837,9 @@ static int server_create(struct xg_adapter *a, const struct xg_conf *conf, struc
         (rc = xg_conf_int(conf, "max_clients", 16, 1, 4096, &s->max_clients, err)) ||
         (rc = xg_conf_int(conf, "max_output_bytes", 1 << 20, 4096, INT64_C(1) << 30, &s->max_output,
                           err)) ||
-        (rc = xg_conf_string(conf, "reference_frame", def_ref, &ref, err)))
+        (rc = xg_conf_string(conf, "reference_frame", def_ref, &ref, err)) ||
+        (rc = xg_conf_bool(conf, "solved_hands", false, &s->solved_hands, err)) ||
+        (rc = parse_hand_maps(s, conf, err)))
         return rc;
     char host[200];
     int port = -1;
@@ -594,6 +898,10 @@ static void server_status(const struct xg_adapter *a, struct xg_status *st)
         devices += s->origins[i].def_frame != NULL;
     xg_status_gauge(st, "clients", (double)s->n_clients);
     xg_status_gauge(st, "devices", (double)devices);
+    int hands = 0;
+    for (int k = 0; k < MAX_HANDS; k++)
+        hands += s->hands[k].used && s->hands[k].def_frame;
+    if (s->solved_hands || s->n_maps) xg_status_gauge(st, "solved_hand_devices", (double)hands);
     xg_status_counter(st, "clients_accepted", (double)s->accepted);
     xg_status_counter(st, "clients_refused", (double)s->rejected);
     xg_status_counter(st, "clients_dropped_slow", (double)s->dropped_slow);
@@ -632,6 +940,14 @@ static void server_destroy(struct xg_adapter *a)
         rgmp_definition_free(o->def);
         free(o->def_frame);
     }
+    for (int k = 0; k < MAX_HANDS; k++) {
+        rgmp_definition_free(s->hands[k].def);
+        free(s->hands[k].def_frame);
+    }
+    for (int i = 0; i < s->n_maps; i++)
+        for (int j = 0; j < RGMP_HAND_JOINTS; j++)
+            free(s->maps[i].joint[j]);
+    free(s->hand_ids);
     free(s->buf);
     free(s);
     a->priv = NULL;

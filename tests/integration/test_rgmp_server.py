@@ -3,7 +3,8 @@
 A validating client checks every §7 rule that applies to what a server sends (strict JSON without
 duplicate keys, definition fields and types, data_type grammar, measure types and shapes, key
 uniqueness, msg_len of every frame, known devices and groups, timestamps strictly increasing per
-(device, group), finite values, unit quaternions) and decision 7 (one device per origin adapter,
+(device, group) and per device across groups (one session: issue 16 item 10), finite values, unit
+quaternions) and decision 7 (one device per origin adapter,
 FLOAT[7] TRANSFORM + FLOAT[3] LINEAR_VELOCITY + ANGULAR_VELOCITY per entity, unix_epoch, "2.0.0").
 Then: poses of an RGMP-fed origin come back in LTP_ENU within float32 precision; a Device
 Disconnect follows when that origin's entities are gone and a new definition (same device_id)
@@ -23,6 +24,10 @@ from test_rgmp_client import (RgmpServer, adapter, data_frame, definition_frame,
                               disconnect_frame, entities, f32, qaxis, round32, wait_for)
 from xgtest import Gateway
 
+OPENXR_JOINTS = ["palm", "wrist"] + [f"thumb_{p}" for p in ("metacarpal", "proximal", "distal",
+                                                          "tip")] + [
+    f"{f}_{p}" for f in ("index", "middle", "ring", "little")
+    for p in ("metacarpal", "proximal", "intermediate", "distal", "tip")]
 MEASURES = {"POSITION", "ORIENTATION", "TRANSFORM", "ANGULAR_VELOCITY", "LINEAR_VELOCITY",
             "LINEAR_ACCELERATION", "PROPER_ACCELERATION", "MAGNETIC_FIELD", "STATUS_FLAGS",
             "CUSTOM"}
@@ -57,7 +62,9 @@ class Validator:
         self.buf = b""
         self.devices = {}   # device_id -> definition (dict) with "_groups" layouts
         self.last_ts = {}   # (device, group) -> timestamp_us
+        self.session_ts = {}  # device -> timestamp_us of its last Data Frame (any group)
         self.poses = {}     # target_frame -> (ts, 13 floats)
+        self.frames = {}    # device -> its newest Data Frame payload
         self.events = []    # ("def", id) / ("data", id, group) / ("disconnect", id)
         self.closed = False
 
@@ -137,6 +144,12 @@ class Validator:
                 size += sz
             assert 16 + size <= 0xFFFFFFFF  # rule 13
             assert 16 + size <= (64 << 10)  # D8: the group can be received
+            if d["device_type"] == "solved_hand":  # Rokoko's layout: 26 OpenXR joint poses
+                assert g["name"] == "joints_openxr", g["name"]
+                assert [(m, tf, ref, base, count) for m, tf, ref, base, count, _ in layout] == [
+                    ("TRANSFORM", "xr_" + j, "xr_base", "FLOAT", 7) for j in OPENXR_JOINTS]
+                layouts.append((layout, size))
+                continue
             # decision 7: per entity TRANSFORM FLOAT[7] + LINEAR/ANGULAR_VELOCITY FLOAT[3]
             per = {}
             for m, tf, ref, base, count, _ in layout:
@@ -150,6 +163,7 @@ class Validator:
         self.devices[d["device_id"]] = d  # D3: a new definition replaces the device
         for k in [k for k in self.last_ts if k[0] == d["device_id"]]:
             del self.last_ts[k]
+        self.session_ts.pop(d["device_id"], None)
         self.events.append(("def", d["device_id"]))
 
     def _data(self, payload):
@@ -163,6 +177,10 @@ class Validator:
         key = (dev, group)
         assert ts > self.last_ts.get(key, -1), f"timestamp {ts} not increasing (rule 18)"
         self.last_ts[key] = ts
+        assert ts > self.session_ts.get(dev, -1), \
+            f"device {dev} group {group}: timestamp {ts} not above the session's last " \
+            f"{self.session_ts.get(dev)} (strictly increasing within a session)"
+        self.session_ts[dev] = ts
         now_us = time.time() * 1e6
         assert abs(ts - now_us) < 5e6, f"timestamp_us {ts} is not unix_epoch now ({now_us})"
         off = 16
@@ -177,6 +195,7 @@ class Validator:
             vals.setdefault(tf, []).extend(v)
         for tf, v in vals.items():
             self.poses[tf] = (ts, v)
+        self.frames[dev] = payload
         self.events.append(("data", dev, group))
 
     def _disconnect(self, payload):
@@ -186,6 +205,7 @@ class Validator:
         del self.devices[dev]
         for k in [k for k in self.last_ts if k[0] == dev]:
             del self.last_ts[k]
+        self.session_ts.pop(dev, None)
         self.events.append(("disconnect", dev))
 
     def device_of(self, device_type):
@@ -251,6 +271,16 @@ def main():
         try:
             run(gw, srv)
             slow_client()
+            two_groups()
+        except BaseException:
+            print(gw.log())
+            raise
+        finally:
+            srv.shutdown()
+    srv = RgmpServer()
+    with Gateway(HANDS_CONFIG.format(suit=srv.port)) as gw:
+        try:
+            solved_hands(gw, srv)
         except BaseException:
             print(gw.log())
             raise
@@ -382,6 +412,120 @@ def slow_client():
                 break
         assert newest and abs(newest - time.time() * 1e6) < 0.5e6, (newest, time.time())
         s.close()
+
+
+GROUPS_CONFIG = """
+adapters:
+  - name: demo
+    type: synth
+    bodies: 1000               # + head and hands: 1003 entities, groups "poses" and "poses1"
+  - name: out
+    type: rgmp-server
+    listen: "127.0.0.1:0"
+    rate_hz: 30
+"""
+
+
+def two_groups():
+    """Issue 16 item 10: the two groups of one device sent in one tick carry different
+    timestamp_us (the Validator asserts strictly increasing per device across groups)."""
+    with Gateway(GROUPS_CONFIG) as gw:
+        v = Validator(int(adapter(gw, "out")["peer"].rsplit(":", 1)[1]))
+        def pairs():
+            ev = [e for e in v.events if e[0] == "data"]
+            return sum(1 for x, y in zip(ev, ev[1:]) if x[1] == y[1] and (x[2], y[2]) == (0, 1))
+        v.until(lambda: pairs() >= 5, timeout=20, what="both groups of a tick")
+        dev, d = v.device_of("demo")
+        assert [g["name"] for g in d["groups"]] == ["poses", "poses1"], d["groups"]
+        assert len(d["groups"][0]["streams"]) == 3000 and len(d["groups"][1]["streams"]) == 9
+        v.close()
+
+
+HANDS_CONFIG = """
+gateway:
+  entity: {{stale_ms: 60000, expire_ms: 120000}}
+adapters:
+  - name: demo
+    type: synth
+    bodies: 1
+  - name: suit
+    type: rgmp-client
+    connect: "127.0.0.1:{suit}"
+  - name: out
+    type: rgmp-server
+    listen: "127.0.0.1:0"
+    rate_hz: 50
+    solved_hands: true
+    hand_maps:
+      - hand: right
+        joints: {{wrist: "suit/smartsuit-1/hips", xr_index_tip: "suit/smartsuit-1/head"}}
+"""
+
+
+def rokoko_decode(v):
+    """What Rokoko's ROS 2 bridge takes from a stream (its published decoding, restated): devices
+    whose device_type is solved_hand and that have a group named joints_openxr; joint names are
+    the group's target_frames without "xr_", the hand is device_info.hand; a Data Frame of that
+    group is 26 poses of 7 little-endian floats right after the 16-byte header."""
+    hands = {}
+    for dev, d in v.devices.items():
+        if d.get("device_type") != "solved_hand":
+            continue
+        gid = [g["name"] for g in d["groups"]].index("joints_openxr")
+        names = [st["target_frame"].removeprefix("xr_") for st in d["groups"][gid]["streams"]]
+        frame = v.frames.get(dev)
+        if frame is None or struct.unpack_from("<I", frame, 4)[0] != gid:
+            continue
+        joints = [struct.unpack_from("<7f", frame, 16 + 28 * i) for i in range(26)]
+        hands[d["device_info"]["source"]] = (d["device_info"]["hand"], dict(zip(names, joints)),
+                                             len(frame))
+    return hands
+
+
+def solved_hands(gw, srv):
+    """Issue 16 item 11: hand entities (solved_hands) and a user's entity set (hand_maps) are
+    served as Rokoko-layout solved_hand devices that Rokoko's consumer decodes."""
+    srv.accept()
+    srv.send(definition_frame(SUIT))
+    sender = SuitSender(srv, f32(*HIPS) + f32(*HEAD))
+    sender.start()
+    try:
+        wait_for(lambda: len(entities(gw, "suit/")) == 2, what="suit entities")
+        v = Validator(int(adapter(gw, "out")["peer"].rsplit(":", 1)[1]))
+        v.until(lambda: len(rokoko_decode(v)) == 3, what="three decodable solved_hand devices")
+        v.pump(0.2)
+        hands = rokoko_decode(v)
+        assert sorted(hands) == ["demo/left_hand", "demo/right_hand", "hand_maps[0]"], hands
+        assert hands["demo/left_hand"][0] == "left" and hands["demo/right_hand"][0] == "right"
+        side, joints, n = hands["hand_maps[0]"]
+        assert side == "right" and n == 16 + 26 * 28 and list(joints) == OPENXR_JOINTS, joints
+        ents = entities(gw, "suit/")
+        for joint, ent in (("wrist", "suit/smartsuit-1/hips"), ("index_tip",
+                                                               "suit/smartsuit-1/head")):
+            e = ents[ent]
+            got = joints[joint]
+            assert all(abs(a - b) <= 2e-6 for a, b in zip(got[:3], e["position"])), (joint, got, e)
+            dot = abs(sum(a * b for a, b in zip(got[3:], e["orientation"])))
+            assert 1 - dot < 1e-6, (joint, got, e)
+        # unmapped joints take their nearest mapped ancestor: the palm, the thumb and the
+        # index joints below the tip are the wrist
+        for joint in ("palm", "thumb_tip", "index_metacarpal", "index_distal", "little_tip"):
+            assert joints[joint] == joints["wrist"], (joint, joints[joint], joints["wrist"])
+        assert joints["index_tip"] != joints["wrist"]
+        _, left, _ = hands["demo/left_hand"]
+        assert all(p == left["wrist"] for p in left.values()), "an entity alone: all at the wrist"
+        c = adapter(gw, "out")["counters"]
+        assert c["solved_hand_devices"] == 3, c
+        # the map's wrist entity goes away: its device gets a Device Disconnect
+        map_dev = [i for i, d in v.devices.items()
+                   if d.get("device_info", {}).get("source") == "hand_maps[0]"][0]
+    finally:
+        sender.stop.set()
+        sender.join()
+    srv.send(disconnect_frame(1))
+    v.until(lambda: ("disconnect", map_dev) in v.events, what="solved_hand Device Disconnect")
+    assert sorted(rokoko_decode(v)) == ["demo/left_hand", "demo/right_hand"]
+    v.close()
 
 
 if __name__ == "__main__":
