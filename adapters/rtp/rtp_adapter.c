@@ -59,6 +59,7 @@
 #include <unistd.h>
 
 #include "adapters/rtp/gamestate_codec.h"
+#include "adapters/rtp/rtcp_out.h"
 #include "adapters/rtp/rtp.h"
 #include "adapters/rtp/rtp_icmp.h"
 #include "adapters/rtp/rtp_oids.h"
@@ -196,6 +197,7 @@ struct rtpa {
     uint64_t dest_unreachable; /* ICMP destination/port unreachable for packets we sent */
     int64_t unreachable_ns;    /* when the last one arrived (0: never) */
     int64_t last_rtp_ts_ns;
+    uint64_t rtcp_rng; /* rtcp_rand32 state for the randomised report interval */
 };
 
 /* ---- helpers ---- */
@@ -413,6 +415,7 @@ static int rtpa_create(struct xg_adapter *a, const struct xg_conf *conf, struct 
     if (!r->pkt || !r->rbuf) return -ENOMEM;
     r->seq = (uint16_t)rand64();
     r->ts_offset = (uint32_t)rand64();
+    r->rtcp_rng = rand64() | 1;
     rtp_oids_init(&r->oids);
     return 0;
 }
@@ -781,21 +784,40 @@ static void requested_full_state(struct xg_adapter *a)
 
 /* ---- RTCP out ---- */
 
+/* Who we are for the SR/RR + SDES that open every compound (rtcp_out.h), as of now. */
+static struct rtcp_self rtcp_me(const struct rtpa *r)
+{
+    int64_t now = xg_clock_mono_ns();
+    return (struct rtcp_self){.ssrc = r->ssrc,
+                              .sender = r->packets_out > 0,
+                              .ntp = rtcp_ntp_from_wall_ns(xg_clock_mono_to_wall_ns(now)),
+                              .rtp_ts = xg_ns_to_rtp90k(now) + r->ts_offset,
+                              .packet_count = (uint32_t)r->packets_out,
+                              .octet_count = (uint32_t)r->payload_octets_out,
+                              .cname = r->cname};
+}
+
+/* The next report, a random time in [0.5, 1.5) x rtcp_interval_ms from now (RFC 3550 §6.3.1). */
+static void rtcp_schedule(struct rtpa *r)
+{
+    int64_t ns = rtcp_interval_ns(r->rtcp_interval_ms * XG_NS_PER_MS, rtcp_rand32(&r->rtcp_rng));
+    struct timeval tv = {(time_t)(ns / 1000000000), (suseconds_t)((ns % 1000000000) / 1000)};
+    if (r->rtcp_ev) evtimer_add(r->rtcp_ev, &tv);
+}
+
 static void rtcp_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct xg_adapter *a = arg;
     struct rtpa *r = a->priv;
+    (void)fd;
+    (void)what;
+    rtcp_schedule(r);
     if (r->fd < 0 || !r->n_dest) return;
     uint8_t buf[512];
     struct xg_writer w;
     xg_writer_init(&w, buf, sizeof buf - XG_SRTP_MAX_OVERHEAD);
-    int64_t now = xg_clock_mono_ns();
-    struct rtcp_sr sr = {.ssrc = r->ssrc,
-                         .ntp = rtcp_ntp_from_wall_ns(xg_clock_mono_to_wall_ns(now)),
-                         .rtp_ts = xg_ns_to_rtp90k(now) + r->ts_offset,
-                         .packet_count = (uint32_t)r->packets_out,
-                         .octet_count = (uint32_t)r->payload_octets_out};
-    if (rtcp_write_sr(&w, &sr, NULL) || rtcp_write_sdes_cname(&w, r->ssrc, r->cname, NULL)) return;
+    struct rtcp_self me = rtcp_me(r);
+    if (rtcp_write_compound_report(&w, &me, NULL)) return;
     size_t len = w.len;
     if (!srtp_out(a, buf, &len, sizeof buf, true)) return;
     send_to_all(a, buf, len);
@@ -805,11 +827,12 @@ static void rtcp_cb(evutil_socket_t fd, short what, void *arg)
 static void send_fir(struct xg_adapter *a, struct rtpa_ssrc *s)
 {
     struct rtpa *r = a->priv;
-    uint8_t buf[64];
+    uint8_t buf[512];
     struct xg_writer w;
     xg_writer_init(&w, buf, sizeof buf - XG_SRTP_MAX_OVERHEAD);
     struct rtcp_fir_entry e = {.ssrc = s->ssrc, .seq = ++s->our_fir_seq};
-    if (rtcp_write_fir(&w, r->ssrc, &e, 1, NULL)) return;
+    struct rtcp_self me = rtcp_me(r);
+    if (rtcp_write_compound_fir(&w, &me, &e, NULL)) return; /* RFC 4585 §3.1: compound */
     size_t len = w.len;
     if (!srtp_out(a, buf, &len, sizeof buf, true)) return;
     ssize_t n = sendto(r->fd, buf, len, 0, (struct sockaddr *)&s->from, s->from_len);
@@ -1357,6 +1380,16 @@ static int add_timer(struct xg_adapter *a, struct event **ev, int64_t ms, event_
     return event_add(*ev, &tv) ? -EIO : 0;
 }
 
+/* The report timer is one-shot, re-armed by rtcp_cb with a fresh random interval. */
+static int add_rtcp_timer(struct xg_adapter *a)
+{
+    struct rtpa *r = a->priv;
+    if (r->rtcp_interval_ms <= 0) return 0;
+    if (!(r->rtcp_ev = evtimer_new(a->base, rtcp_cb, a))) return -ENOMEM;
+    rtcp_schedule(r);
+    return 0;
+}
+
 static int rtpa_start(struct xg_adapter *a)
 {
     struct rtpa *r = a->priv;
@@ -1396,7 +1429,7 @@ static int rtpa_start(struct xg_adapter *a)
     if (!r->rx_ev || !r->fir_ev || event_add(r->rx_ev, NULL)) return -ENOMEM;
     int rc;
     if ((rc = add_timer(a, &r->refresh_ev, r->refresh_ms, refresh_cb)) ||
-        (rc = add_timer(a, &r->rtcp_ev, r->rtcp_interval_ms, rtcp_cb)) ||
+        (rc = add_rtcp_timer(a)) ||
         (rc = add_timer(a, &r->sweep_ev, r->ssrc_timeout_ms / 4 > 0 ? r->ssrc_timeout_ms / 4 : 1,
                         sweep_cb)))
         return rc;
@@ -1481,10 +1514,11 @@ static void rtpa_stop(struct xg_adapter *a)
     struct rtpa *r = a->priv;
     if (!r) return;
     if (r->fd >= 0 && r->n_dest && r->packets_out) {
-        uint8_t buf[64];
+        uint8_t buf[512];
         struct xg_writer w;
         xg_writer_init(&w, buf, sizeof buf - XG_SRTP_MAX_OVERHEAD);
-        if (!rtcp_write_bye(&w, &r->ssrc, 1, NULL, NULL)) {
+        struct rtcp_self me = rtcp_me(r);
+        if (!rtcp_write_compound_bye(&w, &me, NULL, NULL)) { /* RFC 3550 §6.1: compound */
             size_t len = w.len;
             if (srtp_out(a, buf, &len, sizeof buf, true)) send_to_all(a, buf, len);
         }

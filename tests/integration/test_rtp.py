@@ -480,9 +480,14 @@ adapters:
             time.sleep(0.01)
         sk = wait_entities(gw, 1, "rx/00000099/")[0]
         assert sk["quality"] != "STALE" and sk["age_ms"] < 400, sk
-        # the new SSRC got a FIR from the gateway
-        firs = [d for d, _ in recv_all(tx, 0.05) if len(d) == 20 and d[:2] == b"\x84\xce"]
-        assert firs and struct.unpack(">I", firs[0][12:16])[0] == SENDER, firs
+        # the new SSRC got a FIR from the gateway, in a compound (RFC 3550 §6.1, RFC 4585 §3.1):
+        # RR (the receive-only adapter sent no RTP) + SDES CNAME + the 20-byte FIR
+        firs = [d for d, _ in recv_all(tx, 0.05) if len(d) > 20 and d[-20:-18] == b"\x84\xce"]
+        assert firs and struct.unpack(">I", firs[0][-8:-4])[0] == SENDER, firs
+        rx_ssrc = struct.unpack(">I", firs[0][4:8])[0]
+        assert firs[0][:4] == b"\x80\xc9\x00\x01", firs[0][:4].hex()  # RR, no report blocks
+        assert firs[0][9] == 0xCA and struct.unpack(">I", firs[0][12:16])[0] == rx_ssrc
+        assert struct.unpack(">I", firs[0][-16:-12])[0] == rx_ssrc  # FIR sender
         c0 = adapter(gw, "rx")["counters"]
 
         t1 = (time.time_ns() // 1_000_000) & 0xFFFF

@@ -3,8 +3,8 @@
  * Rot2 built as exp(ω·1 s) ⊗ s in the draft's frame and clamped below π rad/s (draft §3.5),
  * buttons/analogs as a GameControl1 beside the pose object. With `srtp:`: every packet is SRTP
  * that unprotects with the key, fits mtu although objects are packed to mtu minus the tag, seq
- * and objects as without SRTP; the BYE on stop is SRTCP; status shows the SRTP counters and
- * stays within XG_STATUS_MAX_COUNTERS. */
+ * and objects as without SRTP; the BYE on stop (a compound SR + SDES + BYE) is SRTCP; status shows
+ * the SRTP counters and stays within XG_STATUS_MAX_COUNTERS. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <event2/event.h>
@@ -461,8 +461,14 @@ static void test_srtp_egress(void **state)
     size_t len = (size_t)n;
     struct xg_error err = {0};
     if (xg_srtp_unprotect_rtcp(rx, buf, &len, &err)) fail_msg("BYE: %s", err.msg);
-    assert_int_equal(buf[1], RTCP_BYE);
+    /* a compound (RFC 3550 §6.1): SR first (we sent RTP), SDES CNAME, then the BYE */
+    assert_int_equal(buf[1], RTCP_SR);
     assert_int_equal(xg_load_be32(buf + 4), 0x01020304);
+    assert_int_equal(buf[28 + 1], RTCP_SDES);
+    assert_true(len >= 28 + 8 + 8);
+    assert_int_equal(buf[len - 8], 0x81);
+    assert_int_equal(buf[len - 7], RTCP_BYE);
+    assert_int_equal(xg_load_be32(buf + len - 4), 0x01020304);
     xg_srtp_session_free(rx);
     rig_down(&g);
     unlink(path);
