@@ -1,14 +1,17 @@
 /* `rtp` adapter: game state over RTP (draft-jennings-dispatch-game-state-over-rtp-01, see
- * docs/adapters/rtp.md), both directions on one UDP socket.
+ * docs/adapters/rtp.md), both directions on one UDP socket (plus the destination group's socket,
+ * rtp_sdp.c).
  *
  * Config keys (besides the common name/type/frame/rename/rate_hz/include/exclude):
  *   bind: "host:port"          local address; a multicast group joins it (default "0.0.0.0:49170")
  *   interface: "a.b.c.d"       IPv4 interface for the multicast join and for sending to groups
  *   destinations: [host:port]  where egress goes (unicast and/or multicast), default none
  *   payload_type: 98           dynamic PT (96..127); packets with another PT are dropped
- *   ssrc: N                    our SSRC (default random)
+ *   ssrc: N                    our SSRC (default: derived from gateway.id + the adapter name,
+ *                              rtp_adapter.h, so `xrgate --sdp` names it; random with srtp)
  *   refresh_ms: 200            full state re-sent this often (0 = never)
- *   rtcp_interval_ms: 5000     RTCP SR + SDES CNAME this often (0 = never)
+ *   rtcp_interval_ms: 5000     RTCP SR + SDES CNAME about this often: each interval is random in
+ *                              [0.5, 1.5) x this (RFC 3550 §6.3.1, rtcp_out.h); 0 = never
  *   mtu: 1200                  largest RTP packet (UDP payload) we send
  *   ttl: 1                     multicast TTL
  *   objects: {kind: Type}      object type per entity kind (head → Head1, left/right_hand → Hand1,
@@ -27,7 +30,10 @@
  * defaults to the preset gamestate-lh (the draft's left-handed Y-up) when `frame:` is absent.
  *
  * RTCP is multiplexed on the RTP port (RFC 5761, wire-rules §6), as the exported SDP says
- * (a=rtcp-mux).
+ * (a=rtcp-mux). Every RTCP packet sent is a compound that starts with SR (RR before any RTP was
+ * sent) + SDES CNAME: the periodic report, the FIR to a new SSRC and the BYE on stop (rtcp_out.h).
+ * The SDP (rtp_sdp.c) says what the adapter does: a multicast destination with a unicast bind is
+ * advertised as c=/m= and also bound and joined, o= is unicast, receive-only is a=recvonly.
  *
  * Egress object IDs: 1, 2, 3... in the order entities are first sent, kept per entity name while
  * the entity lives (rtp_oids.h: forgotten when the table removes it). Ingress entity names:
@@ -48,7 +54,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <event2/event.h>
-#include <ifaddrs.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -60,6 +65,7 @@
 
 #include "adapters/rtp/gamestate_codec.h"
 #include "adapters/rtp/rtcp_out.h"
+#include "adapters/rtp/rtp_adapter.h"
 #include "adapters/rtp/rtp.h"
 #include "adapters/rtp/rtp_icmp.h"
 #include "adapters/rtp/rtp_oids.h"
@@ -70,29 +76,6 @@
 #include "core/net.h"
 #include "mappings/frame.h"
 
-#define RTPA_MAX_DEST 16
-#define RTPA_MAX_ALLOW 64
-#define RTPA_RECV_BATCH 64
-/* Rot2 cannot represent a turn of π or more per second (draft §3.5): clamp just below it. */
-#define RTPA_MAX_RATE (M_PI * 0.999)
-
-/* per-reason drop counters (status names) */
-enum rtpa_reason {
-    R_TRUNCATED,      /* RTP shorter than its header (fixed, CSRCs, extension) */
-    R_VERSION,        /* RTP/RTCP version != 2 */
-    R_PADDING,        /* padding count 0 or larger than the packet */
-    R_WRONG_PT,       /* payload type not ours */
-    R_SSRC_DENIED,    /* not in allow_ssrc */
-    R_FRAMING,        /* tag 0, Length 0 / past the end, bad VarUInt in Tag/Length: rest dropped */
-    R_OBJECT,         /* one malformed object (bad VarUInt, Boolean > 1, overrun) */
-    R_VALUE,          /* decoded values the table rejects (non-finite, degenerate rotation) */
-    R_RTCP,           /* malformed RTCP compound */
-    R_LIMIT,          /* max_ssrcs / max_objects reached */
-    R_SRTP_AUTH,      /* SRTP/SRTCP authentication failed (wrong key, altered, plain RTP/RTCP) */
-    R_SRTP_REPLAY,    /* SRTP/SRTCP replay (index seen or older than the window) */
-    R_SRTP_MALFORMED, /* too short for header + trailer, version != 2, header past the end */
-    R_COUNT
-};
 static const char *const reason_names[R_COUNT] = {
     "drop_truncated",     "drop_bad_version", "drop_bad_padding", "drop_wrong_pt",
     "drop_ssrc_denied",   "drop_bad_framing", "drop_bad_object",  "drop_bad_value",
@@ -103,102 +86,6 @@ static const char *const reason_names[R_COUNT] = {
 static const enum rtp_gs_type egress_types[] = {RTP_GS_HEAD1,    RTP_GS_HAND1,   RTP_GS_HAND2,
                                                 RTP_GS_OBJECT1,  RTP_GS_OBJECT2, RTP_GS_SIXDOF1,
                                                 RTP_GS_THREEDOF1};
-
-struct rtpa_dest {
-    struct sockaddr_storage ss;
-    socklen_t len;
-    char str[64];
-};
-
-/* ingress: one object of one SSRC → table entity id */
-struct rtpa_obj {
-    struct rtpa_obj *next;
-    uint64_t tag, object_id;
-    uint32_t id; /* table id, 0 = not created yet */
-};
-
-struct rtpa_ssrc {
-    struct rtpa_ssrc *next;
-    uint32_t ssrc;
-    struct sockaddr_storage from;
-    socklen_t from_len;
-    int64_t first_ns, last_ns;
-    uint64_t packets, objects;
-    struct rtpa_obj *objs;
-    size_t n_objs;
-    struct xg_time_map tmap; /* Time1 (as gateway time) → gateway time */
-    /* FIRs we sent it */
-    uint8_t our_fir_seq;
-};
-
-/* FIR dedupe (RFC 5104 §4.3.1): the last seq nr per requesting SSRC, for the most recent
- * RTPA_FIR_MEMO requesters (they need not send RTP themselves). */
-#define RTPA_FIR_MEMO 32
-struct rtpa_fir_memo {
-    uint32_t ssrc;
-    uint8_t seq;
-    bool used;
-};
-
-struct rtpa {
-    /* config */
-    char bind_text[128];
-    char iface[64];
-    bool has_iface;
-    struct sockaddr_storage bind_ss;
-    socklen_t bind_len;
-    struct rtpa_dest dest[RTPA_MAX_DEST];
-    int n_dest;
-    int pt;
-    uint32_t ssrc;
-    int64_t refresh_ms, rtcp_interval_ms, mtu, ttl, ssrc_timeout_ms, max_ssrcs, max_objects,
-        max_objects_per_ssrc;
-    enum rtp_gs_type kind_type[XG_KIND_COUNT];
-    uint32_t allow[RTPA_MAX_ALLOW];
-    int n_allow;
-    char sdp_address[64];
-    struct xg_frame own_frame; /* gamestate-lh when the config has no frame: */
-    uint64_t session_id;
-    char cname[128];
-    struct xg_srtp_conf srtp; /* srtp.enabled: protect/unprotect everything */
-    size_t pack_len;          /* RTP packets are packed to this (mtu - SRTP tag) */
-    /* runtime */
-    int fd;
-    uint16_t bound_port;
-    struct event *rx_ev, *refresh_ev, *rtcp_ev, *sweep_ev, *fir_ev;
-    int64_t last_requested_ns; /* last full state sent for an FIR/PLI */
-    uint16_t seq;
-    uint32_t ts_offset;
-    uint8_t *pkt;         /* mtu bytes */
-    uint8_t *rbuf;        /* receive buffer */
-    struct rtp_oids oids; /* egress: entity name -> object ID */
-    /* egress cache: table slot -> (entity id, its object id record); saves the by-name lookup
-     * per sample (8.6 % of the profile at 10 000 entities) */
-    struct rtpa_oid_cache {
-        uint32_t id;
-        struct rtp_oid *o;
-    } * oid_by_slot;
-    size_t n_oid_by_slot;
-    struct rtpa_ssrc *ssrcs;
-    size_t n_ssrcs, n_objs;
-    struct rtp_gs_iter iter;
-    /* lines a peer can trigger, one rate limiter per kind (core/log.h) */
-    struct xg_log_limit lim_reason[R_COUNT], lim_ssrc, lim_srtp, lim_icmp;
-    struct rtpa_fir_memo firs[RTPA_FIR_MEMO];
-    int fir_next;
-    struct xg_srtp *srtp_tx, *srtp_rx; /* send (local key) / receive (remote key) sessions */
-    /* counters */
-    uint64_t packets_out, octets_out, payload_octets_out, objects_out, send_errors;
-    uint64_t packets_in, objects_in, rtcp_in, rtcp_out, firs_in, plis_in, firs_dup, firs_out;
-    uint64_t full_states, coalesced, refreshes, oversize, ignored_objects, gse_tags, ssrc_timeouts,
-        byes_in;
-    uint64_t reasons[R_COUNT];
-    uint64_t srtp_send_errors, srtp_other_errors;
-    uint64_t dest_unreachable; /* ICMP destination/port unreachable for packets we sent */
-    int64_t unreachable_ns;    /* when the last one arrived (0: never) */
-    int64_t last_rtp_ts_ns;
-    uint64_t rtcp_rng; /* rtcp_rand32 state for the randomised report interval */
-};
 
 /* ---- helpers ---- */
 
@@ -272,21 +159,12 @@ static int parse_objects(struct rtpa *r, const struct xg_conf *conf, struct xg_e
     return 0;
 }
 
-static bool is_multicast(const struct sockaddr *sa)
-{
-    if (sa->sa_family == AF_INET)
-        return IN_MULTICAST(ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr));
-    if (sa->sa_family == AF_INET6)
-        return IN6_IS_ADDR_MULTICAST(&((const struct sockaddr_in6 *)sa)->sin6_addr);
-    return false;
-}
-
 static int rtpa_create(struct xg_adapter *a, const struct xg_conf *conf, struct xg_error *err)
 {
     struct rtpa *r = calloc(1, sizeof *r);
     if (!r) return -ENOMEM;
     a->priv = r;
-    r->fd = -1;
+    r->fd = r->gfd = -1;
     int rc;
     const char *bind = NULL, *iface = NULL, *sdp_addr = NULL;
     int64_t pt, ssrc;
@@ -307,7 +185,6 @@ static int rtpa_create(struct xg_adapter *a, const struct xg_conf *conf, struct 
         (rc = parse_objects(r, conf, err)))
         return rc;
     r->pt = (int)pt;
-    r->ssrc = ssrc >= 0 ? (uint32_t)ssrc : (uint32_t)rand64();
     snprintf(r->bind_text, sizeof r->bind_text, "%s", bind);
     if (iface) {
         struct in_addr tmp;
@@ -401,7 +278,13 @@ static int rtpa_create(struct xg_adapter *a, const struct xg_conf *conf, struct 
         if ((rc = xg_frame_preset("gamestate-lh", &r->own_frame, err))) return rc;
         a->frame = &r->own_frame;
     }
-    r->session_id = rand64() >> 2;
+    /* SSRC: the configured one; random with srtp (a restart must not reuse keystream); else
+     * derived from gateway.id + name, so `xrgate --sdp NAME` names the SSRC the daemon uses */
+    r->ssrc_random = ssrc < 0 && r->srtp.enabled;
+    r->ssrc = ssrc >= 0         ? (uint32_t)ssrc
+              : r->srtp.enabled ? (uint32_t)rand64()
+                                : rtpa_default_ssrc(a->gateway_id, a->name);
+    r->session_id = rtpa_default_session_id(a->gateway_id, a->name);
     char host[64] = "localhost";
     gethostname(host, sizeof host - 1);
     host[sizeof host - 1] = 0;
@@ -1323,10 +1206,10 @@ static void rx_cb(evutil_socket_t fd, short what, void *arg)
     for (int i = 0; i < RTPA_RECV_BATCH; i++) {
         struct sockaddr_storage ss;
         socklen_t sl = sizeof ss;
-        ssize_t n = recvfrom(r->fd, r->rbuf, 65536, 0, (struct sockaddr *)&ss, &sl);
+        ssize_t n = recvfrom(fd, r->rbuf, 65536, 0, (struct sockaddr *)&ss, &sl);
         if (n < 0) {
             /* ICMP errors keep the socket readable until their queue is read */
-            rtp_icmp_drain(r->fd, icmp_cb, a);
+            rtp_icmp_drain(fd, icmp_cb, a);
             break;
         }
         int64_t now = xg_clock_mono_ns();
@@ -1336,6 +1219,8 @@ static void rx_cb(evutil_socket_t fd, short what, void *arg)
         bool rtcp = rtp_is_rtcp(r->rbuf, len);
         if (r->srtp.enabled && !srtp_in(a, r->rbuf, &len, rtcp, peer)) continue;
         if (rtcp) {
+            /* our own reports looped back by a multicast group we send to and joined */
+            if (len >= 8 && xg_load_be32(r->rbuf + 4) == r->ssrc) continue;
             if ((r->rbuf[0] >> 6) != RTP_VERSION) {
                 bad_input(a, peer, R_VERSION, "RTCP version %u (must be 2)", r->rbuf[0] >> 6);
                 continue;
@@ -1345,7 +1230,6 @@ static void rx_cb(evutil_socket_t fd, short what, void *arg)
             handle_rtp(a, r->rbuf, len, (struct sockaddr *)&ss, sl, peer, now);
         }
     }
-    (void)fd;
     (void)what;
 }
 
@@ -1429,7 +1313,7 @@ static int rtpa_start(struct xg_adapter *a)
     if (!r->rx_ev || !r->fir_ev || event_add(r->rx_ev, NULL)) return -ENOMEM;
     int rc;
     if ((rc = add_timer(a, &r->refresh_ev, r->refresh_ms, refresh_cb)) ||
-        (rc = add_rtcp_timer(a)) ||
+        (rc = add_rtcp_timer(a)) || (rc = rtpa_group_open(a, rx_cb)) ||
         (rc = add_timer(a, &r->sweep_ev, r->ssrc_timeout_ms / 4 > 0 ? r->ssrc_timeout_ms / 4 : 1,
                         sweep_cb)))
         return rc;
@@ -1537,6 +1421,7 @@ static void rtpa_stop(struct xg_adapter *a)
         close(r->fd);
         r->fd = -1;
     }
+    rtpa_group_close(r);
 }
 
 static void rtpa_destroy(struct xg_adapter *a)
@@ -1553,71 +1438,6 @@ static void rtpa_destroy(struct xg_adapter *a)
     free(r->rbuf);
     free(r);
     a->priv = NULL;
-}
-
-/* SDP (wire-rules §6): m= port is the bound port (the configured one before start()); c= is the
- * multicast group when the session uses one (bind or first multicast destination), else
- * sdp_address, else the bind address unless it is a wildcard, else the first non-loopback IPv4
- * interface address, else 127.0.0.1. */
-static int rtpa_sdp(const struct xg_adapter *a, char *buf, size_t size)
-{
-    const struct rtpa *r = a->priv;
-    if (!r) return -EINVAL;
-    char conn[64] = "", host[64];
-    int port = r->bound_port ? r->bound_port : xg_net_addr_port((struct sockaddr *)&r->bind_ss);
-    const struct sockaddr *group = NULL;
-    if (is_multicast((const struct sockaddr *)&r->bind_ss))
-        group = (const struct sockaddr *)&r->bind_ss;
-    for (int i = 0; !group && i < r->n_dest; i++)
-        if (is_multicast((const struct sockaddr *)&r->dest[i].ss))
-            group = (const struct sockaddr *)&r->dest[i].ss;
-    if (group) {
-        int gport;
-        xg_net_addr_str(group, host, sizeof host);
-        xg_net_split_hostport(host, conn, sizeof conn, &gport, 0);
-        if (group != (const struct sockaddr *)&r->bind_ss) port = gport;
-    } else if (r->sdp_address[0]) {
-        snprintf(conn, sizeof conn, "%s", r->sdp_address);
-    } else {
-        int bport;
-        xg_net_addr_str((const struct sockaddr *)&r->bind_ss, host, sizeof host);
-        xg_net_split_hostport(host, conn, sizeof conn, &bport, 0);
-        if (!strcmp(conn, "0.0.0.0") || !strcmp(conn, "::")) {
-            conn[0] = 0;
-            struct ifaddrs *ifs = NULL;
-            if (getifaddrs(&ifs) == 0) {
-                for (struct ifaddrs *i = ifs; i && !conn[0]; i = i->ifa_next)
-                    if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET) {
-                        const struct sockaddr_in *in = (const struct sockaddr_in *)i->ifa_addr;
-                        if ((ntohl(in->sin_addr.s_addr) >> 24) != 127)
-                            inet_ntop(AF_INET, &in->sin_addr, conn, sizeof conn);
-                    }
-                freeifaddrs(ifs);
-            }
-            if (!conn[0]) snprintf(conn, sizeof conn, "127.0.0.1");
-        }
-    }
-    if (port <= 0) return -EINVAL; /* ephemeral port before start(): unknown yet */
-    struct rtp_sdp_params p = {.session_name = a->name,
-                               .session_id = r->session_id,
-                               .conn_addr = conn,
-                               .ttl = (uint8_t)(r->ttl ? r->ttl : 1),
-                               .port = (uint16_t)port,
-                               .pt = (uint8_t)r->pt,
-                               .pli = true,
-                               .cname = r->cname,
-                               .ssrc = r->ssrc};
-    size_t len = 0;
-    struct xg_error err = {0};
-    int rc = rtp_sdp_write(buf, size, &p, &len, &err);
-    if (rc) return rc;
-    /* SRTP: RTP/SAVPF and a=crypto with our sending key (RFC 4568): the SDP is then a secret */
-    if (r->srtp.enabled && (rc = xg_srtp_sdp_secure(buf, size, &len, &r->srtp.local))) {
-        explicit_bzero(buf, size);
-        if (size) buf[0] = '\0';
-        return rc;
-    }
-    return (int)len;
 }
 
 /* An entity left the table: its egress object ID goes (rtp_oids.h). */

@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "adapters/rtp/rtp_adapter.h"
 #include "gateway/gateway.h"
 
 static struct xg_adapter *find(struct xg_gateway *gw, const char *name)
@@ -222,6 +223,110 @@ static void test_sdp_srtp(void **state)
     xg_gateway_free(&gw);
 }
 
+/* Issue 16 item 7: a multicast destination with a unicast bind advertises the group and its port
+ * (which start() binds and joins: tests/integration/test_rtp_session.py), o= carries a unicast
+ * address (RFC 8866 §5.2), never the group; a receive-only adapter says a=recvonly and names no
+ * SSRC (RFC 3264 §5.1). */
+static void test_sdp_describes_what_it_does(void **state)
+{
+    (void)state;
+    struct xg_gateway gw;
+    struct xg_error err = {0};
+    int rc = load(&gw,
+                  "gateway: {id: lab-a}\n"
+                  "adapters:\n"
+                  "  - name: out\n"
+                  "    type: rtp\n"
+                  "    bind: \"127.0.0.1:5004\"\n"
+                  "    destinations: [\"239.1.2.3:5006\"]\n",
+                  &err);
+    if (rc) fail_msg("%s", err.msg);
+    struct xg_adapter *a = find(&gw, "out");
+    char buf[2048], want[256];
+    assert_true(a->ops->sdp(a, buf, sizeof buf) > 0);
+    uint64_t sid = rtpa_default_session_id("lab-a", "out");
+    snprintf(want, sizeof want, "o=- %llu %llu IN IP4 127.0.0.1\r\n", (unsigned long long)sid,
+             (unsigned long long)sid);
+    if (!strstr(buf, want)) fail_msg("no [%s] in\n%s", want, buf);
+    assert_non_null(strstr(buf, "c=IN IP4 239.1.2.3/1\r\n"));
+    assert_non_null(strstr(buf, "m=application 5006 RTP/AVPF 98\r\n"));
+    assert_non_null(strstr(buf, "a=sendrecv\r\n"));
+    snprintf(want, sizeof want, "a=ssrc:%u cname:xrgate-out@",
+             (unsigned)rtpa_default_ssrc("lab-a", "out"));
+    if (!strstr(buf, want)) fail_msg("no [%s] in\n%s", want, buf);
+    xg_gateway_free(&gw);
+
+    /* a wildcard bind with a group destination: o= is an interface address, not the group */
+    rc = load(&gw,
+              "adapters:\n  - {name: out, type: rtp, bind: \"0.0.0.0:5004\", destinations: "
+              "[\"239.1.2.3:5006\"]}\n",
+              &err);
+    if (rc) fail_msg("%s", err.msg);
+    a = find(&gw, "out");
+    assert_true(a->ops->sdp(a, buf, sizeof buf) > 0);
+    char *o = strstr(buf, "o=- ");
+    assert_non_null(o);
+    char oline[128];
+    snprintf(oline, sizeof oline, "%.*s", (int)(strstr(o, "\r\n") - o), o);
+    if (strstr(oline, "239.")) fail_msg("o= names the group: %s", oline);
+    assert_non_null(strstr(buf, "c=IN IP4 239.1.2.3/1\r\n"));
+    xg_gateway_free(&gw);
+
+    /* receive-only: a=recvonly, no a=ssrc (it never sends RTP), no a=sendrecv */
+    rc = load(&gw, "adapters:\n  - {name: in, type: rtp, bind: \"127.0.0.1:5004\"}\n", &err);
+    if (rc) fail_msg("%s", err.msg);
+    a = find(&gw, "in");
+    assert_true(a->ops->sdp(a, buf, sizeof buf) > 0);
+    assert_non_null(strstr(buf, "a=recvonly\r\n"));
+    assert_null(strstr(buf, "a=ssrc"));
+    assert_null(strstr(buf, "a=sendrecv"));
+    assert_non_null(strstr(buf, "c=IN IP4 127.0.0.1\r\n"));
+    xg_gateway_free(&gw);
+}
+
+/* Issue 16 item 8: without ssrc: the SSRC and the session id are derived from gateway.id and the
+ * adapter name: two loads (a restart, or `xrgate --sdp`) agree; another gateway.id differs; a
+ * configured ssrc wins. */
+static void test_default_ssrc_is_deterministic(void **state)
+{
+    (void)state;
+    const char *yaml = "gateway: {id: lab-a}\n"
+                       "adapters:\n  - {name: out, type: rtp, bind: \"127.0.0.1:5004\", "
+                       "destinations: [\"127.0.0.1:5006\"]}\n";
+    struct xg_gateway gw;
+    struct xg_error err = {0};
+    char one[2048], two[2048];
+    assert_int_equal(load(&gw, yaml, &err), 0);
+    struct xg_adapter *a = find(&gw, "out");
+    assert_true(a->ops->sdp(a, one, sizeof one) > 0);
+    xg_gateway_free(&gw);
+    assert_int_equal(load(&gw, yaml, &err), 0);
+    a = find(&gw, "out");
+    assert_true(a->ops->sdp(a, two, sizeof two) > 0);
+    xg_gateway_free(&gw);
+    assert_string_equal(one, two);
+    uint32_t ssrc = rtpa_default_ssrc("lab-a", "out");
+    assert_true(ssrc != rtpa_default_ssrc("lab-b", "out"));
+    assert_true(ssrc != rtpa_default_ssrc("lab-a", "out2"));
+    assert_true(rtpa_default_session_id("lab-a", "out") != rtpa_default_session_id("lab-b", "out"));
+    char want[64];
+    snprintf(want, sizeof want, "a=ssrc:%u ", (unsigned)ssrc);
+    if (!strstr(one, want)) fail_msg("no [%s] in\n%s", want, one);
+    /* the default gateway.id is "xrgate" */
+    assert_int_equal(load(&gw,
+                          "adapters:\n  - {name: out, type: rtp, bind: \"127.0.0.1:5004\", "
+                          "destinations: [\"127.0.0.1:5006\"], ssrc: 7}\n",
+                          &err),
+                     0);
+    a = find(&gw, "out");
+    assert_true(a->ops->sdp(a, one, sizeof one) > 0);
+    assert_non_null(strstr(one, "a=ssrc:7 cname:"));
+    snprintf(want, sizeof want, "o=- %llu ",
+             (unsigned long long)rtpa_default_session_id("xrgate", "out"));
+    if (!strstr(one, want)) fail_msg("no [%s] in\n%s", want, one);
+    xg_gateway_free(&gw);
+}
+
 static void test_srtp_config_errors(void **state)
 {
     (void)state;
@@ -262,9 +367,13 @@ static void test_srtp_config_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sdp_multicast),      cmocka_unit_test(test_sdp_unicast_and_overrides),
-        cmocka_unit_test(test_config_errors),      cmocka_unit_test(test_sdp_srtp),
+        cmocka_unit_test(test_sdp_multicast),
+        cmocka_unit_test(test_sdp_unicast_and_overrides),
+        cmocka_unit_test(test_config_errors),
+        cmocka_unit_test(test_sdp_srtp),
         cmocka_unit_test(test_srtp_config_errors),
+        cmocka_unit_test(test_sdp_describes_what_it_does),
+        cmocka_unit_test(test_default_ssrc_is_deterministic),
     };
     return cmocka_run_group_tests(tests, keys_up, keys_down);
 }
