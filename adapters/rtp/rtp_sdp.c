@@ -6,8 +6,8 @@
  *   c=  the multicast group when the session uses one (bind is a group, or the first IPv4
  *       multicast destination), else the unicast address below;
  *   o=  always a unicast address (RFC 8866 §5.2): sdp_address, else the bind address unless it is
- *       a wildcard or a group, else the first non-loopback IPv4 interface address, else
- *       127.0.0.1;
+ *       a wildcard or a group, else `interface`, else the first non-loopback IPv4 interface
+ *       address, else 127.0.0.1;
  *   m=  the port peers reach us on: the destination group's port (bound and joined by
  *       rtpa_group_open) or the bound port (the configured one before start());
  *   a=recvonly (RFC 3264 §5.1) and no a=ssrc when the adapter has no destinations (it sends no
@@ -121,6 +121,10 @@ static void unicast_addr(const struct rtpa *r, char *out, size_t cap)
     if (strcmp(out, "0.0.0.0") && strcmp(out, "::") &&
         !rtpa_is_multicast((const struct sockaddr *)&r->bind_ss))
         return;
+    if (r->has_iface) { /* the interface the group is joined and sent on */
+        snprintf(out, cap, "%s", r->iface);
+        return;
+    }
     out[0] = 0;
     struct ifaddrs *ifs = NULL;
     if (getifaddrs(&ifs) == 0) {

@@ -272,6 +272,18 @@ static void test_sdp_describes_what_it_does(void **state)
     assert_non_null(strstr(buf, "c=IN IP4 239.1.2.3/1\r\n"));
     xg_gateway_free(&gw);
 
+    /* a group bind joined on `interface`: o= is that interface */
+    rc = load(&gw,
+              "adapters:\n  - {name: grp, type: rtp, bind: \"239.1.2.3:5004\", interface: "
+              "192.0.2.9}\n",
+              &err);
+    if (rc) fail_msg("%s", err.msg);
+    a = find(&gw, "grp");
+    assert_true(a->ops->sdp(a, buf, sizeof buf) > 0);
+    assert_non_null(strstr(buf, " IN IP4 192.0.2.9\r\ns=grp\r\nc=IN IP4 239.1.2.3/1\r\n"));
+    assert_non_null(strstr(buf, "m=application 5004 "));
+    xg_gateway_free(&gw);
+
     /* receive-only: a=recvonly, no a=ssrc (it never sends RTP), no a=sendrecv */
     rc = load(&gw, "adapters:\n  - {name: in, type: rtp, bind: \"127.0.0.1:5004\"}\n", &err);
     if (rc) fail_msg("%s", err.msg);
