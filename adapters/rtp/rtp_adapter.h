@@ -158,9 +158,10 @@ uint64_t rtpa_default_session_id(const char *gateway_id, const char *name);
  *  group). */
 const struct sockaddr *rtpa_dest_group(const struct rtpa *r);
 
-/** Open the group socket (start()): bound to rtpa_dest_group's port and joined to it on
- *  `interface`, so the session receives what peers send to the address its SDP advertises;
- *  packets on it go to `rx` like those on the bound socket. 0 when there is no such group, or a
+/** Receive on rtpa_dest_group (start()), so the session hears what peers send to the address its
+ *  SDP advertises: a second socket bound to the group's port and joined on `interface`, whose
+ *  packets go to `rx` like those of the bound socket; or, when the bound socket is 0.0.0.0 on the
+ *  group's port already, the group joined on that socket. 0 when there is no such group, or a
  *  negative errno (logged). */
 int rtpa_group_open(struct xg_adapter *a, event_callback_fn rx);
 

@@ -73,6 +73,25 @@ int rtpa_group_open(struct xg_adapter *a, event_callback_fn rx)
     struct rtpa *r = a->priv;
     const struct sockaddr *g = rtpa_dest_group(r);
     if (!g) return 0;
+    char gs[64];
+    xg_net_addr_str(g, gs, sizeof gs);
+    const struct sockaddr_in *bin = (const struct sockaddr_in *)&r->bind_ss;
+    if (bin->sin_family == AF_INET && bin->sin_addr.s_addr == htonl(INADDR_ANY) &&
+        r->bound_port == xg_net_addr_port(g)) {
+        /* the bound socket already has the group's port on every address: join it there (a
+         * second socket on that port would get every group packet a second time) */
+        struct ip_mreq mr = {.imr_multiaddr = ((const struct sockaddr_in *)g)->sin_addr};
+        mr.imr_interface.s_addr = htonl(INADDR_ANY);
+        if (r->has_iface) inet_pton(AF_INET, r->iface, &mr.imr_interface);
+        if (setsockopt(r->fd, IPPROTO_IP, IP_ADD_MEMBERSHIP, &mr, sizeof mr) < 0) {
+            int e = errno;
+            XG_ERR(a->name, "multicast destination (the SDP's c= and m=): join %s: %s", gs,
+                   strerror(e));
+            return -e;
+        }
+        XG_INFO(a->name, "joined the destination group %s on the bound socket", gs);
+        return 0;
+    }
     struct xg_error err = {0};
     int fd = xg_net_udp_bind(g, sizeof(struct sockaddr_in), r->has_iface ? r->iface : NULL, &err);
     if (fd < 0) {
@@ -82,10 +101,8 @@ int rtpa_group_open(struct xg_adapter *a, event_callback_fn rx)
     r->gfd = fd;
     r->grx_ev = event_new(a->base, fd, EV_READ | EV_PERSIST, rx, a);
     if (!r->grx_ev || event_add(r->grx_ev, NULL)) return -ENOMEM;
-    char gs[64];
-    XG_INFO(a->name, "receiving on the destination group %s too (joined%s%s)",
-            xg_net_addr_str(g, gs, sizeof gs), r->has_iface ? " on " : "",
-            r->has_iface ? r->iface : "");
+    XG_INFO(a->name, "receiving on the destination group %s too (joined%s%s)", gs,
+            r->has_iface ? " on " : "", r->has_iface ? r->iface : "");
     return 0;
 }
 
