@@ -76,13 +76,13 @@ int rtpa_group_open(struct xg_adapter *a, event_callback_fn rx)
     char gs[64];
     xg_net_addr_str(g, gs, sizeof gs);
     const struct sockaddr_in *bin = (const struct sockaddr_in *)&r->bind_ss;
+    struct ip_mreq mr = {.imr_multiaddr = ((const struct sockaddr_in *)g)->sin_addr};
+    mr.imr_interface.s_addr = htonl(INADDR_ANY);
+    if (r->has_iface) inet_pton(AF_INET, r->iface, &mr.imr_interface);
     if (bin->sin_family == AF_INET && bin->sin_addr.s_addr == htonl(INADDR_ANY) &&
         r->bound_port == xg_net_addr_port(g)) {
-        /* the bound socket already has the group's port on every address: join it there (a
-         * second socket on that port would get every group packet a second time) */
-        struct ip_mreq mr = {.imr_multiaddr = ((const struct sockaddr_in *)g)->sin_addr};
-        mr.imr_interface.s_addr = htonl(INADDR_ANY);
-        if (r->has_iface) inet_pton(AF_INET, r->iface, &mr.imr_interface);
+        /* the bound socket already has the group's port on every address (exclusively): join
+         * the group there */
         if (setsockopt(r->fd, IPPROTO_IP, IP_ADD_MEMBERSHIP, &mr, sizeof mr) < 0) {
             int e = errno;
             XG_ERR(a->name, "multicast destination (the SDP's c= and m=): join %s: %s", gs,
@@ -92,11 +92,25 @@ int rtpa_group_open(struct xg_adapter *a, event_callback_fn rx)
         XG_INFO(a->name, "joined the destination group %s on the bound socket", gs);
         return 0;
     }
-    struct xg_error err = {0};
-    int fd = xg_net_udp_bind(g, sizeof(struct sockaddr_in), r->has_iface ? r->iface : NULL, &err);
-    if (fd < 0) {
-        XG_ERR(a->name, "multicast destination (the SDP's c= and m=): %s", err.msg);
-        return fd;
+    /* a socket bound to the group address itself: it gets only the group's datagrams, and it
+     * does not collide with a unicast bind on the same port; shared (SO_REUSEADDR) with other
+     * receivers of the group on this host */
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), one = 1;
+    const char *step = "socket";
+    if (fd >= 0) {
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        step = "bind";
+        if (bind(fd, g, sizeof(struct sockaddr_in)) == 0) {
+            step = "join";
+            if (setsockopt(fd, IPPROTO_IP, IP_ADD_MEMBERSHIP, &mr, sizeof mr) == 0) step = NULL;
+        }
+    }
+    if (step) {
+        int e = errno;
+        if (fd >= 0) close(fd);
+        XG_ERR(a->name, "multicast destination (the SDP's c= and m=): %s %s: %s", step, gs,
+               strerror(e));
+        return -e;
     }
     r->gfd = fd;
     r->grx_ev = event_new(a->base, fd, EV_READ | EV_PERSIST, rx, a);

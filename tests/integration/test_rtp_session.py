@@ -5,9 +5,9 @@
   (GET /api/sdp/NAME); without `ssrc:` both come from gateway.id + the adapter name
 - item 5: the BYE sent on stop is a compound: SR (the adapter sent RTP) + SDES CNAME (the SDP's
   cname) + BYE, byte by byte
-- item 7: a multicast destination with a unicast bind: the SDP's c= group and m= port are bound
-  and joined (a PLI and an RTP sender reaching the group are served), o= is the unicast bind
-  address; receive-only says a=recvonly with no a=ssrc (skipped when this host cannot loop
+- item 7: a multicast destination with a unicast bind on the same port: the SDP's c= group and
+  m= port are bound and joined (a PLI and an RTP sender reaching the group are served once each),
+  o= is the unicast bind address; receive-only says a=recvonly with no a=ssrc (skipped when this host cannot loop
   multicast)
 - item 9: ingress accepts both tag forms of Hand2: the registry's `80 81` and cisco/gse's
   `C0 80 01` (counted in gse_tags_in)"""
@@ -111,7 +111,7 @@ adapters:
     bodies: 0
   - name: out
     type: rtp
-    bind: "127.0.0.1:0"
+    bind: "127.0.0.1:{gport}"      # the group's port: bound exclusively on the unicast address
     interface: 127.0.0.1
     destinations: ["{GROUP}:{gport}"]
   - name: in
@@ -131,12 +131,19 @@ adapters:
         t_end = time.monotonic() + 5
         while adapter(gw, "out")["counters"]["plis_in"] < 1 and time.monotonic() < t_end:
             time.sleep(0.02)
-        assert adapter(gw, "out")["counters"]["plis_in"] == 1, adapter(gw, "out")
         t1 = (time.time_ns() // 1_000_000) & 0xFFFF
         head = obj(1, varuint(3) + struct.pack(">H", t1) + loc2((0, 1.6, 0), (0, 0, 0)) +
                    rot2((0, 0, 0), (0, 0, 0)))
         tx.sendto(rtp(98, 1, 0, 0x5151, head), (GROUP, gport))
         wait_entities(gw, 1, "out/00005151/Head1-3")
+        c = adapter(gw, "out")["counters"]
+        assert c["plis_in"] == 1 and c["packets_in"] == 1, c  # each received once
+        # the unicast address still works beside the group
+        tx.sendto(pli(0x5252, ssrc), ("127.0.0.1", gport))
+        t_end = time.monotonic() + 5
+        while adapter(gw, "out")["counters"]["plis_in"] < 2 and time.monotonic() < t_end:
+            time.sleep(0.02)
+        assert adapter(gw, "out")["counters"]["plis_in"] == 2, adapter(gw, "out")
         tx.close()
         # receive-only: a=recvonly, and no a=ssrc for an SSRC that never sends
         st, _, body = gw.get("/api/sdp/in")
