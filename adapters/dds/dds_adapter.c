@@ -75,6 +75,9 @@ static int dds_create(struct xg_adapter *a, const struct xg_conf *conf, struct x
     struct dds *d = calloc(1, sizeof *d);
     if (!d) return -ENOMEM;
     a->priv = d;
+    xg_egress_controls_init(
+        &d->controls, 0, 0,
+        "TransformStamped, PoseStamped and TwistStamped have no field for them");
     d->pipe_r = d->pipe_w = -1;
     d->frame = a->frame;
     int rc;
@@ -310,6 +313,7 @@ static int drain_visit(void *user, const struct xg_entity *e, const struct xg_po
 {
     struct xg_adapter *a = user;
     struct dds *d = a->priv;
+    xg_egress_controls_check(&d->controls, a->name, e);
     struct xg_pose p = *pose;
     xg_frame_pose_out(d->frame, &p);
     if (d->publish_tf) {
@@ -384,6 +388,7 @@ static void dds_status(const struct xg_adapter *a, struct xg_status *st)
     xg_status_counter(st, "poses_out", (double)d->poses_out);
     xg_status_counter(st, "twists_out", (double)d->twists_out);
     xg_status_counter(st, "write_errors", (double)d->write_errors);
+    xg_status_counter(st, "controls_not_carried", (double)d->controls.not_carried);
     xg_status_counter(st, "messages_in", (double)d->messages_in);
     xg_status_counter(st, "transforms_in", (double)d->transforms_in);
     xg_status_counter(st, "poses_in", (double)d->poses_in);

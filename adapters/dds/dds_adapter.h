@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "adapters/dds/dds_names.h"
+#include "core/egress_controls.h"
 #include "core/adapter.h"
 #include "core/log.h"
 #include "core/net.h"
@@ -60,6 +61,7 @@ struct dds_out_slot {
 };
 
 struct dds {
+    struct xg_egress_controls controls; /* ROS 2 pose messages carry no buttons/analogs */
     /* configuration */
     int64_t domain_id;
     char world_frame[XG_NAME_MAX];

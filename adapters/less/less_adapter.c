@@ -49,6 +49,7 @@
 
 #include "adapters/less/less_codec.h"
 #include "adapters/less/less_mapping.h"
+#include "core/egress_controls.h"
 #include "core/adapter.h"
 #include "core/clock.h"
 #include "core/log.h"
@@ -276,6 +277,7 @@ struct peer {
 };
 
 struct less_adapter {
+    struct xg_egress_controls controls; /* LESS carries no buttons/analogs */
     struct xg_adapter *a;
     enum mode mode;
     char target[256]; /* connect / listen / bind address text */
@@ -741,6 +743,7 @@ struct visit_ctx {
 static int visit(void *user, const struct xg_entity *e, const struct xg_pose *pose)
 {
     struct visit_ctx *vc = user;
+    if (vc->la->peers) xg_egress_controls_check(&vc->la->controls, vc->la->a->name, e);
     for (struct peer *p = vc->la->peers; p; p = p->next) {
         if (vc->only && p != vc->only) continue;
         if (!peer_ready(p)) continue;
@@ -2108,6 +2111,7 @@ static int copy_conf(char *dst, size_t size, const char *s, const struct xg_conf
 static int less_create(struct xg_adapter *a, const struct xg_conf *conf, struct xg_error *err)
 {
     struct less_adapter *la = calloc(1, sizeof *la);
+    if (la) xg_egress_controls_init(&la->controls, 0, 0, "LESS entity state has no field for them");
     if (!la) return -ENOMEM;
     a->priv = la;
     la->a = a;
@@ -2435,6 +2439,7 @@ static void less_status(const struct xg_adapter *a, struct xg_status *st)
     xg_status_gauge(st, "peers", la->n_peers);
     xg_status_counter(st, "packets_in", (double)la->packets_in);
     xg_status_counter(st, "packets_out", (double)la->packets_out);
+    xg_status_counter(st, "controls_not_carried", (double)la->controls.not_carried);
     xg_status_counter(st, "bad_signature", (double)la->bad_signature);
     xg_status_counter(st, "framing_errors", (double)la->framing_errors);
     xg_status_counter(st, "reconnects", (double)la->reconnects);

@@ -43,6 +43,7 @@
 
 #include "adapters/rgmp/rgmp_codec.h"
 #include "adapters/rgmp/rgmp_solved_hand.h"
+#include "core/egress_controls.h"
 #include "core/adapter.h"
 #include "core/clock.h"
 #include "core/log.h"
@@ -100,6 +101,7 @@ struct client {
 };
 
 struct rgmp_server {
+    struct xg_egress_controls controls; /* RGMP v2 carries no buttons/analogs */
     char listen[256];
     int64_t max_clients, max_output;
     char reference_frame[64];
@@ -274,6 +276,7 @@ static int collect(void *user, const struct xg_entity *e, const struct xg_pose *
     struct rgmp_server *s = a->priv;
     (void)pose;
     if (e->origin < 0 || e->origin >= XG_MAX_ADAPTERS) return 0;
+    xg_egress_controls_check(&s->controls, a->name, e);
     struct origin *o = &s->origins[e->origin];
     if (!o->new_n && !o->n) {
         /* the origin adapter's name: the entity name's first segment */
@@ -822,6 +825,7 @@ static int parse_hand_maps(struct rgmp_server *s, const struct xg_conf *conf, st
 static int server_create(struct xg_adapter *a, const struct xg_conf *conf, struct xg_error *err)
 {
     struct rgmp_server *s = calloc(1, sizeof *s);
+    if (s) xg_egress_controls_init(&s->controls, 0, 0, "RGMP v2 has no field for them");
     if (!s) return -ENOMEM;
     a->priv = s;
     s->members_dirty = true;
@@ -904,6 +908,7 @@ static void server_status(const struct xg_adapter *a, struct xg_status *st)
     if (s->solved_hands || s->n_maps) xg_status_gauge(st, "solved_hand_devices", (double)hands);
     xg_status_counter(st, "clients_accepted", (double)s->accepted);
     xg_status_counter(st, "clients_refused", (double)s->rejected);
+    xg_status_counter(st, "controls_not_carried", (double)s->controls.not_carried);
     xg_status_counter(st, "clients_dropped_slow", (double)s->dropped_slow);
     xg_status_counter(st, "data_frames_sent", (double)s->frames_sent);
     xg_status_counter(st, "data_frames_skipped", (double)s->frames_skipped);

@@ -164,6 +164,8 @@ static int rtpa_create(struct xg_adapter *a, const struct xg_conf *conf, struct 
     struct rtpa *r = calloc(1, sizeof *r);
     if (!r) return -ENOMEM;
     a->priv = r;
+    xg_egress_controls_init(&r->controls, 20, 4,
+                            "game state's GameControl1 has 20 buttons and two sticks");
     r->fd = r->gfd = -1;
     int rc;
     const char *bind = NULL, *iface = NULL, *sdp_addr = NULL;
@@ -531,6 +533,7 @@ static int send_visit(void *user, const struct xg_entity *e, const struct xg_pos
     o.tag = rtp_gs_type_tag(o.type);
     put_object(c, e, &o);
     if (e->n_buttons > 0 || e->n_analogs > 0) {
+        xg_egress_controls_check(&((struct rtpa *)c->a->priv)->controls, c->a->name, e);
         /* buttons (indices 0..19 = draft bits 1..20, D6) and analogs 0..3 (left x/y, right
          * x/y) as a GameControl1 with the same object ID */
         struct rtp_gs_game_control1 *g = &o.u.game_control1;
@@ -1368,6 +1371,7 @@ static void rtpa_status(const struct xg_adapter *a, struct xg_status *st)
     xg_status_id(st, "port", r->bound_port);
     xg_status_id(st, "ssrc", r->ssrc);
     xg_status_counter(st, "packets_out", (double)r->packets_out);
+    xg_status_counter(st, "controls_not_carried", (double)r->controls.not_carried);
     xg_status_counter(st, "objects_out", (double)r->objects_out);
     xg_status_counter(st, "full_states", (double)r->full_states);
     if (all) xg_status_counter(st, "full_states_coalesced", (double)r->coalesced);

@@ -13,6 +13,7 @@
 #include "adapters/rtp/gamestate_codec.h"
 #include "adapters/rtp/rtp_oids.h"
 #include "adapters/rtp/srtp_session.h"
+#include "core/egress_controls.h"
 #include "core/adapter.h"
 #include "core/log.h"
 #include "core/net.h"
@@ -79,6 +80,7 @@ struct rtpa_fir_memo {
 };
 
 struct rtpa {
+    struct xg_egress_controls controls; /* buttons/analogs GameControl1 cannot carry */
     /* config */
     char bind_text[128];
     char iface[64];

@@ -20,6 +20,7 @@
 
 #include "adapters/vmc/osc_codec.h"
 #include "adapters/vmc/vmc_bones.h"
+#include "core/egress_controls.h"
 #include "core/adapter.h"
 #include "core/log.h"
 
@@ -101,6 +102,7 @@ typedef void (*vmc_send_fn)(void *user, const uint8_t *buf, size_t len);
 
 struct vmc_egress {
     struct xg_adapter *a;
+    struct xg_egress_controls controls; /* VMC/VMT pose messages carry no buttons/analogs */
     enum vmc_profile profile;
     size_t mtu;     /* largest datagram, bytes */
     uint8_t *pkt;   /* mtu bytes */

@@ -306,6 +306,7 @@ static void vmca_status(const struct xg_adapter *a, struct xg_status *st)
     xg_status_counter(st, "vmt_no_index", (double)out->no_index);
     xg_status_counter(st, "oversize", (double)out->oversize);
     xg_status_counter(st, "send_errors", (double)r->send_errors);
+    xg_status_counter(st, "controls_not_carried", (double)out->controls.not_carried);
 }
 
 static void vmca_stop(struct xg_adapter *a)

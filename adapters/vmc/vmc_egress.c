@@ -55,6 +55,8 @@ int vmc_egress_init(struct vmc_egress *eg, struct xg_adapter *a, enum vmc_profil
     eg->profile = profile;
     eg->mtu = mtu < 256 ? 256 : mtu;
     eg->skeleton_auto = true;
+    xg_egress_controls_init(&eg->controls, 0, 0,
+                            "VMC and VMT pose messages have no field for them");
     eg->pkt = malloc(eg->mtu);
     return eg->pkt ? 0 : -ENOMEM;
 }
@@ -149,6 +151,7 @@ static bool put_pose(struct frame_ctx *c, const char *address, const char *name,
 static int collect(void *user, const struct xg_entity *e, const struct xg_pose *pose)
 {
     struct frame_ctx *c = user;
+    xg_egress_controls_check(&c->eg->controls, c->eg->a->name, e);
     if (c->n == c->cap) {
         size_t nc = c->cap ? 2 * c->cap : 64;
         struct item *ni = realloc(c->items, nc * sizeof *ni);
