@@ -65,10 +65,13 @@ enum xg_quality {
     XG_QUALITY_PREDICTED,    /* extrapolated from the newest sample, within the horizon */
     XG_QUALITY_HELD,         /* past the horizon (pose held at the horizon), or no motion known */
     XG_QUALITY_STALE,        /* no sample for entity.stale_ms */
+    XG_QUALITY_DAMPED,       /* extrapolated like PREDICTED, but the rotation's estimate was
+                                unstable (core/predict_est.h): it was extrapolated over a shorter
+                                horizon, i.e. blended toward holding (issue 23) */
     XG_QUALITY_COUNT
 };
 
-/** "EXACT", "INTERPOLATED", "PREDICTED", "HELD", "STALE". */
+/** "EXACT", "INTERPOLATED", "PREDICTED", "HELD", "STALE", "DAMPED". */
 const char *xg_quality_name(enum xg_quality q);
 
 /* xg_sample.flags: which fields are set */
@@ -144,6 +147,7 @@ struct xg_entity {
     struct xg_vec3 velocity, angular_velocity; /* used for prediction */
     bool has_velocity, has_angular_velocity;
     bool velocity_estimated, angular_velocity_estimated;
+    bool rot_damped; /* the estimated angular velocity was damped (core/predict_est.h) */
     int64_t reported_vel_ns, reported_angvel_ns; /* capture time of reported velocities, 0 = none */
     /* history ring, newest at hist[(head + n - 1) % XG_HISTORY] */
     struct xg_hist hist[XG_HISTORY];
