@@ -620,6 +620,15 @@ int xg_table_push(struct xg_table *t, uint32_t id, const struct xg_sample *s)
     return apply_sample(t, e, s);
 }
 
+int xg_table_forget_history(struct xg_table *t, uint32_t id)
+{
+    struct xg_entity *e = get_mut(t, id);
+    if (!e) return -ENOENT;
+    e->hist_head = 0;
+    e->hist_n = 0;
+    return 0;
+}
+
 int xg_table_set_button(struct xg_table *t, uint32_t id, int index, bool pressed)
 {
     struct xg_entity *e = get_mut(t, id);

@@ -262,6 +262,10 @@ size_t xg_table_foreach(struct xg_table *t, int sink, int64_t now_ns, xg_visit_f
 /** Remove entities with no sample received for expire_ns before now_ns; listeners are told.
  *  Returns how many were removed. */
 size_t xg_table_expire(struct xg_table *t, int64_t now_ns);
+/** Forget entity `id`'s pose history because the source jumped (e.g. a replayed take looped back
+ *  to its start): velocities are estimated again from the samples after this call only, so none
+ *  is estimated across the jump. The newest state is kept. -ENOENT if the id is unknown. */
+int xg_table_forget_history(struct xg_table *t, uint32_t id);
 /** Remove one entity (e.g. the source said it is gone). */
 int xg_table_remove(struct xg_table *t, uint32_t id);
 /** Remove every entity of an origin adapter. */

@@ -20,7 +20,9 @@
  * source that sends poses only, so that a replay predicts no better than the live source it
  * stands in for. With `velocities: central` (offline analysis) each sample also carries the
  * velocity and angular velocity by central differences over the neighbouring frames, i.e. it
- * uses the next frame, which a live source does not have. Capture time = playback start + (frames
+ * uses the next frame, which a live source does not have. When a loop starts again the table
+ * forgets the entities' history (xg_table_forget_history), so that no velocity is estimated
+ * across the jump back to the start frame. Capture time = playback start + (frames
  * played × frame time) / rate on the gateway clock. A timer at the frame rate × rate drives
  * playback; if the reactor falls behind, frames are skipped (counted), never queued. */
 #include <errno.h>
@@ -389,7 +391,11 @@ static void bvh_tick(evutil_socket_t fd, short what, void *arg)
     }
     if (s->played >= 0 && played > s->played + 1) s->skipped += (uint64_t)(played - s->played - 1);
     s->played = played;
-    s->loops = (uint64_t)(played / span);
+    uint64_t loops = (uint64_t)(played / span);
+    if (loops != s->loops && !s->central) /* back at the start: estimate nothing across it */
+        for (int i = 0; i < s->n_sel; i++)
+            if (s->sel[i].id) xg_table_forget_history(a->table, s->sel[i].id);
+    s->loops = loops;
     long k = s->start + (long)(played % span);
     int64_t capture = s->t0_ns + (int64_t)llround((double)played * ft / s->rate * 1e9);
     if (capture > now) capture = now;

@@ -330,6 +330,11 @@ static void test_once_and_loop(void **state)
     assert_true(k >= 50 && k <= 59);
     assert_int_equal(r.a.drops, 0); /* capture times never go backwards across loops */
     assert_int_equal(xg_table_count(r.table), 1);
+    /* causal velocities: the history starts again with each loop (nothing is estimated across
+     * the jump back to frame 50), so it holds at most this loop's frames */
+    const struct xg_entity *e = xg_table_find(r.table, "take/Hips");
+    assert_non_null(e);
+    assert_true(e->hist_n >= 1 && e->hist_n <= (unsigned)(k - 50 + 1));
     rig_free(&r);
 }
 
