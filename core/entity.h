@@ -8,7 +8,8 @@
  *
  * Ingress: adapters call xg_table_update() (or xg_table_push() with a cached id). Samples whose
  * capture time does not advance are dropped and counted. Sources without velocities get them
- * estimated from the history (least-squares slope over the last 100 ms of capture times).
+ * estimated causally from the history of the last 100 ms of capture times (core/predict_est.h:
+ * velocity at the newest sample; angular velocity damped toward holding when unstable).
  *
  * Egress: every sink (an adapter that republishes) has a dirty set; an update marks the entity
  * dirty for every sink but its origin (split horizon) that accepts it; the sink drains the set

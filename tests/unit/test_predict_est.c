@@ -7,8 +7,10 @@
  *   window that it replaced kept turning at 7/10 of the old rate;
  * - a reversal is not extrapolated backwards from the old direction;
  * - the estimator reads only the samples it is given (the `bvh` adapter's test_causal_default
- *   shows that a replayed take hands it no later frame).
+ *   shows that a replayed take hands it no later frame);
+ * - xg_table_forget_history: no velocity is estimated across a jump the source announces.
  * Figures on real motion belong to the benchmark (bench_bvh_prediction), not here. */
+#include <errno.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -163,7 +165,8 @@ static void test_estimator_reads_only_given_samples(void **state)
         ring[i].q = spin((struct xg_vec3){0, 1 + ts, 0}, ts);
     }
     memcpy(ring2, ring, sizeof ring);
-    ring2[6].t_ns = T0 + INT64_C(7) * 1000000000 / 60; /* the future: slot 6, not among the first 6 */
+    ring2[6].t_ns =
+        T0 + INT64_C(7) * 1000000000 / 60; /* the future: slot 6, not among the first 6 */
     ring2[6].p = (struct xg_vec3){5, 5, 5};
     ring2[6].q = XG_QUAT_IDENTITY;
     struct xg_motion_est m1, m2;
@@ -176,6 +179,31 @@ static void test_estimator_reads_only_given_samples(void **state)
     assert_true(m1.rot_gain > 0.5);
 }
 
+/* xg_table_forget_history: the next sample starts a new history (nothing estimated from one
+ * sample: the pose is held), the one after estimates from those two only; unknown ids. */
+static void test_forget_history(void **state)
+{
+    (void)state;
+    struct xg_table *t = new_table();
+    uint32_t id = 0;
+    for (int k = 0; k < 5; k++)
+        id = feed(t, T0 + k * 10 * MS, (struct xg_vec3){k * 0.01, 0, 0}, XG_QUAT_IDENTITY);
+    assert_int_equal(xg_table_forget_history(t, id), 0);
+    assert_int_equal(xg_table_forget_history(t, id + 1000), -ENOENT);
+    feed(t, T0 + 50 * MS, (struct xg_vec3){-3, 0, 0}, XG_QUAT_IDENTITY); /* the jump */
+    const struct xg_entity *e = xg_table_get(t, id);
+    assert_int_equal(e->hist_n, 1);
+    assert_false(e->has_velocity);
+    struct xg_pose p;
+    xg_entity_predict(t, id, T0 + 60 * MS, &p);
+    assert_int_equal(p.quality, XG_QUALITY_HELD);
+    assert_float_equal(p.position.x, -3, 0);
+    feed(t, T0 + 60 * MS, (struct xg_vec3){-2.99, 0, 0}, XG_QUAT_IDENTITY);
+    assert_true(e->has_velocity);
+    assert_float_equal(e->velocity.x, 1.0, 1e-9); /* not -300 m/s across the jump */
+    xg_table_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -183,6 +211,7 @@ int main(void)
         cmocka_unit_test(test_sudden_stop_does_not_keep_spinning),
         cmocka_unit_test(test_reversal_holds),
         cmocka_unit_test(test_estimator_reads_only_given_samples),
+        cmocka_unit_test(test_forget_history),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
