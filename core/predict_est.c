@@ -20,8 +20,7 @@
 #include <math.h>
 #include <stdbool.h>
 
-#define POS_TAU_S 0.0  /* s: weight of a sample = exp(age / tau), age <= 0; 0 = all equal */
-#define ROT_TAU_S 0.01 /* s */
+#define ROT_TAU_S 0.01 /* s: weight of a sample = exp(age / tau), age <= 0 */
 #define ROT_SE_K 2.0   /* how many squared standard errors |w|^2 must exceed to be used at all */
 
 /* rotation vector of a ⊗ conj(b) (shortest arc) */
@@ -43,14 +42,15 @@ struct fit {
     double v[3], se2; /* slope at t = 0; its squared standard error (sum over axes), -1 unknown */
 };
 
-/* weighted least squares through the origin of x(t) = a t (+ b t^2) */
-static void fit(const double *t, const double (*x)[3], unsigned m, double tau, bool quad,
-                struct fit *out)
+/* weighted least squares through the origin of x(t) = a t (+ b t^2); weights w[1..m-1] (NULL:
+ * all 1) */
+static void fit(const double *t, const double (*x)[3], unsigned m, const double *wt, bool quad,
+                bool want_se, struct fit *out)
 {
     double w[XG_HISTORY], s2 = 0, s3 = 0, s4 = 0, sw = 0, s1x[3] = {0}, s2x[3] = {0};
     for (unsigned i = 1; i < m; i++) {
         double ti = t[i];
-        w[i] = tau > 0 ? exp(ti / tau) : 1.0;
+        w[i] = wt ? wt[i] : 1.0;
         sw += w[i];
         s2 += w[i] * ti * ti, s3 += w[i] * ti * ti * ti, s4 += w[i] * ti * ti * ti * ti;
         for (int a = 0; a < 3; a++)
@@ -68,7 +68,7 @@ static void fit(const double *t, const double (*x)[3], unsigned m, double tau, b
     }
     int dof = (int)m - 1 - (quad ? 2 : 1);
     out->se2 = -1;
-    if (dof < 1) return;
+    if (dof < 1 || !want_se) return;
     double rr = 0;
     for (unsigned i = 1; i < m; i++)
         for (int a = 0; a < 3; a++) {
@@ -88,18 +88,36 @@ void xg_motion_estimate(const struct xg_hist *hist, unsigned head, unsigned n, i
     if (n < 2) return;
     const struct xg_hist *h0 = &hist[(head + n - 1) % XG_HISTORY];
     double t[XG_HISTORY], p[XG_HISTORY][3], r[XG_HISTORY][3];
+    int64_t tn[XG_HISTORY];
     unsigned m = 0;
     for (unsigned k = 0; k < n; k++) {
         const struct xg_hist *h = &hist[(head + n - 1 - k) % XG_HISTORY];
         if (h0->t_ns - h->t_ns > window_ns && m >= 2) break;
+        tn[m] = h->t_ns;
         t[m] = (double)(h->t_ns - h0->t_ns) * 1e-9;
         p[m][0] = h->p.x - h0->p.x, p[m][1] = h->p.y - h0->p.y, p[m][2] = h->p.z - h0->p.z;
         rel_rotvec(&h->q, &h0->q, r[m]);
         m++;
     }
+    /* rotation weights exp(age / tau) as a running product over the intervals: sources at a
+     * fixed rate repeat the same one or two intervals, so exp() runs about twice per call */
+    double wr[XG_HISTORY];
+    int64_t dn[2] = {-1, -1};
+    double df[2] = {1, 1};
+    wr[0] = 1;
+    for (unsigned i = 1; i < m; i++) {
+        int64_t d = tn[i - 1] - tn[i];
+        int c = d == dn[0] ? 0 : d == dn[1] ? 1 : -1;
+        if (c < 0) {
+            c = dn[0] < 0 ? 0 : 1;
+            dn[c] = d;
+            df[c] = exp(-(double)d * 1e-9 / ROT_TAU_S);
+        }
+        wr[i] = wr[i - 1] * df[c];
+    }
     struct fit fp, fr;
-    fit(t, (const double(*)[3])p, m, POS_TAU_S, true, &fp);
-    fit(t, (const double(*)[3])r, m, ROT_TAU_S, false, &fr);
+    fit(t, (const double(*)[3])p, m, NULL, true, false, &fp);
+    fit(t, (const double(*)[3])r, m, wr, false, true, &fr);
     out->velocity = xg_vec3_clamp((struct xg_vec3){fp.v[0], fp.v[1], fp.v[2]}, XG_VELOCITY_MAX);
     double *w = fr.v;
     double wn2 = w[0] * w[0] + w[1] * w[1] + w[2] * w[2];
