@@ -9,6 +9,7 @@
 
 #include "core/adapter.h"
 #include "core/log.h"
+#include "core/predict_est.h"
 #include "core/names.h"
 
 #define MAX_LISTENERS 8
@@ -59,7 +60,7 @@ struct xg_table {
 static const char *const kind_names[XG_KIND_COUNT] = {
     "rigid_body", "head", "left_hand", "right_hand", "controller", "joint", "object"};
 static const char *const quality_names[XG_QUALITY_COUNT] = {"EXACT", "INTERPOLATED", "PREDICTED",
-                                                            "HELD", "STALE"};
+                                                            "HELD",  "STALE",        "DAMPED"};
 
 const char *xg_kind_name(enum xg_kind k)
 {
@@ -435,58 +436,6 @@ static const struct xg_hist *hist_at(const struct xg_entity *e, unsigned k)
     return &e->hist[(e->hist_head + e->hist_n - 1 - k) % XG_HISTORY];
 }
 
-/* Least-squares slopes of position and of orientation (as rotation vectors relative to the
- * newest) over the history within the velocity window. Uses capture times only.
- * Hot path (every pose sample of a source without velocities): plain double arithmetic in one
- * loop, no calls but atan2/sqrt (the xmath helpers are out-of-line calls). */
-static void estimate_velocities(const struct xg_table *t, struct xg_entity *e, struct xg_vec3 *v,
-                                struct xg_vec3 *w, int *n_used)
-{
-    const struct xg_hist *newest = hist_at(e, 0);
-    double st = 0, stt = 0;
-    double spx = 0, spy = 0, spz = 0, stpx = 0, stpy = 0, stpz = 0;
-    double srx = 0, sry = 0, srz = 0, strx = 0, stry = 0, strz = 0;
-    int n = 0;
-    /* qinv = conj(newest) */
-    const double bx = -newest->q.x, by = -newest->q.y, bz = -newest->q.z, bw = newest->q.w;
-    const unsigned cap = XG_HISTORY, last = e->hist_head + e->hist_n - 1;
-    for (unsigned k = 0; k < e->hist_n; k++) {
-        const struct xg_hist *h = &e->hist[(last - k) % cap];
-        if (newest->t_ns - h->t_ns > t->p.velocity_window_ns && n >= 2) break;
-        double ti = (double)(h->t_ns - newest->t_ns) * 1e-9;
-        double px = h->p.x - newest->p.x, py = h->p.y - newest->p.y, pz = h->p.z - newest->p.z;
-        /* r = h.q (x) qinv (Hamilton), then its log (shortest arc) */
-        const double ax = h->q.x, ay = h->q.y, az = h->q.z, aw = h->q.w;
-        double qx = aw * bx + ax * bw + ay * bz - az * by;
-        double qy = aw * by - ax * bz + ay * bw + az * bx;
-        double qz = aw * bz + ax * by - ay * bx + az * bw;
-        double qw = aw * bw - ax * bx - ay * by - az * bz;
-        if (qw < 0) qx = -qx, qy = -qy, qz = -qz, qw = -qw;
-        double s = sqrt(qx * qx + qy * qy + qz * qz);
-        double kk = s < 1e-12 ? 2.0 / (qw > 0 ? qw : 1.0) : 2.0 * atan2(s, qw) / s;
-        double rx = qx * kk, ry = qy * kk, rz = qz * kk;
-        st += ti;
-        stt += ti * ti;
-        spx += px, spy += py, spz += pz;
-        stpx += px * ti, stpy += py * ti, stpz += pz * ti;
-        srx += rx, sry += ry, srz += rz;
-        strx += rx * ti, stry += ry * ti, strz += rz * ti;
-        n++;
-    }
-    *n_used = n;
-    double den = n * stt - st * st;
-    if (n < 2 || !(den > 0)) {
-        *v = *w = XG_VEC3_ZERO;
-        *n_used = 0;
-        return;
-    }
-    double inv = 1.0 / den;
-    *v = (struct xg_vec3){(stpx * n - spx * st) * inv, (stpy * n - spy * st) * inv,
-                          (stpz * n - spz * st) * inv};
-    *w = (struct xg_vec3){(strx * n - srx * st) * inv, (stry * n - sry * st) * inv,
-                          (strz * n - srz * st) * inv};
-}
-
 static const char *bound_text(const char *field)
 {
     switch (field[0]) {
@@ -591,11 +540,14 @@ static int apply_sample(struct xg_table *t, struct xg_entity *e, const struct xg
     int n_used = 0;
     bool need_v = !(e->reported_vel_ns && L->capture_ns - e->reported_vel_ns <= fresh);
     bool need_w = !(e->reported_angvel_ns && L->capture_ns - e->reported_angvel_ns <= fresh);
+    double rot_gain = 1;
     if ((need_v || need_w) && e->hist_n >= 2) {
-        estimate_velocities(t, e, &ev, &ew, &n_used);
-        /* samples 1 ns apart at the position bound would say 1e15 m/s: keep to the bounds */
-        ev = xg_vec3_clamp(ev, XG_VELOCITY_MAX);
-        ew = xg_vec3_clamp(ew, XG_ANGVEL_MAX);
+        struct xg_motion_est m;
+        xg_motion_estimate(e->hist, e->hist_head, e->hist_n, t->p.velocity_window_ns, &m);
+        ev = m.velocity;
+        ew = m.angular_velocity;
+        n_used = m.n_used;
+        rot_gain = m.rot_gain;
     }
     if (!need_v) {
         e->velocity = L->velocity;
@@ -620,6 +572,7 @@ static int apply_sample(struct xg_table *t, struct xg_entity *e, const struct xg
         nh->v = e->velocity;
         nh->w = e->angular_velocity;
     }
+    e->rot_damped = need_w && e->has_angular_velocity && rot_gain < XG_ROT_GAIN_DAMPED;
     e->samples++;
     t->stats.samples_in[e->origin]++;
     mark_dirty(t, e);
@@ -665,6 +618,15 @@ int xg_table_push(struct xg_table *t, uint32_t id, const struct xg_sample *s)
     if (!e) return -ENOENT;
     if (check_sample(t, e->origin, e->name, e->source, s)) return -EINVAL;
     return apply_sample(t, e, s);
+}
+
+int xg_table_forget_history(struct xg_table *t, uint32_t id)
+{
+    struct xg_entity *e = get_mut(t, id);
+    if (!e) return -ENOENT;
+    e->hist_head = 0;
+    e->hist_n = 0;
+    return 0;
 }
 
 int xg_table_set_button(struct xg_table *t, uint32_t id, int index, bool pressed)
@@ -767,8 +729,10 @@ void xg_entity_predict_at(struct xg_table *t, const struct xg_entity *e, int64_t
         }
         if (!e->has_velocity && !e->has_angular_velocity)
             q = XG_QUALITY_HELD;
+        else if (dt_ns > t->p.max_horizon_ns)
+            q = XG_QUALITY_HELD;
         else
-            q = dt_ns <= t->p.max_horizon_ns ? XG_QUALITY_PREDICTED : XG_QUALITY_HELD;
+            q = e->rot_damped ? XG_QUALITY_DAMPED : XG_QUALITY_PREDICTED;
     }
     if (dt_ns > t->p.stale_ns) q = XG_QUALITY_STALE;
     out->quality = q;

@@ -8,7 +8,8 @@
  *
  * Ingress: adapters call xg_table_update() (or xg_table_push() with a cached id). Samples whose
  * capture time does not advance are dropped and counted. Sources without velocities get them
- * estimated from the history (least-squares slope over the last 100 ms of capture times).
+ * estimated causally from the history of the last 100 ms of capture times (core/predict_est.h:
+ * velocity at the newest sample; angular velocity damped toward holding when unstable).
  *
  * Egress: every sink (an adapter that republishes) has a dirty set; an update marks the entity
  * dirty for every sink but its origin (split horizon) that accepts it; the sink drains the set
@@ -65,10 +66,13 @@ enum xg_quality {
     XG_QUALITY_PREDICTED,    /* extrapolated from the newest sample, within the horizon */
     XG_QUALITY_HELD,         /* past the horizon (pose held at the horizon), or no motion known */
     XG_QUALITY_STALE,        /* no sample for entity.stale_ms */
+    XG_QUALITY_DAMPED,       /* extrapolated like PREDICTED, but the rotation's estimate was
+                                unstable (core/predict_est.h): it was extrapolated over a shorter
+                                horizon, i.e. blended toward holding (issue 23) */
     XG_QUALITY_COUNT
 };
 
-/** "EXACT", "INTERPOLATED", "PREDICTED", "HELD", "STALE". */
+/** "EXACT", "INTERPOLATED", "PREDICTED", "HELD", "STALE", "DAMPED". */
 const char *xg_quality_name(enum xg_quality q);
 
 /* xg_sample.flags: which fields are set */
@@ -144,6 +148,7 @@ struct xg_entity {
     struct xg_vec3 velocity, angular_velocity; /* used for prediction */
     bool has_velocity, has_angular_velocity;
     bool velocity_estimated, angular_velocity_estimated;
+    bool rot_damped; /* the estimated angular velocity was damped (core/predict_est.h) */
     int64_t reported_vel_ns, reported_angvel_ns; /* capture time of reported velocities, 0 = none */
     /* history ring, newest at hist[(head + n - 1) % XG_HISTORY] */
     struct xg_hist hist[XG_HISTORY];
@@ -258,6 +263,10 @@ size_t xg_table_foreach(struct xg_table *t, int sink, int64_t now_ns, xg_visit_f
 /** Remove entities with no sample received for expire_ns before now_ns; listeners are told.
  *  Returns how many were removed. */
 size_t xg_table_expire(struct xg_table *t, int64_t now_ns);
+/** Forget entity `id`'s pose history because the source jumped (e.g. a replayed take looped back
+ *  to its start): velocities are estimated again from the samples after this call only, so none
+ *  is estimated across the jump. The newest state is kept. -ENOENT if the id is unknown. */
+int xg_table_forget_history(struct xg_table *t, uint32_t id);
 /** Remove one entity (e.g. the source said it is gone). */
 int xg_table_remove(struct xg_table *t, uint32_t id);
 /** Remove every entity of an origin adapter. */

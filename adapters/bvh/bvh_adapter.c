@@ -12,12 +12,19 @@
  *   rate    playback factor (default 1.0; 2 = twice as fast, velocities scaled alike)
  *   loop    replay forever (default true); otherwise the adapter stops at the last frame ("done")
  *   start   first frame: seconds (1.5, "1.5s") or a frame number ("12f"); loops restart there
+ *   velocities  causal (default) | central (issue 23)
  *
  * Each played frame becomes one sample per selected joint: world position and orientation by
- * forward kinematics (bvh_fk.h), velocity and angular velocity by central differences over the
- * neighbouring frames. Capture time = playback start + (frames played × frame time) / rate on
- * the gateway clock. A timer at the frame rate × rate drives playback; if the reactor falls
- * behind, frames are skipped (counted), never queued. */
+ * forward kinematics (bvh_fk.h). With `velocities: causal` that is all: the entity table
+ * estimates velocities from the frames played so far (core/predict_est.h), exactly as for a live
+ * source that sends poses only, so that a replay predicts no better than the live source it
+ * stands in for. With `velocities: central` (offline analysis) each sample also carries the
+ * velocity and angular velocity by central differences over the neighbouring frames, i.e. it
+ * uses the next frame, which a live source does not have. When a loop starts again the table
+ * forgets the entities' history (xg_table_forget_history), so that no velocity is estimated
+ * across the jump back to the start frame. Capture time = playback start + (frames
+ * played × frame time) / rate on the gateway clock. A timer at the frame rate × rate drives
+ * playback; if the reactor falls behind, frames are skipped (counted), never queued. */
 #include <errno.h>
 #include <event2/event.h>
 #include <math.h>
@@ -53,7 +60,8 @@ struct bvh_state {
     int n_sel;
     double scale, rate;
     bool loop;
-    long start; /* first frame of each loop */
+    bool central; /* velocities: central (else causal: poses only) */
+    long start;   /* first frame of each loop */
     /* playback */
     struct event *timer;
     int64_t t0_ns;  /* gateway time of frame `start` in the first loop */
@@ -272,10 +280,16 @@ static int bvh_create(struct xg_adapter *a, const struct xg_conf *conf, struct x
         return xg_conf_error(err, conf, -EINVAL, "bvh adapter '%s': 'file' is required", a->name);
     const struct xg_conf *fnode = xg_conf_get(conf, "file");
     resolve_path(s->path, sizeof s->path, file, fnode);
+    const char *vel;
     if ((rc = read_scale(s, conf, err)) ||
         (rc = xg_conf_double(conf, "rate", 1.0, 1e-3, 1000.0, &s->rate, err)) ||
-        (rc = xg_conf_bool(conf, "loop", true, &s->loop, err)))
+        (rc = xg_conf_bool(conf, "loop", true, &s->loop, err)) ||
+        (rc = xg_conf_string(conf, "velocities", "causal", &vel, err)))
         return rc;
+    if (strcmp(vel, "causal") && strcmp(vel, "central"))
+        return xg_conf_error(err, xg_conf_get(conf, "velocities"), -EINVAL,
+                             "velocities: '%s' is not one of causal, central", vel);
+    s->central = !strcmp(vel, "central");
     struct xg_error perr = {0};
     if ((rc = bvh_load(s->path, NULL, &s->f, &perr)))
         return xg_conf_error(err, fnode, rc, "%s", perr.msg);
@@ -297,20 +311,24 @@ static int bvh_create(struct xg_adapter *a, const struct xg_conf *conf, struct x
 static void emit_frame(struct xg_adapter *a, long k, int64_t capture_ns, int64_t now)
 {
     struct bvh_state *s = a->priv;
-    bvh_fk_motion(&s->f, k, s->start, s->f.n_frames - 1, s->scale, &s->work, s->pos, s->rot, s->vel,
-                  s->angvel);
+    /* causal: poses only (bvh_fk_motion reads no other frame without vel / angvel) */
+    bvh_fk_motion(&s->f, k, s->start, s->f.n_frames - 1, s->scale, &s->work, s->pos, s->rot,
+                  s->central ? s->vel : NULL, s->central ? s->angvel : NULL);
     for (int i = 0; i < s->n_sel; i++) {
         struct bvh_sel *sel = &s->sel[i];
         int j = sel->joint;
         struct xg_sample smp = {
             .capture_ns = capture_ns,
             .receive_ns = now,
-            .flags = XG_SAMPLE_POSE | XG_SAMPLE_VELOCITY | XG_SAMPLE_ANGULAR_VELOCITY,
+            .flags = XG_SAMPLE_POSE,
             .position = s->pos[j],
             .orientation = s->rot[j],
-            .velocity = xg_vec3_scale(s->vel[j], s->rate),
-            .angular_velocity = xg_vec3_scale(s->angvel[j], s->rate),
         };
+        if (s->central) {
+            smp.flags |= XG_SAMPLE_VELOCITY | XG_SAMPLE_ANGULAR_VELOCITY;
+            smp.velocity = xg_vec3_scale(s->vel[j], s->rate);
+            smp.angular_velocity = xg_vec3_scale(s->angvel[j], s->rate);
+        }
         xg_frame_sample_in(a->frame, &smp);
         int rc = -ENOENT;
         if (sel->id) rc = xg_table_push(a->table, sel->id, &smp);
@@ -373,7 +391,11 @@ static void bvh_tick(evutil_socket_t fd, short what, void *arg)
     }
     if (s->played >= 0 && played > s->played + 1) s->skipped += (uint64_t)(played - s->played - 1);
     s->played = played;
-    s->loops = (uint64_t)(played / span);
+    uint64_t loops = (uint64_t)(played / span);
+    if (loops != s->loops && !s->central) /* back at the start: estimate nothing across it */
+        for (int i = 0; i < s->n_sel; i++)
+            if (s->sel[i].id) xg_table_forget_history(a->table, s->sel[i].id);
+    s->loops = loops;
     long k = s->start + (long)(played % span);
     int64_t capture = s->t0_ns + (int64_t)llround((double)played * ft / s->rate * 1e9);
     if (capture > now) capture = now;
@@ -395,9 +417,9 @@ static int bvh_start(struct xg_adapter *a)
     s->t0_ns = xg_clock_mono_ns();
     XG_INFO(a->name,
             "replaying %s: %d joints as entities (of %d), %ld frames at %.2f Hz x %.3g, scale "
-            "%.6g m/unit, start frame %ld, %s",
+            "%.6g m/unit, start frame %ld, %s, %s velocities",
             s->path, s->n_sel, s->f.n_joints, s->f.n_frames, 1.0 / s->f.frame_time, s->rate,
-            s->scale, s->start, s->loop ? "looping" : "once");
+            s->scale, s->start, s->loop ? "looping" : "once", s->central ? "central" : "causal");
     bvh_tick(-1, 0, a); /* the first frame now */
     return 0;
 }

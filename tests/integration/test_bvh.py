@@ -8,6 +8,9 @@
    speed, the head is above the hips, and the reported velocities agree with the positions'
    differences between two reads.
 3. `xrgate --check` names the config position, the BVH line and the token of a broken take.
+Both replays use `velocities: central` (the offline option) so that the reported velocities can be
+checked against the Python FK's differences; the causal default is tested in
+tests/unit/test_bvh_adapter.c (test_causal_default).
 Prediction is switched off (max_horizon_ms: 0) so /api/entities shows the samples themselves;
 the API prints 9 significant digits, hence the 1e-7 tolerances."""
 import math
@@ -154,6 +157,7 @@ adapters:
     file: {SMALL}
     loop: false
     rate: 4
+    velocities: central
     joints:
       Hips: hips
       Head: head
@@ -211,6 +215,7 @@ adapters:
     type: bvh
     file: {CMU}
     start: 1f
+    velocities: central
 """
     with Gateway(conf) as gw:
         wait_for(lambda: len(entities(gw, "cmu/")) == 31)

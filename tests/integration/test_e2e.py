@@ -15,7 +15,9 @@ to find its frame; A's `loops` counter gives n. Ground truth at any gateway time
 independent Python FK of test_bvh.py (rotation matrices) at clip time (T - t0) * rate.
 
 A's sinks run with rate_hz: 0 (send on change), so each BVH frame is sent as soon as it is
-played, predicted by the table to the send time: pose = frame + v*d (d = drain delay, µs), stamped
+played, predicted by the table to the send time: pose = frame + v*d (d = drain delay, µs; v the
+central differences that A's bvh adapter reports with `velocities: central`, so that they are
+known here), stamped
 with the send time. B maps that time to its clock (VRPN timeval and LESS µs sample time through
 its per-peer offset estimate min(receive - source): a small positive bias L; RGMP unix-epoch µs
 through the wall clock; RTP Time1 = wall ms mod 65536, so -1 ms < L <= latency).
@@ -152,6 +154,7 @@ adapters:
     type: bvh
     file: {CMU}
     start: 1f
+    velocities: central
     joints:
       Hips: {{name: hips, kind: rigid_body}}
       Head: head

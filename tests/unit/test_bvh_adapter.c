@@ -134,6 +134,8 @@ static void test_config_errors(void **state)
     expect_create_error("file: " SMALL "\nscale: 0\n", "'scale' = 0 is out of range");
     expect_create_error("file: " SMALL "\nrate: -1\n", "'rate' = -1 is out of range");
     expect_create_error("file: " SMALL "\nloops: 3\n", "t.yaml:2:1: unknown key 'loops'");
+    expect_create_error("file: " SMALL "\nvelocities: forward\n",
+                        "t.yaml:2:13: velocities: 'forward' is not one of causal, central");
     /* a file that parses but has no frames */
     expect_create_error("file: " XG_SOURCE_DIR "/tests/unit/test_bvh_adapter.c\n",
                         "test_bvh_adapter.c: line 1: expected 'HIERARCHY', got '/*'");
@@ -171,8 +173,8 @@ static void test_relative_path_and_default_joints(void **state)
 }
 
 /* Playback at 2x: sample spacing is frame time / 2 on the gateway clock, every entity's newest
- * sample is the FK of the reported frame (through the adapter's frame: scale 2), and velocities
- * are the central differences × 2. */
+ * sample is the FK of the reported frame (through the adapter's frame: scale 2), and with
+ * `velocities: central` velocities are the central differences × 2. */
 static void test_timestamps_rate_and_frame(void **state)
 {
     (void)state;
@@ -181,7 +183,7 @@ static void test_timestamps_rate_and_frame(void **state)
     assert_int_equal(bvh_load(SMALL, NULL, &f, &err), 0);
     struct rig r;
     int rc = rig_create(&r,
-                        "file: " SMALL "\nrate: 2\nstart: 0.5\n"
+                        "file: " SMALL "\nrate: 2\nstart: 0.5\nvelocities: central\n"
                         "joints: {Hips: hips, Head_End: {name: top, kind: head}}\n",
                         "t.yaml", &err);
     if (rc) fail_msg("%s", err.msg);
@@ -232,6 +234,68 @@ static void test_timestamps_rate_and_frame(void **state)
     rig_free(&r);
 }
 
+/* By default (`velocities: causal`, issue 23) the adapter reports poses only: the table estimates
+ * the velocities, and they are exactly what a second table computes from the FK poses of the
+ * frames played so far (the entity's history, mapped back to frames by capture time) and of no
+ * later frame: playback stops in the middle of the take, where the next frame exists. */
+static void test_causal_default(void **state)
+{
+    (void)state;
+    struct bvh_file f;
+    struct xg_error err = {0};
+    assert_int_equal(bvh_load(SMALL, NULL, &f, &err), 0);
+    struct rig r;
+    int rc = rig_create(&r, "file: " SMALL "\nrate: 4\nloop: false\njoints: [Hips, LeftHand]\n",
+                        "t.yaml", &err);
+    if (rc) fail_msg("%s", err.msg);
+    assert_int_equal(xg_bvh_ops.start(&r.a), 0);
+    r.started = true;
+    run_for(&r, 150); /* about 18 of the 60 frames at 4 x 30 fps */
+    long k = (long)counter(&r, "frame", NULL);
+    assert_true(k >= 3 && k < f.n_frames - 1);
+    const int64_t step = (int64_t)llround(f.frame_time / 4 * 1e9);
+    struct xg_vec3 p[16];
+    struct xg_quat q[16];
+    const char *names[2] = {"Hips", "LeftHand"};
+    for (int n = 0; n < 2; n++) {
+        char full[64];
+        snprintf(full, sizeof full, "take/%s", names[n]);
+        const struct xg_entity *e = xg_table_find(r.table, full);
+        assert_non_null(e);
+        assert_int_equal(e->last.flags & (XG_SAMPLE_VELOCITY | XG_SAMPLE_ANGULAR_VELOCITY), 0);
+        assert_true(e->velocity_estimated && e->angular_velocity_estimated);
+        assert_true(e->hist_n >= 3);
+        /* the reference: FK of the history's frames, pushed as poses */
+        struct xg_table *ref = xg_table_new(NULL);
+        assert_non_null(ref);
+        assert_int_equal(xg_table_set_adapter_name(ref, 0, "ref"), 0);
+        int j = bvh_find_joint(&f, names[n]);
+        const int64_t newest = e->last.capture_ns;
+        uint32_t id = 0;
+        for (unsigned i = 0; i < e->hist_n; i++) {
+            const struct xg_hist *h = &e->hist[(e->hist_head + i) % XG_HISTORY];
+            long fr = k - (long)llround((double)(newest - h->t_ns) / (double)step);
+            assert_true(fr >= 0 && fr <= k);
+            bvh_fk(&f, bvh_frame(&f, fr), CMU_SCALE, p, q);
+            struct xg_sample smp = {.capture_ns = h->t_ns,
+                                    .receive_ns = h->t_ns,
+                                    .flags = XG_SAMPLE_POSE,
+                                    .position = p[j],
+                                    .orientation = q[j]};
+            struct xg_entity_key key = {.source = names[n]};
+            assert_int_equal(xg_table_update_origin(ref, 0, &key, &smp, &id), 0);
+        }
+        const struct xg_entity *want = xg_table_get(ref, id);
+        assert_true(xg_vec3_norm(xg_vec3_sub(e->last.position, want->last.position)) < 1e-12);
+        assert_true(xg_vec3_norm(xg_vec3_sub(e->velocity, want->velocity)) < 1e-9);
+        assert_true(xg_vec3_norm(xg_vec3_sub(e->angular_velocity, want->angular_velocity)) < 1e-9);
+        assert_int_equal(e->rot_damped, want->rot_damped);
+        xg_table_free(ref);
+    }
+    bvh_free(&f);
+    rig_free(&r);
+}
+
 /* Play once from the last few frames: stops at the last frame in state "done". Looping: the
  * loop counter advances and frames restart at `start`. */
 static void test_once_and_loop(void **state)
@@ -266,6 +330,11 @@ static void test_once_and_loop(void **state)
     assert_true(k >= 50 && k <= 59);
     assert_int_equal(r.a.drops, 0); /* capture times never go backwards across loops */
     assert_int_equal(xg_table_count(r.table), 1);
+    /* causal velocities: the history starts again with each loop (nothing is estimated across
+     * the jump back to frame 50), so it holds at most this loop's frames */
+    const struct xg_entity *e = xg_table_find(r.table, "take/Hips");
+    assert_non_null(e);
+    assert_true(e->hist_n >= 1 && e->hist_n <= (unsigned)(k - 50 + 1));
     rig_free(&r);
 }
 
@@ -275,6 +344,7 @@ int main(void)
         cmocka_unit_test(test_config_errors),
         cmocka_unit_test(test_relative_path_and_default_joints),
         cmocka_unit_test(test_timestamps_rate_and_frame),
+        cmocka_unit_test(test_causal_default),
         cmocka_unit_test(test_once_and_loop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -280,13 +280,16 @@ static void test_horizon_param(void **state)
 }
 
 /* 240 Hz samples whose capture times carry ±1 ms of arrival jitter (a source without its own
- * timestamps): velocity within 2 %. */
+ * timestamps): velocity within 5 % in each of 20 trials. (The estimator takes the velocity at the
+ * newest sample, issue 23, which is about 2.5 x as sensitive to jitter as the slope at the middle
+ * of the window that it replaced: the worst trial here is 4.5 %, it was under 2 %.) */
 static void test_velocity_estimation_jitter(void **state)
 {
     (void)state;
     struct xg_vec3 v = {1.2, -0.4, 0.7};
     double vn = xg_vec3_norm(v);
     uint64_t seed = 42;
+    double worst = 0;
     for (int trial = 0; trial < 20; trial++) {
         struct xg_table *t = new_table();
         uint32_t id = 0;
@@ -300,12 +303,13 @@ static void test_velocity_estimation_jitter(void **state)
         }
         const struct xg_entity *e = xg_table_get(t, id);
         double err = xg_vec3_norm(xg_vec3_sub(e->velocity, v)) / vn;
-        if (err >= 0.02) print_error("trial %d: velocity error %.3f %%\n", trial, err * 100);
-        assert_true(err < 0.02);
+        if (err > worst) worst = err;
         /* and the rate estimate is ~240 Hz */
         assert_true(fabs(1.0 / e->interval_s - 240.0) < 24.0);
         xg_table_free(t);
     }
+    print_message("worst velocity error over 20 trials: %.3f %%\n", worst * 100);
+    assert_true(worst < 0.05);
 }
 
 /* The table keeps the newest XG_HISTORY samples: a query inside them is EXACT at a sample and
@@ -337,9 +341,13 @@ static void test_history_bound(void **state)
     xg_table_free(t);
 }
 
-/* The estimator (one loop of plain doubles in entity.c) equals the least-squares slopes written
- * with the xmath helpers: positions relative to the newest sample, orientations as log(q ⊗
- * newest*), over the samples within the 100 ms window (at least 2), capture times jittered. */
+/* The estimate equals a reference computed here with the xmath helpers (issue 23's estimator,
+ * core/predict_est.h): positions relative to the newest sample and orientations as log(q ⊗
+ * newest*), over the samples within the 100 ms window (at least 2), capture times jittered.
+ * Velocity: least-squares quadratic through the newest sample, its slope there. Angular
+ * velocity: least-squares slope with weights exp(age / 10 ms), times the damping gain
+ * max(0, 1 - 2 se² / |ω|²) (se from the weighted residuals), 0 if the newest interval turned the
+ * other way. */
 static void test_velocity_estimate_matches_reference(void **state)
 {
     (void)state;
@@ -349,28 +357,25 @@ static void test_velocity_estimate_matches_reference(void **state)
     struct xg_vec3 pk[40];
     struct xg_quat qk[40];
     uint32_t id = 0;
+    int damped = 0, full = 0;
     for (int k = 0; k < 40; k++) {
         tk[k] = T0 + (int64_t)k * 1000000000 / 240 + (int64_t)(noise(&rng) * 1e6);
+        /* a smooth turn plus noise, so that both damped and undamped estimates occur */
+        double ts = (double)k / 240;
         pk[k] = (struct xg_vec3){noise(&rng), 2 + noise(&rng), noise(&rng)};
-        qk[k] = xg_quat_normalize((struct xg_quat){0.2 * noise(&rng), 0.9 + 0.1 * noise(&rng),
-                                                   0.2 * noise(&rng), 0.3 * noise(&rng)});
+        qk[k] = xg_quat_mul(
+            xg_quat_exp((struct xg_vec3){0.02 * noise(&rng), 3 * ts, 0.02 * noise(&rng)}),
+            XG_QUAT_IDENTITY);
         id = feed(t, "j", tk[k], pk[k], qk[k]);
-        /* reference over the kept history (newest XG_HISTORY samples) */
         int first = k + 1 > XG_HISTORY ? k + 1 - XG_HISTORY : 0;
-        double st = 0, stt = 0;
-        struct xg_vec3 sp = XG_VEC3_ZERO, stp = XG_VEC3_ZERO, sr = XG_VEC3_ZERO, str = XG_VEC3_ZERO;
+        double ti[XG_HISTORY];
+        struct xg_vec3 pi[XG_HISTORY], ri[XG_HISTORY];
         int m = 0;
         for (int j = k; j >= first; j--) {
             if (tk[k] - tk[j] > 100 * MS && m >= 2) break;
-            double ti = (double)(tk[j] - tk[k]) * 1e-9;
-            struct xg_vec3 pi = xg_vec3_sub(pk[j], pk[k]);
-            struct xg_vec3 ri = xg_quat_log(xg_quat_mul(qk[j], xg_quat_conj(qk[k])));
-            st += ti;
-            stt += ti * ti;
-            sp = xg_vec3_add(sp, pi);
-            stp = xg_vec3_add(stp, xg_vec3_scale(pi, ti));
-            sr = xg_vec3_add(sr, ri);
-            str = xg_vec3_add(str, xg_vec3_scale(ri, ti));
+            ti[m] = (double)(tk[j] - tk[k]) * 1e-9;
+            pi[m] = xg_vec3_sub(pk[j], pk[k]);
+            ri[m] = xg_quat_log(xg_quat_mul(qk[j], xg_quat_conj(qk[k])));
             m++;
         }
         const struct xg_entity *e = xg_table_get(t, id);
@@ -378,17 +383,51 @@ static void test_velocity_estimate_matches_reference(void **state)
             assert_false(e->has_velocity);
             continue;
         }
-        double den = m * stt - st * st;
+        /* position: minimise sum (p - a t - b t²)² */
+        double s2 = 0, s3 = 0, s4 = 0;
+        struct xg_vec3 s1p = XG_VEC3_ZERO, s2p = XG_VEC3_ZERO;
+        for (int i = 1; i < m; i++) {
+            s2 += ti[i] * ti[i], s3 += ti[i] * ti[i] * ti[i], s4 += ti[i] * ti[i] * ti[i] * ti[i];
+            s1p = xg_vec3_add(s1p, xg_vec3_scale(pi[i], ti[i]));
+            s2p = xg_vec3_add(s2p, xg_vec3_scale(pi[i], ti[i] * ti[i]));
+        }
         struct xg_vec3 v =
-            xg_vec3_scale(xg_vec3_sub(xg_vec3_scale(stp, m), xg_vec3_scale(sp, st)), 1.0 / den);
-        struct xg_vec3 w =
-            xg_vec3_scale(xg_vec3_sub(xg_vec3_scale(str, m), xg_vec3_scale(sr, st)), 1.0 / den);
+            m >= 3 ? xg_vec3_scale(xg_vec3_sub(xg_vec3_scale(s1p, s4), xg_vec3_scale(s2p, s3)),
+                                   1.0 / (s2 * s4 - s3 * s3))
+                   : xg_vec3_scale(s1p, 1.0 / s2);
+        /* rotation: weighted slope, its standard error, the gain */
+        double ws2 = 0, sw = 0, rr = 0;
+        struct xg_vec3 s1r = XG_VEC3_ZERO;
+        for (int i = 1; i < m; i++) {
+            double wi = exp(ti[i] / 0.01);
+            ws2 += wi * ti[i] * ti[i], sw += wi;
+            s1r = xg_vec3_add(s1r, xg_vec3_scale(ri[i], wi * ti[i]));
+        }
+        struct xg_vec3 w = xg_vec3_scale(s1r, 1.0 / ws2);
+        for (int i = 1; i < m; i++) {
+            struct xg_vec3 d = xg_vec3_sub(ri[i], xg_vec3_scale(w, ti[i]));
+            rr += exp(ti[i] / 0.01) * xg_vec3_dot(d, d);
+        }
+        double g = 1, wn2 = xg_vec3_dot(w, w);
+        if (xg_vec3_dot(w, xg_vec3_scale(ri[1], 1.0 / ti[1])) <= 0) {
+            g = 0;
+        } else if (m >= 3) {
+            double se2 = rr / sw * (m - 1) / (m - 2) / ws2;
+            g = wn2 > 2 * se2 ? 1 - 2 * se2 / wn2 : 0;
+        }
+        w = xg_vec3_scale(w, g);
+        if (g < 0.5)
+            damped++;
+        else
+            full++;
         assert_true(e->has_velocity && e->velocity_estimated);
         assert_true(e->has_angular_velocity && e->angular_velocity_estimated);
-        double sv = 1e-9 * (1 + xg_vec3_norm(v)), sw = 1e-9 * (1 + xg_vec3_norm(w));
+        assert_int_equal(e->rot_damped, g < 0.5);
+        double sv = 1e-9 * (1 + xg_vec3_norm(v)), sw9 = 1e-9 * (1 + xg_vec3_norm(w));
         assert_true(xg_vec3_norm(xg_vec3_sub(e->velocity, v)) < sv);
-        assert_true(xg_vec3_norm(xg_vec3_sub(e->angular_velocity, w)) < sw);
+        assert_true(xg_vec3_norm(xg_vec3_sub(e->angular_velocity, w)) < sw9);
     }
+    assert_true(damped > 0 && full > 0);
     xg_table_free(t);
 }
 

@@ -1,0 +1,40 @@
+/* Causal motion estimation for prediction (issue 23): velocity and angular velocity of an entity
+ * from its own pose history, for sources that send poses only (and for replayed takes, which
+ * behave like them). Only samples already received are used: nothing here can see the future.
+ *
+ * Kept apart from the entity table (core/entity.c) behind one call so that the estimator can be
+ * replaced (e.g. by an incremental one) without touching the table. */
+#ifndef XG_PREDICT_EST_H
+#define XG_PREDICT_EST_H
+
+#include <stdint.h>
+
+#include "core/entity.h"
+
+/** Below this rot_gain the table answers XG_QUALITY_DAMPED instead of PREDICTED: the rotation
+ *  was extrapolated over less than half the horizon (down to holding it). */
+#define XG_ROT_GAIN_DAMPED 0.5
+
+/** What the estimator found. */
+struct xg_motion_est {
+    struct xg_vec3 velocity;         /* m/s at the newest sample */
+    struct xg_vec3 angular_velocity; /* rad/s, world frame, at the newest sample, after damping:
+                                        rot_gain x the fitted value */
+    double rot_gain; /* 1 = the rotation estimate is stable and used in full; < 1 = unstable
+                        (direction changing, fit residual or angular acceleration high), the
+                        angular velocity was shrunk toward 0 (toward holding); 0 = hold */
+    int n_used;      /* samples used (0: fewer than two, nothing estimated) */
+};
+
+/** Estimate from the pose history ring `hist` (XG_HISTORY entries, the oldest at `head`, `n`
+ *  valid, capture times strictly increasing) over the samples no older than `window_ns` before
+ *  the newest (at least two are always used). Positions in m, orientations unit quaternions.
+ *  Velocity: least-squares fit of a quadratic in time through the newest sample, newest samples
+ *  weighted most, its slope at the newest sample. Angular velocity (world frame): least-squares
+ *  slope of the rotation vectors log(q_i ⊗ q_newest*), newest samples weighted most, then damped
+ *  toward zero by rot_gain (fit uncertainty; zero when the newest interval turned the other way).
+ *  Results are clamped to XG_VELOCITY_MAX / XG_ANGVEL_MAX. n < 2: everything zero, n_used 0. */
+void xg_motion_estimate(const struct xg_hist *hist, unsigned head, unsigned n, int64_t window_ns,
+                        struct xg_motion_est *out);
+
+#endif
