@@ -47,7 +47,7 @@ struct dds_known_frame {
     struct xg_quat q;
 };
 
-/** Clock offset of one publication (DESIGN §3). */
+/** Clock offset of one publication (the capture-time mapping of core/clock.h). */
 struct dds_tmap {
     dds_instance_handle_t pub;
     struct xg_time_map map;

@@ -7,7 +7,7 @@
  * received before (directly or through a chain) is composed with that frame's pose; any other is
  * dropped and counted (tf_unresolved). A PoseStamped's header.frame_id is resolved the same way,
  * an empty one meaning world_frame. Capture time: header.stamp (the sender's clock, ROS time)
- * mapped to the gateway clock per publication (DESIGN §3); a zero stamp means "now" (receive
+ * mapped to the gateway clock per publication (core/clock.h); a zero stamp means "now" (receive
  * time). Split horizon: samples of our own writers (publication handle) are skipped and counted
  * (own_samples_skipped). Bad input (nanosec >= 1e9, an empty child_frame_id, values that are not
  * a pose) drops the transform with one rate-limited line naming the writer, field and value. */
