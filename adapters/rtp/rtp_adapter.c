@@ -1371,7 +1371,6 @@ static void rtpa_status(const struct xg_adapter *a, struct xg_status *st)
     xg_status_id(st, "port", r->bound_port);
     xg_status_id(st, "ssrc", r->ssrc);
     xg_status_counter(st, "packets_out", (double)r->packets_out);
-    xg_status_counter(st, "controls_not_carried", (double)r->controls.not_carried);
     xg_status_counter(st, "objects_out", (double)r->objects_out);
     xg_status_counter(st, "full_states", (double)r->full_states);
     if (all) xg_status_counter(st, "full_states_coalesced", (double)r->coalesced);
@@ -1395,6 +1394,7 @@ static void rtpa_status(const struct xg_adapter *a, struct xg_status *st)
         xg_status_counter(st, "srtp_errors", (double)(r->srtp_send_errors + r->srtp_other_errors));
     /* ICMP destination/port unreachable for packets sent (rtp_icmp.h) */
     xg_status_counter(st, "dest_unreachable", (double)r->dest_unreachable);
+    xg_status_counter(st, "controls_not_carried", (double)r->controls.not_carried);
 }
 
 static void rtpa_stop(struct xg_adapter *a)

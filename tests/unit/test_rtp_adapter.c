@@ -481,7 +481,7 @@ static void test_plain_status_unchanged(void **state)
     rig_up(&g, 1200);
     struct xg_status st = {0};
     g.a.ops->status(&g.a, &st);
-    assert_int_equal(st.n_counters, 27);
+    assert_int_equal(st.n_counters, 28);
     for (int i = 0; i < st.n_counters; i++)
         assert_null(strstr(st.counters[i].name, "srtp"));
     assert_string_equal(st.counters[13].name, "ingress_objects");
@@ -489,6 +489,7 @@ static void test_plain_status_unchanged(void **state)
     assert_string_equal(st.counters[16].name, "drop_truncated");
     assert_string_equal(st.counters[15].name, "gse_tags_in");
     assert_string_equal(st.counters[26].name, "dest_unreachable");
+    assert_string_equal(st.counters[27].name, "controls_not_carried");
     rig_down(&g);
 }
 
