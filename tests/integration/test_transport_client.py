@@ -145,7 +145,8 @@ def dns_at_boot(names):
                 assert gw.wait_log("DNS: cannot resolve 'mocap.test'"), gw.log()
                 assert dns.queries >= 1
                 # the others stream meanwhile, and the gateway runs on
-                s0 = F.entities(gw, "demo/body0")["demo/body0"]["samples"]
+                s0 = F.wait_for(lambda: F.entities(gw, "demo/body0").get("demo/body0"),
+                                what="the synth entity")["samples"]
                 F.wait_for(lambda: F.entities(gw, "demo/body0")["demo/body0"]["samples"] > s0,
                            what="the synth source streams")
                 assert gw.proc.poll() is None, gw.log()
