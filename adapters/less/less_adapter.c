@@ -23,7 +23,9 @@
  * table's split horizon is per adapter, so the adapter relays them itself).
  *
  * Errors: a framing/logical error or a bad signature on TCP closes that session with one log
- * line naming the peer, message, field and value; client mode reconnects with xg_backoff. On
+ * line naming the peer, message, field and value; connect mode's resolution, connect, TLS,
+ * backoff and state are a core/transport_client.h client (a session exists only once
+ * connected). On
  * UDP bad packets are dropped and counted (P14).
  *
  * Config keys: mode (connect | listen | udp), connect / listen / bind (+ peer) addresses,

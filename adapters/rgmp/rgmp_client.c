@@ -19,12 +19,13 @@
  * become analogs of the entity of the same target_frame, or of the device's root entity when that
  * frame has no pose (the mapping is logged at info level when a definition arrives).
  *
- * Life cycle: connecting -> handshake (connected, no definition yet) -> streaming; on EOF, a
- * socket error or a protocol error (D1: one log line naming peer, device, group, stream, field and
- * value) the connection is closed, the connection's entities are marked inactive (they go STALE
- * after entity.stale_ms) and the client reconnects after an exponential backoff (0.5 s doubling
- * to 10 s). A Device Disconnect removes that device's entities from the table at once (so every
- * sink retracts them). */
+ * Life cycle (resolution, connect, backoff and the state names are core/transport_client.h's):
+ * connecting -> handshake (connected, no definition yet) -> streaming; on EOF, a socket error or a
+ * protocol error (D1: one log line naming peer, device, group, stream, field and value) the
+ * connection is closed, the connection's entities are marked inactive (they go STALE after
+ * entity.stale_ms) and the client reconnects after an exponential backoff (0.5 s doubling to
+ * 10 s, reset once streaming). A Device Disconnect removes that device's entities from the table at
+ * once (so every sink retracts them). */
 #include <errno.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>

@@ -39,6 +39,9 @@
  * unknown system type, an id outside 0..1999, a bad description) closes that connection with one
  * log line naming the peer, the field and the value, marks its entities inactive and reconnects
  * after a backoff (0.5 s doubling to 10 s, ±25 % jitter, reset once the connection streams).
+ * Each connection's name resolution, TCP connect (TCP-only), backoff and state are a
+ * core/transport_client.h client; in UDP+TCP mode the attempt itself (call-back listener, UDP
+ * socket, connection request) is this file's (ops.resolved).
  * Messages of types or senders the server never described are ignored, as mainline does (§5.3),
  * as are messages of devices not configured (§6.5). */
 #include <arpa/inet.h>

@@ -10,10 +10,11 @@
 3. One outage (each peer closes its connection once, then accepts again at once): every client
    adapter goes through the same states and counts exactly one reconnect and two connects.
 4. Relative paths: admin.token_file resolves against the configuration file's folder, not the
-   working directory.
+   working directory; an unreadable gateway.resolv_conf is a configuration error.
 Sections for adapter types missing from the build are skipped (exit 77 only if none can run)."""
 import os
 import socket
+import subprocess
 import struct
 import sys
 import tempfile
@@ -22,7 +23,7 @@ import urllib.request
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import faultlib as F  # noqa: E402
-from xgtest import Gateway  # noqa: E402
+from xgtest import BIN, Gateway  # noqa: E402
 
 CLIENTS = {"rg": ("rgmp-client", "rg/rig-77/body"), "vc": ("vrpn-client", "vc/Tracker0/0"),
            "lc": ("less", "lc/probe")}
@@ -279,6 +280,18 @@ def token_file_relative():
     print("admin.token_file: relative to the configuration's folder")
 
 
+def resolv_conf_unreadable():
+    with tempfile.TemporaryDirectory(prefix="xrgate-paths-") as d:
+        conf = os.path.join(d, "gateway.yaml")
+        with open(conf, "w") as f:
+            f.write("gateway:\n  resolv_conf: missing.conf\nadapters:\n  - {name: demo, type: synth}\n")
+        r = subprocess.run([BIN, "--check", "--config", conf], capture_output=True, text=True,
+                           timeout=10, cwd="/")
+        want = f"{conf}:2:16: resolv_conf '{d}/missing.conf': No such file or directory"
+        assert r.returncode == 1 and want in r.stderr, (r.returncode, r.stderr)
+    print("gateway.resolv_conf: an unreadable file is a configuration error")
+
+
 def main():
     names = have_all()
     if not names:
@@ -288,6 +301,7 @@ def main():
     nothing_listening(names)
     one_outage(names)
     token_file_relative()
+    resolv_conf_unreadable()
 
 
 if __name__ == "__main__":
