@@ -21,6 +21,7 @@
 #include "core/tls.h"
 
 #define DEFAULT_CONNECT_TIMEOUT_NS (5 * XG_NS_PER_S)
+#define MAX_ADDRS 8 /* addresses of a name tried in turn within one attempt */
 
 struct xg_tclient {
     struct event_base *base;
@@ -39,11 +40,14 @@ struct xg_tclient {
 
     enum xg_tclient_state state;
     struct evdns_getaddrinfo_request *req;
-    evutil_socket_t fd;    /* pending TCP connect */
-    struct event *conn_ev; /* ...its writability / timeout */
-    struct event *timer;   /* backoff */
-    struct sockaddr_storage addr;
+    evutil_socket_t fd;           /* pending TCP connect */
+    struct event *conn_ev;        /* ...its writability / timeout */
+    struct event *timer;          /* backoff */
+    struct sockaddr_storage addr; /* the address in use */
     socklen_t addrlen;
+    struct sockaddr_storage addrs[MAX_ADDRS]; /* the name's addresses (this attempt) */
+    socklen_t addrlens[MAX_ADDRS];
+    int n_addrs, next_addr;
     struct xg_backoff backoff;
     uint64_t connects, reconnects, dns_failures;
     char last_error[200];
@@ -149,10 +153,22 @@ static void set_error(struct xg_tclient *tc, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 static void set_error(struct xg_tclient *tc, const char *fmt, ...)
 {
+    char raw[sizeof tc->last_error];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(tc->last_error, sizeof tc->last_error, fmt, ap);
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    /* the text may quote a peer's bytes: control and non-ASCII bytes as \xNN, so that it is
+     * valid UTF-8 for JSON and one line in /metrics */
+    size_t o = 0;
+    for (const unsigned char *q = (const unsigned char *)raw; *q && o + 5 < sizeof tc->last_error;
+         q++) {
+        if (*q < 0x20 || *q >= 0x7f)
+            o += (size_t)snprintf(tc->last_error + o, sizeof tc->last_error - o, "\\x%02x", *q);
+        else
+            tc->last_error[o++] = (char)*q;
+    }
+    tc->last_error[o] = '\0';
     tc->last_error_ns = xg_clock_mono_ns();
 }
 
@@ -198,6 +214,24 @@ static void attempt_failed(struct xg_tclient *tc)
 
 /* ---- connecting ---- */
 
+static void tcp_connect(struct xg_tclient *tc);
+
+/* A TCP connect failed: the name's next address, else the attempt failed. */
+static void tcp_failed(struct xg_tclient *tc)
+{
+    if (tc->next_addr >= tc->n_addrs) {
+        attempt_failed(tc);
+        return;
+    }
+    cancel_pending(tc);
+    XG_DEBUG(tc->component, "%s; trying the next address", tc->last_error);
+    int i = tc->next_addr++;
+    memcpy(&tc->addr, &tc->addrs[i], tc->addrlens[i]);
+    tc->addrlen = tc->addrlens[i];
+    set_peer(tc);
+    tcp_connect(tc);
+}
+
 static void tcp_connected(struct xg_tclient *tc)
 {
     evutil_socket_t fd = tc->fd;
@@ -237,7 +271,7 @@ static void conn_cb(evutil_socket_t fd, short what, void *arg)
     if (what & EV_TIMEOUT) {
         set_error(tc, "cannot connect to %s: timed out after %.1f s", tc->peer,
                   (double)tc->connect_timeout_ns * 1e-9);
-        attempt_failed(tc);
+        tcp_failed(tc);
         return;
     }
     int e = 0;
@@ -245,7 +279,7 @@ static void conn_cb(evutil_socket_t fd, short what, void *arg)
     if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el) < 0) e = errno;
     if (e) {
         set_error(tc, "cannot connect to %s: %s", tc->peer, strerror(e));
-        attempt_failed(tc);
+        tcp_failed(tc);
         return;
     }
     tcp_connected(tc);
@@ -265,7 +299,7 @@ static void tcp_connect(struct xg_tclient *tc)
     }
     if (errno != EINPROGRESS) {
         set_error(tc, "cannot connect to %s: %s", tc->peer, strerror(errno));
-        attempt_failed(tc);
+        tcp_failed(tc);
         return;
     }
     tc->conn_ev = event_new(tc->base, tc->fd, EV_WRITE, conn_cb, tc);
@@ -315,11 +349,17 @@ static void dns_cb(int result, struct evutil_addrinfo *res, void *arg)
         attempt_failed(tc);
         return;
     }
-    struct sockaddr_storage ss;
-    socklen_t len = (socklen_t)ai->ai_addrlen;
-    memcpy(&ss, ai->ai_addr, len);
+    tc->n_addrs = 0;
+    for (; ai && tc->n_addrs < MAX_ADDRS; ai = ai->ai_next) {
+        if ((tc->family != AF_UNSPEC && ai->ai_family != tc->family) ||
+            ai->ai_addrlen > sizeof tc->addrs[0])
+            continue;
+        memcpy(&tc->addrs[tc->n_addrs], ai->ai_addr, ai->ai_addrlen);
+        tc->addrlens[tc->n_addrs++] = (socklen_t)ai->ai_addrlen;
+    }
     evutil_freeaddrinfo(res);
-    resolved(tc, (struct sockaddr *)&ss, len);
+    tc->next_addr = 1;
+    resolved(tc, (struct sockaddr *)&tc->addrs[0], tc->addrlens[0]);
 }
 
 static void attempt(struct xg_tclient *tc)

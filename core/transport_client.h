@@ -2,7 +2,8 @@
  *
  * One xg_tclient is one server address the adapter keeps a connection to. It resolves the host
  * name without blocking the reactor (evdns_getaddrinfo on one evdns_base shared by the process),
- * connects a non-blocking TCP socket with a connect timeout, optionally wraps it in TLS
+ * connects a non-blocking TCP socket with a connect timeout (a name's addresses in turn, up to 8,
+ * within one attempt), optionally wraps it in TLS
  * (core/tls.h), and hands the connected bufferevent to the adapter, which owns it from then on
  * and runs the protocol's handshake. When the attempt fails (DNS, refused, unreachable, timed out)
  * or the adapter reports that its connection ended, the client waits an exponential backoff with
@@ -66,7 +67,7 @@ struct xg_tclient_conf {
     const char *component;      /* log component (the adapter's name) */
     const char *host;           /* name or numeric address (IPv6 without brackets) */
     int port;                   /* 1..65535 */
-    int family;                 /* AF_UNSPEC (first address found) or AF_INET / AF_INET6 */
+    int family;                 /* AF_UNSPEC or AF_INET / AF_INET6 (addresses of that family) */
     const char *peer_prefix;    /* shown before the address in peer and log lines, or NULL */
     int64_t connect_timeout_ns; /* TCP connect timeout; 5 s when <= 0 */
     struct xg_tls_ctx *tls;     /* client TLS context (borrowed; outlives the client) or NULL */

@@ -3,8 +3,8 @@
 1. DNS at boot: a host name that does not resolve yet (a tiny DNS server of the test on loopback,
    named by `gateway.resolv_conf`, a path relative to the configuration's folder) puts each client
    adapter in `backoff` with a `last_error` naming DNS, in /api/adapters and /metrics, while the
-   synth source streams and the gateway runs on; once the name resolves, each connects and
-   streams.
+   synth source streams and the gateway runs on; once the name resolves (to an address where
+   nothing listens, then the peers' one), each connects to the second address and streams.
 2. Nothing listening: the three client adapters report only `connecting` / `backoff`, say
    "Connection refused (attempt N)", never "connected", and LESS sends no packet.
 3. One outage (each peer closes its connection once, then accepts again at once): every client
@@ -31,9 +31,9 @@ STATES = {"connecting", "handshake", "streaming", "backoff"}
 
 
 class DnsStub:
-    """A DNS server on 127.0.0.1 (UDP, a port of its own): an A query for `name` gets 127.0.0.1
-    once `resolvable` is set; before that, and for every other name, NXDOMAIN. An AAAA query for
-    `name` gets no data. evdns randomises the letter case of queries: names compare
+    """A DNS server on 127.0.0.1 (UDP, a port of its own): an A query for `name` gets 127.0.0.2
+    (where nothing listens) and 127.0.0.1, in that order, once `resolvable` is set; before that,
+    and for every other name, NXDOMAIN. An AAAA query for `name` gets no data. evdns randomises the letter case of queries: names compare
     case-insensitively and the question is echoed as received."""
 
     def __init__(self, name):
@@ -76,12 +76,13 @@ class DnsStub:
         name = b".".join(labels).decode("ascii", "replace").lower()
         known = name == self.name and self.resolvable
         rcode = 0 if known else 3
-        answers = b""
+        answers = []
         if known and qtype == 1:
-            answers = struct.pack(">HHHIH", 0xC00C, 1, 1, 0, 4) + socket.inet_aton("127.0.0.1")
+            answers = [struct.pack(">HHHIH", 0xC00C, 1, 1, 0, 4) + socket.inet_aton(ip)
+                       for ip in ("127.0.0.2", "127.0.0.1")]
         hdr = struct.pack(">HHHHHH", tid, 0x8000 | (flags & 0x7900) | 0x0080 | rcode, 1,
-                          1 if answers else 0, 0, 0)
-        return hdr + question + answers
+                          len(answers), 0, 0)
+        return hdr + question + b"".join(answers)
 
     def close(self):
         self.stop_ev.set()
@@ -168,6 +169,9 @@ def dns_at_boot(names):
                     a = F.adapter(gw, n)
                     assert a["peer"].endswith(f"127.0.0.1:{peers[n].port}"), a
                     assert a["counters"]["connects"] == 1, a
+                    # the name's first address refused: the second one, in the same attempt
+                    assert a["last_error"] == f"cannot connect to {'tcp://' if n == 'vc' else ''}" \
+                        f"127.0.0.2:{peers[n].port}: Connection refused", a
                 m = gw.get("/metrics")[2].decode()
                 for n in names:
                     assert prom_value(m, "xrgate_adapter_state", adapter=n,

@@ -65,7 +65,8 @@ static int on_resolved(void *arg, const struct sockaddr *sa, socklen_t len, char
     (void)len;
     p->calls++;
     xg_net_addr_str(sa, p->addr, sizeof p->addr);
-    if (p->result < 0) snprintf(why, why_size, "refused by the test");
+    if (p->result < 0)
+        snprintf(why, why_size, "refused by the test%s", p->calls > 2 ? "\n\xff" : "");
     return p->result;
 }
 
@@ -125,10 +126,18 @@ static void test_state_machine(void **state)
     assert_string_equal(st.counters[1].name, "reconnects");
     assert_true(st.counters[1].value == 2);
 
+    /* a failure text quoting control or non-ASCII bytes is kept printable (JSON, /metrics) */
+    p.result = -EPROTO;
+    while (p.calls < 3)
+        event_base_loop(base, EVLOOP_ONCE);
+    assert_string_equal(xg_tclient_last_error(tc),
+                        "cannot connect to x://127.0.0.1:9: refused by the test\\x0a\\xff");
+    assert_int_equal(xg_tclient_reconnects(tc), 3);
+
     xg_tclient_stop(tc);
     assert_int_equal(xg_tclient_state(tc), XG_TC_STOPPED);
     xg_tclient_closed(tc, "after stop");
-    assert_int_equal(xg_tclient_reconnects(tc), 2);
+    assert_int_equal(xg_tclient_reconnects(tc), 3);
     assert_string_equal(xg_tclient_state_name(xg_tclient_state(tc)), "stopped");
     xg_tclient_free(tc);
     event_base_free(base);
