@@ -1456,7 +1456,8 @@ static void sweep_cb(evutil_socket_t fd, short what, void *arg)
         peer_free(p);
         reconnect = true;
     }
-    if (reconnect && la->tc && !la->peers) xg_tclient_closed(la->tc, la->closed_why);
+    if (reconnect && la->mode == MODE_CONNECT && !la->peers)
+        xg_tclient_closed(la->tc, la->closed_why);
 }
 
 /* Name the field and its value in a signature failure: "... (signature 0123456789abcdef of a
@@ -1932,6 +1933,10 @@ static void udp_read_cb(evutil_socket_t fd, short what, void *arg)
         struct peer *p = udp_peer_get(la);
         char addr[80];
         xg_net_addr_str((struct sockaddr *)&from, addr, sizeof addr);
+        if (p && !p->sslen && la->udp_peer_fixed) { /* the configured peer is not resolved yet */
+            la->a->drops++;
+            continue;
+        }
         if (p && p->sslen &&
             !xg_net_addr_equal((struct sockaddr *)&from, (struct sockaddr *)&p->ss)) {
             la->a->drops++;
@@ -2032,6 +2037,27 @@ static void udp_timer_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 /* ---- adapter ops ---- */
+
+/* UDP mode: the configured peer's name resolved (core/transport_client.h): it is the peer. */
+static int on_udp_peer(void *arg, const struct sockaddr *sa, socklen_t len, char *why,
+                       size_t why_size)
+{
+    struct less_adapter *la = arg;
+    struct peer *p = udp_peer_get(la);
+    if (!p) {
+        snprintf(why, why_size, "out of memory");
+        return -ENOMEM;
+    }
+    memcpy(&p->ss, sa, len);
+    p->sslen = len;
+    xg_net_addr_str(sa, p->addr, sizeof p->addr);
+    xg_tclient_handshake(la->tc);
+    xg_tclient_streaming(la->tc);
+    XG_INFO(la->a->name, "UDP peer is %s (%s)", p->addr, la->udp_peer);
+    send_connection_control(p);
+    udp_flush(p, false);
+    return 0;
+}
 
 static bool host_is_loopback(const char *text)
 {
@@ -2339,12 +2365,19 @@ static int less_start(struct xg_adapter *a)
         xg_net_addr_str((struct sockaddr *)&b, la->bound, sizeof la->bound);
     struct peer *p = peer_new(la, "?");
     if (!p) return -ENOMEM;
-    if (la->udp_peer[0]) {
-        if ((rc = xg_net_parse_addr(la->udp_peer, "127.0.0.1", 0, &p->ss, &p->sslen, &err))) {
-            XG_ERR(a->name, "peer: %s", err.msg);
-            return rc;
+    if (la->udp_peer[0]) { /* resolved without blocking, retried with backoff until it does */
+        char host[256];
+        int port = 0;
+        if (xg_net_split_hostport(la->udp_peer, host, sizeof host, &port, 0) < 0 || port <= 0) {
+            XG_ERR(a->name, "peer: '%s' must be host:port", la->udp_peer);
+            return -EINVAL;
         }
-        xg_net_addr_str((struct sockaddr *)&p->ss, p->addr, sizeof p->addr);
+        struct xg_tclient_conf tcc = {.component = a->name,
+                                      .host = host[0] ? host : "127.0.0.1",
+                                      .port = port,
+                                      .family = ss.ss_family};
+        struct xg_tclient_ops ops = {.resolved = on_udp_peer};
+        if (!(la->tc = xg_tclient_new(a->base, &tcc, &ops, la))) return -ENOMEM;
         la->udp_peer_fixed = true;
     }
     la->udp_ev = event_new(a->base, la->udp_fd, EV_READ | EV_PERSIST, udp_read_cb, la);
@@ -2355,11 +2388,8 @@ static int less_start(struct xg_adapter *a)
     event_add(la->udp_timer, &tv);
     la->state = "streaming";
     XG_INFO(a->name, "LESS UDP on %s%s%s", la->bound, la->udp_peer[0] ? " peer " : "",
-            la->udp_peer[0] ? p->addr : " (peer: first authentic sender)");
-    if (p->sslen) {
-        send_connection_control(p);
-        udp_flush(p, false);
-    }
+            la->udp_peer[0] ? la->udp_peer : " (peer: first authentic sender)");
+    if (la->tc) xg_tclient_start(la->tc);
     return 0;
 }
 

@@ -9,7 +9,9 @@
    "Connection refused (attempt N)", never "connected", and LESS sends no packet.
 3. One outage (each peer closes its connection once, then accepts again at once): every client
    adapter goes through the same states and counts exactly one reconnect and two connects.
-4. Relative paths: admin.token_file resolves against the configuration file's folder, not the
+4. LESS `mode: udp` with a `peer:` whose name does not resolve yet: `backoff` with the DNS error,
+   then the peer (the name's first address) gets the connection-control once it resolves.
+5. Relative paths: admin.token_file resolves against the configuration file's folder, not the
    working directory; an unreadable gateway.resolv_conf is a configuration error.
 Sections for adapter types missing from the build are skipped (exit 77 only if none can run)."""
 import os
@@ -185,6 +187,45 @@ def dns_at_boot(names):
     print("dns at boot: backoff with a DNS last_error, then streaming once the name resolved")
 
 
+def less_udp_peer_dns():
+    dns = DnsStub("mocap.test")
+    rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    rx.bind(("127.0.0.2", 0))  # the name's first address
+    rx.settimeout(10)
+    with tempfile.TemporaryDirectory(prefix="xrgate-dns-") as d:
+        with open(os.path.join(d, "resolv.conf"), "w") as f:
+            f.write(f"nameserver 127.0.0.1:{dns.port}\noptions timeout:1 attempts:1\n")
+        conf = os.path.join(d, "gateway.yaml")
+        with open(conf, "w") as f:
+            f.write("gateway:\n  resolv_conf: resolv.conf\nadapters:\n"
+                    "  - {name: demo, type: synth, rate_hz: 30, bodies: 1, head: false, "
+                    "hands: false}\n"
+                    f'  - {{name: lu, type: less, mode: udp, bind: "127.0.0.1:0", '
+                    f'peer: "mocap.test:{rx.getsockname()[1]}", signature: none, '
+                    f"insecure: true, rate_hz: 30}}\n")
+        try:
+            with Gateway(args=["--config", conf]) as gw:
+                a = F.wait_for(lambda: (lambda a: a["state"] == "backoff" and a["last_error"]
+                                        .startswith("DNS: cannot resolve 'mocap.test'") and a)(
+                                            F.adapter(gw, "lu")),
+                               what="lu in backoff after a DNS failure")
+                assert a["counters"]["packets_out"] == 0, a
+                assert gw.proc.poll() is None, gw.log()
+                dns.resolvable = True
+                F.wait_for(lambda: F.adapter(gw, "lu")["state"] == "streaming", timeout=25,
+                           what="lu streaming once mocap.test resolves")
+                data, src = rx.recvfrom(2048)  # its connection-control
+                assert data and src[0] == "127.0.0.1", (data, src)
+                a = F.adapter(gw, "lu")
+                assert a["peer"].endswith(f"127.0.0.2:{rx.getsockname()[1]}"), a
+                assert gw.wait_log(f"UDP peer is 127.0.0.2:{rx.getsockname()[1]} (mocap.test:"), \
+                    gw.log()
+        finally:
+            rx.close()
+            dns.close()
+    print("less udp peer: backoff with a DNS last_error, then the peer gets connection-control")
+
+
 def nothing_listening(names):
     # bound but not listening: connections are refused, and nobody else takes the port
     holders = {n: socket.socket() for n in names}
@@ -304,6 +345,8 @@ def main():
     dns_at_boot(names)
     nothing_listening(names)
     one_outage(names)
+    if F.have("less"):
+        less_udp_peer_dns()
     token_file_relative()
     resolv_conf_unreadable()
 
