@@ -42,6 +42,8 @@ struct xg_status {
     const char *state; /* "running", "connecting", "handshake", "streaming", "backoff", "listening",
                           "done", "error"... (static string) */
     char peer[128];    /* remote address(es) or file, "" if none */
+    bool client;       /* a client adapter (core/transport_client.h): last_error applies */
+    char last_error[200]; /* client adapters: the most recent connection failure, "" if none */
     struct {
         const char *name; /* static string, snake_case, e.g. "reconnects" */
         double value;

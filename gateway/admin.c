@@ -177,6 +177,7 @@ static void handle_adapters(struct xg_gateway *gw, struct evhttp_request *req)
         json_object_set_new(o, "type", json_string(ga->a.ops->type));
         json_object_set_new(o, "state", json_string(st.state ? st.state : "running"));
         json_object_set_new(o, "peer", json_string(st.peer));
+        if (st.client) json_object_set_new(o, "last_error", json_string(st.last_error));
         json_object_set_new(o, "frame", json_string(ga->a.frame->name));
         json_object_set_new(o, "sink", json_boolean(ga->a.ops->is_sink));
         if (ga->a.ops->is_sink) json_object_set_new(o, "rate_hz", json_real(ga->a.rate_hz));

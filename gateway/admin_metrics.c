@@ -149,6 +149,46 @@ static void adapter_families(struct xg_gateway *gw, int i, const char *lbl, stru
     evbuffer_add(info, "} 1\n", 4);
 }
 
+/* Client adapters' connection state and last error (core/transport_client.h), built per scrape
+ * outside the registry like xrgate_adapter_info: their label values change. */
+static void client_families(struct xg_gateway *gw, struct evbuffer *out)
+{
+    static const char *const states[] = {"connecting", "handshake", "streaming", "backoff"};
+    char name[160], errs[600];
+    for (int pass = 0; pass < 2; pass++) {
+        bool head = false;
+        for (int i = 0; i < gw->n_adapters; i++) {
+            struct xg_gw_adapter *ga = gw->adapters[i];
+            struct xg_status st = {.state = ga->started ? "running" : "stopped"};
+            if (ga->a.ops->status) ga->a.ops->status(&ga->a, &st);
+            if (!st.client) continue;
+            if (!head)
+                evbuffer_add_printf(
+                    out, "%s",
+                    pass == 0 ? "# HELP xrgate_adapter_state Client adapters' connection state: 1 "
+                                "for the current one of connecting, handshake, streaming, "
+                                "backoff\n# TYPE xrgate_adapter_state gauge\n"
+                              : "# HELP xrgate_adapter_last_error_info A client adapter's most "
+                                "recent connection failure as a label (\"\" if none); always "
+                                "1\n# TYPE xrgate_adapter_last_error_info gauge\n");
+            head = true;
+            xg_metrics_escape(ga->a.name, name, sizeof name);
+            for (size_t k = 0; pass == 0 && k < sizeof states / sizeof states[0]; k++)
+                evbuffer_add_printf(out,
+                                    "xrgate_adapter_state{adapter=\"%s\",type=\"%s\",state=\"%s\"} "
+                                    "%d\n",
+                                    name, ga->a.ops->type, states[k],
+                                    st.state && !strcmp(st.state, states[k]));
+            if (pass == 1)
+                evbuffer_add_printf(out,
+                                    "xrgate_adapter_last_error_info{adapter=\"%s\",type=\"%s\","
+                                    "last_error=\"%s\"} 1\n",
+                                    name, ga->a.ops->type,
+                                    xg_metrics_escape(st.last_error, errs, sizeof errs));
+        }
+    }
+}
+
 void xg_admin_metrics_render(struct xg_gateway *gw, struct evbuffer *out)
 {
     char lbl[256], esc[160];
@@ -171,4 +211,5 @@ void xg_admin_metrics_render(struct xg_gateway *gw, struct evbuffer *out)
         evbuffer_add_buffer(out, info);
     }
     evbuffer_free(info);
+    client_families(gw, out);
 }

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "core/net.h"
+#include "core/path.h"
 #include "gateway/gateway.h"
 
 static void add_warning(struct xg_gateway *gw, const struct xg_conf *at, const char *origin,
@@ -63,19 +64,14 @@ static const char *scalar(const struct xg_conf *map, const char *key)
 }
 
 /* Warn when the secret file named by map[key] can be read by every local user. Relative paths
- * are resolved against the config file's directory when `relative_to_config` (as the adapters
- * do), else against the working directory (admin.token_file, admin.tls.key). */
+ * are resolved against the config file's folder, as everywhere (core/path.h). */
 static void check_secret_file(struct xg_gateway *gw, const struct xg_conf *map, const char *key,
-                              const char *what, bool relative_to_config)
+                              const char *what)
 {
     const struct xg_conf *n = xg_conf_get(map, key);
     if (!n || n->type != XG_CONF_SCALAR || !n->value || !*n->value) return;
     char path[1024];
-    const char *slash = n->file ? strrchr(n->file, '/') : NULL;
-    if (relative_to_config && n->value[0] != '/' && slash)
-        snprintf(path, sizeof path, "%.*s/%s", (int)(slash - n->file), n->file, n->value);
-    else
-        snprintf(path, sizeof path, "%s", n->value);
+    if (xg_conf_path(n, n->value, path, sizeof path)) return;
     struct stat st;
     if (stat(path, &st) || !(st.st_mode & S_IROTH)) return;
     add_warning(gw, n, NULL,
@@ -104,8 +100,8 @@ static void audit_admin(struct xg_gateway *gw, const struct xg_gateway_opts *opt
                         "proxy in front and listen on 127.0.0.1)",
                         listen);
     }
-    if (!opts->admin_token) check_secret_file(gw, admin, "token_file", "admin.token_file", false);
-    check_secret_file(gw, xg_conf_get(admin, "tls"), "key", "admin.tls.key", false);
+    if (!opts->admin_token) check_secret_file(gw, admin, "token_file", "admin.token_file");
+    check_secret_file(gw, xg_conf_get(admin, "tls"), "key", "admin.tls.key");
 }
 
 static void audit_less(struct xg_gateway *gw, const struct xg_conf *a, const char *name)
@@ -120,11 +116,11 @@ static void audit_less(struct xg_gateway *gw, const struct xg_conf *a, const cha
     const struct xg_conf *tls = xg_conf_get(a, "tls");
     bool loop = is_loopback(addr) && (!peer || is_loopback(peer));
     bool unsigned_ = sig && !strcmp(sig, "none");
-    check_secret_file(gw, a, "key_file", "key_file", true);
+    check_secret_file(gw, a, "key_file", "key_file");
     const struct xg_conf *keys = xg_conf_get(a, "keys");
     for (size_t i = 0; keys && keys->type == XG_CONF_SEQ && i < keys->n_items; i++)
-        check_secret_file(gw, keys->items[i], "file", "keys: file", true);
-    check_secret_file(gw, tls, "key", "tls.key", true);
+        check_secret_file(gw, keys->items[i], "file", "keys: file");
+    check_secret_file(gw, tls, "key", "tls.key");
     if (!unsigned_ || loop) return;
     const struct xg_conf *sig_node = xg_conf_get(a, "signature");
     if (!tls) {
@@ -156,8 +152,8 @@ static void audit_less(struct xg_gateway *gw, const struct xg_conf *a, const cha
 static void audit_rtp(struct xg_gateway *gw, const struct xg_conf *a)
 {
     const struct xg_conf *srtp = xg_conf_get(a, "srtp");
-    check_secret_file(gw, srtp, "key_file", "srtp.key_file", true);
-    check_secret_file(gw, srtp, "remote_key_file", "srtp.remote_key_file", true);
+    check_secret_file(gw, srtp, "key_file", "srtp.key_file");
+    check_secret_file(gw, srtp, "remote_key_file", "srtp.remote_key_file");
 }
 
 int xg_gateway_audit(struct xg_gateway *gw, const struct xg_gateway_opts *opts,

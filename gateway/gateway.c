@@ -10,6 +10,8 @@
 
 #include "core/clock.h"
 #include "core/net.h"
+#include "core/path.h"
+#include "core/transport_client.h"
 #include "core/tls.h"
 #include "mappings/conf_yaml.h"
 
@@ -79,6 +81,35 @@ static int read_secret_file(const char *path, char *out, size_t size, const stru
     return 0;
 }
 
+/* A path from the configuration, relative to the configuration file's folder (core/path.h). */
+static int conf_path(const struct xg_conf *at, const char *path, char *out, size_t size,
+                     struct xg_error *err)
+{
+    int rc = xg_conf_path(at, path, out, size);
+    if (rc == -ENAMETOOLONG)
+        return xg_conf_error(err, at, rc, "'%s': the path is longer than %zu bytes", path,
+                             size - 1);
+    if (rc) return xg_conf_error(err, at, rc, "the path is empty");
+    return 0;
+}
+
+/* gateway.resolv_conf: the resolver of the client adapters' host names (core/transport_client.h).
+ * Must be readable now, so that `xrgate --check` reports it. */
+static int load_resolv_conf(const struct xg_conf *g, struct xg_error *err)
+{
+    const char *s;
+    char path[512];
+    int rc;
+    if ((rc = xg_conf_string(g, "resolv_conf", NULL, &s, err))) return rc;
+    if (!s) return xg_tclient_set_resolv_conf(NULL);
+    const struct xg_conf *at = xg_conf_get(g, "resolv_conf");
+    if ((rc = conf_path(at, s, path, sizeof path, err))) return rc;
+    FILE *f = fopen(path, "r");
+    if (!f) return xg_conf_error(err, at, -errno, "resolv_conf '%s': %s", path, strerror(errno));
+    fclose(f);
+    return xg_tclient_set_resolv_conf(path);
+}
+
 static int load_gateway_section(struct xg_gateway *gw, const struct xg_conf *g,
                                 struct xg_error *err)
 {
@@ -89,9 +120,11 @@ static int load_gateway_section(struct xg_gateway *gw, const struct xg_conf *g,
     c->admin_max_connections = 64;
     c->admin_request_timeout_ms = 10000;
     c->log_level = XG_LOG_INFO;
+    xg_tclient_set_resolv_conf(NULL);
     if (!g) return 0;
     int rc;
     if ((rc = xg_conf_expect(g, XG_CONF_MAP, "gateway", err))) return rc;
+    if ((rc = load_resolv_conf(g, err))) return rc;
     const char *s;
     if ((rc = xg_conf_string(g, "id", NULL, &s, err))) return rc;
     if (s) {
@@ -119,9 +152,11 @@ static int load_gateway_section(struct xg_gateway *gw, const struct xg_conf *g,
             snprintf(c->admin_listen, sizeof c->admin_listen, "%s", s);
         }
         if ((rc = xg_conf_string(admin, "token_file", NULL, &s, err))) return rc;
+        char tp[1024];
         if (s && !getenv("XRGATE_ADMIN_TOKEN") &&
-            (rc = read_secret_file(s, c->admin_token, sizeof c->admin_token,
-                                   xg_conf_get(admin, "token_file"), err)))
+            ((rc = conf_path(xg_conf_get(admin, "token_file"), s, tp, sizeof tp, err)) ||
+             (rc = read_secret_file(tp, c->admin_token, sizeof c->admin_token,
+                                    xg_conf_get(admin, "token_file"), err))))
             return rc;
         int64_t v;
         if ((rc = xg_conf_int(admin, "max_connections", 64, 1, 4096, &v, err))) return rc;
@@ -137,10 +172,14 @@ static int load_gateway_section(struct xg_gateway *gw, const struct xg_conf *g,
                 return rc;
             if (!cert || !key)
                 return xg_conf_error(err, tls, -EINVAL, "admin.tls needs both 'cert' and 'key'");
-            snprintf(c->admin_tls_cert, sizeof c->admin_tls_cert, "%s", cert);
-            snprintf(c->admin_tls_key, sizeof c->admin_tls_key, "%s", key);
+            if ((rc = conf_path(xg_conf_get(tls, "cert"), cert, c->admin_tls_cert,
+                                sizeof c->admin_tls_cert, err)) ||
+                (rc = conf_path(xg_conf_get(tls, "key"), key, c->admin_tls_key,
+                                sizeof c->admin_tls_key, err)))
+                return rc;
             /* load them now, so that `xrgate --check` reports a bad certificate or key */
-            struct xg_tls_conf tc = {.server = true, .cert = cert, .key = key};
+            struct xg_tls_conf tc = {
+                .server = true, .cert = c->admin_tls_cert, .key = c->admin_tls_key};
             struct xg_error terr = {0};
             struct xg_tls_ctx *t = xg_tls_ctx_new(&tc, &terr);
             if (!t) return xg_conf_error(err, tls, terr.code, "admin.tls: %s", terr.msg);

@@ -45,8 +45,8 @@ struct xg_gateway_conf {
     char id[64];
     char admin_listen[128];       /* "host:port"; "" or "off" disables the admin server */
     char admin_token[256];        /* bearer token, "" = none */
-    char admin_tls_cert[256];     /* admin.tls.cert: PEM certificate (chain); "" = plain HTTP */
-    char admin_tls_key[256];      /* admin.tls.key: its unencrypted private key */
+    char admin_tls_cert[1024];    /* admin.tls.cert: PEM certificate (chain); "" = plain HTTP */
+    char admin_tls_key[1024];     /* admin.tls.key: its unencrypted private key */
     int admin_max_connections;    /* admin.max_connections: open connections (default 64) */
     int admin_request_timeout_ms; /* admin.request_timeout_ms: request head+body deadline */
     struct xg_table_params table;

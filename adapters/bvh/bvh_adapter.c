@@ -40,6 +40,7 @@
 #include "core/adapter.h"
 #include "core/clock.h"
 #include "core/log.h"
+#include "core/path.h"
 #include "mappings/frame.h"
 
 #define BVH_CMU_SCALE (0.0254 / 0.45)
@@ -257,16 +258,6 @@ static int read_scale(struct bvh_state *s, const struct xg_conf *conf, struct xg
     return xg_conf_double(conf, "scale", def, 1e-9, 1e9, &s->scale, err);
 }
 
-static void resolve_path(char *out, size_t size, const char *file, const struct xg_conf *node)
-{
-    const char *cf = node ? node->file : NULL;
-    const char *slash = cf ? strrchr(cf, '/') : NULL;
-    if (file[0] == '/' || !slash)
-        snprintf(out, size, "%s", file);
-    else
-        snprintf(out, size, "%.*s/%s", (int)(slash - cf), cf, file);
-}
-
 static int bvh_create(struct xg_adapter *a, const struct xg_conf *conf, struct xg_error *err)
 {
     struct bvh_state *s = calloc(1, sizeof *s);
@@ -279,7 +270,8 @@ static int bvh_create(struct xg_adapter *a, const struct xg_conf *conf, struct x
     if (!file || !*file)
         return xg_conf_error(err, conf, -EINVAL, "bvh adapter '%s': 'file' is required", a->name);
     const struct xg_conf *fnode = xg_conf_get(conf, "file");
-    resolve_path(s->path, sizeof s->path, file, fnode);
+    if (xg_conf_path(fnode, file, s->path, sizeof s->path))
+        return xg_conf_error(err, fnode, -ENAMETOOLONG, "file: '%s': the path is too long", file);
     const char *vel;
     if ((rc = read_scale(s, conf, err)) ||
         (rc = xg_conf_double(conf, "rate", 1.0, 1e-3, 1000.0, &s->rate, err)) ||

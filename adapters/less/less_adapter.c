@@ -23,7 +23,9 @@
  * table's split horizon is per adapter, so the adapter relays them itself).
  *
  * Errors: a framing/logical error or a bad signature on TCP closes that session with one log
- * line naming the peer, message, field and value; client mode reconnects with xg_backoff. On
+ * line naming the peer, message, field and value; connect mode's resolution, connect, TLS,
+ * backoff and state are a core/transport_client.h client (a session exists only once
+ * connected). On
  * UDP bad packets are dropped and counted (P14).
  *
  * Config keys: mode (connect | listen | udp), connect / listen / bind (+ peer) addresses,
@@ -55,7 +57,9 @@
 #include "core/log.h"
 #include "core/names.h"
 #include "core/net.h"
+#include "core/path.h"
 #include "core/tls.h"
+#include "core/transport_client.h"
 #include "mappings/frame.h"
 
 #define OUR_TYPEID 1
@@ -304,10 +308,9 @@ struct less_adapter {
     int n_peers;
     struct evconnlistener *lis;
     char bound[80];
-    struct sockaddr_storage conn_ss;
-    socklen_t conn_len;
-    struct event *retry_ev, *sweep_ev;
-    struct xg_backoff backoff;
+    struct xg_tclient *tc; /* connect mode: resolution, connect, TLS, backoff, state */
+    char closed_why[200];  /* connect mode: why the session ended (last_error) */
+    struct event *sweep_ev;
     const char *state;
     int udp_fd;
     struct event *udp_ev, *udp_timer;
@@ -317,10 +320,10 @@ struct less_adapter {
     uint8_t *pktbuf;
     size_t pktbuf_cap;
     /* counters */
-    uint64_t packets_in, packets_out, bad_signature, framing_errors, reconnects, refused_peers,
-        slow_peer_drops, echo_suppressed, stale_packets, refused_403, not_found_404, resends,
-        duplicates, duplicates_ignored, window_full, hub_relayed, peer_restarts,
-        entities_introduced, entities_removed, unknown_requests;
+    uint64_t packets_in, packets_out, bad_signature, framing_errors, refused_peers, slow_peer_drops,
+        echo_suppressed, stale_packets, refused_403, not_found_404, resends, duplicates,
+        duplicates_ignored, window_full, hub_relayed, peer_restarts, entities_introduced,
+        entities_removed, unknown_requests;
     /* lines a peer can trigger, one rate limiter per kind (core/log.h) */
     struct xg_log_limit lim_refused, lim_connected, lim_closed, lim_session, lim_request, lim_dgram,
         lim_packet, lim_stale, lim_send;
@@ -1182,10 +1185,7 @@ static int apply_msg(struct peer *p, const struct less_msg *m, int64_t ts, int64
         if (!p->streaming) {
             p->streaming = true;
             if (p->bev) bufferevent_set_timeouts(p->bev, NULL, NULL);
-            if (la->mode == MODE_CONNECT) {
-                la->state = "streaming";
-                xg_backoff_reset(&la->backoff);
-            }
+            if (la->tc) xg_tclient_streaming(la->tc);
             XG_INFO_PEER(&la->lim_session, la->a->name,
                          "peer %s: session up (gateway '%s', key id '%s', %" PRId64 " Hz)", p->addr,
                          p->peer_gw[0] ? p->peer_gw : "?", p->key_id, p->rate_hz);
@@ -1434,14 +1434,13 @@ static void peer_free(struct peer *p)
     free(p);
 }
 
-static void schedule_reconnect(struct less_adapter *la);
-
 /* Close a session: log, stop its I/O now, free it from the reactor (callers may still hold p). */
 static void peer_close(struct peer *p, const char *why)
 {
     struct less_adapter *la = p->la;
     if (p->closing) return;
     if (why) XG_WARN_PEER(&la->lim_closed, la->a->name, "peer %s: %s", p->addr, why);
+    snprintf(la->closed_why, sizeof la->closed_why, "peer %s: %s", p->addr, why ? why : "closed");
     p->closing = true;
     if (p->bev) bufferevent_disable(p->bev, EV_READ | EV_WRITE);
     if (la->sweep_ev) event_active(la->sweep_ev, 0, 0);
@@ -1457,7 +1456,8 @@ static void sweep_cb(evutil_socket_t fd, short what, void *arg)
         peer_free(p);
         reconnect = true;
     }
-    if (reconnect && la->mode == MODE_CONNECT && !la->peers) schedule_reconnect(la);
+    if (reconnect && la->mode == MODE_CONNECT && !la->peers)
+        xg_tclient_closed(la->tc, la->closed_why);
 }
 
 /* Name the field and its value in a signature failure: "... (signature 0123456789abcdef of a
@@ -1557,11 +1557,6 @@ static void tcp_event_cb(struct bufferevent *bev, short what, void *arg)
 {
     struct peer *p = arg;
     struct less_adapter *la = p->la;
-    if (what & BEV_EVENT_CONNECTED) {
-        XG_INFO(la->a->name, "connected to %s%s", p->addr, la->tls ? " (TLS)" : "");
-        if (!p->streaming) la->state = "handshake";
-        return;
-    }
     char why[400];
     if (p->tls && xg_tls_error(p->tls)[0]) {
         snprintf(why, sizeof why, "%s; closing", xg_tls_error(p->tls));
@@ -1591,9 +1586,8 @@ static void tcp_event_cb(struct bufferevent *bev, short what, void *arg)
 static int peer_attach(struct less_adapter *la, struct peer *p, struct bufferevent *bev,
                        bool client)
 {
-    if (la->tls) {
-        bev = xg_tls_wrap(la->tls, bev, client && la->server_name[0] ? la->server_name : NULL,
-                          p->addr, &p->tls);
+    if (la->tls && !client) { /* the transport wraps a client's connection */
+        bev = xg_tls_wrap(la->tls, bev, NULL, p->addr, &p->tls);
         if (!bev) return -ENOMEM;
     }
     p->bev = bev;
@@ -1608,40 +1602,18 @@ static int peer_attach(struct less_adapter *la, struct peer *p, struct buffereve
 
 /* ---- connect mode ---- */
 
-static void do_connect(struct less_adapter *la)
-{
-    char addr[80];
-    xg_net_addr_str((struct sockaddr *)&la->conn_ss, addr, sizeof addr);
-    struct bufferevent *bev = bufferevent_socket_new(la->a->base, -1, BEV_OPT_CLOSE_ON_FREE);
-    struct peer *p = bev ? peer_new(la, addr) : NULL;
-    if (!p) {
-        if (bev) bufferevent_free(bev);
-        schedule_reconnect(la);
-        return;
-    }
-    la->state = "connecting";
-    if (bufferevent_socket_connect(bev, (struct sockaddr *)&la->conn_ss, (int)la->conn_len) < 0) {
-        p->bev = bev;
-        peer_close(p, "connect failed");
-        return;
-    }
-    if (peer_attach(la, p, bev, true)) peer_close(p, "out of memory");
-}
-
-static void retry_cb(evutil_socket_t fd, short what, void *arg)
+/* The transport connected (core/transport_client.h): a session starts. */
+static void on_connected(void *arg, struct bufferevent *bev, struct xg_tls_session *tls)
 {
     struct less_adapter *la = arg;
-    la->reconnects++;
-    do_connect(la);
-}
-
-static void schedule_reconnect(struct less_adapter *la)
-{
-    if (!la->retry_ev) return;
-    int64_t d = xg_backoff_next(&la->backoff);
-    struct timeval tv = xg_ns_to_timeval(d);
-    la->state = "backoff";
-    event_add(la->retry_ev, &tv);
+    struct peer *p = peer_new(la, xg_tclient_peer(la->tc));
+    if (!p) {
+        bufferevent_free(bev);
+        xg_tclient_closed(la->tc, "out of memory");
+        return;
+    }
+    p->tls = tls;
+    if (peer_attach(la, p, bev, true)) peer_close(p, "out of memory");
 }
 
 /* ---- listen mode ---- */
@@ -1961,6 +1933,10 @@ static void udp_read_cb(evutil_socket_t fd, short what, void *arg)
         struct peer *p = udp_peer_get(la);
         char addr[80];
         xg_net_addr_str((struct sockaddr *)&from, addr, sizeof addr);
+        if (p && !p->sslen && la->udp_peer_fixed) { /* the configured peer is not resolved yet */
+            la->a->drops++;
+            continue;
+        }
         if (p && p->sslen &&
             !xg_net_addr_equal((struct sockaddr *)&from, (struct sockaddr *)&p->ss)) {
             la->a->drops++;
@@ -2062,6 +2038,27 @@ static void udp_timer_cb(evutil_socket_t fd, short what, void *arg)
 
 /* ---- adapter ops ---- */
 
+/* UDP mode: the configured peer's name resolved (core/transport_client.h): it is the peer. */
+static int on_udp_peer(void *arg, const struct sockaddr *sa, socklen_t len, char *why,
+                       size_t why_size)
+{
+    struct less_adapter *la = arg;
+    struct peer *p = udp_peer_get(la);
+    if (!p) {
+        snprintf(why, why_size, "out of memory");
+        return -ENOMEM;
+    }
+    memcpy(&p->ss, sa, len);
+    p->sslen = len;
+    xg_net_addr_str(sa, p->addr, sizeof p->addr);
+    xg_tclient_handshake(la->tc);
+    xg_tclient_streaming(la->tc);
+    XG_INFO(la->a->name, "UDP peer is %s (%s)", p->addr, la->udp_peer);
+    send_connection_control(p);
+    udp_flush(p, false);
+    return 0;
+}
+
 static bool host_is_loopback(const char *text)
 {
     char host[256];
@@ -2088,15 +2085,11 @@ static int read_key_file(const char *path, struct less_key *key, const struct xg
     return 0;
 }
 
-/* Relative paths in the config are relative to the config file's directory. */
+/* Relative paths in the config are relative to the config file's folder (core/path.h); one
+ * too long to fit is cut to "" (and then fails to open, naming the key). */
 static void resolve_path(const struct xg_conf *at, const char *path, char *out, size_t size)
 {
-    const char *file = at ? at->file : NULL;
-    const char *slash = file ? strrchr(file, '/') : NULL;
-    if (path[0] == '/' || !slash)
-        snprintf(out, size, "%s", path);
-    else
-        snprintf(out, size, "%.*s/%s", (int)(slash - file), file, path);
+    xg_conf_path(at, path, out, size);
 }
 
 static int copy_conf(char *dst, size_t size, const char *s, const struct xg_conf *conf,
@@ -2307,21 +2300,25 @@ static int less_start(struct xg_adapter *a)
         (uint64_t)xg_clock_wall_ns() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)la;
     snprintf(la->schema_str, sizeof la->schema_str, "xrgate/%s gateway=%s session=%016" PRIx64,
              XRGATE_VERSION, la->gw_id, tok * UINT64_C(0x9E3779B97F4A7C15));
-    la->backoff.rng = (uint64_t)xg_clock_mono_ns() | 1;
     la->sweep_ev = event_new(a->base, -1, 0, sweep_cb, la);
     if (!la->sweep_ev) return -ENOMEM;
     int rc;
     if (la->mode == MODE_CONNECT) {
-        if ((rc = xg_net_parse_addr(la->target, "127.0.0.1", 0, &la->conn_ss, &la->conn_len,
-                                    &err))) {
-            XG_ERR(a->name, "connect: %s", err.msg);
-            return rc;
-        }
-        la->retry_ev = event_new(a->base, -1, 0, retry_cb, la);
-        if (!la->retry_ev) return -ENOMEM;
+        char host[256];
+        int port = 0;
+        xg_net_split_hostport(la->target, host, sizeof host, &port, 0); /* checked by create */
+        struct xg_tclient_conf tcc = {.component = a->name,
+                                      .host = host[0] ? host : "127.0.0.1",
+                                      .port = port,
+                                      .connect_timeout_ns = HANDSHAKE_TIMEOUT_S * XG_NS_PER_S,
+                                      .tls = la->tls,
+                                      .server_name = la->server_name};
+        struct xg_tclient_ops ops = {.connected = on_connected};
+        la->tc = xg_tclient_new(a->base, &tcc, &ops, la);
+        if (!la->tc) return -ENOMEM;
         XG_INFO(a->name, "LESS client to %s%s%s", la->target, la->tls ? " over TLS" : "",
                 la->signature_none ? " (signature: none)" : "");
-        do_connect(la);
+        xg_tclient_start(la->tc);
         return 0;
     }
     if (la->mode == MODE_LISTEN) {
@@ -2368,12 +2365,19 @@ static int less_start(struct xg_adapter *a)
         xg_net_addr_str((struct sockaddr *)&b, la->bound, sizeof la->bound);
     struct peer *p = peer_new(la, "?");
     if (!p) return -ENOMEM;
-    if (la->udp_peer[0]) {
-        if ((rc = xg_net_parse_addr(la->udp_peer, "127.0.0.1", 0, &p->ss, &p->sslen, &err))) {
-            XG_ERR(a->name, "peer: %s", err.msg);
-            return rc;
+    if (la->udp_peer[0]) { /* resolved without blocking, retried with backoff until it does */
+        char host[256];
+        int port = 0;
+        if (xg_net_split_hostport(la->udp_peer, host, sizeof host, &port, 0) < 0 || port <= 0) {
+            XG_ERR(a->name, "peer: '%s' must be host:port", la->udp_peer);
+            return -EINVAL;
         }
-        xg_net_addr_str((struct sockaddr *)&p->ss, p->addr, sizeof p->addr);
+        struct xg_tclient_conf tcc = {.component = a->name,
+                                      .host = host[0] ? host : "127.0.0.1",
+                                      .port = port,
+                                      .family = ss.ss_family};
+        struct xg_tclient_ops ops = {.resolved = on_udp_peer};
+        if (!(la->tc = xg_tclient_new(a->base, &tcc, &ops, la))) return -ENOMEM;
         la->udp_peer_fixed = true;
     }
     la->udp_ev = event_new(a->base, la->udp_fd, EV_READ | EV_PERSIST, udp_read_cb, la);
@@ -2384,11 +2388,8 @@ static int less_start(struct xg_adapter *a)
     event_add(la->udp_timer, &tv);
     la->state = "streaming";
     XG_INFO(a->name, "LESS UDP on %s%s%s", la->bound, la->udp_peer[0] ? " peer " : "",
-            la->udp_peer[0] ? p->addr : " (peer: first authentic sender)");
-    if (p->sslen) {
-        send_connection_control(p);
-        udp_flush(p, false);
-    }
+            la->udp_peer[0] ? la->udp_peer : " (peer: first authentic sender)");
+    if (la->tc) xg_tclient_start(la->tc);
     return 0;
 }
 
@@ -2426,6 +2427,7 @@ static void less_status(const struct xg_adapter *a, struct xg_status *st)
 {
     const struct less_adapter *la = a->priv;
     st->state = la->state;
+    if (la->tc) xg_tclient_status(&la->tc, 1, st); /* connect mode */
     size_t off = 0;
     if (la->mode == MODE_LISTEN || la->mode == MODE_UDP)
         off += (size_t)snprintf(st->peer, sizeof st->peer, "%s", la->bound);
@@ -2434,15 +2436,14 @@ static void less_status(const struct xg_adapter *a, struct xg_status *st)
         off += (size_t)snprintf(st->peer + off, sizeof st->peer - off, "%s%s", off ? " " : "",
                                 p->addr);
     }
-    if (la->mode == MODE_CONNECT && !la->peers)
-        snprintf(st->peer, sizeof st->peer, "%s", la->target);
+    if (la->tc && !la->peers) snprintf(st->peer, sizeof st->peer, "%s", xg_tclient_peer(la->tc));
     xg_status_gauge(st, "peers", la->n_peers);
     xg_status_counter(st, "packets_in", (double)la->packets_in);
     xg_status_counter(st, "packets_out", (double)la->packets_out);
     xg_status_counter(st, "controls_not_carried", (double)la->controls.not_carried);
     xg_status_counter(st, "bad_signature", (double)la->bad_signature);
     xg_status_counter(st, "framing_errors", (double)la->framing_errors);
-    xg_status_counter(st, "reconnects", (double)la->reconnects);
+    if (!la->tc) xg_status_counter(st, "reconnects", 0); /* (connect mode: the transport's) */
     xg_status_counter(st, "refused_peers", (double)la->refused_peers);
     xg_status_counter(st, "slow_peer_drops", (double)la->slow_peer_drops);
     xg_status_counter(st, "echo_suppressed", (double)la->echo_suppressed);
@@ -2464,10 +2465,7 @@ static void less_stop(struct xg_adapter *a)
 {
     struct less_adapter *la = a->priv;
     if (!la) return;
-    if (la->retry_ev) {
-        event_free(la->retry_ev);
-        la->retry_ev = NULL;
-    }
+    xg_tclient_stop(la->tc);
     if (la->sweep_ev) {
         event_free(la->sweep_ev);
         la->sweep_ev = NULL;
@@ -2498,6 +2496,7 @@ static void less_destroy(struct xg_adapter *a)
     struct less_adapter *la = a->priv;
     if (!la) return;
     less_stop(a);
+    xg_tclient_free(la->tc);
     xg_tls_ctx_free(la->tls);
     for (size_t i = 0; i < la->n_mappings; i++)
         less_mapping_free(la->mappings[i]);

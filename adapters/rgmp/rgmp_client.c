@@ -19,12 +19,13 @@
  * become analogs of the entity of the same target_frame, or of the device's root entity when that
  * frame has no pose (the mapping is logged at info level when a definition arrives).
  *
- * Life cycle: connecting -> handshake (connected, no definition yet) -> streaming; on EOF, a
- * socket error or a protocol error (D1: one log line naming peer, device, group, stream, field and
- * value) the connection is closed, the connection's entities are marked inactive (they go STALE
- * after entity.stale_ms) and the client reconnects after an exponential backoff (0.5 s doubling
- * to 10 s). A Device Disconnect removes that device's entities from the table at once (so every
- * sink retracts them). */
+ * Life cycle (resolution, connect, backoff and the state names are core/transport_client.h's):
+ * connecting -> handshake (connected, no definition yet) -> streaming; on EOF, a socket error or a
+ * protocol error (D1: one log line naming peer, device, group, stream, field and value) the
+ * connection is closed, the connection's entities are marked inactive (they go STALE after
+ * entity.stale_ms) and the client reconnects after an exponential backoff (0.5 s doubling to
+ * 10 s, reset once streaming). A Device Disconnect removes that device's entities from the table at
+ * once (so every sink retracts them). */
 #include <errno.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -41,13 +42,12 @@
 #include "core/log.h"
 #include "core/names.h"
 #include "core/net.h"
+#include "core/transport_client.h"
 #include "mappings/frame.h"
 
 #define MAX_WARNED 64
 #define MAX_DEPTH 16
-#define CONNECT_TIMEOUT_S 5
-
-enum cstate { ST_IDLE, ST_CONNECTING, ST_HANDSHAKE, ST_STREAMING, ST_BACKOFF };
+#define CONNECT_TIMEOUT_NS (5 * XG_NS_PER_S)
 
 /* One pose entity of a device: a target_frame with a pose stream. */
 struct ent {
@@ -96,14 +96,12 @@ struct rgmp_client {
     bool strict, compose, explicit_frame;
     int64_t max_devices;
     struct rgmp_limits limits;
-    struct sockaddr_storage addr;
-    socklen_t addrlen;
-    char peer[128];
+    char host[200];
+    int port;
+    char peer[300]; /* the server's address (core/transport_client.h) */
 
-    enum cstate state;
+    struct xg_tclient *tc; /* connecting, backoff, state (core/transport_client.h) */
     struct bufferevent *bev;
-    struct event *timer;
-    struct xg_backoff backoff;
     struct rgmp_session sess;
     bool sess_live;
     struct dev *devs;
@@ -112,27 +110,11 @@ struct rgmp_client {
     char *warned[MAX_WARNED]; /* keys already warned about (D4, D10) */
     size_t n_warned;
 
-    uint64_t connects, disconnects, protocol_errors, definitions, redefinitions, frames,
-        out_of_order, rejected, device_disconnects, bytes_in, unresolved, extras_dropped;
+    uint64_t disconnects, protocol_errors, definitions, redefinitions, frames, out_of_order,
+        rejected, device_disconnects, bytes_in, unresolved, extras_dropped;
     /* lines the server can trigger, one rate limiter per kind (core/log.h) */
     struct xg_log_limit lim_definition, lim_mapping, lim_device, lim_protocol;
 };
-
-static const char *state_name(enum cstate s)
-{
-    switch (s) {
-    case ST_CONNECTING:
-        return "connecting";
-    case ST_HANDSHAKE:
-        return "handshake";
-    case ST_STREAMING:
-        return "streaming";
-    case ST_BACKOFF:
-        return "backoff";
-    default:
-        return "stopped";
-    }
-}
 
 /* Warn once per key (bounded: past MAX_WARNED keys every occurrence is only logged at debug). */
 static bool first_warning(struct rgmp_client *c, const char *key)
@@ -587,9 +569,8 @@ static void handle_data(struct xg_adapter *a, struct rgmp_client *c, const struc
 
 /* ---- connection ---- */
 
-static void schedule_reconnect(struct xg_adapter *a);
-
-static void close_connection(struct xg_adapter *a, bool reconnect)
+/* Close the connection; with `why` (the reason, already logged) reconnect after a backoff. */
+static void close_connection(struct xg_adapter *a, const char *why)
 {
     struct rgmp_client *c = a->priv;
     if (c->bev) {
@@ -605,7 +586,7 @@ static void close_connection(struct xg_adapter *a, bool reconnect)
         rgmp_session_free(&c->sess);
         c->sess_live = false;
     }
-    if (reconnect) schedule_reconnect(a);
+    if (why && c->tc) xg_tclient_closed(c->tc, why);
 }
 
 static void protocol_error(struct xg_adapter *a, const struct xg_error *err)
@@ -615,7 +596,9 @@ static void protocol_error(struct xg_adapter *a, const struct xg_error *err)
     a->errors++;
     XG_WARN_PEER(&c->lim_protocol, a->name, "protocol error from %s: %s; closing the connection",
                  c->peer, err->msg);
-    close_connection(a, true);
+    char why[XG_ERROR_MAX + 32];
+    snprintf(why, sizeof why, "protocol error: %s", err->msg);
+    close_connection(a, why);
 }
 
 static void read_cb(struct bufferevent *bev, void *arg)
@@ -667,7 +650,7 @@ static void read_cb(struct bufferevent *bev, void *arg)
                 protocol_error(a, &err);
                 return;
             }
-            c->state = ST_STREAMING;
+            xg_tclient_streaming(c->tc);
             break;
         case RGMP_EV_DATA:
             handle_data(a, c, &ev, xg_clock_mono_ns());
@@ -700,17 +683,7 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
 {
     struct xg_adapter *a = arg;
     struct rgmp_client *c = a->priv;
-    (void)bev;
-    if (what & BEV_EVENT_CONNECTED) {
-        c->connects++;
-        c->state = ST_HANDSHAKE;
-        bufferevent_set_timeouts(c->bev, NULL, NULL);
-        xg_backoff_reset(&c->backoff);
-        rgmp_session_init(&c->sess, &c->limits, c->strict);
-        c->sess_live = true;
-        XG_INFO(a->name, "connected to %s", c->peer);
-        return;
-    }
+    char why[200];
     if (what & BEV_EVENT_EOF) {
         size_t left = evbuffer_get_length(bufferevent_get_input(bev));
         struct xg_error err = {0};
@@ -720,41 +693,28 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
         }
         c->disconnects++;
         XG_WARN(a->name, "%s closed the connection; reconnecting", c->peer);
-        close_connection(a, true);
-        return;
-    }
-    if (what & BEV_EVENT_TIMEOUT) {
-        XG_WARN(a->name, "cannot connect to %s: timed out after %d s", c->peer, CONNECT_TIMEOUT_S);
-        close_connection(a, true);
+        snprintf(why, sizeof why, "%s closed the connection", c->peer);
+        close_connection(a, why);
         return;
     }
     if (what & BEV_EVENT_ERROR) {
         int e = EVUTIL_SOCKET_ERROR();
-        if (c->state == ST_CONNECTING) {
-            /* warn for the first attempts of an outage, then every 10th (one line per ~100 s) */
-            if (c->backoff.attempts < 3 || c->backoff.attempts % 10 == 0)
-                XG_WARN(a->name, "cannot connect to %s: %s (attempt %" PRIu32 ")", c->peer,
-                        evutil_socket_error_to_string(e), c->backoff.attempts + 1);
-        } else
-            XG_WARN(a->name, "connection to %s lost: %s", c->peer,
-                    evutil_socket_error_to_string(e));
-        if (c->state != ST_CONNECTING) c->disconnects++;
-        close_connection(a, true);
+        XG_WARN(a->name, "connection to %s lost: %s", c->peer, evutil_socket_error_to_string(e));
+        snprintf(why, sizeof why, "connection to %s lost: %s", c->peer,
+                 evutil_socket_error_to_string(e));
+        c->disconnects++;
+        close_connection(a, why);
     }
 }
 
-static void try_connect(evutil_socket_t fd, short what, void *arg)
+/* The transport connected (core/transport_client.h): the session starts. */
+static void on_connected(void *arg, struct bufferevent *bev, struct xg_tls_session *tls)
 {
     struct xg_adapter *a = arg;
     struct rgmp_client *c = a->priv;
-    (void)fd;
-    (void)what;
-    c->state = ST_CONNECTING;
-    c->bev = bufferevent_socket_new(a->base, -1, BEV_OPT_CLOSE_ON_FREE);
-    if (!c->bev) {
-        schedule_reconnect(a);
-        return;
-    }
+    (void)tls;
+    snprintf(c->peer, sizeof c->peer, "%s", xg_tclient_peer(c->tc));
+    c->bev = bev;
     bufferevent_setcb(c->bev, read_cb, NULL, event_cb, a);
     /* pause reading while a whole maximal frame (+ one read) is buffered */
     size_t maxf = c->limits.max_definition_len > c->limits.max_data_len
@@ -762,25 +722,8 @@ static void try_connect(evutil_socket_t fd, short what, void *arg)
                       : c->limits.max_data_len;
     bufferevent_setwatermark(c->bev, EV_READ, 0, maxf + RGMP_HEADER_LEN + 65536);
     bufferevent_enable(c->bev, EV_READ);
-    struct timeval cto = {CONNECT_TIMEOUT_S, 0};
-    bufferevent_set_timeouts(c->bev, NULL, &cto); /* the pending connect is a write */
-    if (bufferevent_socket_connect(c->bev, (struct sockaddr *)&c->addr, (int)c->addrlen) < 0) {
-        XG_WARN(a->name, "cannot connect to %s", c->peer);
-        bufferevent_free(c->bev);
-        c->bev = NULL;
-        schedule_reconnect(a);
-    }
-}
-
-static void schedule_reconnect(struct xg_adapter *a)
-{
-    struct rgmp_client *c = a->priv;
-    if (!c->timer) return; /* stopped */
-    int64_t d = xg_backoff_next(&c->backoff);
-    struct timeval tv = xg_ns_to_timeval(d);
-    c->state = ST_BACKOFF;
-    XG_DEBUG(a->name, "reconnecting to %s in %.2f s", c->peer, (double)d * 1e-9);
-    evtimer_add(c->timer, &tv);
+    rgmp_session_init(&c->sess, &c->limits, c->strict);
+    c->sess_live = true;
 }
 
 /* ---- ops ---- */
@@ -811,36 +754,34 @@ static int client_create(struct xg_adapter *a, const struct xg_conf *conf, struc
                              "connect: '%s' is not host:port", connect);
     snprintf(c->connect, sizeof c->connect, "%s", connect);
     snprintf(c->peer, sizeof c->peer, "%s", connect);
+    snprintf(c->host, sizeof c->host, "%s", host);
+    c->port = port;
     c->limits.max_definition_len = (uint32_t)maxdef;
     c->limits.max_data_len = (uint32_t)maxdata;
     c->explicit_frame = xg_conf_get(conf, "frame") != NULL;
-    c->backoff.rng = (uint64_t)(uintptr_t)c ^ 0x9E3779B97F4A7C15u;
     return 0;
 }
 
 static int client_start(struct xg_adapter *a)
 {
     struct rgmp_client *c = a->priv;
-    struct xg_error err = {0};
-    int rc =
-        xg_net_parse_addr(c->connect, "127.0.0.1", RGMP_DEFAULT_PORT, &c->addr, &c->addrlen, &err);
-    if (rc < 0) {
-        XG_ERR(a->name, "connect: %s", err.msg);
-        return rc;
-    }
-    xg_net_addr_str((struct sockaddr *)&c->addr, c->peer, sizeof c->peer);
-    c->timer = evtimer_new(a->base, try_connect, a);
-    if (!c->timer) return -ENOMEM;
-    try_connect(-1, 0, a);
+    struct xg_tclient_conf tcc = {.component = a->name,
+                                  .host = c->host,
+                                  .port = c->port,
+                                  .connect_timeout_ns = CONNECT_TIMEOUT_NS};
+    struct xg_tclient_ops ops = {.connected = on_connected};
+    c->tc = xg_tclient_new(a->base, &tcc, &ops, a);
+    if (!c->tc) return -ENOMEM;
+    xg_tclient_start(c->tc);
     return 0;
 }
 
 static void client_status(const struct xg_adapter *a, struct xg_status *st)
 {
     const struct rgmp_client *c = a->priv;
-    st->state = state_name(c->state);
-    snprintf(st->peer, sizeof st->peer, "%s", c->peer);
-    xg_status_counter(st, "connects", (double)c->connects);
+    st->state = "stopped";
+    if (c->tc) xg_tclient_status(&c->tc, 1, st);
+    snprintf(st->peer, sizeof st->peer, "%s", c->tc ? xg_tclient_peer(c->tc) : c->peer);
     xg_status_counter(st, "disconnects", (double)c->disconnects);
     xg_status_counter(st, "protocol_errors", (double)c->protocol_errors);
     xg_status_counter(st, "definitions", (double)c->definitions);
@@ -852,26 +793,22 @@ static void client_status(const struct xg_adapter *a, struct xg_status *st)
     xg_status_gauge(st, "devices", (double)c->n_devs);
     xg_status_counter(st, "bytes_in", (double)c->bytes_in);
     xg_status_counter(st, "unresolved_parents", (double)c->unresolved);
-    xg_status_gauge(st, "backoff_attempts", (double)c->backoff.attempts);
 }
 
 static void client_stop(struct xg_adapter *a)
 {
     struct rgmp_client *c = a->priv;
     if (!c) return;
-    if (c->timer) {
-        event_free(c->timer);
-        c->timer = NULL;
-    }
-    close_connection(a, false);
-    c->state = ST_IDLE;
+    xg_tclient_stop(c->tc);
+    close_connection(a, NULL);
 }
 
 static void client_destroy(struct xg_adapter *a)
 {
     struct rgmp_client *c = a->priv;
     if (!c) return;
-    if (c->timer || c->bev || c->sess_live) client_stop(a);
+    client_stop(a);
+    xg_tclient_free(c->tc);
     for (size_t i = 0; i < c->n_warned; i++)
         free(c->warned[i]);
     free(c->devs);

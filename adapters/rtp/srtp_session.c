@@ -16,6 +16,7 @@
 #include <srtp2/srtp.h>
 
 #include "core/log.h"
+#include "core/path.h"
 
 /* ---- suites ---- */
 
@@ -782,19 +783,6 @@ int xg_srtp_unprotect_rtcp(struct xg_srtp *s, void *pkt, size_t *len, struct xg_
 
 /* ---- config ---- */
 
-/* Relative paths in the config are relative to the config file's directory (as less does). */
-static int resolve_path(const struct xg_conf *at, const char *path, char *out, size_t size)
-{
-    const char *file = at ? at->file : NULL;
-    const char *slash = file ? strrchr(file, '/') : NULL;
-    int n;
-    if (path[0] == '/' || !slash)
-        n = snprintf(out, size, "%s", path);
-    else
-        n = snprintf(out, size, "%.*s/%s", (int)(slash - file), file, path);
-    return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
-}
-
 int xg_srtp_conf_read(const struct xg_conf *conf, struct xg_srtp_conf *out, struct xg_error *err)
 {
     memset(out, 0, sizeof *out);
@@ -816,7 +804,7 @@ int xg_srtp_conf_read(const struct xg_conf *conf, struct xg_srtp_conf *out, stru
                              "srtp needs 'key_file:' (the key we send with: a file holding "
                              "'inline:<base64 key||salt>' or an a=crypto line)");
     const struct xg_conf *kn = xg_conf_get(sec, "key_file");
-    if (resolve_path(kn, key_file, out->key_path, sizeof out->key_path))
+    if (xg_conf_path(kn, key_file, out->key_path, sizeof out->key_path))
         return xg_conf_error(err, kn, -ENAMETOOLONG, "srtp.key_file '%s': path too long", key_file);
     bool wr = false;
     rc = key_load(out->key_path, suite, XG_SRTP_AES_CM_128_HMAC_SHA1_80, &out->local, &wr, &e2);
@@ -828,7 +816,7 @@ int xg_srtp_conf_read(const struct xg_conf *conf, struct xg_srtp_conf *out, stru
     out->suite = out->local.suite;
     if (remote_file && *remote_file) {
         const struct xg_conf *rn = xg_conf_get(sec, "remote_key_file");
-        if (resolve_path(rn, remote_file, out->remote_key_path, sizeof out->remote_key_path)) {
+        if (xg_conf_path(rn, remote_file, out->remote_key_path, sizeof out->remote_key_path)) {
             xg_srtp_conf_wipe(out);
             return xg_conf_error(err, rn, -ENAMETOOLONG, "srtp.remote_key_file '%s': path too long",
                                  remote_file);

@@ -39,6 +39,9 @@
  * unknown system type, an id outside 0..1999, a bad description) closes that connection with one
  * log line naming the peer, the field and the value, marks its entities inactive and reconnects
  * after a backoff (0.5 s doubling to 10 s, ±25 % jitter, reset once the connection streams).
+ * Each connection's name resolution, TCP connect (TCP-only), backoff and state are a
+ * core/transport_client.h client; in UDP+TCP mode the attempt itself (call-back listener, UDP
+ * socket, connection request) is this file's (ops.resolved).
  * Messages of types or senders the server never described are ignored, as mainline does (§5.3),
  * as are messages of devices not configured (§6.5). */
 #include <arpa/inet.h>
@@ -63,6 +66,7 @@
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/net.h"
+#include "core/transport_client.h"
 #include "mappings/frame.h"
 
 #define DIAL_ANALOG_BASE 64 /* dial d -> analogs[64 + d] */
@@ -72,7 +76,7 @@
 #define NOPONG_WARN_NS (3 * XG_NS_PER_S)
 #define OUTBUF 8192
 
-enum cstate { ST_IDLE, ST_CONNECTING, ST_HANDSHAKE, ST_STREAMING, ST_BACKOFF };
+#define ST(c) xg_tclient_state((c)->tc)
 
 /* The types a mainline client registers, in its order (fixtures *_c2s.bin, §8.7). */
 static const char *const client_types[] = {
@@ -137,20 +141,18 @@ struct vconn {
     bool tcp_only;
     char host[200];
     int port;
-    char peer[128]; /* "ip:port" (tcp:// prefix for TCP-only) */
-    struct sockaddr_storage addr;
+    char peer[300];               /* "ip:port" (tcp:// prefix for TCP-only) */
+    struct xg_tclient *tc;        /* resolution, TCP connect, backoff, state */
+    struct sockaddr_storage addr; /* the server, as resolved for this attempt */
     socklen_t addrlen;
     struct vdev **devs;
     int n_devs;
 
-    enum cstate state;
     struct bufferevent *bev;
     struct evconnlistener *lis; /* UDP+TCP: call-back listener */
     evutil_socket_t udp_fd;     /* UDP+TCP: data socket */
     struct event *udp_ev;
-    struct event *timer; /* backoff / reconnect */
-    struct event *tick;  /* 100 ms (less for stale_ms < 400): lob resend, pings, keepalive */
-    struct xg_backoff backoff;
+    struct event *tick; /* 100 ms (less for stale_ms < 400): lob resend, pings, keepalive */
     struct vrpn_id_map *ids;
     bool got_cookie;
     int64_t cookie_ns; /* when the server's cookie was accepted */
@@ -163,12 +165,13 @@ struct vconn {
     struct in_addr srv_ip;
     uint16_t srv_udp_port;
 
-    uint64_t connects, reconnects, messages, bad_messages, tcp_reports, udp_reports, datagrams,
-        ignored, pings, pongs, lobs, echoes, udp_foreign;
+    uint64_t messages, bad_messages, tcp_reports, udp_reports, datagrams, ignored, pings, pongs,
+        lobs, echoes, udp_foreign;
 };
 
 struct vclient {
     struct vconn **conns;
+    struct xg_tclient **tcs; /* conns[i]->tc, for the status */
     int n_conns;
     struct vdev **devs; /* all devices, config order */
     int n_devs;
@@ -179,22 +182,6 @@ struct vclient {
     struct xg_log_limit lim_bad, lim_foreign;
     struct xg_log_limit lim_nopong; /* devices the server never answers for */
 };
-
-static const char *state_name(enum cstate s)
-{
-    switch (s) {
-    case ST_CONNECTING:
-        return "connecting";
-    case ST_HANDSHAKE:
-        return "handshake";
-    case ST_STREAMING:
-        return "streaming";
-    case ST_BACKOFF:
-        return "backoff";
-    default:
-        return "stopped";
-    }
-}
 
 static enum vrpn_body_kind type_kind(int local_type)
 {
@@ -435,7 +422,7 @@ static void on_velocity(struct xg_adapter *a, struct vdev *d, const struct vrpn_
 
 /* ---- message dispatch (TCP and UDP) ---- */
 
-static void close_conn(struct vconn *c, bool reconnect);
+static void close_conn(struct vconn *c, const char *why);
 
 static void bad_input(struct vconn *c, const char *where, const struct xg_error *err)
 {
@@ -445,14 +432,15 @@ static void bad_input(struct vconn *c, const char *where, const struct xg_error 
     a->errors++;
     XG_WARN_PEER(&v->lim_bad, a->name, "bad input from %s (%s): %s; closing the connection",
                  c->peer, where, err->msg);
-    close_conn(c, true);
+    char why[XG_ERROR_MAX + 128];
+    snprintf(why, sizeof why, "bad input (%s): %s", where, err->msg);
+    close_conn(c, why);
 }
 
 static void mark_streaming(struct vconn *c)
 {
-    if (c->state == ST_HANDSHAKE) {
-        c->state = ST_STREAMING;
-        xg_backoff_reset(&c->backoff);
+    if (ST(c) == XG_TC_HANDSHAKE) {
+        xg_tclient_streaming(c->tc);
         XG_INFO(c->a->name, "peer %s: streaming", c->peer);
     }
 }
@@ -580,7 +568,7 @@ static void read_cb(struct bufferevent *bev, void *arg)
         c->got_cookie = true;
         if (send_handshake(c, &err) < 0) {
             XG_ERR(a->name, "peer %s: cannot encode the handshake: %s", c->peer, err.msg);
-            close_conn(c, true);
+            close_conn(c, "cannot encode the handshake");
             return;
         }
         c->cookie_ns = xg_clock_mono_ns();
@@ -617,17 +605,7 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
 {
     struct vconn *c = arg;
     struct xg_adapter *a = c->a;
-    if (what & BEV_EVENT_CONNECTED) {
-        c->connects++;
-        c->state = ST_HANDSHAKE;
-        c->phase_start_ns = xg_clock_mono_ns();
-        bufferevent_set_timeouts(c->bev, NULL, NULL);
-        evutil_socket_t fd = bufferevent_getfd(bev);
-        int one = 1;
-        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        XG_INFO(a->name, "connected to %s", c->peer);
-        return;
-    }
+    char why[200];
     if (what & BEV_EVENT_EOF) {
         size_t left = evbuffer_get_length(bufferevent_get_input(bev));
         if (left) {
@@ -644,25 +622,16 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
             return;
         }
         XG_WARN(a->name, "%s closed the connection; reconnecting", c->peer);
-        close_conn(c, true);
-        return;
-    }
-    if (what & BEV_EVENT_TIMEOUT) {
-        XG_WARN(a->name, "cannot connect to %s: timed out", c->peer);
-        close_conn(c, true);
+        snprintf(why, sizeof why, "%s closed the connection", c->peer);
+        close_conn(c, why);
         return;
     }
     if (what & BEV_EVENT_ERROR) {
         int e = EVUTIL_SOCKET_ERROR();
-        if (c->state == ST_CONNECTING) {
-            if (c->backoff.attempts < 3 || c->backoff.attempts % 10 == 0)
-                XG_WARN(a->name, "cannot connect to %s: %s (attempt %" PRIu32 ")", c->peer,
-                        evutil_socket_error_to_string(e), c->backoff.attempts + 1);
-        } else {
-            XG_WARN(a->name, "connection to %s lost: %s", c->peer,
-                    evutil_socket_error_to_string(e));
-        }
-        close_conn(c, true);
+        snprintf(why, sizeof why, "connection to %s lost: %s", c->peer,
+                 evutil_socket_error_to_string(e));
+        XG_WARN(a->name, "%s", why);
+        close_conn(c, why);
     }
 }
 
@@ -763,15 +732,14 @@ static void accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct soc
     c->bev = bufferevent_socket_new(a->base, fd, BEV_OPT_CLOSE_ON_FREE);
     if (!c->bev) {
         evutil_closesocket(fd);
-        close_conn(c, true);
+        close_conn(c, "out of memory");
         return;
     }
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     xg_net_listener_free(c->lis); /* no further call-backs */
     c->lis = NULL;
-    c->connects++;
-    c->state = ST_HANDSHAKE;
+    xg_tclient_handshake(c->tc);
     c->phase_start_ns = xg_clock_mono_ns();
     XG_INFO(a->name, "peer %s called back from %s", c->peer, from);
     setup_bev(c);
@@ -816,13 +784,15 @@ static int route_local_ip(struct vconn *c, struct sockaddr_in *out)
     return rc;
 }
 
-static int start_callback(struct vconn *c)
+/* UDP+TCP attempt: call-back listener and UDP data socket on the local address that routes to
+ * the server, then the connection request. 0, or -errno with the reason in why. */
+static int start_callback(struct vconn *c, char *why, size_t why_size)
 {
     struct xg_adapter *a = c->a;
     struct sockaddr_in local;
     int rc = route_local_ip(c, &local);
     if (rc < 0) {
-        XG_WARN(a->name, "peer %s: no route: %s", c->peer, strerror(-rc));
+        snprintf(why, why_size, "no route: %s", strerror(-rc));
         return rc;
     }
     inet_ntop(AF_INET, &local.sin_addr, c->local_ip, sizeof c->local_ip);
@@ -833,8 +803,8 @@ static int start_callback(struct vconn *c)
                                       LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 4,
                                       (struct sockaddr *)&local, sizeof local, a->name);
     if (!c->lis) {
-        XG_WARN(a->name, "peer %s: cannot listen for the call-back on %s: %s", c->peer, c->local_ip,
-                strerror(errno));
+        snprintf(why, why_size, "cannot listen for the call-back on %s: %s", c->local_ip,
+                 strerror(errno));
         return -EIO;
     }
     struct sockaddr_in b;
@@ -844,7 +814,7 @@ static int start_callback(struct vconn *c)
     struct xg_error err = {0};
     c->udp_fd = xg_net_udp_bind((struct sockaddr *)&local, sizeof local, NULL, &err);
     if (c->udp_fd < 0) {
-        XG_WARN(a->name, "peer %s: UDP data socket: %s", c->peer, err.msg);
+        snprintf(why, why_size, "UDP data socket: %s", err.msg);
         c->udp_fd = -1;
         return -EIO;
     }
@@ -854,26 +824,21 @@ static int start_callback(struct vconn *c)
     c->udp_ev = event_new(a->base, c->udp_fd, EV_READ | EV_PERSIST, udp_cb, c);
     if (!c->udp_ev) return -ENOMEM;
     event_add(c->udp_ev, NULL);
-    return send_lob(c) == -EINVAL ? -EINVAL : 0;
+    if (send_lob(c) == -EINVAL) {
+        snprintf(why, why_size, "cannot encode the connection request");
+        return -EINVAL;
+    }
+    return 0;
 }
 
 /* ---- connection life cycle ---- */
 
-static void schedule_reconnect(struct vconn *c)
-{
-    if (!c->timer) return; /* stopped */
-    int64_t d = xg_backoff_next(&c->backoff);
-    struct timeval tv = xg_ns_to_timeval(d);
-    c->state = ST_BACKOFF;
-    c->reconnects++;
-    XG_DEBUG(c->a->name, "reconnecting to %s in %.2f s", c->peer, (double)d * 1e-9);
-    evtimer_add(c->timer, &tv);
-}
-
-static void close_conn(struct vconn *c, bool reconnect)
+/* Close the connection (or the attempt); with `why` (already logged) reconnect after a backoff,
+ * without only clean up (stop, or a failed attempt the transport reports). */
+static void close_conn(struct vconn *c, const char *why)
 {
     struct xg_adapter *a = c->a;
-    bool was_up = c->state == ST_HANDSHAKE || c->state == ST_STREAMING;
+    bool was_up = c->tc && (ST(c) == XG_TC_HANDSHAKE || ST(c) == XG_TC_STREAMING);
     if (c->bev) {
         bufferevent_free(c->bev);
         c->bev = NULL;
@@ -906,10 +871,7 @@ static void close_conn(struct vconn *c, bool reconnect)
             if (d->sensors[k].id) xg_table_push(a->table, d->sensors[k].id, &s);
         if (d->ctl_id) xg_table_push(a->table, d->ctl_id, &s);
     }
-    if (reconnect)
-        schedule_reconnect(c);
-    else
-        c->state = ST_IDLE;
+    if (why && c->tc) xg_tclient_closed(c->tc, why);
 }
 
 /* Fresh id map: our senders (VRPN Control, the devices) and types, as a mainline client. */
@@ -927,37 +889,43 @@ static int init_ids(struct vconn *c)
     return 0;
 }
 
-static void try_connect(evutil_socket_t fd, short what, void *arg)
+/* A new attempt: fresh sequence numbers and id map. */
+static int attempt_begin(struct vconn *c, const struct sockaddr *sa, socklen_t len)
 {
-    struct vconn *c = arg;
-    struct xg_adapter *a = c->a;
-    (void)fd;
-    (void)what;
-    c->state = ST_CONNECTING;
+    memcpy(&c->addr, sa, len);
+    c->addrlen = len;
+    snprintf(c->peer, sizeof c->peer, "%s", xg_tclient_peer(c->tc));
     c->seq = 0;
     c->got_cookie = false;
     c->phase_start_ns = xg_clock_mono_ns();
-    if (init_ids(c) < 0) {
-        close_conn(c, true);
+    return init_ids(c);
+}
+
+/* UDP+TCP: the name resolved (core/transport_client.h): request the call-back. */
+static int on_resolved(void *arg, const struct sockaddr *sa, socklen_t len, char *why,
+                       size_t why_size)
+{
+    struct vconn *c = arg;
+    int rc = attempt_begin(c, sa, len);
+    if (rc < 0) snprintf(why, why_size, "out of memory");
+    if (rc == 0) rc = start_callback(c, why, why_size);
+    if (rc < 0) close_conn(c, NULL);
+    return rc;
+}
+
+/* TCP-only: connected (core/transport_client.h): the cookie exchange starts. */
+static void on_connected(void *arg, struct bufferevent *bev, struct xg_tls_session *tls)
+{
+    struct vconn *c = arg;
+    socklen_t len;
+    const struct sockaddr *sa = xg_tclient_addr(c->tc, &len);
+    (void)tls;
+    c->bev = bev;
+    if (attempt_begin(c, sa, len) < 0) {
+        close_conn(c, "out of memory");
         return;
     }
-    if (!c->tcp_only) {
-        if (start_callback(c) < 0) close_conn(c, true);
-        return;
-    }
-    c->bev = bufferevent_socket_new(a->base, -1, BEV_OPT_CLOSE_ON_FREE);
-    if (!c->bev) {
-        close_conn(c, true);
-        return;
-    }
-    struct vclient *v = a->priv;
-    struct timeval cto = xg_ns_to_timeval(v->connect_timeout_ns);
-    bufferevent_set_timeouts(c->bev, NULL, &cto); /* the pending connect is a write */
     setup_bev(c);
-    if (bufferevent_socket_connect(c->bev, (struct sockaddr *)&c->addr, (int)c->addrlen) < 0) {
-        XG_WARN(a->name, "cannot connect to %s", c->peer);
-        close_conn(c, true);
-    }
 }
 
 /* Every 100 ms (stale_ms / 4 when shorter, at least 10 ms): connection request resends and
@@ -970,28 +938,30 @@ static void tick_cb(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     int64_t now = xg_clock_mono_ns();
-    if (c->state == ST_CONNECTING && !c->tcp_only && !c->bev) {
+    if (ST(c) == XG_TC_CONNECTING && !c->tcp_only && !c->bev && c->lis) {
         if (now - c->phase_start_ns >= v->connect_timeout_ns) {
-            if (c->backoff.attempts < 3 || c->backoff.attempts % 10 == 0)
-                XG_WARN(a->name,
-                        "peer %s: no call-back within %.1f s of the connection request (attempt "
-                        "%" PRIu32 ")",
-                        c->peer, (double)v->connect_timeout_ns * 1e-9, c->backoff.attempts + 1);
-            close_conn(c, true);
+            char why[200];
+            snprintf(why, sizeof why,
+                     "peer %s: no call-back within %.1f s of the connection request", c->peer,
+                     (double)v->connect_timeout_ns * 1e-9);
+            uint32_t attempt = xg_tclient_attempts(c->tc) + 1;
+            if (xg_tclient_log_attempt(attempt))
+                XG_WARN(a->name, "%s (attempt %" PRIu32 ")", why, attempt);
+            close_conn(c, why);
             return;
         }
         if (now - c->last_lob_ns >= LOB_RESEND_NS) send_lob(c);
         return;
     }
-    if (c->state == ST_HANDSHAKE && !c->got_cookie &&
+    if (ST(c) == XG_TC_HANDSHAKE && !c->got_cookie &&
         now - c->phase_start_ns >= v->connect_timeout_ns) {
         XG_WARN(a->name, "peer %s: no VRPN cookie within %.1f s; closing the connection", c->peer,
                 (double)v->connect_timeout_ns * 1e-9);
         c->bad_messages++;
-        close_conn(c, true);
+        close_conn(c, "no VRPN cookie");
         return;
     }
-    if (c->state != ST_HANDSHAKE && c->state != ST_STREAMING) return;
+    if (ST(c) != XG_TC_HANDSHAKE && ST(c) != XG_TC_STREAMING) return;
     /* first pings shortly after the handshake, once the server's descriptions are in and echoed
      * (mainline's remotes ping from their first mainloop, §7) */
     if (c->got_cookie && now - c->cookie_ns >= FIRST_PING_NS) send_pings(c, now);
@@ -999,7 +969,7 @@ static void tick_cb(evutil_socket_t fd, short what, void *arg)
      * while a reconnect waits for its cookie: the entity stays inactive, then stale) */
     int64_t keep = xg_table_params(a->table)->stale_ns / 2;
     if (keep > XG_NS_PER_S) keep = XG_NS_PER_S;
-    for (int i = 0; i < c->n_devs && c->state == ST_STREAMING; i++) {
+    for (int i = 0; i < c->n_devs && ST(c) == XG_TC_STREAMING; i++) {
         struct vdev *d = c->devs[i];
         if (!d->ctl_id || now - d->ctl_last_t < keep) continue;
         struct xg_sample s = {.capture_ns = now,
@@ -1066,6 +1036,12 @@ static int add_device(struct xg_adapter *a, struct vclient *v, const struct xg_c
                              "devices: '%s' is not a VRPN name Device@host[:port] or "
                              "Device@tcp://host[:port]",
                              text);
+    struct in6_addr a6;
+    if (!tcp_only && inet_pton(AF_INET6, host, &a6) == 1)
+        return xg_conf_error(err, at, -EINVAL,
+                             "devices: '%s': UDP+TCP mode needs an IPv4 server (use "
+                             "Device@tcp://host:port)",
+                             text);
     if (!strcmp(name, VRPN_NAME_CONTROL))
         return xg_conf_error(err, at, -EINVAL, "devices: '%s': '%s' is reserved", text, name);
     struct vconn *c = NULL;
@@ -1099,7 +1075,6 @@ static int add_device(struct xg_adapter *a, struct vclient *v, const struct xg_c
         c->port = port;
         c->udp_fd = -1;
         snprintf(c->peer, sizeof c->peer, "%s%.100s:%d", tcp_only ? "tcp://" : "", host, port);
-        c->backoff.rng = (uint64_t)(uintptr_t)c ^ 0x9E3779B97F4A7C15u;
     }
     struct vdev **nd = realloc(c->devs, (size_t)(c->n_devs + 1) * sizeof *nd);
     if (!nd) return -ENOMEM;
@@ -1155,83 +1130,56 @@ static int client_create(struct xg_adapter *a, const struct xg_conf *conf, struc
 static int client_start(struct xg_adapter *a)
 {
     struct vclient *v = a->priv;
+    v->tcs = calloc((size_t)v->n_conns + 1, sizeof *v->tcs);
+    if (!v->tcs) return -ENOMEM;
     for (int i = 0; i < v->n_conns; i++) {
         struct vconn *c = v->conns[i];
-        struct xg_error err = {0};
-        char hp[256];
-        snprintf(hp, sizeof hp, strchr(c->host, ':') ? "[%s]:%d" : "%s:%d", c->host, c->port);
-        int rc = xg_net_parse_addr(hp, "127.0.0.1", VRPN_DEFAULT_PORT, &c->addr, &c->addrlen, &err);
-        if (rc < 0) {
-            XG_ERR(a->name, "devices: %s", err.msg);
-            return rc;
-        }
-        if (!c->tcp_only && c->addr.ss_family != AF_INET) {
-            XG_ERR(a->name,
-                   "devices: %s: UDP+TCP mode needs an IPv4 server (use Device@tcp://host:port)",
-                   c->peer);
-            return -EINVAL;
-        }
-        char as[64];
-        xg_net_addr_str((struct sockaddr *)&c->addr, as, sizeof as);
-        snprintf(c->peer, sizeof c->peer, "%s%s", c->tcp_only ? "tcp://" : "", as);
-        c->timer = evtimer_new(a->base, try_connect, c);
+        /* UDP+TCP mode needs an IPv4 server (the connection request names an IPv4 address) */
+        struct xg_tclient_conf tcc = {.component = a->name,
+                                      .host = c->host,
+                                      .port = c->port,
+                                      .family = c->tcp_only ? AF_UNSPEC : AF_INET,
+                                      .peer_prefix = c->tcp_only ? "tcp://" : NULL,
+                                      .connect_timeout_ns = v->connect_timeout_ns};
+        struct xg_tclient_ops ops = {.connected = c->tcp_only ? on_connected : NULL,
+                                     .resolved = c->tcp_only ? NULL : on_resolved};
+        c->tc = v->tcs[i] = xg_tclient_new(a->base, &tcc, &ops, c);
         c->tick = event_new(a->base, -1, EV_PERSIST, tick_cb, c);
-        if (!c->timer || !c->tick) return -ENOMEM;
+        if (!c->tc || !c->tick) return -ENOMEM;
         /* 100 ms, shorter for a short stale_ms (the controller keepalive), not below 10 ms */
         int64_t period = xg_table_params(a->table)->stale_ns / 4;
         if (period > 100 * XG_NS_PER_MS) period = 100 * XG_NS_PER_MS;
         if (period < 10 * XG_NS_PER_MS) period = 10 * XG_NS_PER_MS;
         struct timeval tv = xg_ns_to_timeval(period);
         event_add(c->tick, &tv);
-        try_connect(-1, 0, c);
+        xg_tclient_start(c->tc);
     }
     v->started = true;
     return 0;
 }
 
-static int state_rank(enum cstate s)
-{
-    switch (s) {
-    case ST_BACKOFF:
-        return 4;
-    case ST_CONNECTING:
-        return 3;
-    case ST_HANDSHAKE:
-        return 2;
-    case ST_STREAMING:
-        return 1;
-    default:
-        return 0;
-    }
-}
-
 static void client_status(const struct xg_adapter *a, struct xg_status *st)
 {
     const struct vclient *v = a->priv;
-    enum cstate worst = ST_IDLE;
-    uint64_t sum[13] = {0};
+    uint64_t sum[11] = {0};
     size_t off = 0;
     st->peer[0] = '\0';
-    uint32_t attempts = 0;
+    st->state = "stopped";
+    if (v->tcs) xg_tclient_status(v->tcs, v->n_conns, st);
     for (int i = 0; i < v->n_conns; i++) {
         const struct vconn *c = v->conns[i];
-        if (state_rank(c->state) > state_rank(worst)) worst = c->state;
-        const uint64_t vals[13] = {c->connects,    c->reconnects,  c->messages,  c->bad_messages,
-                                   c->tcp_reports, c->udp_reports, c->datagrams, c->ignored,
-                                   c->pings,       c->pongs,       c->lobs,      c->echoes,
-                                   c->udp_foreign};
-        for (int k = 0; k < 13; k++)
+        const uint64_t vals[11] = {c->messages,  c->bad_messages, c->tcp_reports, c->udp_reports,
+                                   c->datagrams, c->ignored,      c->pings,       c->pongs,
+                                   c->lobs,      c->echoes,       c->udp_foreign};
+        for (int k = 0; k < 11; k++)
             sum[k] += vals[k];
-        if (c->backoff.attempts > attempts) attempts = c->backoff.attempts;
         if (off < sizeof st->peer) {
-            int n = snprintf(st->peer + off, sizeof st->peer - off, "%s%s", i ? "," : "", c->peer);
+            int n = snprintf(st->peer + off, sizeof st->peer - off, "%s%s", i ? "," : "",
+                             c->tc ? xg_tclient_peer(c->tc) : c->peer);
             if (n > 0) off += (size_t)n;
         }
     }
-    st->state = state_name(worst);
-    static const char *const names[13] = {"connects",
-                                          "reconnects",
-                                          "messages",
+    static const char *const names[11] = {"messages",
                                           "bad_messages",
                                           "tcp_reports",
                                           "udp_reports",
@@ -1242,11 +1190,11 @@ static void client_status(const struct xg_adapter *a, struct xg_status *st)
                                           "connection_requests",
                                           "echoed_descriptions",
                                           "udp_foreign_dropped"};
-    for (int k = 0; k < 13; k++)
+    for (int k = 0; k < 11; k++)
         xg_status_counter(st, names[k], (double)sum[k]);
     int streaming = 0, sensors = 0;
     for (int i = 0; i < v->n_conns; i++)
-        streaming += v->conns[i]->state == ST_STREAMING;
+        streaming += v->conns[i]->tc && ST(v->conns[i]) == XG_TC_STREAMING;
     for (int i = 0; i < v->n_devs; i++)
         for (int k = 0; k < v->devs[i]->n_sensors; k++)
             sensors += v->devs[i]->sensors[k].id != 0;
@@ -1254,7 +1202,6 @@ static void client_status(const struct xg_adapter *a, struct xg_status *st)
     xg_status_gauge(st, "connections_streaming", streaming);
     xg_status_gauge(st, "devices", v->n_devs);
     xg_status_gauge(st, "sensors", sensors);
-    xg_status_gauge(st, "backoff_attempts", attempts);
 }
 
 static void client_stop(struct xg_adapter *a)
@@ -1263,15 +1210,12 @@ static void client_stop(struct xg_adapter *a)
     if (!v) return;
     for (int i = 0; i < v->n_conns; i++) {
         struct vconn *c = v->conns[i];
-        if (c->timer) {
-            event_free(c->timer);
-            c->timer = NULL;
-        }
+        xg_tclient_stop(c->tc);
         if (c->tick) {
             event_free(c->tick);
             c->tick = NULL;
         }
-        close_conn(c, false);
+        close_conn(c, NULL);
     }
 }
 
@@ -1283,6 +1227,7 @@ static void client_destroy(struct xg_adapter *a)
     for (int i = 0; i < v->n_conns; i++) {
         struct vconn *c = v->conns[i];
         if (c->ids) vrpn_id_map_free(c->ids);
+        xg_tclient_free(c->tc);
         free(c->ids);
         free(c->devs);
         free(c);
@@ -1292,6 +1237,7 @@ static void client_destroy(struct xg_adapter *a)
         free(v->devs[i]);
     }
     free(v->conns);
+    free(v->tcs);
     free(v->devs);
     free(v);
     a->priv = NULL;

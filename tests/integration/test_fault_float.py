@@ -258,7 +258,10 @@ def run_absurd(gw, src):
     /api/entities drop the `position` key (the egress checks run after this section)."""
     x = 0.777
     src.send((x, 1.0, 1.0), Q1)
-    F.wait_for(lambda: abs(F.entities(gw, src.entity)[src.entity]["position"][0] - x) < 1e-9,
+    # the entity appears with this first report: poll until it exists (the peer may still be
+    # connecting when the test starts)
+    F.wait_for(lambda: abs(F.entities(gw, src.entity).get(src.entity, {})
+                           .get("position", [float("nan")])[0] - x) < 1e-9,
                what="vc: last good pose")
     good = F.entities(gw, src.entity)[src.entity]
     cases = [  # (what, send, log text)

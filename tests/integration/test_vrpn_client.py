@@ -535,6 +535,8 @@ CHECK_ERRORS = [
     ('devices: ["VRPN Control@h"]', "4:15: devices: 'VRPN Control@h': 'VRPN Control' is reserved"),
     ('devices: "T@h"\n    max_sensors: 0', "5:18: 'max_sensors' = 0 is out of range"),
     ('devices: "T@h"\n    device: "U@h"', "unknown key 'device'"),
+    ('devices: ["V@x-vrpn://[::1]"]',
+     "4:15: devices: 'V@x-vrpn://[::1]': UDP+TCP mode needs an IPv4 server"),
 ]
 
 
@@ -551,7 +553,7 @@ def run_check_errors():
             assert r.returncode == 1 and want in out, (body, r.returncode, out)
         with open(path, "w") as f:
             f.write('adapters:\n  - name: rig\n    type: vrpn-client\n    devices: ["T@h", '
-                    '"U@tcp://h:4000", "V@x-vrpn://[::1]"]\n    connect_timeout_ms: 200\n')
+                    '"U@tcp://h:4000", "V@tcp://[::1]"]\n    connect_timeout_ms: 200\n')
         r = subprocess.run([BIN, "--check", "--config", path], capture_output=True, text=True,
                            timeout=10)
         assert r.returncode == 0, r.stdout + r.stderr
