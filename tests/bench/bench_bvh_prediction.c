@@ -24,10 +24,15 @@
  * mean <= 0.5 x hold, rotation p95 <= 0.6 x hold p95, rotation worse than hold in <= 5 % of
  * joint-instants. Printed as MET / NOT MET (not asserted: figures belong here, not in tests).
  *
- * Usage: bench_bvh_prediction [OUT_DIR [FILE.bvh]]   (arguments starting with "--" are ignored,
- * for run.py). FILE defaults to the CMU walk (XG_VECTORS_DIR); units: cmu (0.0254 / 0.45 m per
- * unit), first frame skipped (the converter's T-pose). Prints the table and writes
- * OUT_DIR/bvh_prediction.json (OUT_DIR defaults to "."). Deterministic (no timing involved). */
+ * Usage: bench_bvh_prediction [--reverse] [--bound] [OUT_DIR [FILE.bvh]]   (other arguments
+ * starting with "--" are ignored, for run.py). --reverse plays the take backwards (a second
+ * motion of the same body, to check that a change does not only fit this take's dynamics);
+ * --bound also prints a reference that is NOT causal (print_bound: constant angular velocity with
+ * the take's true angular velocity at each sample), the best that extrapolating at a constant
+ * angular velocity could do here. FILE defaults to the CMU walk (XG_VECTORS_DIR); units: cmu
+ * (0.0254 / 0.45 m per unit), first frame skipped (the converter's T-pose). Prints the table and
+ * writes OUT_DIR/bvh_prediction.json (OUT_DIR defaults to "."). Deterministic (no timing involved).
+ */
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -306,11 +311,105 @@ static double ratio(double a, double b)
     return b > 0 ? a / b : 0;
 }
 
+/* ---- the bound (--bound): constant angular velocity with the take's own angular velocity ---- */
+
+/* a ⊗ b, quaternions as {x, y, z, w} */
+static void qmul(const double a[4], const double b[4], double o[4])
+{
+    o[0] = a[3] * b[0] + a[0] * b[3] + a[1] * b[2] - a[2] * b[1];
+    o[1] = a[3] * b[1] - a[0] * b[2] + a[1] * b[3] + a[2] * b[0];
+    o[2] = a[3] * b[2] + a[0] * b[1] - a[1] * b[0] + a[2] * b[3];
+    o[3] = a[3] * b[3] - a[0] * b[0] - a[1] * b[1] - a[2] * b[2];
+}
+
+/* rotation vector (rad) of a ⊗ conj(b), shortest arc */
+static void qrel_rotvec(const double a[4], const double b[4], double r[3])
+{
+    double bc[4] = {-b[0], -b[1], -b[2], b[3]}, q[4];
+    qmul(a, bc, q);
+    if (q[3] < 0)
+        for (int i = 0; i < 4; i++)
+            q[i] = -q[i];
+    double sv = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2]);
+    double k = sv < 1e-12 ? 2.0 : 2.0 * atan2(sv, q[3]) / sv;
+    for (int i = 0; i < 3; i++)
+        r[i] = q[i] * k;
+}
+
+/* exp(r) ⊗ q for a rotation vector r (rad) */
+static void qturn(const double r[3], const double q[4], double o[4])
+{
+    double a = sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2]);
+    double s = a < 1e-12 ? 0.5 : sin(a / 2) / a;
+    double e[4] = {r[0] * s, r[1] * s, r[2] * s, cos(a / 2)};
+    qmul(e, q, o);
+}
+
+#define N_BG 3
+static const double bound_gain[N_BG] = {1, 0.5, 0.25};
+
+/* Not a prediction (it looks 1/120 s ahead): how well extrapolating at constant angular
+ * velocity could do at best on this take. At every scored frame k, each joint's true angular
+ * velocity is the central difference of frames k-1 and k+1 (world frame); the orientation of
+ * frame k is turned by gain x that velocity over each horizon and compared with the truth, like
+ * the table's answers. Every frame is a sample at some phase, so the figures hold for every rate.
+ */
+static void print_bound(const struct take *tk, const double (*Q)[4], long nf)
+{
+    static struct series pred[N_H][N_BG], hold[N_H];
+    static size_t worse[N_H][N_BG];
+    const int nj = tk->nj;
+    for (long k = START + 1; k + 1 < nf; k++) {
+        if ((double)(k - START) * tk->ft < WARMUP_NS * 1e-9) continue;
+        for (int j = 0; j < nj; j++) {
+            if (tk->j[j].end) continue;
+            double w[3];
+            qrel_rotvec(Q[(k + 1) * nj + j], Q[(k - 1) * nj + j], w);
+            for (int h = 0; h < N_H; h++) {
+                long kt = k + horizon_frames[h];
+                if (kt >= nf) continue;
+                const double *tq = Q[kt * nj + j], *q = Q[k * nj + j];
+                double eh = quat_angle_deg(q, tq);
+                push(&hold[h], eh);
+                for (int g = 0; g < N_BG; g++) {
+                    double r[3], pq[4], c = bound_gain[g] * (double)horizon_frames[h] / 2;
+                    for (int i = 0; i < 3; i++)
+                        r[i] = w[i] * c;
+                    qturn(r, q, pq);
+                    double ep = quat_angle_deg(pq, tq);
+                    push(&pred[h][g], ep);
+                    worse[h][g] += ep > eh + WORSE_EPS;
+                }
+            }
+        }
+    }
+    printf("bound, NOT causal (true angular velocity at the sample, central difference over "
+           "+-1 frame of the take), all joints:\n");
+    printf("%-6s %-6s %9s %9s %9s\n", "ms", "gain", "rot mean", "rot p95", "worse %");
+    for (int h = 0; h < N_H; h++) {
+        struct stat2 sh = stat_of(&hold[h]);
+        for (int g = 0; g < N_BG; g++) {
+            size_t n = pred[h][g].n;
+            struct stat2 sp = stat_of(&pred[h][g]);
+            printf("%-6.1f %-6.2f %9.3f %9.3f %9.2f\n", horizon_frames[h] * tk->ft * 1e3,
+                   bound_gain[g], ratio(sp.mean, sh.mean), ratio(sp.p95, sh.p95),
+                   n ? 100.0 * (double)worse[h][g] / (double)n : 0);
+            free(pred[h][g].v);
+        }
+        free(hold[h].v);
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *dir = ".", *path = CLIP;
     int pos_args = 0;
+    bool reverse = false, bound = false;
     for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--reverse") || !strcmp(argv[i], "--bound")) {
+            *(argv[i][2] == 'r' ? &reverse : &bound) = true;
+            continue;
+        }
         if (!strncmp(argv[i], "--", 2)) {
             if ((!strcmp(argv[i], "--reps") || !strcmp(argv[i], "--ms")) && i + 1 < argc) i++;
             continue;
@@ -328,6 +427,13 @@ int main(int argc, char **argv)
     }
     const int nj = tk.nj;
     const long nf = tk.nf;
+    if (reverse) /* the take played backwards from its last frame: a second motion, same body */
+        for (long a = START, b = nf - 1; a < b; a++, b--)
+            for (int c = 0; c < tk.ncol; c++) {
+                double x = tk.rows[a * tk.ncol + c];
+                tk.rows[a * tk.ncol + c] = tk.rows[b * tk.ncol + c];
+                tk.rows[b * tk.ncol + c] = x;
+            }
     double(*P)[3] = calloc((size_t)(nf * nj), sizeof *P);
     double(*Q)[4] = calloc((size_t)(nf * nj), sizeof *Q);
     mat3 *R = calloc((size_t)nj, sizeof *R);
@@ -342,6 +448,7 @@ int main(int argc, char **argv)
         if (!tk.j[j].end) n_sel++, n_trunk += is_trunk(tk.j[j].name);
 
     static struct cell C[N_R][N_H][N_G];
+
     uint64_t quality[N_R][XG_QUALITY_COUNT];
     memset(quality, 0, sizeof quality);
     for (int r = 0; r < N_R; r++) {
@@ -404,9 +511,9 @@ int main(int argc, char **argv)
     }
 
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-    printf("bvh prediction (causal: poses only, velocities estimated by the table): %s, %d "
+    printf("bvh prediction (causal: poses only, velocities estimated by the table): %s%s, %d "
            "joints (%d trunk, %d extremities), take at %.0f Hz\n",
-           base, n_sel, n_trunk, n_sel - n_trunk, 1.0 / tk.ft);
+           base, reverse ? " played backwards" : "", n_sel, n_trunk, n_sel - n_trunk, 1.0 / tk.ft);
     printf("%-5s %-6s %-11s %8s %8s %6s %6s | %8s %8s %6s %6s | %6s %6s\n", "Hz", "ms", "group",
            "pos mm", "hold mm", "mean", "p95", "rot deg", "hold deg", "mean", "p95", "worse", "");
     printf("%-5s %-6s %-11s %8s %8s %6s %6s | %8s %8s %6s %6s | %6s %6s\n", "", "", "", "mean",
@@ -446,6 +553,7 @@ int main(int argc, char **argv)
            "(<= 0.5), rotation p95 %.3f x (<= 0.6), rotation worse than hold %.1f %% (<= 5 %%): "
            "%s\n",
            d_pos, d_rot, d_p95, 100 * d_worse, met ? "MET" : "NOT MET");
+    if (bound) print_bound(&tk, (const double(*)[4])Q, nf);
 
     char out[4096];
     snprintf(out, sizeof out, "%s/bvh_prediction.json", dir);
@@ -454,8 +562,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "cannot write %s: %s\n", out, strerror(errno));
         return 1;
     }
-    fprintf(f, "{\n  \"clip\": \"%s\",\n  \"joints\": %d,\n  \"velocities\": \"causal\",\n", base,
-            n_sel);
+    fprintf(f,
+            "{\n  \"clip\": \"%s\",\n  \"reversed\": %s,\n  \"joints\": %d,\n  "
+            "\"velocities\": \"causal\",\n",
+            base, reverse ? "true" : "false", n_sel);
     fprintf(f, "  \"grid\": [\n");
     for (int r = 0; r < N_R; r++)
         for (int h = 0; h < N_H; h++) {
