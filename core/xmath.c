@@ -188,3 +188,17 @@ double xg_mat3_det(const double m[3][3])
            m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0]) +
            m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]);
 }
+
+struct xg_vec3 xg_mat3_mul_vec(const double m[3][3], struct xg_vec3 v)
+{
+    return (struct xg_vec3){m[0][0] * v.x + m[0][1] * v.y + m[0][2] * v.z,
+                            m[1][0] * v.x + m[1][1] * v.y + m[1][2] * v.z,
+                            m[2][0] * v.x + m[2][1] * v.y + m[2][2] * v.z};
+}
+
+void xg_mat3_transpose(const double m[3][3], double t[3][3])
+{
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            t[i][j] = m[j][i];
+}

@@ -62,5 +62,10 @@ void xg_quat_to_mat3(struct xg_quat q, double m[3][3]);
 struct xg_quat xg_quat_from_mat3(const double m[3][3]);
 /** Determinant of a 3×3 matrix. */
 double xg_mat3_det(const double m[3][3]);
+/** m·v for a row-major 3×3 matrix (e.g. a rotation matrix from xg_quat_to_mat3 applied to a
+ *  point or direction). */
+struct xg_vec3 xg_mat3_mul_vec(const double m[3][3], struct xg_vec3 v);
+/** t = mᵀ (row-major; t must not alias m). For a rotation matrix this is its inverse. */
+void xg_mat3_transpose(const double m[3][3], double t[3][3]);
 
 #endif

@@ -127,6 +127,38 @@ static void test_mat3(void **state)
     }
 }
 
+/* m·v rotates like the quaternion; the transpose undoes the rotation and swaps m[i][j] */
+static void test_mat3_mul_transpose(void **state)
+{
+    (void)state;
+    struct xg_quat q = xg_quat_normalize((struct xg_quat){0.1, -0.7, 0.3, 0.6});
+    double m[3][3], t[3][3];
+    xg_quat_to_mat3(q, m);
+    struct xg_vec3 v = {0.3, 2.0, -1.0}, r = xg_quat_rotate(q, v);
+    struct xg_vec3 mv = xg_mat3_mul_vec(m, v);
+    assert_float_equal(mv.x, r.x, 1e-12);
+    assert_float_equal(mv.y, r.y, 1e-12);
+    assert_float_equal(mv.z, r.z, 1e-12);
+    xg_mat3_transpose(m, t);
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            assert_true(t[i][j] == m[j][i]);
+    struct xg_vec3 back = xg_mat3_mul_vec(t, mv);
+    assert_float_equal(back.x, v.x, 1e-12);
+    assert_float_equal(back.y, v.y, 1e-12);
+    assert_float_equal(back.z, v.z, 1e-12);
+    /* a non-symmetric matrix: row · vector, not column · vector */
+    const double a[3][3] = {{1, 2, 3}, {4, 5, 6}, {7, 8, 9}};
+    struct xg_vec3 av = xg_mat3_mul_vec(a, (struct xg_vec3){1, 0, -1});
+    assert_float_equal(av.x, -2, 0);
+    assert_float_equal(av.y, -2, 0);
+    assert_float_equal(av.z, -2, 0);
+    av = xg_mat3_mul_vec(a, (struct xg_vec3){1, 10, 100});
+    assert_float_equal(av.x, 321, 0);
+    assert_float_equal(av.y, 654, 0);
+    assert_float_equal(av.z, 987, 0);
+}
+
 static void test_clock_conversions(void **state)
 {
     (void)state;
@@ -158,9 +190,13 @@ static void test_clock_conversions(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_mul_rotate), cmocka_unit_test(test_exp_log),
-        cmocka_unit_test(test_slerp),      cmocka_unit_test(test_angular_velocity),
-        cmocka_unit_test(test_mat3),       cmocka_unit_test(test_clock_conversions),
+        cmocka_unit_test(test_mul_rotate),
+        cmocka_unit_test(test_exp_log),
+        cmocka_unit_test(test_slerp),
+        cmocka_unit_test(test_angular_velocity),
+        cmocka_unit_test(test_mat3),
+        cmocka_unit_test(test_clock_conversions),
+        cmocka_unit_test(test_mat3_mul_transpose),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
