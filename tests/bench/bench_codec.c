@@ -7,12 +7,22 @@
  *   rgmp_data_4/_50   RGMP data frame, 4 / 50 FLOAT[7] TRANSFORM streams: encode writes the
  *                     floats and the frame; decode checks the frame against the definition and
  *                     extracts every pose (rgmp_pose_from_values) (rgmp_codec.h)
+ *   rgmp_def_50       RGMP Device Definition JSON of 50 entities as rgmp-server builds it (a
+ *                     TRANSFORM FLOAT[7] and two FLOAT[3] velocities each): encode is the
+ *                     codec's hand-written encoder (rgmp_definition_to_json), decode the jansson
+ *                     decoder (rgmp_definition_decode)
+ *   rgmp_def_50_jansson  the same document built with jansson (json_dumps, JSON_COMPACT): the
+ *                     encoder the codec would have with jansson; decode as above
  *   less_update       LESS update-entity with position, orientation, velocity, angular velocity
  *                     and sample time (less_codec.h), message only
  *   less_update_udp   the same message in an HMAC-SHA-256/64-signed UDP packet (encode + sign,
  *                     verify + decode)
  *   gs_head1/hand2/object2   game-state objects (gamestate_codec.h) */
 #include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+
+#include <jansson.h>
 
 #include "adapters/less/less_codec.h"
 #include "adapters/rgmp/rgmp_codec.h"
@@ -133,6 +143,146 @@ static int rgmp_dec(void *ctx)
         sink_d += p.position.x;
     }
     return 0;
+}
+
+/* The Device Definition of rgmp-server for 50 entities (rgmp_def_50*). */
+static struct rgmp_definition *rgdef;
+static char *rgdef_json;
+static size_t rgdef_len;
+
+static int rgmp_def_enc(void *ctx)
+{
+    char *json;
+    size_t len;
+    int rc = rgmp_definition_to_json(rgdef, &json, &len, NULL);
+    bench_sink(json);
+    free(json);
+    return rc;
+}
+
+/* One value of a static_data entry as jansson would carry it. */
+static json_t *jv_elem(const struct rgmp_stream *s, uint32_t i)
+{
+    switch (s->type.base) {
+    case RGMP_UINT64:
+        return json_integer((json_int_t)rgmp_value_u64(&s->type, s->value, i));
+    case RGMP_INT32:
+    case RGMP_UINT32:
+    case RGMP_INT64:
+        return json_integer((json_int_t)rgmp_value_i64(&s->type, s->value, i));
+    default:
+        return json_real(rgmp_value_f64(&s->type, s->value, i));
+    }
+}
+
+static json_t *jv_entry(const struct rgmp_stream *s)
+{
+    char tn[32];
+    rgmp_data_type_format(&s->type, tn, sizeof tn);
+    json_t *e = json_object();
+    json_object_set_new(e, "data_type", json_string(tn));
+    json_object_set_new(e, "measure_type", json_string(s->measure_name));
+    json_object_set_new(e, "target_frame", json_string(s->target_frame));
+    if (s->reference_frame)
+        json_object_set_new(e, "reference_frame", json_string(s->reference_frame));
+    if (s->custom_label) json_object_set_new(e, "custom_label", json_string(s->custom_label));
+    if (s->measure == RGMP_STATUS_FLAGS) {
+        json_t *bm = json_object();
+        for (size_t i = 0; i < s->n_bits; i++) {
+            char k[16];
+            snprintf(k, sizeof k, "%" PRIu32, s->bits[i].bit);
+            json_object_set_new(bm, k, json_string(s->bits[i].name));
+        }
+        json_object_set_new(e, "bit_mapping", bm);
+    }
+    if (s->value) {
+        if (s->type.rank == 0) {
+            json_object_set_new(e, "value", jv_elem(s, 0));
+        } else {
+            json_t *a = json_array();
+            for (uint32_t i = 0; i < s->type.count; i++)
+                json_array_append_new(a, jv_elem(s, i));
+            json_object_set_new(e, "value", a);
+        }
+    }
+    return e;
+}
+
+/* rgmp_definition_to_json written with jansson: same keys and order; numbers are jansson's
+ * (17 significant digits, so not byte-identical to the codec's shortest text). */
+static int rgmp_def_enc_jansson(void *ctx)
+{
+    const struct rgmp_definition *def = rgdef;
+    json_t *root = json_object();
+    if (def->protocol_name)
+        json_object_set_new(root, "protocol_name", json_string(def->protocol_name));
+    if (def->protocol_version)
+        json_object_set_new(root, "protocol_version", json_string(def->protocol_version));
+    json_object_set_new(root, "device_id", json_integer(def->device_id));
+    if (def->device_type) json_object_set_new(root, "device_type", json_string(def->device_type));
+    if (def->timestamp_epoch)
+        json_object_set_new(root, "timestamp_epoch", json_string(def->timestamp_epoch));
+    if (def->device_info_json)
+        json_object_set_new(root, "device_info", json_loads(def->device_info_json, 0, NULL));
+    json_t *st = json_array();
+    for (size_t i = 0; i < def->n_static; i++)
+        json_array_append_new(st, jv_entry(&def->static_data[i]));
+    json_object_set_new(root, "static_data", st);
+    json_t *groups = json_array();
+    for (size_t g = 0; g < def->n_groups; g++) {
+        const struct rgmp_group *gr = &def->groups[g];
+        json_t *jg = json_object(), *streams = json_array();
+        json_object_set_new(jg, "name", json_string(gr->name));
+        double r = gr->expected_rate_hz;
+        json_object_set_new(jg, "expected_rate_hz",
+                            r == floor(r) && fabs(r) < 1e15 ? json_integer((json_int_t)r)
+                                                            : json_real(r));
+        for (size_t i = 0; i < gr->n_streams; i++)
+            json_array_append_new(streams, jv_entry(&gr->streams[i]));
+        json_object_set_new(jg, "streams", streams);
+        json_array_append_new(groups, jg);
+    }
+    json_object_set_new(root, "groups", groups);
+    char *s = json_dumps(root, JSON_COMPACT);
+    json_decref(root);
+    if (!s) return -1;
+    bench_sink(s);
+    free(s);
+    return 0;
+}
+
+static int rgmp_def_dec(void *ctx)
+{
+    struct rgmp_definition *d;
+    int rc = rgmp_definition_decode(rgdef_json, rgdef_len, NULL, &d, NULL);
+    if (rc) return rc;
+    sink_d += (double)d->n_groups;
+    rgmp_definition_free(d);
+    return 0;
+}
+
+static size_t rgmp_def_setup(void)
+{
+    struct xg_error e = {0};
+    if (rgdef) return rgdef_len;
+    rgdef = rgmp_definition_new(2, "mocap", RGMP_EPOCH_UNIX);
+    if (!rgdef || rgmp_definition_add_group(rgdef, "poses", 100, &e) != 0)
+        fail("rgmp def setup", &e);
+    static const char *const types[] = {"FLOAT[7]", "FLOAT[3]", "FLOAT[3]"};
+    static const char *const measures[] = {"TRANSFORM", "LINEAR_VELOCITY", "ANGULAR_VELOCITY"};
+    for (int i = 0; i < 50; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "rigid-body-%d", i);
+        for (int m = 0; m < 3; m++) {
+            struct rgmp_entry_spec s = {.data_type = types[m],
+                                        .measure_type = measures[m],
+                                        .target_frame = name,
+                                        .reference_frame = "LTP_ENU"};
+            if (rgmp_definition_add_stream(rgdef, 0, &s, &e) < 0) fail("rgmp def stream", &e);
+        }
+    }
+    if (rgmp_definition_to_json(rgdef, &rgdef_json, &rgdef_len, &e)) fail("rgmp def json", &e);
+    return rgdef_len;
 }
 
 static size_t rgmp_setup(int n)
@@ -386,6 +536,8 @@ static const struct bench_case cases[] = {
     {"vrpn_pos_quat", vrpn_setup, vrpn_enc, vrpn_dec, NULL},
     {"rgmp_data_4", setup_rgmp4, rgmp_enc, rgmp_dec, &rg},
     {"rgmp_data_50", setup_rgmp50, rgmp_enc, rgmp_dec, &rg},
+    {"rgmp_def_50", rgmp_def_setup, rgmp_def_enc, rgmp_def_dec, NULL},
+    {"rgmp_def_50_jansson", rgmp_def_setup, rgmp_def_enc_jansson, rgmp_def_dec, NULL},
     {"less_update", setup_less, less_enc, less_dec, NULL},
     {"less_update_udp", setup_less_udp, less_enc_udp, less_dec_udp, NULL},
     {"gs_head1", setup_head1, gs_enc, gs_dec, NULL},
@@ -421,7 +573,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "codec: %s done (%zu bytes)\n", cases[c].name, bytes);
     }
     bench_json_close(&j);
-    if (BENCH_HAVE_RGMP) rgmp_definition_free(rg.def);
+    if (BENCH_HAVE_RGMP) {
+        rgmp_definition_free(rg.def);
+        rgmp_definition_free(rgdef);
+        free(rgdef_json);
+    }
     free(enc);
     free(dec);
     bench_sink(&sink_d);

@@ -23,6 +23,9 @@
 /* adapters/rgmp */
 #pragma weak rgmp_data_decode
 #pragma weak rgmp_data_stream
+#pragma weak rgmp_data_type_format
+#pragma weak rgmp_definition_decode
+#pragma weak rgmp_definition_to_json
 #pragma weak rgmp_definition_add_group
 #pragma weak rgmp_definition_add_stream
 #pragma weak rgmp_definition_free
@@ -33,6 +36,9 @@
 #pragma weak rgmp_session_free
 #pragma weak rgmp_session_handle
 #pragma weak rgmp_session_init
+#pragma weak rgmp_value_f64
+#pragma weak rgmp_value_i64
+#pragma weak rgmp_value_u64
 /* adapters/less */
 #pragma weak less_arena_init
 #pragma weak less_decode_msg

@@ -88,6 +88,23 @@ def fmt_s(s, unit="", digits=3):
     return f"{fmt(s['median'], unit, digits)} [{fmt(s['min'], '', 2)}..{fmt(s['max'], '', 2)}]"
 
 
+def rgmp_definition_encoders(codec_out):
+    """The hand-written RGMP definition encoder against the same document written with jansson
+    (bench_codec rgmp_def_50 / rgmp_def_50_jansson), and both against rgmp-server's egress: per
+    change of the entity set the server encodes the definition twice (size, then frame); the
+    share is jansson's extra time over one second of 100 data frames (rgmp_data_50) plus that
+    change with the hand-written encoder. None when a case is missing."""
+    try:
+        hand = 1e6 / codec_out["rgmp_def_50"]["encode_per_s"]["median"]
+        jans = 1e6 / codec_out["rgmp_def_50_jansson"]["encode_per_s"]["median"]
+        data = 1e6 / codec_out["rgmp_data_50"]["encode_per_s"]["median"]
+    except (KeyError, TypeError, ZeroDivisionError):
+        return None
+    second = 100 * data + 2 * hand
+    return {"hand_us": hand, "jansson_us": jans, "data_us": data, "jansson_to_hand": jans / hand,
+            "jansson_extra_share": 2 * (jans - hand) / second}
+
+
 def table(title, header, rows, note=None):
     print()
     print(f"== {title}")
@@ -630,6 +647,14 @@ def main():
            "MB/s", "enc x udp", "dec x udp"], rows,
           note="x udp = messages/s / baseline UDP packets/s (88 B): how many messages the codec\n"
                "handles in the time the loopback moves one packet (> 1: the codec is not the limit)")
+    rgmp_def = rgmp_definition_encoders(codec_out)
+    if rgmp_def:
+        print(f"RGMP definition encoder (50 entities): hand-written {rgmp_def['hand_us']:.0f} us, "
+              f"jansson {rgmp_def['jansson_us']:.0f} us per definition (jansson / hand-written = "
+              f"{rgmp_def['jansson_to_hand']:.2f}); one 50-pose data frame {rgmp_def['data_us']:.2f} "
+              f"us.\nrgmp-server encodes a definition twice per change of its entity set; with one "
+              f"change in a second of 100 Hz frames jansson adds {rgmp_def['jansson_extra_share']:.0%} "
+              f"to that second's encode work")
 
     # ---- 3. pipeline ----
     pt, pe = tbl["pipeline_table_only"], tbl["pipeline_encode"]
@@ -805,6 +830,7 @@ def main():
             "rtt_mode": base["rtt_mode"],
         },
         "codec": codec_out,
+        "rgmp_definition_encoder": rgmp_def,
         "pipeline": {
             "updates_per_s": pipe_updates,
             "ratio_to_baseline": ratio(pipe_updates, udp_pps),

@@ -2,7 +2,8 @@
  *
  * Build (not built by CMake yet), from the repository root:
  *   clang -g -fsanitize=fuzzer,address,undefined -I. tests/fuzz/fuzz_less.c \
- *       adapters/less/less_codec.c adapters/less/less_frame.c adapters/less/less_pose.c \
+ *       adapters/less/less_codec.c adapters/less/less_msg.c adapters/less/less_frame.c \
+ *       adapters/less/less_pose.c \
  *       core/[a-z]*.c \
  *       -lmbedcrypto -levent_core -lm
  * (core/ pulls libevent symbols; the LESS codec itself needs only mbedcrypto.)

@@ -9,7 +9,10 @@
  * Seeds: tests/vectors/rgmp/ (stream_6.bin, def_6_1.json, ...).
  *
  * Build: clang -fsanitize=fuzzer,address,undefined -I. tests/fuzz/fuzz_rgmp.c \
- *        adapters/rgmp/rgmp_codec.c core/[a-z]*.c -ljansson -levent_core -lm */
+ *        adapters/rgmp/rgmp_codec.c adapters/rgmp/rgmp_definition.c \
+ *        adapters/rgmp/rgmp_json_decode.c adapters/rgmp/rgmp_json_encode.c \
+ *        adapters/rgmp/rgmp_session.c adapters/rgmp/rgmp_pose.c core/[a-z]*.c -ljansson \
+ *        -levent_core -lm */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

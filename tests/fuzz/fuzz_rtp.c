@@ -1,4 +1,4 @@
-/* libFuzzer target for the RTP game-state codec (adapters/rtp/gamestate_codec.c, rtp.c).
+/* libFuzzer target for the RTP game-state codec (adapters/rtp/gamestate_*.c, rtp.c).
  *
  * The input is tried as (1) an RTP packet whose payload is walked object by object, (2) a bare
  * game-state payload, and (3) an RTCP compound with every packet parsed. Every object that
@@ -7,9 +7,9 @@
  * VarUInts, canonical NaN, Length-exact sub-TLVs).
  *
  * Seeds: tests/vectors/rtp/ (golden vectors as .bin). Build command below. */
-// From the repository root (both codec files of adapters/rtp are needed; the -l flags are there
+// From the repository root (the codec files of adapters/rtp are needed; the -l flags are there
 // only because core/ links libevent and mbedtls):
-//   clang -fsanitize=fuzzer,address -I. tests/fuzz/fuzz_rtp.c adapters/rtp/gamestate_codec.c
+//   clang -fsanitize=fuzzer,address -I. tests/fuzz/fuzz_rtp.c adapters/rtp/gamestate_*.c
 //     adapters/rtp/rtp.c core/*.c -lm $(pkg-config --libs libevent_core libevent_extra)
 //     -lmbedtls -lmbedx509 -lmbedcrypto
 //   ./a.out -max_total_time=60 corpus/   (corpus/ seeded with a copy of tests/vectors/rtp/)
