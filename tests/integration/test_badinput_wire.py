@@ -127,7 +127,7 @@ def less_section(gw):
     # max_peers: 2 (the good peer + one)
     second = Peer()
     second.send(L.msg_cc())
-    time.sleep(0.2)
+    F.wait_for(lambda: F.counters(gw, "ls")["peers"] == 2, what="the second peer's session")
     before = F.counters(gw, "ls")["refused_peers"]
     third = Peer()
     assert third.closed(), "a peer beyond max_peers must be closed at once"

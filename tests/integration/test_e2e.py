@@ -69,9 +69,9 @@ import sys
 import tempfile
 import time
 
-from e2elib import (Proxy, Truth, f32_half_ulp, free_port, qangle, qconj, qlog, qmul,
+from e2elib import (Proxy, Truth, f32_half_ulp, qangle, qconj, qlog, qmul,
                     rot2_bound, vdot, vnorm, vsub)
-from xgtest import BIN, VECTORS_DIR, Gateway, skip
+from xgtest import BIN, VECTORS_DIR, Gateway, reserve_port, skip
 
 CMU = os.path.join(VECTORS_DIR, "mocap", "cmu_08_10_walk.bvh")
 SCALE = 0.0254 / 0.45  # units: cmu
@@ -241,15 +241,27 @@ def main():
     ft_ns = truth.ft * 1e9
 
     tmp = tempfile.TemporaryDirectory(prefix="xrgate-e2e-")
-    ports = {"tmp": tmp.name, "vrpn": free_port(), "rgmp": free_port(),
-             "rtp": free_port(__import__("socket").SOCK_DGRAM), "less": free_port()}
-    proxy = Proxy(("127.0.0.1", ports["rgmp"]))
-    ports["proxy"] = proxy.port
-    conf_a, conf_b = configs(protos, ports)
+    # no "free" ports: B binds rtp/less on port 0 and A is configured with what B bound; A's
+    # rgmp-server binds port 0 and the proxy (B's rgmp-client connects to it) learns it once A
+    # runs; A's vrpn-server port, which B's vrpn-client names, is held by the test until A has it
+    vrpn_hold = reserve_port(udp=True)
+    proxy = Proxy(None)
+    ports = {"tmp": tmp.name, "vrpn": vrpn_hold.port, "rgmp": 0, "rtp": 0, "less": 0,
+             "proxy": proxy.port}
+    _, conf_b = configs(protos, ports)
     gb = Gateway(conf_b)
     ga = None
     try:
+        for pr, name in (("rtp", "rt"), ("less", "ls")):
+            if pr in protos:
+                ports[pr] = gb.port_of(name)
+        conf_a, _ = configs(protos, ports)
         ga = Gateway(conf_a)
+        if "rgmp" in protos:
+            proxy.target = ("127.0.0.1", ga.port_of("rgmp"))
+        if "vrpn" in protos:
+            assert ga.port_of("vrpn") == vrpn_hold.port
+        vrpn_hold.release()
         # ---- everything streams, B has each entity once per protocol ----
         def all_there():
             got = {}
@@ -443,10 +455,14 @@ def main():
             proxy.down()
             wait_for(lambda: adapters(gb)["rg"]["state"] != "streaming", 5,
                      what="rgmp-client to notice the drop")
-            time.sleep(0.3)
-            mid = {e["name"]: e["sample_ns"] for e in ents(gb)}
-            time.sleep(0.5)
-            late = {e["name"]: e for e in ents(gb)}
+            # the other protocols move on twice (observable), the rgmp entities stay put
+            def moved_on(since):
+                now = {e["name"]: e for e in ents(gb)}
+                return now if all(e["sample_ns"] > since[n] for n, e in now.items()
+                                  if proto_of(n) != "rgmp") else None
+            mid = {n: e["sample_ns"] for n, e in wait_for(
+                lambda: moved_on(newest), 5, what="the other protocols' next samples").items()}
+            late = wait_for(lambda: moved_on(mid), 5, what="the other protocols moving on")
             for name, s in mid.items():
                 pr = proto_of(name)
                 if pr == "rgmp":
