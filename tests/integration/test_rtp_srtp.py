@@ -26,7 +26,7 @@ import threading
 import time
 
 from test_rtp import adapter, dist, head1, pli, rtp, rtp_available, wait_entities
-from xgtest import BIN, Gateway
+from xgtest import BIN, Gateway, reserve_port
 
 SUITE_LEN = {"AES_CM_128_HMAC_SHA1_80": 30, "AEAD_AES_128_GCM": 28}
 
@@ -39,13 +39,6 @@ def make_key(d, name, suite="AES_CM_128_HMAC_SHA1_80", mode=0o600):
     os.chmod(path, mode)
     return path, base64.b64encode(raw).decode()
 
-
-def free_port():
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 class Relay:
@@ -132,7 +125,8 @@ def test_exchange(d):
         port_b = int(counters(b, "fromA")["port"])
         port_c = int(counters(c, "fromA")["port"])
         relay = Relay(port_b)
-        port_a = free_port()
+        hold_a = reserve_port(udp=True)  # A sends to itself: its port is in its own config
+        port_a = hold_a.port
         cfg_a = f"""
 adapters:
   - name: demo
@@ -147,6 +141,8 @@ adapters:
 {srtp_block(ka, kb)}"""
         try:
             with Gateway(cfg_a) as a:
+                assert int(wait_counter(a, "out", "port", 1)["port"]) == port_a
+                hold_a.release()
                 ents = wait_entities(b, 4, "fromA/")
                 kinds = sorted(e["kind"] for e in ents)
                 assert kinds == ["head", "left_hand", "object", "right_hand"], kinds
@@ -165,9 +161,8 @@ adapters:
                 ca = wait_counter(a, "out", "firs_in", 1)
                 assert relay.to_a >= 1
                 assert ca["full_states"] >= 1, ca
-                time.sleep(0.25)  # a few SRs
+                cb = wait_counter(b, "fromA", "packets_in", 3)  # RTP and A's SRs
                 ca = counters(a, "out")
-                cb = counters(b, "fromA")
                 assert cb["firs_out"] >= 1 and cb["packets_in"] >= 3, cb
                 for k in ("drop_srtp_auth", "drop_srtp_replay", "drop_srtp_malformed",
                           "drop_bad_rtcp", "srtp_errors"):
@@ -188,7 +183,6 @@ adapters:
                 # replay: a captured datagram from A, sent to B again by the relay
                 assert relay.rtp_from_a
                 captured = relay.rtp_from_a[-1]
-                time.sleep(0.05)
                 before = counters(b, "fromA")
                 relay.send_to_b(captured)
                 after = wait_counter(b, "fromA", "drop_srtp_replay",
@@ -213,7 +207,7 @@ adapters:
                 tx.sendto(pli(0x0BADF00D, 0x12345678), ("127.0.0.1", port_b))
                 wait_counter(b, "fromA", "drop_srtp_malformed", c1["drop_srtp_malformed"] + 1)
                 tx.close()
-                time.sleep(0.1)
+                # both were counted as dropped above: an entity would exist by now
                 assert not [e for e in b.get_json("/api/entities")["entities"]
                             if "0badf00d" in e["name"]]
                 assert b.wait_log("0x0badf00d"), b.log()
@@ -226,6 +220,7 @@ adapters:
                 assert f"a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:{kb_b64}\r\n" in sdp, sdp
                 assert "RTP/AVPF" not in sdp
         finally:
+            hold_a.release()
             relay.close()
     print("exchange: A -> relay -> B over SRTP with matching poses, SRTCP FIR back; wrong key "
           "(C) gets nothing; replay, altered, plain RTP/RTCP dropped and counted")

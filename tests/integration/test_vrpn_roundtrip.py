@@ -30,28 +30,11 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from xgtest import BIN, Gateway, skip  # noqa: E402
+from xgtest import BIN, Gateway, reserve_port, skip  # noqa: E402
 from test_vrpn_server import COOKIE, Client, counters, describe, msg, server_port  # noqa: E402
 
 TOL = 1e-9
 
-
-def free_port():
-    """A port free for both TCP and UDP on 127.0.0.1."""
-    for _ in range(50):
-        t = socket.socket()
-        t.bind(("127.0.0.1", 0))
-        port = t.getsockname()[1]
-        u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        try:
-            u.bind(("127.0.0.1", port))
-        except OSError:
-            continue
-        finally:
-            u.close()
-            t.close()
-        return port
-    raise RuntimeError("no free port")
 
 
 def main():
@@ -61,7 +44,10 @@ def main():
     if probe.returncode != 0 and "unknown adapter type 'vrpn-client'" in probe.stdout + probe.stderr:
         skip("vrpn-client is not a known adapter type in this build: "
              + (probe.stdout + probe.stderr).strip())
-    port = free_port()
+    # the clients connect to the server of the same gateway: the test holds its port (TCP and
+    # UDP) until the server has it
+    hold = reserve_port(udp=True)
+    port = hold.port
     cfg = f"""
 gateway:
   predict: {{max_horizon_ms: 0}}
@@ -87,6 +73,8 @@ adapters:
 """
     with Gateway(cfg) as gw:
         try:
+            assert gw.port_of("vrpn") == port
+            hold.release()
             run(gw)
         except Exception:
             print(gw.log()[-5000:])
