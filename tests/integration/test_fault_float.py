@@ -160,6 +160,22 @@ class UdpSink(threading.Thread):
                 pass
 
 
+def wait_egress_delivered(gw, rg_reader, vs_reader, sink):
+    """Every egress adapter sends on change only (rate_hz 0) and the inputs have stopped: wait
+    until each reader has everything its adapter counts as sent (bytes_out, RTP packets_out)."""
+    def delivered():
+        got = {}
+        if rg_reader:
+            got["ro"] = (rg_reader.bytes, F.counters(gw, "ro")["bytes_out"])
+        if vs_reader:
+            got["vo"] = (vs_reader.bytes, F.counters(gw, "vo")["bytes_out"])
+        if sink:
+            rtp = [d for d in list(sink.dgrams) if len(d) >= 12 and d[1] & 0x7F == 98]
+            got["rx"] = (len(rtp), F.counters(gw, "rx")["packets_out"])
+        return all(a >= b for a, b in got.values()) or None
+    F.wait_for(delivered, what="the egress readers to have all that was sent")
+
+
 def check_egress(gw, rg_reader, vs_reader, sink):
     ents = F.get_raw_json(gw, "/api/entities")["entities"]
     assert F.all_finite(ents), ents
@@ -339,7 +355,7 @@ def main():
                     sec.run("absurd values vc", [], run_absurd, gw, s)
             for s in srcs:
                 sec.run(f"float {s.name}", [], run_cases, gw, s)
-            time.sleep(0.3)  # let the last egress frames arrive
+            wait_egress_delivered(gw, rg_reader, vs_reader, sink)
             check_egress(gw, rg_reader, vs_reader, sink)
             F.assert_clean_exit(gw)
         except BaseException:
