@@ -1,8 +1,9 @@
 """Integration: the web inspector's HTTP side without a browser.
 
 - GET / and the embedded assets (content types, ETag/304, three.js embedded);
-- GET /events: 30+ frames of the Server-Sent Events stream parsed: `retry:`, `event: hello`, 30 Hz
-  (median gap on the gateway clock) `event: state` frames with consecutive seq and advancing time_ns, the 6 synth entities whose
+- GET /events: 30+ frames of the Server-Sent Events stream parsed: `retry:`, `event: hello`,
+  `event: state` frames at 30 Hz (median gap on the gateway clock) with consecutive seq and
+  advancing time_ns, the 6 synth entities whose
   poses match /api/entities (extrapolated to the frame's time with the reported velocities) and
   the adapter summary (samples in per second against 6 entities x 120 Hz);
 - the token: `/` and the assets are static and need none; `/events` takes `Authorization: Bearer`
