@@ -97,6 +97,13 @@ def port_of(gw, name):
     return int(a["peer"].split(" ")[0].rsplit(":", 1)[1])
 
 
+def pos_x(gw, name):
+    """x of entity `name`'s position, NaN while it does not exist (yet) or has no position: for
+    waits that start before the entity is in the table."""
+    e = entities(gw, name).get(name) or {}
+    return (e.get("position") or [float("nan")])[0]
+
+
 def entities(gw, prefix=""):
     return {e["name"]: e for e in gw.get_json("/api/entities")["entities"]
             if e["name"].startswith(prefix)}

@@ -103,7 +103,7 @@ def less_section(gw):
 
     def still_good(x):
         good.send(L.msg_update(1, {2: [x, 1.0, 1.0], 3: [0, 0, 0]}))
-        F.wait_for(lambda: abs(F.entities(gw, "ls/keeper")["ls/keeper"]["position"][0] - x) < 1e-5,
+        F.wait_for(lambda: abs(F.pos_x(gw, "ls/keeper") - x) < 1e-5,
                    what="good LESS peer still applied")
 
     cases = [

@@ -257,7 +257,7 @@ def run_cases(gw, src):
             # accepted as the finite number it is: find it in the history? it was superseded by
             # the good sample; send it again and look at it directly
             src.send(p, q)
-            F.wait_for(lambda: abs(F.entities(gw, src.entity)[src.entity]["position"][0]) < 1e-30,
+            F.wait_for(lambda: abs(F.pos_x(gw, src.entity)) < 1e-30,
                        what=f"{src.name}: denormal position accepted")
             print(f"  {src.name}: {what}: accepted as a finite value")
             good()
@@ -276,8 +276,7 @@ def run_absurd(gw, src):
     src.send((x, 1.0, 1.0), Q1)
     # the entity appears with this first report: poll until it exists (the peer may still be
     # connecting when the test starts)
-    F.wait_for(lambda: abs(F.entities(gw, src.entity).get(src.entity, {})
-                           .get("position", [float("nan")])[0] - x) < 1e-9,
+    F.wait_for(lambda: abs(F.pos_x(gw, src.entity) - x) < 1e-9,
                what="vc: last good pose")
     good = F.entities(gw, src.entity)[src.entity]
     cases = [  # (what, send, log text)
@@ -305,7 +304,7 @@ def run_absurd(gw, src):
         print(f"  vc: {what}: rejected, counted, last good pose kept")
     # a good sample afterwards is applied as usual
     src.send((0.5, 1.0, 1.0), Q1)
-    F.wait_for(lambda: abs(F.entities(gw, src.entity)[src.entity]["position"][0] - 0.5) < 1e-9,
+    F.wait_for(lambda: abs(F.pos_x(gw, src.entity) - 0.5) < 1e-9,
                what="vc: good sample after the absurd ones")
 
 

@@ -26,7 +26,7 @@ import threading
 import time
 
 from test_rtp import adapter, dist, head1, pli, rtp, rtp_available, wait_entities
-from xgtest import BIN, Gateway, reserve_port
+from xgtest import BIN, Gateway, wait_until
 
 SUITE_LEN = {"AES_CM_128_HMAC_SHA1_80": 30, "AEAD_AES_128_GCM": 28}
 
@@ -82,6 +82,37 @@ class Relay:
         self.sock.close()
 
 
+class Forward:
+    """A test-side UDP socket that forwards every datagram to `target` once it is set: A sends to
+    it and gets its own packets back (the multicast-loopback case), without A's port having to
+    be known before A binds it."""
+
+    def __init__(self):
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.target = None
+        self.forwarded = 0
+        self.stop = False
+        self.t = threading.Thread(target=self.run, daemon=True)
+        self.t.start()
+
+    def run(self):
+        while not self.stop:
+            r, _, _ = select.select([self.sock], [], [], 0.05)
+            if not r:
+                continue
+            d = self.sock.recv(65536)
+            if self.target:
+                self.sock.sendto(d, self.target)
+                self.forwarded += 1
+
+    def close(self):
+        self.stop = True
+        self.t.join(1)
+        self.sock.close()
+
+
 def srtp_block(key, remote, suite=None):
     s = "    srtp:\n"
     if suite:
@@ -125,8 +156,7 @@ def test_exchange(d):
         port_b = int(counters(b, "fromA")["port"])
         port_c = int(counters(c, "fromA")["port"])
         relay = Relay(port_b)
-        hold_a = reserve_port(udp=True)  # A sends to itself: its port is in its own config
-        port_a = hold_a.port
+        loop = Forward()  # A sends to itself through it (its own port is not known yet)
         cfg_a = f"""
 adapters:
   - name: demo
@@ -134,15 +164,14 @@ adapters:
     bodies: 1
   - name: out
     type: rtp
-    bind: "127.0.0.1:{port_a}"
-    destinations: ["127.0.0.1:{relay.port}", "127.0.0.1:{port_c}", "127.0.0.1:{port_a}"]
+    bind: "127.0.0.1:0"
+    destinations: ["127.0.0.1:{relay.port}", "127.0.0.1:{port_c}", "127.0.0.1:{loop.port}"]
     rate_hz: 60
     rtcp_interval_ms: 100
 {srtp_block(ka, kb)}"""
         try:
             with Gateway(cfg_a) as a:
-                assert int(wait_counter(a, "out", "port", 1)["port"]) == port_a
-                hold_a.release()
+                loop.target = ("127.0.0.1", int(wait_counter(a, "out", "port", 1)["port"]))
                 ents = wait_entities(b, 4, "fromA/")
                 kinds = sorted(e["kind"] for e in ents)
                 assert kinds == ["head", "left_hand", "object", "right_hand"], kinds
@@ -162,7 +191,14 @@ adapters:
                 assert relay.to_a >= 1
                 assert ca["full_states"] >= 1, ca
                 cb = wait_counter(b, "fromA", "packets_in", 3)  # RTP and A's SRs
-                ca = counters(a, "out")
+                # A's own packets came back (>= 3 forwarded); a plain PLI sent after them is
+                # counted once processed, so they have been processed too
+                wait_until(lambda: loop.forwarded >= 3, what="3 of A's packets back to A")
+                probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                probe.sendto(pli(0x0BADF00D, 0x12345678), loop.target)
+                probe.close()
+                ca = wait_counter(a, "out", "drop_srtp_malformed", 1)
+                ca["drop_srtp_malformed"] -= 1  # the probe's
                 assert cb["firs_out"] >= 1 and cb["packets_in"] >= 3, cb
                 for k in ("drop_srtp_auth", "drop_srtp_replay", "drop_srtp_malformed",
                           "drop_bad_rtcp", "srtp_errors"):
@@ -220,7 +256,7 @@ adapters:
                 assert f"a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:{kb_b64}\r\n" in sdp, sdp
                 assert "RTP/AVPF" not in sdp
         finally:
-            hold_a.release()
+            loop.close()
             relay.close()
     print("exchange: A -> relay -> B over SRTP with matching poses, SRTCP FIR back; wrong key "
           "(C) gets nothing; replay, altered, plain RTP/RTCP dropped and counted")
