@@ -243,7 +243,8 @@ def main():
     tmp = tempfile.TemporaryDirectory(prefix="xrgate-e2e-")
     # no "free" ports: B binds rtp/less on port 0 and A is configured with what B bound; A's
     # rgmp-server binds port 0 and the proxy (B's rgmp-client connects to it) learns it once A
-    # runs; A's vrpn-server port, which B's vrpn-client names, is held by the test until A has it
+    # runs; A's vrpn-server port, which B's vrpn-client names (TCP), is held by the test until A
+    # has it (its UDP twin until A starts: see reserve_port; a proxy would add latency jitter)
     vrpn_hold = reserve_port(udp=True)
     proxy = Proxy(None)
     ports = {"tmp": tmp.name, "vrpn": vrpn_hold.port, "rgmp": 0, "rtp": 0, "less": 0,
@@ -256,6 +257,7 @@ def main():
             if pr in protos:
                 ports[pr] = gb.port_of(name)
         conf_a, _ = configs(protos, ports)
+        vrpn_hold.release_udp()
         ga = Gateway(conf_a)
         if "rgmp" in protos:
             proxy.target = ("127.0.0.1", ga.port_of("rgmp"))

@@ -9,7 +9,8 @@ The suite runs in parallel (ctest -j) on a shared, loaded machine and has no ret
   `gw.port_of("adapter")` (its /api/adapters entry); give a test-side peer a socket from
   `bound_socket()` and keep it open while the daemon talks to it. Only where a configuration must
   name a port that the daemon binds itself (a client adapter connecting to a server adapter of the
-  same gateway) use `with reserve_port() as port:`, which holds the port until the daemon has it.
+  same gateway, a listener restarted on the same port) use `with reserve_port() as port:`, which
+  holds a TCP port until the daemon has it (UDP ports cannot be held for a daemon: see there).
 - Waiting: never `time.sleep(fixed)` for the daemon. Wait on a condition with `wait_until()` (a
   counter or entity from the admin API, `gw.wait_counter()`) or `gw.wait_log()`. To show that
   something did NOT happen, first make something later observable happen (send a valid packet
@@ -71,40 +72,53 @@ def bound_socket(kind=socket.SOCK_DGRAM, host="127.0.0.1"):
 
 
 class reserve_port:
-    """`with reserve_port(udp=True) as port:` -- a port on 127.0.0.1 held by this test until the
-    block ends, for a configuration that must name a port the daemon binds itself (e.g. a client
-    adapter connecting to a server adapter of the same gateway). Start the Gateway inside the
-    block and leave the block once the daemon listens (e.g. after gw.port_of(name) == port).
+    """`with reserve_port() as port:` -- a TCP port on 127.0.0.1 held by this test until the block
+    ends, for a configuration that must name a port the daemon binds itself (e.g. a client
+    adapter connecting to a server adapter of the same gateway, or a listener restarted on the
+    same port). Start the Gateway inside the block and leave it (or call .release()) once the
+    daemon listens (e.g. gw.port_of(name) == port). Also usable as .port/.release().
 
-    How: a TCP socket (and with udp=True a UDP socket on the same port) bound with SO_REUSEADDR
-    and never listening. The kernel hands neither to anyone asking for port 0, and a non-reusing
-    bind is refused, while the daemon's own listener (which sets SO_REUSEADDR, as libevent's
-    LEV_OPT_REUSEABLE and the UDP sockets do) can bind and listen on it. Datagrams go to the
-    socket bound last, the daemon's. Also usable as .port/.release() without `with`."""
+    How: a TCP socket bound with SO_REUSEADDR and never listening. The kernel hands it to no one
+    asking for port 0 (bind or connect), a non-reusing bind is refused, while a listener that
+    sets SO_REUSEADDR (the daemon's, via libevent's LEV_OPT_REUSEABLE, and the test peers')
+    can bind and listen on it.
+
+    UDP cannot be handed over this way: gateways bind unicast UDP exclusively. Prefer designs that
+    need no UDP port in advance (port 0 and port_of(), a second gateway, a test-side socket that
+    forwards). Where a TCP listener also binds UDP on the same number (vrpn-server), udp=True
+    checks that the number is free for UDP too and holds it with a plain UDP socket: call
+    .release_udp() right before starting the gateway that binds it (the daemon's start-up is
+    then the only window in which another process could bind that UDP port)."""
 
     def __init__(self, udp=False, host="127.0.0.1"):
         self.socks = []
+        self.udp = None
         for _ in range(50):
             t = socket.socket()
             t.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             t.bind((host, 0))
             self.port = t.getsockname()[1]
+            self.socks = [t]
             if not udp:
-                self.socks = [t]
                 return
             u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-            u.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             try:
                 u.bind((host, self.port))
             except OSError:  # that number is taken for UDP: try another
                 u.close()
                 t.close()
                 continue
-            self.socks = [t, u]
+            self.udp = u
             return
         raise RuntimeError("reserve_port: no port free for both TCP and UDP")
 
+    def release_udp(self):
+        if self.udp:
+            self.udp.close()
+            self.udp = None
+
     def release(self):
+        self.release_udp()
         for s in self.socks:
             s.close()
         self.socks = []
