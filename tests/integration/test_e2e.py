@@ -39,11 +39,12 @@ entity's newest received sample exactly, with its sample_ns):
    4 ms]).
 2. Same capture time: B's pose at T_k (A's capture time of frame k, ?t_ns=T_k, interpolated
    from B's history) against the FK of frame k, over every frame of >= 2 s of the clip (the
-   first frame of a loop and the last two are left out: B interpolates across the jump back to
-   the start there, also when A's bvh adapter skipped the last frame under load). Reported raw and with the
-   per-protocol time bias absorbed (a constant delta fitted by least squares); asserted:
-   error <= quantization + 1.5 * (largest frame-to-frame speed or turn rate of the joints) *
-   max |capture time in B - T_k| (B's samples of frame k carry capture time T_k + d + L).
+   first frame of a loop and the last END_SKIP = 6 are left out: B interpolates across the jump
+   back to the start there, over more frames when A's bvh adapter skipped some under load).
+   Reported raw and with the per-protocol time bias absorbed (a constant delta fitted by least
+   squares); asserted: error <= quantization + 1.5 * (largest frame-to-frame speed or turn rate
+   of the joints) * (max |capture time in B - T_k| seen over every protocol + one frame for a
+   sample the poller did not see) (B's samples of frame k carry capture time T_k + d + L).
 
 Also asserted: A lists only its five bvh entities (nothing is echoed back; B's less excludes
 what B got over the other protocols, which would otherwise be republished to A as new
@@ -221,6 +222,9 @@ adapters:
     return head + sep + bvh + rest, b
 
 
+END_SKIP = 6  # frames left out at a loop's end (the last two, plus up to 4 skipped under load)
+
+
 def stats(xs):
     if not xs:
         return float("nan"), float("nan")
@@ -316,7 +320,9 @@ def main():
                 if j:
                     exact[pr][j, e["sample_ns"]] = e
             n = played_at(time.monotonic_ns()) - 10  # ~83 ms back: inside B's 32-sample history
-            if n >= 0 and 0 < n % truth.span < truth.span - 2:
+            # not near the loop's end (B interpolates across the jump back to the start there,
+            # over more frames when A skipped some under load) nor at its first frame
+            if n >= 0 and 0 < n % truth.span < truth.span - END_SKIP:
                 for e in ents(gb, capture_ns(n)):
                     pr = proto_of(e["name"])
                     j = joint_of(pr, e) if pr in exact else None
@@ -402,6 +408,11 @@ def main():
         print(f"{'proto':6} {'queries':>7} {'frames':>6} {'clip_s':>6} {'pos_max_m':>10} "
               f"{'pos_rms_m':>10} {'rot_max_deg':>11} {'rot_rms_deg':>11} {'bias_us':>8} "
               f"{'abs_pos_max':>11} {'abs_rot_max':>11}")
+        # how late B's samples can be against T_k: the poller saw most of them, not all (it
+        # polls every few ms, a frame is 8.3 ms, fewer polls on a loaded machine); A's emission
+        # lateness d is common to every protocol, so the latest seen over all of them, plus one
+        # frame for a later one nobody saw (a few-percent excess was seen 2 runs in 9 without it)
+        late_s = (max(dmax.values()) + ft_ns) * 1e-9
         for pr in protos:
             rows = [(n, j, e) for n, j, e in chain[pr]
                     if e["quality"] in ("EXACT", "INTERPOLATED")]
@@ -416,8 +427,8 @@ def main():
                 den += vdot(v, v)
             delta = num / den if den else 0.0
             pe, re_, pa, ra = [], [], [], []
-            bpos = qpos_max[pr] + 1.5 * vsec * dmax[pr] * 1e-9 + 1e-6
-            brot = qrot_max[pr] + 1.5 * wsec * dmax[pr] * 1e-9 + 1e-6
+            bpos = qpos_max[pr] + 1.5 * vsec * late_s + 1e-6
+            brot = qrot_max[pr] + 1.5 * wsec * late_s + 1e-6
             for n, j, e in rows:
                 J, k = jn[j], truth.frame(n)
                 perr = vnorm(vsub(e["position"], truth.pos[J, k]))
