@@ -303,6 +303,14 @@ def main():
         def capture_ns(n):
             return t0 + truth.frame_ns(n)
 
+        # ---- warm-up: B's per-peer offset estimates (min(receive - source)) have seen 120
+        # samples (1 s) of every entity, so that they hold a low-latency one even when the
+        # first packets were slow on a loaded machine (their capture times would be that late)
+        def warmed_up():
+            es = [e for e in ents(gb) if proto_of(e["name"])]
+            return len(es) == 5 * len(protos) and all(e["samples"] >= 120 for e in es)
+        wait_for(warmed_up, 30, what="120 samples of every entity in B")
+
         # ---- collect ----
         exact = {pr: {} for pr in protos}  # (joint, sample_ns) -> entity
         chain = {pr: [] for pr in protos}  # (n, entity)
