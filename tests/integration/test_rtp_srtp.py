@@ -214,7 +214,7 @@ adapters:
                 cc = wait_counter(c, "fromA", "drop_srtp_auth", 3)
                 assert cc["packets_in"] == 0 and cc["ssrcs"] == 0, cc
                 assert not c.get_json("/api/entities")["entities"]
-                assert "authentication failed" in c.log(), c.log()
+                assert c.wait_log("authentication failed"), c.log()
 
                 # replay: a captured datagram from A, sent to B again by the relay
                 assert relay.rtp_from_a
