@@ -100,10 +100,16 @@ adapters:
                        what="vrpn-client connected")
             reader = F.VrpnReader(F.port_of(gw, "vrpn"), tracker="rig")
             pid = gw.proc.pid
+            # RSS with nothing queued for the reader (a loaded machine makes it lag: its output
+            # buffer would count): it has every byte vrpn-server counted as sent
+            def drained():
+                return reader.bytes >= F.counters(gw, "vrpn")["bytes_out"]
             churn(gw, peer, [65535] + list(range(16000)))
+            F.wait_for(drained, what="the reader has all that was sent")
             rss0 = F.rss_kib(pid)
             names0 = F.counters(gw, "vrpn")["sensor_names"]
             churn(gw, peer, list(range(16000, 65000)))
+            F.wait_for(drained, what="the reader has all that was sent")
             rss1 = F.rss_kib(pid)
             n = F.counters(gw, "vrpn")
             print(f"RSS {rss0} KiB -> {rss1} KiB after 49000 names; sensor_names {names0} -> "
