@@ -53,13 +53,16 @@ def metric(gw, name):
     raise AssertionError(name)
 
 
-def churn(gw, peer, sensors):
+def churn(gw, peer, sensors, drained):
     """Feed the sensor numbers batch by batch, each once, then wait until all have expired."""
     created = metric(gw, "xrgate_entities_created_total")
     for k in range(0, len(sensors), BATCH):
-        # at most two batches alive at once: the same peak in the warm-up and in the churn
+        # at most two batches alive at once: the same peak in the warm-up and in the churn;
+        # and the reader has everything sent so far, so that no more output is queued for it
+        # at any time in the churn than in the warm-up (it lags on a loaded machine)
         F.wait_for(lambda: metric(gw, "xrgate_entities") <= BATCH, timeout=30,
                    what="the batch before the last expired")
+        F.wait_for(drained, timeout=30, what="the reader has all that was sent")
         batch = sensors[k:k + BATCH]
         peer.batches.put(batch)
         created += len(batch)
@@ -104,11 +107,11 @@ adapters:
             # buffer would count): it has every byte vrpn-server counted as sent
             def drained():
                 return reader.bytes >= F.counters(gw, "vrpn")["bytes_out"]
-            churn(gw, peer, [65535] + list(range(16000)))
+            churn(gw, peer, [65535] + list(range(16000)), drained)
             F.wait_for(drained, what="the reader has all that was sent")
             rss0 = F.rss_kib(pid)
             names0 = F.counters(gw, "vrpn")["sensor_names"]
-            churn(gw, peer, list(range(16000, 65000)))
+            churn(gw, peer, list(range(16000, 65000)), drained)
             F.wait_for(drained, what="the reader has all that was sent")
             rss1 = F.rss_kib(pid)
             n = F.counters(gw, "vrpn")
