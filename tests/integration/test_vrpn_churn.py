@@ -53,7 +53,7 @@ def metric(gw, name):
     raise AssertionError(name)
 
 
-def churn(gw, peer, sensors, drained):
+def churn(gw, peer, sensors, drain):
     """Feed the sensor numbers batch by batch, each once, then wait until all have expired."""
     created = metric(gw, "xrgate_entities_created_total")
     for k in range(0, len(sensors), BATCH):
@@ -62,7 +62,7 @@ def churn(gw, peer, sensors, drained):
         # at any time in the churn than in the warm-up (it lags on a loaded machine)
         F.wait_for(lambda: metric(gw, "xrgate_entities") <= BATCH, timeout=30,
                    what="the batch before the last expired")
-        F.wait_for(drained, timeout=30, what="the reader has all that was sent")
+        drain()
         batch = sensors[k:k + BATCH]
         peer.batches.put(batch)
         created += len(batch)
@@ -105,14 +105,16 @@ adapters:
             pid = gw.proc.pid
             # RSS with nothing queued for the reader (a loaded machine makes it lag: its output
             # buffer would count): it has every byte vrpn-server counted as sent
-            def drained():
-                return reader.bytes >= F.counters(gw, "vrpn")["bytes_out"]
-            churn(gw, peer, [65535] + list(range(16000)), drained)
-            F.wait_for(drained, what="the reader has all that was sent")
+            def drain():  # the reader has every byte sent until now
+                sent = F.counters(gw, "vrpn")["bytes_out"]
+                F.wait_for(lambda: reader.bytes >= sent, timeout=30,
+                           what=f"the reader has the {sent} bytes sent")
+            churn(gw, peer, [65535] + list(range(16000)), drain)
+            drain()
             rss0 = F.rss_kib(pid)
             names0 = F.counters(gw, "vrpn")["sensor_names"]
-            churn(gw, peer, list(range(16000, 65000)), drained)
-            F.wait_for(drained, what="the reader has all that was sent")
+            churn(gw, peer, list(range(16000, 65000)), drain)
+            drain()
             rss1 = F.rss_kib(pid)
             n = F.counters(gw, "vrpn")
             print(f"RSS {rss0} KiB -> {rss1} KiB after 49000 names; sensor_names {names0} -> "
