@@ -41,7 +41,7 @@ entity's newest received sample exactly, with its sample_ns):
    4 ms]).
 2. Same capture time: B's pose at T_k (A's capture time of frame k, ?t_ns=T_k, interpolated
    from B's history) against the FK of frame k, over every frame of >= 2 s of the clip (the
-   first frame of a loop and the last END_SKIP = 6 are left out: B interpolates across the jump
+   first and last EDGE_SKIP = 6 frames of a loop are left out: B interpolates across the jump
    back to the start there, over more frames when A's bvh adapter skipped some under load).
    Reported raw and with the per-protocol time bias absorbed (a constant delta fitted by least
    squares); asserted: error <= quantization + 1.5 * (largest frame-to-frame speed or turn rate
@@ -224,7 +224,8 @@ adapters:
     return head + sep + bvh + rest, b
 
 
-END_SKIP = 6  # frames left out at a loop's end (the last two, plus up to 4 skipped under load)
+EDGE_SKIP = 6  # frames left out at a loop's start and end (the wrap, plus up to 4 skipped frames
+#                under load: frame 2 was 1.2 m off once in the loop with only the first left out)
 LATE_FRAMES = 14  # how late (in frames, ~115 ms) a sample may leave A on a loaded machine
 
 
@@ -331,9 +332,9 @@ def main():
                 if j:
                     exact[pr][j, e["sample_ns"]] = e
             n = played_at(time.monotonic_ns()) - 10  # ~83 ms back: inside B's 32-sample history
-            # not near the loop's end (B interpolates across the jump back to the start there,
-            # over more frames when A skipped some under load) nor at its first frame
-            if n >= 0 and 0 < n % truth.span < truth.span - END_SKIP:
+            # not near a loop's end or start (B interpolates across the jump back to the start
+            # there, over more frames when A skipped some under load)
+            if n >= 0 and EDGE_SKIP <= n % truth.span < truth.span - EDGE_SKIP:
                 for e in ents(gb, capture_ns(n)):
                     pr = proto_of(e["name"])
                     j = joint_of(pr, e) if pr in exact else None
