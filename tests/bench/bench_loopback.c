@@ -10,8 +10,8 @@
  * axis, identity orientation, zero velocity), so prediction does not change what comes out and
  * every egress object names its body by |position| whatever the frame mapping. Receivers, in the
  * same thread:
- *   rtp   a UDP socket bound to --rtp-out PORT: the egress `rtp` adapter's destination; RTP +
- *         game-state decode (adapters/rtp)
+ *   rtp   a UDP socket bound to --rtp-out PORT (or inherited: --rtp-out-fd FD): the egress
+ *         `rtp` adapter's destination; RTP + game-state decode (adapters/rtp)
  *   rgmp  a TCP client of xrgate's `rgmp-server` (--rgmp PORT): RGMP session decode, every
  *         TRANSFORM stream of every data frame (adapters/rgmp)
  *   vrpn  a TCP-only VRPN client of xrgate's `vrpn-server` (--vrpn-server PORT): every Pos_Quat
@@ -685,7 +685,8 @@ static void relay_once(int size, double rate, int ms, double q5[5])
 
 int main(int argc, char **argv)
 {
-    int reps = 5, ms = 1000, rtp_in = 0, rtp_out = 0, rgmp = 0, pid = 0, bodies = 50;
+    int reps = 5, ms = 1000, rtp_in = 0, rtp_out = 0, rtp_out_fd = -1, rgmp = 0, pid = 0,
+        bodies = 50;
     int vrpn_listen = 0, vrpn_server = 0, less = 0;
     double rate = 240;
     for (int i = 1; i < argc; i += 2) { /* option, value */
@@ -702,6 +703,8 @@ int main(int argc, char **argv)
             rtp_in = atoi(v);
         else if (!strcmp(a, "--rtp-out"))
             rtp_out = atoi(v);
+        else if (!strcmp(a, "--rtp-out-fd"))
+            rtp_out_fd = atoi(v);
         else if (!strcmp(a, "--rgmp"))
             rgmp = atoi(v);
         else if (!strcmp(a, "--vrpn-listen"))
@@ -718,15 +721,16 @@ int main(int argc, char **argv)
             rate = atof(v);
         else {
             fprintf(stderr,
-                    "usage: bench_loopback (--rtp-in PORT | --vrpn-listen PORT) --rtp-out PORT "
+                    "usage: bench_loopback (--rtp-in PORT | --vrpn-listen PORT) (--rtp-out PORT "
+                    "| --rtp-out-fd FD) "
                     "[--rgmp PORT] [--vrpn-server PORT] [--less PORT] [--pid P] [--bodies N] "
                     "[--rate HZ] "
                     "[--reps N] [--ms M]\n");
             return 2;
         }
     }
-    if (reps < 1 || ms < 10 || (!rtp_in && !vrpn_listen) || !rtp_out || bodies < 1 ||
-        bodies > MAX_BODIES || rate <= 0) {
+    if (reps < 1 || ms < 10 || (!rtp_in && !vrpn_listen) || (!rtp_out && rtp_out_fd < 0) ||
+        bodies < 1 || bodies > MAX_BODIES || rate <= 0) {
         fprintf(stderr, "bench_loopback: bad arguments\n");
         return 2;
     }
@@ -758,13 +762,15 @@ int main(int argc, char **argv)
     if (BENCH_HAVE_RGMP) rgmp_session_init(&g.sess, NULL, false);
 
     g.tx = socket(AF_INET, SOCK_DGRAM, 0);
-    g.rtp_rx = socket(AF_INET, SOCK_DGRAM, 0);
+    /* --rtp-out-fd: a UDP socket the caller bound (and named in the gateway's configuration)
+     * before the gateway started, inherited: no port is picked and handed on */
+    g.rtp_rx = rtp_out_fd >= 0 ? rtp_out_fd : socket(AF_INET, SOCK_DGRAM, 0);
     if (g.tx < 0 || g.rtp_rx < 0) die("socket");
     int big = 4 << 20;
     setsockopt(g.rtp_rx, SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     sa.sin_port = htons((uint16_t)rtp_out);
-    if (bind(g.rtp_rx, (struct sockaddr *)&sa, sizeof sa)) die("bind --rtp-out");
+    if (rtp_out_fd < 0 && bind(g.rtp_rx, (struct sockaddr *)&sa, sizeof sa)) die("bind --rtp-out");
     g.rtp_in = sa;
     g.rtp_in.sin_port = htons((uint16_t)rtp_in);
     if (vrpn_listen) {

@@ -154,22 +154,14 @@ def prog(name):
     raise SystemExit(f"run.py: {name} not found under {BUILD} (build the bench targets first)")
 
 
-def run_json(name, args, timeout=600):
+def run_json(name, args, timeout=600, pass_fds=()):
     cmd = [prog(name)] + [str(a) for a in args]
     log(f"run: {' '.join(cmd)}")
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                       timeout=timeout)
+                       timeout=timeout, pass_fds=pass_fds)
     if p.returncode != 0:
         raise SystemExit(f"run.py: {name} failed ({p.returncode}):\n{p.stderr}")
     return json.loads(p.stdout)
-
-
-def free_port(kind=socket.SOCK_STREAM):
-    s = socket.socket(socket.AF_INET, kind)
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def connect_retry(port, timeout=10.0):
@@ -364,16 +356,16 @@ def clients_daemon(o, avail, adapter):
     n_clients = 10 if o.quick else 100
     secs = 1.0 if o.quick else 3.0
     rate = 60
-    port = free_port()
     vrpn = adapter == "vrpn-server"
     bodies = 5 if vrpn else 50  # + head and two hands
     entities = bodies + 3
     cfg = ("gateway:\n  id: bench\nadapters:\n"
            f"  - name: synth\n    type: synth\n    bodies: {bodies}\n    rate_hz: 120\n"
-           f"  - name: srv\n    type: {adapter}\n    listen: \"127.0.0.1:{port}\"\n"
+           f"  - name: srv\n    type: {adapter}\n    listen: \"127.0.0.1:0\"\n"
            f"    rate_hz: {rate}\n    max_clients: {n_clients + 8}\n")
     with Gateway(cfg) as gw:
         pid = gw.proc.pid
+        port = gw.port_of("srv")
         sel = selectors.DefaultSelector()
         socks = []
         for i in range(n_clients):
@@ -469,28 +461,26 @@ def pipeline_daemon(o, avail):
     sink.bind(("127.0.0.1", 0))
     steps = []
     for bodies in ladder:
-        rport = free_port()
         cfg = ("gateway:\n  id: bench\nadapters:\n"
                f"  - name: synth\n    type: synth\n    bodies: {bodies}\n    rate_hz: {rate}\n"
                "    head: false\n    hands: false\n"
                "  - name: rtp\n    type: rtp\n    bind: \"127.0.0.1:0\"\n"
                f"    destinations: [\"127.0.0.1:{sink.getsockname()[1]}\"]\n    rate_hz: 0\n"
                "    refresh_ms: 0\n    rtcp_interval_ms: 0\n")
-        vport = free_port()
         if avail.get("rgmp-server"):
-            cfg += (f"  - name: rgmp\n    type: rgmp-server\n    listen: \"127.0.0.1:{rport}\"\n"
+            cfg += ("  - name: rgmp\n    type: rgmp-server\n    listen: \"127.0.0.1:0\"\n"
                     "    rate_hz: 0\n    max_output_bytes: 16777216\n")
         if avail.get("vrpn-server"):
-            cfg += (f"  - name: vrpn\n    type: vrpn-server\n    listen: \"127.0.0.1:{vport}\"\n"
+            cfg += ("  - name: vrpn\n    type: vrpn-server\n    listen: \"127.0.0.1:0\"\n"
                     "    rate_hz: 0\n    max_output_bytes: 16777216\n")
         with Gateway(cfg) as gw:
             pid = gw.proc.pid
             stop = threading.Event()
             clients = []
             if avail.get("rgmp-server"):
-                clients.append(("rgmp", connect_retry(rport), b""))
+                clients.append(("rgmp", connect_retry(gw.port_of("rgmp")), b""))
             if avail.get("vrpn-server"):
-                clients.append(("vrpn", connect_retry(vport), VRPN_COOKIE))
+                clients.append(("vrpn", connect_retry(gw.port_of("vrpn")), VRPN_COOKIE))
             threads = [threading.Thread(target=_drain_tcp, args=(c, stop, hello), daemon=True)
                        for _, c, hello in clients]
             for th in threads:
@@ -534,39 +524,50 @@ def latency_daemon(o, avail):
     from xgtest import Gateway
     if not avail.get("rtp"):
         return None
+    from xgtest import reserve_port
     vrpn = avail.get("vrpn-client") and avail.get("vrpn-server")
-    p_in, p_out, p_out_bind = (free_port(socket.SOCK_DGRAM) for _ in range(3))
-    p_rgmp, p_vin, p_vsrv, p_less = free_port(), free_port(), free_port(), free_port()
+    # no port is picked and handed on: the daemon binds port 0 (read back with port_of); the
+    # RTP receiver is a socket bound here and inherited by bench_loopback; the VRPN source port
+    # that vrpn-client names is held (reserve_port) until bench_loopback listens on it
+    rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    rx.bind(("127.0.0.1", 0))
+    hold = reserve_port()
     cfg = "gateway:\n  id: bench\nadapters:\n"
     if vrpn:
         cfg += ("  - name: rig\n    type: vrpn-client\n"
-                f"    devices: [\"Tracker0@tcp://127.0.0.1:{p_vin}\"]\n")
-        args = ["--vrpn-listen", p_vin]
+                f"    devices: [\"Tracker0@tcp://127.0.0.1:{hold.port}\"]\n")
     else:
-        cfg += (f"  - name: rtpin\n    type: rtp\n    bind: \"127.0.0.1:{p_in}\"\n"
+        cfg += ("  - name: rtpin\n    type: rtp\n    bind: \"127.0.0.1:0\"\n"
                 "    refresh_ms: 0\n    rtcp_interval_ms: 0\n")
-        args = ["--rtp-in", p_in]
-    cfg += (f"  - name: rtpout\n    type: rtp\n    bind: \"127.0.0.1:{p_out_bind}\"\n"
-            f"    destinations: [\"127.0.0.1:{p_out}\"]\n    rate_hz: 0\n"
+    cfg += ("  - name: rtpout\n    type: rtp\n    bind: \"127.0.0.1:0\"\n"
+            f"    destinations: [\"127.0.0.1:{rx.getsockname()[1]}\"]\n    rate_hz: 0\n"
             "    refresh_ms: 0\n    rtcp_interval_ms: 0\n")
-    args += ["--rtp-out", p_out]
+    servers = []
     if avail.get("rgmp-server"):
-        cfg += (f"  - name: rgmp\n    type: rgmp-server\n    listen: \"127.0.0.1:{p_rgmp}\"\n"
+        cfg += ("  - name: rgmp\n    type: rgmp-server\n    listen: \"127.0.0.1:0\"\n"
                 "    rate_hz: 0\n")
-        args += ["--rgmp", p_rgmp]
+        servers.append(("--rgmp", "rgmp"))
     if avail.get("vrpn-server"):
-        cfg += (f"  - name: vrpn\n    type: vrpn-server\n    listen: \"127.0.0.1:{p_vsrv}\"\n"
+        cfg += ("  - name: vrpn\n    type: vrpn-server\n    listen: \"127.0.0.1:0\"\n"
                 "    rate_hz: 0\n")
-        args += ["--vrpn-server", p_vsrv]
+        servers.append(("--vrpn-server", "vrpn"))
     if avail.get("less"):
-        cfg += (f"  - name: sims\n    type: less\n    mode: listen\n    listen: \"127.0.0.1:{p_less}\"\n"
+        cfg += ("  - name: sims\n    type: less\n    mode: listen\n    listen: \"127.0.0.1:0\"\n"
                 "    signature: none\n    rate_hz: 0\n")
-        args += ["--less", p_less]
+        servers.append(("--less", "sims"))
     reps = o.reps
     ms = 300 if o.quick else 1000
-    with Gateway(cfg) as gw:
-        res = run_json("bench_loopback", args + ["--pid", gw.proc.pid, "--reps", reps,
-                                                 "--ms", ms])
+    try:
+        with Gateway(cfg) as gw:
+            args = ["--vrpn-listen", hold.port] if vrpn else ["--rtp-in", gw.port_of("rtpin")]
+            args += ["--rtp-out-fd", rx.fileno()]
+            for opt, name in servers:
+                args += [opt, gw.port_of(name)]
+            res = run_json("bench_loopback", args + ["--pid", gw.proc.pid, "--reps", reps,
+                                                     "--ms", ms], pass_fds=(rx.fileno(),))
+    finally:
+        hold.release()
+        rx.close()
     res["ingress_adapter"] = "vrpn-client" if vrpn else "rtp"
     cpu = med(stats(res["gateway_cpu_percent"]))
     res["cpu_us_per_frame"] = cpu / 100.0 / res["rate_hz"] * 1e6 if cpu is not None else None

@@ -171,7 +171,8 @@ def rot2_bound(q):
 # ---- a TCP proxy that drops and restores one link ----
 
 class Proxy:
-    """Forwards 127.0.0.1:<port> to `target`. down() closes every connection and refuses new
+    """Forwards 127.0.0.1:<port> to `target` (None: accept and close until it is set, so that
+    the proxy's port can be configured before the target listens). down() closes every connection and refuses new
     ones (accepts and closes them at once) until up()."""
 
     def __init__(self, target):
@@ -195,7 +196,7 @@ class Proxy:
             except OSError:
                 return
             with self.lock:
-                if self.is_down:
+                if self.is_down or self.target is None:
                     c.close()
                     continue
             try:
@@ -245,10 +246,3 @@ class Proxy:
         self.down()
         self.lsock.close()
 
-
-def free_port(kind=socket.SOCK_STREAM):
-    s = socket.socket(socket.AF_INET, kind)
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port

@@ -16,7 +16,7 @@ import time
 
 sys.dont_write_bytecode = True  # importing test modules must not leave __pycache__ behind
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from xgtest import BIN, SKIP, parse_prometheus  # noqa: E402
+from xgtest import BIN, SKIP, parse_prometheus, reserve_port, wait_until  # noqa: E402
 
 # ---- which adapter types exist in this build ----
 
@@ -74,15 +74,7 @@ class Sections:
 
 # ---- admin API, /proc ----
 
-def wait_for(fn, timeout=10.0, what="condition", every=0.02):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = fn()
-        if last:
-            return last
-        time.sleep(every)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}: last={last!r}")
+wait_for = wait_until  # (fn, timeout=10.0, what=..., every=0.02): xgtest's bounded poll
 
 
 def adapters(gw):
@@ -103,6 +95,13 @@ def port_of(gw, name):
     if "port" in a["counters"]:
         return int(a["counters"]["port"])
     return int(a["peer"].split(" ")[0].rsplit(":", 1)[1])
+
+
+def pos_x(gw, name):
+    """x of entity `name`'s position, NaN while it does not exist (yet) or has no position: for
+    waits that start before the entity is in the table."""
+    e = entities(gw, name).get(name) or {}
+    return (e.get("position") or [float("nan")])[0]
 
 
 def entities(gw, prefix=""):
@@ -173,9 +172,15 @@ def get_raw_json(gw, path):
 class ListeningPeer:
     """Listens on a fixed loopback port, accepts one connection at a time and runs
     self.session(conn) in a thread. kill() closes everything (abortive RST when rst=True),
-    start() listens again on the same port: a peer process killed and restarted."""
+    start() listens again on the same port: a peer process killed and restarted. With port 0
+    the port is held (xgtest.reserve_port) for the peer's lifetime, so that no other test is
+    handed it while the peer is down."""
 
     def __init__(self, port=0):
+        self.hold = None
+        if port == 0:
+            self.hold = reserve_port()
+            port = self.hold.port
         self.port = port
         self.lsock = None
         self.conn = None

@@ -4,9 +4,8 @@
 import math
 import signal
 import sys
-import time
 
-from xgtest import Gateway, parse_prometheus
+from xgtest import Gateway, parse_prometheus, wait_until
 
 
 def norm(v):
@@ -15,15 +14,20 @@ def norm(v):
 
 def main():
     with Gateway() as gw:
-        deadline = time.time() + 5
-        a = {"entities": []}
-        while time.time() < deadline and len(a["entities"]) < 6:
-            time.sleep(0.05)
+        # enough samples per entity for a rate estimate, then a second answer >= 100 ms and
+        # >= 10 samples later (conditions, not sleeps: the synth's pace varies under load)
+        def settled():
             a = gw.get_json("/api/entities")
-        time.sleep(0.2)  # enough samples for a rate estimate
-        a = gw.get_json("/api/entities")
-        time.sleep(0.1)
-        b = gw.get_json("/api/entities")
+            return a if len(a["entities"]) == 6 and all(
+                e["samples"] >= 20 for e in a["entities"]) else None
+        a = wait_until(settled, what="6 synth entities with >= 20 samples each")
+        na = {e["name"]: e["samples"] for e in a["entities"]}
+
+        def later():
+            b = gw.get_json("/api/entities")
+            return b if b["time_ns"] - a["time_ns"] >= 100_000_000 and all(
+                e["samples"] >= na[e["name"]] + 10 for e in b["entities"]) else None
+        b = wait_until(later, what="an answer 100 ms and 10 samples later")
         names = sorted(e["name"] for e in b["entities"])
         assert names == ["demo/body0", "demo/body1", "demo/body2", "demo/head", "demo/left_hand",
                          "demo/right_hand"], names

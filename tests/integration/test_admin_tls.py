@@ -283,9 +283,12 @@ def main():
         with TlsGateway(config(d), args=["--log-level", "debug"],
                         env={"XRGATE_ADMIN_TOKEN": TOKEN}) as gw:
             port = gw.port
-            get(ctx, port, "/healthz")  # warm up (lazy allocations in libevent and mbedtls)
-            time.sleep(0.2)
+            # descriptors of the idle daemon (listeners, event base); a warm-up request (lazy
+            # allocations in libevent and mbedtls) opens none that stay: wait until it is closed
             base = open_fds(gw.proc.pid)
+            get(ctx, port, "/healthz")
+            wait_until(lambda: open_fds(gw.proc.pid) <= base,
+                       f"the warm-up connection closed (descriptors back to {base})")
             # a client that connects and never starts its handshake is closed by the server
             # (10 s handshake deadline): checked at the end
             stalled = socket.create_connection(("127.0.0.1", port), timeout=5)

@@ -103,7 +103,7 @@ def less_section(gw):
 
     def still_good(x):
         good.send(L.msg_update(1, {2: [x, 1.0, 1.0], 3: [0, 0, 0]}))
-        F.wait_for(lambda: abs(F.entities(gw, "ls/keeper")["ls/keeper"]["position"][0] - x) < 1e-5,
+        F.wait_for(lambda: abs(F.pos_x(gw, "ls/keeper") - x) < 1e-5,
                    what="good LESS peer still applied")
 
     cases = [
@@ -127,7 +127,7 @@ def less_section(gw):
     # max_peers: 2 (the good peer + one)
     second = Peer()
     second.send(L.msg_cc())
-    time.sleep(0.2)
+    F.wait_for(lambda: F.counters(gw, "ls")["peers"] == 2, what="the second peer's session")
     before = F.counters(gw, "ls")["refused_peers"]
     third = Peer()
     assert third.closed(), "a peer beyond max_peers must be closed at once"

@@ -222,7 +222,9 @@ adapters:
         for attempt in range(10):
             a1 = adapter(gw, "cmu")
             e1 = entities(gw, "cmu/")
-            time.sleep(0.3)
+            c1 = adapter(gw, "cmu")["counters"]  # >= 10 frames later (or wrapped: try again)
+            wait_for(lambda: (lambda c: c["loops"] != c1["loops"] or c["frame"] > c1["frame"] + 10)(
+                adapter(gw, "cmu")["counters"]))
             e2 = entities(gw, "cmu/")
             a2 = adapter(gw, "cmu")  # a1 and a2 bracket both reads
             # both reads inside one pass of the clip (no wrap in between)

@@ -24,7 +24,6 @@ import re
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tarfile
@@ -32,7 +31,7 @@ import tempfile
 import time
 import urllib.request
 
-from xgtest import SOURCE_DIR, Gateway, BIN, skip
+from xgtest import BIN, SOURCE_DIR, Gateway, reserve_port, skip, wait_until
 
 SOCK = "/run/xrgate-ci-docker.sock"
 ROOT = "/var/lib/xrgate-ci-docker"
@@ -130,10 +129,10 @@ def check_sigterm_under_load():
     load = ("gateway: {admin: {listen: \"127.0.0.1:0\"}}\n"
             "adapters:\n  - {name: load, type: synth, rate_hz: 240, bodies: 3000}\n")
     with Gateway(config_text=load, admin=None) as gw:
-        deadline = time.time() + 10
-        while time.time() < deadline and not any("running with" in l for l in gw.lines):
-            time.sleep(0.05)
-        time.sleep(0.5)
+        assert gw.wait_log("running with"), gw.log()
+        # under load: SIGTERM once the synth has produced ten rounds of its 3000 bodies
+        wait_until(lambda: gw.port and gw.counters("load")["samples_in"] >= 30000, 30,
+                   what="the load running")
         code, took = gw.stop(signal.SIGTERM)
         assert code == 0, gw.log()[-2000:]
         assert took < 1.0, f"SIGTERM under load took {took:.2f} s"
@@ -160,11 +159,6 @@ def dk(*args, check=True, timeout=120, **kw):
                                    f"{r.stdout[-3000:]}{r.stderr[-3000:]}")
     return r
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def lock_ci_docker():
@@ -348,7 +342,9 @@ def check_image(tmp, ctx, canary):
     assert "/etc/xrgate/xrgate.yaml:3:3: unknown key 'predcit'" in r.stderr, r.stderr
 
     # run: environment overrides, healthy, the process's ids, docker stop -> 0 within 1 s
-    port = free_port()
+    # the health check needs a fixed port: the test holds it until the container has it
+    hold = reserve_port()
+    port = hold.port
     gid = "ci-" + secrets.token_hex(4)
     cid = dk("run", "-d", "--network", "host", "-e", f"XRGATE_ADMIN_LISTEN=127.0.0.1:{port}",
              "-e", f"XRGATE_ID={gid}", IMAGE).stdout.strip()
@@ -356,6 +352,7 @@ def check_image(tmp, ctx, canary):
         t0 = time.time()
         st = wait_health(cid, "healthy", 60)
         healthy_after = time.time() - t0
+        hold.release()
         with open(f"/proc/{st['Pid']}/status") as f:
             status = f.read()
         assert re.search(r"^Uid:\t10001\t10001\t10001\t10001$", status, re.M), status
@@ -375,6 +372,7 @@ def check_image(tmp, ctx, canary):
         out = dk("logs", cid).stderr + dk("logs", cid).stdout
         assert "received SIGTERM, stopping" in out, out
     finally:
+        hold.release()
         dk("rm", "-f", cid, check=False)
     print(f"container: healthy after {healthy_after:.1f} s, docker stop {took:.2f} s")
 
@@ -407,7 +405,8 @@ def check_compose(ctx):
     compose = shutil.which("docker-compose")
     if not compose:
         unavailable("docker-compose not found (docker/install-deps.sh --test installs it)")
-    port = free_port()
+    hold = reserve_port()  # held until the container listens on it
+    port = hold.port
     gid = "ci-compose-" + secrets.token_hex(3)
     env = {**os.environ, "DOCKER_HOST": f"unix://{SOCK}", "XRGATE_ADMIN_LISTEN":
            f"127.0.0.1:{port}", "XRGATE_ID": gid}
@@ -425,6 +424,7 @@ def check_compose(ctx):
         cid = run("ps", "-q", "xrgate").stdout.strip()
         assert cid, "docker-compose ps: no container"
         wait_health(cid, "healthy", 60)
+        hold.release()
         logs = dk("logs", cid)
         out = logs.stdout + logs.stderr
         assert f"'{gid}' running with" in out, out
@@ -436,6 +436,7 @@ def check_compose(ctx):
         assert st["ExitCode"] == 0 and not st["Running"], st
         print(f"container: compose up healthy, docker-compose stop {took:.2f} s, exit 0")
     finally:
+        hold.release()
         subprocess.run(base + ["down"], env=env, capture_output=True, timeout=120)
 
 

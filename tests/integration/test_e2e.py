@@ -24,7 +24,9 @@ through the wall clock; RTP Time1 = wall ms mod 65536, so -1 ms < L <= latency).
 
 Two measurements per protocol (B runs with max_horizon_ms: 0 so GET /api/entities shows each
 entity's newest received sample exactly, with its sample_ns):
-1. Wire precision: every received sample is matched to its frame k, the send delay d is fitted
+1. Wire precision: every received sample is matched to its frame k (the frame played at B's
+   capture time or next to it, or on a loaded machine up to LATE_FRAMES before it), the send
+   delay d is fitted
    (least squares, position and rotation residuals weighted by their wire precision) and the
    residual against frame + v*d, exp(w*d) q is the format's quantization. Bounds (asserted):
      VRPN  float64 -> JSON with 9 significant digits: 5e-8 m, 1e-6 rad (~6e-5 deg)
@@ -39,11 +41,12 @@ entity's newest received sample exactly, with its sample_ns):
    4 ms]).
 2. Same capture time: B's pose at T_k (A's capture time of frame k, ?t_ns=T_k, interpolated
    from B's history) against the FK of frame k, over every frame of >= 2 s of the clip (the
-   first frame of a loop and the last two are left out: B interpolates across the jump back to
-   the start there, also when A's bvh adapter skipped the last frame under load). Reported raw and with the
-   per-protocol time bias absorbed (a constant delta fitted by least squares); asserted:
-   error <= quantization + 1.5 * (largest frame-to-frame speed or turn rate of the joints) *
-   max |capture time in B - T_k| (B's samples of frame k carry capture time T_k + d + L).
+   first and last EDGE_SKIP = 6 frames of a loop are left out: B interpolates across the jump
+   back to the start there, over more frames when A's bvh adapter skipped some under load).
+   Reported raw and with the per-protocol time bias absorbed (a constant delta fitted by least
+   squares); asserted: error <= quantization + 1.5 * (largest frame-to-frame speed or turn rate
+   of the joints) * (max |capture time in B - T_k| seen over every protocol + one frame for a
+   sample the poller did not see) (B's samples of frame k carry capture time T_k + d + L).
 
 Also asserted: A lists only its five bvh entities (nothing is echoed back; B's less excludes
 what B got over the other protocols, which would otherwise be republished to A as new
@@ -69,9 +72,9 @@ import sys
 import tempfile
 import time
 
-from e2elib import (Proxy, Truth, f32_half_ulp, free_port, qangle, qconj, qlog, qmul,
+from e2elib import (Proxy, Truth, f32_half_ulp, qangle, qconj, qlog, qmul,
                     rot2_bound, vdot, vnorm, vsub)
-from xgtest import BIN, VECTORS_DIR, Gateway, skip
+from xgtest import BIN, VECTORS_DIR, Gateway, reserve_port, skip
 
 CMU = os.path.join(VECTORS_DIR, "mocap", "cmu_08_10_walk.bvh")
 SCALE = 0.0254 / 0.45  # units: cmu
@@ -221,6 +224,11 @@ adapters:
     return head + sep + bvh + rest, b
 
 
+EDGE_SKIP = 6  # frames left out at a loop's start and end (the wrap, plus up to 4 skipped frames
+#                under load: frame 2 was 1.2 m off once in the loop with only the first left out)
+LATE_FRAMES = 14  # how late (in frames, ~115 ms) a sample may leave A on a loaded machine
+
+
 def stats(xs):
     if not xs:
         return float("nan"), float("nan")
@@ -241,15 +249,29 @@ def main():
     ft_ns = truth.ft * 1e9
 
     tmp = tempfile.TemporaryDirectory(prefix="xrgate-e2e-")
-    ports = {"tmp": tmp.name, "vrpn": free_port(), "rgmp": free_port(),
-             "rtp": free_port(__import__("socket").SOCK_DGRAM), "less": free_port()}
-    proxy = Proxy(("127.0.0.1", ports["rgmp"]))
-    ports["proxy"] = proxy.port
-    conf_a, conf_b = configs(protos, ports)
+    # no "free" ports: B binds rtp/less on port 0 and A is configured with what B bound; A's
+    # rgmp-server binds port 0 and the proxy (B's rgmp-client connects to it) learns it once A
+    # runs; A's vrpn-server port, which B's vrpn-client names (TCP), is held by the test until A
+    # has it (its UDP twin until A starts: see reserve_port; a proxy would add latency jitter)
+    vrpn_hold = reserve_port(udp=True)
+    proxy = Proxy(None)
+    ports = {"tmp": tmp.name, "vrpn": vrpn_hold.port, "rgmp": 0, "rtp": 0, "less": 0,
+             "proxy": proxy.port}
+    _, conf_b = configs(protos, ports)
     gb = Gateway(conf_b)
     ga = None
     try:
+        for pr, name in (("rtp", "rt"), ("less", "ls")):
+            if pr in protos:
+                ports[pr] = gb.port_of(name)
+        conf_a, _ = configs(protos, ports)
+        vrpn_hold.release_udp()
         ga = Gateway(conf_a)
+        if "rgmp" in protos:
+            proxy.target = ("127.0.0.1", ga.port_of("rgmp"))
+        if "vrpn" in protos:
+            assert ga.port_of("vrpn") == vrpn_hold.port
+        vrpn_hold.release()
         # ---- everything streams, B has each entity once per protocol ----
         def all_there():
             got = {}
@@ -285,6 +307,14 @@ def main():
         def capture_ns(n):
             return t0 + truth.frame_ns(n)
 
+        # ---- warm-up: B's per-peer offset estimates (min(receive - source)) have seen 120
+        # samples (1 s) of every entity, so that they hold a low-latency one even when the
+        # first packets were slow on a loaded machine (their capture times would be that late)
+        def warmed_up():
+            es = [e for e in ents(gb) if proto_of(e["name"])]
+            return len(es) == 5 * len(protos) and all(e["samples"] >= 120 for e in es)
+        wait_for(warmed_up, 30, what="120 samples of every entity in B")
+
         # ---- collect ----
         exact = {pr: {} for pr in protos}  # (joint, sample_ns) -> entity
         chain = {pr: [] for pr in protos}  # (n, entity)
@@ -302,7 +332,9 @@ def main():
                 if j:
                     exact[pr][j, e["sample_ns"]] = e
             n = played_at(time.monotonic_ns()) - 10  # ~83 ms back: inside B's 32-sample history
-            if n >= 0 and 0 < n % truth.span < truth.span - 2:
+            # not near a loop's end or start (B interpolates across the jump back to the start
+            # there, over more frames when A skipped some under load)
+            if n >= 0 and EDGE_SKIP <= n % truth.span < truth.span - EDGE_SKIP:
                 for e in ents(gb, capture_ns(n)):
                     pr = proto_of(e["name"])
                     j = joint_of(pr, e) if pr in exact else None
@@ -326,9 +358,15 @@ def main():
                 J = jn[j]
                 n0 = played_at(s)
                 best = None
-                for n in (n0 - 1, n0, n0 + 1):
+                # the frame played at B's capture time, or one next to it (d up to 20 ms); on a
+                # loaded machine A can send a frame later than that (the sink predicts across
+                # d): then the frames up to LATE_FRAMES before it, d up to that many frames
+                wide = [n0 - m for m in range(2, LATE_FRAMES + 1)]
+                for n in [n0 - 1, n0, n0 + 1] + wide:
                     if n < 0:
                         continue
+                    if n == wide[0] and best is not None and best[4] < 1e-5:
+                        break  # matched within 20 ms: no need to look further back
                     k = truth.frame(n)
                     dp = vsub(e["position"], truth.pos[J, k])
                     dr = qlog(qmul(tuple(e["orientation"]), qconj(truth.rot[J, k])))
@@ -337,7 +375,8 @@ def main():
                     sr = 5e-4 if pr == "rtp" else (1e-7 if pr != "vrpn" else 1e-9)
                     num = vdot(v, dp) / sp ** 2 + vdot(w, dr) / sr ** 2
                     den = vdot(v, v) / sp ** 2 + vdot(w, w) / sr ** 2
-                    d = min(max(num / den if den > 0 else 0.0, -1e-3), 20e-3)
+                    d_max = 20e-3 if n >= n0 - 1 else LATE_FRAMES * truth.ft
+                    d = min(max(num / den if den > 0 else 0.0, -1e-3), d_max)
                     pp, qq = truth.predicted(J, k, d)
                     perr = vnorm(vsub(e["position"], pp))
                     rerr = qangle(tuple(e["orientation"]), qq)
@@ -388,6 +427,11 @@ def main():
         print(f"{'proto':6} {'queries':>7} {'frames':>6} {'clip_s':>6} {'pos_max_m':>10} "
               f"{'pos_rms_m':>10} {'rot_max_deg':>11} {'rot_rms_deg':>11} {'bias_us':>8} "
               f"{'abs_pos_max':>11} {'abs_rot_max':>11}")
+        # how late B's samples can be against T_k: the poller saw most of them, not all (it
+        # polls every few ms, a frame is 8.3 ms, fewer polls on a loaded machine); A's emission
+        # lateness d is common to every protocol, so the latest seen over all of them, plus one
+        # frame for a later one nobody saw (a few-percent excess was seen 2 runs in 9 without it)
+        late_s = (max(dmax.values()) + ft_ns) * 1e-9
         for pr in protos:
             rows = [(n, j, e) for n, j, e in chain[pr]
                     if e["quality"] in ("EXACT", "INTERPOLATED")]
@@ -402,8 +446,8 @@ def main():
                 den += vdot(v, v)
             delta = num / den if den else 0.0
             pe, re_, pa, ra = [], [], [], []
-            bpos = qpos_max[pr] + 1.5 * vsec * dmax[pr] * 1e-9 + 1e-6
-            brot = qrot_max[pr] + 1.5 * wsec * dmax[pr] * 1e-9 + 1e-6
+            bpos = qpos_max[pr] + 1.5 * vsec * late_s + 1e-6
+            brot = qrot_max[pr] + 1.5 * wsec * late_s + 1e-6
             for n, j, e in rows:
                 J, k = jn[j], truth.frame(n)
                 perr = vnorm(vsub(e["position"], truth.pos[J, k]))
@@ -443,10 +487,14 @@ def main():
             proxy.down()
             wait_for(lambda: adapters(gb)["rg"]["state"] != "streaming", 5,
                      what="rgmp-client to notice the drop")
-            time.sleep(0.3)
-            mid = {e["name"]: e["sample_ns"] for e in ents(gb)}
-            time.sleep(0.5)
-            late = {e["name"]: e for e in ents(gb)}
+            # the other protocols move on twice (observable), the rgmp entities stay put
+            def moved_on(since):
+                now = {e["name"]: e for e in ents(gb)}
+                return now if all(e["sample_ns"] > since[n] for n, e in now.items()
+                                  if proto_of(n) != "rgmp") else None
+            mid = {n: e["sample_ns"] for n, e in wait_for(
+                lambda: moved_on(newest), 5, what="the other protocols' next samples").items()}
+            late = wait_for(lambda: moved_on(mid), 5, what="the other protocols moving on")
             for name, s in mid.items():
                 pr = proto_of(name)
                 if pr == "rgmp":

@@ -127,7 +127,7 @@ def max_entities():
                 assert F.metric(gw, "xrgate_entities_refused_total", "rg") == 1
                 # the known ones keep updating; the refused one is counted again, not created
                 send_poses(peer, [pose(0.4), pose(0.5), pose(0.6)])
-                F.wait_for(lambda: abs(F.entities(gw, "rg/")["rg/rig-77/b"]["position"][0] - 0.5)
+                F.wait_for(lambda: abs(F.pos_x(gw, "rg/rig-77/b") - 0.5)
                            < 1e-6, what="known entity updated")
                 F.wait_for(lambda: F.counters(gw, "rg")["entities_refused"] == 2,
                            what="second refusal counted")

@@ -12,7 +12,6 @@ from the build are left out of the load and reported."""
 import signal
 import socket
 import sys
-import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import faultlib as F  # noqa: E402
@@ -79,7 +78,12 @@ def load_and_stop(sig):
                 if "rt" in names:
                     sink.settimeout(5)
                     assert sink.recv(65536), "rtp egress"
-                time.sleep(0.5)
+                # under load: the sources have delivered another 100 samples since
+                def samples_in():
+                    return sum(a["counters"].get("samples_in", 0)
+                               for a in F.adapters(gw).values())
+                n0 = samples_in()
+                F.wait_for(lambda: samples_in() >= n0 + 100, what="100 more samples in")
                 code, took = gw.stop(sig, timeout=5.0)
                 log = gw.log()
                 print(f"{signal.Signals(sig).name} under load ({len(names)} adapters): exit "

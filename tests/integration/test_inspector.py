@@ -1,8 +1,9 @@
 """Integration: the web inspector's HTTP side without a browser.
 
 - GET / and the embedded assets (content types, ETag/304, three.js embedded);
-- GET /events: 1 s of the Server-Sent Events stream parsed: `retry:`, `event: hello`, ~30 Hz
-  `event: state` frames with consecutive seq and advancing time_ns, the 6 synth entities whose
+- GET /events: 30+ frames of the Server-Sent Events stream parsed: `retry:`, `event: hello`,
+  `event: state` frames at 30 Hz (median gap on the gateway clock) with consecutive seq and
+  advancing time_ns, the 6 synth entities whose
   poses match /api/entities (extrapolated to the frame's time with the reported velocities) and
   the adapter summary (samples in per second against 6 entities x 120 Hz);
 - the token: `/` and the assets are static and need none; `/events` takes `Authorization: Bearer`
@@ -18,7 +19,7 @@ import os
 import socket
 import time
 
-from xgtest import SOURCE_DIR, Gateway
+from xgtest import SOURCE_DIR, Gateway, wait_until
 
 BUILD_DIR = os.environ.get("XG_BUILD_DIR") or os.path.join(SOURCE_DIR, "build")
 # three.js is embedded when the build ran npm ci (not with -DXRGATE_WEB_INSPECTOR=OFF / no npm)
@@ -105,36 +106,38 @@ def check_stream(gw):
     assert hello["gateway"] == "xrgate" and hello["frame"]["up"] == "+y", hello
     assert abs(hello["rate_hz"] - 30) < 1, hello
 
+    # 30 frames (~1 s), and on until the adapter's rate (measured over >= 0.5 s) is in them;
+    # counted in frames, not wall-clock time, which a loaded machine stretches
     frames = []
     api = None
-    t_end = None
+    t_end = time.monotonic() + 20
     for ev, data, t in it:
         assert ev == "state", ev
         frames.append((json.loads(data), t))
-        if t_end is None:
-            t_end = t + 1.0
         if api is None and len(frames) == 10:
             api = gw.get_json("/api/entities")
-        if t >= t_end:
+        if len(frames) >= 30 and frames[-1][0]["adapters"][0]["samples_in_per_s"] > 0:
             break
+        assert t < t_end, f"{len(frames)} frames in 20 s, the last: {frames[-1][0]}"
     sse.close()
 
-    # cadence: ~30 Hz over 1 s (generous bounds: this is content, not a benchmark)
+    # cadence: 30 Hz on the gateway clock; the median gap, which a few late ticks on a loaded
+    # machine do not move (this is content, not a benchmark)
     n = len(frames)
-    assert 15 <= n <= 45, n
     seqs = [f["seq"] for f, _ in frames]
     assert seqs == list(range(seqs[0], seqs[0] + n)), seqs
     times = [f["time_ns"] for f, _ in frames]
     gaps = [(b - a) * 1e-6 for a, b in zip(times, times[1:])]
     assert all(g > 0 for g in gaps), gaps
-    mean_gap = sum(gaps[1:]) / len(gaps[1:])  # the first frame is sent at connect time
-    assert 25 < mean_gap < 60, (mean_gap, gaps)
+    med_gap = sorted(gaps[1:])[len(gaps[1:]) // 2]  # the first frame is sent at connect time
+    assert 25 < med_gap < 45, (med_gap, gaps)
 
     for f, _ in frames:
         names = sorted(e["name"] for e in f["entities"])
         assert names == SYNTH_NAMES, names
         for e in f["entities"]:
-            assert e["origin"] == "demo" and e["quality"] in ("EXACT", "PREDICTED"), e
+            # (HELD: the newest sample older than the prediction horizon, as on a loaded machine)
+            assert e["origin"] == "demo" and e["quality"] in ("EXACT", "PREDICTED", "HELD"), e
             assert len(e["position"]) == 3 and len(e["orientation"]) == 4
             assert abs(math.sqrt(sum(x * x for x in e["orientation"])) - 1) < 1e-5, e
             # (the synth's own timing on a loaded machine is not this test's business)
@@ -221,16 +224,13 @@ def check_clients(gw):
     # closing streams frees their slots (cleanup on disconnect)
     for s in streams:
         s.close()
-    deadline = time.monotonic() + 3
-    while True:
+    def all_served():
         again = [SSE(gw.port) for _ in range(MAX_CLIENTS)]
         ok = all(s.status == 200 for s in again)
         for s in again:
             s.close()
-        if ok:
-            break
-        assert time.monotonic() < deadline, "slots not freed after the clients disconnected"
-        time.sleep(0.1)
+        return ok
+    wait_until(all_served, what="slots freed after the clients disconnected", every=0.1)
     # repeated connect/disconnect never leaks a slot
     for _ in range(3 * MAX_CLIENTS):
         s = SSE(gw.port)
@@ -286,7 +286,9 @@ def check_slow_client(gw):
 def main():
     with Gateway() as gw:
         check_static(gw)
-        time.sleep(0.3)  # let the synth's rate estimates settle (as test_admin_api does)
+        # the synth's rate estimates settled (as test_admin_api waits for them)
+        wait_until(lambda: (lambda es: len(es) == 6 and all(e["samples"] >= 20 for e in es))(
+            gw.get_json("/api/entities")["entities"]), what="6 entities with 20 samples each")
         check_stream(gw)
         check_clients(gw)
         assert "ERROR" not in gw.log(), gw.log()

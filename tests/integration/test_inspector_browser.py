@@ -23,9 +23,8 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 
-from xgtest import SOURCE_DIR, VECTORS_DIR, Gateway, skip
+from xgtest import SOURCE_DIR, VECTORS_DIR, Gateway, reserve_port, skip
 
 BUILD_DIR = os.environ.get("XG_BUILD_DIR") or os.path.join(SOURCE_DIR, "build")
 NODE_MODULES = os.path.join(BUILD_DIR, "web", "node_modules")
@@ -103,8 +102,11 @@ def main():
         skip("three.js was not installed at build time (built without npm or with "
              "-DXRGATE_WEB_INSPECTOR=OFF)")
 
-    gw = Gateway(CONFIG)
-    port = gw.port
+    # the gateway is restarted on the same port: the test holds it throughout (reserve_port), so
+    # that no other test is handed it while the gateway is down
+    hold = reserve_port()
+    port = hold.port
+    gw = Gateway(CONFIG, admin=f"127.0.0.1:{port}")
     mocap = Gateway(MOCAP.format(cmu=os.path.join(VECTORS_DIR, "mocap", "cmu_08_10_walk.bvh"),
                                  dead=dead_port()))
     crowd = Gateway(CROWD)
@@ -128,14 +130,7 @@ def main():
                 proc.stdin.write("STOPPED\n")
                 proc.stdin.flush()
             elif line == "START":
-                for _ in range(50):  # same port: retry while the old socket lingers
-                    try:
-                        gw = Gateway(CONFIG, admin=f"127.0.0.1:{port}")
-                        break
-                    except RuntimeError:
-                        time.sleep(0.1)
-                else:
-                    raise AssertionError(f"cannot restart xrgate on port {port}")
+                gw = Gateway(CONFIG, admin=f"127.0.0.1:{port}")
                 proc.stdin.write("RESTARTED\n")
                 proc.stdin.flush()
             elif line.startswith("RESULT "):
@@ -157,6 +152,7 @@ def main():
         for g in (gw, mocap, crowd):
             g.stop()
             g.tmp.cleanup()
+        hold.release()
     n = len(result["checks"])
     print(f"test_inspector_browser: {n} passed, 0 failed")
 

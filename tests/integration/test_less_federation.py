@@ -20,7 +20,7 @@ import sys
 import tempfile
 import time
 
-from xgtest import Gateway
+from xgtest import Gateway, reserve_port, wait_until
 
 KEY = "00112233445566778899aabbccddeeff0123456789abcdef0123456789abcdef"
 
@@ -33,14 +33,7 @@ def write_key(d, name, hexkey):
 
 
 def wait_for(fn, timeout=8.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = fn()
-        if last:
-            return last
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}; last={last!r}")
+    return wait_until(fn, timeout, what=what, every=0.05)
 
 
 def entities(gw):
@@ -124,7 +117,9 @@ adapters:
                     assert dq <= tol_q, (n, math.degrees(dq), math.degrees(tol_q))
                     worst_p = max(worst_p, dp - speed * spacing)
                     worst_q = max(worst_q, dq - omega * spacing)
-                time.sleep(0.1)
+                n0 = eb["fed/demo/head"]["samples"]  # the next comparison on newer samples
+                wait_for(lambda: entities(b)["fed/demo/head"]["samples"] > n0 + 2,
+                         what="newer samples on B")
             # nothing comes back to A: its LESS peer only has A's own entities
             assert sorted(entities(a)) == sorted(f"demo/{n}" for n in names), entities(a).keys()
             fed = adapter(b, "fed")["counters"]
@@ -140,28 +135,11 @@ def test_ring(tmp):
     key = write_key(tmp, "k.hex", KEY)
     ids = ["ra", "rb", "rc"]
     gws = {}
+    # each "out" adapter names the next gateway's port: the test holds the three ports until
+    # their gateways listen on them
+    holds = {gid: reserve_port() for gid in ids}
+    ports = {gid: h.port for gid, h in holds.items()}
     try:
-        for gid in ids:
-            gws[gid] = Gateway(f"""
-gateway: {{id: gw-{gid}}}
-adapters:
-  - name: {gid}
-    type: synth
-    bodies: 1
-    head: false
-    hands: false
-  - name: in
-    type: less
-    mode: listen
-    listen: "127.0.0.1:0"
-    key_file: {key}
-    rate_hz: 60
-""")
-        # the "out" adapters need the next gateway's port: restart with a second config
-        ports = {gid: listen_port(gws[gid], "in") for gid in ids}
-        for gid in ids:
-            gws[gid].stop()
-        gws.clear()
         for i, gid in enumerate(ids):
             nxt = ids[(i + 1) % 3]
             gws[gid] = Gateway(f"""
@@ -185,10 +163,20 @@ adapters:
     key_file: {key}
     rate_hz: 60
 """)
+        for gid in ids:
+            assert listen_port(gws[gid], "in") == ports[gid]
+            holds[gid].release()
+
         def settled():
             return all(len(entities(g)) == 3 for g in gws.values())
         wait_for(settled, timeout=10, what="3 entities on every gateway")
-        time.sleep(1.0)  # echoes, if any, would have had 60 round trips by now
+        # echoes, if any, would have gone round many times once every adapter has received
+        # another 60 packets (1 s at 60 Hz)
+        before = {(gid, n): adapter(g, n)["counters"]["packets_in"] for gid, g in gws.items()
+                  for n in ("in", "out")}
+        wait_for(lambda: all(adapter(gws[gid], n)["counters"]["packets_in"] >= c + 60
+                             for (gid, n), c in before.items()), timeout=20,
+                 what="60 more packets into every less adapter")
         for gid, g in gws.items():
             es = entities(g)
             assert len(es) == 3, (gid, sorted(es))
@@ -206,6 +194,8 @@ adapters:
     finally:
         for g in gws.values():
             g.stop()
+        for h in holds.values():
+            h.release()
 
 
 def test_star(tmp):
@@ -232,7 +222,11 @@ adapters:
             gws = {"sa": a, "sc": c, "hb": b}
             wait_for(lambda: all(sorted(entities(g)) == want[k] for k, g in gws.items()),
                      what="every gateway sees the three bodies once")
-            time.sleep(0.5)
+            # and nothing more once each peer has received another 30 packets (0.5 s)
+            before = {k: adapter(g, "fed")["counters"]["packets_in"] for k, g in gws.items()}
+            wait_for(lambda: all(adapter(g, "fed")["counters"]["packets_in"] >= before[k] + 30
+                                 for k, g in gws.items()), timeout=20,
+                     what="30 more packets into every peer")
             for k, g in gws.items():
                 assert sorted(entities(g)) == want[k], (k, sorted(entities(g)))
             assert adapter(b, "fed")["counters"]["hub_relayed"] > 0

@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 
-from xgtest import Gateway
+from xgtest import Gateway, wait_until
 
 KEY = bytes.fromhex("3c1f2e4d5a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f")
 POSE_URI = "urn:xrgate:lods:pose:1"
@@ -285,14 +285,8 @@ class Peer:
         return next(e for e, p in self.entities.items() if p.get(0) == name)
 
 
-def wait_for(fn, timeout=5.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        r = fn()
-        if r:
-            return r
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
+def wait_for(fn, timeout=10.0, what="condition"):
+    return wait_until(fn, timeout, what=what, every=0.05)
 
 
 def entities(gw):

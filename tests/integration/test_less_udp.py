@@ -142,7 +142,10 @@ adapters:
             names = ["head", "left_hand", "right_hand"] + [f"body{i}" for i in range(4)]
             wait_for(lambda: all(f"fed/demo/{n}" in entities(b) for n in names),
                      what=f"k={k}: all of A's entities on B")
-            time.sleep(1.0)
+            # enough traffic through the lossy relay: drops both ways and A's resends seen
+            wait_for(lambda: relay.dropped[relay.ra] > 5 and relay.dropped[relay.rb] > 5 and
+                     adapter(a, "up")["counters"]["resends"] > 0, timeout=20,
+                     what=f"k={k}: drops both ways and resends")
             worst = 0.0
             for _ in range(5):
                 t0 = time.monotonic()
@@ -155,7 +158,9 @@ adapters:
                     d = math.dist(pa["position"], pb["position"])
                     assert d <= tol, (k, n, d, tol, pb["age_ms"], adapter(a, "up")["counters"], adapter(b, "fed")["counters"])
                     worst = max(worst, d)
-                time.sleep(0.1)
+                n0 = eb["fed/demo/head"]["samples"]  # the next comparison on newer samples
+                wait_for(lambda: entities(b)["fed/demo/head"]["samples"] > n0 + 2,
+                         what="newer samples on B")
             ca, cb = adapter(a, "up")["counters"], adapter(b, "fed")["counters"]
             assert relay.dropped[relay.ra] > 5 and relay.dropped[relay.rb] > 5, relay.dropped
             assert ca["resends"] > 0, ca

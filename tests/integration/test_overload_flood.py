@@ -11,7 +11,6 @@ answers. The gateway exits 0 on SIGTERM."""
 import socket
 import struct
 import sys
-import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import faultlib as F  # noqa: E402
@@ -71,14 +70,15 @@ def main():
     with Gateway(cfg) as gw:
         try:
             pid = gw.proc.pid
+            # descriptors of the started daemon before any admin connection (no settling time)
+            assert gw.wait_log("running with"), gw.log()
+            fd0 = F.fd_count(pid)
             names = [n for n in ("rg", "vs", "ls") if n in F.adapters(gw)]
             for n in names:
                 ports[n] = F.port_of(gw, n)
             ports["admin"] = gw.port
             F.wait_for(lambda: len(F.entities(gw, "demo/")) == 5, what="synth entities")
             gw.get("/healthz")
-            time.sleep(0.3)
-            fd0 = F.fd_count(pid)
             openings = {"rg": b"", "vs": F.VRPN_COOKIE, "ls": b"\x20\x00\x00\x00",
                         "admin": b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"}
             for n, port in ports.items():

@@ -4,13 +4,12 @@ precision. A Python RGMP server feeds `suit` (an analytic motion with hands rela
 prediction held at the newest sample (max_horizon_ms: 0), once the stream stops every
 `rt/<origin>-<id>/<entity>` equals its `<entity>`: positions within 2e-6 m, orientations within
 float32 rounding, velocities within 1e-5."""
-import socket
 import sys
 import time
 
 from test_rgmp_client import (DEV, SUIT_DEF, RgmpServer, adapter, data_frame, definition_frame,
                               entities, pose_values, wait_for)
-from xgtest import Gateway
+from xgtest import Gateway, reserve_port
 
 CONFIG = """
 gateway:
@@ -31,18 +30,15 @@ adapters:
 """
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
 
 def main():
     srv = RgmpServer()
-    with Gateway(CONFIG.format(suit=srv.port, out=free_port())) as gw:
+    # `rt` connects to `out` in the same gateway: the test holds out's port until out has it
+    hold = reserve_port()
+    with Gateway(CONFIG.format(suit=srv.port, out=hold.port)) as gw:
         try:
+            assert gw.port_of("out") == hold.port
+            hold.release()
             run(gw, srv)
         except BaseException:
             print(gw.log())
@@ -78,7 +74,8 @@ def run(gw, srv):
                                                              src_hips["position"]))
         return rt if ok else None
     rt = wait_for(settled, what="round-tripped entities")
-    time.sleep(0.1)  # one more server tick: the last state has been sent
+    # the device's four entities travel in one data frame: once rt's hips carries the last
+    # state, so do the others (no extra wait)
     rt = entities(gw, "rt/")
     src = entities(gw, "suit/")
     assert prefix.startswith("rt/suit-"), prefix  # device_type = the origin adapter's name

@@ -11,7 +11,7 @@ import time
 import socket
 
 from test_rtp import adapter, dist, head1, rtp, rtp_available, wait_entities
-from xgtest import Gateway
+from xgtest import Gateway, wait_until
 
 
 def main():
@@ -47,51 +47,39 @@ adapters:
                 len(names) == 4 and all(n.startswith("fromA/5eed0001/") for n in names), names
             kinds = sorted(e["kind"] for e in ents)
             assert kinds == ["head", "left_hand", "object", "right_hand"], kinds
-            t_end = time.monotonic() + 3
-            while adapter(a, "out")["counters"]["firs_in"] < 1 and time.monotonic() < t_end:
-                time.sleep(0.02)
+            wait_until(lambda: adapter(a, "out")["counters"]["firs_in"] >= 1, what="a FIR at A")
             ca = adapter(a, "out")["counters"]
             assert ca["firs_in"] >= 1 and ca["full_states"] >= 1, ca
             assert adapter(b, "fromA")["counters"]["firs_out"] >= 1
             # poses: both in the internal frame (each side converts from/to the draft's frame)
+            t0 = time.monotonic()
             ea = {e["kind"]: e for e in a.get_json("/api/entities")["entities"]}
             eb = {e["kind"]: e for e in b.get_json("/api/entities")["entities"]}
+            # apart by the two requests (measured: long on a loaded machine), 60 Hz egress and
+            # Time1 ms: speeds < 1 m/s, accelerations < 3 m/s^2
+            lag = time.monotonic() - t0 + 1 / 60 + 0.005
             for kind in ("head", "left_hand", "right_hand"):
                 pa, pb = ea[kind], eb[kind]
-                # a few ms apart (two requests, 60 Hz egress, Time1 ms): speeds < 1 m/s
-                assert dist(pa["position"], pb["position"]) < 0.03, (kind, pa, pb)
-                assert dist(pa["velocity"], pb["velocity"]) < 0.1, (kind, pa, pb)
+                assert dist(pa["position"], pb["position"]) < 0.01 + 1.0 * lag, (kind, lag, pa, pb)
+                assert dist(pa["velocity"], pb["velocity"]) < 0.05 + 3.0 * lag, (kind, lag, pa, pb)
                 assert pb["velocity_estimated"] is False, pb
                 assert pb["angular_velocity_estimated"] is False, pb
             # the A->B loop ends at B: B has no destinations, and A never receives its own
             # entities back
             assert all(e["origin"] != "out" for e in a.get_json("/api/entities")["entities"])
         # A stopped (RTCP BYE on stop): B forgets the SSRC and removes its entities
-        t_end = time.monotonic() + 5
-        while time.monotonic() < t_end:
-            if not [e for e in b.get_json("/api/entities")["entities"]
-                    if e["name"].startswith("fromA/")]:
-                break
-            time.sleep(0.05)
-        else:
-            raise AssertionError("A's entities still in B after it left")
+        wait_until(lambda: not b.entities("fromA/"), what="A's entities gone from B after it left")
         cb = adapter(b, "fromA")["counters"]
         assert cb["ssrcs"] == 0, cb
         # a sender that goes silent without a BYE: forgotten after ssrc_timeout_ms (600 ms)
         tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         t1 = (time.time_ns() // 1_000_000) & 0xFFFF
+        t0 = time.monotonic()  # before the packet: it cannot be forgotten sooner
         tx.sendto(rtp(98, 1, 0, 0x77, head1(1, t1, (0, 1, 0), (0, 0, 0), (0, 0, 0), (0, 0, 0))),
                   ("127.0.0.1", port_b))
         wait_entities(b, 1, "fromA/00000077/")
-        t0 = time.monotonic()
-        while time.monotonic() - t0 < 5:
-            if not [e for e in b.get_json("/api/entities")["entities"]
-                    if e["name"].startswith("fromA/00000077/")]:
-                break
-            time.sleep(0.05)
-        else:
-            raise AssertionError("silent SSRC not forgotten")
-        assert time.monotonic() - t0 > 0.3  # not before the timeout
+        wait_until(lambda: not b.entities("fromA/00000077/"), what="silent SSRC forgotten")
+        assert time.monotonic() - t0 > 0.5  # not before the 600 ms timeout
         assert adapter(b, "fromA")["counters"]["ssrc_timeouts"] == 1
     print("chain: A's synth entities reach B over RTP with poses and velocities; BYE removes them")
     multicast()
@@ -149,10 +137,8 @@ adapters:
         for b in (b1, b2):
             ents = wait_entities(b, 3, "grp/")
             assert sorted(e["kind"] for e in ents) == ["head", "left_hand", "right_hand"], ents
-        t_end = time.monotonic() + 3  # FIRs from the receivers reach the sender's port
-        while adapter(a, "out")["counters"]["firs_in"] < 2 and time.monotonic() < t_end:
-            time.sleep(0.02)
-        assert adapter(a, "out")["counters"]["firs_in"] >= 2, adapter(a, "out")
+        # FIRs from the receivers reach the sender's port
+        wait_until(lambda: adapter(a, "out")["counters"]["firs_in"] >= 2, what="2 FIRs at A")
     print("multicast: one sender, two receiving gateways on a group")
 
 

@@ -26,7 +26,7 @@ import threading
 import time
 
 from test_rtp import adapter, dist, head1, pli, rtp, rtp_available, wait_entities
-from xgtest import BIN, Gateway
+from xgtest import BIN, Gateway, wait_until
 
 SUITE_LEN = {"AES_CM_128_HMAC_SHA1_80": 30, "AEAD_AES_128_GCM": 28}
 
@@ -39,13 +39,6 @@ def make_key(d, name, suite="AES_CM_128_HMAC_SHA1_80", mode=0o600):
     os.chmod(path, mode)
     return path, base64.b64encode(raw).decode()
 
-
-def free_port():
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 class Relay:
@@ -82,6 +75,37 @@ class Relay:
 
     def send_to_b(self, d):
         self.sock.sendto(d, self.b)
+
+    def close(self):
+        self.stop = True
+        self.t.join(1)
+        self.sock.close()
+
+
+class Forward:
+    """A test-side UDP socket that forwards every datagram to `target` once it is set: A sends to
+    it and gets its own packets back (the multicast-loopback case), without A's port having to
+    be known before A binds it."""
+
+    def __init__(self):
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.target = None
+        self.forwarded = 0
+        self.stop = False
+        self.t = threading.Thread(target=self.run, daemon=True)
+        self.t.start()
+
+    def run(self):
+        while not self.stop:
+            r, _, _ = select.select([self.sock], [], [], 0.05)
+            if not r:
+                continue
+            d = self.sock.recv(65536)
+            if self.target:
+                self.sock.sendto(d, self.target)
+                self.forwarded += 1
 
     def close(self):
         self.stop = True
@@ -132,7 +156,7 @@ def test_exchange(d):
         port_b = int(counters(b, "fromA")["port"])
         port_c = int(counters(c, "fromA")["port"])
         relay = Relay(port_b)
-        port_a = free_port()
+        loop = Forward()  # A sends to itself through it (its own port is not known yet)
         cfg_a = f"""
 adapters:
   - name: demo
@@ -140,13 +164,14 @@ adapters:
     bodies: 1
   - name: out
     type: rtp
-    bind: "127.0.0.1:{port_a}"
-    destinations: ["127.0.0.1:{relay.port}", "127.0.0.1:{port_c}", "127.0.0.1:{port_a}"]
+    bind: "127.0.0.1:0"
+    destinations: ["127.0.0.1:{relay.port}", "127.0.0.1:{port_c}", "127.0.0.1:{loop.port}"]
     rate_hz: 60
     rtcp_interval_ms: 100
 {srtp_block(ka, kb)}"""
         try:
             with Gateway(cfg_a) as a:
+                loop.target = ("127.0.0.1", int(wait_counter(a, "out", "port", 1)["port"]))
                 ents = wait_entities(b, 4, "fromA/")
                 kinds = sorted(e["kind"] for e in ents)
                 assert kinds == ["head", "left_hand", "object", "right_hand"], kinds
@@ -165,9 +190,15 @@ adapters:
                 ca = wait_counter(a, "out", "firs_in", 1)
                 assert relay.to_a >= 1
                 assert ca["full_states"] >= 1, ca
-                time.sleep(0.25)  # a few SRs
-                ca = counters(a, "out")
-                cb = counters(b, "fromA")
+                cb = wait_counter(b, "fromA", "packets_in", 3)  # RTP and A's SRs
+                # A's own packets came back (>= 3 forwarded); a plain PLI sent after them is
+                # counted once processed, so they have been processed too
+                wait_until(lambda: loop.forwarded >= 3, what="3 of A's packets back to A")
+                probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                probe.sendto(pli(0x0BADF00D, 0x12345678), loop.target)
+                probe.close()
+                ca = wait_counter(a, "out", "drop_srtp_malformed", 1)
+                ca["drop_srtp_malformed"] -= 1  # the probe's
                 assert cb["firs_out"] >= 1 and cb["packets_in"] >= 3, cb
                 for k in ("drop_srtp_auth", "drop_srtp_replay", "drop_srtp_malformed",
                           "drop_bad_rtcp", "srtp_errors"):
@@ -183,12 +214,11 @@ adapters:
                 cc = wait_counter(c, "fromA", "drop_srtp_auth", 3)
                 assert cc["packets_in"] == 0 and cc["ssrcs"] == 0, cc
                 assert not c.get_json("/api/entities")["entities"]
-                assert "authentication failed" in c.log(), c.log()
+                assert c.wait_log("authentication failed"), c.log()
 
                 # replay: a captured datagram from A, sent to B again by the relay
                 assert relay.rtp_from_a
                 captured = relay.rtp_from_a[-1]
-                time.sleep(0.05)
                 before = counters(b, "fromA")
                 relay.send_to_b(captured)
                 after = wait_counter(b, "fromA", "drop_srtp_replay",
@@ -213,7 +243,7 @@ adapters:
                 tx.sendto(pli(0x0BADF00D, 0x12345678), ("127.0.0.1", port_b))
                 wait_counter(b, "fromA", "drop_srtp_malformed", c1["drop_srtp_malformed"] + 1)
                 tx.close()
-                time.sleep(0.1)
+                # both were counted as dropped above: an entity would exist by now
                 assert not [e for e in b.get_json("/api/entities")["entities"]
                             if "0badf00d" in e["name"]]
                 assert b.wait_log("0x0badf00d"), b.log()
@@ -226,6 +256,7 @@ adapters:
                 assert f"a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:{kb_b64}\r\n" in sdp, sdp
                 assert "RTP/AVPF" not in sdp
         finally:
+            loop.close()
             relay.close()
     print("exchange: A -> relay -> B over SRTP with matching poses, SRTCP FIR back; wrong key "
           "(C) gets nothing; replay, altered, plain RTP/RTCP dropped and counted")

@@ -86,10 +86,12 @@ def less_udp():
 
 def multicast_shared():
     group = "239.255.42.19"
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
+    # the port stays held by the test (SO_REUSEADDR, as the gateways' group sockets): nobody
+    # else is handed it between here and the gateways' binds; it never joins the group
+    hold = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    hold.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    hold.bind(("127.0.0.1", 0))
+    port = hold.getsockname()[1]
     cfg = (f"adapters:\n  - {{name: %s, type: rtp, bind: \"{group}:{port}\", "
            "interface: 127.0.0.1}\n")
     with Gateway(cfg % "g1") as a, Gateway(cfg % "g2") as b:
@@ -107,6 +109,8 @@ def multicast_shared():
             print("multicast: both gateways joined the group; no multicast loopback here to "
                   "deliver a datagram")
             return
+        finally:
+            hold.close()
     print(f"multicast: two gateways share {group}:{port}, each receives the group's datagram")
 
 

@@ -25,16 +25,40 @@ import time
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 from test_vmc import (LOCALS, PARENT, ROOT, adapter, compose, entities,  # noqa: E402
                       unity_to_internal, wait_for)
-from xgtest import Gateway  # noqa: E402
+from xgtest import Gateway, wait_until  # noqa: E402
 
 
-def free_udp_port():
-    """oscdump cannot report an ephemeral port: probe one (loopback only)."""
+def probe_udp_port():
+    """oscdump cannot report an ephemeral port: probe one (loopback only). Another process can
+    bind it before oscdump does: Dump checks that oscdump holds it, else probes again."""
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
     s.close()
     return port
+
+
+def udp_bound_by(pid, port):
+    """True once process pid holds a UDP socket on `port` (/proc/<pid>/fd and net/udp{,6})."""
+    inodes = set()
+    try:
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            try:
+                link = os.readlink(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if link.startswith("socket:["):
+                inodes.add(link[8:-1])
+        for table in ("udp", "udp6"):
+            with open(f"/proc/{pid}/net/{table}") as f:
+                next(f)
+                for line in f:
+                    parts = line.split()
+                    if int(parts[1].rsplit(":", 1)[1], 16) == port and parts[9] in inodes:
+                        return True
+    except OSError:
+        return False
+    return False
 
 
 class Dump:
@@ -43,9 +67,18 @@ class Dump:
     listens on the wildcard address; only xrgate on 127.0.0.1 sends to it."""
 
     def __init__(self):
-        self.port = free_udp_port()
-        self.proc = subprocess.Popen(["oscdump", "-L", str(self.port)],
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        for _ in range(20):
+            self.port = probe_udp_port()
+            self.proc = subprocess.Popen(["oscdump", "-L", str(self.port)],
+                                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                         text=True)
+            # oscdump holds the port, or exited because another process took it first
+            wait_until(lambda: self.proc.poll() is not None or
+                       udp_bound_by(self.proc.pid, self.port), what="oscdump bound its port")
+            if self.proc.poll() is None:
+                break
+        else:
+            raise AssertionError("oscdump could not bind a probed port 20 times")
         self.lines = []
         self.t = threading.Thread(target=self._read, daemon=True)
         self.t.start()

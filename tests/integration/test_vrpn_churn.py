@@ -53,13 +53,16 @@ def metric(gw, name):
     raise AssertionError(name)
 
 
-def churn(gw, peer, sensors):
+def churn(gw, peer, sensors, drain):
     """Feed the sensor numbers batch by batch, each once, then wait until all have expired."""
     created = metric(gw, "xrgate_entities_created_total")
     for k in range(0, len(sensors), BATCH):
-        # at most two batches alive at once: the same peak in the warm-up and in the churn
+        # at most two batches alive at once: the same peak in the warm-up and in the churn;
+        # and the reader has everything sent so far, so that no more output is queued for it
+        # at any time in the churn than in the warm-up (it lags on a loaded machine)
         F.wait_for(lambda: metric(gw, "xrgate_entities") <= BATCH, timeout=30,
                    what="the batch before the last expired")
+        drain()
         batch = sensors[k:k + BATCH]
         peer.batches.put(batch)
         created += len(batch)
@@ -100,10 +103,18 @@ adapters:
                        what="vrpn-client connected")
             reader = F.VrpnReader(F.port_of(gw, "vrpn"), tracker="rig")
             pid = gw.proc.pid
-            churn(gw, peer, [65535] + list(range(16000)))
+            # RSS with nothing queued for the reader (a loaded machine makes it lag: its output
+            # buffer would count): it has every byte vrpn-server counted as sent
+            def drain():  # the reader has every byte sent until now
+                sent = F.counters(gw, "vrpn")["bytes_out"]
+                F.wait_for(lambda: reader.bytes >= sent, timeout=30,
+                           what=f"the reader has the {sent} bytes sent")
+            churn(gw, peer, [65535] + list(range(16000)), drain)
+            drain()
             rss0 = F.rss_kib(pid)
             names0 = F.counters(gw, "vrpn")["sensor_names"]
-            churn(gw, peer, list(range(16000, 65000)))
+            churn(gw, peer, list(range(16000, 65000)), drain)
+            drain()
             rss1 = F.rss_kib(pid)
             n = F.counters(gw, "vrpn")
             print(f"RSS {rss0} KiB -> {rss1} KiB after 49000 names; sensor_names {names0} -> "

@@ -590,7 +590,25 @@ def run_replays(gw, s1, stock, udp):
     for srv in (s1, stock, udp):
         assert srv.done.wait(15), f"{srv.name}: replay did not finish"
         assert srv.error is None, f"{srv.name}: {srv.error!r}"
-    time.sleep(0.3)  # the last segments in flight
+    # the last segments in flight: wait until every replay's final state is in the table (the
+    # replays have ended, so it does not change after), then check it below
+    exps = {k: expected(k) for k in ("session1_tcp", "stock_vrpn_server_tcp", "session3_udp")}
+
+    def applied():
+        try:
+            check_tracker(entities(gw, "s1/"), "s1/", exps["session1_tcp"], zup, zup_q,
+                          devices=("Tracker0", "Tracker1"))
+            check_controls(entities(gw, "s1/"), "s1/", exps["session1_tcp"],
+                           ("Button0", "Analog0", "Dial0"))
+            check_tracker(entities(gw, "stock/"), "stock/", exps["stock_vrpn_server_tcp"])
+            check_controls(entities(gw, "stock/"), "stock/", exps["stock_vrpn_server_tcp"],
+                           ("Button0",))
+            check_tracker(entities(gw, "udp/"), "udp/", exps["session3_udp"])
+            check_controls(entities(gw, "udp/"), "udp/", exps["session3_udp"], ("Pad", "Sticks"))
+            return True
+        except (AssertionError, KeyError, TypeError):
+            return False
+    wait_for(applied, what="the replays' last reports in the table")
 
     # session1, frame vrpn-zup
     exp = expected("session1_tcp")
@@ -612,8 +630,11 @@ def run_replays(gw, s1, stock, udp):
     assert a["counters"]["connections"] == 1 and a["counters"]["devices"] == 5, a  # shared
     # the stock recording answers pings for both of its names: once ponged, no more pings
     # (s1 and udp also name devices that the recorded client did not ping: pinged every second)
+    # s1 pings again twice (once a second): a full second has passed for stock too
     pings = {n: adapter(gw, n)["counters"]["pings"] for n in ("s1", "stock")}
-    time.sleep(1.2)
+    p1 = wait_for(lambda: (lambda v: v if v > pings["s1"] else None)(
+        adapter(gw, "s1")["counters"]["pings"]), what="s1 pings again")
+    wait_for(lambda: adapter(gw, "s1")["counters"]["pings"] > p1, what="s1 pings once more")
     after = {n: adapter(gw, n)["counters"]["pings"] for n in pings}
     assert after["stock"] == pings["stock"] and after["s1"] > pings["s1"], (pings, after)
     assert gw.wait_log("no response from server for >= 3 seconds to pings of 'Dial0'"), gw.log()

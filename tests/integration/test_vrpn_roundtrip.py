@@ -1,18 +1,19 @@
-"""Integration: round trip inside one process, synth -> vrpn-server -> vrpn-client -> table.
+"""Integration: round trip synth -> vrpn-server -> vrpn-client -> table.
 
-One gateway runs a synthetic rig ("demo"), a vrpn-server in the Z-up frame (`frame: vrpn-zup`) and
-two vrpn-client adapters asking that server for tracker "demo" -- "rt" TCP-only
-(demo@tcp://127.0.0.1:PORT) and "ru" UDP+TCP (demo@127.0.0.1:PORT), both also `frame: vrpn-zup`.
+One gateway runs a synthetic rig ("demo") and a vrpn-server in the Z-up frame (`frame: vrpn-zup`,
+port 0); a second one runs two vrpn-client adapters asking that server (at the port it chose) for
+tracker "demo" -- "rt" TCP-only (demo@tcp://127.0.0.1:PORT) and "ru" UDP+TCP
+(demo@127.0.0.1:PORT), both also `frame: vrpn-zup`.
 
-With predict.max_horizon_ms 0 every pose the table answers is its newest sample exactly: the server
+With predict.max_horizon_ms 0 every pose a table answers is its newest sample exactly: the server
 sends the synth's sample (converted to Z-up: a permutation with a sign flip, exact in binary64),
-the client converts it back, so /api/entities must show the same pose for demo/<entity> and
-rt/demo/<sensor> within 1e-9. Sensors are numbered in natural (numeric-aware) name order: with 12
-bodies demo/body2 is sensor 2 and demo/body10 sensor 10 (plain text order would swap them) -- the doubles are equal, so
-their printed digits are too. The synth runs at 2 Hz so that one /api/entities answer usually
-holds the same sample on both sides; a comparison is retried when a new sample is still on its
-way (the `samples` counts differ). Velocities travel as VRPN's rotation increment over dt and come
-back through log(q)/dt: within 1e-6 rad/s.
+the client converts it back, so /api/entities must show the same pose for demo/<entity> (first
+gateway) and rt/demo/<sensor> (second) within 1e-9. Sensors are numbered in natural
+(numeric-aware) name order: with 12 bodies demo/body2 is sensor 2 and demo/body10 sensor 10
+(plain text order would swap them) -- the doubles are equal, so their printed digits are too. The synth runs at 2 Hz so that the two
+answers usually hold the same sample; a comparison is retried when a new sample is still on its
+way. Velocities travel as VRPN's rotation increment over dt and come back through log(q)/dt:
+within 1e-6 rad/s.
 
 Buttons and analogs: a raw-byte VRPN server (Python) feeds device "Wand" (Pos_Quat, Button States,
 Button Change, Analog Channel) to a vrpn-client "rig"; the vrpn-server serves tracker "rig" with
@@ -36,23 +37,6 @@ from test_vrpn_server import COOKIE, Client, counters, describe, msg, server_por
 TOL = 1e-9
 
 
-def free_port():
-    """A port free for both TCP and UDP on 127.0.0.1."""
-    for _ in range(50):
-        t = socket.socket()
-        t.bind(("127.0.0.1", 0))
-        port = t.getsockname()[1]
-        u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        try:
-            u.bind(("127.0.0.1", port))
-        except OSError:
-            continue
-        finally:
-            u.close()
-            t.close()
-        return port
-    raise RuntimeError("no free port")
-
 
 def main():
     probe = subprocess.run([BIN, "--check", "--config", "/dev/stdin"], input=(
@@ -61,10 +45,11 @@ def main():
     if probe.returncode != 0 and "unknown adapter type 'vrpn-client'" in probe.stdout + probe.stderr:
         skip("vrpn-client is not a known adapter type in this build: "
              + (probe.stdout + probe.stderr).strip())
-    port = free_port()
-    cfg = f"""
+    # the server in one gateway (port 0), the clients in a second one told the chosen port: no
+    # port is picked before the daemon that binds it
+    server_cfg = """
 gateway:
-  predict: {{max_horizon_ms: 0}}
+  predict: {max_horizon_ms: 0}
 adapters:
   - name: demo
     type: synth
@@ -72,10 +57,17 @@ adapters:
     bodies: 12
   - name: vrpn
     type: vrpn-server
-    listen: "127.0.0.1:{port}"
+    listen: "127.0.0.1:0"
     frame: vrpn-zup
     rate_hz: 100
     include: "demo/*"
+"""
+    with Gateway(server_cfg) as srv:
+        port = srv.port_of("vrpn")
+        with Gateway(f"""
+gateway:
+  predict: {{max_horizon_ms: 0}}
+adapters:
   - name: rt
     type: vrpn-client
     devices: ["demo@tcp://127.0.0.1:{port}"]
@@ -84,13 +76,13 @@ adapters:
     type: vrpn-client
     devices: ["demo@127.0.0.1:{port}"]
     frame: vrpn-zup
-"""
-    with Gateway(cfg) as gw:
-        try:
-            run(gw)
-        except Exception:
-            print(gw.log()[-5000:])
-            raise
+""") as cli:
+            try:
+                run(srv, cli)
+            except Exception:
+                print(srv.log()[-3000:])
+                print(cli.log()[-3000:])
+                raise
     extras()
     stable_numbers()
     print("OK")
@@ -286,7 +278,7 @@ adapters:
             wand.stop = True
 
 
-def run(gw):
+def run(srv, cli):
     names = [f"demo/body{i}" for i in range(12)] + ["demo/head", "demo/left_hand",
                                                     "demo/right_hand"]
     for origin in ("rt", "ru"):
@@ -294,7 +286,7 @@ def run(gw):
         end = time.monotonic() + 15
         last = None
         while time.monotonic() < end and len(matched) < len(names):
-            ents = {e["name"]: e for e in gw.get_json("/api/entities")["entities"]}
+            ents = {**srv.entities(), **cli.entities()}
             for sensor, name in enumerate(names):
                 src, dst = ents.get(name), ents.get(f"{origin}/demo/{sensor}")
                 if not src or not dst:
@@ -315,7 +307,7 @@ def run(gw):
         assert len(matched) == len(names), \
             f"{origin}: matched only {sorted(matched)}; last comparison {last}"
         print(f"{origin}: {len(names)} poses equal within {TOL} (velocities within 1e-9, angular 1e-6)")
-    ads = {a["name"]: a for a in gw.get_json("/api/adapters")["adapters"]}
+    ads = srv.adapters()
     assert ads["vrpn"]["counters"]["clients"] == 2, ads["vrpn"]
     assert ads["vrpn"]["counters"]["clients_udp"] == 1, ads["vrpn"]
     assert ads["vrpn"]["counters"]["reports_udp"] > 0 and ads["vrpn"]["counters"]["reports_tcp"] > 0

@@ -1,10 +1,26 @@
 """Helpers for xrgate integration tests: start the real daemon on loopback, talk HTTP, parse
 Prometheus text. Standard library only. Environment (set by ctest): XRGATE_BIN, XG_SOURCE_DIR,
-XG_VECTORS_DIR, XG_BUILD_DIR."""
+XG_VECTORS_DIR, XG_BUILD_DIR.
+
+The suite runs in parallel (ctest -j) on a shared, loaded machine and has no retries, so:
+
+- Ports: never pick a "free" port by binding and closing a socket (another test can take it before
+  the daemon binds it). Give the daemon port 0 and read what it bound with
+  `gw.port_of("adapter")` (its /api/adapters entry); give a test-side peer a socket from
+  `bound_socket()` and keep it open while the daemon talks to it. Only where a configuration must
+  name a port that the daemon binds itself (a client adapter connecting to a server adapter of the
+  same gateway, a listener restarted on the same port) use `with reserve_port() as port:`, which
+  holds a TCP port until the daemon has it (UDP ports cannot be held for a daemon: see there).
+- Waiting: never `time.sleep(fixed)` for the daemon. Wait on a condition with `wait_until()` (a
+  counter or entity from the admin API, `gw.wait_counter()`) or `gw.wait_log()`. To show that
+  something did NOT happen, first make something later observable happen (send a valid packet
+  after the bad one, wait until it is counted), then assert.
+"""
 import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -29,6 +45,89 @@ def skip(msg):
         sys.exit(1)
     print(f"SKIP: {msg}")
     sys.exit(SKIP)
+
+
+def wait_until(fn, timeout=10.0, what="condition", every=0.02):
+    """Poll fn() every `every` s until it returns a truthy value and return that value. Raises
+    AssertionError naming `what` (and fn's last value) after `timeout` s. Keep timeouts generous
+    (they only cost time when the test fails): the suite must pass at 4x slowdown."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while True:
+        last = fn()
+        if last:
+            return last
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}: last={last!r}")
+        time.sleep(every)
+
+
+def bound_socket(kind=socket.SOCK_DGRAM, host="127.0.0.1"):
+    """A test-side socket bound to host:0 (UDP by default, or kind=socket.SOCK_STREAM, not yet
+    listening). Its port is sock.getsockname()[1]; keep the socket open for as long as the daemon
+    may send to it or connect to it, so that no other test can be handed that port."""
+    s = socket.socket(socket.AF_INET, kind)
+    s.bind((host, 0))
+    return s
+
+
+class reserve_port:
+    """`with reserve_port() as port:` -- a TCP port on 127.0.0.1 held by this test until the block
+    ends, for a configuration that must name a port the daemon binds itself (e.g. a client
+    adapter connecting to a server adapter of the same gateway, or a listener restarted on the
+    same port). Start the Gateway inside the block and leave it (or call .release()) once the
+    daemon listens (e.g. gw.port_of(name) == port). Also usable as .port/.release().
+
+    How: a TCP socket bound with SO_REUSEADDR and never listening. The kernel hands it to no one
+    asking for port 0 (bind or connect), a non-reusing bind is refused, while a listener that
+    sets SO_REUSEADDR (the daemon's, via libevent's LEV_OPT_REUSEABLE, and the test peers')
+    can bind and listen on it.
+
+    UDP cannot be handed over this way: gateways bind unicast UDP exclusively. Prefer designs that
+    need no UDP port in advance (port 0 and port_of(), a second gateway, a test-side socket that
+    forwards). Where a TCP listener also binds UDP on the same number (vrpn-server), udp=True
+    checks that the number is free for UDP too and holds it with a plain UDP socket: call
+    .release_udp() right before starting the gateway that binds it (the daemon's start-up is
+    then the only window in which another process could bind that UDP port)."""
+
+    def __init__(self, udp=False, host="127.0.0.1"):
+        self.socks = []
+        self.udp = None
+        for _ in range(50):
+            t = socket.socket()
+            t.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            t.bind((host, 0))
+            self.port = t.getsockname()[1]
+            self.socks = [t]
+            if not udp:
+                return
+            u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            try:
+                u.bind((host, self.port))
+            except OSError:  # that number is taken for UDP: try another
+                u.close()
+                t.close()
+                continue
+            self.udp = u
+            return
+        raise RuntimeError("reserve_port: no port free for both TCP and UDP")
+
+    def release_udp(self):
+        if self.udp:
+            self.udp.close()
+            self.udp = None
+
+    def release(self):
+        self.release_udp()
+        for s in self.socks:
+            s.close()
+        self.socks = []
+
+    def __enter__(self):
+        return self.port
+
+    def __exit__(self, *exc):
+        self.release()
 
 
 class Gateway:
@@ -81,6 +180,38 @@ class Gateway:
                 return True
             time.sleep(0.02)
         return text in self.log()
+
+    def adapters(self):
+        """{name: entry} from GET /api/adapters (state, peer, counters, ...)."""
+        return {a["name"]: a for a in self.get_json("/api/adapters")["adapters"]}
+
+    def counters(self, name):
+        """The counters of adapter `name` from /api/adapters."""
+        return self.adapters()[name]["counters"]
+
+    def entities(self, prefix=""):
+        """{name: entity} from GET /api/entities whose name starts with prefix."""
+        return {e["name"]: e for e in self.get_json("/api/entities")["entities"]
+                if e["name"].startswith(prefix)}
+
+    def port_of(self, name, timeout=10.0):
+        """The port adapter `name` bound (configure it with port 0): its `port` counter (rtp) or
+        the port its /api/adapters `peer` ends in (vrpn-server, rgmp-server, less listen/udp).
+        Waits until the adapter reports one."""
+        def port():
+            a = self.adapters().get(name)
+            if not a:
+                return None
+            if a["counters"].get("port"):
+                return int(a["counters"]["port"])
+            m = re.match(r"\S*:(\d+)(\s|$)", a.get("peer") or "")
+            return int(m.group(1)) if m and int(m.group(1)) else None
+        return wait_until(port, timeout, what=f"adapter {name}'s bound port")
+
+    def wait_counter(self, name, key, at_least=1, timeout=10.0):
+        """Wait until counter `key` of adapter `name` is >= at_least; returns all its counters."""
+        return wait_until(lambda: (lambda c: c if c.get(key, 0) >= at_least else None)(
+            self.counters(name)), timeout, what=f"{name}.{key} >= {at_least}")
 
     def url(self, path):
         return f"http://127.0.0.1:{self.port}{path}"
