@@ -2,7 +2,8 @@
  *
  * Wire rules: draft-ietf-mmox-less-protocol-00 with the xrgate LESS profile (cited "P<n>", see
  * less_codec.h; documented in docs/adapters/less.md).
- * Codec: less_codec.h. This file holds the sessions, the entity mapping and the sockets.
+ * Codec: less_codec.h. This file holds the glue (the peer's context, sending, the hub, peers,
+ * start/stop/status) and what is not listed here; less_imap.c the id maps.
  *
  * Session (per peer): each side sends connection-control (P5) first, then introduces its pose
  * type (`urn:xrgate:lods:pose:1`, typeid 1); we subscribe to every pose-compatible type the peer
@@ -50,10 +51,11 @@
 #include <unistd.h>
 
 #include "adapters/less/less_codec.h"
+#include "adapters/less/less_imap.h"
 #include "adapters/less/less_mapping.h"
-#include "core/egress_controls.h"
 #include "core/adapter.h"
 #include "core/clock.h"
+#include "core/egress_controls.h"
 #include "core/log.h"
 #include "core/names.h"
 #include "core/net.h"
@@ -70,102 +72,6 @@
 #define HANDSHAKE_TIMEOUT_S 10 /* TCP: connect + TLS + the peer's connection-control */
 
 enum mode { MODE_CONNECT, MODE_LISTEN, MODE_UDP };
-
-/* ---- a small open-addressing map: int64 key -> uint32 value ---- */
-
-struct imap {
-    int64_t *keys;
-    uint32_t *vals;
-    uint8_t *used;
-    size_t cap, n;
-};
-
-static size_t imap_hash(int64_t k, size_t cap)
-{
-    uint64_t x = (uint64_t)k * UINT64_C(0x9E3779B97F4A7C15);
-    return (size_t)(x >> 17) & (cap - 1);
-}
-
-static void imap_free(struct imap *m)
-{
-    free(m->keys);
-    free(m->vals);
-    free(m->used);
-    memset(m, 0, sizeof *m);
-}
-
-static int imap_put(struct imap *m, int64_t k, uint32_t v);
-
-static int imap_grow(struct imap *m)
-{
-    struct imap n = {0};
-    n.cap = m->cap ? m->cap * 2 : 64;
-    n.keys = calloc(n.cap, sizeof *n.keys);
-    n.vals = calloc(n.cap, sizeof *n.vals);
-    n.used = calloc(n.cap, 1);
-    if (!n.keys || !n.vals || !n.used) {
-        imap_free(&n);
-        return -ENOMEM;
-    }
-    for (size_t i = 0; i < m->cap; i++)
-        if (m->used[i]) imap_put(&n, m->keys[i], m->vals[i]);
-    imap_free(m);
-    *m = n;
-    return 0;
-}
-
-static int imap_put(struct imap *m, int64_t k, uint32_t v)
-{
-    if ((m->n + 1) * 2 > m->cap && imap_grow(m)) return -ENOMEM;
-    size_t i = imap_hash(k, m->cap);
-    while (m->used[i] && m->keys[i] != k)
-        i = (i + 1) & (m->cap - 1);
-    if (!m->used[i]) m->n++;
-    m->used[i] = 1;
-    m->keys[i] = k;
-    m->vals[i] = v;
-    return 0;
-}
-
-static bool imap_get(const struct imap *m, int64_t k, uint32_t *v)
-{
-    if (!m->cap) return false;
-    size_t i = imap_hash(k, m->cap);
-    while (m->used[i]) {
-        if (m->keys[i] == k) {
-            if (v) *v = m->vals[i];
-            return true;
-        }
-        i = (i + 1) & (m->cap - 1);
-    }
-    return false;
-}
-
-static void imap_del(struct imap *m, int64_t k)
-{
-    if (!m->cap) return;
-    size_t i = imap_hash(k, m->cap);
-    while (m->used[i] && m->keys[i] != k)
-        i = (i + 1) & (m->cap - 1);
-    if (!m->used[i]) return;
-    m->used[i] = 0;
-    m->n--;
-    /* backward-shift the cluster that follows */
-    size_t j = i;
-    for (;;) {
-        j = (j + 1) & (m->cap - 1);
-        if (!m->used[j]) break;
-        size_t h = imap_hash(m->keys[j], m->cap);
-        bool move = (i <= j) ? (h <= i || h > j) : (h <= i && h > j);
-        if (move) {
-            m->keys[i] = m->keys[j];
-            m->vals[i] = m->vals[j];
-            m->used[i] = 1;
-            m->used[j] = 0;
-            i = j;
-        }
-    }
-}
 
 /* ---- state ---- */
 
@@ -2035,8 +1941,6 @@ static void udp_timer_cb(evutil_socket_t fd, short what, void *arg)
     /* keep acks flowing: an empty packet when nothing was sent for 50 ms */
     udp_flush(p, now - p->last_send_ns >= 20 * XG_NS_PER_MS);
 }
-
-/* ---- adapter ops ---- */
 
 /* UDP mode: the configured peer's name resolved (core/transport_client.h): it is the peer. */
 static int on_udp_peer(void *arg, const struct sockaddr *sa, socklen_t len, char *why,
