@@ -1,4 +1,4 @@
-/* Private to the less adapter's files (less_adapter.c, less_conf.c): the adapter and
+/* Private to the less adapter's files (less_adapter.c, less_udp.c, less_conf.c): the adapter and
  * per-peer state and the functions the files share. Nothing else includes it. No libevent
  * header: the socket handles are opaque pointers here. */
 #ifndef XG_LESS_ADAPTER_PRIV_H
@@ -195,6 +195,29 @@ struct less_adapter {
     struct xg_log_limit lim_refused, lim_connected, lim_closed, lim_session, lim_request, lim_dgram,
         lim_packet, lim_stale, lim_send;
 };
+
+/* ---- less_adapter.c: helpers, the peer's context, sending, the hub, peers ---- */
+
+void session_token(const char *schema, char *out, size_t size);
+void rx_ctx(struct peer *p, struct less_context *c);
+int64_t next_ts(struct peer *p);
+void send_connection_control(struct peer *p);
+struct out_ent *out_find(struct peer *p, uint32_t table_id);
+
+/* ---- less_session.c: receiving (a decoded packet applied to the peer and the table) ---- */
+
+int process_packet(struct peer *p, const struct less_frame *f, int64_t now, bool late,
+                   struct xg_error *err);
+
+/* ---- less_tcp.c: TCP and TLS sessions (connect and listen modes) ---- */
+
+void describe_bad_signature(const struct less_adapter *la, struct xg_error *err,
+                            const uint8_t *frame, size_t len, size_t sig_off);
+
+/* ---- less_udp.c: UDP (ack window, re-sends, restarts) ---- */
+
+int udp_flush(struct peer *p, bool force);
+int on_udp_peer(void *arg, const struct sockaddr *sa, socklen_t len, char *why, size_t why_size);
 
 /* ---- less_conf.c: configuration ---- */
 
