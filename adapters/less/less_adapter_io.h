@@ -7,6 +7,10 @@
 
 #include "adapters/less/less_adapter_priv.h"
 
+/** Listen mode: a TCP connection was accepted (evconnlistener callback, less_tcp.c). */
+void accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct sockaddr *sa, int salen,
+               void *arg);
+
 /** UDP: the socket is readable (less_udp.c); handles up to 64 datagrams. */
 void udp_read_cb(evutil_socket_t fd, short what, void *arg);
 

@@ -1,6 +1,6 @@
-/* Private to the less adapter's files (less_adapter.c, less_udp.c, less_conf.c): the adapter and
- * per-peer state and the functions the files share. Nothing else includes it. No libevent
- * header: the socket handles are opaque pointers here. */
+/* Private to the less adapter's files (less_adapter.c, less_tcp.c, less_udp.c, less_conf.c): the
+ * adapter and per-peer state and the functions the files share. Nothing else includes it. No
+ * libevent header: the socket handles are opaque pointers here. */
 #ifndef XG_LESS_ADAPTER_PRIV_H
 #define XG_LESS_ADAPTER_PRIV_H
 
@@ -201,8 +201,12 @@ struct less_adapter {
 void session_token(const char *schema, char *out, size_t size);
 void rx_ctx(struct peer *p, struct less_context *c);
 int64_t next_ts(struct peer *p);
+int peer_flush(struct peer *p);
 void send_connection_control(struct peer *p);
 struct out_ent *out_find(struct peer *p, uint32_t table_id);
+void hub_relay(struct less_adapter *la, struct peer *only);
+struct peer *peer_new(struct less_adapter *la, const char *addr);
+void peer_close(struct peer *p, const char *why);
 
 /* ---- less_session.c: receiving (a decoded packet applied to the peer and the table) ---- */
 
@@ -211,8 +215,12 @@ int process_packet(struct peer *p, const struct less_frame *f, int64_t now, bool
 
 /* ---- less_tcp.c: TCP and TLS sessions (connect and listen modes) ---- */
 
+/** The peer's connection-control arrived: clears a TCP session's handshake timeout (no-op on
+ *  UDP). */
+void tcp_handshake_done(struct peer *p);
 void describe_bad_signature(const struct less_adapter *la, struct xg_error *err,
                             const uint8_t *frame, size_t len, size_t sig_off);
+void on_connected(void *arg, struct bufferevent *bev, struct xg_tls_session *tls);
 
 /* ---- less_udp.c: UDP (ack window, re-sends, restarts) ---- */
 

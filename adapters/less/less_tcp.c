@@ -1,0 +1,225 @@
+/* less adapter, TCP and TLS: a peer's bytes in (framing, signature with key rotation), the
+ * session's connection events, connect mode (core/transport_client.h) and listen mode (accept,
+ * max_peers). */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+#include <inttypes.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "adapters/less/less_adapter_io.h"
+#include "adapters/less/less_adapter_priv.h"
+#include "adapters/less/less_codec.h"
+#include "adapters/less/less_imap.h"
+#include "adapters/less/less_mapping.h"
+#include "core/adapter.h"
+#include "core/clock.h"
+#include "core/egress_controls.h"
+#include "core/log.h"
+#include "core/names.h"
+#include "core/net.h"
+#include "core/path.h"
+#include "core/tls.h"
+#include "core/transport_client.h"
+#include "mappings/frame.h"
+
+/* The peer's connection-control arrived: a TCP session's handshake timeout no longer applies. */
+void tcp_handshake_done(struct peer *p)
+{
+    if (p->bev) bufferevent_set_timeouts(p->bev, NULL, NULL);
+}
+
+/* Name the field and its value in a signature failure: "... (signature 0123456789abcdef of a
+ * 42-byte packet; 1 key(s) tried, signing key id 'k1')". */
+void describe_bad_signature(const struct less_adapter *la, struct xg_error *err,
+                            const uint8_t *frame, size_t len, size_t sig_off)
+{
+    char hex[2 * LESS_SIG_LEN + 1] = "";
+    if (sig_off + LESS_SIG_LEN <= len)
+        for (int i = 0; i < LESS_SIG_LEN; i++)
+            snprintf(hex + 2 * i, 3, "%02x", frame[sig_off + (size_t)i]);
+    size_t n = strlen(err->msg);
+    snprintf(err->msg + n, sizeof err->msg - n,
+             " (signature %s of a %zu-byte frame; %d key(s) tried, ours is key id '%s')", hex, len,
+             la->n_keys, la->key_id);
+}
+
+/* Verify with the key that worked last, then the others (key rotation). */
+static int tcp_decode_keys(struct peer *p, const uint8_t *frame, size_t len, struct less_frame *f,
+                           struct xg_error *err)
+{
+    struct less_adapter *la = p->la;
+    if (la->n_keys <= 1) return less_tcp_decode(frame, len, &la->key, f, err);
+    int rc = less_tcp_decode(frame, len, &la->keys[p->rx_key], f, err);
+    for (int k = 0; rc == -EACCES && k < la->n_keys; k++) {
+        if (k == p->rx_key) continue;
+        struct xg_error e2 = {0};
+        rc = less_tcp_decode(frame, len, &la->keys[k], f, &e2);
+        if (rc != -EACCES) {
+            p->rx_key = k;
+            if (err) *err = e2;
+        }
+    }
+    return rc;
+}
+
+static void tcp_read_cb(struct bufferevent *bev, void *arg)
+{
+    struct peer *p = arg;
+    struct less_adapter *la = p->la;
+    struct evbuffer *in = bufferevent_get_input(bev);
+    while (!p->closing) {
+        size_t avail = evbuffer_get_length(in);
+        if (!avail) return;
+        const uint8_t *head = evbuffer_pullup(in, -1);
+        size_t flen = 0;
+        struct xg_error err = {0};
+        int rc = less_tcp_split(head, avail, (size_t)la->max_packet, &flen, &err);
+        if (rc < 0) {
+            la->framing_errors++;
+            la->a->errors++;
+            char why[XG_ERROR_MAX + 64];
+            snprintf(why, sizeof why, "%s; closing", err.msg);
+            peer_close(p, why);
+            return;
+        }
+        if (rc == 0) return;
+        const uint8_t *frame = evbuffer_pullup(in, (ev_ssize_t)flen);
+        struct less_frame f;
+        int64_t now = xg_clock_mono_ns();
+        rc = tcp_decode_keys(p, frame, flen, &f, &err);
+        la->packets_in++;
+        if (rc == -EACCES) describe_bad_signature(la, &err, frame, flen, f.sig_off);
+        if (rc == 0 && p->any_rx && f.timestamp <= p->last_rx_ts)
+            rc = xg_error_set(&err, -EPROTO,
+                              "LESS header: timestamp %" PRId64
+                              " does not increase (previous %" PRId64 ", P4)",
+                              f.timestamp, p->last_rx_ts);
+        if (rc == 0) {
+            p->any_rx = true;
+            p->last_rx_ts = f.timestamp;
+            rc = process_packet(p, &f, now, false, &err);
+        }
+        evbuffer_drain(in, flen);
+        if (rc < 0) {
+            if (rc == -EACCES)
+                la->bad_signature++;
+            else
+                la->framing_errors++;
+            la->a->errors++;
+            char why[XG_ERROR_MAX + 64];
+            snprintf(why, sizeof why, "%s; closing", err.msg);
+            peer_close(p, why);
+            return;
+        }
+        if (peer_flush(p) == -ENOBUFS) return;
+        if (la->a->rate_hz == 0 && la->n_peers > 1) {
+            /* send-on-change: relay to the other peers now (the table wakes us for others) */
+            hub_relay(la, NULL);
+            for (struct peer *q = la->peers; q; q = q->next)
+                if (q != p) peer_flush(q);
+        }
+    }
+}
+
+static void tcp_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+    struct peer *p = arg;
+    struct less_adapter *la = p->la;
+    char why[400];
+    if (p->tls && xg_tls_error(p->tls)[0]) {
+        snprintf(why, sizeof why, "%s; closing", xg_tls_error(p->tls));
+        la->a->errors++;
+    } else if (what & BEV_EVENT_TIMEOUT) {
+        snprintf(why, sizeof why,
+                 "no connection-control within %d s of connecting (is it a LESS peer?); closing",
+                 HANDSHAKE_TIMEOUT_S);
+        la->a->errors++;
+    } else if (p->tls && !xg_tls_established(p->tls)) {
+        snprintf(why, sizeof why,
+                 "TLS with %s: connection closed during the handshake (is the peer using TLS, "
+                 "and does it accept our certificate?); closing",
+                 p->addr);
+        la->a->errors++;
+    } else if (what & BEV_EVENT_EOF) {
+        snprintf(why, sizeof why, "connection closed by peer");
+    } else {
+        int e = EVUTIL_SOCKET_ERROR();
+        snprintf(why, sizeof why, "connection error: %s",
+                 e ? evutil_socket_error_to_string(e) : "unknown");
+        la->a->errors++;
+    }
+    peer_close(p, why);
+}
+
+static int peer_attach(struct less_adapter *la, struct peer *p, struct bufferevent *bev,
+                       bool client)
+{
+    if (la->tls && !client) { /* the transport wraps a client's connection */
+        bev = xg_tls_wrap(la->tls, bev, NULL, p->addr, &p->tls);
+        if (!bev) return -ENOMEM;
+    }
+    p->bev = bev;
+    struct timeval hs = {HANDSHAKE_TIMEOUT_S, 0};
+    bufferevent_set_timeouts(bev, &hs, NULL); /* cleared once the session is up */
+    bufferevent_setcb(bev, tcp_read_cb, NULL, tcp_event_cb, p);
+    bufferevent_enable(bev, EV_READ | EV_WRITE);
+    send_connection_control(p);
+    peer_flush(p);
+    return 0;
+}
+
+/* ---- connect mode ---- */
+
+/* The transport connected (core/transport_client.h): a session starts. */
+void on_connected(void *arg, struct bufferevent *bev, struct xg_tls_session *tls)
+{
+    struct less_adapter *la = arg;
+    struct peer *p = peer_new(la, xg_tclient_peer(la->tc));
+    if (!p) {
+        bufferevent_free(bev);
+        xg_tclient_closed(la->tc, "out of memory");
+        return;
+    }
+    p->tls = tls;
+    if (peer_attach(la, p, bev, true)) peer_close(p, "out of memory");
+}
+
+/* ---- listen mode ---- */
+
+void accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct sockaddr *sa, int salen,
+               void *arg)
+{
+    struct less_adapter *la = arg;
+    char addr[80];
+    xg_net_addr_str(sa, addr, sizeof addr);
+    if (la->n_peers >= la->max_peers) {
+        la->refused_peers++;
+        XG_WARN_PEER(&la->lim_refused, la->a->name,
+                     "peer %s refused: max_peers (%" PRId64 ") reached", addr, la->max_peers);
+        evutil_closesocket(fd);
+        return;
+    }
+    struct bufferevent *bev = bufferevent_socket_new(la->a->base, fd, BEV_OPT_CLOSE_ON_FREE);
+    struct peer *p = bev ? peer_new(la, addr) : NULL;
+    if (!p) {
+        if (bev)
+            bufferevent_free(bev);
+        else
+            evutil_closesocket(fd);
+        return;
+    }
+    XG_INFO_PEER(&la->lim_connected, la->a->name, "peer %s connected%s", addr,
+                 la->tls ? " (TLS)" : "");
+    if (peer_attach(la, p, bev, false)) peer_close(p, "out of memory");
+}
