@@ -1,6 +1,6 @@
-/* Private to the less adapter's files (less_adapter.c, less_tcp.c, less_udp.c, less_conf.c): the
- * adapter and per-peer state and the functions the files share. Nothing else includes it. No
- * libevent header: the socket handles are opaque pointers here. */
+/* Private to the less adapter's files (less_adapter.c, less_session.c, less_tcp.c, less_udp.c,
+ * less_conf.c): the adapter and per-peer state and the functions the files share. Nothing else
+ * includes it. No libevent header: the socket handles are opaque pointers here. */
 #ifndef XG_LESS_ADAPTER_PRIV_H
 #define XG_LESS_ADAPTER_PRIV_H
 
@@ -199,12 +199,23 @@ struct less_adapter {
 /* ---- less_adapter.c: helpers, the peer's context, sending, the hub, peers ---- */
 
 void session_token(const char *schema, char *out, size_t size);
+const struct less_schema *schema_for_uri(const struct less_adapter *la, const char *uri);
+const struct less_schema *peer_type_schema(struct peer *p, int64_t typeid);
+int cb_rx_sender_entity(void *user, int64_t id, int64_t *typeid);
 void rx_ctx(struct peer *p, struct less_context *c);
 int64_t next_ts(struct peer *p);
+int queue_msg(struct peer *p, const struct less_msg *m);
 int peer_flush(struct peer *p);
 void send_connection_control(struct peer *p);
+enum xg_kind kind_from_wire(int64_t k);
 struct out_ent *out_find(struct peer *p, uint32_t table_id);
+void out_del(struct peer *p, uint32_t table_id);
+void send_entity(struct peer *p, const struct xg_entity *e, const struct xg_pose *pose_in,
+                 bool introduce);
+bool peer_ready(const struct peer *p);
 void hub_relay(struct less_adapter *la, struct peer *only);
+void full_refresh(struct peer *p);
+void send_result(struct peer *p, int64_t request_id, int64_t status, const char *reason);
 struct peer *peer_new(struct less_adapter *la, const char *addr);
 void peer_close(struct peer *p, const char *why);
 
