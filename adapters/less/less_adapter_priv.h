@@ -1,6 +1,7 @@
 /* Private to the less adapter's files (less_adapter.c, less_session.c, less_tcp.c, less_udp.c,
  * less_conf.c): the adapter and per-peer state and the functions the files share. Nothing else
- * includes it. No libevent header: the socket handles are opaque pointers here. */
+ * includes it but the socket-free unit test (tests/unit/test_less_session.c). No libevent header:
+ * the socket handles are opaque pointers here. */
 #ifndef XG_LESS_ADAPTER_PRIV_H
 #define XG_LESS_ADAPTER_PRIV_H
 
@@ -236,6 +237,12 @@ void on_connected(void *arg, struct bufferevent *bev, struct xg_tls_session *tls
 /* ---- less_udp.c: UDP (ack window, re-sends, restarts) ---- */
 
 int udp_flush(struct peer *p, bool force);
+/** The peer acknowledged (ack_last, mask) (P13): marks those sent packets acked and the
+ *  introduces they carried. */
+void udp_on_ack(struct peer *p, uint8_t ack_last, uint64_t mask);
+/** Re-sends the packets lost by `now` (monotonic ns; a later packet acked first, or 250 ms
+ *  passed, P13) under their old sequence numbers with only the messages still current. */
+void udp_resend(struct peer *p, int64_t now);
 int on_udp_peer(void *arg, const struct sockaddr *sa, socklen_t len, char *why, size_t why_size);
 
 /* ---- less_conf.c: configuration ---- */

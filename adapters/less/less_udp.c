@@ -177,7 +177,7 @@ int udp_flush(struct peer *p, bool force)
 }
 
 /* The peer acknowledged (ack_last, mask): mark sent packets, note acked introduces. */
-static void udp_on_ack(struct peer *p, uint8_t ack_last, uint64_t mask)
+void udp_on_ack(struct peer *p, uint8_t ack_last, uint64_t mask)
 {
     for (int k = 0; k <= 64; k++) {
         uint8_t seq = (uint8_t)(ack_last - k);
@@ -208,7 +208,7 @@ static bool still_current(struct peer *p, const struct msg_ref *r, int64_t count
 /* Re-send lost packets under their old sequence number with a fresh timestamp and only the
  * messages not superseded since (possibly none). Lost: a later packet was acknowledged first,
  * or 250 ms passed (P13). */
-static void udp_resend(struct peer *p, int64_t now)
+void udp_resend(struct peer *p, int64_t now)
 {
     struct less_adapter *la = p->la;
     int64_t newest_acked = -1;
