@@ -3,18 +3,20 @@
  *
  * Config keys: listen ("0.0.0.0:3883": TCP listen socket and UDP connection-request socket on the
  * same address and port), max_clients (64, both modes together), max_output_bytes (256 KiB: while
- * a client's unsent TCP output is above it, reports for it are skipped and it gets a full refresh
- * of the newest poses once it drains; a client that stays above it for slow_timeout_ms (2000), or
- * whose output passes 2x the bound, is dropped and counted; so a client costs at most 2x the bound
- * plus one tick), handshake_timeout_ms (10000: a session must be streaming this long after it was
- * accepted or its call-back started, else it is closed and counted: a pending call-back or a
- * client trickling its cookie holds a slot no longer), tracker_name (template, "{origin}"),
- * trackers (list of {match: GLOB, tracker: TEMPLATE, sensor: N}: the first rule whose glob matches
- * the entity name decides the tracker and optionally a fixed sensor number), send_velocity (true),
- * send_all (false: each tick sends the sensors updated since the last one; true: every sensor every
- * tick), plus the sink keys rate_hz / include / exclude and frame (default identity: the internal
- * Y-up frame; Z-up clients want `frame: vrpn-zup`). Templates: {origin} = the name of the entity's
- * origin adapter, {kind} = the entity kind, {name} = the whole entity name.
+ * a client's unsent TCP output is above it, reports for it are skipped (counted per report) and
+ * once it drains it gets the newest pose of each sensor it missed, once: never a pose it already
+ * has; skipped reports superseded meanwhile are counted as coalesced; a client that stays above it
+ * for slow_timeout_ms (2000), or whose output passes 2x the bound, is dropped and counted; so a
+ * client costs at most 2x the bound plus one tick), handshake_timeout_ms (10000: a session must be
+ * streaming this long after it was accepted or its call-back started, else it is closed and
+ * counted: a pending call-back or a client trickling its cookie holds a slot no longer),
+ * tracker_name (template, "{origin}"), trackers (list of {match: GLOB, tracker: TEMPLATE, sensor:
+ * N}: the first rule whose glob matches the entity name decides the tracker and optionally a fixed
+ * sensor number), send_velocity (true), send_all (false: each tick sends the sensors updated since
+ * the last one; true: every sensor every tick), plus the sink keys rate_hz / include / exclude and
+ * frame (default identity: the internal Y-up frame; Z-up clients want `frame: vrpn-zup`).
+ * Templates: {origin} = the name of the entity's origin adapter, {kind} = the entity kind, {name} =
+ * the whole entity name.
  *
  * Sensor numbers: per tracker, an entity name gets a number the first time it is seen: a rule's
  * fixed sensor; else, for an entity that carries its source's sensor number
@@ -143,13 +145,13 @@ struct tracker {
 };
 
 struct report {
-    int tracker, sensor;
+    int tracker, sensor, slot; /* slot: the entity's name index (s->names) */
     uint8_t pq[POS_QUAT_LEN];
     uint8_t vel[VELOCITY_LEN];
 };
 
-struct xmsg { /* a button or analog message of a tracker: body in reports.xb */
-    int tracker, type;
+struct xmsg {                /* a button or analog message of a tracker: body in reports.xb */
+    int tracker, type, slot; /* slot: the entity's name index */
     size_t off, len;
 };
 
@@ -185,8 +187,10 @@ struct conn {
     bool udp_ok; /* client's UDP_DESCRIPTION received: low-latency reports go over UDP */
     uint8_t dgram[VRPN_UDP_MAX];
     size_t dlen;
-    bool need_full;
-    int64_t slow_since; /* 0 = not above the bound */
+    bool need_full;             /* new client: every sensor on the next drain */
+    struct vrpn_bitset pending; /* name slots skipped while above max_output_bytes */
+    int n_pending;              /* bits set in pending */
+    int64_t slow_since;         /* 0 = not above the bound */
     struct conn *next;
 };
 
@@ -224,7 +228,7 @@ struct vrpn_server {
     size_t scratch_cap;
     uint64_t accepted, refused, callbacks, callback_failures, lob_rejected, lob_duplicates,
         lob_self, lob_names, dropped_slow, bad_input, reports_tcp, reports_udp, reports_skipped,
-        pongs, datagrams, udp_errors, bytes_out, unmapped;
+        drains_skipped, reports_coalesced, pongs, datagrams, udp_errors, bytes_out, unmapped;
 };
 
 /* departed names whose sensor numbers are kept (a source that restarts gets its numbers back) */
@@ -260,6 +264,7 @@ static void conn_free(struct vrpn_server *s, struct conn *c)
     if (c->udp_fd >= 0) close(c->udp_fd);
     vrpn_id_map_free(&c->map);
     free(c->tsender);
+    free(c->pending.b);
     free(c);
     s->n_conns--;
 }
@@ -999,7 +1004,7 @@ static void assign_new(struct xg_adapter *a, int64_t now)
 
 /* ---- egress ---- */
 
-static int x_add(struct reports *r, int tracker, int type, const struct vrpn_body *b)
+static int x_add(struct reports *r, int tracker, int slot, int type, const struct vrpn_body *b)
 {
     size_t need = 8 + 8 * VRPN_MAX_ANALOG + 4 * VRPN_MAX_BUTTONS;
     if (r->xbcap - r->xblen < need) {
@@ -1019,7 +1024,8 @@ static int x_add(struct reports *r, int tracker, int type, const struct vrpn_bod
     struct xg_writer w;
     xg_writer_init(&w, r->xb + r->xblen, r->xbcap - r->xblen);
     if (vrpn_body_encode(&w, b, NULL) < 0) return -EINVAL;
-    r->x[r->xn++] = (struct xmsg){.tracker = tracker, .type = type, .off = r->xblen, .len = w.len};
+    r->x[r->xn++] = (struct xmsg){
+        .tracker = tracker, .type = type, .slot = slot, .off = r->xblen, .len = w.len};
     r->xblen += w.len;
     return 0;
 }
@@ -1089,7 +1095,7 @@ static void add_extras(struct reports *r, struct xg_adapter *a, const struct xg_
     int nb = e->buttons ? (e->n_buttons < VRPN_MAX_BUTTONS ? e->n_buttons : VRPN_MAX_BUTTONS) : 0;
     if (nb > 0 && full) {
         states_body(&b, nb, e->buttons);
-        x_add(r, t, T_BUTTON_STATES, &b);
+        x_add(r, t, i, T_BUTTON_STATES, &b);
     } else if (nb > 0) {
         for (int k = 0; k < nb; k++) {
             uint8_t st = e->buttons[k] ? 1 : 0;
@@ -1098,7 +1104,7 @@ static void add_extras(struct reports *r, struct xg_adapter *a, const struct xg_
             b.kind = VRPN_BODY_BUTTON_CHANGE;
             b.u.button.button = k;
             b.u.button.state = st;
-            x_add(r, t, T_BUTTON_CHANGE, &b);
+            x_add(r, t, i, T_BUTTON_CHANGE, &b);
         }
         if (nb > tr->n_btn) tr->n_btn = nb;
     }
@@ -1108,7 +1114,7 @@ static void add_extras(struct reports *r, struct xg_adapter *a, const struct xg_
         b.u.analog.count = na;
         for (int k = 0; k < na; k++)
             b.u.analog.channels[k] = e->analogs[k];
-        x_add(r, t, T_ANALOG, &b);
+        x_add(r, t, i, T_ANALOG, &b);
     }
 }
 
@@ -1128,6 +1134,7 @@ static int add_report(struct reports *r, struct xg_adapter *a, const struct xg_e
     struct report *rep = &r->v[r->n];
     rep->tracker = s->names.slots[i].tracker;
     rep->sensor = s->names.slots[i].sensor;
+    rep->slot = i;
     if (rep->sensor < 0) { /* controls only (no pose at the source): no tracker report */
         add_extras(r, a, e, i, r == &s->full);
         return 0;
@@ -1205,8 +1212,10 @@ static void udp_flush(struct xg_adapter *a, struct conn *c)
     c->dlen = 0;
 }
 
-/* Send reports to one client. Returns false if it was dropped. */
-static bool conn_send(struct xg_adapter *a, struct conn *c, const struct reports *r, int64_t now)
+/* Send reports to one client (only those of the name slots in `only`, when not NULL). Returns
+ * false if it was dropped. */
+static bool conn_send(struct xg_adapter *a, struct conn *c, const struct reports *r,
+                      const struct vrpn_bitset *only, int64_t now)
 {
     struct vrpn_server *s = a->priv;
     struct vrpn_header h = now_header(now);
@@ -1221,6 +1230,7 @@ static bool conn_send(struct xg_adapter *a, struct conn *c, const struct reports
     xg_writer_init(&w, s->scratch, s->scratch_cap);
     for (size_t k = 0; k < r->n; k++) {
         const struct report *rep = &r->v[k];
+        if (only && !vrpn_bitset_get(only, rep->slot)) continue;
         int sender = conn_tracker_sender(a, c, rep->tracker, NULL, NULL);
         if (sender < 0) continue;
         h.sender = sender;
@@ -1243,6 +1253,7 @@ static bool conn_send(struct xg_adapter *a, struct conn *c, const struct reports
     }
     for (size_t k = 0; k < r->xn; k++) {
         const struct xmsg *x = &r->x[k];
+        if (only && !vrpn_bitset_get(only, x->slot)) continue;
         int sender = conn_tracker_sender(a, c, x->tracker, NULL, NULL);
         if (sender < 0) continue;
         h.sender = sender;
@@ -1264,6 +1275,51 @@ static bool conn_send(struct xg_adapter *a, struct conn *c, const struct reports
     return true;
 }
 
+/* A drain skipped for client c (above max_output_bytes): its reports are counted; each one's name
+ * slot is remembered so that the client resumes with the newest state of exactly those sensors
+ * (never a pose it already has); a report whose sensor was already pending is coalesced. */
+static void conn_skip(struct vrpn_server *s, struct conn *c, const struct reports *r)
+{
+    s->drains_skipped++;
+    s->reports_skipped += r->n;
+    if (c->need_full) { /* its first refresh is still due: it gets every sensor anyway */
+        s->reports_coalesced += r->n;
+        return;
+    }
+    for (size_t k = 0; k < r->n; k++)
+        if (vrpn_bitset_get(&c->pending, r->v[k].slot))
+            s->reports_coalesced++;
+        else if (vrpn_bitset_set(&c->pending, r->v[k].slot) == 0)
+            c->n_pending++;
+        else
+            c->need_full = true;       /* out of memory: fall back to a full refresh */
+    for (size_t k = 0; k < r->xn; k++) /* buttons/analogs: the newest states follow */
+        if (!vrpn_bitset_get(&c->pending, r->x[k].slot) &&
+            vrpn_bitset_set(&c->pending, r->x[k].slot) == 0)
+            c->n_pending++;
+}
+
+/* Client c is below the bound again after skipped drains: this drain's sensors join the pending
+ * ones (a skipped report superseded by this drain's is coalesced), then c gets the newest state of
+ * every pending sensor, predicted to now, once. */
+static void conn_resume(struct xg_adapter *a, struct conn *c, const struct reports *dirty,
+                        const struct reports *full, int64_t now)
+{
+    struct vrpn_server *s = a->priv;
+    for (size_t k = 0; k < dirty->n; k++)
+        if (vrpn_bitset_get(&c->pending, dirty->v[k].slot))
+            s->reports_coalesced++;
+        else
+            (void)vrpn_bitset_set(&c->pending, dirty->v[k].slot);
+    for (size_t k = 0; k < dirty->xn; k++)
+        (void)vrpn_bitset_set(&c->pending, dirty->x[k].slot);
+    struct vrpn_bitset only = c->pending;
+    c->pending = (struct vrpn_bitset){0};
+    c->n_pending = 0;
+    conn_send(a, c, full, &only, now); /* may free c */
+    free(only.b);
+}
+
 static void server_drain(struct xg_adapter *a)
 {
     struct vrpn_server *s = a->priv;
@@ -1282,10 +1338,9 @@ static void server_drain(struct xg_adapter *a)
         next = c->next;
         if (c->state != C_STREAMING) continue;
         if (!c->udp_ok && out_len(c) > (size_t)s->max_output) {
-            /* slow TCP client: skip (coalesce), refresh fully once it drains */
+            /* slow TCP client: skip (coalesce), resume with the newest state once it drains */
             if (!c->slow_since) c->slow_since = now;
-            c->need_full = true;
-            s->reports_skipped++;
+            conn_skip(s, c, &s->dirty);
             if (now - c->slow_since > s->slow_timeout_ms * XG_NS_PER_MS) {
                 XG_WARN_PEER(&s->lim_slow, a->name,
                              "client %s: %zu bytes unsent for more than %" PRId64
@@ -1298,16 +1353,19 @@ static void server_drain(struct xg_adapter *a)
             continue;
         }
         c->slow_since = 0;
-        const struct reports *r = &s->dirty;
-        if (c->need_full) {
-            if (!full_built) {
-                xg_table_foreach(a->table, a->index, now, visit_full, a);
-                full_built = true;
-            }
-            r = &s->full;
-            c->need_full = false;
+        if ((c->need_full || c->n_pending) && !full_built) {
+            xg_table_foreach(a->table, a->index, now, visit_full, a);
+            full_built = true;
         }
-        if (r->n || r->xn) conn_send(a, c, r, now);
+        if (c->need_full) {
+            c->need_full = false;
+            c->n_pending = 0;
+            if (c->pending.b) memset(c->pending.b, 0, c->pending.bits / 8);
+            if (s->full.n || s->full.xn) conn_send(a, c, &s->full, NULL, now);
+        } else if (c->n_pending)
+            conn_resume(a, c, &s->dirty, &s->full, now);
+        else if (s->dirty.n || s->dirty.xn)
+            conn_send(a, c, &s->dirty, NULL, now);
     }
 }
 
@@ -1470,6 +1528,8 @@ static void server_status(const struct xg_adapter *a, struct xg_status *st)
     xg_status_counter(st, "reports_tcp", (double)s->reports_tcp);
     xg_status_counter(st, "reports_udp", (double)s->reports_udp);
     xg_status_counter(st, "reports_skipped", (double)s->reports_skipped);
+    xg_status_counter(st, "drains_skipped", (double)s->drains_skipped);
+    xg_status_counter(st, "reports_coalesced", (double)s->reports_coalesced);
     xg_status_counter(st, "datagrams", (double)s->datagrams);
     xg_status_counter(st, "udp_errors", (double)s->udp_errors);
     xg_status_counter(st, "pongs", (double)s->pongs);
