@@ -12,7 +12,7 @@
  * counted: a pending call-back or a client trickling its cookie holds a slot no longer),
  * tracker_name (template, "{origin}"), trackers (list of {match: GLOB, tracker: TEMPLATE, sensor:
  * N}: the first rule whose glob matches the entity name decides the tracker and optionally a fixed
- * sensor number), send_velocity (true), send_all (false: each tick sends the sensors updated since
+ * sensor number), send_velocity (false), send_all (false: each tick sends the sensors updated since
  * the last one; true: every sensor every tick), plus the sink keys rate_hz / include / exclude and
  * frame (default identity: the internal Y-up frame; Z-up clients want `frame: vrpn-zup`).
  * Templates: {origin} = the name of the entity's origin adapter, {kind} = the entity kind, {name} =
@@ -1431,7 +1431,7 @@ static int server_create(struct xg_adapter *a, const struct xg_conf *conf, struc
         (rc = xg_conf_int(conf, "handshake_timeout_ms", 10000, 100, 600000, &s->handshake_ms,
                           err)) ||
         (rc = xg_conf_string(conf, "tracker_name", "{origin}", &tname, err)) ||
-        (rc = xg_conf_bool(conf, "send_velocity", true, &s->send_velocity, err)) ||
+        (rc = xg_conf_bool(conf, "send_velocity", false, &s->send_velocity, err)) ||
         (rc = xg_conf_bool(conf, "send_all", false, &s->send_all, err)) ||
         (rc = parse_rules(s, xg_conf_get(conf, "trackers"), err)))
         return rc;

@@ -61,6 +61,7 @@ adapters:
     frame: vrpn-zup
     rate_hz: 100
     include: "demo/*"
+    send_velocity: true
 """
     with Gateway(server_cfg) as srv:
         port = srv.port_of("vrpn")

@@ -299,6 +299,7 @@ adapters:
     type: vrpn-server
     listen: "127.0.0.1:0"
     rate_hz: 50
+    send_velocity: true
     max_output_bytes: 8192
     slow_timeout_ms: 300
   - name: vrpnz
@@ -306,6 +307,7 @@ adapters:
     listen: "127.0.0.1:0"
     frame: vrpn-zup
     rate_hz: 50
+    send_velocity: true
 {extra}
 """
 

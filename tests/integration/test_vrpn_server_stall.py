@@ -13,7 +13,10 @@ of the movers is sent. Expected:
   - each sensor's last Pos_Quat is its newest sample (the last round for the movers);
   - reports_skipped counts reports (more than drains_skipped, the skipped drains);
   - reports_coalesced > 0, at most reports_skipped, and exactly the number of samples sent after
-    the client connected that it never received."""
+    the client connected that it never received;
+  - with send_velocity left at its default (false) no Velocity message is sent;
+  - a UDP+TCP client gets a push of all N sensors in datagrams of up to 16 Pos_Quat each (as many
+    as 1472 bytes hold), not one datagram per report."""
 import os
 import sys
 import time
@@ -21,7 +24,7 @@ import time
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import faultlib as F  # noqa: E402
-from test_vrpn_server import Client, counters, server_port  # noqa: E402
+from test_vrpn_server import Client, counters, server_port, split_stream  # noqa: E402
 from xgtest import Gateway  # noqa: E402
 
 N = 200
@@ -49,10 +52,42 @@ def round_bytes(rnd, sensors):
     return b"".join(F.vrpn_report(s, pose(rnd, s), Q1, t) for s in sensors)
 
 
-def pushed(gw, rnd):
-    name = f"vc/Tracker0/{MOVERS[-1]}"  # the round's last report
+def pushed(gw, rnd, sensor=MOVERS[-1]):
+    name = f"vc/Tracker0/{sensor}"  # the round's last report
     e = F.entities(gw, name).get(name)
     return e is not None and e["position"][0] == float(rnd)
+
+
+def udp_packing(gw, send, rnd):
+    """A UDP+TCP client: one push of all N sensors leaves in datagrams packed as full as 1472
+    bytes allow (16 Pos_Quat of 88 bytes each), not one per report."""
+    u = Client(server_port(gw, "vs"), "udp")
+    limit = rnd + 100
+    while len(u.latest("vc", "pq")) < N and rnd < limit:
+        send(rnd, range(N))
+        rnd += 1
+        u.pump(0.1)
+    u.until(lambda: len(u.latest("vc", "pq")) == N, what=f"{N} sensors over UDP")
+    u.pump(0.2)
+    d0 = counters(gw, "vs")["datagrams"]
+    send(rnd, range(N))
+    F.wait_for(lambda: pushed(gw, rnd, N - 1), what=f"round {rnd} pushed")
+    sizes = []
+    u.udp.settimeout(2.0)
+    while sum(sizes) < N:
+        dg = u.udp.recv(65536)
+        assert len(dg) <= 1472, len(dg)
+        got, rest = split_stream(dg)
+        assert not rest
+        sizes.append(len(got))
+    d1 = counters(gw, "vs")["datagrams"]
+    u.close()
+    full = 1472 // 88  # Pos_Quat messages of 88 bytes
+    print(f"UDP: {N} reports of one push in {len(sizes)} datagrams: {sizes}")
+    assert sum(sizes) == N and d1 - d0 == len(sizes), (sizes, d1 - d0)
+    # each drain fills datagrams up to 1472 bytes; only its last one is partly filled (the
+    # vrpn-client ingress reads 4 KiB per loop pass, so one push of N reports makes a few drains)
+    assert max(sizes) == full and len(sizes) <= 2 * -(-N // full), sizes
 
 
 def main():
@@ -103,12 +138,16 @@ def main():
                     what=f"round {last} at the client")
             c.pump(0.2)  # the rest of that drain (one write, but maybe several reads)
             after = counters(gw, "vs")
+            stall_sent = {s: list(v) for s, v in sent.items()}  # what the stalled client missed
+            udp_packing(gw, send, last + 1)
         except Exception:
             print(gw.log()[-4000:])
             raise
         finally:
             src.kill()
     pq = [(r[3], tuple(r[4][:3])) for r in c.reports if r[1] == "vc" and r[2] == "pq"]
+    # send_velocity defaults to false: Pos_Quat only
+    assert not [r for r in c.reports if r[2] == "vel"], "Velocity sent by default"
     c.close()
     seen = {}
     for key in pq:
@@ -117,12 +156,12 @@ def main():
     assert not dups, f"{len(dups)} poses received more than once, e.g. {list(dups.items())[:5]}"
     latest = c.latest("vc", "pq")
     for s in range(N):
-        assert tuple(latest[s][:3]) == sent[s][-1], f"sensor {s}: {latest[s][:3]} != {sent[s][-1]}"
+        assert tuple(latest[s][:3]) == stall_sent[s][-1], (s, latest[s][:3], stall_sent[s][-1])
     skipped = after["reports_skipped"] - before["reports_skipped"]
     drains = after["drains_skipped"] - before["drains_skipped"]
     coalesced = after["reports_coalesced"] - before["reports_coalesced"]
     # round 0 was sent before the client connected
-    missing = sum(1 for s in range(N) for p in sent[s] if (s, p) not in seen and p[0] > 0)
+    missing = sum(1 for s in range(N) for p in stall_sent[s] if (s, p) not in seen and p[0] > 0)
     print(f"rounds {last}, drains skipped {drains}, reports skipped {skipped}, coalesced "
           f"{coalesced}, samples never received {missing}, received {len(pq)}")
     assert drains >= 1 and skipped > drains, (drains, skipped)
