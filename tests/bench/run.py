@@ -516,6 +516,141 @@ def pipeline_daemon(o, avail):
             "rate_hz": rate}
 
 
+def _vrpn_frame(sensors, k):
+    """One VRPN 07.38 frame: a Pos_Quat of each sensor of device "Load" (sender 1, type 1), all
+    stamped now; the position moves with k so that every report is a new sample."""
+    now = time.time()
+    sec, usec = int(now), int((now % 1) * 1e6)
+    x = 0.001 * (k % 1000)
+    out = []
+    for sn in range(sensors):
+        body = struct.pack(">ii7d", sn, sn, x, 1.0, 0.01 * sn, 0.0, 0.0, 0.0, 1.0)
+        out.append(struct.pack(">IIIiiI", 24 + len(body), sec, usec, 1, 1, 0) + body)
+    return b"".join(out)
+
+
+def _vrpn_describe(kind, ident, name):
+    n = name.encode() + b"\0"
+    body = struct.pack(">I", len(n)) + n
+    pad = ((len(body) + 7) & ~7) - len(body)
+    return struct.pack(">IIIiiI", 24 + len(body), 0, 0, ident, kind, 0) + body + b"\0" * pad
+
+
+def _vrpn_source(lsock, sensors, rate, stop):
+    """A TCP-only VRPN server: cookie, descriptions, then a frame of every sensor at `rate` Hz
+    (on a fixed schedule: a late frame does not shift the next ones)."""
+    lsock.settimeout(10)
+    try:
+        conn, _ = lsock.accept()
+    except OSError:
+        return
+    conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    conn.setblocking(True)
+    conn.sendall(VRPN_COOKIE + _vrpn_describe(-1, 0, "VRPN Control") +
+                 _vrpn_describe(-1, 1, "Load") + _vrpn_describe(-2, 1, "vrpn_Tracker Pos_Quat"))
+    period, k = 1.0 / rate, 0
+    nxt = time.monotonic()
+    conn.settimeout(0.0)
+    while not stop.is_set():
+        try:
+            while conn.recv(65536):  # whatever the client sends (its cookie, pings): discarded
+                pass
+        except (BlockingIOError, socket.timeout):
+            pass
+        except OSError:
+            break
+        conn.settimeout(None)
+        try:
+            conn.sendall(_vrpn_frame(sensors, k))
+        except OSError:
+            break
+        conn.settimeout(0.0)
+        k += 1
+        nxt += period
+        d = nxt - time.monotonic()
+        if d > 0:
+            stop.wait(d)
+    conn.close()
+
+
+def vrpn_pipeline_daemon(o, avail):
+    """Real daemon, VRPN relay: a Python VRPN server (one device, N sensors, 240 Hz, one TCP frame
+    of N reports per tick) -> vrpn-client -> table -> vrpn-server (send on change) -> one TCP client
+    that reads everything. Per step: updates in/s (vrpn-client samples_in), reports out/s
+    (vrpn-server samples_out and what the client counted), daemon CPU."""
+    import threading
+    from xgtest import Gateway
+    if not (avail.get("vrpn-client") and avail.get("vrpn-server")):
+        return None
+    ladder = [50] if o.quick else [50, 200, 500]
+    rate = 240
+    secs = 0.5 if o.quick else 1.5
+    n_win = 2 if o.quick else 3
+    steps = []
+    for sensors in ladder:
+        lsock = socket.socket()
+        lsock.bind(("127.0.0.1", 0))
+        lsock.listen(1)
+        vport = free_port()
+        cfg = ("gateway:\n  id: bench\nadapters:\n"
+               f"  - name: vc\n    type: vrpn-client\n"
+               f"    devices: [\"Load@tcp://127.0.0.1:{lsock.getsockname()[1]}\"]\n"
+               f"  - name: vrpn\n    type: vrpn-server\n    listen: \"127.0.0.1:{vport}\"\n"
+               "    rate_hz: 0\n    max_output_bytes: 16777216\n")
+        stop = threading.Event()
+        src = threading.Thread(target=_vrpn_source, args=(lsock, sensors, rate, stop),
+                               daemon=True)
+        src.start()
+        got = {"n": 0}
+
+        def reader(sock):
+            buf, state = b"", {}
+            sock.sendall(VRPN_COOKIE)
+            sock.settimeout(0.1)
+            while not stop.is_set():
+                try:
+                    b = sock.recv(1 << 20)
+                except socket.timeout:
+                    continue
+                except OSError:
+                    return
+                if not b:
+                    return
+                n, buf = vrpn_reports(buf + b, state)
+                got["n"] += n
+
+        with Gateway(cfg) as gw:
+            client = connect_retry(vport)
+            rd = threading.Thread(target=reader, args=(client,), daemon=True)
+            rd.start()
+            time.sleep(0.7)
+            n0, t0 = got["n"], time.monotonic()
+            ws = windows(gw, ["vc", "vrpn"], n_win, secs / n_win)
+            client_rate = (got["n"] - n0) / (time.monotonic() - t0)
+            stop.set()
+            rd.join(2)
+            src.join(2)
+            client.close()
+        lsock.close()
+        d = lambda n, k: med(stats([w[n].get(k) for w in ws]))  # noqa: E731
+        upd = d("vc", "samples_in")
+        cpu = med(stats([w["cpu_percent"] for w in ws]))
+        steps.append({
+            "sensors": sensors, "offered_updates_per_s": sensors * rate, "windows": n_win,
+            "updates_per_s": upd, "achieved_ratio": upd / (sensors * rate) if upd else None,
+            "updates_per_s_spread": stats([w["vc"].get("samples_in") for w in ws]),
+            "vrpn_samples_out_per_s": d("vrpn", "samples_out"),
+            "client_reports_per_s": client_rate,
+            "cpu_percent": cpu,
+            "cpu_us_per_update": cpu / 100.0 * 1e6 / upd if upd else None,
+        })
+        log(f"vrpn pipeline: {sensors} sensors: {upd or 0:.0f} updates/s, cpu {cpu:.0f} %")
+    best = max(steps, key=lambda x: x["updates_per_s"] or 0)
+    return {"steps": steps, "updates_per_s": best["updates_per_s"], "best": best,
+            "path": "VRPN load server -> vrpn-client -> table -> vrpn-server -> one TCP client",
+            "rate_hz": rate}
+
+
 def latency_daemon(o, avail):
     """Real daemon latency: a load generator (50 bodies x 240 Hz; VRPN trackers into vrpn-client
     when it exists, else RTP game state into an rtp adapter) -> xrgate -> rtp, rgmp-server,
@@ -598,6 +733,7 @@ def main():
     codec = run_json("bench_codec", ["--reps", o.reps, "--ms", o.ms] + (["--quick"] if o.quick else []))
     tbl = run_json("bench_table", ["--reps", o.reps, "--ms", o.ms] + (["--quick"] if o.quick else []))
     pdaemon = pipeline_daemon(o, avail)
+    vdaemon = vrpn_pipeline_daemon(o, avail)
     ldaemon = latency_daemon(o, avail)
     scale = scale_daemon(o, avail)
     clients = {a: clients_daemon(o, avail, a) for a in ("rgmp-server", "vrpn-server")}
@@ -692,6 +828,21 @@ def main():
                    "rgmp-server / vrpn-server: one TCP client each that reads everything; less "
                    "egress not driven (needs a LESS peer session)." +
                    ("" if avail.get("vrpn-server") else "\nvrpn-server: not available yet."))
+    if vdaemon:
+        rows = [[st["sensors"], fmt(st["offered_updates_per_s"], "/s"),
+                 fmt_s(st["updates_per_s_spread"], "/s"),
+                 f"{st['achieved_ratio']:.2f}" if st["achieved_ratio"] is not None else "n/a",
+                 fmt(st["vrpn_samples_out_per_s"], "/s"), fmt(st["client_reports_per_s"], "/s"),
+                 f"{st['cpu_percent']:.0f} %", fmt(st["cpu_us_per_update"], " us")]
+                for st in vdaemon["steps"]]
+        table(f"3c. Pipeline throughput, real daemon, VRPN relay: a VRPN server ({vdaemon['rate_hz']}"
+              " Hz, one frame of every sensor per tick) -> vrpn-client -> table -> vrpn-server "
+              "(send on change) -> one TCP client",
+              ["sensors", "offered", "updates in/s", "achieved", "vrpn out/s", "client got/s",
+               "CPU", "CPU/update"], rows,
+              note=f"median [min..max] over {vdaemon['steps'][0]['windows']} consecutive windows "
+                   "per step; the load server is Python (it may be the limit at the top step);\n"
+                   "CPU is the daemon's (user+sys); Pos_Quat only (send_velocity default).")
     if pdaemon:
         pipe_updates = pdaemon["updates_per_s"]
         pipe_mode = ("real daemon: synth -> table -> " + pdaemon["egress"] +
@@ -840,8 +991,7 @@ def main():
             "cpu_ns_per_update": pipe_cpu,
             "in_process": pipe,
             "loopback": pdaemon,
-            "vrpn_loopback": None,
-            "vrpn_loopback_note": "not available yet: needs vrpn-client and vrpn-server",
+            "vrpn_loopback": vdaemon,
         },
         "latency_us": latency,
         "latency_in_process_us": latency_inproc,
