@@ -77,6 +77,7 @@
 #include "adapters/vrpn/vrpn_codec.h"
 #include "adapters/vrpn/vrpn_names.h"
 #include "adapters/vrpn/vrpn_sensor_map.h"
+#include "adapters/vrpn/vrpn_udp_batch.h"
 #include "core/adapter.h"
 #include "core/clock.h"
 #include "core/log.h"
@@ -228,7 +229,8 @@ struct vrpn_server {
     size_t scratch_cap;
     uint64_t accepted, refused, callbacks, callback_failures, lob_rejected, lob_duplicates,
         lob_self, lob_names, dropped_slow, bad_input, reports_tcp, reports_udp, reports_skipped,
-        drains_skipped, reports_coalesced, pongs, datagrams, udp_errors, bytes_out, unmapped;
+        drains_skipped, reports_coalesced, pongs, bytes_out, unmapped;
+    struct vrpn_udp_batch ubatch; /* one client's datagrams of a drain, one sendmmsg */
 };
 
 /* departed names whose sensor numbers are kept (a source that restarts gets its numbers back) */
@@ -1199,17 +1201,22 @@ static void tcp_flush_now(struct bufferevent *bev)
     if (fd >= 0 && evbuffer_get_length(out)) (void)evbuffer_write(out, fd);
 }
 
+/* Close the client's open datagram: it joins this drain's batch (sent by udp_send). */
 static void udp_flush(struct xg_adapter *a, struct conn *c)
 {
     struct vrpn_server *s = a->priv;
     if (!c->dlen) return;
-    if (sendto(c->udp_fd, c->dgram, c->dlen, 0, (struct sockaddr *)&c->udp_to, c->udp_to_len) < 0)
-        s->udp_errors++;
-    else {
-        s->datagrams++;
-        s->bytes_out += c->dlen;
-    }
+    vrpn_udp_batch_add(&s->ubatch, c->udp_fd, (struct sockaddr *)&c->udp_to, c->udp_to_len,
+                       c->dgram, c->dlen);
     c->dlen = 0;
+}
+
+/* Hand the client's datagrams of this drain to the kernel: one sendmmsg per 16. */
+static void udp_send(struct xg_adapter *a, struct conn *c)
+{
+    struct vrpn_server *s = a->priv;
+    udp_flush(a, c);
+    vrpn_udp_batch_send(&s->ubatch, c->udp_fd, (struct sockaddr *)&c->udp_to, c->udp_to_len);
 }
 
 /* Send reports to one client (only those of the name slots in `only`, when not NULL). Returns
@@ -1267,7 +1274,7 @@ static bool conn_send(struct xg_adapter *a, struct conn *c, const struct reports
         } else
             vrpn_encode_message(&w, &h, &c->tcp_seq, r->xb + x->off, x->len, NULL);
     }
-    if (c->udp_ok) udp_flush(a, c);
+    if (c->udp_ok) udp_send(a, c);
     if (w.len) {
         if (!conn_write(a, c, s->scratch, w.len)) return false;
         tcp_flush_now(c->bev);
@@ -1530,10 +1537,11 @@ static void server_status(const struct xg_adapter *a, struct xg_status *st)
     xg_status_counter(st, "reports_skipped", (double)s->reports_skipped);
     xg_status_counter(st, "drains_skipped", (double)s->drains_skipped);
     xg_status_counter(st, "reports_coalesced", (double)s->reports_coalesced);
-    xg_status_counter(st, "datagrams", (double)s->datagrams);
-    xg_status_counter(st, "udp_errors", (double)s->udp_errors);
+    xg_status_counter(st, "datagrams", (double)s->ubatch.datagrams);
+    xg_status_counter(st, "udp_sends", (double)s->ubatch.calls);
+    xg_status_counter(st, "udp_errors", (double)s->ubatch.errors);
     xg_status_counter(st, "pongs", (double)s->pongs);
-    xg_status_counter(st, "bytes_out", (double)s->bytes_out);
+    xg_status_counter(st, "bytes_out", (double)(s->bytes_out + s->ubatch.bytes));
 }
 
 static void server_stop(struct xg_adapter *a)
