@@ -173,6 +173,7 @@ adapters:
     type: vrpn-server
     listen: "127.0.0.1:{p['vrpn']}"
     rate_hz: 0
+    send_velocity: true
     trackers:
 {pins}
 """

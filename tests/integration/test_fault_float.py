@@ -335,7 +335,8 @@ def main():
     if F.have("rgmp-server"):
         ads.append('  - {name: ro, type: rgmp-server, listen: "127.0.0.1:0", rate_hz: 0}')
     if F.have("vrpn-server"):
-        ads.append('  - {name: vo, type: vrpn-server, listen: "127.0.0.1:0", rate_hz: 0}')
+        ads.append('  - {name: vo, type: vrpn-server, listen: "127.0.0.1:0", rate_hz: 0,'
+                   ' send_velocity: true}')
     cfg = ("gateway:\n  predict: {max_horizon_ms: 0}\n"
            "  entity: {stale_ms: 5000, expire_ms: 60000}\nadapters:\n" + "\n".join(ads) + "\n")
     with Gateway(cfg) as gw:
