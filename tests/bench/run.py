@@ -591,11 +591,10 @@ def vrpn_pipeline_daemon(o, avail):
         lsock = socket.socket()
         lsock.bind(("127.0.0.1", 0))
         lsock.listen(1)
-        vport = free_port()
         cfg = ("gateway:\n  id: bench\nadapters:\n"
                f"  - name: vc\n    type: vrpn-client\n"
                f"    devices: [\"Load@tcp://127.0.0.1:{lsock.getsockname()[1]}\"]\n"
-               f"  - name: vrpn\n    type: vrpn-server\n    listen: \"127.0.0.1:{vport}\"\n"
+               "  - name: vrpn\n    type: vrpn-server\n    listen: \"127.0.0.1:0\"\n"
                "    rate_hz: 0\n    max_output_bytes: 16777216\n")
         stop = threading.Event()
         src = threading.Thread(target=_vrpn_source, args=(lsock, sensors, rate, stop),
@@ -620,7 +619,7 @@ def vrpn_pipeline_daemon(o, avail):
                 got["n"] += n
 
         with Gateway(cfg) as gw:
-            client = connect_retry(vport)
+            client = connect_retry(gw.port_of("vrpn"))
             rd = threading.Thread(target=reader, args=(client,), daemon=True)
             rd.start()
             time.sleep(0.7)
