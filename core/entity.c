@@ -484,6 +484,8 @@ static int apply_sample(struct xg_table *t, struct xg_entity *e, const struct xg
     if (s.flags & XG_SAMPLE_ORIENTATION) s.orientation = xg_quat_normalize(s.orientation);
     bool first = e->samples == 0;
     bool pose = (s.flags & XG_SAMPLE_POSE) != 0;
+    struct xg_hist evicted; /* the history entry a full ring overwrites, for the estimator */
+    bool have_evicted = false;
     if (pose) {
         if (!first && s.capture_ns <= e->last.capture_ns) {
             e->dropped_backwards++;
@@ -525,6 +527,8 @@ static int apply_sample(struct xg_table *t, struct xg_entity *e, const struct xg
             e->hist_n++;
         } else {
             h = &e->hist[e->hist_head];
+            evicted = *h;
+            have_evicted = true;
             e->hist_head = (e->hist_head + 1) % XG_HISTORY;
         }
         h->t_ns = s.capture_ns;
@@ -543,7 +547,8 @@ static int apply_sample(struct xg_table *t, struct xg_entity *e, const struct xg
     double rot_gain = 1;
     if ((need_v || need_w) && e->hist_n >= 2) {
         struct xg_motion_est m;
-        xg_motion_estimate(e->hist, e->hist_head, e->hist_n, t->p.velocity_window_ns, &m);
+        xg_motion_update(&e->est, e->hist, e->hist_head, e->hist_n, have_evicted ? &evicted : NULL,
+                         t->p.velocity_window_ns, &m);
         ev = m.velocity;
         ew = m.angular_velocity;
         n_used = m.n_used;
@@ -626,6 +631,7 @@ int xg_table_forget_history(struct xg_table *t, uint32_t id)
     if (!e) return -ENOENT;
     e->hist_head = 0;
     e->hist_n = 0;
+    memset(&e->est, 0, sizeof e->est);
     return 0;
 }
 

@@ -423,9 +423,12 @@ static void test_velocity_estimate_matches_reference(void **state)
         assert_true(e->has_velocity && e->velocity_estimated);
         assert_true(e->has_angular_velocity && e->angular_velocity_estimated);
         assert_int_equal(e->rot_damped, g < 0.5);
-        double sv = 1e-9 * (1 + xg_vec3_norm(v)), sw9 = 1e-9 * (1 + xg_vec3_norm(w));
+        /* velocity: exact up to rounding; angular velocity: the incremental estimator
+         * (xg_motion_update, issue 19) maps rotation vectors to the newest sample to first
+         * order, here (0.02 rad of noise across a 3 rad/s turn) within 0.15 % of |ω| */
+        double sv = 1e-9 * (1 + xg_vec3_norm(v)), sw3 = 2e-3 * (1e-6 + xg_vec3_norm(w));
         assert_true(xg_vec3_norm(xg_vec3_sub(e->velocity, v)) < sv);
-        assert_true(xg_vec3_norm(xg_vec3_sub(e->angular_velocity, w)) < sw9);
+        assert_true(xg_vec3_norm(xg_vec3_sub(e->angular_velocity, w)) < sw3);
     }
     assert_true(damped > 0 && full > 0);
     xg_table_free(t);
