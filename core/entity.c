@@ -334,34 +334,37 @@ static int create_entity(struct xg_table *t, int origin, const struct xg_entity_
         (rc = hmap_grow(&t->by_source, (t->count + 1) * 2)) ||
         (rc = hmap_grow(&t->by_name, (t->count + 1) * 2)))
         return rc;
-    struct xg_entity *e = calloc(1, sizeof *e);
-    if (!e) return -ENOMEM;
-    e->origin = origin;
-    e->kind = key->kind;
-    e->source_sensor = key->has_sensor && key->sensor >= 0 ? key->sensor : -1;
-    e->controls_only = key->controls_only;
-    snprintf(e->source, sizeof e->source, "%s", key->source);
-    if (key->origin_gateway)
-        snprintf(e->origin_gateway, sizeof e->origin_gateway, "%s", key->origin_gateway);
-    char def[XG_NAME_MAX];
+    enum xg_kind kind = key->kind;
+    char def[XG_NAME_MAX], name[XG_NAME_MAX], og[64];
     xg_name_fitf(def, sizeof def, "%s/%s", adapter_label(t, origin), key->source);
-    if (t->namer)
-        t->namer(t->namer_user, origin, def, e->name, sizeof e->name, &e->kind);
-    else
-        snprintf(e->name, sizeof e->name, "%s", def);
-    if (!e->name[0]) snprintf(e->name, sizeof e->name, "%s", def);
+    name[0] = '\0';
+    if (t->namer) t->namer(t->namer_user, origin, def, name, sizeof name, &kind);
+    if (!name[0]) snprintf(name, sizeof name, "%s", def);
     /* unique names: a clash gets "#2", "#3"... */
-    if (xg_table_find(t, e->name)) {
+    if (xg_table_find(t, name)) {
         char base[XG_NAME_MAX];
-        snprintf(base, sizeof base, "%s", e->name);
-        for (int k = 2; xg_table_find(t, e->name); k++) {
+        snprintf(base, sizeof base, "%s", name);
+        for (int k = 2; xg_table_find(t, name); k++) {
             char suffix[16];
             int sl = snprintf(suffix, sizeof suffix, "#%d", k);
             int bl = (int)strlen(base);
             if (bl + sl >= XG_NAME_MAX) bl = XG_NAME_MAX - 1 - sl;
-            snprintf(e->name, sizeof e->name, "%.*s%s", bl, base, suffix);
+            snprintf(name, sizeof name, "%.*s%s", bl, base, suffix);
         }
     }
+    snprintf(og, sizeof og, "%s", key->origin_gateway ? key->origin_gateway : "");
+    size_t ln = strlen(name) + 1, ls = strlen(key->source) + 1, lo = strlen(og) + 1;
+    struct xg_entity *e = calloc(1, sizeof *e + ln + ls + lo);
+    if (!e) return -ENOMEM;
+    char *np = e->names;
+    memcpy(np, name, ln);
+    memcpy(np + ln, key->source, ls);
+    memcpy(np + ln + ls, og, lo);
+    e->name = np, e->source = np + ln, e->origin_gateway = np + ln + ls;
+    e->origin = origin;
+    e->kind = kind;
+    e->source_sensor = key->has_sensor && key->sensor >= 0 ? key->sensor : -1;
+    e->controls_only = key->controls_only;
     /* slot */
     uint32_t slot;
     if (t->n_free) {

@@ -153,12 +153,14 @@ struct xg_motion_acc {
 
 /** An entity. Read-only for everyone but the table. */
 struct xg_entity {
-    uint32_t id;              /* stable, never reused, > 0 */
-    char name[XG_NAME_MAX];   /* unique */
-    char source[XG_NAME_MAX]; /* the adapter's name for it */
-    char origin_gateway[64];  /* "" = this gateway */
-    int32_t source_sensor;    /* the source's sensor number (xg_entity_key.sensor), -1 = none */
-    bool controls_only;       /* xg_entity_key.controls_only: the pose is a placeholder */
+    uint32_t id; /* stable, never reused, > 0 */
+    /* names, NUL-terminated, allocated at their length with the entity (issue 19 item 5):
+     * never NULL, shorter than XG_NAME_MAX (origin_gateway: than 64) */
+    const char *name;           /* unique */
+    const char *source;         /* the adapter's name for it */
+    const char *origin_gateway; /* "" = this gateway */
+    int32_t source_sensor;      /* the source's sensor number (xg_entity_key.sensor), -1 = none */
+    bool controls_only;         /* xg_entity_key.controls_only: the pose is a placeholder */
     enum xg_kind kind;
     int origin; /* origin adapter index */
     /* newest state */
@@ -185,6 +187,7 @@ struct xg_entity {
     uint64_t sink_mask;  /* sinks that accept this entity */
     uint64_t dirty_mask; /* sinks for which it is in the dirty set */
     uint32_t slot;
+    char names[]; /* storage of name, source and origin_gateway */
 };
 
 struct xg_table;

@@ -101,6 +101,43 @@ static void test_unique_names(void **state)
     xg_table_free(t);
 }
 
+/* Names are stored at their length with the entity (issue 19 item 5): a source of the longest
+ * allowed length is kept whole and the default name is fitted below XG_NAME_MAX; a clash of names
+ * (here from the naming rules) gets "#2"; origin_gateway is kept, and is "" (not NULL) when the
+ * key names none; removing one entity leaves the other's names intact. */
+static void test_names_at_their_length(void **state)
+{
+    (void)state;
+    struct xg_table *t = new_table();
+    char src[XG_NAME_MAX];
+    memset(src, 'x', sizeof src - 1);
+    src[sizeof src - 1] = '\0';
+    uint32_t a = feed(t, src, T0, XG_VEC3_ZERO, XG_QUAT_IDENTITY);
+    const struct xg_entity *e = xg_table_get(t, a);
+    assert_string_equal(e->source, src);
+    assert_int_equal(strlen(e->name), XG_NAME_MAX - 1);
+    assert_string_equal(e->origin_gateway, "");
+    assert_ptr_equal(xg_table_find(t, e->name), e);
+    xg_table_set_namer(t, rename_all, NULL);
+    struct xg_entity_key key = {
+        .source = "b", .kind = XG_KIND_RIGID_BODY, .origin_gateway = "gw-7"};
+    struct xg_sample s = pose_sample(T0, XG_VEC3_ZERO, XG_QUAT_IDENTITY);
+    uint32_t b = 0, c = 0;
+    assert_int_equal(xg_table_update_origin(t, 0, &key, &s, &b), 0);
+    key.source = "c";
+    key.origin_gateway = NULL;
+    assert_int_equal(xg_table_update_origin(t, 0, &key, &s, &c), 0);
+    const struct xg_entity *eb = xg_table_get(t, b), *ec = xg_table_get(t, c);
+    assert_string_equal(eb->name, "same");
+    assert_string_equal(eb->source, "b");
+    assert_string_equal(eb->origin_gateway, "gw-7");
+    assert_string_equal(ec->name, "same#2");
+    assert_string_equal(ec->origin_gateway, "");
+    assert_int_equal(xg_table_remove(t, b), 0);
+    assert_ptr_equal(xg_table_find(t, "same#2"), ec);
+    xg_table_free(t);
+}
+
 static void test_rejects(void **state)
 {
     (void)state;
@@ -648,6 +685,7 @@ int main(void)
         cmocka_unit_test(test_velocity_uses_capture_time),
         cmocka_unit_test(test_history_bound),
         cmocka_unit_test(test_velocity_estimate_matches_reference),
+        cmocka_unit_test(test_names_at_their_length),
         cmocka_unit_test(test_dirty_sets_split_horizon),
         cmocka_unit_test(test_expiry),
         cmocka_unit_test(test_partial_samples_and_extras),
