@@ -433,6 +433,16 @@ static void mark_dirty(struct xg_table *t, struct xg_entity *e)
     }
 }
 
+static void store3f(float f[3], struct xg_vec3 v)
+{
+    f[0] = (float)v.x, f[1] = (float)v.y, f[2] = (float)v.z;
+}
+
+static struct xg_vec3 load3f(const float f[3])
+{
+    return (struct xg_vec3){f[0], f[1], f[2]};
+}
+
 static const struct xg_hist *hist_at(const struct xg_entity *e, unsigned k)
 {
     /* k = 0 is the newest */
@@ -577,8 +587,8 @@ static int apply_sample(struct xg_table *t, struct xg_entity *e, const struct xg
     }
     if (e->hist_n) { /* the velocities in force at the newest pose, for past-time queries */
         struct xg_hist *nh = &e->hist[(e->hist_head + e->hist_n - 1) % XG_HISTORY];
-        nh->v = e->velocity;
-        nh->w = e->angular_velocity;
+        store3f(nh->v, e->velocity);
+        store3f(nh->w, e->angular_velocity);
     }
     e->rot_damped = need_w && e->has_angular_velocity && rot_gain < XG_ROT_GAIN_DAMPED;
     e->samples++;
@@ -700,8 +710,8 @@ void xg_entity_predict_at(struct xg_table *t, const struct xg_entity *e, int64_t
             if (t_ns == a->t_ns) {
                 out->position = a->p;
                 out->orientation = a->q;
-                out->velocity = a->v;
-                out->angular_velocity = a->w;
+                out->velocity = load3f(a->v);
+                out->angular_velocity = load3f(a->w);
                 q = XG_QUALITY_EXACT;
                 break;
             }
@@ -710,8 +720,8 @@ void xg_entity_predict_at(struct xg_table *t, const struct xg_entity *e, int64_t
                 out->position = xg_vec3_lerp(a->p, b->p, u);
                 out->orientation = xg_quat_slerp(a->q, b->q, u);
                 /* the velocities at that time too, not the newest ones */
-                out->velocity = xg_vec3_lerp(a->v, b->v, u);
-                out->angular_velocity = xg_vec3_lerp(a->w, b->w, u);
+                out->velocity = xg_vec3_lerp(load3f(a->v), load3f(b->v), u);
+                out->angular_velocity = xg_vec3_lerp(load3f(a->w), load3f(b->w), u);
                 q = XG_QUALITY_INTERPOLATED;
                 break;
             }
@@ -720,8 +730,8 @@ void xg_entity_predict_at(struct xg_table *t, const struct xg_entity *e, int64_t
             const struct xg_hist *o = hist_at(e, e->hist_n - 1);
             out->position = o->p;
             out->orientation = o->q;
-            out->velocity = o->v;
-            out->angular_velocity = o->w;
+            out->velocity = load3f(o->v);
+            out->angular_velocity = load3f(o->w);
         }
     } else {
         int64_t h_ns = dt_ns < t->p.max_horizon_ns ? dt_ns : t->p.max_horizon_ns;

@@ -130,7 +130,8 @@ struct xg_hist {
     int64_t t_ns;
     struct xg_vec3 p;
     struct xg_quat q;
-    struct xg_vec3 v, w; /* m/s, rad/s (world frame) */
+    float v[3], w[3]; /* m/s, rad/s (world frame); single precision (issue 19 item 5): only
+                         past-time queries read them */
 };
 
 /** Running state of the incremental motion estimator (core/predict_est.h, xg_motion_update(); issue

@@ -272,6 +272,9 @@ static void test_horizon_and_quality(void **state)
     xg_entity_predict(t, id, T0 + 35 * MS, &p);
     assert_int_equal(p.quality, XG_QUALITY_INTERPOLATED);
     assert_float_equal(p.position.x, 0.035, 1e-12);
+    /* the velocity in force then, kept in single precision in the history (issue 19 item 5) */
+    assert_float_equal(p.velocity.x, 1.0, 1e-6);
+    assert_float_equal(p.velocity.y, 0.0, 1e-6);
     /* within the horizon */
     xg_entity_predict(t, id, last + 40 * MS, &p);
     assert_int_equal(p.quality, XG_QUALITY_PREDICTED);
