@@ -334,34 +334,37 @@ static int create_entity(struct xg_table *t, int origin, const struct xg_entity_
         (rc = hmap_grow(&t->by_source, (t->count + 1) * 2)) ||
         (rc = hmap_grow(&t->by_name, (t->count + 1) * 2)))
         return rc;
-    struct xg_entity *e = calloc(1, sizeof *e);
-    if (!e) return -ENOMEM;
-    e->origin = origin;
-    e->kind = key->kind;
-    e->source_sensor = key->has_sensor && key->sensor >= 0 ? key->sensor : -1;
-    e->controls_only = key->controls_only;
-    snprintf(e->source, sizeof e->source, "%s", key->source);
-    if (key->origin_gateway)
-        snprintf(e->origin_gateway, sizeof e->origin_gateway, "%s", key->origin_gateway);
-    char def[XG_NAME_MAX];
+    enum xg_kind kind = key->kind;
+    char def[XG_NAME_MAX], name[XG_NAME_MAX], og[64];
     xg_name_fitf(def, sizeof def, "%s/%s", adapter_label(t, origin), key->source);
-    if (t->namer)
-        t->namer(t->namer_user, origin, def, e->name, sizeof e->name, &e->kind);
-    else
-        snprintf(e->name, sizeof e->name, "%s", def);
-    if (!e->name[0]) snprintf(e->name, sizeof e->name, "%s", def);
+    name[0] = '\0';
+    if (t->namer) t->namer(t->namer_user, origin, def, name, sizeof name, &kind);
+    if (!name[0]) snprintf(name, sizeof name, "%s", def);
     /* unique names: a clash gets "#2", "#3"... */
-    if (xg_table_find(t, e->name)) {
+    if (xg_table_find(t, name)) {
         char base[XG_NAME_MAX];
-        snprintf(base, sizeof base, "%s", e->name);
-        for (int k = 2; xg_table_find(t, e->name); k++) {
+        snprintf(base, sizeof base, "%s", name);
+        for (int k = 2; xg_table_find(t, name); k++) {
             char suffix[16];
             int sl = snprintf(suffix, sizeof suffix, "#%d", k);
             int bl = (int)strlen(base);
             if (bl + sl >= XG_NAME_MAX) bl = XG_NAME_MAX - 1 - sl;
-            snprintf(e->name, sizeof e->name, "%.*s%s", bl, base, suffix);
+            snprintf(name, sizeof name, "%.*s%s", bl, base, suffix);
         }
     }
+    snprintf(og, sizeof og, "%s", key->origin_gateway ? key->origin_gateway : "");
+    size_t ln = strlen(name) + 1, ls = strlen(key->source) + 1, lo = strlen(og) + 1;
+    struct xg_entity *e = calloc(1, sizeof *e + ln + ls + lo);
+    if (!e) return -ENOMEM;
+    char *np = e->names;
+    memcpy(np, name, ln);
+    memcpy(np + ln, key->source, ls);
+    memcpy(np + ln + ls, og, lo);
+    e->name = np, e->source = np + ln, e->origin_gateway = np + ln + ls;
+    e->origin = origin;
+    e->kind = kind;
+    e->source_sensor = key->has_sensor && key->sensor >= 0 ? key->sensor : -1;
+    e->controls_only = key->controls_only;
     /* slot */
     uint32_t slot;
     if (t->n_free) {
@@ -430,6 +433,16 @@ static void mark_dirty(struct xg_table *t, struct xg_entity *e)
     }
 }
 
+static void store3f(float f[3], struct xg_vec3 v)
+{
+    f[0] = (float)v.x, f[1] = (float)v.y, f[2] = (float)v.z;
+}
+
+static struct xg_vec3 load3f(const float f[3])
+{
+    return (struct xg_vec3){f[0], f[1], f[2]};
+}
+
 static const struct xg_hist *hist_at(const struct xg_entity *e, unsigned k)
 {
     /* k = 0 is the newest */
@@ -484,6 +497,8 @@ static int apply_sample(struct xg_table *t, struct xg_entity *e, const struct xg
     if (s.flags & XG_SAMPLE_ORIENTATION) s.orientation = xg_quat_normalize(s.orientation);
     bool first = e->samples == 0;
     bool pose = (s.flags & XG_SAMPLE_POSE) != 0;
+    struct xg_hist evicted; /* the history entry a full ring overwrites, for the estimator */
+    bool have_evicted = false;
     if (pose) {
         if (!first && s.capture_ns <= e->last.capture_ns) {
             e->dropped_backwards++;
@@ -525,6 +540,8 @@ static int apply_sample(struct xg_table *t, struct xg_entity *e, const struct xg
             e->hist_n++;
         } else {
             h = &e->hist[e->hist_head];
+            evicted = *h;
+            have_evicted = true;
             e->hist_head = (e->hist_head + 1) % XG_HISTORY;
         }
         h->t_ns = s.capture_ns;
@@ -543,7 +560,8 @@ static int apply_sample(struct xg_table *t, struct xg_entity *e, const struct xg
     double rot_gain = 1;
     if ((need_v || need_w) && e->hist_n >= 2) {
         struct xg_motion_est m;
-        xg_motion_estimate(e->hist, e->hist_head, e->hist_n, t->p.velocity_window_ns, &m);
+        xg_motion_update(&e->est, e->hist, e->hist_head, e->hist_n, have_evicted ? &evicted : NULL,
+                         t->p.velocity_window_ns, &m);
         ev = m.velocity;
         ew = m.angular_velocity;
         n_used = m.n_used;
@@ -569,8 +587,8 @@ static int apply_sample(struct xg_table *t, struct xg_entity *e, const struct xg
     }
     if (e->hist_n) { /* the velocities in force at the newest pose, for past-time queries */
         struct xg_hist *nh = &e->hist[(e->hist_head + e->hist_n - 1) % XG_HISTORY];
-        nh->v = e->velocity;
-        nh->w = e->angular_velocity;
+        store3f(nh->v, e->velocity);
+        store3f(nh->w, e->angular_velocity);
     }
     e->rot_damped = need_w && e->has_angular_velocity && rot_gain < XG_ROT_GAIN_DAMPED;
     e->samples++;
@@ -626,6 +644,7 @@ int xg_table_forget_history(struct xg_table *t, uint32_t id)
     if (!e) return -ENOENT;
     e->hist_head = 0;
     e->hist_n = 0;
+    memset(&e->est, 0, sizeof e->est);
     return 0;
 }
 
@@ -691,8 +710,8 @@ void xg_entity_predict_at(struct xg_table *t, const struct xg_entity *e, int64_t
             if (t_ns == a->t_ns) {
                 out->position = a->p;
                 out->orientation = a->q;
-                out->velocity = a->v;
-                out->angular_velocity = a->w;
+                out->velocity = load3f(a->v);
+                out->angular_velocity = load3f(a->w);
                 q = XG_QUALITY_EXACT;
                 break;
             }
@@ -701,8 +720,8 @@ void xg_entity_predict_at(struct xg_table *t, const struct xg_entity *e, int64_t
                 out->position = xg_vec3_lerp(a->p, b->p, u);
                 out->orientation = xg_quat_slerp(a->q, b->q, u);
                 /* the velocities at that time too, not the newest ones */
-                out->velocity = xg_vec3_lerp(a->v, b->v, u);
-                out->angular_velocity = xg_vec3_lerp(a->w, b->w, u);
+                out->velocity = xg_vec3_lerp(load3f(a->v), load3f(b->v), u);
+                out->angular_velocity = xg_vec3_lerp(load3f(a->w), load3f(b->w), u);
                 q = XG_QUALITY_INTERPOLATED;
                 break;
             }
@@ -711,8 +730,8 @@ void xg_entity_predict_at(struct xg_table *t, const struct xg_entity *e, int64_t
             const struct xg_hist *o = hist_at(e, e->hist_n - 1);
             out->position = o->p;
             out->orientation = o->q;
-            out->velocity = o->v;
-            out->angular_velocity = o->w;
+            out->velocity = load3f(o->v);
+            out->angular_velocity = load3f(o->w);
         }
     } else {
         int64_t h_ns = dt_ns < t->p.max_horizon_ns ? dt_ns : t->p.max_horizon_ns;

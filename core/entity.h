@@ -130,17 +130,38 @@ struct xg_hist {
     int64_t t_ns;
     struct xg_vec3 p;
     struct xg_quat q;
-    struct xg_vec3 v, w; /* m/s, rad/s (world frame) */
+    float v[3], w[3]; /* m/s, rad/s (world frame); single precision (issue 19 item 5): only
+                         past-time queries read them */
+};
+
+/** Running state of the incremental motion estimator (core/predict_est.h, xg_motion_update(); issue
+ *  19 item 2). Zero-initialised = empty.
+ *  Sums over the samples of the window, centred on an anchor sample (times in s and positions
+ *  in m relative to it, rotation vectors R = log(q ⊗ q_anchor*)); the rotation sums carry the
+ *  weights exp(age / 10 ms) relative to the newest sample and are rescaled on every push. */
+struct xg_motion_acc {
+    int64_t anchor_ns, newest_ns; /* capture times; newest_ns 0 = empty */
+    struct xg_vec3 anchor_p;
+    struct xg_quat anchor_q;
+    double r0[3];          /* R of the newest sample */
+    unsigned m, pushes;    /* samples in the window; pushes since the last exact rebuild */
+    int64_t rescale_dt_ns; /* the last interval between newest samples, ns, and */
+    double rescale;        /* its weight factor exp(-interval / 10 ms) */
+    double s[5], y[3][3];  /* Σ τ^k (k = 0..4); Σ τ^k P (k = 0..2) per axis */
+    double a[3], b0[3], b1[3], mm[6]; /* weighted: Σ w τ^k; Σ w R; Σ w τ R; Σ w R Rᵀ (xx xy xz
+                                         yy yz zz) */
 };
 
 /** An entity. Read-only for everyone but the table. */
 struct xg_entity {
-    uint32_t id;              /* stable, never reused, > 0 */
-    char name[XG_NAME_MAX];   /* unique */
-    char source[XG_NAME_MAX]; /* the adapter's name for it */
-    char origin_gateway[64];  /* "" = this gateway */
-    int32_t source_sensor;    /* the source's sensor number (xg_entity_key.sensor), -1 = none */
-    bool controls_only;       /* xg_entity_key.controls_only: the pose is a placeholder */
+    uint32_t id; /* stable, never reused, > 0 */
+    /* names, NUL-terminated, allocated at their length with the entity (issue 19 item 5):
+     * never NULL, shorter than XG_NAME_MAX (origin_gateway: than 64) */
+    const char *name;           /* unique */
+    const char *source;         /* the adapter's name for it */
+    const char *origin_gateway; /* "" = this gateway */
+    int32_t source_sensor;      /* the source's sensor number (xg_entity_key.sensor), -1 = none */
+    bool controls_only;         /* xg_entity_key.controls_only: the pose is a placeholder */
     enum xg_kind kind;
     int origin; /* origin adapter index */
     /* newest state */
@@ -153,6 +174,7 @@ struct xg_entity {
     /* history ring, newest at hist[(head + n - 1) % XG_HISTORY] */
     struct xg_hist hist[XG_HISTORY];
     unsigned hist_head, hist_n;
+    struct xg_motion_acc est; /* running sums of the velocity estimator over the history */
     int64_t created_ns, last_receive_ns;
     double interval_s; /* EWMA of sample spacing (capture times) */
     uint64_t samples, dropped_backwards;
@@ -166,6 +188,7 @@ struct xg_entity {
     uint64_t sink_mask;  /* sinks that accept this entity */
     uint64_t dirty_mask; /* sinks for which it is in the dirty set */
     uint32_t slot;
+    char names[]; /* storage of name, source and origin_gateway */
 };
 
 struct xg_table;

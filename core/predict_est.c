@@ -19,12 +19,14 @@
 
 #include <math.h>
 #include <stdbool.h>
+#include <string.h>
 
 #define ROT_TAU_S 0.01 /* s: weight of a sample = exp(age / tau), age <= 0 */
 #define ROT_SE_K 2.0   /* how many squared standard errors |w|^2 must exceed to be used at all */
 
-/* rotation vector of a ⊗ conj(b) (shortest arc) */
-static void rel_rotvec(const struct xg_quat *a, const struct xg_quat *b, double r[3])
+/* vector part of a ⊗ conj(b), sign chosen for the shortest arc (w >= 0): parallel to its
+ * rotation vector, same direction; returns w */
+static double rel_axis(const struct xg_quat *a, const struct xg_quat *b, double r[3])
 {
     const double bx = -b->x, by = -b->y, bz = -b->z, bw = b->w;
     const double ax = a->x, ay = a->y, az = a->z, aw = a->w;
@@ -33,9 +35,17 @@ static void rel_rotvec(const struct xg_quat *a, const struct xg_quat *b, double 
     double qz = aw * bz + ax * by - ay * bx + az * bw;
     double qw = aw * bw - ax * bx - ay * by - az * bz;
     if (qw < 0) qx = -qx, qy = -qy, qz = -qz, qw = -qw;
-    double s = sqrt(qx * qx + qy * qy + qz * qz);
+    r[0] = qx, r[1] = qy, r[2] = qz;
+    return qw;
+}
+
+/* rotation vector of a ⊗ conj(b) (shortest arc) */
+static void rel_rotvec(const struct xg_quat *a, const struct xg_quat *b, double r[3])
+{
+    double q[3], qw = rel_axis(a, b, q);
+    double s = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2]);
     double k = s < 1e-12 ? 2.0 / (qw > 0 ? qw : 1.0) : 2.0 * atan2(s, qw) / s;
-    r[0] = qx * k, r[1] = qy * k, r[2] = qz * k;
+    r[0] = q[0] * k, r[1] = q[1] * k, r[2] = q[2] * k;
 }
 
 struct fit {
@@ -79,6 +89,29 @@ static void fit(const double *t, const double (*x)[3], unsigned m, const double 
     out->se2 = quad ? var * s4 / det : var / s2;
 }
 
+/* the damping and clamping shared by the batch and the incremental estimator: v the velocity,
+ * w the fitted angular velocity, se2 its squared standard error (-1 unknown), r1 / t1 the
+ * rotation vector back to the previous sample and its time (< 0) */
+static void finish(const double v[3], const double w[3], double se2, const double r1[3], double t1,
+                   unsigned m, struct xg_motion_est *out)
+{
+    out->velocity = xg_vec3_clamp((struct xg_vec3){v[0], v[1], v[2]}, XG_VELOCITY_MAX);
+    double wn2 = w[0] * w[0] + w[1] * w[1] + w[2] * w[2];
+    /* direction: the newest interval must turn the same way */
+    double dot = (w[0] * r1[0] + w[1] * r1[1] + w[2] * r1[2]) / t1;
+    double g = 1;
+    if (wn2 == 0)
+        g = 1; /* not turning: nothing to damp */
+    else if (!(dot > 0))
+        g = 0;
+    else if (se2 >= 0)
+        g = wn2 > ROT_SE_K * se2 ? 1 - ROT_SE_K * se2 / wn2 : 0;
+    out->rot_gain = g;
+    out->angular_velocity =
+        xg_vec3_clamp((struct xg_vec3){g * w[0], g * w[1], g * w[2]}, XG_ANGVEL_MAX);
+    out->n_used = (int)m;
+}
+
 void xg_motion_estimate(const struct xg_hist *hist, unsigned head, unsigned n, int64_t window_ns,
                         struct xg_motion_est *out)
 {
@@ -118,21 +151,181 @@ void xg_motion_estimate(const struct xg_hist *hist, unsigned head, unsigned n, i
     struct fit fp, fr;
     fit(t, (const double(*)[3])p, m, NULL, true, false, &fp);
     fit(t, (const double(*)[3])r, m, wr, false, true, &fr);
-    out->velocity = xg_vec3_clamp((struct xg_vec3){fp.v[0], fp.v[1], fp.v[2]}, XG_VELOCITY_MAX);
-    double *w = fr.v;
-    double wn2 = w[0] * w[0] + w[1] * w[1] + w[2] * w[2];
-    /* direction: the newest interval must turn the same way (r[1] is the rotation back to the
-     * previous sample, t[1] < 0) */
-    double dot = (w[0] * r[1][0] + w[1] * r[1][1] + w[2] * r[1][2]) / t[1];
-    double g = 1;
-    if (wn2 == 0)
-        g = 1; /* not turning: nothing to damp */
-    else if (!(dot > 0))
-        g = 0;
-    else if (fr.se2 >= 0)
-        g = wn2 > ROT_SE_K * fr.se2 ? 1 - ROT_SE_K * fr.se2 / wn2 : 0;
-    out->rot_gain = g;
-    out->angular_velocity =
-        xg_vec3_clamp((struct xg_vec3){g * w[0], g * w[1], g * w[2]}, XG_ANGVEL_MAX);
-    out->n_used = (int)m;
+    finish(fp.v, fr.v, fr.se2, r[1], t[1], m, out);
+}
+
+/* ---- incremental (issue 19 item 2) ---- */
+
+static const struct xg_hist *ring_at(const struct xg_hist *hist, unsigned head, unsigned n,
+                                     unsigned k)
+{
+    return &hist[(head + n - 1 - k) % XG_HISTORY]; /* k = 0 is the newest */
+}
+
+/* add (sign +1) or remove (-1) one sample with rotation weight w */
+static void acc_add(struct xg_motion_acc *a, const struct xg_hist *h, double w, double sign,
+                    double R[3])
+{
+    double tau = (double)(h->t_ns - a->anchor_ns) * 1e-9;
+    double P[3] = {h->p.x - a->anchor_p.x, h->p.y - a->anchor_p.y, h->p.z - a->anchor_p.z};
+    rel_rotvec(&h->q, &a->anchor_q, R);
+    double tk = 1;
+    for (int k = 0; k < 5; k++, tk *= tau) {
+        a->s[k] += sign * tk;
+        if (k < 3)
+            for (int ax = 0; ax < 3; ax++)
+                a->y[k][ax] += sign * tk * P[ax];
+    }
+    double sw = sign * w;
+    a->a[0] += sw, a->a[1] += sw * tau, a->a[2] += sw * tau * tau;
+    for (int ax = 0; ax < 3; ax++)
+        a->b0[ax] += sw * R[ax], a->b1[ax] += sw * tau * R[ax];
+    a->mm[0] += sw * R[0] * R[0], a->mm[1] += sw * R[0] * R[1], a->mm[2] += sw * R[0] * R[2];
+    a->mm[3] += sw * R[1] * R[1], a->mm[4] += sw * R[1] * R[2], a->mm[5] += sw * R[2] * R[2];
+}
+
+/* exact: anchor on the newest sample, sums over the window as xg_motion_estimate() takes it */
+static void acc_rebuild(struct xg_motion_acc *a, const struct xg_hist *hist, unsigned head,
+                        unsigned n, int64_t window_ns)
+{
+    const struct xg_hist *h0 = ring_at(hist, head, n, 0);
+    memset(a, 0, sizeof *a);
+    a->anchor_ns = a->newest_ns = h0->t_ns;
+    a->anchor_p = h0->p;
+    a->anchor_q = h0->q;
+    double w = 1, R[3];
+    for (unsigned k = 0; k < n; k++) {
+        const struct xg_hist *h = ring_at(hist, head, n, k);
+        if (h0->t_ns - h->t_ns > window_ns && a->m >= 2) break;
+        if (k)
+            w *= exp(-(double)(ring_at(hist, head, n, k - 1)->t_ns - h->t_ns) * 1e-9 / ROT_TAU_S);
+        acc_add(a, h, w, 1, R);
+        a->m++;
+    }
+}
+
+/* J_l(φ) (left Jacobian of SO(3)): exp(φ + δ) ≈ exp(J_l(φ) δ) exp(φ) */
+static void left_jacobian(const double f[3], double J[3][3])
+{
+    double th2 = f[0] * f[0] + f[1] * f[1] + f[2] * f[2], th = sqrt(th2), c1, c2;
+    if (th < 1e-4) {
+        c1 = 0.5 - th2 / 24, c2 = 1.0 / 6 - th2 / 120;
+    } else {
+        c1 = (1 - cos(th)) / th2, c2 = (th - sin(th)) / (th2 * th);
+    }
+    const double K[3][3] = {{0, -f[2], f[1]}, {f[2], 0, -f[0]}, {-f[1], f[0], 0}};
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            double k2 = 0;
+            for (int l = 0; l < 3; l++)
+                k2 += K[i][l] * K[l][j];
+            J[i][j] = (i == j) + c1 * K[i][j] + c2 * k2;
+        }
+}
+
+static void acc_solve(const struct xg_motion_acc *a, const struct xg_hist *hist, unsigned head,
+                      unsigned n, struct xg_motion_est *out)
+{
+    const struct xg_hist *h0 = ring_at(hist, head, n, 0), *h1 = ring_at(hist, head, n, 1);
+    const double t0 = (double)(a->newest_ns - a->anchor_ns) * 1e-9;
+    const double t02 = t0 * t0, t03 = t02 * t0, t04 = t03 * t0;
+    const double *S = a->s;
+    /* position: the sums recentred on the newest sample (t = τ - τ0, x = P - P0) */
+    double s2 = S[2] - 2 * t0 * S[1] + t02 * S[0];
+    double s3 = S[3] - 3 * t0 * S[2] + 3 * t02 * S[1] - t03 * S[0];
+    double s4 = S[4] - 4 * t0 * S[3] + 6 * t02 * S[2] - 4 * t03 * S[1] + t04 * S[0];
+    double s1 = S[1] - t0 * S[0];
+    double P0[3] = {h0->p.x - a->anchor_p.x, h0->p.y - a->anchor_p.y, h0->p.z - a->anchor_p.z};
+    double det = s2 * s4 - s3 * s3, v[3];
+    bool quad = a->m >= 3 && det > 1e-9 * s2 * s4;
+    for (int ax = 0; ax < 3; ax++) {
+        double tp = a->y[1][ax] - t0 * a->y[0][ax];
+        double t2p = a->y[2][ax] - 2 * t0 * a->y[1][ax] + t02 * a->y[0][ax];
+        double s1x = tp - P0[ax] * s1, s2x = t2p - P0[ax] * s2;
+        v[ax] = quad ? (s1x * s4 - s2x * s3) / det : s1x / s2;
+    }
+    /* rotation: D = R - R0 around the newest, mapped to rotation vectors relative to it by the
+     * left Jacobian at R0 (exact to first order in D, and exactly when D is parallel to R0) */
+    const double *R0 = a->r0, *A = a->a;
+    double st2 = A[2] - 2 * t0 * A[1] + t02 * A[0], sd[3], w[3] = {0, 0, 0}, se2 = -1;
+    for (int ax = 0; ax < 3; ax++)
+        sd[ax] = a->b1[ax] - t0 * a->b0[ax] - R0[ax] * A[1] + t0 * R0[ax] * A[0];
+    double J[3][3], js[3];
+    left_jacobian(R0, J);
+    for (int i = 0; i < 3; i++)
+        js[i] = J[i][0] * sd[0] + J[i][1] * sd[1] + J[i][2] * sd[2];
+    bool ok = st2 > 0;
+    if (ok)
+        for (int ax = 0; ax < 3; ax++)
+            w[ax] = js[ax] / st2;
+    int dof = (int)a->m - 2;
+    if (ok && dof >= 1) {
+        /* weighted residual Σ w |J D - ω t|² = tr(JᵀJ Σ w D Dᵀ) - |J Σ w t D|² / Σ w t² */
+        static const int ix[3][3] = {{0, 1, 2}, {1, 3, 4}, {2, 4, 5}};
+        double rr = 0;
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++) {
+                double q =
+                    a->mm[ix[i][j]] - a->b0[i] * R0[j] - R0[i] * a->b0[j] + A[0] * R0[i] * R0[j];
+                double g = J[0][i] * J[0][j] + J[1][i] * J[1][j] + J[2][i] * J[2][j];
+                rr += g * q;
+            }
+        rr -= (js[0] * js[0] + js[1] * js[1] + js[2] * js[2]) / st2;
+        if (rr < 0) rr = 0;
+        double sw = A[0] - 1; /* the newest sample weighs 1 and sits at t = 0 */
+        double var = rr / sw * (double)(a->m - 1) / (double)dof;
+        se2 = var / st2;
+    }
+    /* the direction test needs only the sign of ω · r1: the vector part of q1 ⊗ q0* (shortest
+     * arc) points along the rotation vector r1, which saves its atan2 */
+    double r1[3];
+    rel_axis(&h1->q, &h0->q, r1);
+    if (!ok) w[0] = w[1] = w[2] = NAN; /* as the batch fit: 0 / 0, answered as holding */
+    finish(v, w, se2, r1, (double)(h1->t_ns - h0->t_ns) * 1e-9, a->m, out);
+}
+
+void xg_motion_update(struct xg_motion_acc *acc, const struct xg_hist *hist, unsigned head,
+                      unsigned n, const struct xg_hist *evicted, int64_t window_ns,
+                      struct xg_motion_est *out)
+{
+    out->velocity = out->angular_velocity = XG_VEC3_ZERO;
+    out->rot_gain = 0;
+    out->n_used = 0;
+    if (n < 2) {
+        acc->newest_ns = 0, acc->m = 0;
+        return;
+    }
+    const struct xg_hist *h0 = ring_at(hist, head, n, 0);
+    if (acc->m && acc->newest_ns == h0->t_ns) {
+        /* no new sample: the sums stand */
+    } else if (!acc->m || ring_at(hist, head, n, 1)->t_ns != acc->newest_ns ||
+               h0->t_ns - acc->anchor_ns > window_ns || acc->pushes >= XG_HISTORY) {
+        acc_rebuild(acc, hist, head, n, window_ns);
+    } else {
+        double R[3];
+        if (evicted && acc->m >= n) { /* the ring overwrote a sample of the window */
+            acc_add(acc, evicted, exp(-(double)(acc->newest_ns - evicted->t_ns) * 1e-9 / ROT_TAU_S),
+                    -1, R);
+            acc->m--;
+        }
+        int64_t dt = h0->t_ns - acc->newest_ns;
+        if (dt != acc->rescale_dt_ns) /* a source at a fixed rate repeats its interval */
+            acc->rescale_dt_ns = dt, acc->rescale = exp(-(double)dt * 1e-9 / ROT_TAU_S);
+        double f = acc->rescale;
+        for (int i = 0; i < 3; i++)
+            acc->a[i] *= f, acc->b0[i] *= f, acc->b1[i] *= f;
+        for (int i = 0; i < 6; i++)
+            acc->mm[i] *= f;
+        acc_add(acc, h0, 1, 1, acc->r0);
+        acc->m++;
+        acc->newest_ns = h0->t_ns;
+        acc->pushes++;
+        while (acc->m > 2) {
+            const struct xg_hist *o = ring_at(hist, head, n, acc->m - 1);
+            if (h0->t_ns - o->t_ns <= window_ns) break;
+            acc_add(acc, o, exp(-(double)(h0->t_ns - o->t_ns) * 1e-9 / ROT_TAU_S), -1, R);
+            acc->m--;
+        }
+    }
+    acc_solve(acc, hist, head, n, out);
 }

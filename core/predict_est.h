@@ -2,8 +2,9 @@
  * from its own pose history, for sources that send poses only (and for replayed takes, which
  * behave like them). Only samples already received are used: nothing here can see the future.
  *
- * Kept apart from the entity table (core/entity.c) behind one call so that the estimator can be
- * replaced (e.g. by an incremental one) without touching the table. */
+ * Kept apart from the entity table (core/entity.c) behind one call. Two forms of the same
+ * estimate: xg_motion_estimate() passes over the window (the reference), xg_motion_update() keeps
+ * running sums and is what the table uses (issue 19 item 2). */
 #ifndef XG_PREDICT_EST_H
 #define XG_PREDICT_EST_H
 
@@ -36,5 +37,19 @@ struct xg_motion_est {
  *  Results are clamped to XG_VELOCITY_MAX / XG_ANGVEL_MAX. n < 2: everything zero, n_used 0. */
 void xg_motion_estimate(const struct xg_hist *hist, unsigned head, unsigned n, int64_t window_ns,
                         struct xg_motion_est *out);
+
+/** Incremental xg_motion_estimate(): the same estimate from running sums updated by the newest
+ *  sample of the ring (and by the samples leaving the window), in a constant number of
+ *  operations per push instead of a pass over the window. Call after every sample written to
+ *  the ring (or with an unchanged ring: the estimate is recomputed from the sums); `evicted` is
+ *  the entry the ring overwrote to make room for the newest one (NULL if none). A ring that
+ *  does not continue the one the sums describe (history forgotten, calls skipped) and every
+ *  window's worth of pushes rebuild the sums exactly from the ring, which bounds rounding
+ *  drift. Velocity equals the batch result up to rounding; angular velocity up to the
+ *  second-order term of mapping rotation vectors from the anchor to the newest sample (exact
+ *  about a fixed axis; measured in tests/unit/test_predict_inc.c). */
+void xg_motion_update(struct xg_motion_acc *acc, const struct xg_hist *hist, unsigned head,
+                      unsigned n, const struct xg_hist *evicted, int64_t window_ns,
+                      struct xg_motion_est *out);
 
 #endif

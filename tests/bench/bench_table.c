@@ -18,6 +18,10 @@
  *               sample the pose is asked 10..100 ms ahead (xg_entity_predict) and compared with
  *               the truth, as is the held last sample. Deterministic (no noise): one run.
  *               Also predictions/s on one core.
+ * estimator     thread-CPU ns per pose push of the velocity estimator alone on a 240 Hz ring of
+ *               XG_HISTORY samples with a 100 ms window (a turning, moving joint): the batch pass
+ *               over the window (xg_motion_estimate) and the running sums (xg_motion_update,
+ *               issue 19 item 2); "ring_only" is the cost of making the samples, to subtract.
  * memory        heap bytes per entity (mallinfo2 before/after creating N entities) and
  *               sizeof(struct xg_entity). */
 #include <errno.h>
@@ -30,6 +34,7 @@
 #include "adapters/synth/synth.h"
 #include "adapters/vrpn/vrpn_codec.h"
 #include "core/entity.h"
+#include "core/predict_est.h"
 #include "tests/bench/bench_util.h"
 #include "tests/bench/bench_weak.h"
 
@@ -329,6 +334,52 @@ static double predictions_per_s(int ms)
     return (double)n * 1e9 / (double)(t - t0);
 }
 
+/* ---- estimator cost ---- */
+
+/* thread-CPU ns per push of the estimator: mode 0 the ring alone (the samples' own cost), 1 the
+ * batch pass (xg_motion_estimate), 2 the running sums (xg_motion_update) */
+static double estimator_ns_per_push(int ms, int mode)
+{
+    struct xg_hist ring[XG_HISTORY];
+    memset(ring, 0, sizeof ring);
+    struct xg_motion_acc acc;
+    memset(&acc, 0, sizeof acc);
+    unsigned head = 0, n = 0;
+    uint64_t k = 0;
+    double sink = 0;
+    int64_t c0 = bench_thread_cpu_ns(), end = bench_now_ns() + (int64_t)ms * 1000000;
+    do {
+        for (int i = 0; i < 1024; i++, k++) {
+            struct xg_hist *h, ev;
+            bool evicted = false;
+            if (n < XG_HISTORY) {
+                h = &ring[(head + n++) % XG_HISTORY];
+            } else {
+                h = &ring[head];
+                ev = *h;
+                evicted = true;
+                head = (head + 1) % XG_HISTORY;
+            }
+            double ts = (double)k / 240;
+            h->t_ns = INT64_C(1000000000) + (int64_t)k * 4166667 + (int64_t)(k % 3) * 100000;
+            h->p = (struct xg_vec3){sin(ts), 1 + 0.1 * cos(3 * ts), 0.2 * ts};
+            h->q = xg_quat_exp((struct xg_vec3){0.3 * sin(ts), 2 * sin(0.5 * ts), 0.1});
+            struct xg_motion_est m = {.n_used = 0};
+            if (mode == 0)
+                m.velocity = h->p, m.angular_velocity = h->p;
+            else if (mode == 2)
+                xg_motion_update(&acc, ring, head, n, evicted ? &ev : NULL, 100 * INT64_C(1000000),
+                                 &m);
+            else
+                xg_motion_estimate(ring, head, n, 100 * INT64_C(1000000), &m);
+            sink += m.velocity.x + m.angular_velocity.y;
+        }
+    } while (bench_now_ns() < end);
+    int64_t c1 = bench_thread_cpu_ns();
+    bench_sink(&sink);
+    return (double)(c1 - c0) / (double)k;
+}
+
 /* ---- memory ---- */
 
 static double heap_bytes_per_entity(int n)
@@ -451,6 +502,19 @@ int main(int argc, char **argv)
             ups[r] = predictions_per_s(o.ms);
         bench_json_arr(&j, "predictions_per_s", ups, o.reps);
         fprintf(stderr, "table: prediction done\n");
+    }
+
+    /* estimator cost per push: batch pass vs running sums */
+    {
+        bench_json_open(&j, "estimator_cpu_ns_per_push");
+        static const char *modes[3] = {"ring_only", "batch", "incremental"};
+        for (int mode = 0; mode < 3; mode++) {
+            for (int r = 0; r < o.reps; r++)
+                ups[r] = estimator_ns_per_push(o.ms, mode);
+            bench_json_arr(&j, modes[mode], ups, o.reps);
+        }
+        bench_json_close(&j);
+        fprintf(stderr, "table: estimator done\n");
     }
 
     /* memory */

@@ -807,6 +807,17 @@ def main():
           ["path", "updates in/s [min..max]", "samples out/s", "CPU per update", "x udp pps"],
           rows,
           note="x udp pps = updates/s / baseline UDP packets/s (88 B, one thread).")
+    est = {k: stats(v) for k, v in tbl.get("estimator_cpu_ns_per_push", {}).items()}
+    if est.get("batch") and est.get("incremental") and est.get("ring_only"):
+        base_ns = med(est["ring_only"])
+        rows = [[label, fmt_s(est[key], " ns"), fmt(med(est[key]) - base_ns, " ns")]
+                for label, key in (("batch pass over the window", "batch"),
+                                   ("running sums (issue 19 item 2)", "incremental"))]
+        table("3c. Velocity estimation per pose push (a turning joint at 240 Hz, 100 ms window, "
+              "24-sample history), thread CPU",
+              ["estimator", "per push [min..max]", "net of making the sample"], rows,
+              note=f"net = median minus the cost of making and storing the sample alone "
+                   f"({fmt(base_ns, ' ns')}).")
     if pdaemon:
         rows = []
         for st in pdaemon["steps"]:
@@ -988,6 +999,8 @@ def main():
             "mode": pipe_mode,
             "samples_out_per_s": pipe_out,
             "cpu_ns_per_update": pipe_cpu,
+            "estimator_cpu_ns_per_push": {k: stats(v) for k, v in
+                                          tbl.get("estimator_cpu_ns_per_push", {}).items()},
             "in_process": pipe,
             "loopback": pdaemon,
             "vrpn_loopback": vdaemon,

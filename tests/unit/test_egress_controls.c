@@ -18,7 +18,7 @@ static struct xg_entity make(uint32_t id, const char *name, int nb, int na)
     struct xg_entity e;
     memset(&e, 0, sizeof e);
     e.id = id;
-    snprintf(e.name, sizeof e.name, "%s", name);
+    e.name = name; /* a literal: outlives the entity */
     e.n_buttons = nb;
     e.n_analogs = na;
     e.buttons = nb ? buttons : NULL;

@@ -55,13 +55,13 @@ static void test_order_source_numbered_first(void **state)
     (void)state;
     static struct xg_entity e[4];
     memset(e, 0, sizeof e);
-    strcpy(e[0].name, "rig/Button0");
+    e[0].name = "rig/Button0";
     e[0].source_sensor = -1;
-    strcpy(e[1].name, "rig/Rig/10");
+    e[1].name = "rig/Rig/10";
     e[1].source_sensor = 10;
-    strcpy(e[2].name, "rig/Rig/2");
+    e[2].name = "rig/Rig/2";
     e[2].source_sensor = 2;
-    strcpy(e[3].name, "rig/Analog0");
+    e[3].name = "rig/Analog0";
     e[3].source_sensor = -1;
     const struct xg_entity *p[4] = {&e[0], &e[1], &e[2], &e[3]};
     qsort(p, 4, sizeof p[0], vrpn_sensor_map_order);
@@ -76,7 +76,7 @@ static void test_expand(void **state)
     (void)state;
     static struct xg_entity e;
     memset(&e, 0, sizeof e);
-    strcpy(e.name, "rig/Wand/0");
+    e.name = "rig/Wand/0";
     e.kind = XG_KIND_CONTROLLER;
     char out[64];
     vrpn_sensor_map_expand("{origin}", "rig", &e, out, sizeof out);
