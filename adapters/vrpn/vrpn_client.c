@@ -61,6 +61,7 @@
 #include <unistd.h>
 
 #include "adapters/vrpn/vrpn_client.h"
+#include "adapters/vrpn/vrpn_client_priv.h"
 #include "adapters/vrpn/vrpn_codec.h"
 #include "core/adapter.h"
 #include "core/clock.h"
@@ -68,15 +69,6 @@
 #include "core/net.h"
 #include "core/transport_client.h"
 #include "mappings/frame.h"
-
-#define DIAL_ANALOG_BASE 64 /* dial d -> analogs[64 + d] */
-#define LOB_RESEND_NS (2 * XG_NS_PER_S)
-#define PING_INTERVAL_NS XG_NS_PER_S
-#define FIRST_PING_NS (100 * XG_NS_PER_MS)
-#define NOPONG_WARN_NS (3 * XG_NS_PER_S)
-#define OUTBUF 8192
-
-#define ST(c) xg_tclient_state((c)->tc)
 
 /* The types a mainline client registers, in its order (fixtures *_c2s.bin, §8.7). */
 static const char *const client_types[] = {
@@ -105,83 +97,6 @@ static const char *const client_types[] = {
     VRPN_TYPE_DIAL,
 };
 #define N_CLIENT_TYPES ((int)(sizeof client_types / sizeof client_types[0]))
-
-struct sensor {
-    uint32_t id;      /* table id, 0 until the first Pos_Quat */
-    int64_t last_t;   /* last capture time given to the table */
-    int64_t last_src; /* last source time (wall ns) of a Pos_Quat, 0 = none */
-};
-
-struct vconn;
-
-/* One configured device name on a connection. */
-struct vdev {
-    char name[VRPN_CNAME_MAX];
-    struct vconn *conn;
-    int local_id; /* our sender id */
-    struct sensor *sensors;
-    int n_sensors;    /* allocated */
-    int first_sensor; /* sensor whose entity carries the controls, -1 until one exists */
-    uint32_t ctl_id;  /* controller entity while there is no tracker entity */
-    int64_t ctl_last_t;
-    struct xg_time_map tmap;
-    bool ponged, nopong_warned;
-    int64_t ping_start_ns, last_ping_ns;
-    /* control state (kept to carry it over between entities and across reconnects) */
-    uint8_t buttons[XG_MAX_BUTTONS];
-    int n_buttons;
-    double analogs[XG_MAX_ANALOGS];
-    int n_analogs;
-    bool sensors_warned;
-};
-
-/* One server address (mode, host, port) and its connection. */
-struct vconn {
-    struct xg_adapter *a;
-    bool tcp_only;
-    char host[200];
-    int port;
-    char peer[300];               /* "ip:port" (tcp:// prefix for TCP-only) */
-    struct xg_tclient *tc;        /* resolution, TCP connect, backoff, state */
-    struct sockaddr_storage addr; /* the server, as resolved for this attempt */
-    socklen_t addrlen;
-    struct vdev **devs;
-    int n_devs;
-
-    struct bufferevent *bev;
-    struct evconnlistener *lis; /* UDP+TCP: call-back listener */
-    evutil_socket_t udp_fd;     /* UDP+TCP: data socket */
-    struct event *udp_ev;
-    struct event *tick; /* 100 ms (less for stale_ms < 400): lob resend, pings, keepalive */
-    struct vrpn_id_map *ids;
-    bool got_cookie;
-    int64_t cookie_ns; /* when the server's cookie was accepted */
-    uint32_t seq;
-    int64_t phase_start_ns, last_lob_ns;
-    char local_ip[INET_ADDRSTRLEN];
-    uint16_t listen_port, udp_port;
-    /* UDP data is accepted only from the server's address and, once its first datagram was
-     * read, from that port (network order; 0 = not known yet) */
-    struct in_addr srv_ip;
-    uint16_t srv_udp_port;
-
-    uint64_t messages, bad_messages, tcp_reports, udp_reports, datagrams, ignored, pings, pongs,
-        lobs, echoes, udp_foreign;
-};
-
-struct vclient {
-    struct vconn **conns;
-    struct xg_tclient **tcs; /* conns[i]->tc, for the status */
-    int n_conns;
-    struct vdev **devs; /* all devices, config order */
-    int n_devs;
-    int64_t connect_timeout_ns;
-    int64_t max_sensors;
-    bool started;
-    /* peer-triggered log lines (core/log.h): bad input from a server, foreign datagrams */
-    struct xg_log_limit lim_bad, lim_foreign;
-    struct xg_log_limit lim_nopong; /* devices the server never answers for */
-};
 
 static enum vrpn_body_kind type_kind(int local_type)
 {
@@ -984,114 +899,6 @@ static void tick_cb(evutil_socket_t fd, short what, void *arg)
     }
 }
 
-/* ---- config ---- */
-
-bool vrpn_client_angular_velocity(struct xg_quat inc, double dt, struct xg_vec3 *out)
-{
-    *out = XG_VEC3_ZERO;
-    double n2 = xg_quat_dot(inc, inc);
-    if (!isfinite(dt) || dt <= 0 || !isfinite(n2) || n2 < 1e-24) return false;
-    *out = xg_vec3_scale(xg_quat_log(xg_quat_normalize(inc)), 1.0 / dt);
-    return true;
-}
-
-int vrpn_client_parse_name(const char *text, struct vrpn_client_name *out)
-{
-    memset(out, 0, sizeof *out);
-    const char *at = text ? strchr(text, '@') : NULL;
-    if (!at || at == text || (size_t)(at - text) >= VRPN_CNAME_MAX) return -EINVAL;
-    snprintf(out->device, sizeof out->device, "%.*s", (int)(at - text), text);
-    const char *loc = at + 1;
-    if (!strncmp(loc, "tcp://", 6)) {
-        out->tcp_only = true;
-        loc += 6;
-    } else if (!strncmp(loc, "x-vrpn://", 9)) {
-        loc += 9;
-    } else if (strstr(loc, "://") || !strncmp(loc, "file:", 5) || !strncmp(loc, "mpi:", 4)) {
-        return -EPROTONOSUPPORT;
-    }
-    if (!*loc || strlen(loc) >= sizeof out->host) return -EINVAL;
-    if (xg_net_split_hostport(loc, out->host, sizeof out->host, &out->port, VRPN_DEFAULT_PORT) <
-            0 ||
-        !out->host[0] || out->port <= 0 || out->port > 65535)
-        return -EINVAL;
-    return 0;
-}
-
-static int add_device(struct xg_adapter *a, struct vclient *v, const struct xg_conf *at,
-                      const char *text, struct xg_error *err)
-{
-    struct vrpn_client_name nm;
-    int rc = vrpn_client_parse_name(text, &nm);
-    const char *name = nm.device, *host = nm.host;
-    bool tcp_only = nm.tcp_only;
-    int port = nm.port;
-    if (rc == -EPROTONOSUPPORT)
-        return xg_conf_error(err, at, -EINVAL,
-                             "devices: '%s': only host[:port], x-vrpn://host[:port] (UDP+TCP) "
-                             "and tcp://host[:port] (TCP-only) locations are supported",
-                             text);
-    if (rc < 0)
-        return xg_conf_error(err, at, -EINVAL,
-                             "devices: '%s' is not a VRPN name Device@host[:port] or "
-                             "Device@tcp://host[:port]",
-                             text);
-    struct in6_addr a6;
-    if (!tcp_only && inet_pton(AF_INET6, host, &a6) == 1)
-        return xg_conf_error(err, at, -EINVAL,
-                             "devices: '%s': UDP+TCP mode needs an IPv4 server (use "
-                             "Device@tcp://host:port)",
-                             text);
-    if (!strcmp(name, VRPN_NAME_CONTROL))
-        return xg_conf_error(err, at, -EINVAL, "devices: '%s': '%s' is reserved", text, name);
-    struct vconn *c = NULL;
-    for (int i = 0; i < v->n_conns && !c; i++)
-        if (v->conns[i]->tcp_only == tcp_only && v->conns[i]->port == port &&
-            !strcasecmp(v->conns[i]->host, host))
-            c = v->conns[i];
-    if (c)
-        for (int i = 0; i < c->n_devs; i++)
-            if (!strcmp(c->devs[i]->name, name))
-                return xg_conf_error(err, at, -EINVAL, "devices: '%s' is listed twice", text);
-    for (int i = 0; i < v->n_devs; i++)
-        if (!strcmp(v->devs[i]->name, name))
-            return xg_conf_error(err, at, -EINVAL,
-                                 "devices: '%s': a device named '%s' is already configured (entity "
-                                 "names would collide)",
-                                 text, name);
-    if (!c) {
-        struct vconn **nc = realloc(v->conns, (size_t)(v->n_conns + 1) * sizeof *nc);
-        if (!nc) return -ENOMEM;
-        v->conns = nc;
-        c = calloc(1, sizeof *c);
-        if (!c) return -ENOMEM;
-        v->conns[v->n_conns++] = c;
-        c->ids = calloc(1, sizeof *c->ids);
-        if (!c->ids) return -ENOMEM;
-        vrpn_id_map_init(c->ids);
-        c->a = a;
-        c->tcp_only = tcp_only;
-        snprintf(c->host, sizeof c->host, "%s", host);
-        c->port = port;
-        c->udp_fd = -1;
-        snprintf(c->peer, sizeof c->peer, "%s%.100s:%d", tcp_only ? "tcp://" : "", host, port);
-    }
-    struct vdev **nd = realloc(c->devs, (size_t)(c->n_devs + 1) * sizeof *nd);
-    if (!nd) return -ENOMEM;
-    c->devs = nd;
-    struct vdev **all = realloc(v->devs, (size_t)(v->n_devs + 1) * sizeof *all);
-    if (!all) return -ENOMEM;
-    v->devs = all;
-    struct vdev *d = calloc(1, sizeof *d);
-    if (!d) return -ENOMEM;
-    c->devs[c->n_devs++] = d;
-    v->devs[v->n_devs++] = d;
-    snprintf(d->name, sizeof d->name, "%s", name);
-    d->conn = c;
-    d->first_sensor = -1;
-    return 0;
-}
-
 /* ---- ops ---- */
 
 static int client_create(struct xg_adapter *a, const struct xg_conf *conf, struct xg_error *err)
@@ -1111,14 +918,14 @@ static int client_create(struct xg_adapter *a, const struct xg_conf *conf, struc
                              "vrpn-client: 'devices' is required (a list of VRPN names such as "
                              "Tracker0@host:3883 or Tracker0@tcp://host:3883)");
     if (devs->type == XG_CONF_SCALAR) {
-        if ((rc = add_device(a, v, devs, devs->value ? devs->value : "", err))) return rc;
+        if ((rc = vrpn_cli_add_device(a, v, devs, devs->value ? devs->value : "", err))) return rc;
     } else {
         if ((rc = xg_conf_expect(devs, XG_CONF_SEQ, "devices", err))) return rc;
         if (!devs->n_items) return xg_conf_error(err, devs, -EINVAL, "devices: the list is empty");
         for (size_t i = 0; i < devs->n_items; i++) {
             const struct xg_conf *it = devs->items[i];
             if ((rc = xg_conf_expect(it, XG_CONF_SCALAR, "devices item", err))) return rc;
-            if ((rc = add_device(a, v, it, it->value ? it->value : "", err))) return rc;
+            if ((rc = vrpn_cli_add_device(a, v, it, it->value ? it->value : "", err))) return rc;
         }
     }
     for (int i = 0; i < v->n_conns; i++)
