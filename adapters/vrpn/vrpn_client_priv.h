@@ -1,5 +1,6 @@
 /* `vrpn-client` adapter, private to its source files (vrpn_client.c: connections, handshake,
- * messages and adapter ops; vrpn_client_conf.c: the devices list of the configuration). The
+ * messages and adapter ops; vrpn_client_conf.c: the devices list of the configuration;
+ * vrpn_client_udp.c: UDP+TCP mode's connection request, call-back and data datagrams). The
  * behaviour is described at the top of vrpn_client.c; nothing outside adapters/vrpn includes this.
  */
 #ifndef XG_VRPN_CLIENT_PRIV_H
@@ -117,5 +118,34 @@ struct vclient {
  *  err filled); -ENOMEM on allocation failure. */
 int vrpn_cli_add_device(struct xg_adapter *a, struct vclient *v, const struct xg_conf *at,
                         const char *text, struct xg_error *err);
+
+/* ---- vrpn_client.c ---- */
+
+/** Close connection c (or its attempt); with `why` (already logged) reconnect after a backoff,
+ *  without only clean up (stop, or a failed attempt the transport reports). */
+void vrpn_cli_close_conn(struct vconn *c, const char *why);
+
+/** Bad input from c's server in `where` (err->msg says what): count it, one rate-limited log line
+ *  naming the peer, and close the connection (reconnecting later). */
+void vrpn_cli_bad_input(struct vconn *c, const char *where, const struct xg_error *err);
+
+/** Handle one message from c's server received at rx (monotonic ns) over UDP or TCP; returns 0,
+ *  or a negative errno with err set (the caller closes the connection). */
+int vrpn_cli_handle_msg(struct vconn *c, const struct vrpn_msg *m, bool udp, int64_t rx,
+                        struct xg_error *err);
+
+/** Attach c's connected TCP bufferevent (c->bev) to the read and event call-backs and send our
+ *  cookie (wire rules §4). */
+void vrpn_cli_setup_bev(struct vconn *c);
+
+/* ---- vrpn_client_udp.c ---- */
+
+/** Send the connection request "<ip> <port>\0" to the server from a fresh UDP socket (§6.3);
+ *  0 or a negative errno. */
+int vrpn_cli_send_lob(struct vconn *c);
+
+/** Start a UDP+TCP attempt: call-back listener and UDP data socket on the local address that
+ *  routes to the server, then the connection request. 0, or -errno with the reason in why. */
+int vrpn_cli_start_callback(struct vconn *c, char *why, size_t why_size);
 
 #endif
