@@ -61,6 +61,7 @@
 #include <unistd.h>
 
 #include "adapters/vrpn/vrpn_client.h"
+#include "adapters/vrpn/vrpn_client_priv.h"
 #include "adapters/vrpn/vrpn_codec.h"
 #include "core/adapter.h"
 #include "core/clock.h"
@@ -68,15 +69,6 @@
 #include "core/net.h"
 #include "core/transport_client.h"
 #include "mappings/frame.h"
-
-#define DIAL_ANALOG_BASE 64 /* dial d -> analogs[64 + d] */
-#define LOB_RESEND_NS (2 * XG_NS_PER_S)
-#define PING_INTERVAL_NS XG_NS_PER_S
-#define FIRST_PING_NS (100 * XG_NS_PER_MS)
-#define NOPONG_WARN_NS (3 * XG_NS_PER_S)
-#define OUTBUF 8192
-
-#define ST(c) xg_tclient_state((c)->tc)
 
 /* The types a mainline client registers, in its order (fixtures *_c2s.bin, §8.7). */
 static const char *const client_types[] = {
@@ -105,83 +97,6 @@ static const char *const client_types[] = {
     VRPN_TYPE_DIAL,
 };
 #define N_CLIENT_TYPES ((int)(sizeof client_types / sizeof client_types[0]))
-
-struct sensor {
-    uint32_t id;      /* table id, 0 until the first Pos_Quat */
-    int64_t last_t;   /* last capture time given to the table */
-    int64_t last_src; /* last source time (wall ns) of a Pos_Quat, 0 = none */
-};
-
-struct vconn;
-
-/* One configured device name on a connection. */
-struct vdev {
-    char name[VRPN_CNAME_MAX];
-    struct vconn *conn;
-    int local_id; /* our sender id */
-    struct sensor *sensors;
-    int n_sensors;    /* allocated */
-    int first_sensor; /* sensor whose entity carries the controls, -1 until one exists */
-    uint32_t ctl_id;  /* controller entity while there is no tracker entity */
-    int64_t ctl_last_t;
-    struct xg_time_map tmap;
-    bool ponged, nopong_warned;
-    int64_t ping_start_ns, last_ping_ns;
-    /* control state (kept to carry it over between entities and across reconnects) */
-    uint8_t buttons[XG_MAX_BUTTONS];
-    int n_buttons;
-    double analogs[XG_MAX_ANALOGS];
-    int n_analogs;
-    bool sensors_warned;
-};
-
-/* One server address (mode, host, port) and its connection. */
-struct vconn {
-    struct xg_adapter *a;
-    bool tcp_only;
-    char host[200];
-    int port;
-    char peer[300];               /* "ip:port" (tcp:// prefix for TCP-only) */
-    struct xg_tclient *tc;        /* resolution, TCP connect, backoff, state */
-    struct sockaddr_storage addr; /* the server, as resolved for this attempt */
-    socklen_t addrlen;
-    struct vdev **devs;
-    int n_devs;
-
-    struct bufferevent *bev;
-    struct evconnlistener *lis; /* UDP+TCP: call-back listener */
-    evutil_socket_t udp_fd;     /* UDP+TCP: data socket */
-    struct event *udp_ev;
-    struct event *tick; /* 100 ms (less for stale_ms < 400): lob resend, pings, keepalive */
-    struct vrpn_id_map *ids;
-    bool got_cookie;
-    int64_t cookie_ns; /* when the server's cookie was accepted */
-    uint32_t seq;
-    int64_t phase_start_ns, last_lob_ns;
-    char local_ip[INET_ADDRSTRLEN];
-    uint16_t listen_port, udp_port;
-    /* UDP data is accepted only from the server's address and, once its first datagram was
-     * read, from that port (network order; 0 = not known yet) */
-    struct in_addr srv_ip;
-    uint16_t srv_udp_port;
-
-    uint64_t messages, bad_messages, tcp_reports, udp_reports, datagrams, ignored, pings, pongs,
-        lobs, echoes, udp_foreign;
-};
-
-struct vclient {
-    struct vconn **conns;
-    struct xg_tclient **tcs; /* conns[i]->tc, for the status */
-    int n_conns;
-    struct vdev **devs; /* all devices, config order */
-    int n_devs;
-    int64_t connect_timeout_ns;
-    int64_t max_sensors;
-    bool started;
-    /* peer-triggered log lines (core/log.h): bad input from a server, foreign datagrams */
-    struct xg_log_limit lim_bad, lim_foreign;
-    struct xg_log_limit lim_nopong; /* devices the server never answers for */
-};
 
 static enum vrpn_body_kind type_kind(int local_type)
 {
@@ -422,9 +337,7 @@ static void on_velocity(struct xg_adapter *a, struct vdev *d, const struct vrpn_
 
 /* ---- message dispatch (TCP and UDP) ---- */
 
-static void close_conn(struct vconn *c, const char *why);
-
-static void bad_input(struct vconn *c, const char *where, const struct xg_error *err)
+void vrpn_cli_bad_input(struct vconn *c, const char *where, const struct xg_error *err)
 {
     struct xg_adapter *a = c->a;
     struct vclient *v = a->priv;
@@ -434,7 +347,7 @@ static void bad_input(struct vconn *c, const char *where, const struct xg_error 
                  c->peer, where, err->msg);
     char why[XG_ERROR_MAX + 128];
     snprintf(why, sizeof why, "bad input (%s): %s", where, err->msg);
-    close_conn(c, why);
+    vrpn_cli_close_conn(c, why);
 }
 
 static void mark_streaming(struct vconn *c)
@@ -446,8 +359,8 @@ static void mark_streaming(struct vconn *c)
 }
 
 /* Handle one message; returns 0, or a negative errno with err set (the caller closes). */
-static int handle_msg(struct vconn *c, const struct vrpn_msg *m, bool udp, int64_t rx,
-                      struct xg_error *err)
+int vrpn_cli_handle_msg(struct vconn *c, const struct vrpn_msg *m, bool udp, int64_t rx,
+                        struct xg_error *err)
 {
     struct xg_adapter *a = c->a;
     c->messages++;
@@ -556,7 +469,7 @@ static void read_cb(struct bufferevent *bev, void *arg)
         const uint8_t *ck = evbuffer_pullup(in, VRPN_COOKIE_SIZE);
         struct vrpn_cookie cookie;
         if (vrpn_cookie_decode(ck, VRPN_COOKIE_SIZE, &cookie, &err) < 0) {
-            bad_input(c, "cookie", &err);
+            vrpn_cli_bad_input(c, "cookie", &err);
             return;
         }
         if (cookie.minor_differs)
@@ -568,7 +481,7 @@ static void read_cb(struct bufferevent *bev, void *arg)
         c->got_cookie = true;
         if (send_handshake(c, &err) < 0) {
             XG_ERR(a->name, "peer %s: cannot encode the handshake: %s", c->peer, err.msg);
-            close_conn(c, "cannot encode the handshake");
+            vrpn_cli_close_conn(c, "cannot encode the handshake");
             return;
         }
         c->cookie_ns = xg_clock_mono_ns();
@@ -581,7 +494,7 @@ static void read_cb(struct bufferevent *bev, void *arg)
         size_t need = 0;
         int rc = vrpn_stream_check(hb, VRPN_HEADER_SIZE, &need, &err);
         if (rc < 0) {
-            bad_input(c, "tcp", &err);
+            vrpn_cli_bad_input(c, "tcp", &err);
             return;
         }
         if (len < need) break;
@@ -589,11 +502,11 @@ static void read_cb(struct bufferevent *bev, void *arg)
         struct vrpn_msg m;
         if (!buf || vrpn_msg_parse(buf, need, &m, &err) < 0) {
             if (!buf) xg_error_set(&err, -ENOMEM, "out of memory for a %zu-byte message", need);
-            bad_input(c, "tcp", &err);
+            vrpn_cli_bad_input(c, "tcp", &err);
             return;
         }
-        if (handle_msg(c, &m, false, rx, &err) < 0) {
-            bad_input(c, "tcp", &err);
+        if (vrpn_cli_handle_msg(c, &m, false, rx, &err) < 0) {
+            vrpn_cli_bad_input(c, "tcp", &err);
             return;
         }
         evbuffer_drain(in, need);
@@ -618,12 +531,12 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
                              left, VRPN_HEADER_SIZE);
             else
                 xg_error_set(&err, -EMSGSIZE, "vrpn message: truncated, %zu bytes at EOF", left);
-            bad_input(c, "tcp", &err);
+            vrpn_cli_bad_input(c, "tcp", &err);
             return;
         }
         XG_WARN(a->name, "%s closed the connection; reconnecting", c->peer);
         snprintf(why, sizeof why, "%s closed the connection", c->peer);
-        close_conn(c, why);
+        vrpn_cli_close_conn(c, why);
         return;
     }
     if (what & BEV_EVENT_ERROR) {
@@ -631,11 +544,11 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
         snprintf(why, sizeof why, "connection to %s lost: %s", c->peer,
                  evutil_socket_error_to_string(e));
         XG_WARN(a->name, "%s", why);
-        close_conn(c, why);
+        vrpn_cli_close_conn(c, why);
     }
 }
 
-static void setup_bev(struct vconn *c)
+void vrpn_cli_setup_bev(struct vconn *c)
 {
     bufferevent_setcb(c->bev, read_cb, NULL, event_cb, c);
     bufferevent_setwatermark(c->bev, EV_READ, 0, VRPN_MAX_MESSAGE + 65536);
@@ -647,195 +560,11 @@ static void setup_bev(struct vconn *c)
     conn_write(c, &w); /* both sides send the cookie at once (§4) */
 }
 
-/* ---- UDP+TCP: call-back and data datagrams ---- */
-
-/* Is a datagram from the server? Its address must be the server's (the call-back's source), and
- * once the server's first datagram was read, its port too (the server sends from one data socket
- * per connection, not from its announced port: §6.3). */
-static bool udp_from_server(const struct vconn *c, const struct sockaddr_storage *from)
-{
-    const struct sockaddr_in *f = (const struct sockaddr_in *)from;
-    return from->ss_family == AF_INET && f->sin_addr.s_addr == c->srv_ip.s_addr &&
-           (!c->srv_udp_port || f->sin_port == c->srv_udp_port);
-}
-
-static void udp_cb(evutil_socket_t fd, short what, void *arg)
-{
-    struct vconn *c = arg;
-    struct vclient *v = c->a->priv;
-    (void)what;
-    static uint8_t dg[65536];
-    for (int n = 0; n < 256 && c->udp_fd >= 0; n++) {
-        struct sockaddr_storage from;
-        socklen_t fl = sizeof from;
-        ssize_t r = recvfrom(fd, dg, sizeof dg, 0, (struct sockaddr *)&from, &fl);
-        if (r < 0) return;
-        if (!udp_from_server(c, &from)) {
-            char fs[64], ss[64];
-            struct sockaddr_in srv = {
-                .sin_family = AF_INET, .sin_addr = c->srv_ip, .sin_port = c->srv_udp_port};
-            if (c->srv_udp_port)
-                xg_net_addr_str((struct sockaddr *)&srv, ss, sizeof ss);
-            else
-                inet_ntop(AF_INET, &c->srv_ip, ss, sizeof ss);
-            c->udp_foreign++;
-            c->a->drops++;
-            XG_WARN_PEER(&v->lim_foreign, c->a->name,
-                         "peer %s: UDP datagram of %zd bytes from %s, not from the server (%s): "
-                         "dropped",
-                         c->peer, r, xg_net_addr_str((struct sockaddr *)&from, fs, sizeof fs), ss);
-            continue;
-        }
-        if (!c->got_cookie) {
-            c->ignored++; /* data before the handshake: the ids are unknown */
-            continue;
-        }
-        c->datagrams++;
-        int64_t rx = xg_clock_mono_ns();
-        size_t off = 0;
-        struct vrpn_msg m;
-        struct xg_error err = {0};
-        int rc;
-        while ((rc = vrpn_datagram_next(dg, (size_t)r, &off, &m, &err)) == 1) {
-            if (handle_msg(c, &m, true, rx, &err) < 0) {
-                rc = -EPROTO;
-                break;
-            }
-            if (c->udp_fd < 0) return;
-        }
-        if (rc == 0 && !c->srv_udp_port) c->srv_udp_port = ((struct sockaddr_in *)&from)->sin_port;
-        if (rc < 0) {
-            char where[96], fs[64];
-            snprintf(where, sizeof where, "udp datagram from %s",
-                     xg_net_addr_str((struct sockaddr *)&from, fs, sizeof fs));
-            bad_input(c, where, &err);
-            return;
-        }
-    }
-}
-
-static void accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct sockaddr *sa,
-                      int salen, void *arg)
-{
-    struct vconn *c = arg;
-    struct xg_adapter *a = c->a;
-    (void)lis;
-    (void)salen;
-    if (c->bev) { /* one call-back per attempt */
-        evutil_closesocket(fd);
-        return;
-    }
-    char from[64];
-    xg_net_addr_str(sa, from, sizeof from);
-    if (sa->sa_family == AF_INET) /* the server's address: its UDP data comes from there */
-        c->srv_ip = ((const struct sockaddr_in *)sa)->sin_addr;
-    c->bev = bufferevent_socket_new(a->base, fd, BEV_OPT_CLOSE_ON_FREE);
-    if (!c->bev) {
-        evutil_closesocket(fd);
-        close_conn(c, "out of memory");
-        return;
-    }
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    xg_net_listener_free(c->lis); /* no further call-backs */
-    c->lis = NULL;
-    xg_tclient_handshake(c->tc);
-    c->phase_start_ns = xg_clock_mono_ns();
-    XG_INFO(a->name, "peer %s called back from %s", c->peer, from);
-    setup_bev(c);
-}
-
-/* Send the connection request "<ip> <port>\0" from a fresh UDP socket (§6.3). */
-static int send_lob(struct vconn *c)
-{
-    uint8_t buf[VRPN_LOB_MAX];
-    struct xg_writer w;
-    xg_writer_init(&w, buf, sizeof buf);
-    struct xg_error err = {0};
-    if (vrpn_lob_encode(&w, c->local_ip, c->listen_port, &err) < 0) {
-        XG_ERR(c->a->name, "peer %s: %s", c->peer, err.msg);
-        return -EINVAL;
-    }
-    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return -errno;
-    ssize_t r = sendto(fd, buf, w.len, 0, (struct sockaddr *)&c->addr, c->addrlen);
-    int e = errno;
-    close(fd);
-    if (r < 0) {
-        XG_DEBUG(c->a->name, "peer %s: connection request not sent: %s", c->peer, strerror(e));
-        return -e;
-    }
-    c->lobs++;
-    c->last_lob_ns = xg_clock_mono_ns();
-    return 0;
-}
-
-/* Local IPv4 address that routes to the server. */
-static int route_local_ip(struct vconn *c, struct sockaddr_in *out)
-{
-    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return -errno;
-    socklen_t l = sizeof *out;
-    int rc = 0;
-    if (connect(fd, (struct sockaddr *)&c->addr, c->addrlen) < 0 ||
-        getsockname(fd, (struct sockaddr *)out, &l) < 0)
-        rc = -errno;
-    close(fd);
-    return rc;
-}
-
-/* UDP+TCP attempt: call-back listener and UDP data socket on the local address that routes to
- * the server, then the connection request. 0, or -errno with the reason in why. */
-static int start_callback(struct vconn *c, char *why, size_t why_size)
-{
-    struct xg_adapter *a = c->a;
-    struct sockaddr_in local;
-    int rc = route_local_ip(c, &local);
-    if (rc < 0) {
-        snprintf(why, why_size, "no route: %s", strerror(-rc));
-        return rc;
-    }
-    inet_ntop(AF_INET, &local.sin_addr, c->local_ip, sizeof c->local_ip);
-    local.sin_port = 0;
-    c->srv_ip = ((const struct sockaddr_in *)&c->addr)->sin_addr; /* until the call-back */
-    c->srv_udp_port = 0;
-    c->lis = xg_net_listener_new_bind(a->base, accept_cb, c,
-                                      LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 4,
-                                      (struct sockaddr *)&local, sizeof local, a->name);
-    if (!c->lis) {
-        snprintf(why, why_size, "cannot listen for the call-back on %s: %s", c->local_ip,
-                 strerror(errno));
-        return -EIO;
-    }
-    struct sockaddr_in b;
-    socklen_t bl = sizeof b;
-    getsockname(evconnlistener_get_fd(c->lis), (struct sockaddr *)&b, &bl);
-    c->listen_port = ntohs(b.sin_port);
-    struct xg_error err = {0};
-    c->udp_fd = xg_net_udp_bind((struct sockaddr *)&local, sizeof local, NULL, &err);
-    if (c->udp_fd < 0) {
-        snprintf(why, why_size, "UDP data socket: %s", err.msg);
-        c->udp_fd = -1;
-        return -EIO;
-    }
-    bl = sizeof b;
-    getsockname(c->udp_fd, (struct sockaddr *)&b, &bl);
-    c->udp_port = ntohs(b.sin_port);
-    c->udp_ev = event_new(a->base, c->udp_fd, EV_READ | EV_PERSIST, udp_cb, c);
-    if (!c->udp_ev) return -ENOMEM;
-    event_add(c->udp_ev, NULL);
-    if (send_lob(c) == -EINVAL) {
-        snprintf(why, why_size, "cannot encode the connection request");
-        return -EINVAL;
-    }
-    return 0;
-}
-
 /* ---- connection life cycle ---- */
 
 /* Close the connection (or the attempt); with `why` (already logged) reconnect after a backoff,
  * without only clean up (stop, or a failed attempt the transport reports). */
-static void close_conn(struct vconn *c, const char *why)
+void vrpn_cli_close_conn(struct vconn *c, const char *why)
 {
     struct xg_adapter *a = c->a;
     bool was_up = c->tc && (ST(c) == XG_TC_HANDSHAKE || ST(c) == XG_TC_STREAMING);
@@ -908,8 +637,8 @@ static int on_resolved(void *arg, const struct sockaddr *sa, socklen_t len, char
     struct vconn *c = arg;
     int rc = attempt_begin(c, sa, len);
     if (rc < 0) snprintf(why, why_size, "out of memory");
-    if (rc == 0) rc = start_callback(c, why, why_size);
-    if (rc < 0) close_conn(c, NULL);
+    if (rc == 0) rc = vrpn_cli_start_callback(c, why, why_size);
+    if (rc < 0) vrpn_cli_close_conn(c, NULL);
     return rc;
 }
 
@@ -922,10 +651,10 @@ static void on_connected(void *arg, struct bufferevent *bev, struct xg_tls_sessi
     (void)tls;
     c->bev = bev;
     if (attempt_begin(c, sa, len) < 0) {
-        close_conn(c, "out of memory");
+        vrpn_cli_close_conn(c, "out of memory");
         return;
     }
-    setup_bev(c);
+    vrpn_cli_setup_bev(c);
 }
 
 /* Every 100 ms (stale_ms / 4 when shorter, at least 10 ms): connection request resends and
@@ -947,10 +676,10 @@ static void tick_cb(evutil_socket_t fd, short what, void *arg)
             uint32_t attempt = xg_tclient_attempts(c->tc) + 1;
             if (xg_tclient_log_attempt(attempt))
                 XG_WARN(a->name, "%s (attempt %" PRIu32 ")", why, attempt);
-            close_conn(c, why);
+            vrpn_cli_close_conn(c, why);
             return;
         }
-        if (now - c->last_lob_ns >= LOB_RESEND_NS) send_lob(c);
+        if (now - c->last_lob_ns >= LOB_RESEND_NS) vrpn_cli_send_lob(c);
         return;
     }
     if (ST(c) == XG_TC_HANDSHAKE && !c->got_cookie &&
@@ -958,7 +687,7 @@ static void tick_cb(evutil_socket_t fd, short what, void *arg)
         XG_WARN(a->name, "peer %s: no VRPN cookie within %.1f s; closing the connection", c->peer,
                 (double)v->connect_timeout_ns * 1e-9);
         c->bad_messages++;
-        close_conn(c, "no VRPN cookie");
+        vrpn_cli_close_conn(c, "no VRPN cookie");
         return;
     }
     if (ST(c) != XG_TC_HANDSHAKE && ST(c) != XG_TC_STREAMING) return;
@@ -984,114 +713,6 @@ static void tick_cb(evutil_socket_t fd, short what, void *arg)
     }
 }
 
-/* ---- config ---- */
-
-bool vrpn_client_angular_velocity(struct xg_quat inc, double dt, struct xg_vec3 *out)
-{
-    *out = XG_VEC3_ZERO;
-    double n2 = xg_quat_dot(inc, inc);
-    if (!isfinite(dt) || dt <= 0 || !isfinite(n2) || n2 < 1e-24) return false;
-    *out = xg_vec3_scale(xg_quat_log(xg_quat_normalize(inc)), 1.0 / dt);
-    return true;
-}
-
-int vrpn_client_parse_name(const char *text, struct vrpn_client_name *out)
-{
-    memset(out, 0, sizeof *out);
-    const char *at = text ? strchr(text, '@') : NULL;
-    if (!at || at == text || (size_t)(at - text) >= VRPN_CNAME_MAX) return -EINVAL;
-    snprintf(out->device, sizeof out->device, "%.*s", (int)(at - text), text);
-    const char *loc = at + 1;
-    if (!strncmp(loc, "tcp://", 6)) {
-        out->tcp_only = true;
-        loc += 6;
-    } else if (!strncmp(loc, "x-vrpn://", 9)) {
-        loc += 9;
-    } else if (strstr(loc, "://") || !strncmp(loc, "file:", 5) || !strncmp(loc, "mpi:", 4)) {
-        return -EPROTONOSUPPORT;
-    }
-    if (!*loc || strlen(loc) >= sizeof out->host) return -EINVAL;
-    if (xg_net_split_hostport(loc, out->host, sizeof out->host, &out->port, VRPN_DEFAULT_PORT) <
-            0 ||
-        !out->host[0] || out->port <= 0 || out->port > 65535)
-        return -EINVAL;
-    return 0;
-}
-
-static int add_device(struct xg_adapter *a, struct vclient *v, const struct xg_conf *at,
-                      const char *text, struct xg_error *err)
-{
-    struct vrpn_client_name nm;
-    int rc = vrpn_client_parse_name(text, &nm);
-    const char *name = nm.device, *host = nm.host;
-    bool tcp_only = nm.tcp_only;
-    int port = nm.port;
-    if (rc == -EPROTONOSUPPORT)
-        return xg_conf_error(err, at, -EINVAL,
-                             "devices: '%s': only host[:port], x-vrpn://host[:port] (UDP+TCP) "
-                             "and tcp://host[:port] (TCP-only) locations are supported",
-                             text);
-    if (rc < 0)
-        return xg_conf_error(err, at, -EINVAL,
-                             "devices: '%s' is not a VRPN name Device@host[:port] or "
-                             "Device@tcp://host[:port]",
-                             text);
-    struct in6_addr a6;
-    if (!tcp_only && inet_pton(AF_INET6, host, &a6) == 1)
-        return xg_conf_error(err, at, -EINVAL,
-                             "devices: '%s': UDP+TCP mode needs an IPv4 server (use "
-                             "Device@tcp://host:port)",
-                             text);
-    if (!strcmp(name, VRPN_NAME_CONTROL))
-        return xg_conf_error(err, at, -EINVAL, "devices: '%s': '%s' is reserved", text, name);
-    struct vconn *c = NULL;
-    for (int i = 0; i < v->n_conns && !c; i++)
-        if (v->conns[i]->tcp_only == tcp_only && v->conns[i]->port == port &&
-            !strcasecmp(v->conns[i]->host, host))
-            c = v->conns[i];
-    if (c)
-        for (int i = 0; i < c->n_devs; i++)
-            if (!strcmp(c->devs[i]->name, name))
-                return xg_conf_error(err, at, -EINVAL, "devices: '%s' is listed twice", text);
-    for (int i = 0; i < v->n_devs; i++)
-        if (!strcmp(v->devs[i]->name, name))
-            return xg_conf_error(err, at, -EINVAL,
-                                 "devices: '%s': a device named '%s' is already configured (entity "
-                                 "names would collide)",
-                                 text, name);
-    if (!c) {
-        struct vconn **nc = realloc(v->conns, (size_t)(v->n_conns + 1) * sizeof *nc);
-        if (!nc) return -ENOMEM;
-        v->conns = nc;
-        c = calloc(1, sizeof *c);
-        if (!c) return -ENOMEM;
-        v->conns[v->n_conns++] = c;
-        c->ids = calloc(1, sizeof *c->ids);
-        if (!c->ids) return -ENOMEM;
-        vrpn_id_map_init(c->ids);
-        c->a = a;
-        c->tcp_only = tcp_only;
-        snprintf(c->host, sizeof c->host, "%s", host);
-        c->port = port;
-        c->udp_fd = -1;
-        snprintf(c->peer, sizeof c->peer, "%s%.100s:%d", tcp_only ? "tcp://" : "", host, port);
-    }
-    struct vdev **nd = realloc(c->devs, (size_t)(c->n_devs + 1) * sizeof *nd);
-    if (!nd) return -ENOMEM;
-    c->devs = nd;
-    struct vdev **all = realloc(v->devs, (size_t)(v->n_devs + 1) * sizeof *all);
-    if (!all) return -ENOMEM;
-    v->devs = all;
-    struct vdev *d = calloc(1, sizeof *d);
-    if (!d) return -ENOMEM;
-    c->devs[c->n_devs++] = d;
-    v->devs[v->n_devs++] = d;
-    snprintf(d->name, sizeof d->name, "%s", name);
-    d->conn = c;
-    d->first_sensor = -1;
-    return 0;
-}
-
 /* ---- ops ---- */
 
 static int client_create(struct xg_adapter *a, const struct xg_conf *conf, struct xg_error *err)
@@ -1111,14 +732,14 @@ static int client_create(struct xg_adapter *a, const struct xg_conf *conf, struc
                              "vrpn-client: 'devices' is required (a list of VRPN names such as "
                              "Tracker0@host:3883 or Tracker0@tcp://host:3883)");
     if (devs->type == XG_CONF_SCALAR) {
-        if ((rc = add_device(a, v, devs, devs->value ? devs->value : "", err))) return rc;
+        if ((rc = vrpn_cli_add_device(a, v, devs, devs->value ? devs->value : "", err))) return rc;
     } else {
         if ((rc = xg_conf_expect(devs, XG_CONF_SEQ, "devices", err))) return rc;
         if (!devs->n_items) return xg_conf_error(err, devs, -EINVAL, "devices: the list is empty");
         for (size_t i = 0; i < devs->n_items; i++) {
             const struct xg_conf *it = devs->items[i];
             if ((rc = xg_conf_expect(it, XG_CONF_SCALAR, "devices item", err))) return rc;
-            if ((rc = add_device(a, v, it, it->value ? it->value : "", err))) return rc;
+            if ((rc = vrpn_cli_add_device(a, v, it, it->value ? it->value : "", err))) return rc;
         }
     }
     for (int i = 0; i < v->n_conns; i++)
@@ -1215,7 +836,7 @@ static void client_stop(struct xg_adapter *a)
             event_free(c->tick);
             c->tick = NULL;
         }
-        close_conn(c, NULL);
+        vrpn_cli_close_conn(c, NULL);
     }
 }
 

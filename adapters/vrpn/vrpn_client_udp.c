@@ -1,0 +1,213 @@
+/* `vrpn-client` UDP+TCP mode (vrpn_client_priv.h; behaviour at the top of vrpn_client.c): the
+ * connection request to the server, the call-back listener it connects to and the UDP data socket
+ * whose datagrams are accepted from the server only (wire rules §6.3). */
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+#include <inttypes.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "adapters/vrpn/vrpn_client.h"
+#include "adapters/vrpn/vrpn_client_priv.h"
+#include "adapters/vrpn/vrpn_codec.h"
+#include "core/adapter.h"
+#include "core/clock.h"
+#include "core/log.h"
+#include "core/net.h"
+#include "core/transport_client.h"
+#include "mappings/frame.h"
+
+/* ---- UDP+TCP: call-back and data datagrams ---- */
+
+/* Is a datagram from the server? Its address must be the server's (the call-back's source), and
+ * once the server's first datagram was read, its port too (the server sends from one data socket
+ * per connection, not from its announced port: §6.3). */
+static bool udp_from_server(const struct vconn *c, const struct sockaddr_storage *from)
+{
+    const struct sockaddr_in *f = (const struct sockaddr_in *)from;
+    return from->ss_family == AF_INET && f->sin_addr.s_addr == c->srv_ip.s_addr &&
+           (!c->srv_udp_port || f->sin_port == c->srv_udp_port);
+}
+
+static void udp_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct vconn *c = arg;
+    struct vclient *v = c->a->priv;
+    (void)what;
+    static uint8_t dg[65536];
+    for (int n = 0; n < 256 && c->udp_fd >= 0; n++) {
+        struct sockaddr_storage from;
+        socklen_t fl = sizeof from;
+        ssize_t r = recvfrom(fd, dg, sizeof dg, 0, (struct sockaddr *)&from, &fl);
+        if (r < 0) return;
+        if (!udp_from_server(c, &from)) {
+            char fs[64], ss[64];
+            struct sockaddr_in srv = {
+                .sin_family = AF_INET, .sin_addr = c->srv_ip, .sin_port = c->srv_udp_port};
+            if (c->srv_udp_port)
+                xg_net_addr_str((struct sockaddr *)&srv, ss, sizeof ss);
+            else
+                inet_ntop(AF_INET, &c->srv_ip, ss, sizeof ss);
+            c->udp_foreign++;
+            c->a->drops++;
+            XG_WARN_PEER(&v->lim_foreign, c->a->name,
+                         "peer %s: UDP datagram of %zd bytes from %s, not from the server (%s): "
+                         "dropped",
+                         c->peer, r, xg_net_addr_str((struct sockaddr *)&from, fs, sizeof fs), ss);
+            continue;
+        }
+        if (!c->got_cookie) {
+            c->ignored++; /* data before the handshake: the ids are unknown */
+            continue;
+        }
+        c->datagrams++;
+        int64_t rx = xg_clock_mono_ns();
+        size_t off = 0;
+        struct vrpn_msg m;
+        struct xg_error err = {0};
+        int rc;
+        while ((rc = vrpn_datagram_next(dg, (size_t)r, &off, &m, &err)) == 1) {
+            if (vrpn_cli_handle_msg(c, &m, true, rx, &err) < 0) {
+                rc = -EPROTO;
+                break;
+            }
+            if (c->udp_fd < 0) return;
+        }
+        if (rc == 0 && !c->srv_udp_port) c->srv_udp_port = ((struct sockaddr_in *)&from)->sin_port;
+        if (rc < 0) {
+            char where[96], fs[64];
+            snprintf(where, sizeof where, "udp datagram from %s",
+                     xg_net_addr_str((struct sockaddr *)&from, fs, sizeof fs));
+            vrpn_cli_bad_input(c, where, &err);
+            return;
+        }
+    }
+}
+
+static void accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct sockaddr *sa,
+                      int salen, void *arg)
+{
+    struct vconn *c = arg;
+    struct xg_adapter *a = c->a;
+    (void)lis;
+    (void)salen;
+    if (c->bev) { /* one call-back per attempt */
+        evutil_closesocket(fd);
+        return;
+    }
+    char from[64];
+    xg_net_addr_str(sa, from, sizeof from);
+    if (sa->sa_family == AF_INET) /* the server's address: its UDP data comes from there */
+        c->srv_ip = ((const struct sockaddr_in *)sa)->sin_addr;
+    c->bev = bufferevent_socket_new(a->base, fd, BEV_OPT_CLOSE_ON_FREE);
+    if (!c->bev) {
+        evutil_closesocket(fd);
+        vrpn_cli_close_conn(c, "out of memory");
+        return;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    xg_net_listener_free(c->lis); /* no further call-backs */
+    c->lis = NULL;
+    xg_tclient_handshake(c->tc);
+    c->phase_start_ns = xg_clock_mono_ns();
+    XG_INFO(a->name, "peer %s called back from %s", c->peer, from);
+    vrpn_cli_setup_bev(c);
+}
+
+/* Send the connection request "<ip> <port>\0" from a fresh UDP socket (§6.3). */
+int vrpn_cli_send_lob(struct vconn *c)
+{
+    uint8_t buf[VRPN_LOB_MAX];
+    struct xg_writer w;
+    xg_writer_init(&w, buf, sizeof buf);
+    struct xg_error err = {0};
+    if (vrpn_lob_encode(&w, c->local_ip, c->listen_port, &err) < 0) {
+        XG_ERR(c->a->name, "peer %s: %s", c->peer, err.msg);
+        return -EINVAL;
+    }
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -errno;
+    ssize_t r = sendto(fd, buf, w.len, 0, (struct sockaddr *)&c->addr, c->addrlen);
+    int e = errno;
+    close(fd);
+    if (r < 0) {
+        XG_DEBUG(c->a->name, "peer %s: connection request not sent: %s", c->peer, strerror(e));
+        return -e;
+    }
+    c->lobs++;
+    c->last_lob_ns = xg_clock_mono_ns();
+    return 0;
+}
+
+/* Local IPv4 address that routes to the server. */
+static int route_local_ip(struct vconn *c, struct sockaddr_in *out)
+{
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -errno;
+    socklen_t l = sizeof *out;
+    int rc = 0;
+    if (connect(fd, (struct sockaddr *)&c->addr, c->addrlen) < 0 ||
+        getsockname(fd, (struct sockaddr *)out, &l) < 0)
+        rc = -errno;
+    close(fd);
+    return rc;
+}
+
+/* UDP+TCP attempt: call-back listener and UDP data socket on the local address that routes to
+ * the server, then the connection request. 0, or -errno with the reason in why. */
+int vrpn_cli_start_callback(struct vconn *c, char *why, size_t why_size)
+{
+    struct xg_adapter *a = c->a;
+    struct sockaddr_in local;
+    int rc = route_local_ip(c, &local);
+    if (rc < 0) {
+        snprintf(why, why_size, "no route: %s", strerror(-rc));
+        return rc;
+    }
+    inet_ntop(AF_INET, &local.sin_addr, c->local_ip, sizeof c->local_ip);
+    local.sin_port = 0;
+    c->srv_ip = ((const struct sockaddr_in *)&c->addr)->sin_addr; /* until the call-back */
+    c->srv_udp_port = 0;
+    c->lis = xg_net_listener_new_bind(a->base, accept_cb, c,
+                                      LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 4,
+                                      (struct sockaddr *)&local, sizeof local, a->name);
+    if (!c->lis) {
+        snprintf(why, why_size, "cannot listen for the call-back on %s: %s", c->local_ip,
+                 strerror(errno));
+        return -EIO;
+    }
+    struct sockaddr_in b;
+    socklen_t bl = sizeof b;
+    getsockname(evconnlistener_get_fd(c->lis), (struct sockaddr *)&b, &bl);
+    c->listen_port = ntohs(b.sin_port);
+    struct xg_error err = {0};
+    c->udp_fd = xg_net_udp_bind((struct sockaddr *)&local, sizeof local, NULL, &err);
+    if (c->udp_fd < 0) {
+        snprintf(why, why_size, "UDP data socket: %s", err.msg);
+        c->udp_fd = -1;
+        return -EIO;
+    }
+    bl = sizeof b;
+    getsockname(c->udp_fd, (struct sockaddr *)&b, &bl);
+    c->udp_port = ntohs(b.sin_port);
+    c->udp_ev = event_new(a->base, c->udp_fd, EV_READ | EV_PERSIST, udp_cb, c);
+    if (!c->udp_ev) return -ENOMEM;
+    event_add(c->udp_ev, NULL);
+    if (vrpn_cli_send_lob(c) == -EINVAL) {
+        snprintf(why, why_size, "cannot encode the connection request");
+        return -EINVAL;
+    }
+    return 0;
+}

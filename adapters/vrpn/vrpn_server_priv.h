@@ -1,0 +1,194 @@
+/* `vrpn-server` adapter, private to its source files (vrpn_server.c: configuration and adapter
+ * ops; vrpn_server_conn.c: listeners, connections, handshake and client messages;
+ * vrpn_server_egress.c: tracker/sensor numbering and the per-client reports of each drain). The
+ * behaviour is described at the top of vrpn_server.c; nothing outside adapters/vrpn includes this.
+ */
+#ifndef XG_VRPN_SERVER_PRIV_H
+#define XG_VRPN_SERVER_PRIV_H
+
+#include <event2/bufferevent.h>
+#include <event2/listener.h>
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "adapters/vrpn/vrpn_codec.h"
+#include "adapters/vrpn/vrpn_names.h"
+#include "adapters/vrpn/vrpn_udp_batch.h"
+#include "core/adapter.h"
+#include "core/clock.h"
+#include "core/log.h"
+
+#define MAX_TRACKERS 1000
+#define MAX_CTL_DEVICES 500 /* device names made for entities' controls (the rest: trackers) */
+#define VEL_QUAT_DT 0.1     /* s: the interval of the Velocity message's rotation increment */
+#define POS_QUAT_LEN 64
+#define VELOCITY_LEN 72
+#define REPORT_WIRE (VRPN_HEADER_SIZE + POS_QUAT_LEN + VRPN_HEADER_SIZE + VELOCITY_LEN)
+
+enum {
+    T_POS_QUAT = 4,
+    T_VELOCITY = 5,
+    T_SET_RATE = 13,
+    T_TEXT = 15,
+    T_PING = 16,
+    T_PONG = 17,
+    T_BUTTON_CHANGE = 18,
+    T_BUTTON_STATES = 19,
+    T_BUTTON_ADMIN = 20,
+    T_ANALOG = 22
+};
+struct rule {
+    char *match;
+    char *tracker;  /* template, NULL = tracker_name */
+    int64_t sensor; /* -1 = automatic */
+};
+
+struct tracker {
+    char name[VRPN_CNAME_MAX];
+    struct vrpn_bitset used; /* sensor numbers in use or reserved */
+    int extras_slot;         /* the slot whose buttons/analogs this tracker serves, -1 = none */
+    int n_btn;               /* buttons known (states last sent) */
+    uint8_t btn[VRPN_MAX_BUTTONS];
+};
+
+struct report {
+    int tracker, sensor, slot; /* slot: the entity's name index (s->names) */
+    uint8_t pq[POS_QUAT_LEN];
+    uint8_t vel[VELOCITY_LEN];
+};
+
+struct xmsg {                /* a button or analog message of a tracker: body in reports.xb */
+    int tracker, type, slot; /* slot: the entity's name index */
+    size_t off, len;
+};
+
+struct reports {
+    struct report *v;
+    size_t n, cap;
+    struct xmsg *x;
+    size_t xn, xcap;
+    uint8_t *xb;
+    size_t xblen, xbcap;
+};
+
+enum conn_state { C_CONNECTING, C_COOKIE, C_STREAMING };
+
+struct conn {
+    struct xg_adapter *a;
+    struct bufferevent *bev;
+    struct event *deadline; /* the handshake (call-back connect + cookie) must end by then */
+    char peer[64];
+    enum conn_state state;
+    bool callback; /* we connected back after a UDP connection request (UDP+TCP mode) */
+    struct sockaddr_in cb_addr; /* the call-back target (callback connections) */
+    struct vrpn_id_map map;
+    int32_t *tsender; /* our sender id of each tracker on this connection */
+    int n_tsender;
+    uint32_t tcp_seq, udp_seq;
+    int udp_fd;                     /* our UDP socket for this connection (-1 = none) */
+    struct event *udp_ev;           /* reads (and discards) what the client sends to it */
+    uint16_t udp_port;              /* its port (announced in callback mode) */
+    char udp_host[64];              /* its address */
+    struct sockaddr_storage udp_to; /* the client's announced UDP address */
+    socklen_t udp_to_len;
+    bool udp_ok; /* client's UDP_DESCRIPTION received: low-latency reports go over UDP */
+    uint8_t dgram[VRPN_UDP_MAX];
+    size_t dlen;
+    bool need_full;             /* new client: every sensor on the next drain */
+    struct vrpn_bitset pending; /* name slots skipped while above max_output_bytes */
+    int n_pending;              /* bits set in pending */
+    int64_t slow_since;         /* 0 = not above the bound */
+    struct conn *next;
+};
+
+struct vrpn_server {
+    char listen[256];
+    int64_t max_clients, max_output, slow_timeout_ms, handshake_ms;
+    bool send_velocity, send_all;
+    char *tracker_name;
+    struct rule *rules;
+    size_t n_rules;
+    struct evconnlistener *lis;
+    int udp_fd;
+    struct event *udp_ev;
+    char bound[128];
+    struct conn *conns;
+    int n_conns;
+    struct tracker *trackers;
+    int n_trackers;
+    int n_ctl_devices;                /* trackers made as device names for entities' controls */
+    struct vrpn_names names;          /* entity name -> (tracker, sensor) */
+    struct sockaddr_storage bound_ss; /* our TCP listen address (call-back self checks) */
+    /* peer-triggered log lines, one limiter per kind (core/log.h) */
+    struct xg_log_limit lim_bad, lim_refused, lim_request, lim_callback, lim_slow, lim_session,
+        lim_conflict, lim_ctl, lim_no_ctl; /* sensor conflicts; controls served / not served */
+    struct {
+        uint32_t id;
+        int slot;
+    } * by_eslot; /* indexed by the table's entity slot */
+    size_t n_by_eslot;
+    bool members_dirty;
+    const struct xg_entity **newv; /* entities to number (assign_new) */
+    size_t n_new, cap_new;
+    struct reports dirty, full;
+    uint8_t *scratch;
+    size_t scratch_cap;
+    uint64_t accepted, refused, callbacks, callback_failures, lob_rejected, lob_duplicates,
+        lob_self, lob_names, dropped_slow, bad_input, reports_tcp, reports_udp, reports_skipped,
+        drains_skipped, reports_coalesced, pongs, bytes_out, unmapped;
+    struct vrpn_udp_batch ubatch; /* one client's datagrams of a drain, one sendmmsg */
+};
+
+/* departed names whose sensor numbers are kept (a source that restarts gets its numbers back) */
+#define DEPARTED_MAX 1024
+
+/** A VRPN header stamped with the wall-clock time of monotonic time mono_ns (0 if before the
+ *  epoch). */
+static inline struct vrpn_header now_header(int64_t mono_ns)
+{
+    struct vrpn_header h = {0};
+    int64_t w = xg_clock_mono_to_wall_ns(mono_ns);
+    vrpn_header_set_wall_ns(&h, w > 0 ? w : 0);
+    return h;
+}
+
+/* ---- vrpn_server_conn.c ---- */
+
+/** Unsent TCP output bytes of connection c (0 without a bufferevent). */
+size_t vrpn_srv_out_len(const struct conn *c);
+
+/** Unlink connection c from s->conns and free it with its sockets and events. */
+void vrpn_srv_conn_free(struct vrpn_server *s, struct conn *c);
+
+/** Queue n bytes at p on c's TCP connection; drops the client (frees c) when its unsent output is
+ *  already past 2x max_output_bytes or the write fails. Returns false if c is gone. */
+bool vrpn_srv_conn_write(struct xg_adapter *a, struct conn *c, const void *p, size_t n);
+
+/** Our sender id of tracker t on connection c (registered and cached on first use), or -1 on
+ *  allocation failure. If w is not NULL and the name is new on c, a SENDER_DESCRIPTION stamped h
+ *  is appended to w. */
+int vrpn_srv_conn_tracker_sender(struct xg_adapter *a, struct conn *c, int t, struct xg_writer *w,
+                                 const struct vrpn_header *h);
+
+/** evconnlistener call-back of the TCP listen socket (arg: the adapter): a new TCP-only client,
+ *  or refused past max_clients. */
+void vrpn_srv_accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct sockaddr *sa,
+                        int socklen, void *arg);
+
+/** Read call-back of the UDP listen socket (arg: the adapter): UDP connection requests (wire
+ *  rules §6.3), each checked and called back over TCP or refused with one log line. */
+void vrpn_srv_lob_read_cb(evutil_socket_t fd, short what, void *arg);
+
+/* ---- vrpn_server_egress.c ---- */
+
+/** The adapter's drain op: numbers new entities, then sends each streaming client the reports of
+ *  this tick (over UDP or TCP), skipping and coalescing for clients above max_output_bytes. */
+void vrpn_srv_drain(struct xg_adapter *a);
+
+/** The adapter's entity_event op: an entity added to the table marks membership dirty; a removed
+ *  one releases its name (its sensor number is kept among the departed names). */
+void vrpn_srv_entity_event(struct xg_adapter *a, const struct xg_entity *e, bool added);
+
+#endif
