@@ -77,11 +77,11 @@
 #include "adapters/vrpn/vrpn_codec.h"
 #include "adapters/vrpn/vrpn_names.h"
 #include "adapters/vrpn/vrpn_sensor_map.h"
-#include "adapters/vrpn/vrpn_udp_batch.h"
 #include "core/adapter.h"
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/net.h"
+#include "core/udp_batch.h"
 #include "mappings/frame.h"
 
 #define MAX_TRACKERS 1000
@@ -230,7 +230,7 @@ struct vrpn_server {
     uint64_t accepted, refused, callbacks, callback_failures, lob_rejected, lob_duplicates,
         lob_self, lob_names, dropped_slow, bad_input, reports_tcp, reports_udp, reports_skipped,
         drains_skipped, reports_coalesced, pongs, bytes_out, unmapped;
-    struct vrpn_udp_batch ubatch; /* one client's datagrams of a drain, one sendmmsg */
+    struct xg_udp_batch ubatch; /* one client's datagrams of a drain, one sendmmsg */
 };
 
 /* departed names whose sensor numbers are kept (a source that restarts gets its numbers back) */
@@ -1206,8 +1206,8 @@ static void udp_flush(struct xg_adapter *a, struct conn *c)
 {
     struct vrpn_server *s = a->priv;
     if (!c->dlen) return;
-    vrpn_udp_batch_add(&s->ubatch, c->udp_fd, (struct sockaddr *)&c->udp_to, c->udp_to_len,
-                       c->dgram, c->dlen);
+    xg_udp_batch_add(&s->ubatch, c->udp_fd, (struct sockaddr *)&c->udp_to, c->udp_to_len, c->dgram,
+                     c->dlen, 0);
     c->dlen = 0;
 }
 
@@ -1216,7 +1216,7 @@ static void udp_send(struct xg_adapter *a, struct conn *c)
 {
     struct vrpn_server *s = a->priv;
     udp_flush(a, c);
-    vrpn_udp_batch_send(&s->ubatch, c->udp_fd, (struct sockaddr *)&c->udp_to, c->udp_to_len);
+    xg_udp_batch_send(&s->ubatch);
 }
 
 /* Send reports to one client (only those of the name slots in `only`, when not NULL). Returns
@@ -1428,6 +1428,7 @@ static int server_create(struct xg_adapter *a, const struct xg_conf *conf, struc
     s->udp_fd = -1;
     s->members_dirty = true;
     if (vrpn_names_init(&s->names, DEPARTED_MAX) < 0) return -ENOMEM;
+    if (xg_udp_batch_init(&s->ubatch, VRPN_UDP_MAX) < 0) return -ENOMEM;
     const char *listen, *tname;
     int rc;
     if ((rc = xg_conf_string(conf, "listen", "0.0.0.0:3883", &listen, err)) ||
@@ -1588,6 +1589,7 @@ static void server_destroy(struct xg_adapter *a)
     free(s->full.xb);
     free(s->scratch);
     free(s->tracker_name);
+    xg_udp_batch_free(&s->ubatch);
     free(s);
     a->priv = NULL;
 }
