@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -169,6 +170,44 @@ static void test_refused_destination_spares_others(void **state)
     xg_udp_batch_free(&b);
 }
 
+/* With IP_RECVERR, the ICMP port unreachable for a datagram to a closed port fails the next send
+ * on the socket, whatever its destination: retry_icmp sends that datagram again. */
+static void icmp_then_live(bool retry, uint64_t want_sent, uint64_t want_errors)
+{
+    batch_init();
+    b.retry_icmp = retry;
+    struct sockaddr_in live, dead, from;
+    int rx = udp_socket(&live), tx = udp_socket(&from), gone = udp_socket(&dead);
+    close(gone); /* nothing listens at `dead` now */
+    int on = 1;
+    assert_int_equal(setsockopt(tx, IPPROTO_IP, IP_RECVERR, &on, sizeof on), 0);
+    uint8_t d[16] = {42};
+    xg_udp_batch_add(&b, tx, (struct sockaddr *)&dead, sizeof dead, d, sizeof d, 0);
+    xg_udp_batch_send(&b); /* sent; loopback answers with ICMP port unreachable at once */
+    assert_int_equal(b.datagrams, 1);
+    xg_udp_batch_add(&b, tx, (struct sockaddr *)&live, sizeof live, d, sizeof d, 1);
+    xg_udp_batch_send(&b);
+    assert_int_equal(b.datagrams, want_sent);
+    assert_int_equal(b.errors, want_errors);
+    uint8_t got[64];
+    ssize_t r = recv(rx, got, sizeof got, MSG_DONTWAIT);
+    assert_int_equal(r, want_sent == 2 ? (ssize_t)sizeof d : -1);
+    if (!retry) {
+        assert_int_equal(b.last_errno, ECONNREFUSED);
+        assert_int_equal(b.last_tag, 1);
+    }
+    close(rx);
+    close(tx);
+    xg_udp_batch_free(&b);
+}
+
+static void test_icmp_retry(void **state)
+{
+    (void)state;
+    icmp_then_live(true, 2, 0);  /* retried: the live destination gets it */
+    icmp_then_live(false, 1, 1); /* without retry_icmp the pending error costs the datagram */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -176,6 +215,7 @@ int main(void)
         cmocka_unit_test(test_several_destinations),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_refused_destination_spares_others),
+        cmocka_unit_test(test_icmp_retry),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
