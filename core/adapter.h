@@ -28,7 +28,7 @@ struct event;
 struct xg_frame;
 struct xg_adapter;
 
-#define XG_STATUS_MAX_COUNTERS 32
+#define XG_STATUS_MAX_COUNTERS 40
 
 /** What a status value means, which decides how /metrics exposes it (docs/metrics.md):
  *  a counter only grows while the adapter runs (`xrgate_adapter_<name>_total`, a name

@@ -707,6 +707,8 @@ static int less_start(struct xg_adapter *a)
         XG_ERR(a->name, "bind: %s", err.msg);
         return la->udp_fd;
     }
+    xg_udp_batch_free(&la->ubatch);
+    if (xg_udp_batch_init(&la->ubatch, (size_t)la->mtu) < 0) return -ENOMEM;
     struct sockaddr_storage b;
     socklen_t bl = sizeof b;
     if (getsockname(la->udp_fd, (struct sockaddr *)&b, &bl) == 0)
@@ -798,6 +800,8 @@ static void less_status(const struct xg_adapter *a, struct xg_status *st)
     xg_status_counter(st, "stale_packets", (double)la->stale_packets);
     xg_status_counter(st, "duplicates", (double)la->duplicates);
     xg_status_counter(st, "resends", (double)la->resends);
+    if (la->mode == MODE_UDP) /* sendmmsg calls (less_udp.c udp_flush) */
+        xg_status_counter(st, "udp_sends", (double)la->ubatch.calls);
     xg_status_counter(st, "mesh_duplicates", (double)la->duplicates_ignored);
     xg_status_counter(st, "window_full", (double)la->window_full);
     xg_status_counter(st, "hub_relayed", (double)la->hub_relayed);
@@ -836,6 +840,7 @@ static void less_stop(struct xg_adapter *a)
         close(la->udp_fd);
         la->udp_fd = -1;
     }
+    xg_udp_batch_free(&la->ubatch);
     la->state = "stopped";
 }
 

@@ -15,9 +15,11 @@
 #include "adapters/less/less_mapping.h"
 #include "core/adapter.h"
 #include "core/conf.h"
+#include "core/udp_batch.h"
 #include "core/egress_controls.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/udp_batch.h"
 #include "core/net.h"
 #include "core/tls.h"
 #include "core/transport_client.h"
@@ -181,6 +183,8 @@ struct less_adapter {
     struct event *sweep_ev;
     const char *state;
     int udp_fd;
+    struct xg_udp_batch ubatch;        /* UDP datagrams queued until udp_flush */
+    uint64_t batch_sent, batch_errors; /* ubatch counts already in packets_out / drops */
     struct event *udp_ev, *udp_timer;
     bool udp_peer_fixed;
     /* scratch */
@@ -236,12 +240,15 @@ void on_connected(void *arg, struct bufferevent *bev, struct xg_tls_session *tls
 
 /* ---- less_udp.c: UDP (ack window, re-sends, restarts) ---- */
 
+/** Sends the peer's pending messages (and the re-sends udp_resend queued) in datagrams of at
+ *  most `mtu` bytes, batched with sendmmsg(2) (core/udp_batch.h). 0 or a negative errno. */
 int udp_flush(struct peer *p, bool force);
 /** The peer acknowledged (ack_last, mask) (P13): marks those sent packets acked and the
  *  introduces they carried. */
 void udp_on_ack(struct peer *p, uint8_t ack_last, uint64_t mask);
 /** Re-sends the packets lost by `now` (monotonic ns; a later packet acked first, or 250 ms
- *  passed, P13) under their old sequence numbers with only the messages still current. */
+ *  passed, P13) under their old sequence numbers with only the messages still current. They
+ *  are queued: the next udp_flush sends them. */
 void udp_resend(struct peer *p, int64_t now);
 int on_udp_peer(void *arg, const struct sockaddr *sa, socklen_t len, char *why, size_t why_size);
 

@@ -32,16 +32,28 @@
 #include "core/path.h"
 #include "core/tls.h"
 #include "core/transport_client.h"
+#include "core/udp_batch.h"
 #include "mappings/frame.h"
 
 /* ---- UDP ---- */
 
+/* Queue a datagram for the peer; udp_out hands the queue to the kernel. */
 static void udp_send_raw(struct peer *p, const uint8_t *buf, size_t len)
 {
-    if (sendto(p->la->udp_fd, buf, len, 0, (struct sockaddr *)&p->ss, p->sslen) < 0)
-        p->la->a->drops++;
-    else
-        p->la->packets_out++;
+    xg_udp_batch_add(&p->la->ubatch, p->la->udp_fd, (struct sockaddr *)&p->ss, p->sslen, buf, len,
+                     0);
+}
+
+/* Send the queued datagrams, one sendmmsg(2) per XG_UDP_BATCH (udp_sends): sent ones count in
+ * packets_out, refused ones in drops (as a refused sendto did). */
+static void udp_out(struct less_adapter *la)
+{
+    struct xg_udp_batch *b = &la->ubatch;
+    xg_udp_batch_send(b);
+    la->packets_out += b->datagrams - la->batch_sent;
+    la->a->drops += b->errors - la->batch_errors;
+    la->batch_sent = b->datagrams;
+    la->batch_errors = b->errors;
 }
 
 /* Encode and send one datagram with sequence `seq` carrying msgs. */
@@ -128,8 +140,8 @@ static int udp_send_chunk(struct peer *p, const struct msg_ref *refs, size_t n)
     return rc;
 }
 
-/* Send the pending messages in datagrams of at most `mtu` bytes. */
-int udp_flush(struct peer *p, bool force)
+/* Queue the pending messages in datagrams of at most `mtu` bytes. */
+static int udp_queue(struct peer *p, bool force)
 {
     struct less_adapter *la = p->la;
     if (!p->msg_count && !force) return 0;
@@ -173,6 +185,15 @@ int udp_flush(struct peer *p, bool force)
     }
     p->msg_len = 0;
     p->msg_count = 0;
+    return rc;
+}
+
+/* Send the pending messages in datagrams of at most `mtu` bytes, with the re-sends queued by
+ * udp_resend: all in one sendmmsg(2) per XG_UDP_BATCH datagrams. */
+int udp_flush(struct peer *p, bool force)
+{
+    int rc = udp_queue(p, force);
+    udp_out(p->la);
     return rc;
 }
 

@@ -298,6 +298,9 @@ static int rtpa_create(struct xg_adapter *a, const struct xg_conf *conf, struct 
     r->pkt = malloc((size_t)r->mtu);
     r->rbuf = malloc(65536);
     if (!r->pkt || !r->rbuf) return -ENOMEM;
+    /* a drain's packets and the RTCP compounds (up to 512 bytes) leave batched (send_flush) */
+    if (xg_udp_batch_init(&r->ubatch, r->mtu > 512 ? (size_t)r->mtu : 512) < 0) return -ENOMEM;
+    r->ubatch.retry_icmp = true;
     r->seq = (uint16_t)rand64();
     r->ts_offset = (uint32_t)rand64();
     r->rtcp_rng = rand64() | 1;
@@ -358,27 +361,39 @@ static void icmp_cb(void *user, const struct sockaddr *dst, socklen_t len, int e
 }
 
 /* sendto() also returns an ICMP error pending from an earlier packet (IP_RECVERR); that
- * packet was not sent: send it again (the error itself is read from the error queue). */
+ * packet was not sent: send it again (the error itself is read from the error queue). The
+ * batched sends do the same (udp_batch.h: retry_icmp). */
 static bool icmp_errno(int e)
 {
     return e == ECONNREFUSED || e == EHOSTUNREACH || e == ENETUNREACH;
 }
 
+/* Queue a copy of the packet for every destination (tagged with its index); it leaves with the
+ * other packets of this drain in send_flush. */
 static void send_to_all(struct xg_adapter *a, const uint8_t *buf, size_t len)
 {
     struct rtpa *r = a->priv;
-    for (int i = 0; i < r->n_dest; i++) {
-        ssize_t n = sendto(r->fd, buf, len, 0, (struct sockaddr *)&r->dest[i].ss, r->dest[i].len);
-        if (n < 0 && icmp_errno(errno))
-            n = sendto(r->fd, buf, len, 0, (struct sockaddr *)&r->dest[i].ss, r->dest[i].len);
-        if (n < 0) {
-            r->send_errors++;
-            a->errors++;
-            if (r->send_errors == 1 || r->send_errors % 1000 == 0)
-                XG_WARN(a->name, "send to %s: %s (%llu send errors)", r->dest[i].str,
-                        strerror(errno), (unsigned long long)r->send_errors);
-        }
-    }
+    for (int i = 0; i < r->n_dest; i++)
+        xg_udp_batch_add(&r->ubatch, r->fd, (struct sockaddr *)&r->dest[i].ss, r->dest[i].len, buf,
+                         len, i);
+}
+
+/* Hand the queued packets to the kernel, one sendmmsg(2) per XG_UDP_BATCH of them (udp_sends);
+ * a destination that refuses one loses it (send_errors), the others are not affected. */
+static void send_flush(struct xg_adapter *a)
+{
+    struct rtpa *r = a->priv;
+    xg_udp_batch_send(&r->ubatch);
+    uint64_t n = r->ubatch.errors - r->batch_errors, old = r->send_errors;
+    if (!n) return;
+    r->batch_errors = r->ubatch.errors;
+    r->send_errors += n;
+    a->errors += n;
+    int d = r->ubatch.last_tag;
+    if (old == 0 || old / 1000 != r->send_errors / 1000)
+        XG_WARN(a->name, "send to %s: %s (%llu send errors)",
+                d >= 0 && d < r->n_dest ? r->dest[d].str : "?", strerror(r->ubatch.last_errno),
+                (unsigned long long)r->send_errors);
 }
 
 static void packet_begin(struct send_ctx *c)
@@ -614,6 +629,7 @@ static void rtpa_drain(struct xg_adapter *a)
     send_ctx_init(&c, a, now);
     xg_table_drain(a->table, a->index, now, send_visit, &c);
     packet_flush(&c);
+    send_flush(a);
 }
 
 /* Full copy of every object we send (periodic refresh, FIR, PLI). */
@@ -626,6 +642,7 @@ static void full_state(struct xg_adapter *a)
     send_ctx_init(&c, a, now);
     xg_table_foreach(a->table, a->index, now, send_visit, &c);
     packet_flush(&c);
+    send_flush(a);
     r->full_states++;
 }
 
@@ -707,6 +724,7 @@ static void rtcp_cb(evutil_socket_t fd, short what, void *arg)
     size_t len = w.len;
     if (!srtp_out(a, buf, &len, sizeof buf, true)) return;
     send_to_all(a, buf, len);
+    send_flush(a);
     r->rtcp_out++;
 }
 
@@ -1362,12 +1380,12 @@ static void rtpa_status(const struct xg_adapter *a, struct xg_status *st)
     for (int i = 0; i < r->n_dest && n > 0 && (size_t)n < sizeof st->peer; i++)
         n += snprintf(st->peer + n, sizeof st->peer - (size_t)n, "%s%s", i ? "," : " ",
                       r->dest[i].str);
-    /* Plain RTP has 27 counters, SRTP 31 (XG_STATUS_MAX_COUNTERS is 32). Were that limit below
-     * 31, the 4 SRTP counters would replace drop_truncated and drop_bad_version, which cannot move
+    /* Plain RTP has 29 counters, SRTP 33 (XG_STATUS_MAX_COUNTERS is 40). Were that limit below
+     * 33, the 4 SRTP counters would replace drop_truncated and drop_bad_version, which cannot move
      * then (the SRTP check counts such packets as drop_srtp_malformed first), and the diagnostics
      * full_states_coalesced and gse_tags_in. */
     bool srtp = r->srtp.enabled;
-    bool all = !srtp || XG_STATUS_MAX_COUNTERS >= 31;
+    bool all = !srtp || XG_STATUS_MAX_COUNTERS >= 33;
     xg_status_id(st, "port", r->bound_port);
     xg_status_id(st, "ssrc", r->ssrc);
     xg_status_counter(st, "packets_out", (double)r->packets_out);
@@ -1395,6 +1413,7 @@ static void rtpa_status(const struct xg_adapter *a, struct xg_status *st)
     /* ICMP destination/port unreachable for packets sent (rtp_icmp.h) */
     xg_status_counter(st, "dest_unreachable", (double)r->dest_unreachable);
     xg_status_counter(st, "controls_not_carried", (double)r->controls.not_carried);
+    xg_status_counter(st, "udp_sends", (double)r->ubatch.calls); /* sendmmsg calls (send_flush) */
 }
 
 static void rtpa_stop(struct xg_adapter *a)
@@ -1408,7 +1427,10 @@ static void rtpa_stop(struct xg_adapter *a)
         struct rtcp_self me = rtcp_me(r);
         if (!rtcp_write_compound_bye(&w, &me, NULL, NULL)) { /* RFC 3550 §6.1: compound */
             size_t len = w.len;
-            if (srtp_out(a, buf, &len, sizeof buf, true)) send_to_all(a, buf, len);
+            if (srtp_out(a, buf, &len, sizeof buf, true)) {
+                send_to_all(a, buf, len);
+                send_flush(a);
+            }
         }
     }
     /* the BYE above was the last packet protected: the sessions (and their key copies) go */
@@ -1440,6 +1462,7 @@ static void rtpa_destroy(struct xg_adapter *a)
     xg_srtp_conf_wipe(&r->srtp);
     free(r->pkt);
     free(r->rbuf);
+    xg_udp_batch_free(&r->ubatch);
     free(r);
     a->priv = NULL;
 }

@@ -17,6 +17,7 @@
 #include "core/adapter.h"
 #include "core/log.h"
 #include "core/net.h"
+#include "core/udp_batch.h"
 #include "mappings/frame.h"
 
 #define RTPA_MAX_DEST 16
@@ -134,8 +135,10 @@ struct rtpa {
         byes_in;
     uint64_t reasons[R_COUNT];
     uint64_t srtp_send_errors, srtp_other_errors;
-    uint64_t dest_unreachable; /* ICMP destination/port unreachable for packets we sent */
-    int64_t unreachable_ns;    /* when the last one arrived (0: never) */
+    struct xg_udp_batch ubatch; /* RTP/RTCP to the destinations, sent with sendmmsg */
+    uint64_t batch_errors;      /* ubatch.errors already added to send_errors */
+    uint64_t dest_unreachable;  /* ICMP destination/port unreachable for packets we sent */
+    int64_t unreachable_ns;     /* when the last one arrived (0: never) */
     int64_t last_rtp_ts_ns;
     uint64_t rtcp_rng; /* rtcp_rand32 state for the randomised report interval */
     bool ssrc_random;  /* SSRC drawn at random (srtp without ssrc:): the SDP names none */

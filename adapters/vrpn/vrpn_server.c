@@ -79,7 +79,6 @@
 #include "adapters/vrpn/vrpn_names.h"
 #include "adapters/vrpn/vrpn_sensor_map.h"
 #include "adapters/vrpn/vrpn_server_priv.h"
-#include "adapters/vrpn/vrpn_udp_batch.h"
 #include "core/adapter.h"
 #include "core/clock.h"
 #include "core/log.h"
@@ -126,6 +125,7 @@ static int server_create(struct xg_adapter *a, const struct xg_conf *conf, struc
     s->udp_fd = -1;
     s->members_dirty = true;
     if (vrpn_names_init(&s->names, DEPARTED_MAX) < 0) return -ENOMEM;
+    if (xg_udp_batch_init(&s->ubatch, VRPN_UDP_MAX) < 0) return -ENOMEM;
     const char *listen, *tname;
     int rc;
     if ((rc = xg_conf_string(conf, "listen", "0.0.0.0:3883", &listen, err)) ||
@@ -286,6 +286,7 @@ static void server_destroy(struct xg_adapter *a)
     free(s->full.xb);
     free(s->scratch);
     free(s->tracker_name);
+    xg_udp_batch_free(&s->ubatch);
     free(s);
     a->priv = NULL;
 }

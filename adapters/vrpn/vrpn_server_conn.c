@@ -24,7 +24,6 @@
 #include "adapters/vrpn/vrpn_names.h"
 #include "adapters/vrpn/vrpn_sensor_map.h"
 #include "adapters/vrpn/vrpn_server_priv.h"
-#include "adapters/vrpn/vrpn_udp_batch.h"
 #include "core/adapter.h"
 #include "core/clock.h"
 #include "core/log.h"

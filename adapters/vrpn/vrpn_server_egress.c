@@ -25,7 +25,6 @@
 #include "adapters/vrpn/vrpn_names.h"
 #include "adapters/vrpn/vrpn_sensor_map.h"
 #include "adapters/vrpn/vrpn_server_priv.h"
-#include "adapters/vrpn/vrpn_udp_batch.h"
 #include "core/adapter.h"
 #include "core/clock.h"
 #include "core/log.h"
@@ -394,8 +393,8 @@ static void udp_flush(struct xg_adapter *a, struct conn *c)
 {
     struct vrpn_server *s = a->priv;
     if (!c->dlen) return;
-    vrpn_udp_batch_add(&s->ubatch, c->udp_fd, (struct sockaddr *)&c->udp_to, c->udp_to_len,
-                       c->dgram, c->dlen);
+    xg_udp_batch_add(&s->ubatch, c->udp_fd, (struct sockaddr *)&c->udp_to, c->udp_to_len, c->dgram,
+                     c->dlen, 0);
     c->dlen = 0;
 }
 
@@ -404,7 +403,7 @@ static void udp_send(struct xg_adapter *a, struct conn *c)
 {
     struct vrpn_server *s = a->priv;
     udp_flush(a, c);
-    vrpn_udp_batch_send(&s->ubatch, c->udp_fd, (struct sockaddr *)&c->udp_to, c->udp_to_len);
+    xg_udp_batch_send(&s->ubatch);
 }
 
 /* Send reports to one client (only those of the name slots in `only`, when not NULL). Returns

@@ -15,10 +15,10 @@
 
 #include "adapters/vrpn/vrpn_codec.h"
 #include "adapters/vrpn/vrpn_names.h"
-#include "adapters/vrpn/vrpn_udp_batch.h"
 #include "core/adapter.h"
 #include "core/clock.h"
 #include "core/log.h"
+#include "core/udp_batch.h"
 
 #define MAX_TRACKERS 1000
 #define MAX_CTL_DEVICES 500 /* device names made for entities' controls (the rest: trackers) */
@@ -138,7 +138,7 @@ struct vrpn_server {
     uint64_t accepted, refused, callbacks, callback_failures, lob_rejected, lob_duplicates,
         lob_self, lob_names, dropped_slow, bad_input, reports_tcp, reports_udp, reports_skipped,
         drains_skipped, reports_coalesced, pongs, bytes_out, unmapped;
-    struct vrpn_udp_batch ubatch; /* one client's datagrams of a drain, one sendmmsg */
+    struct xg_udp_batch ubatch; /* one client's datagrams of a drain, one sendmmsg */
 };
 
 /* departed names whose sensor numbers are kept (a source that restarts gets its numbers back) */

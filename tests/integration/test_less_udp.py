@@ -9,7 +9,9 @@ them after the next one (reordering), and — for k = 5 — injects corrupted co
   - A re-sent lost packets (counter `resends`), B acknowledged/ignored duplicates and stale
     (reordered) packets, and corrupted datagrams were dropped and counted (`bad_signature`)
     without disturbing the session;
-  - every datagram the relay saw was at most the configured MTU (400 bytes here)."""
+  - every datagram the relay saw was at most the configured MTU (400 bytes here);
+  - A's datagrams left batched: at most one sendmmsg call (`udp_sends`) per datagram (fewer
+    when a flush holds several; test_rtp_batch proves the batching itself)."""
 import math
 import os
 import select
@@ -164,6 +166,8 @@ adapters:
             ca, cb = adapter(a, "up")["counters"], adapter(b, "fed")["counters"]
             assert relay.dropped[relay.ra] > 5 and relay.dropped[relay.rb] > 5, relay.dropped
             assert ca["resends"] > 0, ca
+            # issue 19: a flush's datagrams (and the re-sends) leave in one sendmmsg call
+            assert 0 < ca["udp_sends"] <= ca["packets_out"], ca
             assert cb["framing_errors"] == 0 and ca["framing_errors"] == 0, (ca, cb)
             if k == 7:
                 ls = [l for l in b.lines if "UDP peer is" in l]
@@ -178,7 +182,8 @@ adapters:
                   f"{relay.dropped[relay.ra]}+{relay.dropped[relay.rb]}, reordered "
                   f"{relay.reordered}, corrupted {relay.corrupted}, A resends {ca['resends']:.0f}, "
                   f"B stale {cb['stale_packets']:.0f} dup {cb['duplicates']:.0f} "
-                  f"bad sig {cb['bad_signature']:.0f}, largest datagram {relay.max_len} B")
+                  f"bad sig {cb['bad_signature']:.0f}, largest datagram {relay.max_len} B, "
+                  f"A {ca['packets_out']:.0f} datagrams in {ca['udp_sends']:.0f} sendmmsg calls")
             for g in (a, b):
                 rc, _ = g.stop()
                 log = g.log()

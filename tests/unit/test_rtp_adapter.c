@@ -439,10 +439,11 @@ static void test_srtp_egress(void **state)
     /* status: the SRTP counters, within the core limit */
     struct xg_status st = {0};
     g.a.ops->status(&g.a, &st);
+    assert_int_equal(st.n_counters, 33); /* within XG_STATUS_MAX_COUNTERS: nothing is cut */
     assert_true(st.n_counters <= XG_STATUS_MAX_COUNTERS);
-    const char *want[] = {"port",       "ssrc",           "packets_out",      "objects_out",
-                          "packets_in", "drop_srtp_auth", "drop_srtp_replay", "drop_srtp_malformed",
-                          "srtp_errors"};
+    const char *want[] = {"udp_sends",           "port",       "ssrc",           "packets_out",
+                          "objects_out",         "packets_in", "drop_srtp_auth", "drop_srtp_replay",
+                          "drop_srtp_malformed", "srtp_errors"};
     for (size_t w = 0; w < sizeof want / sizeof want[0]; w++) {
         bool found = false;
         for (int i = 0; i < st.n_counters; i++)
@@ -481,7 +482,7 @@ static void test_plain_status_unchanged(void **state)
     rig_up(&g, 1200);
     struct xg_status st = {0};
     g.a.ops->status(&g.a, &st);
-    assert_int_equal(st.n_counters, 28);
+    assert_int_equal(st.n_counters, 29);
     for (int i = 0; i < st.n_counters; i++)
         assert_null(strstr(st.counters[i].name, "srtp"));
     assert_string_equal(st.counters[13].name, "ingress_objects");
@@ -490,6 +491,7 @@ static void test_plain_status_unchanged(void **state)
     assert_string_equal(st.counters[15].name, "gse_tags_in");
     assert_string_equal(st.counters[26].name, "dest_unreachable");
     assert_string_equal(st.counters[27].name, "controls_not_carried");
+    assert_string_equal(st.counters[28].name, "udp_sends");
     rig_down(&g);
 }
 
