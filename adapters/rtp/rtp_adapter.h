@@ -176,4 +176,23 @@ void rtpa_group_close(struct rtpa *r);
 /** The `sdp` op (core/adapter.h): see rtp_sdp.c. */
 int rtpa_sdp(const struct xg_adapter *a, char *buf, size_t size);
 
+/* Shared between rtp_adapter.c (configuration, egress, RTCP out, life cycle) and rtp_ingress.c
+ * (RTP/RTCP in). All run on the reactor's thread. */
+
+/** Count bad input under `reason` (R_*) and log it through that reason's rate limiter, naming
+ *  `peer`. */
+void rtpa_bad_input(struct xg_adapter *a, const char *peer, int reason, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/** rtp_icmp callback: an ICMP error for a packet sent to `dst` (counted, state unreachable). */
+void rtpa_icmp_cb(void *user, const struct sockaddr *dst, socklen_t len, int err);
+/** A peer asked for the full state (FIR/PLI): sent at once or after the FIR hold-off. */
+void rtpa_requested_full_state(struct xg_adapter *a);
+/** Send a compound RTCP FIR (RFC 5104 §4.3.1) asking SSRC s for its full state. */
+void rtpa_send_fir(struct xg_adapter *a, struct rtpa_ssrc *s);
+/** Forget SSRC s (BYE or silence); with remove_entities its entities leave the table. */
+void rtpa_ssrc_forget(struct xg_adapter *a, struct rtpa_ssrc *s, bool remove_entities);
+/** libevent callbacks of the UDP socket (read) and of the silent-SSRC/object sweep timer. */
+void rtpa_rx_cb(evutil_socket_t fd, short what, void *arg);
+void rtpa_sweep_cb(evutil_socket_t fd, short what, void *arg);
+
 #endif
