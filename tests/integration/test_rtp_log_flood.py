@@ -1,5 +1,7 @@
 """Integration (issue 22 item 15, RTP part): bad RTP from many source ports cannot flood the log.
 
+Loopback UDP is not lossless under load: the test keeps at most 5 datagrams in flight.
+
 Before, `rtp` logged the first drop per (peer address, reason) in full, in 64 slots: a sender
 changing its source port got one line per port. Now one rate limiter per reason: 1,000
 truncated packets from 200 sockets (5 each) are all counted (drop_truncated) and print at most
@@ -56,6 +58,10 @@ adapters:
                 s.sendto(b"\x80\x62", dst)
             sent += 5
             s.close()
+            # at most 5 datagrams in flight: a burst of hundreds can overflow the receive
+            # buffer of a loaded CI runner, and the kernel, not xrgate, would drop them
+            wait_until(lambda: c()["drop_truncated"] >= sent,
+                       what=f"{sent} truncated packets counted", every=0.002)
             if k % 20 == 19:
                 before = c()["objects_in"]
                 send_good()
