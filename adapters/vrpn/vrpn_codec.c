@@ -466,6 +466,33 @@ static const struct {
     {VRPN_BODY_TEXT, VRPN_TYPE_TEXT},
 };
 
+const char *const vrpn_std_types[VRPN_T_COUNT] = {
+    [VRPN_T_GOT_FIRST_CONNECTION] = VRPN_TYPE_GOT_FIRST_CONNECTION,
+    [VRPN_T_GOT_CONNECTION] = VRPN_TYPE_GOT_CONNECTION,
+    [VRPN_T_DROPPED_CONNECTION] = VRPN_TYPE_DROPPED_CONNECTION,
+    [VRPN_T_DROPPED_LAST_CONNECTION] = VRPN_TYPE_DROPPED_LAST_CONNECTION,
+    [VRPN_T_POS_QUAT] = VRPN_TYPE_POS_QUAT,
+    [VRPN_T_VELOCITY] = VRPN_TYPE_VELOCITY,
+    [VRPN_T_ACCELERATION] = VRPN_TYPE_ACCELERATION,
+    [VRPN_T_TO_ROOM] = "vrpn_Tracker To_Room",
+    [VRPN_T_UNIT_TO_SENSOR] = "vrpn_Tracker Unit_To_Sensor",
+    [VRPN_T_REQUEST_TO_ROOM] = "vrpn_Tracker Request_Tracker_To_Room",
+    [VRPN_T_REQUEST_UNIT_TO_SENSOR] = "vrpn_Tracker Request_Unit_To_Sensor",
+    [VRPN_T_WORKSPACE] = "vrpn_Tracker Workspace",
+    [VRPN_T_REQUEST_WORKSPACE] = "vrpn_Tracker Request_Tracker_Workspace",
+    [VRPN_T_SET_UPDATE_RATE] = "vrpn_Tracker set_update_rate",
+    [VRPN_T_RESET_ORIGIN] = "vrpn_Tracker Reset_Origin",
+    [VRPN_T_TEXT] = VRPN_TYPE_TEXT,
+    [VRPN_T_PING] = VRPN_TYPE_PING,
+    [VRPN_T_PONG] = VRPN_TYPE_PONG,
+    [VRPN_T_ANALOG] = VRPN_TYPE_ANALOG_CHANNEL,
+    [VRPN_T_BUTTON_CHANGE] = VRPN_TYPE_BUTTON_CHANGE,
+    [VRPN_T_BUTTON_STATES] = VRPN_TYPE_BUTTON_STATES,
+    [VRPN_T_BUTTON_ADMIN] = "vrpn_Button Admin",
+    [VRPN_T_DIAL] = VRPN_TYPE_DIAL,
+    [VRPN_T_BUTTON_ALERT] = "vrpn_Button Alert",
+};
+
 enum vrpn_body_kind vrpn_body_kind_of(const char *type_name)
 {
     if (!type_name) return VRPN_BODY_UNKNOWN;

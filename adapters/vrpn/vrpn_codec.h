@@ -71,6 +71,42 @@ enum vrpn_system_type {
 #define VRPN_TYPE_PONG "vrpn_Base pong_message"
 #define VRPN_TYPE_TEXT "vrpn_Base text_message"
 
+/** The message types a gateway registers on every connection; the local type id of each is its
+ *  index in vrpn_std_types[] (both roles). The first VRPN_T_CLIENT_COUNT are the types a mainline
+ *  remote registers, in its order (fixtures *_c2s.bin, §8.7); a server also registers
+ *  "vrpn_Button Alert". */
+enum vrpn_std_type {
+    VRPN_T_GOT_FIRST_CONNECTION = 0,
+    VRPN_T_GOT_CONNECTION,
+    VRPN_T_DROPPED_CONNECTION,
+    VRPN_T_DROPPED_LAST_CONNECTION,
+    VRPN_T_POS_QUAT,
+    VRPN_T_VELOCITY,
+    VRPN_T_ACCELERATION,
+    VRPN_T_TO_ROOM,
+    VRPN_T_UNIT_TO_SENSOR,
+    VRPN_T_REQUEST_TO_ROOM,
+    VRPN_T_REQUEST_UNIT_TO_SENSOR,
+    VRPN_T_WORKSPACE,
+    VRPN_T_REQUEST_WORKSPACE,
+    VRPN_T_SET_UPDATE_RATE,
+    VRPN_T_RESET_ORIGIN,
+    VRPN_T_TEXT,
+    VRPN_T_PING,
+    VRPN_T_PONG,
+    VRPN_T_ANALOG,
+    VRPN_T_BUTTON_CHANGE,
+    VRPN_T_BUTTON_STATES,
+    VRPN_T_BUTTON_ADMIN,
+    VRPN_T_DIAL,
+    VRPN_T_CLIENT_COUNT,                  /**< types a client registers (0..22) */
+    VRPN_T_BUTTON_ALERT = VRPN_T_CLIENT_COUNT, /**< server only */
+    VRPN_T_COUNT,                         /**< types a server registers (0..23) */
+};
+
+/** Names of enum vrpn_std_type, indexed by it (exact §8.7 spelling). */
+extern const char *const vrpn_std_types[VRPN_T_COUNT];
+
 /* ---- Cookie (§4) ---- */
 
 /** A decoded magic cookie. */
