@@ -70,110 +70,23 @@
 #include "core/transport_client.h"
 #include "mappings/frame.h"
 
-/* The types a mainline client registers, in its order (fixtures *_c2s.bin, §8.7). */
-static const char *const client_types[] = {
-    VRPN_TYPE_GOT_FIRST_CONNECTION,
-    VRPN_TYPE_GOT_CONNECTION,
-    VRPN_TYPE_DROPPED_CONNECTION,
-    VRPN_TYPE_DROPPED_LAST_CONNECTION,
-    VRPN_TYPE_POS_QUAT,
-    VRPN_TYPE_VELOCITY,
-    VRPN_TYPE_ACCELERATION,
-    "vrpn_Tracker To_Room",
-    "vrpn_Tracker Unit_To_Sensor",
-    "vrpn_Tracker Request_Tracker_To_Room",
-    "vrpn_Tracker Request_Unit_To_Sensor",
-    "vrpn_Tracker Workspace",
-    "vrpn_Tracker Request_Tracker_Workspace",
-    "vrpn_Tracker set_update_rate",
-    "vrpn_Tracker Reset_Origin",
-    VRPN_TYPE_TEXT,
-    VRPN_TYPE_PING,
-    VRPN_TYPE_PONG,
-    VRPN_TYPE_ANALOG_CHANNEL,
-    VRPN_TYPE_BUTTON_CHANGE,
-    VRPN_TYPE_BUTTON_STATES,
-    "vrpn_Button Admin",
-    VRPN_TYPE_DIAL,
-};
-#define N_CLIENT_TYPES ((int)(sizeof client_types / sizeof client_types[0]))
+/* ---- session glue (vrpn_session.h) ---- */
 
-static enum vrpn_body_kind type_kind(int local_type)
+static int sess_send(void *ctx, const uint8_t *buf, size_t len)
 {
-    if (local_type < 0 || local_type >= N_CLIENT_TYPES) return VRPN_BODY_UNKNOWN;
-    return vrpn_body_kind_of(client_types[local_type]);
+    struct vconn *c = ctx;
+    if (!c->bev) return -1;
+    bufferevent_write(c->bev, buf, len);
+    return 0;
 }
 
-/* ---- output ---- */
-
-static void hdr_now(struct vrpn_header *h)
+static int64_t sess_wall(void *ctx, int64_t mono)
 {
-    memset(h, 0, sizeof *h);
-    vrpn_header_set_wall_ns(h, xg_clock_wall_ns());
+    (void)ctx;
+    return xg_clock_mono_to_wall_ns(mono);
 }
 
-static void conn_write(struct vconn *c, const struct xg_writer *w)
-{
-    if (c->bev && w->len && !w->err) bufferevent_write(c->bev, w->buf, w->len);
-}
-
-/* One ping per unanswered device (§7). */
-static void send_pings(struct vconn *c, int64_t now)
-{
-    if (!c->bev || !c->got_cookie) return;
-    int ping = vrpn_id_map_find(c->ids, VRPN_ID_TYPE, VRPN_TYPE_PING);
-    uint8_t buf[OUTBUF];
-    struct xg_writer w;
-    xg_writer_init(&w, buf, sizeof buf);
-    for (int i = 0; i < c->n_devs; i++) {
-        struct vdev *d = c->devs[i];
-        if (d->ponged) continue;
-        if (!d->ping_start_ns) d->ping_start_ns = now;
-        if (d->last_ping_ns && now - d->last_ping_ns < PING_INTERVAL_NS - XG_NS_PER_MS) continue;
-        struct vrpn_header h;
-        hdr_now(&h);
-        h.sender = d->local_id;
-        h.type = ping;
-        if (vrpn_encode_message(&w, &h, &c->seq, NULL, 0, NULL) == 0) {
-            d->last_ping_ns = now;
-            c->pings++;
-        }
-        if (!d->nopong_warned && now - d->ping_start_ns >= NOPONG_WARN_NS) {
-            d->nopong_warned = true;
-            /* the names the server described are the devices it serves (plus its control
-             * sender): list them, so that a misspelt name can be corrected from the log */
-            char offered[400];
-            struct vclient *v = c->a->priv;
-            int n = vrpn_id_map_described_names(c->ids, VRPN_ID_SENDER, "VRPN Control", offered,
-                                                sizeof offered);
-            XG_WARN_PEER(&v->lim_nopong, c->a->name,
-                         "peer %s: no response from server for >= 3 seconds to pings of '%s' (is "
-                         "the device name right? %s%s)",
-                         c->peer, d->name,
-                         n ? "the server offers: " : "the server describes no devices", offered);
-        }
-    }
-    conn_write(c, &w);
-}
-
-/* After the server's cookie: [UDP_DESCRIPTION], our senders, our types (§6.1, §6.3). */
-static int send_handshake(struct vconn *c, struct xg_error *err)
-{
-    size_t cap = (size_t)(c->n_devs + 2 + N_CLIENT_TYPES) * (VRPN_HEADER_SIZE + 8 + VRPN_CNAME_MAX);
-    uint8_t *buf = malloc(cap);
-    if (!buf) return xg_error_set(err, -ENOMEM, "out of memory");
-    struct xg_writer w;
-    xg_writer_init(&w, buf, cap);
-    struct vrpn_header h;
-    hdr_now(&h);
-    int rc = 0;
-    if (!c->tcp_only)
-        rc = vrpn_encode_udp_description(&w, &h, &c->seq, c->udp_port, c->local_ip, err);
-    if (!rc) rc = vrpn_id_map_encode_descriptions(c->ids, &w, &h, &c->seq, err);
-    if (!rc) conn_write(c, &w);
-    free(buf);
-    return rc;
-}
+static int sess_event(void *ctx, const struct vrpn_event *ev);
 
 /* ---- entities ---- */
 
@@ -337,17 +250,48 @@ static void on_velocity(struct xg_adapter *a, struct vdev *d, const struct vrpn_
 
 /* ---- message dispatch (TCP and UDP) ---- */
 
-void vrpn_cli_bad_input(struct vconn *c, const char *where, const struct xg_error *err)
+void vrpn_cli_bad_input(struct vconn *c, const char *where, const char *msg)
 {
     struct xg_adapter *a = c->a;
     struct vclient *v = a->priv;
     c->bad_messages++;
     a->errors++;
     XG_WARN_PEER(&v->lim_bad, a->name, "bad input from %s (%s): %s; closing the connection",
-                 c->peer, where, err->msg);
-    char why[XG_ERROR_MAX + 128];
-    snprintf(why, sizeof why, "bad input (%s): %s", where, err->msg);
+                 c->peer, where, msg);
+    char why[VRPN_SESSION_MSG_MAX + 128];
+    snprintf(why, sizeof why, "bad input (%s): %s", where, msg);
     vrpn_cli_close_conn(c, why);
+}
+
+void vrpn_cli_session_failed(struct vconn *c, const char *where)
+{
+    const struct vrpn_session_error *e = vrpn_session_error(&c->sess);
+    struct xg_adapter *a = c->a;
+    struct vclient *v = a->priv;
+    char why[200];
+    switch (e->kind) {
+    case VRPN_ERR_NO_CALLBACK: {
+        snprintf(why, sizeof why, "peer %s: no call-back within %.1f s of the connection request",
+                 c->peer, (double)v->connect_timeout_ns * 1e-9);
+        uint32_t attempt = xg_tclient_attempts(c->tc) + 1;
+        if (xg_tclient_log_attempt(attempt))
+            XG_WARN(a->name, "%s (attempt %" PRIu32 ")", why, attempt);
+        vrpn_cli_close_conn(c, why);
+        return;
+    }
+    case VRPN_ERR_NO_COOKIE:
+        XG_WARN(a->name, "peer %s: no VRPN cookie within %.1f s; closing the connection", c->peer,
+                (double)v->connect_timeout_ns * 1e-9);
+        c->bad_messages++;
+        vrpn_cli_close_conn(c, "no VRPN cookie");
+        return;
+    case VRPN_ERR_LOCAL:
+        XG_ERR(a->name, "peer %s: %s", c->peer, e->msg);
+        vrpn_cli_close_conn(c, e->msg);
+        return;
+    default:
+        vrpn_cli_bad_input(c, where ? where : e->where, e->msg);
+    }
 }
 
 static void mark_streaming(struct vconn *c)
@@ -358,160 +302,122 @@ static void mark_streaming(struct vconn *c)
     }
 }
 
-/* Handle one message; returns 0, or a negative errno with err set (the caller closes). */
-int vrpn_cli_handle_msg(struct vconn *c, const struct vrpn_msg *m, bool udp, int64_t rx,
-                        struct xg_error *err)
+static struct vdev *dev_of(struct vconn *c, int32_t local_sender)
+{
+    for (int i = 0; i < c->n_devs; i++)
+        if (c->devs[i]->local_id == local_sender) return c->devs[i];
+    return NULL;
+}
+
+/* A device report of the server (VRPN_EV_MESSAGE): into the table. */
+static void on_report(struct vconn *c, struct vdev *d, const struct vrpn_event *ev)
 {
     struct xg_adapter *a = c->a;
-    c->messages++;
-    if (m->hdr.type < 0) {
-        struct vrpn_system_msg sm;
-        int rc = vrpn_system_decode(m, &sm, err);
-        if (rc) return rc;
-        if (sm.type == VRPN_SENDER_DESCRIPTION || sm.type == VRPN_TYPE_DESCRIPTION) {
-            enum vrpn_id_kind k =
-                sm.type == VRPN_SENDER_DESCRIPTION ? VRPN_ID_SENDER : VRPN_ID_TYPE;
-            bool is_new = false;
-            rc = vrpn_id_map_describe(c->ids, k, sm.id, sm.name, &is_new, err);
-            if (rc < 0) return rc;
-            if (is_new) { /* describe it back with our id, as mainline does (§6.2) */
-                uint8_t buf[256];
-                struct xg_writer w;
-                xg_writer_init(&w, buf, sizeof buf);
-                struct vrpn_header h;
-                hdr_now(&h);
-                if (vrpn_encode_description(&w, &h, &c->seq, sm.type, rc, sm.name, NULL) == 0) {
-                    conn_write(c, &w);
-                    c->echoes++;
-                }
-            }
-        } else if (sm.type == VRPN_UDP_DESCRIPTION) {
-            XG_DEBUG(a->name, "peer %s: server UDP port %u at %s", c->peer, sm.udp_port, sm.name);
-        }
-        return 0; /* log / disconnect descriptions: nothing to do */
-    }
-    int lt = vrpn_id_map_to_local(c->ids, VRPN_ID_TYPE, m->hdr.type, err);
-    if (lt == -EPROTO) return lt;
-    int ls = vrpn_id_map_to_local(c->ids, VRPN_ID_SENDER, m->hdr.sender, err);
-    if (ls == -EPROTO) return ls;
-    if (lt < 0 || ls < 0) { /* never described: ignored, as mainline does (§5.3) */
-        xg_error_clear(err);
-        c->ignored++;
-        return 0;
-    }
-    enum vrpn_body_kind kind = type_kind(lt);
-    struct vdev *d = NULL;
-    for (int i = 0; i < c->n_devs && !d; i++)
-        if (c->devs[i]->local_id == ls) d = c->devs[i];
-    if (!d || kind == VRPN_BODY_UNKNOWN || kind == VRPN_BODY_PING) {
-        c->ignored++; /* not one of our devices (§6.5), a type we do not use, or a ping (§7) */
-        return 0;
-    }
-    static struct vrpn_body b;
-    int rc = vrpn_body_decode(kind, m->body, m->body_len, &b, err);
-    if (rc) return xg_error_prefix(err, "device '%s': ", d->name);
-    switch (kind) {
-    case VRPN_BODY_PONG:
-        c->pongs++;
-        if (!d->ponged) XG_DEBUG(a->name, "peer %s: '%s' answered", c->peer, d->name);
-        d->ponged = true;
-        mark_streaming(c);
-        return 0;
+    const struct vrpn_body *b = ev->body;
+    switch (b->kind) {
     case VRPN_BODY_POS_QUAT:
-        on_pos_quat(a, d, &m->hdr, &b.u.pos_quat, rx);
+        on_pos_quat(a, d, ev->hdr, &b->u.pos_quat, ev->rx_ns);
         break;
     case VRPN_BODY_VELOCITY:
-        on_velocity(a, d, &b.u.rate);
+        on_velocity(a, d, &b->u.rate);
         break;
     case VRPN_BODY_BUTTON_CHANGE:
-        set_button(a, d, b.u.button.button, b.u.button.state != 0);
+        set_button(a, d, b->u.button.button, b->u.button.state != 0);
         break;
     case VRPN_BODY_BUTTON_STATES:
-        for (int i = 0; i < b.u.states.count; i++)
-            set_button(a, d, i, b.u.states.states[i] != 0);
+        for (int i = 0; i < b->u.states.count; i++)
+            set_button(a, d, i, b->u.states.states[i] != 0);
         break;
     case VRPN_BODY_ANALOG:
-        for (int i = 0; i < b.u.analog.count; i++)
-            set_analog(a, d, i, b.u.analog.channels[i]);
+        for (int i = 0; i < b->u.analog.count; i++)
+            set_analog(a, d, i, b->u.analog.channels[i]);
         break;
     case VRPN_BODY_DIAL:
-        if (b.u.dial.dial >= 0 && b.u.dial.dial < XG_MAX_ANALOGS - DIAL_ANALOG_BASE) {
-            int idx = DIAL_ANALOG_BASE + b.u.dial.dial;
+        if (b->u.dial.dial >= 0 && b->u.dial.dial < XG_MAX_ANALOGS - DIAL_ANALOG_BASE) {
+            int idx = DIAL_ANALOG_BASE + b->u.dial.dial;
             double cur = idx < d->n_analogs ? d->analogs[idx] : 0.0;
-            set_analog(a, d, idx, cur + b.u.dial.delta);
+            set_analog(a, d, idx, cur + b->u.dial.delta);
         }
         break;
     case VRPN_BODY_TEXT:
         XG_DEBUG(a->name, "peer %s: '%s' says (severity %u): %s", c->peer, d->name,
-                 b.u.text.severity, b.u.text.text);
+                 b->u.text.severity, b->u.text.text);
         break;
     default:
         break; /* acceleration */
     }
-    if (udp)
-        c->udp_reports++;
-    else
-        c->tcp_reports++;
     mark_streaming(c);
+}
+
+/* The session's events (vrpn_session.h): logs, table updates, the transport's state. */
+static int sess_event(void *ctx, const struct vrpn_event *ev)
+{
+    struct vconn *c = ctx;
+    struct xg_adapter *a = c->a;
+    struct vdev *d;
+    switch (ev->kind) {
+    case VRPN_EV_COOKIE:
+        if (ev->minor_differs)
+            XG_INFO(a->name,
+                    "peer %s: server speaks VRPN 07.%02d, we speak 07.38 (not normally a "
+                    "problem)",
+                    c->peer, ev->minor);
+        break;
+    case VRPN_EV_UDP_DESCRIPTION:
+        XG_DEBUG(a->name, "peer %s: server UDP port %u at %s", c->peer, ev->udp_port, ev->name);
+        break;
+    case VRPN_EV_MESSAGE:
+        if ((d = dev_of(c, ev->sender_local))) on_report(c, d, ev);
+        break;
+    case VRPN_EV_PONG:
+        if (ev->first) XG_DEBUG(a->name, "peer %s: '%s' answered", c->peer, ev->sender);
+        mark_streaming(c);
+        break;
+    case VRPN_EV_NOPONG: {
+        /* the names the server described are the devices it serves (plus its control
+         * sender): list them, so that a misspelt name can be corrected from the log */
+        char offered[400];
+        struct vclient *v = a->priv;
+        int n = vrpn_id_map_described_names(vrpn_session_ids(&c->sess), VRPN_ID_SENDER,
+                                            VRPN_NAME_CONTROL, offered, sizeof offered);
+        XG_WARN_PEER(&v->lim_nopong, a->name,
+                     "peer %s: no response from server for >= 3 seconds to pings of '%s' (is "
+                     "the device name right? %s%s)",
+                     c->peer, ev->sender,
+                     n ? "the server offers: " : "the server describes no devices", offered);
+        break;
+    }
+    default:
+        break; /* descriptions (echoed by the session), log requests, ignored messages */
+    }
     return 0;
 }
 
 /* ---- TCP ---- */
 
-static void read_cb(struct bufferevent *bev, void *arg)
+/* Everything buffered on the connection into the session (any split: it reassembles). Returns
+ * false if the connection was closed. */
+static bool feed_input(struct vconn *c)
 {
-    struct vconn *c = arg;
-    struct xg_adapter *a = c->a;
-    struct evbuffer *in = bufferevent_get_input(bev);
-    struct xg_error err = {0};
-    if (!c->got_cookie) {
-        if (evbuffer_get_length(in) < VRPN_COOKIE_SIZE) return;
-        const uint8_t *ck = evbuffer_pullup(in, VRPN_COOKIE_SIZE);
-        struct vrpn_cookie cookie;
-        if (vrpn_cookie_decode(ck, VRPN_COOKIE_SIZE, &cookie, &err) < 0) {
-            vrpn_cli_bad_input(c, "cookie", &err);
-            return;
-        }
-        if (cookie.minor_differs)
-            XG_INFO(a->name,
-                    "peer %s: server speaks VRPN 07.%02d, we speak 07.38 (not normally a "
-                    "problem)",
-                    c->peer, cookie.minor);
-        evbuffer_drain(in, VRPN_COOKIE_SIZE);
-        c->got_cookie = true;
-        if (send_handshake(c, &err) < 0) {
-            XG_ERR(a->name, "peer %s: cannot encode the handshake: %s", c->peer, err.msg);
-            vrpn_cli_close_conn(c, "cannot encode the handshake");
-            return;
-        }
-        c->cookie_ns = xg_clock_mono_ns();
-    }
+    struct evbuffer *in = bufferevent_get_input(c->bev);
     int64_t rx = xg_clock_mono_ns();
     for (;;) {
-        size_t len = evbuffer_get_length(in);
-        if (len < VRPN_HEADER_SIZE) break;
-        const uint8_t *hb = evbuffer_pullup(in, VRPN_HEADER_SIZE);
-        size_t need = 0;
-        int rc = vrpn_stream_check(hb, VRPN_HEADER_SIZE, &need, &err);
+        struct evbuffer_iovec v;
+        if (evbuffer_peek(in, -1, NULL, &v, 1) < 1 || !v.iov_len) return true;
+        size_t n = v.iov_len;
+        int rc = vrpn_session_feed(&c->sess, v.iov_base, n, rx);
         if (rc < 0) {
-            vrpn_cli_bad_input(c, "tcp", &err);
-            return;
+            vrpn_cli_session_failed(c, NULL);
+            return false;
         }
-        if (len < need) break;
-        const uint8_t *buf = evbuffer_pullup(in, (ev_ssize_t)need);
-        struct vrpn_msg m;
-        if (!buf || vrpn_msg_parse(buf, need, &m, &err) < 0) {
-            if (!buf) xg_error_set(&err, -ENOMEM, "out of memory for a %zu-byte message", need);
-            vrpn_cli_bad_input(c, "tcp", &err);
-            return;
-        }
-        if (vrpn_cli_handle_msg(c, &m, false, rx, &err) < 0) {
-            vrpn_cli_bad_input(c, "tcp", &err);
-            return;
-        }
-        evbuffer_drain(in, need);
-        if (!c->bev) return;
+        evbuffer_drain(in, n);
     }
+}
+
+static void read_cb(struct bufferevent *bev, void *arg)
+{
+    (void)bev;
+    feed_input(arg);
 }
 
 static void event_cb(struct bufferevent *bev, short what, void *arg)
@@ -520,18 +426,10 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
     struct xg_adapter *a = c->a;
     char why[200];
     if (what & BEV_EVENT_EOF) {
-        size_t left = evbuffer_get_length(bufferevent_get_input(bev));
-        if (left) {
-            struct xg_error err = {0};
-            if (!c->got_cookie)
-                xg_error_set(&err, -EMSGSIZE, "vrpn cookie: %zu bytes at EOF, need %d", left,
-                             VRPN_COOKIE_SIZE);
-            else if (left < VRPN_HEADER_SIZE)
-                xg_error_set(&err, -EMSGSIZE, "vrpn header: truncated, %zu bytes at EOF, need %d",
-                             left, VRPN_HEADER_SIZE);
-            else
-                xg_error_set(&err, -EMSGSIZE, "vrpn message: truncated, %zu bytes at EOF", left);
-            vrpn_cli_bad_input(c, "tcp", &err);
+        if (!feed_input(c)) return;
+        (void)bev;
+        if (vrpn_session_eof(&c->sess) < 0) {
+            vrpn_cli_session_failed(c, "tcp");
             return;
         }
         XG_WARN(a->name, "%s closed the connection; reconnecting", c->peer);
@@ -553,11 +451,7 @@ void vrpn_cli_setup_bev(struct vconn *c)
     bufferevent_setcb(c->bev, read_cb, NULL, event_cb, c);
     bufferevent_setwatermark(c->bev, EV_READ, 0, VRPN_MAX_MESSAGE + 65536);
     bufferevent_enable(c->bev, EV_READ | EV_WRITE);
-    uint8_t ck[VRPN_COOKIE_SIZE];
-    struct xg_writer w;
-    xg_writer_init(&w, ck, sizeof ck);
-    vrpn_cookie_encode(&w, 0, NULL);
-    conn_write(c, &w); /* both sides send the cookie at once (§4) */
+    vrpn_session_connected(&c->sess, xg_clock_mono_ns()); /* our cookie (§4) */
 }
 
 /* ---- connection life cycle ---- */
@@ -584,13 +478,10 @@ void vrpn_cli_close_conn(struct vconn *c, const char *why)
         close(c->udp_fd);
         c->udp_fd = -1;
     }
-    if (c->ids) vrpn_id_map_free(c->ids);
-    c->got_cookie = false;
+    vrpn_session_close(&c->sess);
     int64_t now = xg_clock_mono_ns();
     for (int i = 0; i < c->n_devs; i++) {
         struct vdev *d = c->devs[i];
-        d->ponged = d->nopong_warned = false;
-        d->ping_start_ns = d->last_ping_ns = 0;
         xg_time_map_reset(&d->tmap);
         for (int k = 0; k < d->n_sensors; k++)
             d->sensors[k].last_src = 0;
@@ -603,31 +494,22 @@ void vrpn_cli_close_conn(struct vconn *c, const char *why)
     if (why && c->tc) xg_tclient_closed(c->tc, why);
 }
 
-/* Fresh id map: our senders (VRPN Control, the devices) and types, as a mainline client. */
-static int init_ids(struct vconn *c)
-{
-    vrpn_id_map_init(c->ids);
-    if (vrpn_id_map_register(c->ids, VRPN_ID_SENDER, VRPN_NAME_CONTROL, NULL) < 0) return -ENOMEM;
-    for (int i = 0; i < c->n_devs; i++) {
-        int id = vrpn_id_map_register(c->ids, VRPN_ID_SENDER, c->devs[i]->name, NULL);
-        if (id < 0) return id;
-        c->devs[i]->local_id = id;
-    }
-    for (int i = 0; i < N_CLIENT_TYPES; i++)
-        if (vrpn_id_map_register(c->ids, VRPN_ID_TYPE, client_types[i], NULL) != i) return -ENOMEM;
-    return 0;
-}
-
-/* A new attempt: fresh sequence numbers and id map. */
+/* A new attempt: a fresh session (sequence numbers, id map with VRPN Control, the mainline
+ * client's types) and our devices as senders 1..n, as a mainline client. */
 static int attempt_begin(struct vconn *c, const struct sockaddr *sa, socklen_t len)
 {
     memcpy(&c->addr, sa, len);
     c->addrlen = len;
     snprintf(c->peer, sizeof c->peer, "%s", xg_tclient_peer(c->tc));
-    c->seq = 0;
-    c->got_cookie = false;
-    c->phase_start_ns = xg_clock_mono_ns();
-    return init_ids(c);
+    int rc = vrpn_session_start(&c->sess, c->tcp_only ? VRPN_MODE_TCP : VRPN_MODE_UDP,
+                                xg_clock_mono_ns());
+    for (int i = 0; rc == 0 && i < c->n_devs; i++) {
+        int id = vrpn_id_map_register(vrpn_session_ids(&c->sess), VRPN_ID_SENDER,
+                                      c->devs[i]->name, NULL);
+        if (id < 0) rc = id;
+        c->devs[i]->local_id = id;
+    }
+    return rc;
 }
 
 /* UDP+TCP: the name resolved (core/transport_client.h): request the call-back. */
@@ -663,37 +545,15 @@ static void tick_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct vconn *c = arg;
     struct xg_adapter *a = c->a;
-    struct vclient *v = a->priv;
     (void)fd;
     (void)what;
     int64_t now = xg_clock_mono_ns();
-    if (ST(c) == XG_TC_CONNECTING && !c->tcp_only && !c->bev && c->lis) {
-        if (now - c->phase_start_ns >= v->connect_timeout_ns) {
-            char why[200];
-            snprintf(why, sizeof why,
-                     "peer %s: no call-back within %.1f s of the connection request", c->peer,
-                     (double)v->connect_timeout_ns * 1e-9);
-            uint32_t attempt = xg_tclient_attempts(c->tc) + 1;
-            if (xg_tclient_log_attempt(attempt))
-                XG_WARN(a->name, "%s (attempt %" PRIu32 ")", why, attempt);
-            vrpn_cli_close_conn(c, why);
-            return;
-        }
-        if (now - c->last_lob_ns >= LOB_RESEND_NS) vrpn_cli_send_lob(c);
-        return;
-    }
-    if (ST(c) == XG_TC_HANDSHAKE && !c->got_cookie &&
-        now - c->phase_start_ns >= v->connect_timeout_ns) {
-        XG_WARN(a->name, "peer %s: no VRPN cookie within %.1f s; closing the connection", c->peer,
-                (double)v->connect_timeout_ns * 1e-9);
-        c->bad_messages++;
-        vrpn_cli_close_conn(c, "no VRPN cookie");
+    /* connection request resends and the call-back wait, the cookie wait, pings (§6.3, §7) */
+    if (vrpn_session_tick(&c->sess, now) < 0) {
+        vrpn_cli_session_failed(c, NULL);
         return;
     }
     if (ST(c) != XG_TC_HANDSHAKE && ST(c) != XG_TC_STREAMING) return;
-    /* first pings shortly after the handshake, once the server's descriptions are in and echoed
-     * (mainline's remotes ping from their first mainloop, §7) */
-    if (c->got_cookie && now - c->cookie_ns >= FIRST_PING_NS) send_pings(c, now);
     /* controller entities: a sample well within stale_ms while the connection streams (not
      * while a reconnect waits for its cookie: the entity stays inactive, then stale) */
     int64_t keep = xg_table_params(a->table)->stale_ns / 2;
@@ -764,6 +624,12 @@ static int client_start(struct xg_adapter *a)
                                       .connect_timeout_ns = v->connect_timeout_ns};
         struct xg_tclient_ops ops = {.connected = c->tcp_only ? on_connected : NULL,
                                      .resolved = c->tcp_only ? NULL : on_resolved};
+        struct vrpn_session_ops so = {.send = sess_send,
+                                      .send_request = vrpn_cli_send_request,
+                                      .event = sess_event,
+                                      .wall_ns = sess_wall};
+        vrpn_session_init(&c->sess, VRPN_ROLE_CLIENT, &so, c, v->connect_timeout_ns);
+        c->sess_ready = true;
         c->tc = v->tcs[i] = xg_tclient_new(a->base, &tcc, &ops, c);
         c->tick = event_new(a->base, -1, EV_PERSIST, tick_cb, c);
         if (!c->tc || !c->tick) return -ENOMEM;
@@ -789,9 +655,11 @@ static void client_status(const struct xg_adapter *a, struct xg_status *st)
     if (v->tcs) xg_tclient_status(v->tcs, v->n_conns, st);
     for (int i = 0; i < v->n_conns; i++) {
         const struct vconn *c = v->conns[i];
-        const uint64_t vals[11] = {c->messages,  c->bad_messages, c->tcp_reports, c->udp_reports,
-                                   c->datagrams, c->ignored,      c->pings,       c->pongs,
-                                   c->lobs,      c->echoes,       c->udp_foreign};
+        const struct vrpn_session_stats *ss = vrpn_session_stats(&c->sess);
+        const uint64_t vals[11] = {ss->messages,    c->bad_messages, ss->tcp_reports,
+                                   ss->udp_reports, ss->datagrams,   ss->ignored,
+                                   ss->pings,       ss->pongs,       ss->requests,
+                                   ss->echoes,      c->udp_foreign};
         for (int k = 0; k < 11; k++)
             sum[k] += vals[k];
         if (off < sizeof st->peer) {
@@ -847,9 +715,8 @@ static void client_destroy(struct xg_adapter *a)
     client_stop(a);
     for (int i = 0; i < v->n_conns; i++) {
         struct vconn *c = v->conns[i];
-        if (c->ids) vrpn_id_map_free(c->ids);
+        if (c->sess_ready) vrpn_session_free(&c->sess);
         xg_tclient_free(c->tc);
-        free(c->ids);
         free(c->devs);
         free(c);
     }

@@ -110,9 +110,6 @@ int vrpn_cli_add_device(struct xg_adapter *a, struct vclient *v, const struct xg
         c = calloc(1, sizeof *c);
         if (!c) return -ENOMEM;
         v->conns[v->n_conns++] = c;
-        c->ids = calloc(1, sizeof *c->ids);
-        if (!c->ids) return -ENOMEM;
-        vrpn_id_map_init(c->ids);
         c->a = a;
         c->tcp_only = tcp_only;
         snprintf(c->host, sizeof c->host, "%s", host);

@@ -16,6 +16,7 @@
 
 #include "adapters/vrpn/vrpn_client.h"
 #include "adapters/vrpn/vrpn_codec.h"
+#include "adapters/vrpn/vrpn_session.h"
 #include "core/adapter.h"
 #include "core/clock.h"
 #include "core/conf.h"
@@ -25,11 +26,6 @@
 #include "mappings/frame.h"
 
 #define DIAL_ANALOG_BASE 64 /* dial d -> analogs[64 + d] */
-#define LOB_RESEND_NS (2 * XG_NS_PER_S)
-#define PING_INTERVAL_NS XG_NS_PER_S
-#define FIRST_PING_NS (100 * XG_NS_PER_MS)
-#define NOPONG_WARN_NS (3 * XG_NS_PER_S)
-#define OUTBUF 8192
 
 #define ST(c) xg_tclient_state((c)->tc)
 
@@ -52,8 +48,6 @@ struct vdev {
     uint32_t ctl_id;  /* controller entity while there is no tracker entity */
     int64_t ctl_last_t;
     struct xg_time_map tmap;
-    bool ponged, nopong_warned;
-    int64_t ping_start_ns, last_ping_ns;
     /* control state (kept to carry it over between entities and across reconnects) */
     uint8_t buttons[XG_MAX_BUTTONS];
     int n_buttons;
@@ -79,12 +73,9 @@ struct vconn {
     struct evconnlistener *lis; /* UDP+TCP: call-back listener */
     evutil_socket_t udp_fd;     /* UDP+TCP: data socket */
     struct event *udp_ev;
-    struct event *tick; /* 100 ms (less for stale_ms < 400): lob resend, pings, keepalive */
-    struct vrpn_id_map *ids;
-    bool got_cookie;
-    int64_t cookie_ns; /* when the server's cookie was accepted */
-    uint32_t seq;
-    int64_t phase_start_ns, last_lob_ns;
+    struct event *tick; /* 100 ms (less for stale_ms < 400): session deadlines, keepalive */
+    struct vrpn_session sess; /* the protocol (vrpn_session.h): cookie, ids, pings, counters */
+    bool sess_ready;          /* sess initialised (client_start) */
     char local_ip[INET_ADDRSTRLEN];
     uint16_t listen_port, udp_port;
     /* UDP data is accepted only from the server's address and, once its first datagram was
@@ -92,8 +83,7 @@ struct vconn {
     struct in_addr srv_ip;
     uint16_t srv_udp_port;
 
-    uint64_t messages, bad_messages, tcp_reports, udp_reports, datagrams, ignored, pings, pongs,
-        lobs, echoes, udp_foreign;
+    uint64_t bad_messages, udp_foreign;
 };
 
 struct vclient {
@@ -125,24 +115,23 @@ int vrpn_cli_add_device(struct xg_adapter *a, struct vclient *v, const struct xg
  *  without only clean up (stop, or a failed attempt the transport reports). */
 void vrpn_cli_close_conn(struct vconn *c, const char *why);
 
-/** Bad input from c's server in `where` (err->msg says what): count it, one rate-limited log line
+/** Bad input from c's server in `where` (msg says what): count it, one rate-limited log line
  *  naming the peer, and close the connection (reconnecting later). */
-void vrpn_cli_bad_input(struct vconn *c, const char *where, const struct xg_error *err);
+void vrpn_cli_bad_input(struct vconn *c, const char *where, const char *msg);
 
-/** Handle one message from c's server received at rx (monotonic ns) over UDP or TCP; returns 0,
- *  or a negative errno with err set (the caller closes the connection). */
-int vrpn_cli_handle_msg(struct vconn *c, const struct vrpn_msg *m, bool udp, int64_t rx,
-                        struct xg_error *err);
+/** c's session failed (a negative return of a vrpn_session_* call other than -ECONNABORTED):
+ *  log and close as its error says; `where` overrides the error's place (NULL: keep it). */
+void vrpn_cli_session_failed(struct vconn *c, const char *where);
 
-/** Attach c's connected TCP bufferevent (c->bev) to the read and event call-backs and send our
- *  cookie (wire rules §4). */
+/** Attach c's connected TCP bufferevent (c->bev) to the read and event call-backs and start the
+ *  cookie exchange (vrpn_session_connected(): our cookie, wire rules §4). */
 void vrpn_cli_setup_bev(struct vconn *c);
 
 /* ---- vrpn_client_udp.c ---- */
 
-/** Send the connection request "<ip> <port>\0" to the server from a fresh UDP socket (§6.3);
- *  0 or a negative errno. */
-int vrpn_cli_send_lob(struct vconn *c);
+/** ops.send_request of c's session: send the connection request datagram to the server from a
+ *  fresh UDP socket (§6.3); 0 or a negative errno. */
+int vrpn_cli_send_request(void *ctx, const uint8_t *buf, size_t len);
 
 /** Start a UDP+TCP attempt: call-back listener and UDP data socket on the local address that
  *  routes to the server, then the connection request. 0, or -errno with the reason in why. */

@@ -67,31 +67,17 @@ static void udp_cb(evutil_socket_t fd, short what, void *arg)
                          c->peer, r, xg_net_addr_str((struct sockaddr *)&from, fs, sizeof fs), ss);
             continue;
         }
-        if (!c->got_cookie) {
-            c->ignored++; /* data before the handshake: the ids are unknown */
-            continue;
-        }
-        c->datagrams++;
-        int64_t rx = xg_clock_mono_ns();
-        size_t off = 0;
-        struct vrpn_msg m;
-        struct xg_error err = {0};
-        int rc;
-        while ((rc = vrpn_datagram_next(dg, (size_t)r, &off, &m, &err)) == 1) {
-            if (vrpn_cli_handle_msg(c, &m, true, rx, &err) < 0) {
-                rc = -EPROTO;
-                break;
-            }
-            if (c->udp_fd < 0) return;
-        }
-        if (rc == 0 && !c->srv_udp_port) c->srv_udp_port = ((struct sockaddr_in *)&from)->sin_port;
+        bool up = vrpn_session_state(&c->sess) == VRPN_SESS_STREAMING;
+        int rc = vrpn_session_feed_datagram(&c->sess, dg, (size_t)r, xg_clock_mono_ns());
         if (rc < 0) {
             char where[96], fs[64];
             snprintf(where, sizeof where, "udp datagram from %s",
                      xg_net_addr_str((struct sockaddr *)&from, fs, sizeof fs));
-            vrpn_cli_bad_input(c, where, &err);
+            vrpn_cli_session_failed(c, where);
             return;
         }
+        /* data before the handshake is dropped by the session (the ids are unknown) */
+        if (up && !c->srv_udp_port) c->srv_udp_port = ((struct sockaddr_in *)&from)->sin_port;
     }
 }
 
@@ -121,33 +107,23 @@ static void accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct soc
     xg_net_listener_free(c->lis); /* no further call-backs */
     c->lis = NULL;
     xg_tclient_handshake(c->tc);
-    c->phase_start_ns = xg_clock_mono_ns();
     XG_INFO(a->name, "peer %s called back from %s", c->peer, from);
     vrpn_cli_setup_bev(c);
 }
 
-/* Send the connection request "<ip> <port>\0" from a fresh UDP socket (§6.3). */
-int vrpn_cli_send_lob(struct vconn *c)
+/* ops.send_request: the connection request from a fresh UDP socket (§6.3). */
+int vrpn_cli_send_request(void *ctx, const uint8_t *buf, size_t len)
 {
-    uint8_t buf[VRPN_LOB_MAX];
-    struct xg_writer w;
-    xg_writer_init(&w, buf, sizeof buf);
-    struct xg_error err = {0};
-    if (vrpn_lob_encode(&w, c->local_ip, c->listen_port, &err) < 0) {
-        XG_ERR(c->a->name, "peer %s: %s", c->peer, err.msg);
-        return -EINVAL;
-    }
+    struct vconn *c = ctx;
     int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return -errno;
-    ssize_t r = sendto(fd, buf, w.len, 0, (struct sockaddr *)&c->addr, c->addrlen);
+    ssize_t r = sendto(fd, buf, len, 0, (struct sockaddr *)&c->addr, c->addrlen);
     int e = errno;
     close(fd);
     if (r < 0) {
         XG_DEBUG(c->a->name, "peer %s: connection request not sent: %s", c->peer, strerror(e));
         return -e;
     }
-    c->lobs++;
-    c->last_lob_ns = xg_clock_mono_ns();
     return 0;
 }
 
@@ -205,7 +181,10 @@ int vrpn_cli_start_callback(struct vconn *c, char *why, size_t why_size)
     c->udp_ev = event_new(a->base, c->udp_fd, EV_READ | EV_PERSIST, udp_cb, c);
     if (!c->udp_ev) return -ENOMEM;
     event_add(c->udp_ev, NULL);
-    if (vrpn_cli_send_lob(c) == -EINVAL) {
+    vrpn_session_set_udp(&c->sess, c->local_ip, c->udp_port); /* our UDP_DESCRIPTION */
+    if (vrpn_session_request(&c->sess, c->local_ip, c->listen_port, xg_clock_mono_ns(), &err) <
+        0) {
+        XG_ERR(a->name, "peer %s: %s", c->peer, err.msg);
         snprintf(why, why_size, "cannot encode the connection request");
         return -EINVAL;
     }
