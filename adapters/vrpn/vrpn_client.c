@@ -401,6 +401,8 @@ static bool feed_input(struct vconn *c)
 {
     struct evbuffer *in = bufferevent_get_input(c->bev);
     int64_t rx = xg_clock_mono_ns();
+    enum vrpn_sess_state st = vrpn_session_state(&c->sess);
+    if (st != VRPN_SESS_COOKIE && st != VRPN_SESS_STREAMING) return true;
     for (;;) {
         struct evbuffer_iovec v;
         if (evbuffer_peek(in, -1, NULL, &v, 1) < 1 || !v.iov_len) return true;
@@ -504,8 +506,8 @@ static int attempt_begin(struct vconn *c, const struct sockaddr *sa, socklen_t l
     int rc = vrpn_session_start(&c->sess, c->tcp_only ? VRPN_MODE_TCP : VRPN_MODE_UDP,
                                 xg_clock_mono_ns());
     for (int i = 0; rc == 0 && i < c->n_devs; i++) {
-        int id = vrpn_id_map_register(vrpn_session_ids(&c->sess), VRPN_ID_SENDER,
-                                      c->devs[i]->name, NULL);
+        int id = vrpn_id_map_register(vrpn_session_ids(&c->sess), VRPN_ID_SENDER, c->devs[i]->name,
+                                      NULL);
         if (id < 0) rc = id;
         c->devs[i]->local_id = id;
     }
@@ -656,10 +658,9 @@ static void client_status(const struct xg_adapter *a, struct xg_status *st)
     for (int i = 0; i < v->n_conns; i++) {
         const struct vconn *c = v->conns[i];
         const struct vrpn_session_stats *ss = vrpn_session_stats(&c->sess);
-        const uint64_t vals[11] = {ss->messages,    c->bad_messages, ss->tcp_reports,
-                                   ss->udp_reports, ss->datagrams,   ss->ignored,
-                                   ss->pings,       ss->pongs,       ss->requests,
-                                   ss->echoes,      c->udp_foreign};
+        const uint64_t vals[11] = {ss->messages,  c->bad_messages, ss->tcp_reports, ss->udp_reports,
+                                   ss->datagrams, ss->ignored,     ss->pings,       ss->pongs,
+                                   ss->requests,  ss->echoes,      c->udp_foreign};
         for (int k = 0; k < 11; k++)
             sum[k] += vals[k];
         if (off < sizeof st->peer) {

@@ -73,7 +73,7 @@ struct vconn {
     struct evconnlistener *lis; /* UDP+TCP: call-back listener */
     evutil_socket_t udp_fd;     /* UDP+TCP: data socket */
     struct event *udp_ev;
-    struct event *tick; /* 100 ms (less for stale_ms < 400): session deadlines, keepalive */
+    struct event *tick;       /* 100 ms (less for stale_ms < 400): session deadlines, keepalive */
     struct vrpn_session sess; /* the protocol (vrpn_session.h): cookie, ids, pings, counters */
     bool sess_ready;          /* sess initialised (client_start) */
     char local_ip[INET_ADDRSTRLEN];

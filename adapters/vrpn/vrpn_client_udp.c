@@ -182,8 +182,7 @@ int vrpn_cli_start_callback(struct vconn *c, char *why, size_t why_size)
     if (!c->udp_ev) return -ENOMEM;
     event_add(c->udp_ev, NULL);
     vrpn_session_set_udp(&c->sess, c->local_ip, c->udp_port); /* our UDP_DESCRIPTION */
-    if (vrpn_session_request(&c->sess, c->local_ip, c->listen_port, xg_clock_mono_ns(), &err) <
-        0) {
+    if (vrpn_session_request(&c->sess, c->local_ip, c->listen_port, xg_clock_mono_ns(), &err) < 0) {
         XG_ERR(a->name, "peer %s: %s", c->peer, err.msg);
         snprintf(why, why_size, "cannot encode the connection request");
         return -EINVAL;

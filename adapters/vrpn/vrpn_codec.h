@@ -99,9 +99,9 @@ enum vrpn_std_type {
     VRPN_T_BUTTON_STATES,
     VRPN_T_BUTTON_ADMIN,
     VRPN_T_DIAL,
-    VRPN_T_CLIENT_COUNT,                  /**< types a client registers (0..22) */
+    VRPN_T_CLIENT_COUNT,                       /**< types a client registers (0..22) */
     VRPN_T_BUTTON_ALERT = VRPN_T_CLIENT_COUNT, /**< server only */
-    VRPN_T_COUNT,                         /**< types a server registers (0..23) */
+    VRPN_T_COUNT,                              /**< types a server registers (0..23) */
 };
 
 /** Names of enum vrpn_std_type, indexed by it (exact §8.7 spelling). */

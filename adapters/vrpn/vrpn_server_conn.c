@@ -24,39 +24,13 @@
 #include "adapters/vrpn/vrpn_names.h"
 #include "adapters/vrpn/vrpn_sensor_map.h"
 #include "adapters/vrpn/vrpn_server_priv.h"
+#include "adapters/vrpn/vrpn_session.h"
 #include "core/adapter.h"
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/net.h"
 #include "mappings/frame.h"
 
-/* Our types, registered in this order on every connection (ids 0..17 as in mainline's s2c). */
-static const char *const our_types[] = {
-    VRPN_TYPE_GOT_FIRST_CONNECTION,
-    VRPN_TYPE_GOT_CONNECTION,
-    VRPN_TYPE_DROPPED_CONNECTION,
-    VRPN_TYPE_DROPPED_LAST_CONNECTION,
-    VRPN_TYPE_POS_QUAT,
-    VRPN_TYPE_VELOCITY,
-    VRPN_TYPE_ACCELERATION,
-    "vrpn_Tracker To_Room",
-    "vrpn_Tracker Unit_To_Sensor",
-    "vrpn_Tracker Request_Tracker_To_Room",
-    "vrpn_Tracker Request_Unit_To_Sensor",
-    "vrpn_Tracker Workspace",
-    "vrpn_Tracker Request_Tracker_Workspace",
-    "vrpn_Tracker set_update_rate",
-    "vrpn_Tracker Reset_Origin",
-    VRPN_TYPE_TEXT,
-    VRPN_TYPE_PING,
-    VRPN_TYPE_PONG,
-    VRPN_TYPE_BUTTON_CHANGE,
-    VRPN_TYPE_BUTTON_STATES,
-    "vrpn_Button Admin",
-    "vrpn_Button Alert",
-    VRPN_TYPE_ANALOG_CHANNEL,
-};
-#define N_OUR_TYPES ((int)(sizeof our_types / sizeof our_types[0]))
 /* ---- connections ---- */
 
 size_t vrpn_srv_out_len(const struct conn *c)
@@ -75,7 +49,7 @@ void vrpn_srv_conn_free(struct vrpn_server *s, struct conn *c)
     if (c->deadline) event_free(c->deadline);
     if (c->udp_ev) event_free(c->udp_ev);
     if (c->udp_fd >= 0) close(c->udp_fd);
-    vrpn_id_map_free(&c->map);
+    vrpn_session_free(&c->sess);
     free(c->tsender);
     free(c->pending.b);
     free(c);
@@ -132,25 +106,24 @@ int vrpn_srv_conn_tracker_sender(struct xg_adapter *a, struct conn *c, int t, st
         c->n_tsender = s->n_trackers;
     }
     if (c->tsender[t] >= 0) return c->tsender[t];
-    int before = vrpn_id_map_count(&c->map, VRPN_ID_SENDER);
-    int id = vrpn_id_map_register(&c->map, VRPN_ID_SENDER, s->trackers[t].name, NULL);
+    struct vrpn_id_map *map = vrpn_session_ids(&c->sess);
+    int before = vrpn_id_map_count(map, VRPN_ID_SENDER);
+    int id = vrpn_id_map_register(map, VRPN_ID_SENDER, s->trackers[t].name, NULL);
     if (id < 0) return -1;
     c->tsender[t] = id;
     if (w && id >= before)
-        vrpn_encode_description(w, h, &c->tcp_seq, VRPN_SENDER_DESCRIPTION, id, s->trackers[t].name,
-                                NULL);
+        vrpn_encode_description(w, h, vrpn_session_seq(&c->sess), VRPN_SENDER_DESCRIPTION, id,
+                                s->trackers[t].name, NULL);
     return id;
 }
 
-static int conn_init_map(struct xg_adapter *a, struct conn *c)
+/* A fresh session: VRPN Control, our types (vrpn_std_types[]) and every tracker as a sender. */
+static int conn_start_session(struct xg_adapter *a, struct conn *c, enum vrpn_mode mode)
 {
     struct vrpn_server *s = a->priv;
-    vrpn_id_map_init(&c->map);
-    if (vrpn_id_map_register(&c->map, VRPN_ID_SENDER, VRPN_NAME_CONTROL, NULL) < 0) return -ENOMEM;
+    if (vrpn_session_start(&c->sess, mode, xg_clock_mono_ns()) < 0) return -ENOMEM;
     for (int t = 0; t < s->n_trackers; t++)
         if (vrpn_srv_conn_tracker_sender(a, c, t, NULL, NULL) < 0) return -ENOMEM;
-    for (int i = 0; i < N_OUR_TYPES; i++)
-        if (vrpn_id_map_register(&c->map, VRPN_ID_TYPE, our_types[i], NULL) != i) return -ENOMEM;
     return 0;
 }
 
@@ -205,18 +178,15 @@ static void encode_states(struct xg_adapter *a, struct conn *c, int t, struct xg
     if (sender < 0) return;
     h.sender = sender;
     h.type = T_BUTTON_STATES;
-    vrpn_encode_body_message(w, &h, &c->tcp_seq, &b, NULL);
+    vrpn_encode_body_message(w, &h, vrpn_session_seq(&c->sess), &b, NULL);
 }
 
-/* The client's cookie was accepted: send our handshake burst (§6.1 step 3, §6.3), then a Button
- * States for every tracker with buttons (mainline's "got connection" handler, §6.1 step 4). */
-static bool conn_handshake(struct xg_adapter *a, struct conn *c)
+/* The session sent our handshake burst (§6.1 step 3, §6.3): a Button States for every tracker
+ * with buttons (mainline's "got connection" handler, §6.1 step 4). Returns false if c is gone. */
+static bool conn_up(struct xg_adapter *a, struct conn *c)
 {
     struct vrpn_server *s = a->priv;
-    size_t names = (size_t)vrpn_id_map_count(&c->map, VRPN_ID_SENDER) +
-                   (size_t)vrpn_id_map_count(&c->map, VRPN_ID_TYPE);
-    size_t cap = (names + 1) * (VRPN_HEADER_SIZE + 4 + VRPN_CNAME_MAX + 8) + 256 +
-                 (size_t)s->n_trackers * (VRPN_HEADER_SIZE + 8 + 4 * VRPN_MAX_BUTTONS);
+    size_t cap = (size_t)s->n_trackers * (VRPN_HEADER_SIZE + 8 + 4 * VRPN_MAX_BUTTONS) + 8;
     uint8_t *buf = malloc(cap);
     if (!buf) {
         a->errors++;
@@ -225,25 +195,12 @@ static bool conn_handshake(struct xg_adapter *a, struct conn *c)
     }
     struct xg_writer w;
     xg_writer_init(&w, buf, cap);
-    struct vrpn_header h = now_header(xg_clock_mono_ns());
-    struct xg_error err = {0};
-    int rc = 0;
-    if (c->callback && c->udp_fd >= 0)
-        rc = vrpn_encode_udp_description(&w, &h, &c->tcp_seq, c->udp_port, c->udp_host, &err);
-    if (rc >= 0) rc = vrpn_id_map_encode_descriptions(&c->map, &w, &h, &c->tcp_seq, &err);
-    for (int t = 0; rc >= 0 && t < s->n_trackers; t++)
+    struct vrpn_header h = vrpn_session_header(&c->sess, xg_clock_mono_ns());
+    for (int t = 0; t < s->n_trackers; t++)
         encode_states(a, c, t, &w, h);
-    if (rc < 0) {
-        XG_ERR(a->name, "client %s: handshake: %s", c->peer, err.msg);
-        free(buf);
-        a->errors++;
-        vrpn_srv_conn_free(s, c);
-        return false;
-    }
-    c->state = C_STREAMING;
     c->need_full = true;
     event_del(c->deadline);
-    bool ok = vrpn_srv_conn_write(a, c, buf, w.len);
+    bool ok = !w.len || vrpn_srv_conn_write(a, c, buf, w.len);
     free(buf);
     if (ok)
         XG_INFO_PEER(&s->lim_session, a->name, "client %s: VRPN session up (%s, %d/%" PRId64 ")",
@@ -251,119 +208,96 @@ static bool conn_handshake(struct xg_adapter *a, struct conn *c)
     return ok;
 }
 
-static const char *type_name_of(const struct conn *c, int local)
-{
-    const char *n = vrpn_id_map_name(&c->map, VRPN_ID_TYPE, local);
-    return n ? n : "?";
-}
-
-/* Handle one message from a client. Returns false if the connection was closed. */
-static bool conn_message(struct xg_adapter *a, struct conn *c, const struct vrpn_msg *m)
+/* The client's UDP_DESCRIPTION (numeric IPv4, checked by the session): low-latency reports go
+ * over UDP to it from now on. */
+static void conn_udp_description(struct xg_adapter *a, struct conn *c, const struct vrpn_event *ev)
 {
     struct vrpn_server *s = a->priv;
-    struct xg_error err = {0};
-    char what[2 * XG_ERROR_MAX + 256];
-    if (m->hdr.type < 0) {
-        struct vrpn_system_msg sm;
-        if (vrpn_system_decode(m, &sm, &err) < 0) {
-            snprintf(what, sizeof what, "system message: %s", err.msg);
-            conn_bad(a, c, what);
-            return false;
-        }
-        if (sm.type == VRPN_SENDER_DESCRIPTION || sm.type == VRPN_TYPE_DESCRIPTION) {
-            enum vrpn_id_kind k =
-                sm.type == VRPN_SENDER_DESCRIPTION ? VRPN_ID_SENDER : VRPN_ID_TYPE;
-            bool is_new = false;
-            int local = vrpn_id_map_describe(&c->map, k, sm.id, sm.name, &is_new, &err);
-            if (local < 0) {
-                snprintf(what, sizeof what, "%s description of id %" PRId32 " '%s': %s",
-                         k == VRPN_ID_SENDER ? "sender" : "type", sm.id, sm.name, err.msg);
-                conn_bad(a, c, what);
-                return false;
-            }
-            if (is_new) { /* describe it back with our id (§6.2) */
-                uint8_t b[VRPN_HEADER_SIZE + 4 + VRPN_CNAME_MAX + 8];
-                struct xg_writer w;
-                xg_writer_init(&w, b, sizeof b);
-                struct vrpn_header h = now_header(xg_clock_mono_ns());
-                if (vrpn_encode_description(&w, &h, &c->tcp_seq, sm.type, local, sm.name, NULL) ==
-                    0)
-                    return vrpn_srv_conn_write(a, c, b, w.len);
-            }
-        } else if (sm.type == VRPN_UDP_DESCRIPTION) {
-            struct sockaddr_in sin; /* numeric only: resolving a name would block the reactor */
-            if (vrpn_callback_target(sm.name, sm.udp_port, &sin) < 0) {
-                snprintf(what, sizeof what,
-                         "UDP description: host '%s' is not a numeric IPv4 address", sm.name);
-                conn_bad(a, c, what);
-                return false;
-            }
-            memcpy(&c->udp_to, &sin, sizeof sin);
-            c->udp_to_len = sizeof sin;
-            if (c->udp_fd < 0 && conn_open_udp(a, c) < 0) {
-                XG_WARN_PEER(&s->lim_session, a->name,
-                             "client %s: no UDP socket; reports stay on TCP", c->peer);
-                return true;
-            }
-            c->udp_ok = true;
-            XG_INFO_PEER(&s->lim_session, a->name, "client %s: reports over UDP to %s:%u", c->peer,
-                         sm.name, (unsigned)sm.udp_port);
-        }
-        /* log description (we never log) and disconnect (log files only): ignored */
-        return true;
+    struct sockaddr_in sin;
+    if (vrpn_callback_target(ev->name, ev->udp_port, &sin) < 0) return;
+    memcpy(&c->udp_to, &sin, sizeof sin);
+    c->udp_to_len = sizeof sin;
+    if (c->udp_fd < 0 && conn_open_udp(a, c) < 0) {
+        XG_WARN_PEER(&s->lim_session, a->name, "client %s: no UDP socket; reports stay on TCP",
+                     c->peer);
+        return;
     }
-    int lt = vrpn_id_map_to_local(&c->map, VRPN_ID_TYPE, m->hdr.type, &err);
-    if (lt < 0) {
-        snprintf(what, sizeof what, "message type id %" PRId32 " %s", m->hdr.type,
-                 lt == -ENOENT ? "was never described" : err.msg);
-        conn_bad(a, c, what);
-        return false;
-    }
-    int ls = vrpn_id_map_to_local(&c->map, VRPN_ID_SENDER, m->hdr.sender, &err);
-    if (ls < 0) {
-        snprintf(what, sizeof what, "message sender id %" PRId32 " (type '%s') %s", m->hdr.sender,
-                 type_name_of(c, lt), ls == -ENOENT ? "was never described" : err.msg);
-        conn_bad(a, c, what);
-        return false;
-    }
-    const char *tname = type_name_of(c, lt);
-    enum vrpn_body_kind kind = vrpn_body_kind_of(tname);
-    size_t want = SIZE_MAX;
-    if (lt == T_SET_RATE || lt == T_BUTTON_ADMIN)
-        want = 8;
-    else if (lt >= 9 && lt <= 14 && lt != 11 && lt != T_SET_RATE)
-        want = 0; /* the tracker requests and Reset_Origin */
-    if (want != SIZE_MAX && m->body_len != want) {
-        snprintf(what, sizeof what, "'%s' body is %zu bytes, expected %zu", tname, m->body_len,
-                 want);
-        conn_bad(a, c, what);
-        return false;
-    }
-    if (kind != VRPN_BODY_UNKNOWN) {
-        struct vrpn_body body;
-        if (vrpn_body_decode(kind, m->body, m->body_len, &body, &err) < 0) {
-            snprintf(what, sizeof what, "body: %s", err.msg);
-            conn_bad(a, c, what);
-            return false;
-        }
-    }
-    if (lt == T_PING) {
-        for (int t = 0; t < s->n_trackers; t++) {
-            if (vrpn_srv_conn_tracker_sender(a, c, t, NULL, NULL) != ls) continue;
-            uint8_t b[2 * VRPN_HEADER_SIZE + 8 + 4 * VRPN_MAX_BUTTONS];
-            struct xg_writer w;
-            xg_writer_init(&w, b, sizeof b);
-            struct vrpn_header h = now_header(xg_clock_mono_ns());
-            encode_states(a, c, t, &w, h); /* button servers send States before the pong */
-            h.sender = ls;
-            h.type = T_PONG;
-            vrpn_encode_message(&w, &h, &c->tcp_seq, NULL, 0, NULL);
-            s->pongs++;
-            return vrpn_srv_conn_write(a, c, b, w.len);
-        }
-        /* a ping for a name we do not serve: no pong (§7) */
+    c->udp_ok = true;
+    XG_INFO_PEER(&s->lim_session, a->name, "client %s: reports over UDP to %s:%u", c->peer,
+                 ev->name, (unsigned)ev->udp_port);
+}
+
+/* A ping (§7): Button States (button servers send them before the pong) and a pong from our
+ * sender of that name; none for a name we do not serve. Returns false if c is gone. */
+static bool conn_ping(struct xg_adapter *a, struct conn *c, int32_t ls)
+{
+    struct vrpn_server *s = a->priv;
+    for (int t = 0; t < s->n_trackers; t++) {
+        if (vrpn_srv_conn_tracker_sender(a, c, t, NULL, NULL) != ls) continue;
+        uint8_t b[2 * VRPN_HEADER_SIZE + 8 + 4 * VRPN_MAX_BUTTONS];
+        struct xg_writer w;
+        xg_writer_init(&w, b, sizeof b);
+        struct vrpn_header h = vrpn_session_header(&c->sess, xg_clock_mono_ns());
+        encode_states(a, c, t, &w, h);
+        h.sender = ls;
+        h.type = T_PONG;
+        vrpn_encode_message(&w, &h, vrpn_session_seq(&c->sess), NULL, 0, NULL);
+        s->pongs++;
+        return vrpn_srv_conn_write(a, c, b, w.len);
     }
     return true;
+}
+
+/* ops.send of a connection's session. */
+static int sess_send(void *ctx, const uint8_t *buf, size_t len)
+{
+    struct conn *c = ctx;
+    return vrpn_srv_conn_write(c->a, c, buf, len) ? 0 : -1;
+}
+
+static int64_t sess_wall(void *ctx, int64_t mono)
+{
+    (void)ctx;
+    return xg_clock_mono_to_wall_ns(mono);
+}
+
+/* The session's events (vrpn_session.h). < 0 when c was freed. */
+static int sess_event(void *ctx, const struct vrpn_event *ev)
+{
+    struct conn *c = ctx;
+    struct xg_adapter *a = c->a;
+    struct vrpn_server *s = a->priv;
+    switch (ev->kind) {
+    case VRPN_EV_COOKIE:
+        if (ev->minor_differs)
+            XG_INFO_PEER(&s->lim_session, a->name,
+                         "client %s speaks VRPN 07.%02d (we speak 07.38): continuing", c->peer,
+                         ev->minor);
+        return 0;
+    case VRPN_EV_UP:
+        return conn_up(a, c) ? 0 : -1;
+    case VRPN_EV_UDP_DESCRIPTION:
+        conn_udp_description(a, c, ev);
+        return 0;
+    case VRPN_EV_MESSAGE:
+        if (ev->type_local == T_PING) return conn_ping(a, c, ev->sender_local) ? 0 : -1;
+        return 0;
+    default:
+        return 0; /* descriptions (echoed by the session), log requests (we never log) */
+    }
+}
+
+/* The session failed (bad input, or out of memory): one log line, and the connection closes. */
+static void conn_failed(struct xg_adapter *a, struct conn *c)
+{
+    const struct vrpn_session_error *e = vrpn_session_error(&c->sess);
+    if (e->kind == VRPN_ERR_LOCAL) {
+        XG_ERR(a->name, "client %s: %s", c->peer, e->msg);
+        a->errors++;
+        vrpn_srv_conn_free(a->priv, c);
+        return;
+    }
+    conn_bad(a, c, e->msg);
 }
 
 /* The connection of a bufferevent (callbacks get the adapter as their argument). */
@@ -374,57 +308,33 @@ static struct conn *conn_of(struct vrpn_server *s, struct bufferevent *bev)
     return NULL;
 }
 
+/* Everything buffered on c into its session (any split: it reassembles). Returns false if c is
+ * gone. */
+static bool conn_feed(struct xg_adapter *a, struct conn *c)
+{
+    struct evbuffer *in = bufferevent_get_input(c->bev);
+    int64_t now = xg_clock_mono_ns();
+    enum vrpn_sess_state st = vrpn_session_state(&c->sess);
+    if (st != VRPN_SESS_COOKIE && st != VRPN_SESS_STREAMING) return true;
+    for (;;) {
+        struct evbuffer_iovec v;
+        if (evbuffer_peek(in, -1, NULL, &v, 1) < 1 || !v.iov_len) return true;
+        size_t n = v.iov_len;
+        int rc = vrpn_session_feed(&c->sess, v.iov_base, n, now);
+        if (rc == -ECONNABORTED) return false; /* freed by a write that failed */
+        if (rc < 0) {
+            conn_failed(a, c);
+            return false;
+        }
+        evbuffer_drain(in, n);
+    }
+}
+
 static void read_cb(struct bufferevent *bev, void *arg)
 {
     struct xg_adapter *a = arg;
-    struct vrpn_server *s = a->priv;
-    struct conn *c = conn_of(s, bev);
-    if (!c) return;
-    struct evbuffer *in = bufferevent_get_input(bev);
-    char what[2 * XG_ERROR_MAX + 256];
-    for (;;) {
-        size_t len = evbuffer_get_length(in);
-        struct xg_error err = {0};
-        if (c->state == C_COOKIE) {
-            if (len < VRPN_COOKIE_SIZE) return;
-            const uint8_t *p = evbuffer_pullup(in, VRPN_COOKIE_SIZE);
-            struct vrpn_cookie ck;
-            if (vrpn_cookie_decode(p, VRPN_COOKIE_SIZE, &ck, &err) < 0) {
-                char hex[2 * VRPN_COOKIE_SIZE + 1];
-                for (int i = 0; i < VRPN_COOKIE_SIZE; i++)
-                    snprintf(hex + 2 * i, 3, "%02x", p[i]);
-                snprintf(what, sizeof what, "cookie: %s (bytes %s)", err.msg, hex);
-                conn_bad(a, c, what);
-                return;
-            }
-            if (ck.minor_differs)
-                XG_INFO_PEER(&s->lim_session, a->name,
-                             "client %s speaks VRPN 07.%02d (we speak 07.38): continuing", c->peer,
-                             ck.minor);
-            evbuffer_drain(in, VRPN_COOKIE_SIZE);
-            if (!conn_handshake(a, c)) return;
-            continue;
-        }
-        if (c->state != C_STREAMING || len == 0) return;
-        size_t have = len < VRPN_HEADER_SIZE ? len : VRPN_HEADER_SIZE, ws = 0;
-        const uint8_t *p = evbuffer_pullup(in, (ssize_t)have);
-        int rc = vrpn_stream_check(p, have, &ws, &err);
-        if (rc < 0) {
-            snprintf(what, sizeof what, "header: %s", err.msg);
-            conn_bad(a, c, what);
-            return;
-        }
-        if (have < VRPN_HEADER_SIZE || ws > len) return;
-        p = evbuffer_pullup(in, (ssize_t)ws);
-        struct vrpn_msg m;
-        if (vrpn_msg_parse(p, ws, &m, &err) < 0) {
-            snprintf(what, sizeof what, "message: %s", err.msg);
-            conn_bad(a, c, what);
-            return;
-        }
-        if (!conn_message(a, c, &m)) return;
-        evbuffer_drain(in, ws);
-    }
+    struct conn *c = conn_of(a->priv, bev);
+    if (c) conn_feed(a, c);
 }
 
 static void event_cb(struct bufferevent *bev, short what, void *arg)
@@ -438,42 +348,29 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
          * UDP_DESCRIPTION */
         int one = 1;
         setsockopt(bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        c->state = C_COOKIE;
         if (conn_open_udp(a, c) < 0)
             XG_WARN_PEER(&s->lim_session, a->name, "client %s: no UDP socket; reports stay on TCP",
                          c->peer);
-        uint8_t ck[VRPN_COOKIE_SIZE];
-        struct xg_writer w;
-        xg_writer_init(&w, ck, sizeof ck);
-        vrpn_cookie_encode(&w, 0, NULL);
-        if (!vrpn_srv_conn_write(a, c, ck, w.len)) return;
+        else
+            vrpn_session_set_udp(&c->sess, c->udp_host, c->udp_port); /* our UDP_DESCRIPTION */
+        if (vrpn_session_connected(&c->sess, xg_clock_mono_ns()) < 0) return; /* our cookie */
         XG_DEBUG(a->name, "client %s: called back", c->peer);
         return;
     }
     if (!(what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))) return;
-    if (c->state == C_CONNECTING) {
+    if (vrpn_session_state(&c->sess) == VRPN_SESS_CALLBACK) {
         XG_WARN_PEER(&s->lim_callback, a->name, "call-back to %s failed: %s", c->peer,
                      evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
         s->callback_failures++;
         vrpn_srv_conn_free(s, c);
         return;
     }
-    size_t left = evbuffer_get_length(bufferevent_get_input(bev));
-    if (left && (what & BEV_EVENT_EOF)) {
-        char msg[160];
-        if (c->state == C_COOKIE)
-            snprintf(msg, sizeof msg, "truncated cookie: %zu of %d bytes before EOF", left,
-                     VRPN_COOKIE_SIZE);
-        else if (left < VRPN_HEADER_SIZE)
-            snprintf(msg, sizeof msg, "truncated header: %zu of %d bytes before EOF", left,
-                     VRPN_HEADER_SIZE);
-        else {
-            const uint8_t *p = evbuffer_pullup(bufferevent_get_input(bev), VRPN_HEADER_SIZE);
-            snprintf(msg, sizeof msg, "truncated message: %zu bytes before EOF, length %" PRIu32,
-                     left, xg_load_be32(p));
+    if (what & BEV_EVENT_EOF) {
+        if (!conn_feed(a, c)) return;
+        if (vrpn_session_eof(&c->sess) < 0) { /* a partial cookie or message */
+            conn_failed(a, c);
+            return;
         }
-        conn_bad(a, c, msg);
-        return;
     }
     XG_INFO_PEER(&s->lim_session, a->name, "client %s disconnected", c->peer);
     vrpn_srv_conn_free(s, c);
@@ -488,8 +385,17 @@ static void deadline_cb(evutil_socket_t fd, short what, void *arg)
     struct vrpn_server *s = a->priv;
     (void)fd;
     (void)what;
-    if (c->state == C_STREAMING) return;
-    if (c->state == C_CONNECTING) {
+    int64_t now = xg_clock_mono_ns();
+    if (vrpn_session_tick(&c->sess, now) == 0) {
+        enum vrpn_sess_state st = vrpn_session_state(&c->sess);
+        if (st == VRPN_SESS_STREAMING || st == VRPN_SESS_IDLE) return;
+        /* not due yet (the session's clock started just after this timer): wait for the rest */
+        int64_t left = vrpn_session_deadline(&c->sess) - now;
+        struct timeval tv = xg_ns_to_timeval(left > XG_NS_PER_MS ? left : XG_NS_PER_MS);
+        evtimer_add(c->deadline, &tv);
+        return;
+    }
+    if (vrpn_session_error(&c->sess)->kind == VRPN_ERR_NO_CALLBACK) {
         XG_WARN_PEER(&s->lim_callback, a->name, "call-back to %s: no answer within %" PRId64 " ms",
                      c->peer, s->handshake_ms);
         s->callback_failures++;
@@ -502,7 +408,10 @@ static void deadline_cb(evutil_socket_t fd, short what, void *arg)
     vrpn_srv_conn_free(s, c);
 }
 
-static struct conn *conn_new(struct xg_adapter *a, struct bufferevent *bev, const char *peer)
+/* A connection and its session (mode: VRPN_MODE_UDP for a call-back), with the handshake
+ * deadline armed. NULL on allocation failure. */
+static struct conn *conn_new(struct xg_adapter *a, struct bufferevent *bev, const char *peer,
+                             enum vrpn_mode mode)
 {
     struct vrpn_server *s = a->priv;
     struct conn *c = calloc(1, sizeof *c);
@@ -516,7 +425,10 @@ static struct conn *conn_new(struct xg_adapter *a, struct bufferevent *bev, cons
     s->n_conns++;
     struct timeval tmo = xg_ns_to_timeval(s->handshake_ms * XG_NS_PER_MS);
     c->deadline = evtimer_new(a->base, deadline_cb, c);
-    if (!c->deadline || evtimer_add(c->deadline, &tmo) < 0 || conn_init_map(a, c) < 0) {
+    struct vrpn_session_ops ops = {.send = sess_send, .event = sess_event, .wall_ns = sess_wall};
+    vrpn_session_init(&c->sess, VRPN_ROLE_SERVER, &ops, c, s->handshake_ms * XG_NS_PER_MS);
+    c->callback = mode == VRPN_MODE_UDP;
+    if (!c->deadline || evtimer_add(c->deadline, &tmo) < 0 || conn_start_session(a, c, mode) < 0) {
         c->bev = NULL;
         vrpn_srv_conn_free(s, c);
         return NULL;
@@ -544,7 +456,7 @@ void vrpn_srv_accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct s
         return;
     }
     struct bufferevent *bev = bufferevent_socket_new(a->base, fd, BEV_OPT_CLOSE_ON_FREE);
-    struct conn *c = bev ? conn_new(a, bev, peer) : NULL;
+    struct conn *c = bev ? conn_new(a, bev, peer, VRPN_MODE_TCP) : NULL;
     if (!c) {
         if (bev)
             bufferevent_free(bev);
@@ -556,12 +468,7 @@ void vrpn_srv_accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct s
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     s->accepted++;
-    c->state = C_COOKIE;
-    uint8_t ck[VRPN_COOKIE_SIZE];
-    struct xg_writer w;
-    xg_writer_init(&w, ck, sizeof ck);
-    vrpn_cookie_encode(&w, 0, NULL);
-    if (!vrpn_srv_conn_write(a, c, ck, w.len)) return;
+    if (vrpn_session_connected(&c->sess, xg_clock_mono_ns()) < 0) return; /* our cookie */
     XG_DEBUG(a->name, "client %s connected over TCP", peer);
 }
 
@@ -618,7 +525,7 @@ void vrpn_srv_lob_read_cb(evutil_socket_t fd, short what, void *arg)
         for (struct conn *c = s->conns; c && !dup; c = c->next) {
             dup = c->callback && c->cb_addr.sin_port == to.sin_port &&
                   c->cb_addr.sin_addr.s_addr == to.sin_addr.s_addr;
-            pending += c->callback && c->state != C_STREAMING;
+            pending += c->callback && vrpn_session_state(&c->sess) != VRPN_SESS_STREAMING;
         }
         if (dup) {
             s->lob_duplicates++;
@@ -636,14 +543,12 @@ void vrpn_srv_lob_read_cb(evutil_socket_t fd, short what, void *arg)
             continue;
         }
         struct bufferevent *bev = bufferevent_socket_new(a->base, -1, BEV_OPT_CLOSE_ON_FREE);
-        struct conn *c = bev ? conn_new(a, bev, target) : NULL;
+        struct conn *c = bev ? conn_new(a, bev, target, VRPN_MODE_UDP) : NULL;
         if (!c) {
             if (bev) bufferevent_free(bev);
             a->errors++;
             continue;
         }
-        c->callback = true;
-        c->state = C_CONNECTING;
         c->cb_addr = to;
         s->callbacks++;
         XG_DEBUG(a->name, "connection request from %s: calling back %s", peer, target);

@@ -58,7 +58,8 @@ static int tracker_find_or_add(struct xg_adapter *a, const char *name)
         uint8_t b[VRPN_HEADER_SIZE + 4 + VRPN_CNAME_MAX + 8];
         struct xg_writer w;
         xg_writer_init(&w, b, sizeof b);
-        vrpn_srv_conn_tracker_sender(a, c, t, c->state == C_STREAMING ? &w : NULL, &h);
+        vrpn_srv_conn_tracker_sender(
+            a, c, t, vrpn_session_state(&c->sess) == VRPN_SESS_STREAMING ? &w : NULL, &h);
         if (w.len) vrpn_srv_conn_write(a, c, b, w.len);
     }
     XG_INFO(a->name, "serving tracker '%s'", name);
@@ -440,7 +441,7 @@ static bool conn_send(struct xg_adapter *a, struct conn *c, const struct reports
                     c->dlen += dw.len;
                 s->reports_udp++;
             } else {
-                vrpn_encode_message(&w, &h, &c->tcp_seq, body, bl, NULL);
+                vrpn_encode_message(&w, &h, vrpn_session_seq(&c->sess), body, bl, NULL);
                 s->reports_tcp++;
             }
         }
@@ -459,7 +460,7 @@ static bool conn_send(struct xg_adapter *a, struct conn *c, const struct reports
             if (vrpn_encode_message(&dw, &h, &c->udp_seq, r->xb + x->off, x->len, NULL) == 0)
                 c->dlen += dw.len;
         } else
-            vrpn_encode_message(&w, &h, &c->tcp_seq, r->xb + x->off, x->len, NULL);
+            vrpn_encode_message(&w, &h, vrpn_session_seq(&c->sess), r->xb + x->off, x->len, NULL);
     }
     if (c->udp_ok) udp_send(a, c);
     if (w.len) {
@@ -530,7 +531,7 @@ void vrpn_srv_drain(struct xg_adapter *a)
     struct conn *next;
     for (struct conn *c = s->conns; c; c = next) {
         next = c->next;
-        if (c->state != C_STREAMING) continue;
+        if (vrpn_session_state(&c->sess) != VRPN_SESS_STREAMING) continue;
         if (!c->udp_ok && vrpn_srv_out_len(c) > (size_t)s->max_output) {
             /* slow TCP client: skip (coalesce), resume with the newest state once it drains */
             if (!c->slow_since) c->slow_since = now;

@@ -15,6 +15,7 @@
 
 #include "adapters/vrpn/vrpn_codec.h"
 #include "adapters/vrpn/vrpn_names.h"
+#include "adapters/vrpn/vrpn_session.h"
 #include "core/adapter.h"
 #include "core/clock.h"
 #include "core/log.h"
@@ -27,17 +28,15 @@
 #define VELOCITY_LEN 72
 #define REPORT_WIRE (VRPN_HEADER_SIZE + POS_QUAT_LEN + VRPN_HEADER_SIZE + VELOCITY_LEN)
 
+/* our type ids on every connection: the index in vrpn_std_types[] (vrpn_codec.h) */
 enum {
-    T_POS_QUAT = 4,
-    T_VELOCITY = 5,
-    T_SET_RATE = 13,
-    T_TEXT = 15,
-    T_PING = 16,
-    T_PONG = 17,
-    T_BUTTON_CHANGE = 18,
-    T_BUTTON_STATES = 19,
-    T_BUTTON_ADMIN = 20,
-    T_ANALOG = 22
+    T_POS_QUAT = VRPN_T_POS_QUAT,
+    T_VELOCITY = VRPN_T_VELOCITY,
+    T_PING = VRPN_T_PING,
+    T_PONG = VRPN_T_PONG,
+    T_BUTTON_CHANGE = VRPN_T_BUTTON_CHANGE,
+    T_BUTTON_STATES = VRPN_T_BUTTON_STATES,
+    T_ANALOG = VRPN_T_ANALOG
 };
 struct rule {
     char *match;
@@ -73,20 +72,17 @@ struct reports {
     size_t xblen, xbcap;
 };
 
-enum conn_state { C_CONNECTING, C_COOKIE, C_STREAMING };
-
 struct conn {
     struct xg_adapter *a;
     struct bufferevent *bev;
     struct event *deadline; /* the handshake (call-back connect + cookie) must end by then */
     char peer[64];
-    enum conn_state state;
-    bool callback; /* we connected back after a UDP connection request (UDP+TCP mode) */
+    struct vrpn_session sess; /* cookie, ids, TCP sequence numbers (vrpn_session.h) */
+    bool callback;            /* we connected back after a UDP connection request (UDP+TCP mode) */
     struct sockaddr_in cb_addr; /* the call-back target (callback connections) */
-    struct vrpn_id_map map;
-    int32_t *tsender; /* our sender id of each tracker on this connection */
+    int32_t *tsender;           /* our sender id of each tracker on this connection */
     int n_tsender;
-    uint32_t tcp_seq, udp_seq;
+    uint32_t udp_seq;
     int udp_fd;                     /* our UDP socket for this connection (-1 = none) */
     struct event *udp_ev;           /* reads (and discards) what the client sends to it */
     uint16_t udp_port;              /* its port (announced in callback mode) */

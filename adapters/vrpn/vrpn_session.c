@@ -139,8 +139,10 @@ int vrpn_session_request(struct vrpn_session *s, const char *host, uint16_t tcp_
 
 int vrpn_session_connected(struct vrpn_session *s, int64_t now)
 {
+    /* a client waits timeout_ns for the cookie from now; a server's one deadline covers the
+     * call-back connect and the cookie (a peer cannot hold a slot longer) */
+    if (s->role == VRPN_ROLE_CLIENT || s->state == VRPN_SESS_IDLE) s->phase_start_ns = now;
     s->state = VRPN_SESS_COOKIE;
-    s->phase_start_ns = now;
     s->request_len = 0; /* no more connection requests */
     s->in_len = 0;
     uint8_t ck[VRPN_COOKIE_SIZE];
@@ -168,7 +170,8 @@ static int send_handshake(struct vrpn_session *s, int64_t now)
     if (rc >= 0) rc = vrpn_id_map_encode_descriptions(&s->ids, &w, &h, &s->seq, &err);
     if (rc < 0) {
         free(buf);
-        return vrpn_sess_fail(s, VRPN_ERR_LOCAL, "tcp", rc, "%s", err.msg);
+        return vrpn_sess_fail(s, VRPN_ERR_LOCAL, "tcp", rc, "cannot encode the handshake: %s",
+                              err.msg);
     }
     rc = vrpn_sess_send(s, buf, w.len);
     free(buf);
@@ -312,8 +315,7 @@ int vrpn_session_eof(struct vrpn_session *s)
     if (s->state == VRPN_SESS_COOKIE) {
         if (client)
             return vrpn_sess_fail(s, VRPN_ERR_INPUT, "tcp", -EMSGSIZE,
-                                  "vrpn cookie: %zu bytes at EOF, need %d", left,
-                                  VRPN_COOKIE_SIZE);
+                                  "vrpn cookie: %zu bytes at EOF, need %d", left, VRPN_COOKIE_SIZE);
         return vrpn_sess_fail(s, VRPN_ERR_INPUT, "tcp", -EMSGSIZE,
                               "truncated cookie: %zu of %d bytes before EOF", left,
                               VRPN_COOKIE_SIZE);
@@ -412,8 +414,7 @@ int64_t vrpn_session_deadline(const struct vrpn_session *s)
     switch (s->state) {
     case VRPN_SESS_CALLBACK:
         d = s->phase_start_ns + s->timeout_ns;
-        if (s->request_len)
-            d = min64(d, s->last_request_ns + VRPN_SESSION_REQUEST_RESEND_NS);
+        if (s->request_len) d = min64(d, s->last_request_ns + VRPN_SESSION_REQUEST_RESEND_NS);
         return d;
     case VRPN_SESS_COOKIE:
         return s->phase_start_ns + s->timeout_ns;

@@ -65,10 +65,10 @@ enum vrpn_rule {
 
 /** Kinds of errors (vrpn_session_error()). */
 enum vrpn_err_kind {
-    VRPN_ERR_INPUT = 0,        /**< the peer sent something invalid (message in err.msg) */
-    VRPN_ERR_NO_CALLBACK,      /**< UDP+TCP: no call-back within the connect timeout */
-    VRPN_ERR_NO_COOKIE,        /**< no cookie within the connect/handshake timeout */
-    VRPN_ERR_LOCAL,            /**< our own output could not be encoded (out of memory) */
+    VRPN_ERR_INPUT = 0,   /**< the peer sent something invalid (message in err.msg) */
+    VRPN_ERR_NO_CALLBACK, /**< UDP+TCP: no call-back within the connect timeout */
+    VRPN_ERR_NO_COOKIE,   /**< no cookie within the connect/handshake timeout */
+    VRPN_ERR_LOCAL,       /**< our own output could not be encoded (out of memory) */
 };
 
 /** Size of an error text (struct vrpn_session_error). */
@@ -86,44 +86,44 @@ struct vrpn_session_error {
 
 /** Kinds of events (struct vrpn_event). */
 enum vrpn_event_kind {
-    VRPN_EV_COOKIE = 0,   /**< the peer's cookie was accepted: minor, minor_differs */
-    VRPN_EV_UP,           /**< our handshake burst was sent: the session streams */
-    VRPN_EV_DESCRIBED,    /**< the peer described a name: id_kind, remote_id, local_id, name,
-                               echoed (we described it back) */
+    VRPN_EV_COOKIE = 0,      /**< the peer's cookie was accepted: minor, minor_differs */
+    VRPN_EV_UP,              /**< our handshake burst was sent: the session streams */
+    VRPN_EV_DESCRIBED,       /**< the peer described a name: id_kind, remote_id, local_id, name,
+                                  echoed (we described it back) */
     VRPN_EV_UDP_DESCRIPTION, /**< the peer's UDP_DESCRIPTION: host (numeric IPv4), udp_port */
     VRPN_EV_LOG_DESCRIPTION, /**< the peer asked for logging (we never log): log_mode */
-    VRPN_EV_MESSAGE,      /**< a decoded message of a described sender and type: sender_local,
-                               sender, type_local, type, body (kind VRPN_BODY_UNKNOWN for a type
-                               this codec does not decode), hdr (the peer's time), rx_ns, udp */
-    VRPN_EV_PONG,         /**< client: a pong of one of our devices (also a VRPN_EV_MESSAGE is
-                               not sent for it): sender_local, sender, first (first pong) */
-    VRPN_EV_NOPONG,       /**< client: a device was pinged for >= 3 s without a pong (once per
-                               connection and device): sender_local, sender */
-    VRPN_EV_IGNORED,      /**< a message dropped by rule VRPN_RULE_DROP: reason */
+    VRPN_EV_MESSAGE,         /**< a decoded message of a described sender and type: sender_local,
+                                  sender, type_local, type, body (kind VRPN_BODY_UNKNOWN for a type
+                                  this codec does not decode), hdr (the peer's time), rx_ns, udp */
+    VRPN_EV_PONG,            /**< client: a pong of one of our devices (also a VRPN_EV_MESSAGE is
+                                  not sent for it): sender_local, sender, first (first pong) */
+    VRPN_EV_NOPONG,          /**< client: a device was pinged for >= 3 s without a pong (once per
+                                  connection and device): sender_local, sender */
+    VRPN_EV_IGNORED,         /**< a message dropped by rule VRPN_RULE_DROP: reason */
 };
 
 /** One event. Pointers are borrowed: valid during the ops.event call only. */
 struct vrpn_event {
     enum vrpn_event_kind kind;
-    int minor;                 /**< COOKIE: the peer's minor version */
-    bool minor_differs;        /**< COOKIE: not 38 */
-    enum vrpn_id_kind id_kind; /**< DESCRIBED */
-    int32_t remote_id;         /**< DESCRIBED */
-    bool echoed;               /**< DESCRIBED: new name, described back to the peer */
-    int32_t local_id;          /**< DESCRIBED */
-    const char *name;          /**< DESCRIBED: the name; UDP_DESCRIPTION: the host */
-    uint16_t udp_port;         /**< UDP_DESCRIPTION */
-    int32_t log_mode;          /**< LOG_DESCRIPTION */
-    int32_t sender_local;      /**< MESSAGE, PONG, NOPONG: our id of the sender */
-    const char *sender;        /**< MESSAGE, PONG, NOPONG: its name */
-    int32_t type_local;        /**< MESSAGE: our id of the type (enum vrpn_std_type if < 24) */
-    const char *type;          /**< MESSAGE: its name */
+    int minor;                     /**< COOKIE: the peer's minor version */
+    bool minor_differs;            /**< COOKIE: not 38 */
+    enum vrpn_id_kind id_kind;     /**< DESCRIBED */
+    int32_t remote_id;             /**< DESCRIBED */
+    bool echoed;                   /**< DESCRIBED: new name, described back to the peer */
+    int32_t local_id;              /**< DESCRIBED */
+    const char *name;              /**< DESCRIBED: the name; UDP_DESCRIPTION: the host */
+    uint16_t udp_port;             /**< UDP_DESCRIPTION */
+    int32_t log_mode;              /**< LOG_DESCRIPTION */
+    int32_t sender_local;          /**< MESSAGE, PONG, NOPONG: our id of the sender */
+    const char *sender;            /**< MESSAGE, PONG, NOPONG: its name */
+    int32_t type_local;            /**< MESSAGE: our id of the type (enum vrpn_std_type if < 24) */
+    const char *type;              /**< MESSAGE: its name */
     const struct vrpn_header *hdr; /**< MESSAGE: the header (the peer's report time) */
     const struct vrpn_body *body;  /**< MESSAGE: the decoded body */
-    bool first;                /**< PONG: the device's first pong on this connection */
-    int64_t rx_ns;             /**< MESSAGE: when the bytes were fed (monotonic ns) */
-    bool udp;                  /**< MESSAGE: it came in a UDP datagram */
-    const char *reason;        /**< IGNORED: why ("sender or type never described", ...) */
+    bool first;                    /**< PONG: the device's first pong on this connection */
+    int64_t rx_ns;                 /**< MESSAGE: when the bytes were fed (monotonic ns) */
+    bool udp;                      /**< MESSAGE: it came in a UDP datagram */
+    const char *reason;            /**< IGNORED: why ("sender or type never described", ...) */
 };
 
 /** What the owner does for the session. ctx is given back to every call. */
@@ -220,8 +220,9 @@ int vrpn_session_request(struct vrpn_session *s, const char *host, uint16_t tcp_
                          struct xg_error *err);
 
 /** The TCP connection is up (connected, accepted, or the call-back): send our cookie (§4) and wait
- *  for the peer's (VRPN_SESS_COOKIE, deadline now + timeout). 0, or -ECONNABORTED if ops.send
- *  reported the connection gone. */
+ *  for the peer's (VRPN_SESS_COOKIE). The cookie deadline is now + timeout for a client; for a
+ *  server that called back it stays the start + timeout (one deadline for call-back and cookie).
+ *  0, or -ECONNABORTED if ops.send reported the connection gone. */
 int vrpn_session_connected(struct vrpn_session *s, int64_t now);
 
 /** Bytes read from the TCP connection at `now`, any split. Processes every whole cookie/message,
@@ -234,8 +235,7 @@ int vrpn_session_feed(struct vrpn_session *s, const uint8_t *buf, size_t len, in
 /** Client: one UDP datagram from the server (the caller checks its source) at `now`: dropped
  *  (VRPN_EV_IGNORED) before the handshake, else each message dispatched as from TCP. Returns as
  *  vrpn_session_feed(); a message cut by the datagram's end is bad input. */
-int vrpn_session_feed_datagram(struct vrpn_session *s, const uint8_t *dg, size_t len,
-                               int64_t now);
+int vrpn_session_feed_datagram(struct vrpn_session *s, const uint8_t *dg, size_t len, int64_t now);
 
 /** The connection reached EOF: 0 if no partial cookie or message is buffered, else -EMSGSIZE with
  *  vrpn_session_error() naming how many bytes were left. */

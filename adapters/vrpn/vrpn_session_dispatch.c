@@ -163,8 +163,8 @@ static int server_message(struct vrpn_session *s, const struct vrpn_msg *m, bool
     int ls = vrpn_id_map_to_local(&s->ids, VRPN_ID_SENDER, m->hdr.sender, &err);
     if (ls < 0)
         return vrpn_sess_fail(s, VRPN_ERR_INPUT, "", ls,
-                              "message sender id %" PRId32 " (type '%s') %s", m->hdr.sender,
-                              tname, ls == -ENOENT ? "was never described" : err.msg);
+                              "message sender id %" PRId32 " (type '%s') %s", m->hdr.sender, tname,
+                              ls == -ENOENT ? "was never described" : err.msg);
     enum vrpn_body_kind kind = vrpn_body_kind_of(tname);
     size_t want = request_size(lt);
     if (want != SIZE_MAX && m->body_len != want)
