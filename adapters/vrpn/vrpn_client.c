@@ -43,7 +43,12 @@
  * core/transport_client.h client; in UDP+TCP mode the attempt itself (call-back listener, UDP
  * socket, connection request) is this file's (ops.resolved).
  * Messages of types or senders the server never described are ignored, as mainline does (§5.3),
- * as are messages of devices not configured (§6.5). */
+ * as are messages of devices not configured (§6.5).
+ *
+ * The protocol of each connection (cookie, handshake, descriptions and echoes, dispatch, the
+ * connection request and its resends, deadlines, pings) is its socket-free session
+ * (vrpn_session.h); this file and vrpn_client_udp.c are the glue: bytes from the sockets into the
+ * session, its bytes out, its events into the table and the log. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <event2/buffer.h>

@@ -1,5 +1,6 @@
-/* `vrpn-client` adapter, private to its source files (vrpn_client.c: connections, handshake,
- * messages and adapter ops; vrpn_client_conf.c: the devices list of the configuration;
+/* `vrpn-client` adapter, private to its source files (vrpn_client.c: connections, the glue to
+ * each connection's session (vrpn_session.h: handshake, dispatch, pings), entities and adapter
+ * ops; vrpn_client_conf.c: the devices list of the configuration;
  * vrpn_client_udp.c: UDP+TCP mode's connection request, call-back and data datagrams). The
  * behaviour is described at the top of vrpn_client.c; nothing outside adapters/vrpn includes this.
  */
