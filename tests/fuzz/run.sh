@@ -27,6 +27,8 @@ for bin in "$BUILD"/tests/fuzz_*; do
         cp "$SRC"/tests/integration/configs/bad/*.yaml "$corpus/" 2>/dev/null ;;
     vrpn)
         cp "$VEC"/vrpn-recorded/*.bin "$corpus/" ;;
+    vrpn_session)
+        cp "$VEC"/vrpn/*.bin "$VEC"/vrpn-recorded/*.bin "$corpus/" ;;
     bvh)
         head -c 60000 "$VEC/mocap/cmu_08_10_walk.bvh" > "$corpus/cmu_head.bvh" ;;
     esac
