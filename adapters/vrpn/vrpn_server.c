@@ -33,8 +33,9 @@
  *
  * Per connection (§6): both sides send the cookie at once; after the client's cookie we send
  * [UDP_DESCRIPTION when we called the client back] + SENDER_DESCRIPTIONs ("VRPN Control", then
- * the trackers) + TYPE_DESCRIPTIONs (ids 0..17 exactly as the stock vrpn_server describes them for
- * a tracker, then the button and analog types), a Button States per tracker with buttons, then on
+ * the trackers) + TYPE_DESCRIPTIONs (vrpn_std_types[]: ids 0..17 exactly as the stock vrpn_server
+ * describes them for a tracker, then the analog, button and dial types as a mainline client
+ * registers them, and "vrpn_Button Alert"), a Button States per tracker with buttons, then on
  * each tick (rate_hz) a Pos_Quat and a Velocity per updated sensor, predicted to the send time and
  * stamped with it (a new or recovering client first gets every sensor). Velocity carries the
  * linear velocity and the world-frame rotation increment exp(ω·dt) over dt = 0.1 s (shorter for
