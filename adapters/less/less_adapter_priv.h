@@ -10,7 +10,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/socket.h>
 
 #include "adapters/less/less_codec.h"
 #include "adapters/less/less_imap.h"
@@ -18,7 +17,6 @@
 #include "adapters/less/less_session.h"
 #include "core/adapter.h"
 #include "core/conf.h"
-#include "core/udp_batch.h"
 #include "core/egress_controls.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -27,9 +25,9 @@
 #include "core/tls.h"
 #include "core/transport_client.h"
 
-struct bufferevent;
 struct evconnlistener;
 struct event;
+struct peer; /* the glue's (less_adapter_io.h): a session + its socket */
 
 #define ARENA_SIZE (256 * 1024)
 #define LESS_MAX_KEYS 8
@@ -38,18 +36,6 @@ struct event;
 enum mode { MODE_CONNECT, MODE_LISTEN, MODE_UDP };
 
 /* ---- state ---- */
-
-/** A peer: its session (protocol state, socket-free) and the socket side the glue keeps. */
-struct peer {
-    struct less_session s; /* less_session.h */
-    struct peer *next;
-    struct bufferevent *bev; /* TCP */
-    struct xg_tls_session *tls;
-    int rx_key; /* index of the key that verified the peer's last packet */
-    /* UDP: the peer's address (sslen 0: not known yet) */
-    struct sockaddr_storage ss;
-    socklen_t sslen;
-};
 
 struct less_adapter {
     struct xg_egress_controls controls; /* LESS carries no buttons/analogs */
@@ -102,34 +88,10 @@ struct less_adapter {
         lim_packet, lim_stale, lim_send;
 };
 
-/* ---- less_adapter.c: helpers, the hub, peers (glue) ---- */
+/* ---- less_adapter.c: helpers the session uses ---- */
 
 void session_token(const char *schema, char *out, size_t size);
 const struct less_schema *schema_for_uri(const struct less_adapter *la, const char *uri);
-/** Send the peer's queued messages (TCP: one packet; UDP: udp_flush). 0 or a negative errno
- *  (-ENOBUFS: the peer was too slow and is closed). */
-int peer_flush(struct peer *p);
-void hub_relay(struct less_adapter *la, struct peer *only);
-/** Introduce every entity of the table (and the hub's) to the peer and send. */
-void full_refresh(struct peer *p);
-struct peer *peer_new(struct less_adapter *la, const char *addr);
-void peer_close(struct peer *p, const char *why);
-
-/* ---- less_tcp.c: TCP and TLS sessions (connect and listen modes) ---- */
-
-void describe_bad_signature(const struct less_adapter *la, struct xg_error *err,
-                            const uint8_t *frame, size_t len, size_t sig_off);
-void on_connected(void *arg, struct bufferevent *bev, struct xg_tls_session *tls);
-
-/* ---- less_udp.c: the UDP socket ---- */
-
-/** Sends the peer's queued messages and the re-sends (less_session_udp_out) batched with
- *  sendmmsg(2) (core/udp_batch.h); nothing while the peer's address is unknown. 0 or a
- *  negative errno. */
-int udp_flush(struct peer *p, bool force);
-/** The datagram event of a UDP peer's session: queued on the adapter's batch. */
-void udp_datagram(void *user, const uint8_t *buf, size_t len);
-int on_udp_peer(void *arg, const struct sockaddr *sa, socklen_t len, char *why, size_t why_size);
 
 /* ---- less_conf.c: configuration ---- */
 
