@@ -120,7 +120,7 @@ int peer_flush(struct peer *p)
     if (!p->s.msg_count || !p->bev) return 0;
     const uint8_t *pkt;
     size_t len;
-    int rc = less_session_tcp_packet(&p->s, &pkt, &len);
+    int rc = less_session_tcp_packet(&p->s, xg_clock_mono_ns(), &pkt, &len);
     if (rc <= 0) return rc;
     struct evbuffer *out = bufferevent_get_output(p->bev);
     if ((int64_t)evbuffer_get_length(out) > la->max_output) {

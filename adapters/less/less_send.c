@@ -139,9 +139,9 @@ static void tx_ctx(struct less_session *p, struct less_context *c)
 
 /* ---- sending ---- */
 
-int64_t next_ts(struct less_session *p)
+int64_t next_ts(struct less_session *p, int64_t now)
 {
-    int64_t ts = xg_ns_to_us(xg_clock_mono_ns());
+    int64_t ts = xg_ns_to_us(now);
     if (ts <= p->last_tx_ts) ts = p->last_tx_ts + 1;
     p->last_tx_ts = ts;
     return ts;
@@ -191,7 +191,7 @@ int queue_msg(struct less_session *p, const struct less_msg *m)
 }
 
 /* TCP: the queued messages as one signed packet. */
-int less_session_tcp_packet(struct less_session *p, const uint8_t **out, size_t *len)
+int less_session_tcp_packet(struct less_session *p, int64_t now, const uint8_t **out, size_t *len)
 {
     struct less_adapter *la = p->la;
     if (!p->msg_count) return 0;
@@ -205,7 +205,8 @@ int less_session_tcp_packet(struct less_session *p, const uint8_t **out, size_t 
     struct xg_writer w;
     xg_writer_init(&w, la->pktbuf, la->pktbuf_cap);
     struct xg_error err = {0};
-    int rc = less_tcp_encode(&w, &la->key, next_ts(p), p->msg_count, p->msgbuf, p->msg_len, &err);
+    int rc =
+        less_tcp_encode(&w, &la->key, next_ts(p, now), p->msg_count, p->msgbuf, p->msg_len, &err);
     p->msg_len = 0;
     p->msg_count = 0;
     if (rc) {

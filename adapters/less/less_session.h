@@ -193,8 +193,8 @@ enum less_session_rx less_session_rx_udp(struct less_session *s, const struct le
 void rx_ctx(struct less_session *s, struct less_context *c);
 const struct less_schema *peer_type_schema(struct less_session *s, int64_t typeid);
 int cb_rx_sender_entity(void *user, int64_t id, int64_t *typeid);
-/** A packet timestamp (us) newer than the last one sent. */
-int64_t next_ts(struct less_session *s);
+/** The timestamp (us) of a packet sent at monotonic time `now` (ns), newer than the last one. */
+int64_t next_ts(struct less_session *s, int64_t now);
 /** Append one encoded message to the queue. 0 or a negative errno (logged). */
 int queue_msg(struct less_session *s, const struct less_msg *m);
 /** Queue our connection-control (P5) and the introduce-type of our pose type. */
@@ -209,10 +209,10 @@ void send_result(struct less_session *s, int64_t request_id, int64_t status, con
 /** Would sending e to the peer echo it back toward the gateway it came from? */
 bool echo_toward(const struct less_session *s, const struct xg_entity *e);
 enum xg_kind kind_from_wire(int64_t k);
-/** TCP: encode the queued messages as one signed packet into *out (the adapter's scratch,
- *  valid until the next call) and empty the queue. 1 if a packet was made, 0 if nothing was
+/** TCP: encode the queued messages as one signed packet sent at `now` into *out (the adapter's
+ * scratch, valid until the next call) and empty the queue. 1 if a packet was made, 0 if nothing was
  *  queued, a negative errno (logged). */
-int less_session_tcp_packet(struct less_session *s, const uint8_t **out, size_t *len);
+int less_session_tcp_packet(struct less_session *s, int64_t now, const uint8_t **out, size_t *len);
 
 /* ---- UDP (less_session_udp.c) ---- */
 

@@ -29,7 +29,8 @@ static int udp_send(struct less_session *p, uint8_t seq, const uint8_t *msgs, si
     uint64_t mask;
     less_ack_fields(&p->rxwin, &ack_last, &mask);
     struct xg_error err = {0};
-    int rc = less_udp_encode(&w, &la->key, seq, ack_last, mask, next_ts(p), count, msgs, len, &err);
+    int rc =
+        less_udp_encode(&w, &la->key, seq, ack_last, mask, next_ts(p, now), count, msgs, len, &err);
     if (rc) {
         XG_WARN_PEER(&la->lim_send, la->a->name, "peer %s: %s", p->addr, err.msg);
         return rc;

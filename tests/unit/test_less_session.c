@@ -6,7 +6,8 @@
  *   - handshake: our connection-control + introduce-type; the peer's connection-control puts the
  *     session up (the `up` event, once; its gateway id); its pose type gets a subscription to all
  *     nine properties; on TCP a message before connection-control is refused (P5); a timestamp
- *     that does not increase is refused (P4);
+ *     that does not increase is refused (P4); our queue leaves as one TCP packet stamped with the
+ *     time given, timestamps increasing;
  *   - subscription: the peer's subscribe-type to our type raises `subscribed` once and sets the
  *     property mask; an introduce then carries only the subscribed properties; unsubscribe queues
  *     remove-entity for every entity we introduced;
@@ -579,6 +580,30 @@ static void test_tcp_order_rules(void **state)
     fixture_free(fx);
 }
 
+/* TCP out: the queue as one signed packet stamped with the time given, timestamps increasing. */
+static void test_tcp_packet_out(void **state)
+{
+    (void)state;
+    struct fixture *fx = fixture_new(MODE_LISTEN);
+    const uint8_t *pkt;
+    size_t len;
+    assert_int_equal(less_session_tcp_packet(&fx->s, 5 * XG_NS_PER_S, &pkt, &len), 0); /* empty */
+    send_connection_control(&fx->s);
+    assert_int_equal(less_session_tcp_packet(&fx->s, 5 * XG_NS_PER_S, &pkt, &len), 1);
+    struct less_frame f;
+    struct xg_error e = {0};
+    assert_int_equal(less_tcp_decode(pkt, len, &fx->la->key, &f, &e), 0);
+    assert_int_equal(f.message_count, 2);
+    assert_int_equal(f.timestamp, 5000000);
+    assert_int_equal(fx->s.msg_count, 0);
+    send_connection_control(&fx->s);
+    /* the same instant again: the timestamp still increases (P4) */
+    assert_int_equal(less_session_tcp_packet(&fx->s, 5 * XG_NS_PER_S, &pkt, &len), 1);
+    assert_int_equal(less_tcp_decode(pkt, len, &fx->la->key, &f, &e), 0);
+    assert_int_equal(f.timestamp, 5000001);
+    fixture_free(fx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -589,6 +614,7 @@ int main(void)
         cmocka_unit_test(test_udp_receive),
         cmocka_unit_test(test_subscription),
         cmocka_unit_test(test_tcp_order_rules),
+        cmocka_unit_test(test_tcp_packet_out),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
