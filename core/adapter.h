@@ -2,13 +2,14 @@
  *
  * An adapter type is a `const struct xg_adapter_ops` with designated initialisers, registered
  * statically in gateway/registry.c. The gateway allocates one struct xg_adapter per configured
- * instance, fills the common fields (name, index, base, table, frame, rate), then calls
- * create() with the instance's config node: the adapter reads its own keys through core/conf.h
- * getters (unknown keys become errors afterwards). start() opens sockets on a->base; drain()
- * sends the dirty entities (xg_table_drain) predicted to now; status() reports state, peer and
- * counters for /api/adapters and /metrics; stop() closes sockets (must be quick: the process
- * stops within 1 s); destroy() frees a->priv — it is called whenever create() was called, also
- * when create() failed half-way, so it must cope with partially built state.
+ * instance, fills the common fields (name, index, base, table, frame, rate; a key that is absent
+ * takes the type's default from the ops), then calls create() with the instance's config node: the
+ * adapter reads its own keys through core/conf.h getters (unknown keys become errors afterwards).
+ * start() opens sockets on a->base; drain() sends the dirty entities (xg_table_drain) predicted to
+ * now; status() reports state, peer and counters for /api/adapters and /metrics; stop() closes
+ * sockets (must be quick: the process stops within 1 s); destroy() frees a->priv — it is called
+ * whenever create() was called, also when create() failed half-way, so it must cope with partially
+ * built state.
  *
  * Ingress: xg_table_update(a->table, a, &key, &sample, &id) with the sample already converted to
  * the internal frame (mappings/frame.h, a->frame). */
@@ -82,9 +83,21 @@ static inline void xg_status_id(struct xg_status *st, const char *name, double v
     xg_status_value(st, name, value, XG_STATUS_ID);
 }
 
+/** Egress rate of a sink whose ops leave default_rate_hz at 0 and whose config has no rate_hz. */
+#define XG_DEFAULT_RATE_HZ 60.0
+
+/** An adapter type. Mandatory (checked at startup by xg_registry_check(), which names the type
+ *  and the missing op): type, create, start, stop, destroy, status; drain exactly when is_sink.
+ *  The default_* fields are the type's defaults for keys the gateway owns: the gateway applies
+ *  them before create() when the key is absent, adapters never write a->rate_hz or a->frame. */
 struct xg_adapter_ops {
     const char *type; /* "synth", "vrpn-client", "vrpn-server", "rgmp-client", ... */
     bool is_sink;     /* republishes the table (gets a dirty set, rate_hz, include/exclude) */
+    /* sinks: egress rate in Hz when `rate_hz` is absent; 0 = XG_DEFAULT_RATE_HZ */
+    double default_rate_hz;
+    /* frame preset name (mappings/presets) when `frame` is absent; NULL = the internal frame
+     * (yup-rh). An unknown preset name is a startup error of xg_registry_check(). */
+    const char *default_frame;
     int (*create)(struct xg_adapter *a, const struct xg_conf *conf, struct xg_error *err);
     int (*start)(struct xg_adapter *a);  /* open sockets / connect, on a->base */
     void (*drain)(struct xg_adapter *a); /* egress: send dirty entities, predicted to now */

@@ -1,11 +1,15 @@
 #include "core/names.h"
 
+#include <errno.h>
 #include <mbedtls/md.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "core/conf.h"
+#include "core/error.h"
 
 /* "~" + XG_NAME_HASH_HEX lowercase hex digits at the end of s[0..len) */
 static bool looks_fitted(const char *s, size_t len)
@@ -67,5 +71,114 @@ size_t xg_name_fitf(char *out, size_t size, const char *fmt, ...)
     va_end(ap);
     size_t r = xg_name_fit(out, size, big, (size_t)n);
     free(big);
+    return r;
+}
+
+/* ---- name templates ---- */
+
+#define KNOWN "{name}, {adapter} (also spelt {origin}), {source}, {kind}; {{ and }} write braces"
+
+void xg_name_vars_set(struct xg_name_vars *v, const char *name, const char *adapter,
+                      const char *kind)
+{
+    v->name = name ? name : "";
+    v->adapter = adapter ? adapter : "";
+    v->kind = kind ? kind : "";
+    size_t alen = strlen(v->adapter);
+    bool prefixed = alen && !strncmp(v->name, v->adapter, alen) && v->name[alen] == '/';
+    v->source = prefixed ? v->name + alen + 1 : v->name;
+}
+
+/* The placeholder "{...}" at p (p[0] == '{', not "{{"): its value, or NULL if unknown; *plen is
+ * the placeholder's length incl. the braces, 0 if it is not closed. */
+static const char *placeholder_value(const char *p, const struct xg_name_vars *v, size_t *plen,
+                                     size_t *vlen)
+{
+    const char *end = strchr(p + 1, '}');
+    if (!end) {
+        *plen = 0;
+        return NULL;
+    }
+    size_t n = (size_t)(end - p) + 1;
+    *plen = n;
+    const char *val = NULL;
+    if (n == 6 && !strncmp(p, "{name}", 6))
+        val = v ? v->name : "";
+    else if ((n == 9 && !strncmp(p, "{adapter}", 9)) || (n == 8 && !strncmp(p, "{origin}", 8)))
+        val = v ? v->adapter : "";
+    else if (n == 8 && !strncmp(p, "{source}", 8))
+        val = v ? v->source : "";
+    else if (n == 6 && !strncmp(p, "{kind}", 6))
+        val = v ? v->kind : "";
+    else
+        return NULL;
+    if (!val) val = "";
+    *vlen = strlen(val);
+    return val;
+}
+
+int xg_name_template_check(const char *tpl, const struct xg_conf *at, const char *key,
+                           struct xg_error *err)
+{
+    for (const char *p = tpl; *p; p++) {
+        if (p[0] == '{' && p[1] == '{') {
+            p++;
+            continue;
+        }
+        if (p[0] != '{') continue;
+        size_t plen, vlen;
+        if (placeholder_value(p, NULL, &plen, &vlen)) {
+            p += plen - 1;
+            continue;
+        }
+        if (!plen)
+            return xg_conf_error(err, at, -EINVAL,
+                                 "%s: '{' without a closing '}' in '%s' (write {{ for a brace)",
+                                 key, tpl);
+        return xg_conf_error(err, at, -EINVAL,
+                             "%s: unknown placeholder '%.*s' in '%s' (known: " KNOWN ")", key,
+                             (int)plen, p, tpl);
+    }
+    return 0;
+}
+
+/* Writes the expansion into out when out != NULL; returns its length either way. */
+static size_t expand(char *out, const char *tpl, const struct xg_name_vars *v)
+{
+    size_t o = 0;
+    for (const char *p = tpl; *p;) {
+        if ((p[0] == '{' && p[1] == '{') || (p[0] == '}' && p[1] == '}')) {
+            if (out) out[o] = p[0];
+            o++;
+            p += 2;
+            continue;
+        }
+        size_t plen = 0, vlen = 0;
+        const char *val = p[0] == '{' ? placeholder_value(p, v, &plen, &vlen) : NULL;
+        if (val) {
+            if (out) memcpy(out + o, val, vlen);
+            o += vlen;
+            p += plen;
+        } else {
+            if (out) out[o] = *p;
+            o++;
+            p++;
+        }
+    }
+    return o;
+}
+
+size_t xg_name_expand(char *out, size_t size, const char *tpl, const struct xg_name_vars *v)
+{
+    char small[256];
+    size_t n = expand(NULL, tpl, v);
+    char *buf = n < sizeof small ? small : malloc(n + 1);
+    if (!buf) {
+        out[0] = '\0';
+        return 0;
+    }
+    expand(buf, tpl, v);
+    size_t r = xg_name_fit(out, size, buf, n);
+    if (buf != small) free(buf);
     return r;
 }

@@ -22,4 +22,42 @@ size_t xg_name_fit(char *out, size_t size, const char *s, size_t len);
 size_t xg_name_fitf(char *out, size_t size, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* ---- name templates ----
+ *
+ * The one template engine for names built from an entity (docs/configuration.md, "Name
+ * templates"): `rename:` names and vrpn-server tracker names. Placeholders: {name} (the entity's
+ * name), {adapter} (its origin adapter; {origin} is the same placeholder, both spellings stay
+ * valid), {source} (the name without its "<adapter>/" prefix), {kind} (rigid_body, head, ...).
+ * "{{" writes "{" and "}}" writes "}"; a lone "}" is kept as it is. Any other "{...}" is an error
+ * when the configuration is loaded (xg_name_template_check). The expanded name is fitted as by
+ * xg_name_fit(), so two different long results never become one name. */
+
+struct xg_conf;
+struct xg_error;
+
+/** The values of the placeholders for one entity (borrowed strings, NULL counts as ""). */
+struct xg_name_vars {
+    const char *name;    /* {name} */
+    const char *adapter; /* {adapter} = {origin} */
+    const char *source;  /* {source} */
+    const char *kind;    /* {kind} */
+};
+
+/** Fill `v` for entity name `name` of origin adapter `adapter`, kind name `kind` (NULL counts as
+ *  ""): source is `name` past "<adapter>/" when it starts so, else the whole name. The strings
+ *  are borrowed. */
+void xg_name_vars_set(struct xg_name_vars *v, const char *name, const char *adapter,
+                      const char *kind);
+
+/** Check template `tpl` of configuration key `key` (node `at`, for the file:line:col): 0, or
+ *  -EINVAL with err naming the key and the unknown placeholder ("rename[0].name: unknown
+ *  placeholder '{nmae}' in '{nmae}-x' (known: ...)") or the unclosed brace. */
+int xg_name_template_check(const char *tpl, const struct xg_conf *at, const char *key,
+                           struct xg_error *err);
+
+/** Expand `tpl` with `v` into `out` (`size` >= 64 bytes incl. the NUL), fitted as by
+ *  xg_name_fit(). An unknown placeholder (only in a template never checked) is copied as it is.
+ *  Returns the length written, or 0 with out = "" on ENOMEM. */
+size_t xg_name_expand(char *out, size_t size, const char *tpl, const struct xg_name_vars *v);
+
 #endif

@@ -269,11 +269,16 @@ static int load_adapter(struct xg_gateway *gw, const struct xg_conf *node, struc
     gw->adapters[gw->n_adapters++] = ga;
     xg_table_set_adapter_name(gw->table, ga->a.index, ga->a.name);
 
-    if ((rc = xg_frame_from_conf(xg_conf_get(node, "frame"), &ga->frame, err)) ||
-        (rc = xg_rename_from_conf(xg_conf_get(node, "rename"), &ga->rename, err)))
-        return rc;
+    /* the type's defaults (ops) for the keys the gateway owns, checked by xg_registry_check() */
+    const struct xg_conf *frame = xg_conf_get(node, "frame");
+    if (!frame && ops->default_frame)
+        rc = xg_frame_preset(ops->default_frame, &ga->frame, err);
+    else
+        rc = xg_frame_from_conf(frame, &ga->frame, err);
+    if (rc || (rc = xg_rename_from_conf(xg_conf_get(node, "rename"), &ga->rename, err))) return rc;
     if (ops->is_sink) {
-        if ((rc = xg_conf_double(node, "rate_hz", 60.0, 0.0, 100000.0, &ga->a.rate_hz, err)) ||
+        double rate = ops->default_rate_hz > 0 ? ops->default_rate_hz : XG_DEFAULT_RATE_HZ;
+        if ((rc = xg_conf_double(node, "rate_hz", rate, 0.0, 100000.0, &ga->a.rate_hz, err)) ||
             (rc = xg_globs_from_conf(xg_conf_get(node, "include"), &ga->include, err)) ||
             (rc = xg_globs_from_conf(xg_conf_get(node, "exclude"), &ga->exclude, err)))
             return rc;
@@ -326,6 +331,7 @@ int xg_gateway_load(struct xg_gateway *gw, const struct xg_gateway_opts *opts, s
     xg_table_set_namer(gw->table, namer, gw);
     xg_table_add_listener(gw->table, entity_event, gw);
 
+    if ((rc = xg_registry_check(err))) return rc;
     const struct xg_conf *adapters = xg_conf_get(gw->root, "adapters");
     if (adapters) {
         if ((rc = xg_conf_expect(adapters, XG_CONF_SEQ, "adapters", err))) return rc;

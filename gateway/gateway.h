@@ -123,6 +123,13 @@ void xg_gateway_free(struct xg_gateway *gw);
 const struct xg_adapter_ops *xg_registry_find(const char *type);
 /** Comma-separated list of known types (static buffer). */
 const char *xg_registry_types(void);
+/** Check one adapter type: the mandatory ops exist (type, create, start, stop, destroy, status;
+ *  drain exactly when is_sink), default_rate_hz is finite and >= 0 and default_frame (if set)
+ *  names a known frame preset. Returns 0, or -EINVAL with err naming the type and the missing op
+ *  or bad default ("adapter type 'x': missing op 'start'"). */
+int xg_registry_check_ops(const struct xg_adapter_ops *ops, struct xg_error *err);
+/** xg_registry_check_ops() on every registered type (xg_gateway_load() runs it first). */
+int xg_registry_check(struct xg_error *err);
 
 /** Admin HTTP server (gateway/admin.c): bind on gw->conf.admin_listen. */
 int xg_admin_start(struct xg_gateway *gw, struct xg_error *err);

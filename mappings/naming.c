@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/names.h"
+
 void xg_rename_free(struct xg_rename_rules *r)
 {
     for (size_t i = 0; i < r->n; i++) {
@@ -38,6 +40,11 @@ int xg_rename_from_conf(const struct xg_conf *node, struct xg_rename_rules *out,
             rc = xg_conf_error(err, it, -EINVAL, "rename rule needs 'match: <glob>'");
             goto fail;
         }
+        if (name) {
+            char key[48];
+            snprintf(key, sizeof key, "rename[%zu].name", i);
+            if ((rc = xg_name_template_check(name, xg_conf_get(it, "name"), key, err))) goto fail;
+        }
         struct xg_rename_rule *r = &out->rules[out->n++];
         r->match = strdup(match);
         r->name = name ? strdup(name) : NULL;
@@ -62,46 +69,22 @@ fail:
     return rc;
 }
 
-static void expand(const char *tpl, const char *def, char *out, size_t size)
-{
-    const char *slash = strchr(def, '/');
-    size_t alen = slash ? (size_t)(slash - def) : strlen(def);
-    const char *source = slash ? slash + 1 : def;
-    size_t o = 0;
-    for (const char *p = tpl; *p && o + 1 < size;) {
-        const char *ins = NULL;
-        size_t ilen = 0;
-        if (!strncmp(p, "{name}", 6)) {
-            ins = def;
-            ilen = strlen(def);
-            p += 6;
-        } else if (!strncmp(p, "{adapter}", 9)) {
-            ins = def;
-            ilen = alen;
-            p += 9;
-        } else if (!strncmp(p, "{source}", 8)) {
-            ins = source;
-            ilen = strlen(source);
-            p += 8;
-        } else {
-            out[o++] = *p++;
-            continue;
-        }
-        if (ilen > size - 1 - o) ilen = size - 1 - o;
-        memcpy(out + o, ins, ilen);
-        o += ilen;
-    }
-    out[o] = '\0';
-}
-
 bool xg_rename_apply(const struct xg_rename_rules *r, const char *default_name, char *name,
                      size_t size, enum xg_kind *kind)
 {
     for (size_t i = 0; r && i < r->n; i++) {
         if (fnmatch(r->rules[i].match, default_name, 0) == 0) {
-            if (r->rules[i].name)
-                expand(r->rules[i].name, default_name, name, size);
-            else
+            if (r->rules[i].name) {
+                /* the default name is "<adapter>/<source>"; {kind}: the adapter's suggestion */
+                char adapter[XG_NAME_MAX];
+                size_t alen = strcspn(default_name, "/");
+                if (alen >= sizeof adapter) alen = sizeof adapter - 1;
+                memcpy(adapter, default_name, alen);
+                adapter[alen] = '\0';
+                struct xg_name_vars v;
+                xg_name_vars_set(&v, default_name, adapter, xg_kind_name(*kind));
+                xg_name_expand(name, size, r->rules[i].name, &v);
+            } else
                 snprintf(name, size, "%s", default_name);
             if (r->rules[i].has_kind) *kind = r->rules[i].kind;
             return true;

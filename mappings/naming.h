@@ -3,7 +3,8 @@
  *
  * A rule {match: GLOB, name: TEMPLATE, kind: KIND} matches the default name "<adapter>/<source>"
  * with fnmatch(3) semantics (`*` also matches '/'); the first matching rule wins. The template
- * may use {name} (the default name), {adapter} and {source}; without `name:` the name is kept.
+ * is expanded by core/names.h (xg_name_expand: {name} = the default name, {adapter} = {origin},
+ * {source}, {kind} = the adapter's suggested kind); without `name:` the name is kept.
  * Without `kind:` the adapter's suggested kind is kept. */
 #ifndef XG_NAMING_H
 #define XG_NAMING_H
@@ -26,11 +27,13 @@ struct xg_rename_rules {
     size_t n;
 };
 
-/** Parse a `rename:` list (node may be NULL: no rules). Owns its strings. */
+/** Parse a `rename:` list (node may be NULL: no rules). Owns its strings. A template with an
+ *  unknown placeholder is an error naming `rename[i].name` and the placeholder. */
 int xg_rename_from_conf(const struct xg_conf *node, struct xg_rename_rules *out,
                         struct xg_error *err);
 void xg_rename_free(struct xg_rename_rules *r);
-/** Apply rules to `default_name`; writes the final name (< size) and may change *kind.
+/** Apply rules to `default_name`; writes the final name (< size, >= 64; a longer expansion is
+ *  fitted as by xg_name_fit) and may change *kind.
  *  Returns true if a rule matched. */
 bool xg_rename_apply(const struct xg_rename_rules *r, const char *default_name, char *name,
                      size_t size, enum xg_kind *kind);

@@ -79,14 +79,8 @@ static int dds_create(struct xg_adapter *a, const struct xg_conf *conf, struct x
         &d->controls, 0, 0,
         "TransformStamped, PoseStamped and TwistStamped have no field for them");
     d->pipe_r = d->pipe_w = -1;
-    d->frame = a->frame;
+    d->frame = a->frame; /* `ros` unless configured: default_frame of xg_dds_ops */
     int rc;
-    if (!xg_conf_get(conf, "frame")) {
-        if ((rc = xg_frame_preset("ros", &d->own_frame, err))) return rc;
-        d->frame = &d->own_frame;
-        d->gw_frame = a->frame;
-        a->frame = d->frame; /* shown as the adapter's frame in /api/adapters */
-    }
     const char *world, *prefix, *qos, *config_file;
     if ((rc = xg_conf_int(conf, "domain_id", 0, 0, 232, &d->domain_id, err)) ||
         (rc = xg_conf_string(conf, "world_frame", "world", &world, err)) ||
@@ -421,7 +415,6 @@ static void dds_destroy(struct xg_adapter *a)
     struct dds *d = a->priv;
     if (!d) return;
     dds_stop(a);
-    if (d->gw_frame) a->frame = d->gw_frame;
     if (d->listener) dds_delete_listener(d->listener);
     if (d->wqos) dds_delete_qos(d->wqos);
     if (d->rqos) dds_delete_qos(d->rqos);
@@ -436,6 +429,7 @@ static void dds_destroy(struct xg_adapter *a)
 const struct xg_adapter_ops xg_dds_ops = {
     .type = "dds",
     .is_sink = true,
+    .default_frame = "ros",
     .create = dds_create,
     .start = dds_start,
     .drain = dds_drain,

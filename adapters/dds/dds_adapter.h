@@ -67,10 +67,8 @@ struct dds {
     char world_frame[XG_NAME_MAX];
     char prefix[DDS_TOPIC_MAX + 1]; /* ROS name prefix of per-entity topics, "/xrgate" */
     bool read_tf, publish_tf, pose_topics, twist_topics, reliable;
-    char config_uri[4200]; /* "file://<path>" or "" */
-    struct xg_frame own_frame;
-    const struct xg_frame *frame;
-    const struct xg_frame *gw_frame; /* the gateway's a->frame while ours stands in for it */
+    char config_uri[4200];        /* "file://<path>" or "" */
+    const struct xg_frame *frame; /* a->frame */
     struct dds_in_topic in[DDS_MAX_IN_TOPICS];
     int n_in;
     /* Cyclone DDS entities */

@@ -2,9 +2,11 @@
  *
  * Wire rules: draft-ietf-mmox-less-protocol-00 with the xrgate LESS profile (cited "P<n>", see
  * less_codec.h; documented in docs/adapters/less.md).
- * Codec: less_codec.h. This file holds the glue (the peer's context, sending, the hub, peers,
- * start/stop/status) and what is not listed here; less_imap.c the id maps; less_session.c
- * receiving; less_tcp.c TCP/TLS; less_udp.c UDP acks and re-sends; less_conf.c the configuration.
+ * Codec: less_codec.h. Session (socket-free protocol state of one peer): less_session.h with
+ * less_session.c (receiving), less_send.c (sending) and less_session_udp.c (acks, re-sends). This
+ * file holds the glue (peers = a session + its socket, the session events, TCP sending, the hub,
+ * start/stop/status); less_imap.c the id maps; less_tcp.c TCP/TLS; less_udp.c the UDP socket;
+ * less_conf.c the configuration.
  *
  * Session (per peer): each side sends connection-control (P5) first, then introduces its pose
  * type (`urn:xrgate:lods:pose:1`, typeid 1); we subscribe to every pose-compatible type the peer
@@ -73,12 +75,6 @@ static const char *gw_id_of(const struct xg_adapter *a)
     return a->gateway_id && a->gateway_id[0] ? a->gateway_id : "xrgate";
 }
 
-static const char *adapter_name_of(const struct xg_adapter *a, int index)
-{
-    const char *n = xg_table_adapter_name(a->table, index);
-    return n[0] ? n : "?";
-}
-
 /* The "session=<token>" word of a connection-control schema string ("" if none). */
 void session_token(const char *schema, char *out, size_t size)
 {
@@ -104,130 +100,6 @@ const struct less_schema *schema_for_uri(const struct less_adapter *la, const ch
     return NULL;
 }
 
-/* ---- context callbacks ---- */
-
-const struct less_schema *peer_type_schema(struct peer *p, int64_t typeid)
-{
-    for (size_t i = 0; i < p->n_ptypes; i++)
-        if (p->ptypes[i].typeid == typeid) return p->ptypes[i].schema;
-    if (p->dry)
-        for (size_t i = 0; i < p->n_pend_types; i++)
-            if (p->pend_types[i] == typeid) return p->pend_schemas[i];
-    return NULL;
-}
-
-static const struct less_schema *cb_rx_sender_type(void *user, int64_t typeid)
-{
-    return peer_type_schema(user, typeid);
-}
-
-static const struct less_schema *cb_our_type(void *user, int64_t typeid)
-{
-    (void)user;
-    return typeid == OUR_TYPEID ? less_pose_schema() : NULL;
-}
-
-int cb_rx_sender_entity(void *user, int64_t id, int64_t *typeid)
-{
-    struct peer *p = user;
-    uint32_t idx;
-    if (imap_get(&p->in_map, id, &idx)) {
-        *typeid = p->in[idx].typeid;
-        return 0;
-    }
-    if (p->dry && imap_get(&p->pend_ents, id, &idx)) {
-        *typeid = p->pend_typeids[idx];
-        return 0;
-    }
-    return -ENOENT;
-}
-
-static int cb_our_entity(void *user, int64_t id, int64_t *typeid)
-{
-    struct peer *p = user;
-    if (!imap_get(&p->out_wire, id, NULL)) return -ENOENT;
-    *typeid = OUR_TYPEID;
-    return 0;
-}
-
-static int cb_tx_receiver_entity(void *user, int64_t id, int64_t *typeid)
-{
-    struct peer *p = user;
-    p->dry = false;
-    return cb_rx_sender_entity(user, id, typeid);
-}
-
-void rx_ctx(struct peer *p, struct less_context *c)
-{
-    *c = (struct less_context){.sender_type = cb_rx_sender_type,
-                               .receiver_type = cb_our_type,
-                               .sender_entity_type = cb_rx_sender_entity,
-                               .receiver_entity_type = cb_our_entity,
-                               .user = p};
-}
-
-static void tx_ctx(struct peer *p, struct less_context *c)
-{
-    *c = (struct less_context){.sender_type = cb_our_type,
-                               .receiver_type = cb_rx_sender_type,
-                               .sender_entity_type = cb_our_entity,
-                               .receiver_entity_type = cb_tx_receiver_entity,
-                               .user = p};
-}
-
-/* ---- sending ---- */
-
-int64_t next_ts(struct peer *p)
-{
-    int64_t ts = xg_ns_to_us(xg_clock_mono_ns());
-    if (ts <= p->last_tx_ts) ts = p->last_tx_ts + 1;
-    p->last_tx_ts = ts;
-    return ts;
-}
-
-/* Append one message to the peer's pending packet. */
-int queue_msg(struct peer *p, const struct less_msg *m)
-{
-    struct less_context c;
-    tx_ctx(p, &c);
-    struct xg_error err = {0};
-    for (;;) {
-        struct xg_writer w;
-        xg_writer_init(&w, p->msgbuf, p->msg_cap);
-        w.len = p->msg_len;
-        int rc = p->msgbuf ? less_encode_msg(&w, &c, m, &err) : -EMSGSIZE;
-        if (rc == 0) {
-            if (p->msg_count >= p->midx_cap) {
-                size_t nc = p->midx_cap ? p->midx_cap * 2 : 64;
-                struct msg_ref *nr = realloc(p->midx, nc * sizeof *nr);
-                if (!nr) return -ENOMEM;
-                p->midx = nr;
-                p->midx_cap = nc;
-            }
-            int64_t wid = m->code == LESS_MSG_INTRODUCE_ENTITY ? m->u.introduce_entity.entity_id
-                          : m->code == LESS_MSG_UPDATE_ENTITY  ? m->u.update_entity.entity_id
-                          : m->code == LESS_MSG_REMOVE_ENTITY  ? m->u.remove_entity.entity_id
-                                                               : -1;
-            p->midx[p->msg_count] = (struct msg_ref){(uint8_t)m->code, (uint32_t)p->msg_len,
-                                                     (uint32_t)(w.len - p->msg_len), wid};
-            p->msg_len = w.len;
-            p->msg_count++;
-            return 0;
-        }
-        if (rc != -EMSGSIZE) {
-            XG_WARN_PEER(&p->la->lim_send, p->la->a->name, "peer %s: cannot encode %s: %s", p->addr,
-                         less_msg_name(m->code), err.msg);
-            return rc;
-        }
-        size_t ncap = p->msg_cap ? p->msg_cap * 2 : 4096;
-        if (ncap > (size_t)64 << 20) return -EMSGSIZE;
-        uint8_t *nb = realloc(p->msgbuf, ncap);
-        if (!nb) return -ENOMEM;
-        p->msgbuf = nb;
-        p->msg_cap = ncap;
-    }
-}
-
 /* Send the pending messages as one packet (TCP). */
 /* Hand a client's queued bytes to the kernel now (one write per client per drain) instead of on
  * the next loop pass, when libevent would first poll the socket for writability: this drain's
@@ -242,235 +114,28 @@ static void tcp_flush_now(struct bufferevent *bev)
 
 int peer_flush(struct peer *p)
 {
-    struct less_adapter *la = p->la;
-    if (p->closing) return -EPIPE;
+    struct less_adapter *la = p->s.la;
+    if (p->s.closing) return -EPIPE;
     if (la->mode == MODE_UDP) return udp_flush(p, false);
-    if (!p->msg_count || !p->bev) return 0;
-    size_t need = p->msg_len + 32;
-    if (la->pktbuf_cap < need) {
-        uint8_t *nb = realloc(la->pktbuf, need);
-        if (!nb) return -ENOMEM;
-        la->pktbuf = nb;
-        la->pktbuf_cap = need;
-    }
-    struct xg_writer w;
-    xg_writer_init(&w, la->pktbuf, la->pktbuf_cap);
-    struct xg_error err = {0};
-    int rc = less_tcp_encode(&w, &la->key, next_ts(p), p->msg_count, p->msgbuf, p->msg_len, &err);
-    p->msg_len = 0;
-    p->msg_count = 0;
-    if (rc) {
-        XG_WARN_PEER(&la->lim_send, la->a->name, "peer %s: %s", p->addr, err.msg);
-        return rc;
-    }
+    if (!p->s.msg_count || !p->bev) return 0;
+    const uint8_t *pkt;
+    size_t len;
+    int rc = less_session_tcp_packet(&p->s, xg_clock_mono_ns(), &pkt, &len);
+    if (rc <= 0) return rc;
     struct evbuffer *out = bufferevent_get_output(p->bev);
     if ((int64_t)evbuffer_get_length(out) > la->max_output) {
         la->slow_peer_drops++;
         la->a->drops++;
         XG_WARN_PEER(&la->lim_closed, la->a->name,
-                     "peer %s: output buffer over %" PRId64 " bytes (slow peer); closing", p->addr,
-                     la->max_output);
+                     "peer %s: output buffer over %" PRId64 " bytes (slow peer); closing",
+                     p->s.addr, la->max_output);
         peer_close(p, NULL);
         return -ENOBUFS;
     }
-    bufferevent_write(p->bev, w.buf, w.len);
+    bufferevent_write(p->bev, pkt, len);
     if (!p->tls) tcp_flush_now(p->bev);
     la->packets_out++;
     return 0;
-}
-
-void send_connection_control(struct peer *p)
-{
-    struct less_adapter *la = p->la;
-    struct less_prop_value pv[LESS_CONN_N_PROPS];
-    const struct less_component *cc = &less_connection_schema()->components[0];
-    size_t n = 0;
-#define CC_STR(id, s)                                                                              \
-    pv[n] = (struct less_prop_value){                                                              \
-        id, {&cc->props[id].type, {.str = {.p = (s), .len = strlen(s)}}}};                         \
-    n++
-#define CC_INT(id, v)                                                                              \
-    pv[n] = (struct less_prop_value){id, {&cc->props[id].type, {.i = (v)}}};                       \
-    n++
-    CC_STR(LESS_CONN_SCHEMA, la->schema_str);
-    CC_INT(LESS_CONN_FIRST_SEQ, 0);
-    CC_INT(LESS_CONN_QUANTUM_NS, 1000);
-    CC_STR(LESS_CONN_KEY_ID, la->key_id);
-    CC_INT(LESS_CONN_RATE_HZ, (int64_t)llround(la->a->rate_hz));
-#undef CC_STR
-#undef CC_INT
-    struct less_msg m = {.code = LESS_MSG_CONNECTION_CONTROL};
-    m.u.connection_control.props = (struct less_prop_list){pv, n};
-    queue_msg(p, &m);
-    struct less_msg t = {.code = LESS_MSG_INTRODUCE_TYPE};
-    t.u.introduce_type.typeid = OUR_TYPEID;
-    t.u.introduce_type.uri = LESS_POSE_URI;
-    t.u.introduce_type.uri_len = strlen(LESS_POSE_URI);
-    queue_msg(p, &t);
-}
-
-static int kind_to_wire(enum xg_kind k)
-{
-    switch (k) {
-    case XG_KIND_HEAD:
-        return LESS_KIND_HEAD;
-    case XG_KIND_LEFT_HAND:
-        return LESS_KIND_LEFT_HAND;
-    case XG_KIND_RIGHT_HAND:
-        return LESS_KIND_RIGHT_HAND;
-    case XG_KIND_CONTROLLER:
-        return LESS_KIND_CONTROLLER;
-    case XG_KIND_OBJECT:
-        return LESS_KIND_OBJECT;
-    default:
-        return LESS_KIND_RIGID_BODY;
-    }
-}
-
-enum xg_kind kind_from_wire(int64_t k)
-{
-    switch (k) {
-    case LESS_KIND_HEAD:
-        return XG_KIND_HEAD;
-    case LESS_KIND_LEFT_HAND:
-        return XG_KIND_LEFT_HAND;
-    case LESS_KIND_RIGHT_HAND:
-        return XG_KIND_RIGHT_HAND;
-    case LESS_KIND_CONTROLLER:
-        return XG_KIND_CONTROLLER;
-    case LESS_KIND_RIGID_BODY:
-        return XG_KIND_RIGID_BODY;
-    default:
-        return XG_KIND_OBJECT;
-    }
-}
-
-static bool is_federated(const struct xg_entity *e)
-{
-    return e->origin_gateway[0] != '\0';
-}
-
-/* Would sending e to p echo it back toward the gateway it came from? */
-static bool echo_toward(const struct peer *p, const struct xg_entity *e)
-{
-    return is_federated(e) && p->peer_gw[0] && strcmp(e->origin_gateway, p->peer_gw) == 0;
-}
-
-struct out_ent *out_find(struct peer *p, uint32_t table_id)
-{
-    uint32_t idx;
-    return imap_get(&p->out_map, table_id, &idx) ? &p->out[idx] : NULL;
-}
-
-static struct out_ent *out_add(struct peer *p, uint32_t table_id)
-{
-    if (p->n_out == p->cap_out) {
-        size_t nc = p->cap_out ? p->cap_out * 2 : 32;
-        struct out_ent *no = realloc(p->out, nc * sizeof *no);
-        if (!no) return NULL;
-        p->out = no;
-        p->cap_out = nc;
-    }
-    struct out_ent *o = &p->out[p->n_out];
-    *o = (struct out_ent){
-        .table_id = table_id, .wire_id = p->next_wire_id++, .active_sent = -1, .intro_seq = -1};
-    if (imap_put(&p->out_map, table_id, (uint32_t)p->n_out) ||
-        imap_put(&p->out_wire, o->wire_id, table_id))
-        return NULL;
-    p->n_out++;
-    return o;
-}
-
-void out_del(struct peer *p, uint32_t table_id)
-{
-    uint32_t idx;
-    if (!imap_get(&p->out_map, table_id, &idx)) return;
-    imap_del(&p->out_map, table_id);
-    imap_del(&p->out_wire, p->out[idx].wire_id);
-    size_t last = p->n_out - 1;
-    if (idx != last) {
-        p->out[idx] = p->out[last];
-        imap_put(&p->out_map, p->out[idx].table_id, idx);
-    }
-    p->n_out--;
-}
-
-/* Encode an introduce (full) or update (changing properties) of e for peer p. */
-void send_entity(struct peer *p, const struct xg_entity *e, const struct xg_pose *pose_in,
-                 bool introduce)
-{
-    struct less_adapter *la = p->la;
-    struct xg_pose pose = *pose_in;
-    xg_frame_pose_out(la->a->frame, &pose);
-    struct out_ent *o = out_find(p, e->id);
-    if (!o) {
-        if (!(o = out_add(p, e->id))) return;
-        introduce = true;
-    }
-    char origin[160];
-    const char *name = e->name;
-    origin[0] = '\0'; /* only an introduce carries it: no formatting per update */
-    if (is_federated(e)) {
-        /* keep the first gateway's "<gw>/<adapter>"; the adapter is the first name component */
-        name = e->source;
-        if (introduce) {
-            const char *slash = strchr(e->source, '/');
-            int alen = slash ? (int)(slash - e->source) : (int)strlen(e->source);
-            snprintf(origin, sizeof origin, "%s/%.*s", e->origin_gateway, alen, e->source);
-        }
-    } else if (introduce) {
-        snprintf(origin, sizeof origin, "%s/%s", la->gw_id, adapter_name_of(la->a, e->origin));
-    }
-    struct less_pose lp = {0};
-    lp.name = name;
-    lp.name_len = strlen(name);
-    lp.kind = kind_to_wire(e->kind);
-    lp.position = pose.position;
-    lp.orientation = pose.orientation;
-    lp.velocity = pose.velocity;
-    lp.angular_velocity = pose.angular_velocity;
-    lp.active = pose.active && pose.quality != XG_QUALITY_STALE ? 1 : 0;
-    lp.origin = origin;
-    lp.origin_len = strlen(origin);
-    lp.sample_time = xg_ns_to_us(pose.t_ns);
-    lp.present = LESS_POSE_BIT(LESS_POSE_POSITION) | LESS_POSE_BIT(LESS_POSE_ORIENTATION) |
-                 LESS_POSE_BIT(LESS_POSE_SAMPLE_TIME);
-    if (pose.has_velocity) lp.present |= LESS_POSE_BIT(LESS_POSE_VELOCITY);
-    if (pose.has_angular_velocity) lp.present |= LESS_POSE_BIT(LESS_POSE_ANGULAR_VELOCITY);
-    if (introduce || o->active_sent != lp.active) lp.present |= LESS_POSE_BIT(LESS_POSE_ACTIVE);
-    if (introduce)
-        lp.present |= LESS_POSE_BIT(LESS_POSE_NAME) | LESS_POSE_BIT(LESS_POSE_KIND) |
-                      LESS_POSE_BIT(LESS_POSE_ORIGIN);
-    struct less_pose_props props;
-    less_pose_to_props(&lp, p->sub_mask, &props);
-    struct less_comp_values cv = {0, props.list};
-    struct less_msg m;
-    memset(&m, 0, sizeof m);
-    if (introduce) {
-        m.code = LESS_MSG_INTRODUCE_ENTITY;
-        m.u.introduce_entity.typeid = OUR_TYPEID;
-        m.u.introduce_entity.entity_id = o->wire_id;
-        m.u.introduce_entity.components = (struct less_comp_values_list){&cv, 1};
-        o->intro_seq = -1; /* set when the datagram goes out */
-        o->introduce_acked = false;
-        la->entities_introduced++;
-    } else {
-        if (la->mode == MODE_UDP && !o->introduce_acked) return; /* P15: wait for the ack */
-        m.code = LESS_MSG_UPDATE_ENTITY;
-        m.u.update_entity.entity_id = o->wire_id;
-        m.u.update_entity.components = (struct less_comp_values_list){&cv, 1};
-    }
-    if (queue_msg(p, &m) == 0) {
-        o->active_sent = (int8_t)lp.active;
-        la->a->samples_out++;
-    }
-    /* keep TCP packets bounded (udp_flush cuts datagrams at the MTU itself) */
-    if (la->mode != MODE_UDP && p->msg_len > 60000) peer_flush(p);
-}
-
-bool peer_ready(const struct peer *p)
-{
-    return p->streaming && p->subscribed && !p->closing;
 }
 
 struct visit_ctx {
@@ -485,12 +150,12 @@ static int visit(void *user, const struct xg_entity *e, const struct xg_pose *po
     if (vc->la->peers) xg_egress_controls_check(&vc->la->controls, vc->la->a->name, e);
     for (struct peer *p = vc->la->peers; p; p = p->next) {
         if (vc->only && p != vc->only) continue;
-        if (!peer_ready(p)) continue;
-        if (echo_toward(p, e)) {
+        if (!less_session_ready(&p->s)) continue;
+        if (echo_toward(&p->s, e)) {
             vc->la->echo_suppressed++;
             continue;
         }
-        send_entity(p, e, pose, vc->introduce);
+        send_entity(&p->s, e, pose, vc->introduce);
     }
     return 0;
 }
@@ -505,9 +170,9 @@ void hub_relay(struct less_adapter *la, struct peer *only)
     if (la->mode != MODE_LISTEN || la->n_peers < 2) return;
     int64_t now = xg_clock_mono_ns();
     for (struct peer *p = la->peers; p; p = p->next) {
-        if (p->closing) continue;
-        for (size_t i = 0; i < p->n_in; i++) {
-            struct in_ent *ie = &p->in[i];
+        if (p->s.closing) continue;
+        for (size_t i = 0; i < p->s.n_in; i++) {
+            struct in_ent *ie = &p->s.in[i];
             if (!ie->table_id || ie->ignored || ie->dup_of || (!only && !ie->dirty)) continue;
             if (!only) ie->dirty = false;
             const struct xg_entity *e = xg_table_get(la->a->table, ie->table_id);
@@ -515,13 +180,13 @@ void hub_relay(struct less_adapter *la, struct peer *only)
             struct xg_pose pose;
             bool predicted = false;
             for (struct peer *q = la->peers; q; q = q->next) {
-                if (q == p || (only && q != only) || !peer_ready(q)) continue;
-                if (echo_toward(q, e)) continue;
+                if (q == p || (only && q != only) || !less_session_ready(&q->s)) continue;
+                if (echo_toward(&q->s, e)) continue;
                 if (!predicted) {
                     xg_entity_predict_at(la->a->table, e, now, &pose);
                     predicted = true;
                 }
-                send_entity(q, e, &pose, false);
+                send_entity(&q->s, e, &pose, false);
                 la->hub_relayed++;
             }
         }
@@ -533,13 +198,14 @@ void hub_relay(struct less_adapter *la, struct peer *only)
 static void sweep_gone(struct less_adapter *la)
 {
     for (struct peer *q = la->peers; q; q = q->next) {
-        if (q->closing) continue;
-        for (size_t i = q->n_out; i-- > 0;) {
-            if (xg_table_get(la->a->table, q->out[i].table_id)) continue;
+        struct less_session *s = &q->s;
+        if (s->closing) continue;
+        for (size_t i = s->n_out; i-- > 0;) {
+            if (xg_table_get(la->a->table, s->out[i].table_id)) continue;
             struct less_msg m = {.code = LESS_MSG_REMOVE_ENTITY};
-            m.u.remove_entity.entity_id = q->out[i].wire_id;
-            if (peer_ready(q)) queue_msg(q, &m);
-            out_del(q, q->out[i].table_id);
+            m.u.remove_entity.entity_id = s->out[i].wire_id;
+            if (less_session_ready(s)) queue_msg(s, &m);
+            out_del(s, s->out[i].table_id);
             la->entities_removed++;
         }
     }
@@ -547,35 +213,43 @@ static void sweep_gone(struct less_adapter *la)
 
 void full_refresh(struct peer *p)
 {
-    struct visit_ctx vc = {p->la, p, false};
-    xg_table_foreach(p->la->a->table, p->la->a->index, xg_clock_mono_ns(), visit, &vc);
-    hub_relay(p->la, p);
+    struct less_adapter *la = p->s.la;
+    struct visit_ctx vc = {la, p, false};
+    xg_table_foreach(la->a->table, la->a->index, xg_clock_mono_ns(), visit, &vc);
+    hub_relay(la, p);
     peer_flush(p);
 }
 
-void send_result(struct peer *p, int64_t request_id, int64_t status, const char *reason)
+/* ---- peers ---- */
+
+/* The session's events (less_session_events) */
+static void peer_up(void *user)
 {
-    struct less_msg m = {.code = LESS_MSG_METHOD_RESULT};
-    m.u.method_result.request_id = request_id;
-    m.u.method_result.status = status;
-    m.u.method_result.ret.type = &less_type_string;
-    m.u.method_result.ret.u.str.p = reason;
-    m.u.method_result.ret.u.str.len = strlen(reason);
-    queue_msg(p, &m);
+    struct peer *p = user;
+    if (p->bev) bufferevent_set_timeouts(p->bev, NULL, NULL); /* the handshake timeout is over */
+    if (p->s.la->tc) xg_tclient_streaming(p->s.la->tc);
 }
 
-/* ---- peers ---- */
+static void peer_subscribed(void *user)
+{
+    full_refresh(user);
+}
+
+static void peer_flush_event(void *user)
+{
+    peer_flush(user);
+}
 
 struct peer *peer_new(struct less_adapter *la, const char *addr)
 {
     struct peer *p = calloc(1, sizeof *p);
     if (!p) return NULL;
-    p->la = la;
-    snprintf(p->addr, sizeof p->addr, "%s", addr);
-    p->quantum_ns = 1000;
-    p->next_wire_id = 1;
-    less_ack_init(&p->rxwin, 0);
-    less_rx_times_init(&p->rxts);
+    struct less_session_events ev = {.user = p,
+                                     .up = peer_up,
+                                     .subscribed = peer_subscribed,
+                                     .flush = peer_flush_event,
+                                     .datagram = udp_datagram};
+    less_session_init(&p->s, la, addr, &ev);
     p->next = la->peers;
     la->peers = p;
     la->n_peers++;
@@ -584,42 +258,26 @@ struct peer *peer_new(struct less_adapter *la, const char *addr)
 
 static void peer_free(struct peer *p)
 {
-    struct less_adapter *la = p->la;
+    struct less_adapter *la = p->s.la;
     for (struct peer **pp = &la->peers; *pp; pp = &(*pp)->next)
         if (*pp == p) {
             *pp = p->next;
             la->n_peers--;
             break;
         }
-    /* the peer's entities go away with it */
-    for (size_t i = 0; i < p->n_in; i++)
-        if (p->in[i].table_id) xg_table_remove(la->a->table, p->in[i].table_id);
     if (p->bev) bufferevent_free(p->bev);
-    for (int i = 0; i < 256; i++) {
-        free(p->sent[i].msgs);
-        free(p->sent[i].refs);
-    }
-    free(p->midx);
-    free(p->ptypes);
-    free(p->in);
-    free(p->out);
-    free(p->msgbuf);
-    imap_free(&p->in_map);
-    imap_free(&p->out_map);
-    imap_free(&p->out_wire);
-    imap_free(&p->pend_ents);
-    free(p->pend_typeids);
+    less_session_free(&p->s); /* the peer's entities go away with it */
     free(p);
 }
 
 /* Close a session: log, stop its I/O now, free it from the reactor (callers may still hold p). */
 void peer_close(struct peer *p, const char *why)
 {
-    struct less_adapter *la = p->la;
-    if (p->closing) return;
-    if (why) XG_WARN_PEER(&la->lim_closed, la->a->name, "peer %s: %s", p->addr, why);
-    snprintf(la->closed_why, sizeof la->closed_why, "peer %s: %s", p->addr, why ? why : "closed");
-    p->closing = true;
+    struct less_adapter *la = p->s.la;
+    if (p->s.closing) return;
+    if (why) XG_WARN_PEER(&la->lim_closed, la->a->name, "peer %s: %s", p->s.addr, why);
+    snprintf(la->closed_why, sizeof la->closed_why, "peer %s: %s", p->s.addr, why ? why : "closed");
+    p->s.closing = true;
     if (p->bev) bufferevent_disable(p->bev, EV_READ | EV_WRITE);
     if (la->sweep_ev) event_active(la->sweep_ev, 0, 0);
 }
@@ -630,7 +288,7 @@ static void sweep_cb(evutil_socket_t fd, short what, void *arg)
     bool reconnect = false;
     for (struct peer *p = la->peers, *next; p; p = next) {
         next = p->next;
-        if (!p->closing) continue;
+        if (!p->s.closing) continue;
         peer_free(p);
         reconnect = true;
     }
@@ -762,12 +420,12 @@ static void less_entity_event(struct xg_adapter *a, const struct xg_entity *e, b
     if (added || !la) return;
     for (struct peer *p = la->peers, *next; p; p = next) {
         next = p->next;
-        struct out_ent *o = out_find(p, e->id);
+        struct out_ent *o = out_find(&p->s, e->id);
         if (!o) continue;
         struct less_msg m = {.code = LESS_MSG_REMOVE_ENTITY};
         m.u.remove_entity.entity_id = o->wire_id;
-        if (peer_ready(p)) queue_msg(p, &m);
-        out_del(p, e->id);
+        if (less_session_ready(&p->s)) queue_msg(&p->s, &m);
+        out_del(&p->s, e->id);
         la->entities_removed++;
         peer_flush(p);
     }
@@ -784,7 +442,7 @@ static void less_status(const struct xg_adapter *a, struct xg_status *st)
     for (const struct peer *p = la->peers; p && off < sizeof st->peer; p = p->next) {
         if (la->mode == MODE_UDP && !p->sslen) continue;
         off += (size_t)snprintf(st->peer + off, sizeof st->peer - off, "%s%s", off ? " " : "",
-                                p->addr);
+                                p->s.addr);
     }
     if (la->tc && !la->peers) snprintf(st->peer, sizeof st->peer, "%s", xg_tclient_peer(la->tc));
     xg_status_gauge(st, "peers", la->n_peers);

@@ -1,11 +1,56 @@
-/* Private to the less adapter: its libevent callbacks (the socket side; less_adapter_priv.h
- * itself includes no libevent header so the session code does not either). */
+/* Private to the less adapter's glue (less_adapter.c, less_tcp.c, less_udp.c): a peer (its
+ * session and its socket), the glue's shared functions and its libevent callbacks. The session
+ * files (less_session.c, less_send.c, less_session_udp.c) do not include it: they never see a
+ * peer or a socket, and less_adapter_priv.h includes no libevent header. */
 #ifndef XG_LESS_ADAPTER_IO_H
 #define XG_LESS_ADAPTER_IO_H
 
 #include <event2/util.h>
+#include <sys/socket.h>
 
 #include "adapters/less/less_adapter_priv.h"
+#include "adapters/less/less_session.h"
+
+struct bufferevent;
+
+/** A peer: its session (protocol state, socket-free) and the socket side the glue keeps. */
+struct peer {
+    struct less_session s; /* less_session.h */
+    struct peer *next;
+    struct bufferevent *bev; /* TCP */
+    struct xg_tls_session *tls;
+    int rx_key; /* index of the key that verified the peer's last packet */
+    /* UDP: the peer's address (sslen 0: not known yet) */
+    struct sockaddr_storage ss;
+    socklen_t sslen;
+};
+
+/* ---- less_adapter.c: helpers, the hub, peers (glue) ---- */
+
+/** Send the peer's queued messages (TCP: one packet; UDP: udp_flush). 0 or a negative errno
+ *  (-ENOBUFS: the peer was too slow and is closed). */
+int peer_flush(struct peer *p);
+void hub_relay(struct less_adapter *la, struct peer *only);
+/** Introduce every entity of the table (and the hub's) to the peer and send. */
+void full_refresh(struct peer *p);
+struct peer *peer_new(struct less_adapter *la, const char *addr);
+void peer_close(struct peer *p, const char *why);
+
+/* ---- less_tcp.c: TCP and TLS sessions (connect and listen modes) ---- */
+
+void describe_bad_signature(const struct less_adapter *la, struct xg_error *err,
+                            const uint8_t *frame, size_t len, size_t sig_off);
+void on_connected(void *arg, struct bufferevent *bev, struct xg_tls_session *tls);
+
+/* ---- less_udp.c: the UDP socket ---- */
+
+/** Sends the peer's queued messages and the re-sends (less_session_udp_out) batched with
+ *  sendmmsg(2) (core/udp_batch.h); nothing while the peer's address is unknown. 0 or a
+ *  negative errno. */
+int udp_flush(struct peer *p, bool force);
+/** The datagram event of a UDP peer's session: queued on the adapter's batch. */
+void udp_datagram(void *user, const uint8_t *buf, size_t len);
+int on_udp_peer(void *arg, const struct sockaddr *sa, socklen_t len, char *why, size_t why_size);
 
 /** Listen mode: a TCP connection was accepted (evconnlistener callback, less_tcp.c). */
 void accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct sockaddr *sa, int salen,

@@ -1,44 +1,36 @@
-/* less adapter, receiving: a decoded, authentic LESS packet applied to the peer's session and the
- * gateway's table (connection-control, types, subscriptions, entity introduce/update/remove,
- * requests answered 403/404; P5-P17). A dry pass checks every message against the packet's own
- * introductions before anything is applied. Transport-independent: the TCP and UDP paths
- * (less_tcp.c, less_udp.c) call process_packet(); answers are queued with queue_msg(). */
-#include <arpa/inet.h>
-#include <ctype.h>
+/* less adapter, receiving side of a session (less_session.h), free of sockets: a decoded,
+ * authentic LESS packet applied to the peer's session and the gateway's table
+ * (connection-control, types, subscriptions, entity introduce/update/remove, requests answered
+ * 403/404; P5-P17). A dry pass checks every message against the packet's own introductions
+ * before anything is applied. The TCP and UDP glue (less_tcp.c, less_udp.c) hand packets to
+ * less_session_rx_tcp() / less_session_rx_udp(); answers are queued with queue_msg(); the
+ * session's events (up, subscribed) go to the glue. */
 #include <errno.h>
 #include <inttypes.h>
-#include <math.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include "adapters/less/less_adapter_priv.h"
 #include "adapters/less/less_codec.h"
 #include "adapters/less/less_imap.h"
 #include "adapters/less/less_mapping.h"
+#include "adapters/less/less_session.h"
 #include "core/adapter.h"
 #include "core/clock.h"
-#include "core/egress_controls.h"
 #include "core/log.h"
 #include "core/names.h"
-#include "core/net.h"
-#include "core/path.h"
-#include "core/tls.h"
-#include "core/transport_client.h"
 #include "mappings/frame.h"
 
 /* ---- receiving ---- */
 
-static struct in_ent *in_find(struct peer *p, int64_t wire_id)
+static struct in_ent *in_find(struct less_session *p, int64_t wire_id)
 {
     uint32_t idx;
     return imap_get(&p->in_map, wire_id, &idx) ? &p->in[idx] : NULL;
 }
 
-static void in_remove(struct peer *p, int64_t wire_id)
+static void in_remove(struct less_session *p, int64_t wire_id)
 {
     uint32_t idx;
     if (!imap_get(&p->in_map, wire_id, &idx)) return;
@@ -80,8 +72,9 @@ static int dup_visit(void *user, const struct xg_entity *e, const struct xg_pose
 }
 
 /* Merge a decoded property list into the entity and push a sample to the table. */
-static int apply_props(struct peer *p, struct in_ent *ie, const struct less_comp_values_list *cl,
-                       int64_t ts_quanta, int64_t now, struct xg_error *err)
+static int apply_props(struct less_session *p, struct in_ent *ie,
+                       const struct less_comp_values_list *cl, int64_t ts_quanta, int64_t now,
+                       struct xg_error *err)
 {
     struct less_adapter *la = p->la;
     const struct less_schema *schema = peer_type_schema(p, ie->typeid);
@@ -199,7 +192,7 @@ static int apply_props(struct peer *p, struct in_ent *ie, const struct less_comp
     return 0;
 }
 
-static void handle_subscribe(struct peer *p, const struct less_msg *m)
+static void handle_subscribe(struct less_session *p, const struct less_msg *m)
 {
     if (m->u.subscribe_type.typeid != OUR_TYPEID) return;
     uint32_t mask = 0;
@@ -215,10 +208,10 @@ static void handle_subscribe(struct peer *p, const struct less_msg *m)
     p->sub_mask = mask;
     XG_INFO_PEER(&p->la->lim_session, p->la->a->name, "peer %s subscribed to %s (properties 0x%x)",
                  p->addr, LESS_POSE_URI, mask);
-    if (first) full_refresh(p);
+    if (first && p->ev.subscribed) p->ev.subscribed(p->ev.user);
 }
 
-static void unsubscribe_all(struct peer *p)
+static void unsubscribe_all(struct less_session *p)
 {
     while (p->n_out) {
         struct less_msg m = {.code = LESS_MSG_REMOVE_ENTITY};
@@ -229,7 +222,7 @@ static void unsubscribe_all(struct peer *p)
     p->subscribed = false;
 }
 
-static void handle_introduce_type(struct peer *p, const struct less_msg *m)
+static void handle_introduce_type(struct less_session *p, const struct less_msg *m)
 {
     const char *uri = m->u.introduce_type.uri;
     const struct less_schema *s = schema_for_uri(p->la, uri);
@@ -302,7 +295,7 @@ static void handle_introduce_type(struct peer *p, const struct less_msg *m)
     free(ids);
 }
 
-static int handle_introduce_entity(struct peer *p, const struct less_msg *m, int64_t ts,
+static int handle_introduce_entity(struct less_session *p, const struct less_msg *m, int64_t ts,
                                    int64_t now, struct xg_error *err)
 {
     int64_t id = m->u.introduce_entity.entity_id;
@@ -334,7 +327,7 @@ static int handle_introduce_entity(struct peer *p, const struct less_msg *m, int
 }
 
 /* Apply one decoded message. Returns 0 or a negative errno with err set (session error). */
-static int apply_msg(struct peer *p, const struct less_msg *m, int64_t ts, int64_t now,
+static int apply_msg(struct less_session *p, const struct less_msg *m, int64_t ts, int64_t now,
                      struct xg_error *err)
 {
     struct less_adapter *la = p->la;
@@ -386,8 +379,7 @@ static int apply_msg(struct peer *p, const struct less_msg *m, int64_t ts, int64
         }
         if (!p->streaming) {
             p->streaming = true;
-            tcp_handshake_done(p);
-            if (la->tc) xg_tclient_streaming(la->tc);
+            if (p->ev.up) p->ev.up(p->ev.user);
             XG_INFO_PEER(&la->lim_session, la->a->name,
                          "peer %s: session up (gateway '%s', key id '%s', %" PRId64 " Hz)", p->addr,
                          p->peer_gw[0] ? p->peer_gw : "?", p->key_id, p->rate_hz);
@@ -423,7 +415,7 @@ static int apply_msg(struct peer *p, const struct less_msg *m, int64_t ts, int64
         }
         struct xg_pose pose;
         const struct xg_entity *e = xg_table_get(la->a->table, tid);
-        if (!e || !peer_ready(p)) return 0;
+        if (!e || !less_session_ready(p)) return 0;
         xg_entity_predict_at(la->a->table, e, now, &pose);
         send_entity(p, e, &pose, true);
         return 0;
@@ -474,7 +466,7 @@ static int apply_msg(struct peer *p, const struct less_msg *m, int64_t ts, int64
 
 /* P15: a peer must only send the properties we subscribed to. For pose types that is all of
  * them; for mapped types the mapped ones. */
-static int check_subscribed(struct peer *p, const struct less_msg *m, uint64_t idx,
+static int check_subscribed(struct less_session *p, const struct less_msg *m, uint64_t idx,
                             struct xg_error *err)
 {
     const struct less_comp_values_list *cl;
@@ -508,7 +500,7 @@ static int check_subscribed(struct peer *p, const struct less_msg *m, uint64_t i
 }
 
 /* Dry pass: note introductions so that later messages of the same packet decode. */
-static void note_dry(struct peer *p, const struct less_msg *m)
+static void note_dry(struct less_session *p, const struct less_msg *m)
 {
     if (m->code == LESS_MSG_INTRODUCE_TYPE && p->n_pend_types < 64) {
         p->pend_types[p->n_pend_types] = m->u.introduce_type.typeid;
@@ -533,7 +525,7 @@ static void note_dry(struct peer *p, const struct less_msg *m)
 
 /* Decode every message of f (checking the packet is well formed), then apply them. Returns 0
  * or a negative errno with err naming message, field and value. */
-int process_packet(struct peer *p, const struct less_frame *f, int64_t now, bool late,
+int process_packet(struct less_session *p, const struct less_frame *f, int64_t now, bool late,
                    struct xg_error *err)
 {
     struct less_adapter *la = p->la;
@@ -586,4 +578,17 @@ int process_packet(struct peer *p, const struct less_frame *f, int64_t now, bool
         }
     }
     return rc;
+}
+
+int less_session_rx_tcp(struct less_session *p, const struct less_frame *f, int64_t now,
+                        struct xg_error *err)
+{
+    if (p->any_rx && f->timestamp <= p->last_rx_ts)
+        return xg_error_set(err, -EPROTO,
+                            "LESS header: timestamp %" PRId64
+                            " does not increase (previous %" PRId64 ", P4)",
+                            f->timestamp, p->last_rx_ts);
+    p->any_rx = true;
+    p->last_rx_ts = f->timestamp;
+    return process_packet(p, f, now, false, err);
 }

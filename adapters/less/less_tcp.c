@@ -1,6 +1,6 @@
-/* less adapter, TCP and TLS: a peer's bytes in (framing, signature with key rotation), the
- * session's connection events, connect mode (core/transport_client.h) and listen mode (accept,
- * max_peers). */
+/* less adapter, TCP and TLS: a peer's bytes in (framing, signature with key rotation) handed to
+ * its session (less_session_rx_tcp), the connection events, connect mode
+ * (core/transport_client.h) and listen mode (accept, max_peers). */
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
@@ -22,6 +22,7 @@
 #include "adapters/less/less_codec.h"
 #include "adapters/less/less_imap.h"
 #include "adapters/less/less_mapping.h"
+#include "adapters/less/less_session.h"
 #include "core/adapter.h"
 #include "core/clock.h"
 #include "core/egress_controls.h"
@@ -32,12 +33,6 @@
 #include "core/tls.h"
 #include "core/transport_client.h"
 #include "mappings/frame.h"
-
-/* The peer's connection-control arrived: a TCP session's handshake timeout no longer applies. */
-void tcp_handshake_done(struct peer *p)
-{
-    if (p->bev) bufferevent_set_timeouts(p->bev, NULL, NULL);
-}
 
 /* Name the field and its value in a signature failure: "... (signature 0123456789abcdef of a
  * 42-byte packet; 1 key(s) tried, signing key id 'k1')". */
@@ -58,7 +53,7 @@ void describe_bad_signature(const struct less_adapter *la, struct xg_error *err,
 static int tcp_decode_keys(struct peer *p, const uint8_t *frame, size_t len, struct less_frame *f,
                            struct xg_error *err)
 {
-    struct less_adapter *la = p->la;
+    struct less_adapter *la = p->s.la;
     if (la->n_keys <= 1) return less_tcp_decode(frame, len, &la->key, f, err);
     int rc = less_tcp_decode(frame, len, &la->keys[p->rx_key], f, err);
     for (int k = 0; rc == -EACCES && k < la->n_keys; k++) {
@@ -76,9 +71,9 @@ static int tcp_decode_keys(struct peer *p, const uint8_t *frame, size_t len, str
 static void tcp_read_cb(struct bufferevent *bev, void *arg)
 {
     struct peer *p = arg;
-    struct less_adapter *la = p->la;
+    struct less_adapter *la = p->s.la;
     struct evbuffer *in = bufferevent_get_input(bev);
-    while (!p->closing) {
+    while (!p->s.closing) {
         size_t avail = evbuffer_get_length(in);
         if (!avail) return;
         const uint8_t *head = evbuffer_pullup(in, -1);
@@ -100,16 +95,7 @@ static void tcp_read_cb(struct bufferevent *bev, void *arg)
         rc = tcp_decode_keys(p, frame, flen, &f, &err);
         la->packets_in++;
         if (rc == -EACCES) describe_bad_signature(la, &err, frame, flen, f.sig_off);
-        if (rc == 0 && p->any_rx && f.timestamp <= p->last_rx_ts)
-            rc = xg_error_set(&err, -EPROTO,
-                              "LESS header: timestamp %" PRId64
-                              " does not increase (previous %" PRId64 ", P4)",
-                              f.timestamp, p->last_rx_ts);
-        if (rc == 0) {
-            p->any_rx = true;
-            p->last_rx_ts = f.timestamp;
-            rc = process_packet(p, &f, now, false, &err);
-        }
+        if (rc == 0) rc = less_session_rx_tcp(&p->s, &f, now, &err);
         evbuffer_drain(in, flen);
         if (rc < 0) {
             if (rc == -EACCES)
@@ -135,7 +121,7 @@ static void tcp_read_cb(struct bufferevent *bev, void *arg)
 static void tcp_event_cb(struct bufferevent *bev, short what, void *arg)
 {
     struct peer *p = arg;
-    struct less_adapter *la = p->la;
+    struct less_adapter *la = p->s.la;
     char why[400];
     if (p->tls && xg_tls_error(p->tls)[0]) {
         snprintf(why, sizeof why, "%s; closing", xg_tls_error(p->tls));
@@ -149,7 +135,7 @@ static void tcp_event_cb(struct bufferevent *bev, short what, void *arg)
         snprintf(why, sizeof why,
                  "TLS with %s: connection closed during the handshake (is the peer using TLS, "
                  "and does it accept our certificate?); closing",
-                 p->addr);
+                 p->s.addr);
         la->a->errors++;
     } else if (what & BEV_EVENT_EOF) {
         snprintf(why, sizeof why, "connection closed by peer");
@@ -166,7 +152,7 @@ static int peer_attach(struct less_adapter *la, struct peer *p, struct buffereve
                        bool client)
 {
     if (la->tls && !client) { /* the transport wraps a client's connection */
-        bev = xg_tls_wrap(la->tls, bev, NULL, p->addr, &p->tls);
+        bev = xg_tls_wrap(la->tls, bev, NULL, p->s.addr, &p->tls);
         if (!bev) return -ENOMEM;
     }
     p->bev = bev;
@@ -174,7 +160,7 @@ static int peer_attach(struct less_adapter *la, struct peer *p, struct buffereve
     bufferevent_set_timeouts(bev, &hs, NULL); /* cleared once the session is up */
     bufferevent_setcb(bev, tcp_read_cb, NULL, tcp_event_cb, p);
     bufferevent_enable(bev, EV_READ | EV_WRITE);
-    send_connection_control(p);
+    send_connection_control(&p->s);
     peer_flush(p);
     return 0;
 }

@@ -105,7 +105,6 @@ struct rgmp_server {
     char listen[256];
     int64_t max_clients, max_output;
     char reference_frame[64];
-    struct xg_frame own_frame;
     const struct xg_frame *frame;
     struct evconnlistener *lis;
     struct event *kick; /* drains after an entity event when rate_hz is 0 */
@@ -831,11 +830,7 @@ static int server_create(struct xg_adapter *a, const struct xg_conf *conf, struc
     s->members_dirty = true;
     const char *listen, *ref;
     int rc;
-    s->frame = a->frame;
-    if (!xg_conf_get(conf, "frame")) {
-        if ((rc = xg_frame_preset("LTP_ENU", &s->own_frame, err))) return rc;
-        s->frame = &s->own_frame;
-    }
+    s->frame = a->frame; /* LTP_ENU unless configured: default_frame of xg_rgmp_server_ops */
     const char *def_ref = !strcasecmp(s->frame->name, "LTP_NED") ? "LTP_NED" : "LTP_ENU";
     if ((rc = xg_conf_string(conf, "listen", "0.0.0.0:12280", &listen, err)) ||
         (rc = xg_conf_int(conf, "max_clients", 16, 1, 4096, &s->max_clients, err)) ||
@@ -961,6 +956,7 @@ static void server_destroy(struct xg_adapter *a)
 const struct xg_adapter_ops xg_rgmp_server_ops = {
     .type = "rgmp-server",
     .is_sink = true,
+    .default_frame = "LTP_ENU",
     .create = server_create,
     .start = server_start,
     .drain = server_drain,

@@ -27,7 +27,8 @@
  *                              restart with the same static key, SSRC and a reused seq would
  *                              encrypt new packets with old keystream
  * rate_hz defaults to 90 here (the gateway's generic default is 60) when the key is absent; frame
- * defaults to the preset gamestate-lh (the draft's left-handed Y-up) when `frame:` is absent.
+ * defaults to the preset gamestate-lh (the draft's left-handed Y-up) when `frame:` is absent (both
+ * are defaults in xg_rtp_ops that the gateway applies).
  *
  * RTCP is multiplexed on the RTP port (RFC 5761, wire-rules §6), as the exported SDP says
  * (a=rtcp-mux). Every RTCP packet sent is a compound that starts with SR (RR before any RTP was
@@ -271,12 +272,6 @@ static int rtpa_create(struct xg_adapter *a, const struct xg_conf *conf, struct 
                     "(chmod 600 it)",
                     r->srtp.remote_key_path);
         r->pack_len = (size_t)r->mtu - xg_srtp_overhead(r->srtp.suite, false);
-    }
-    /* defaults that differ from the gateway's generic ones */
-    if (!xg_conf_get(conf, "rate_hz")) a->rate_hz = 90.0;
-    if (!xg_conf_get(conf, "frame")) {
-        if ((rc = xg_frame_preset("gamestate-lh", &r->own_frame, err))) return rc;
-        a->frame = &r->own_frame;
     }
     /* SSRC: the configured one; random with srtp (a restart must not reuse keystream); else
      * derived from gateway.id + name, so `xrgate --sdp NAME` names the SSRC the daemon uses */
@@ -953,6 +948,8 @@ static void rtpa_entity_event(struct xg_adapter *a, const struct xg_entity *e, b
 const struct xg_adapter_ops xg_rtp_ops = {
     .type = "rtp",
     .is_sink = true,
+    .default_rate_hz = 90.0,
+    .default_frame = "gamestate-lh",
     .create = rtpa_create,
     .start = rtpa_start,
     .drain = rtpa_drain,

@@ -98,7 +98,6 @@ struct rtpa {
     uint32_t allow[RTPA_MAX_ALLOW];
     int n_allow;
     char sdp_address[64];
-    struct xg_frame own_frame; /* gamestate-lh when the config has no frame: */
     uint64_t session_id;
     char cname[128];
     struct xg_srtp_conf srtp; /* srtp.enabled: protect/unprotect everything */

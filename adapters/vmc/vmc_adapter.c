@@ -15,7 +15,8 @@
  *   bones: {LeftUpperLeg: LeftUpLeg, ...}   profile vmc: HumanBodyBones name -> the last segment
  *                               of the entity names that carry it (default: the bone's own name)
  *   trackers: [{match: glob, index: N}]   profile vmt: fixed tracker indices (0..57)
- * frame defaults to the preset `unity` (left-handed, Y up, metres) when `frame:` is absent. */
+ * frame defaults to the preset `unity` (left-handed, Y up, metres) when `frame:` is absent (the
+ * default_frame of xg_vmc_ops, applied by the gateway). */
 #include <errno.h>
 #include <event2/event.h>
 #include <stdio.h>
@@ -45,7 +46,6 @@ struct vmca {
     socklen_t bind_len;
     struct vmc_dest dest[VMC_MAX_DEST];
     int n_dest;
-    struct xg_frame own_frame;
     int fd;
     uint16_t bound_port;
     struct event *rx_ev, *sweep_ev;
@@ -185,10 +185,6 @@ static int vmca_create(struct xg_adapter *a, const struct xg_conf *conf, struct 
                                  "skeleton: '%s' is not an entity-name prefix", skeleton);
         if (!(r->out.skeleton = strdup(skeleton))) return -ENOMEM;
         r->out.skeleton_auto = false;
-    }
-    if (!xg_conf_get(conf, "frame")) {
-        if ((rc = xg_frame_preset("unity", &r->own_frame, err))) return rc;
-        a->frame = &r->own_frame;
     }
     if (!(r->rbuf = malloc(VMC_RBUF))) return -ENOMEM;
     return 0;
@@ -347,6 +343,7 @@ static void vmca_entity_event(struct xg_adapter *a, const struct xg_entity *e, b
 const struct xg_adapter_ops xg_vmc_ops = {
     .type = "vmc",
     .is_sink = true,
+    .default_frame = "unity",
     .create = vmca_create,
     .start = vmca_start,
     .drain = vmca_drain,

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/names.h"
+
 static int is_digit(char c)
 {
     return c >= '0' && c <= '9';
@@ -52,30 +54,9 @@ int vrpn_sensor_map_order(const void *x, const void *y)
 void vrpn_sensor_map_expand(const char *tpl, const char *origin, const struct xg_entity *e,
                             char *out, size_t size)
 {
-    size_t o = 0;
-    for (const char *p = tpl; *p && o + 1 < size;) {
-        const char *val = NULL;
-        size_t skip = 0;
-        if (!strncmp(p, "{origin}", 8)) {
-            val = origin;
-            skip = 8;
-        } else if (!strncmp(p, "{kind}", 6)) {
-            val = xg_kind_name(e->kind);
-            skip = 6;
-        } else if (!strncmp(p, "{name}", 6)) {
-            val = e->name;
-            skip = 6;
-        }
-        if (val) {
-            size_t vl = strlen(val);
-            if (vl > size - 1 - o) vl = size - 1 - o;
-            memcpy(out + o, val, vl);
-            o += vl;
-            p += skip;
-        } else
-            out[o++] = *p++;
-    }
-    out[o] = '\0';
+    struct xg_name_vars v;
+    xg_name_vars_set(&v, e->name, origin, xg_kind_name(e->kind));
+    xg_name_expand(out, size, tpl, &v);
 }
 
 bool vrpn_bitset_get(const struct vrpn_bitset *s, int64_t b)

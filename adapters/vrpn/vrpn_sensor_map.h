@@ -23,9 +23,9 @@ int vrpn_natcmp(const char *a, const char *b);
  *  names in natural order (vrpn_natcmp). */
 int vrpn_sensor_map_order(const void *x, const void *y);
 
-/** Expand a tracker-name template for entity `e` into out (NUL-terminated, truncated to size):
- *  "{origin}" = `origin` (the origin adapter's name), "{kind}" = xg_kind_name(e->kind),
- *  "{name}" = e->name; other bytes are copied. size must be > 0. */
+/** Expand a tracker-name template for entity `e` of origin adapter `origin` into out (size >= 64)
+ *  with the one name template engine (core/names.h xg_name_expand: {name}, {adapter} = {origin},
+ *  {source}, {kind}; a longer result is fitted, never cut short). */
 void vrpn_sensor_map_expand(const char *tpl, const char *origin, const struct xg_entity *e,
                             char *out, size_t size);
 

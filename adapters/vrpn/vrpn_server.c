@@ -15,7 +15,8 @@
  * sensor number), send_velocity (false), send_all (false: each tick sends the sensors updated since
  * the last one; true: every sensor every tick), plus the sink keys rate_hz / include / exclude and
  * frame (default identity: the internal Y-up frame; Z-up clients want `frame: vrpn-zup`).
- * Templates: {origin} = the name of the entity's origin adapter, {kind} = the entity kind, {name} =
+ * Templates (core/names.h, the one engine): {origin} = {adapter} = the name of the entity's origin
+ * adapter, {source} = the name past "<adapter>/", {kind} = the entity kind, {name} =
  * the whole entity name.
  *
  * Sensor numbers: per tracker, an entity name gets a number the first time it is seen: a rule's
@@ -83,6 +84,7 @@
 #include "core/adapter.h"
 #include "core/clock.h"
 #include "core/log.h"
+#include "core/names.h"
 #include "core/net.h"
 #include "mappings/frame.h"
 
@@ -111,6 +113,10 @@ static int parse_rules(struct vrpn_server *s, const struct xg_conf *node, struct
             return xg_conf_error(err, xg_conf_get(it, "tracker"), -EINVAL,
                                  "trackers: tracker '%s' must be 1..%d characters", tracker,
                                  VRPN_CNAME_MAX - 1);
+        char key[48];
+        snprintf(key, sizeof key, "trackers[%zu].tracker", i);
+        if (tracker && (rc = xg_name_template_check(tracker, xg_conf_get(it, "tracker"), key, err)))
+            return rc;
         r->match = strdup(match);
         r->tracker = tracker ? strdup(tracker) : NULL;
         if (!r->match || (tracker && !r->tracker)) return -ENOMEM;
@@ -152,6 +158,9 @@ static int server_create(struct xg_adapter *a, const struct xg_conf *conf, struc
         return xg_conf_error(err, xg_conf_get(conf, "tracker_name"), -EINVAL,
                              "tracker_name: '%s' must be 1..%d characters", tname,
                              VRPN_CNAME_MAX - 1);
+    if ((rc =
+             xg_name_template_check(tname, xg_conf_get(conf, "tracker_name"), "tracker_name", err)))
+        return rc;
     snprintf(s->listen, sizeof s->listen, "%s", listen);
     s->tracker_name = strdup(tname);
     if (!s->tracker_name) return -ENOMEM;

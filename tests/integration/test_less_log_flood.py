@@ -9,7 +9,6 @@ XG_LOG_LIMIT_BURST (5) lines per 10 s window it spans; the first line of a later
 the suppressed-count summary, and printed + suppressed lines account for the whole flood; the
 valid peers keep working meanwhile (the UDP peer's updates apply between the batches, the TCP
 session keeps receiving updates)."""
-import os
 import re
 import socket
 import sys
@@ -17,17 +16,15 @@ import tempfile
 import time
 
 from xgtest import Gateway
+import lesstest
 import test_less_session as ls
-from test_less_udp_errors import udp_frame
 
 BURST = 5  # XG_LOG_LIMIT_BURST
 
 
 def main():
     with tempfile.TemporaryDirectory() as tmp:
-        keyfile = os.path.join(tmp, "k.hex")
-        with open(keyfile, "w") as f:
-            f.write(ls.KEY.hex())
+        keyfile = lesstest.write_key(tmp)
         with Gateway(f"""
 gateway: {{id: gw-flood}}
 adapters:
@@ -47,27 +44,19 @@ adapters:
     rate_hz: 30
 """) as g:
             def adapter(name):
-                return next(a for a in g.get_json("/api/adapters")["adapters"]
-                            if a["name"] == name)
-
-            def port(name):
-                return int(ls.wait_for(lambda: adapter(name)["peer"]).split()[0].rsplit(":", 1)[1])
+                return g.adapters()[name]
 
             def lines(*words):
                 return [l for l in list(g.lines) if all(w in l for w in words)]
 
-            hub = port("hub")
+            hub = g.port_of("hub")
             p1 = ls.Peer(hub)
             p1.handshake()
-            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-            s.bind(("127.0.0.1", 0))
-            dst = ("127.0.0.1", port("fed"))
+            peer = lesstest.UdpPeer(g, "fed")
             seq = [0]
-            ts = [int(time.monotonic() * 1e6)]
 
             def send(msgs, key=ls.KEY):
-                ts[0] += 1000
-                s.sendto(udp_frame(seq[0] & 0xFF, 255, 0, ts[0], msgs, key), dst)
+                peer.send(seq[0], msgs, key)
                 if key == ls.KEY:
                     seq[0] += 1
 
@@ -139,6 +128,7 @@ adapters:
             print(f"5000 bad signatures in {t_udp_end - t_udp:.1f} s -> {len(udp)} lines "
                   f"(summaries: {nu} suppressed); 2000 refused connections in "
                   f"{t_tcp_end - t_tcp:.1f} s -> {len(ref)} lines (summaries: {nr} suppressed)")
+            peer.close()
     return 0
 
 

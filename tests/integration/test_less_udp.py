@@ -13,7 +13,6 @@ them after the next one (reordering), and — for k = 5 — injects corrupted co
   - A's datagrams left batched: at most one sendmmsg call (`udp_sends`) per datagram (fewer
     when a flush holds several; test_rtp_batch proves the batching itself)."""
 import math
-import os
 import select
 import socket
 import sys
@@ -22,6 +21,7 @@ import threading
 import time
 
 from xgtest import Gateway
+import lesstest
 
 KEY = "a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90"
 MTU = 400
@@ -99,13 +99,11 @@ def entities(gw):
 
 
 def adapter(gw, name):
-    return next(a for a in gw.get_json("/api/adapters")["adapters"] if a["name"] == name)
+    return gw.adapters()[name]
 
 
 def bound(gw, name):
-    peer = wait_for(lambda: adapter(gw, name)["peer"], what="bound")
-    host, port = peer.split()[0].rsplit(":", 1)
-    return host, int(port)
+    return "127.0.0.1", gw.port_of(name)  # both adapters bind 127.0.0.1
 
 
 def run(k, keyfile):
@@ -194,9 +192,7 @@ adapters:
 
 def main():
     with tempfile.TemporaryDirectory() as tmp:
-        keyfile = os.path.join(tmp, "k.hex")
-        with open(keyfile, "w") as f:
-            f.write(KEY)
+        keyfile = lesstest.write_key(tmp, KEY)
         for k in (3, 5, 7):
             run(k, keyfile)
     return 0

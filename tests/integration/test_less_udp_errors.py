@@ -12,46 +12,17 @@ datagrams and its counters:
   - after all that the session still works: G introduces its entities to us;
   - a peer restart (connection-control with a new session token) makes G start over: the old
     session's entities leave the table, G's sequence numbers restart at 0."""
-import hashlib
-import hmac
-import os
-import socket
 import sys
 import tempfile
-import time
 
 from xgtest import Gateway
+import lesstest
 import test_less_session as ls
-
-
-def udp_frame(seq, ack, mask, ts, msgs, key=ls.KEY):
-    head = bytes([seq, ack]) + ls.enc_int(mask)
-    body = bytes(8) + ls.enc_int(ts) + ls.enc_int(len(msgs)) + b"".join(msgs)
-    f = bytearray(head + body)
-    f[len(head):len(head) + 8] = hmac.new(key, bytes(f), hashlib.sha256).digest()[:8]
-    return bytes(f)
-
-
-def parse_udp(d):
-    """(seq, ack_last, mask, message codes) of one of G's datagrams (signature checked)."""
-    seq, ack = d[0], d[1]
-    mask, i = ls.dec_int(d, 2)
-    z = bytearray(d)
-    z[i:i + 8] = bytes(8)
-    assert hmac.new(ls.KEY, bytes(z), hashlib.sha256).digest()[:8] == d[i:i + 8]
-    _ts, j = ls.dec_int(d, i + 8)
-    count, j = ls.dec_int(d, j)
-    codes = []
-    if count:
-        codes.append(ls.dec_int(d, j)[0])  # the first message's code is enough here
-    return seq, ack, mask, count, codes
 
 
 def main():
     with tempfile.TemporaryDirectory() as tmp:
-        keyfile = os.path.join(tmp, "k.hex")
-        with open(keyfile, "w") as f:
-            f.write(ls.KEY.hex())
+        keyfile = lesstest.write_key(tmp)
         with Gateway(f"""
 gateway: {{id: gw-u}}
 adapters:
@@ -65,31 +36,9 @@ adapters:
     rate_hz: 30
 """) as g:
             def counters():
-                return next(a for a in g.get_json("/api/adapters")["adapters"]
-                            if a["name"] == "fed")["counters"]
-            port = int(ls.wait_for(lambda: next(a for a in g.get_json("/api/adapters")["adapters"]
-                                                 if a["name"] == "fed")["peer"]).rsplit(":", 1)[1])
-            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-            s.bind(("127.0.0.1", 0))
-            s.settimeout(2)
-            dst = ("127.0.0.1", port)
-            ts = [int(time.monotonic() * 1e6)]
-
-            def send(seq, msgs, key=ls.KEY, ts_override=None, pad=0):
-                ts[0] += 1000
-                d = udp_frame(seq, 255, 0, ts_override or ts[0], msgs, key)
-                s.sendto(d + bytes(pad), dst)
-
-            seen = []
-
-            def recv_until(pred, what):
-                deadline = time.monotonic() + 5
-                while time.monotonic() < deadline:
-                    d, _ = s.recvfrom(65536)
-                    seen.append(parse_udp(d))
-                    if pred(seen[-1]):
-                        return seen[-1]
-                raise AssertionError(f"timed out waiting for {what}; last {seen[-3:]}")
+                return g.counters("fed")
+            peer = lesstest.UdpPeer(g, "fed")
+            send, recv_until, seen = peer.send, peer.recv_until, peer.seen
 
             send(0, [ls.msg_cc("test-peer session=1")])
             recv_until(lambda f: f[1] == 0, "ack of seq 0")
@@ -106,13 +55,7 @@ adapters:
             send(2, [ls.msg_introduce_type(7, ls.POSE_URI)], pad=700)
             ls.log_line(g, "exceeds the MTU 600")
             # G has processed it (logged): drop what G sent before; the next datagram is newer
-            s.setblocking(False)
-            try:
-                while True:
-                    seen.append(parse_udp(s.recvfrom(65536)[0]))
-            except BlockingIOError:
-                pass
-            s.settimeout(2)
+            peer.drain()
             f = recv_until(lambda f: True, "a datagram")
             assert f[1] == 1 and f[2] & 1 == 1, f  # still 1 (and 0 in the bitmask)
             # seq 2 for real: the session works
@@ -130,7 +73,7 @@ adapters:
             # applied; a stale packet never moves the window (test_less_udp_stale.py)
             send(6, [])
             recv_until(lambda f: f[1] == 6, "ack of seq 6")
-            send(5, [ls.msg_update(42, {2: [9, 9, 9], 3: [0, 0, 0]})], ts_override=ts[0] - 500000)
+            send(5, [ls.msg_update(42, {2: [9, 9, 9], 3: [0, 0, 0]})], ts=peer.ts - 500000)
             recv_until(lambda f: f[1] == 6 and f[2] & 1, "ack of the stale seq 5 (bit 0)")
             ls.wait_for(lambda: counters()["stale_packets"] == 1, what="stale counted")
             # counted while processed: had its update been applied, it would show by now
@@ -150,6 +93,7 @@ adapters:
             print(f"udp errors: parse error acked+dropped, bad signature and oversize dropped "
                   f"unacked, stale acked+ignored; counters {c['framing_errors']:.0f} "
                   f"{c['bad_signature']:.0f} {c['stale_packets']:.0f}")
+            peer.close()
     return 0
 
 

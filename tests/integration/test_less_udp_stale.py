@@ -8,22 +8,17 @@ number is 130 past the remove. Replayed byte for byte, the signed remove-entity 
 old timestamps. Checked: neither applies (probe stays, ghost stays gone), both count as
 stale_packets with a log line naming the peer, sequence and timestamps, and the ack window did
 not move: the next fresh datagram is acknowledged and its update applied."""
-import os
-import socket
 import sys
 import tempfile
-import time
 
 from xgtest import Gateway
+import lesstest
 import test_less_session as ls
-from test_less_udp_errors import parse_udp, udp_frame
 
 
 def main():
     with tempfile.TemporaryDirectory() as tmp:
-        keyfile = os.path.join(tmp, "k.hex")
-        with open(keyfile, "w") as f:
-            f.write(ls.KEY.hex())
+        keyfile = lesstest.write_key(tmp)
         with Gateway(f"""
 gateway: {{id: gw-st}}
 adapters:
@@ -35,30 +30,9 @@ adapters:
     rate_hz: 30
 """) as g:
             def counters():
-                return next(a for a in g.get_json("/api/adapters")["adapters"]
-                            if a["name"] == "fed")["counters"]
-            port = int(ls.wait_for(lambda: next(a for a in g.get_json("/api/adapters")["adapters"]
-                                                 if a["name"] == "fed")["peer"]).rsplit(":", 1)[1])
-            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-            s.bind(("127.0.0.1", 0))
-            s.settimeout(2)
-            dst = ("127.0.0.1", port)
-            ts = [int(time.monotonic() * 1e6)]
-            sent = {}
-
-            def send(seq, msgs):
-                ts[0] += 1000
-                d = udp_frame(seq & 0xFF, 255, 0, ts[0], msgs)
-                sent[seq] = d
-                s.sendto(d, dst)
-
-            def recv_until(pred, what):
-                deadline = time.monotonic() + 5
-                while time.monotonic() < deadline:
-                    f = parse_udp(s.recvfrom(65536)[0])
-                    if pred(f):
-                        return f
-                raise AssertionError(f"timed out waiting for {what}")
+                return g.counters("fed")
+            peer = lesstest.UdpPeer(g, "fed")
+            send, recv_until, sent = peer.send, peer.recv_until, peer.sent
 
             def ents():
                 return ls.entities(g)
@@ -80,8 +54,8 @@ adapters:
             recv_until(lambda f: f[1] == 134, "ack of seq 134")
             assert counters()["stale_packets"] == 0, counters()
             # the replays: 130 and 131 packets old, serially "ahead" by 126 and 125
-            s.sendto(sent[4], dst)
-            s.sendto(sent[3], dst)
+            peer.resend(sent[4])
+            peer.resend(sent[3])
             # something observable after them: a fresh update of probe
             send(135, [ls.msg_update(42, {2: [2.0, 1.5, -0.5], 3: [0, 0, 0]})])
             ls.wait_for(lambda: ents().get("fed/probe", first)["position"] != first["position"],
@@ -95,6 +69,7 @@ adapters:
             assert "127.0.0.1:" in line and "is not newer than the packets before it" in line, line
             print(f"stale replays after the wrap: not applied ({sorted(e)}), "
                   f"stale_packets {c['stale_packets']:.0f}; {line.split('] ', 1)[1]}")
+            peer.close()
     return 0
 
 

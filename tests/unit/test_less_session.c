@@ -1,20 +1,27 @@
-/* Unit tests for the less adapter's session (adapters/less/less_session.c, less_udp.c), driven
- * without sockets: packets are encoded here, decoded with the codec and handed to
- * process_packet(); what the session answers stays queued in the peer's message buffer (a TCP
- * peer without a bufferevent) and is decoded back; UDP packets go to no socket (fd -1), their
- * bookkeeping (sequence numbers, acks, re-sends) is read from the peer.
+/* Unit tests for the LESS session (adapters/less/less_session.h: less_session.c, less_send.c,
+ * less_session_udp.c), driven without any socket or peer: a bare `struct less_session` whose
+ * events (up, subscribed, flush, datagram) are recorded here. Packets are encoded here, decoded
+ * with the codec and handed to the session; what it queues is decoded back; UDP datagrams come
+ * out of the `datagram` event and are decoded too. Times are given explicitly.
  *   - handshake: our connection-control + introduce-type; the peer's connection-control puts the
- *     session up (its gateway id); its pose type gets a subscription to all nine properties;
+ *     session up (the `up` event, once; its gateway id); its pose type gets a subscription to all
+ *     nine properties; on TCP a message before connection-control is refused (P5); a timestamp
+ *     that does not increase is refused (P4); our queue leaves as one TCP packet stamped with the
+ *     time given, timestamps increasing;
+ *   - subscription: the peer's subscribe-type to our type raises `subscribed` once and sets the
+ *     property mask; an introduce then carries only the subscribed properties; unsubscribe queues
+ *     remove-entity for every entity we introduced;
  *   - entities: introduce-entity creates the table entity with the wire pose, update-entity moves
  *     it, remove-entity removes it; a method-invocation on an id never introduced gets 404;
  *   - a packet whose second message updates an entity nobody introduced is refused whole
  *     (-EPROTO, the dry pass): the first message is not applied either;
- *   - UDP: packets carry sequence 0, 1, ...; none acked and 250 ms later both are re-sent under
- *     their old numbers; an ack covering them stops the re-sends; 63 packets in flight hold back
- *     the next flush (window_full). */
+ *   - UDP out: datagrams carry sequence 0, 1, ...; none acked and 250 ms later both are re-sent
+ *     under their old numbers; an ack covering them stops the re-sends; 63 packets in flight hold
+ *     back the next flush (window_full);
+ *   - UDP in: the peer's datagrams are acknowledged in ours, a duplicate and a stale one are
+ *     counted and not applied, a new session token restarts our side at sequence 0. */
 #include <errno.h>
 #include <math.h>
-#include <netinet/in.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -26,6 +33,7 @@
 #include <cmocka.h>
 
 #include "adapters/less/less_adapter_priv.h"
+#include "adapters/less/less_session.h"
 #include "core/clock.h"
 #include "core/entity.h"
 #include "mappings/frame.h"
@@ -37,8 +45,39 @@ struct fixture {
     struct xg_frame frame;
     struct xg_adapter a;
     struct less_adapter *la;
-    struct peer *p;
+    struct less_session s;
+    /* recorded events */
+    int ups, subscribes, flushes;
+    uint8_t dgrams[8][1500];
+    size_t dgram_len[8];
+    int n_dgrams; /* all datagrams; the first 8 are kept */
 };
+
+static void ev_up(void *user)
+{
+    ((struct fixture *)user)->ups++;
+}
+
+static void ev_subscribed(void *user)
+{
+    ((struct fixture *)user)->subscribes++;
+}
+
+static void ev_flush(void *user)
+{
+    ((struct fixture *)user)->flushes++;
+}
+
+static void ev_datagram(void *user, const uint8_t *buf, size_t len)
+{
+    struct fixture *fx = user;
+    assert_true(len <= sizeof fx->dgrams[0]);
+    if (fx->n_dgrams < 8) {
+        memcpy(fx->dgrams[fx->n_dgrams], buf, len);
+        fx->dgram_len[fx->n_dgrams] = len;
+    }
+    fx->n_dgrams++;
+}
 
 static struct fixture *fixture_new(enum mode mode)
 {
@@ -47,6 +86,7 @@ static struct fixture *fixture_new(enum mode mode)
     fx->table = xg_table_new(NULL);
     assert_non_null(fx->table);
     assert_int_equal(xg_table_set_adapter_name(fx->table, 0, "less1"), 0);
+    assert_int_equal(xg_table_set_adapter_name(fx->table, 1, "src"), 0);
     xg_frame_identity(&fx->frame);
     fx->a.ops = &xg_less_ops;
     snprintf(fx->a.name, sizeof fx->a.name, "less1");
@@ -70,13 +110,18 @@ static struct fixture *fixture_new(enum mode mode)
     assert_non_null(la->arena_buf);
     fx->a.priv = la;
     fx->la = la;
-    fx->p = peer_new(la, "peer-1");
-    assert_non_null(fx->p);
+    struct less_session_events ev = {.user = fx,
+                                     .up = ev_up,
+                                     .subscribed = ev_subscribed,
+                                     .flush = ev_flush,
+                                     .datagram = ev_datagram};
+    less_session_init(&fx->s, la, "peer-1", &ev);
     return fx;
 }
 
 static void fixture_free(struct fixture *fx)
 {
+    less_session_free(&fx->s);
     xg_less_ops.destroy(&fx->a);
     xg_table_free(fx->table);
     free(fx);
@@ -119,14 +164,14 @@ static int feed(struct fixture *fx, const struct less_msg *msgs, size_t n, int64
     assert_int_equal(less_tcp_encode(&w, NULL, ts, n, body, bl, err), 0);
     struct less_frame f;
     assert_int_equal(less_tcp_decode(pkt, w.len, NULL, &f, err), 0);
-    return process_packet(fx->p, &f, xg_clock_mono_ns(), false, err);
+    return less_session_rx_tcp(&fx->s, &f, xg_clock_mono_ns(), err);
 }
 
 /* The codes of the messages the session queued toward the peer; clears the queue. */
 static size_t take_queued(struct fixture *fx, struct less_msg *out, size_t max,
                           struct less_arena *arena)
 {
-    struct peer *p = fx->p;
+    struct less_session *p = &fx->s;
     struct less_context ctx;
     rx_ctx(p, &ctx); /* our types as the receiver; the peer's entity ids are not needed */
     ctx.sender_type = peer_type;
@@ -149,7 +194,7 @@ static size_t take_queued(struct fixture *fx, struct less_msg *out, size_t max,
 
 static void handshake(struct fixture *fx)
 {
-    send_connection_control(fx->p); /* what peer_attach does on a new TCP session */
+    send_connection_control(&fx->s); /* what peer_attach does on a new TCP session */
     struct less_prop_value cp[] = {
         {LESS_CONN_SCHEMA, {&less_type_string, {.str = {"xrgate/0 gateway=gwB", 20}}}},
         {LESS_CONN_QUANTUM_NS, {NULL, {.i = 1000}}}};
@@ -167,10 +212,12 @@ static void test_handshake(void **state)
 {
     (void)state;
     struct fixture *fx = fixture_new(MODE_LISTEN);
-    assert_false(fx->p->streaming);
+    assert_false(fx->s.streaming);
     handshake(fx);
-    assert_true(fx->p->streaming);
-    assert_string_equal(fx->p->peer_gw, "gwB");
+    assert_true(fx->s.streaming);
+    assert_int_equal(fx->ups, 1);
+    assert_int_equal(fx->subscribes, 0);
+    assert_string_equal(fx->s.peer_gw, "gwB");
     static uint8_t abuf[65536];
     struct less_arena arena;
     less_arena_init(&arena, abuf, sizeof abuf);
@@ -294,32 +341,57 @@ static void test_packet_refused_whole(void **state)
     fixture_free(fx);
 }
 
+/* (seq, ack_last, message count) of one of our datagrams */
+static void dgram_fields(struct fixture *fx, int i, int *seq, int *ack, uint64_t *count)
+{
+    struct less_frame f;
+    struct xg_error e = {0};
+    assert_int_equal(
+        less_udp_decode(fx->dgrams[i], fx->dgram_len[i], 1200, &fx->la->keys[0], &f, &e), 0);
+    *seq = f.seq;
+    *ack = f.ack_last;
+    *count = f.message_count;
+}
+
 static void test_udp_ack_resend(void **state)
 {
     (void)state;
     struct fixture *fx = fixture_new(MODE_UDP);
-    struct peer *p = fx->p;
-    struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(9)};
-    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    memcpy(&p->ss, &sin, sizeof sin);
-    p->sslen = sizeof sin;
+    struct less_session *p = &fx->s;
+    const int64_t t0 = 1000 * XG_NS_PER_S;
     send_connection_control(p);
-    assert_int_equal(udp_flush(p, false), 0);
+    assert_int_equal(less_session_udp_out(p, false, t0), 0);
+    assert_int_equal(fx->n_dgrams, 1);
     assert_int_equal(p->tx_seq, 1);
     assert_true(p->sent[0].in_use && !p->sent[0].acked);
     assert_int_equal(p->sent[0].count, 2);
-    assert_int_equal(udp_flush(p, true), 0); /* an empty packet (keep-alive ack) */
+    assert_int_equal(less_session_udp_out(p, false, t0), 0); /* nothing queued: nothing */
+    assert_int_equal(fx->n_dgrams, 1);
+    assert_int_equal(less_session_udp_out(p, true, t0), 0); /* an empty packet (keep-alive ack) */
     assert_int_equal(p->tx_seq, 2);
-    int64_t t0 = p->sent[1].sent_ns;
+    assert_int_equal(p->sent[1].sent_ns, t0);
+    int seq, ack;
+    uint64_t count;
+    dgram_fields(fx, 0, &seq, &ack, &count);
+    assert_true(seq == 0 && count == 2);
+    dgram_fields(fx, 1, &seq, &ack, &count);
+    assert_true(seq == 1 && count == 0);
 
     /* not lost yet: nothing re-sent */
     udp_resend(p, t0 + 100 * XG_NS_PER_MS);
     assert_int_equal(fx->la->resends, 0);
+    assert_int_equal(fx->n_dgrams, 2);
     /* 250 ms without an ack: both re-sent under their old numbers */
     udp_resend(p, t0 + 300 * XG_NS_PER_MS);
     assert_int_equal(fx->la->resends, 2);
+    assert_int_equal(fx->n_dgrams, 4);
     assert_int_equal(p->tx_seq, 2);
     assert_int_equal(p->sent[0].count, 2); /* control and type messages stay current */
+    int s2, s3;
+    dgram_fields(fx, 2, &s2, &ack, &count);
+    assert_int_equal(count, s2 == 0 ? 2 : 0);
+    dgram_fields(fx, 3, &s3, &ack, &count);
+    assert_true((s2 == 0 && s3 == 1) || (s2 == 1 && s3 == 0));
 
     /* the peer acks 0 and 1: no further re-sends */
     udp_on_ack(p, 1, UINT64_C(1) << 0);
@@ -327,15 +399,208 @@ static void test_udp_ack_resend(void **state)
     assert_true(p->sent[0].acked && p->sent[1].acked);
     udp_resend(p, t0 + 1000 * XG_NS_PER_MS);
     assert_int_equal(fx->la->resends, 2);
+    assert_int_equal(fx->n_dgrams, 4);
 
     /* 63 unacknowledged packets in flight: the next flush holds back */
     for (int i = 0; i < UDP_MAX_INFLIGHT; i++)
-        assert_int_equal(udp_flush(p, true), 0);
+        assert_int_equal(less_session_udp_out(p, true, t0), 0);
     assert_int_equal(p->tx_seq, 2 + UDP_MAX_INFLIGHT);
     assert_int_equal(fx->la->window_full, 0);
-    assert_int_equal(udp_flush(p, true), 0);
+    assert_int_equal(less_session_udp_out(p, true, t0), 0);
     assert_int_equal(p->tx_seq, 2 + UDP_MAX_INFLIGHT);
     assert_int_equal(fx->la->window_full, 1);
+    assert_int_equal(fx->n_dgrams, 4 + UDP_MAX_INFLIGHT);
+    fixture_free(fx);
+}
+
+/* One of the peer's UDP datagrams (no signature) with sequence `seq` and timestamp `ts`. */
+static int feed_udp(struct fixture *fx, uint8_t seq, int64_t ts, const struct less_msg *msgs,
+                    size_t n, int64_t now)
+{
+    static uint8_t body[4096], dgram[1200];
+    struct less_context ctx = peer_ctx;
+    ctx.connection_schema = less_connection_schema();
+    struct xg_writer w;
+    struct xg_error err = {0};
+    xg_writer_init(&w, body, sizeof body);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(less_encode_msg(&w, &ctx, &msgs[i], &err), 0);
+    size_t bl = w.len;
+    xg_writer_init(&w, dgram, sizeof dgram);
+    assert_int_equal(less_udp_encode(&w, NULL, seq, 255, 0, ts, n, body, bl, &err), 0);
+    struct less_frame f;
+    assert_int_equal(less_udp_decode(dgram, w.len, sizeof dgram, NULL, &f, &err), 0);
+    return (int)less_session_rx_udp(&fx->s, &f, 0, NULL, now);
+}
+
+static struct less_msg cc_msg(struct less_prop_value *cp, const char *schema)
+{
+    cp[0] = (struct less_prop_value){LESS_CONN_SCHEMA,
+                                     {&less_type_string, {.str = {schema, strlen(schema)}}}};
+    struct less_msg m = {.code = LESS_MSG_CONNECTION_CONTROL};
+    m.u.connection_control.props = (struct less_prop_list){cp, 1};
+    return m;
+}
+
+static void test_udp_receive(void **state)
+{
+    (void)state;
+    struct fixture *fx = fixture_new(MODE_UDP);
+    struct less_session *p = &fx->s;
+    const int64_t t0 = 1000 * XG_NS_PER_S;
+    struct less_prop_value cp[1];
+    struct less_msg cc = cc_msg(cp, "peer gateway=gwB session=s1");
+    assert_int_equal(feed_udp(fx, 0, 100, &cc, 1, t0), LESS_SESSION_APPLIED);
+    assert_true(p->streaming);
+    assert_int_equal(fx->ups, 1);
+    assert_string_equal(p->peer_session, "s1");
+    struct less_pose_props pp;
+    struct less_comp_values cv;
+    struct less_msg m[2];
+    m[0] = (struct less_msg){.code = LESS_MSG_INTRODUCE_TYPE};
+    m[0].u.introduce_type.typeid = 5;
+    m[0].u.introduce_type.uri = LESS_POSE_URI;
+    m[0].u.introduce_type.uri_len = strlen(LESS_POSE_URI);
+    m[1] = introduce_7(&pp, &cv, 1.5);
+    assert_int_equal(feed_udp(fx, 1, 200, m, 2, t0), LESS_SESSION_APPLIED);
+    assert_int_equal(xg_table_count(fx->table), 1);
+    /* our next datagram acknowledges 1 (and 0 in the mask) */
+    assert_int_equal(less_session_udp_out(p, true, t0), 0);
+    int seq, ack;
+    uint64_t count;
+    dgram_fields(fx, fx->n_dgrams - 1, &seq, &ack, &count);
+    assert_int_equal(ack, 1);
+    /* the same datagram again: a duplicate, not applied */
+    assert_int_equal(feed_udp(fx, 1, 200, m, 2, t0), LESS_SESSION_DUPLICATE);
+    assert_int_equal(fx->la->duplicates, 1);
+    /* seq 3 then seq 2 with an older timestamp: stale, its remove-entity not applied (P12) */
+    assert_int_equal(feed_udp(fx, 3, 400, NULL, 0, t0), LESS_SESSION_APPLIED);
+    struct less_msg rm = {.code = LESS_MSG_REMOVE_ENTITY};
+    rm.u.remove_entity.entity_id = 7;
+    assert_int_equal(feed_udp(fx, 2, 150, &rm, 1, t0), LESS_SESSION_STALE);
+    assert_int_equal(fx->la->stale_packets, 1);
+    assert_int_equal(xg_table_count(fx->table), 1);
+    /* a new session token: our side starts over (its entities leave, our sequence restarts) */
+    struct less_msg cc2 = cc_msg(cp, "peer gateway=gwB session=s2");
+    assert_int_equal(feed_udp(fx, 0, 500, &cc2, 1, t0), LESS_SESSION_APPLIED);
+    assert_int_equal(fx->la->peer_restarts, 1);
+    assert_int_equal(xg_table_count(fx->table), 0);
+    assert_int_equal(p->tx_seq, 0);
+    assert_int_equal(fx->ups, 2); /* up again with the new session */
+    int before = fx->n_dgrams;
+    assert_int_equal(less_session_udp_out(p, false, t0), 0);
+    assert_int_equal(fx->n_dgrams, before + 1);
+    if (fx->n_dgrams <= 8) {
+        dgram_fields(fx, fx->n_dgrams - 1, &seq, &ack, &count);
+        assert_true(seq == 0 && ack == 0 && count == 2); /* connection-control + type */
+    }
+    fixture_free(fx);
+}
+
+/* The peer subscribes to our type: `subscribed` once, the mask; introduces carry only the
+ * subscribed properties; unsubscribe removes what we introduced. */
+static void test_subscription(void **state)
+{
+    (void)state;
+    struct fixture *fx = fixture_new(MODE_LISTEN);
+    handshake(fx);
+    static uint8_t abuf[65536];
+    struct less_arena arena;
+    less_arena_init(&arena, abuf, sizeof abuf);
+    struct less_msg q[8];
+    take_queued(fx, q, 8, &arena);
+    assert_false(less_session_ready(&fx->s));
+    static const int64_t pids[] = {LESS_POSE_NAME, LESS_POSE_POSITION};
+    struct less_comp_subscription cs = {.path = {1, {0}}, .property_ids = pids, .count = 2};
+    struct less_msg sub = {.code = LESS_MSG_SUBSCRIBE_TYPE};
+    sub.u.subscribe_type.typeid = OUR_TYPEID;
+    sub.u.subscribe_type.components = &cs;
+    sub.u.subscribe_type.count = 1;
+    struct xg_error e = {0};
+    assert_int_equal(feed(fx, &sub, 1, 2000, &e), 0);
+    assert_int_equal(fx->subscribes, 1);
+    assert_true(less_session_ready(&fx->s));
+    assert_int_equal(fx->s.sub_mask,
+                     LESS_POSE_BIT(LESS_POSE_NAME) | LESS_POSE_BIT(LESS_POSE_POSITION));
+    assert_int_equal(feed(fx, &sub, 1, 2001, &e), 0); /* again: no second full refresh */
+    assert_int_equal(fx->subscribes, 1);
+
+    /* an entity of another adapter, introduced with the subscribed properties only */
+    struct xg_entity_key key = {.source = "wand", .kind = XG_KIND_CONTROLLER};
+    struct xg_sample smp = {.flags = XG_SAMPLE_POSITION | XG_SAMPLE_ORIENTATION,
+                            .position = {1, 2, 3},
+                            .orientation = {0, 0, 0, 1},
+                            .capture_ns = xg_clock_mono_ns(),
+                            .receive_ns = xg_clock_mono_ns()};
+    struct xg_adapter src = {.index = 1};
+    snprintf(src.name, sizeof src.name, "src");
+    uint32_t id = 0;
+    assert_int_equal(xg_table_update(fx->table, &src, &key, &smp, &id), 0);
+    const struct xg_entity *ent = xg_table_get(fx->table, id);
+    assert_non_null(ent);
+    struct xg_pose pose;
+    xg_entity_predict_at(fx->table, ent, xg_clock_mono_ns(), &pose);
+    send_entity(&fx->s, ent, &pose, true);
+    assert_int_equal(take_queued(fx, q, 8, &arena), 1);
+    assert_int_equal(q[0].code, LESS_MSG_INTRODUCE_ENTITY);
+    const struct less_prop_list *pl = &q[0].u.introduce_entity.components.items[0].props;
+    assert_int_equal(pl->count, 2);
+    assert_int_equal(pl->items[0].property_id, LESS_POSE_NAME);
+    assert_int_equal(pl->items[1].property_id, LESS_POSE_POSITION);
+    assert_int_equal(fx->s.n_out, 1);
+
+    /* unsubscribe: remove-entity for it, not ready any more */
+    struct less_msg un = {.code = LESS_MSG_UNSUBSCRIBE_TYPE};
+    un.u.unsubscribe_type.typeid = OUR_TYPEID;
+    assert_int_equal(feed(fx, &un, 1, 3000, &e), 0);
+    assert_int_equal(take_queued(fx, q, 8, &arena), 1);
+    assert_int_equal(q[0].code, LESS_MSG_REMOVE_ENTITY);
+    assert_int_equal(fx->s.n_out, 0);
+    assert_false(less_session_ready(&fx->s));
+    fixture_free(fx);
+}
+
+/* TCP: P5 (connection-control first) and P4 (timestamps increase) refuse the packet. */
+static void test_tcp_order_rules(void **state)
+{
+    (void)state;
+    struct fixture *fx = fixture_new(MODE_LISTEN);
+    struct less_msg t = {.code = LESS_MSG_INTRODUCE_TYPE};
+    t.u.introduce_type.typeid = 5;
+    t.u.introduce_type.uri = LESS_POSE_URI;
+    t.u.introduce_type.uri_len = strlen(LESS_POSE_URI);
+    struct xg_error e = {0};
+    assert_int_equal(feed(fx, &t, 1, 500, &e), -EPROTO);
+    assert_non_null(strstr(e.msg, "before connection-control (P5"));
+    assert_int_equal(fx->ups, 0);
+    handshake(fx); /* timestamp 1000 */
+    memset(&e, 0, sizeof e);
+    assert_int_equal(feed(fx, &t, 1, 1000, &e), -EPROTO);
+    assert_non_null(strstr(e.msg, "timestamp 1000 does not increase (previous 1000, P4)"));
+    fixture_free(fx);
+}
+
+/* TCP out: the queue as one signed packet stamped with the time given, timestamps increasing. */
+static void test_tcp_packet_out(void **state)
+{
+    (void)state;
+    struct fixture *fx = fixture_new(MODE_LISTEN);
+    const uint8_t *pkt;
+    size_t len;
+    assert_int_equal(less_session_tcp_packet(&fx->s, 5 * XG_NS_PER_S, &pkt, &len), 0); /* empty */
+    send_connection_control(&fx->s);
+    assert_int_equal(less_session_tcp_packet(&fx->s, 5 * XG_NS_PER_S, &pkt, &len), 1);
+    struct less_frame f;
+    struct xg_error e = {0};
+    assert_int_equal(less_tcp_decode(pkt, len, &fx->la->key, &f, &e), 0);
+    assert_int_equal(f.message_count, 2);
+    assert_int_equal(f.timestamp, 5000000);
+    assert_int_equal(fx->s.msg_count, 0);
+    send_connection_control(&fx->s);
+    /* the same instant again: the timestamp still increases (P4) */
+    assert_int_equal(less_session_tcp_packet(&fx->s, 5 * XG_NS_PER_S, &pkt, &len), 1);
+    assert_int_equal(less_tcp_decode(pkt, len, &fx->la->key, &f, &e), 0);
+    assert_int_equal(f.timestamp, 5000001);
     fixture_free(fx);
 }
 
@@ -346,6 +611,10 @@ int main(void)
         cmocka_unit_test(test_entities),
         cmocka_unit_test(test_packet_refused_whole),
         cmocka_unit_test(test_udp_ack_resend),
+        cmocka_unit_test(test_udp_receive),
+        cmocka_unit_test(test_subscription),
+        cmocka_unit_test(test_tcp_order_rules),
+        cmocka_unit_test(test_tcp_packet_out),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -67,15 +67,18 @@ static void rig_up_with(struct rig *g, int mtu, const char *extra)
     g->a.base = g->base;
     g->a.table = g->table;
     g->a.rate_hz = 60;
-    static struct xg_frame identity;
-    xg_frame_identity(&identity);
-    g->a.frame = &identity;
+    /* as the gateway does: no frame: key → the type's default, the draft's frame */
+    assert_string_equal(g->a.ops->default_frame, "gamestate-lh");
+    assert_float_equal(g->a.ops->default_rate_hz, 90.0, 0.0);
+    static struct xg_frame frame;
+    assert_int_equal(xg_frame_preset(g->a.ops->default_frame, &frame, &err), 0);
+    g->a.frame = &frame;
     xg_table_set_adapter_name(g->table, 0, "src");
     xg_table_set_adapter_name(g->table, 1, "out");
     assert_int_equal(xg_table_add_sink(g->table, 1, NULL, NULL, NULL), 0);
     assert_int_equal(g->a.ops->create(&g->a, g->conf, &err), 0);
-    if (!strstr(extra, "frame:"))
-        assert_string_equal(g->a.frame->name, "gamestate-lh"); /* no frame: key → the draft's */
+    assert_ptr_equal(g->a.frame, &frame); /* create() leaves the gateway's fields alone */
+    assert_float_equal(g->a.rate_hz, 60.0, 0.0);
     assert_int_equal(g->a.ops->start(&g->a), 0);
 }
 

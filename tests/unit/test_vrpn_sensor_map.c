@@ -83,8 +83,9 @@ static void test_expand(void **state)
     assert_string_equal(out, "rig");
     vrpn_sensor_map_expand("t-{kind}-{name}-{x}", "rig", &e, out, sizeof out);
     assert_string_equal(out, "t-controller-rig/Wand/0-{x}");
-    vrpn_sensor_map_expand("{name}", "rig", &e, out, 5);
-    assert_string_equal(out, "rig/"); /* truncated to the buffer */
+    /* core/names.h's engine: {adapter} is {origin}, {source} the name past "<adapter>/" */
+    vrpn_sensor_map_expand("{adapter}:{source}", "rig", &e, out, sizeof out);
+    assert_string_equal(out, "rig:Wand/0");
 }
 
 static void test_bitset(void **state)
