@@ -566,6 +566,10 @@ static int apply_sample(struct xg_table *t, struct xg_entity *e, const struct xg
         ew = m.angular_velocity;
         n_used = m.n_used;
         rot_gain = m.rot_gain;
+        if (need_w && n_used >= 2) /* how far to extrapolate it (core/predict_rot.h) */
+            rot_gain =
+                xg_rot_update(&e->rot, hist_at(e, 0)->t_ns, hist_at(e, 0)->q, hist_at(e, 1)->t_ns,
+                              hist_at(e, 1)->q, m.fit_angular_velocity, &ew);
     }
     if (!need_v) {
         e->velocity = L->velocity;
@@ -645,6 +649,7 @@ int xg_table_forget_history(struct xg_table *t, uint32_t id)
     e->hist_head = 0;
     e->hist_n = 0;
     memset(&e->est, 0, sizeof e->est);
+    xg_rot_reset(&e->rot);
     return 0;
 }
 

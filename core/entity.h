@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/predict_rot.h"
 #include "core/xmath.h"
 
 #define XG_MAX_ADAPTERS 64 /* adapters (origins and sinks) per gateway */
@@ -169,12 +170,13 @@ struct xg_entity {
     struct xg_vec3 velocity, angular_velocity; /* used for prediction */
     bool has_velocity, has_angular_velocity;
     bool velocity_estimated, angular_velocity_estimated;
-    bool rot_damped; /* the estimated angular velocity was damped (core/predict_est.h) */
+    bool rot_damped; /* the estimated angular velocity was damped (core/predict_rot.h) */
     int64_t reported_vel_ns, reported_angvel_ns; /* capture time of reported velocities, 0 = none */
     /* history ring, newest at hist[(head + n - 1) % XG_HISTORY] */
     struct xg_hist hist[XG_HISTORY];
     unsigned hist_head, hist_n;
     struct xg_motion_acc est; /* running sums of the velocity estimator over the history */
+    struct xg_rot_state rot;  /* how far the estimated angular velocity is extrapolated */
     int64_t created_ns, last_receive_ns;
     double interval_s; /* EWMA of sample spacing (capture times) */
     uint64_t samples, dropped_backwards;

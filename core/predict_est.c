@@ -107,6 +107,7 @@ static void finish(const double v[3], const double w[3], double se2, const doubl
     else if (se2 >= 0)
         g = wn2 > ROT_SE_K * se2 ? 1 - ROT_SE_K * se2 / wn2 : 0;
     out->rot_gain = g;
+    out->fit_angular_velocity = xg_vec3_clamp((struct xg_vec3){w[0], w[1], w[2]}, XG_ANGVEL_MAX);
     out->angular_velocity =
         xg_vec3_clamp((struct xg_vec3){g * w[0], g * w[1], g * w[2]}, XG_ANGVEL_MAX);
     out->n_used = (int)m;

@@ -25,6 +25,8 @@ struct xg_motion_est {
                         (direction changing, fit residual or angular acceleration high), the
                         angular velocity was shrunk toward 0 (toward holding); 0 = hold */
     int n_used;      /* samples used (0: fewer than two, nothing estimated) */
+    struct xg_vec3 fit_angular_velocity; /* rad/s, the fitted value before damping (the input of
+                                            xg_rot_update, core/predict_rot.h) */
 };
 
 /** Estimate from the pose history ring `hist` (XG_HISTORY entries, the oldest at `head`, `n`

@@ -1,0 +1,54 @@
+/* Rotation prediction on real motion (issue 23, third round): how far the table extrapolates an
+ * entity's estimated angular velocity, decided per entity from how well its own recent
+ * extrapolations came true. Only samples already received are used.
+ *
+ * The estimator in core/predict_est.h fits the angular velocity; this file turns that fit into
+ * the angular velocity the table extrapolates (game-state Rot2 semantics: one constant angular
+ * velocity, exp(w dt) ⊗ q), see docs/prediction.md "How a pose is predicted". */
+#ifndef XG_PREDICT_ROT_H
+#define XG_PREDICT_ROT_H
+
+#include <stdint.h>
+
+#include "core/xmath.h"
+
+/** Hold below this turn rate (rad/s) unless the entity turns steadily (see xg_rot_update). */
+#define XG_ROT_HOLD_BELOW 2.5
+/** Largest gain applied to the fitted angular velocity. */
+#define XG_ROT_GAIN_MAX 1.0
+
+/** Per-entity state; all zero = nothing seen yet (xg_rot_reset). */
+struct xg_rot_state {
+    int64_t t_ns;     /* capture time of the newest sample seen, 0 = none */
+    double pred[3];   /* the fitted angular velocity at that sample (rad/s, after the
+                         direction check): what an extrapolation from it would have used */
+    double rate[3];   /* the newest interval's mean angular velocity at that sample, rad/s */
+    double num, den;  /* gain fit: Σ λ^i d_true·d_pred, Σ λ^i |d_pred|² (rad²) */
+    double change2;   /* EW mean of |rate_k - rate_k-1|² ((rad/s)²): how unsteady the turn is */
+    unsigned n_rates; /* interval rates seen in a row (0, 1, 2 = change2 valid) */
+    double gain;      /* the gain applied at the newest sample (0 = held) */
+    struct xg_vec3 w; /* the angular velocity to extrapolate at the newest sample, rad/s */
+};
+
+/** Forget everything (e.g. after the table forgot the entity's history). */
+void xg_rot_reset(struct xg_rot_state *s);
+
+/** Update with the newest sample and return the gain (0..XG_ROT_GAIN_MAX) applied to the fitted
+ *  angular velocity; *w_out gets gain x w_fit (rad/s, world frame), the value the table
+ *  extrapolates and publishes.
+ *  - t0_ns/q0: the newest sample (capture time ns, unit quaternion); t1_ns/q1: the one before it
+ *    (t1_ns < t0_ns). w_fit: the fitted angular velocity at the newest sample, undamped (rad/s).
+ *  - Direction: the gain is 0 when the newest interval turned against w_fit (a stop or reversal).
+ *  - Gain: the exponentially weighted least-squares factor k (forgetting 0.98 per sample) that
+ *    best maps each previous sample's fitted rotation over the following interval onto the
+ *    rotation that really happened, clamped to [0, XG_ROT_GAIN_MAX]; 0.8 until known. A steady
+ *    spin gives exactly 1.
+ *  - Hold: 0 when |w_fit| is below min(XG_ROT_HOLD_BELOW, 4 x the recent rms change of the
+ *    interval rate between samples): a slow turn that is not steady is mostly capture jitter.
+ *  Calling again for the same t0_ns returns the stored result without updating. When t1_ns is
+ *  not the sample seen last (samples skipped, history forgotten), the gain fit is not updated
+ *  with that interval. */
+double xg_rot_update(struct xg_rot_state *s, int64_t t0_ns, struct xg_quat q0, int64_t t1_ns,
+                     struct xg_quat q1, struct xg_vec3 w_fit, struct xg_vec3 *w_out);
+
+#endif
