@@ -2,10 +2,11 @@
  *
  * Tuned on the CMU walk in tests/vectors/mocap with bench_bvh_prediction (and checked on the
  * take played backwards, --reverse). On that take half the joint-instants turn slower than about
- * 2.5 rad/s; they carry less than a fifth of the error of holding but most of the instants where
+ * 2.25 rad/s; they carry less than a fifth of the error of holding but most of the instants where
  * extrapolating is worse than holding (capture jitter, trunk sway): those are held. Faster turns
  * come true at about 0.8 of the fitted rate over the next interval, which the per-entity gain fit
- * finds by itself; a steady spin keeps gain 1 and is never held (its rate does not change). */
+ * finds by itself, less when the turn is slowing down; a steady spin keeps gain 1 and is never
+ * held (its rate does not change). */
 #include "core/predict_rot.h"
 
 #include <math.h>
@@ -15,6 +16,8 @@
 #define GAIN_UNKNOWN 0.8  /* before any interval was seen */
 #define CHANGE_FORGET 0.7 /* per sample, for the rms change of the interval rate */
 #define CHANGE_K 4.0      /* hold below CHANGE_K x that rms change (if below HOLD_BELOW) */
+#define SLOWING 0.99      /* the newest interval's rate below SLOWING x the previous one's: */
+#define SLOWING_GAIN 0.75 /* the gain is multiplied by this */
 
 static double dot3(const double a[3], const double b[3])
 {
@@ -44,6 +47,7 @@ double xg_rot_update(struct xg_rot_state *s, int64_t t0_ns, struct xg_quat q0, i
     if (dot3(w, w) > 0 && !(dot3(w, D) > 0)) w[0] = w[1] = w[2] = 0;
 
     const int continues = s->t_ns && s->t_ns == t1_ns && dt > 0;
+    int slowing = 0;
     if (continues) {
         /* what the previous sample's fit would have turned over this interval, against what
          * happened */
@@ -51,6 +55,7 @@ double xg_rot_update(struct xg_rot_state *s, int64_t t0_ns, struct xg_quat q0, i
         s->num = GAIN_FORGET * s->num + dot3(D, P);
         s->den = GAIN_FORGET * s->den + dot3(P, P);
         if (s->n_rates) {
+            slowing = dot3(rate, rate) < SLOWING * SLOWING * dot3(s->rate, s->rate);
             const double c[3] = {rate[0] - s->rate[0], rate[1] - s->rate[1], rate[2] - s->rate[2]};
             s->change2 = s->n_rates > 1
                              ? CHANGE_FORGET * s->change2 + (1 - CHANGE_FORGET) * dot3(c, c)
@@ -64,6 +69,7 @@ double xg_rot_update(struct xg_rot_state *s, int64_t t0_ns, struct xg_quat q0, i
     double k = s->den > 0 ? s->num / s->den : GAIN_UNKNOWN;
     if (!(k > 0)) k = 0;
     if (k > XG_ROT_GAIN_MAX) k = XG_ROT_GAIN_MAX;
+    if (slowing) k *= SLOWING_GAIN;
     double hold_below = XG_ROT_HOLD_BELOW;
     if (s->n_rates > 1 && CHANGE_K * sqrt(s->change2) < hold_below)
         hold_below = CHANGE_K * sqrt(s->change2);

@@ -13,7 +13,7 @@
 #include "core/xmath.h"
 
 /** Hold below this turn rate (rad/s) unless the entity turns steadily (see xg_rot_update). */
-#define XG_ROT_HOLD_BELOW 2.5
+#define XG_ROT_HOLD_BELOW 2.25
 /** Largest gain applied to the fitted angular velocity. */
 #define XG_ROT_GAIN_MAX 1.0
 
@@ -43,6 +43,8 @@ void xg_rot_reset(struct xg_rot_state *s);
  *    best maps each previous sample's fitted rotation over the following interval onto the
  *    rotation that really happened, clamped to [0, XG_ROT_GAIN_MAX]; 0.8 until known. A steady
  *    spin gives exactly 1.
+ *  - Slowing down: the gain is multiplied by 0.75 when the newest interval turned more slowly
+ *    than the one before (by more than 1 %): a turn that slows tends to go on slowing.
  *  - Hold: 0 when |w_fit| is below min(XG_ROT_HOLD_BELOW, 4 x the recent rms change of the
  *    interval rate between samples): a slow turn that is not steady is mostly capture jitter.
  *  Calling again for the same t0_ns returns the stored result without updating. When t1_ns is
