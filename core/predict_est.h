@@ -23,7 +23,8 @@ struct xg_motion_est {
                                         rot_gain x the fitted value */
     double rot_gain; /* 1 = the rotation estimate is stable and used in full; < 1 = unstable
                         (direction changing, fit residual or angular acceleration high), the
-                        angular velocity was shrunk toward 0 (toward holding); 0 = hold */
+                        angular velocity was shrunk toward 0 (toward holding); 0 = hold. The
+                        entity table extrapolates with core/predict_rot.h's gain instead */
     int n_used;      /* samples used (0: fewer than two, nothing estimated) */
     struct xg_vec3 fit_angular_velocity; /* rad/s, the fitted value before damping (the input of
                                             xg_rot_update, core/predict_rot.h) */

@@ -345,14 +345,17 @@ static void qturn(const double r[3], const double q[4], double o[4])
     qmul(e, q, o);
 }
 
-#define N_BG 3
-static const double bound_gain[N_BG] = {1, 0.5, 0.25};
+#define N_BG 5
+static const double bound_gain[N_BG] = {1, 0.5, 0.25, 0.8, 0.8};
+/* rad/s: held (gain 0) below this true turn rate, as core/predict_rot.c does with its estimate */
+static const double bound_hold_below[N_BG] = {0, 0, 0, 0, 2.25};
 
 /* Not a prediction (it looks 1/120 s ahead): how well extrapolating at constant angular
  * velocity could do at best on this take. At every scored frame k, each joint's true angular
  * velocity is the central difference of frames k-1 and k+1 (world frame); the orientation of
- * frame k is turned by gain x that velocity over each horizon and compared with the truth, like
- * the table's answers. Every frame is a sample at some phase, so the figures hold for every rate.
+ * frame k is turned by gain x that velocity over each horizon (held instead when the true rate is
+ * below the row's "hold <", rad/s) and compared with the truth, like the table's answers. Every
+ * frame is a sample at some phase, so the figures hold for every rate.
  */
 static void print_bound(const struct take *tk, const double (*Q)[4], long nf)
 {
@@ -371,8 +374,10 @@ static void print_bound(const struct take *tk, const double (*Q)[4], long nf)
                 const double *tq = Q[kt * nj + j], *q = Q[k * nj + j];
                 double eh = quat_angle_deg(q, tq);
                 push(&hold[h], eh);
+                double wn = sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]) / (2 * tk->ft);
                 for (int g = 0; g < N_BG; g++) {
                     double r[3], pq[4], c = bound_gain[g] * (double)horizon_frames[h] / 2;
+                    if (wn < bound_hold_below[g]) c = 0;
                     for (int i = 0; i < 3; i++)
                         r[i] = w[i] * c;
                     qturn(r, q, pq);
@@ -385,15 +390,16 @@ static void print_bound(const struct take *tk, const double (*Q)[4], long nf)
     }
     printf("bound, NOT causal (true angular velocity at the sample, central difference over "
            "+-1 frame of the take), all joints:\n");
-    printf("%-6s %-6s %9s %9s %9s\n", "ms", "gain", "rot mean", "rot p95", "worse %");
+    printf("%-6s %-6s %-8s %9s %9s %9s\n", "ms", "gain", "hold <", "rot mean", "rot p95",
+           "worse %");
     for (int h = 0; h < N_H; h++) {
         struct stat2 sh = stat_of(&hold[h]);
         for (int g = 0; g < N_BG; g++) {
             size_t n = pred[h][g].n;
             struct stat2 sp = stat_of(&pred[h][g]);
-            printf("%-6.1f %-6.2f %9.3f %9.3f %9.2f\n", horizon_frames[h] * tk->ft * 1e3,
-                   bound_gain[g], ratio(sp.mean, sh.mean), ratio(sp.p95, sh.p95),
-                   n ? 100.0 * (double)worse[h][g] / (double)n : 0);
+            printf("%-6.1f %-6.2f %-8.2f %9.3f %9.3f %9.2f\n", horizon_frames[h] * tk->ft * 1e3,
+                   bound_gain[g], bound_hold_below[g], ratio(sp.mean, sh.mean),
+                   ratio(sp.p95, sh.p95), n ? 100.0 * (double)worse[h][g] / (double)n : 0);
             free(pred[h][g].v);
         }
         free(hold[h].v);
