@@ -116,7 +116,7 @@ static void finish(const double v[3], const double w[3], double se2, const doubl
 void xg_motion_estimate(const struct xg_hist *hist, unsigned head, unsigned n, int64_t window_ns,
                         struct xg_motion_est *out)
 {
-    out->velocity = out->angular_velocity = XG_VEC3_ZERO;
+    out->velocity = out->angular_velocity = out->fit_angular_velocity = XG_VEC3_ZERO;
     out->rot_gain = 0;
     out->n_used = 0;
     if (n < 2) return;
@@ -289,7 +289,7 @@ void xg_motion_update(struct xg_motion_acc *acc, const struct xg_hist *hist, uns
                       unsigned n, const struct xg_hist *evicted, int64_t window_ns,
                       struct xg_motion_est *out)
 {
-    out->velocity = out->angular_velocity = XG_VEC3_ZERO;
+    out->velocity = out->angular_velocity = out->fit_angular_velocity = XG_VEC3_ZERO;
     out->rot_gain = 0;
     out->n_used = 0;
     if (n < 2) {
