@@ -317,8 +317,21 @@ static void test_causal_default(void **state)
         const struct xg_entity *want = xg_table_get(ref, id);
         assert_true(xg_vec3_norm(xg_vec3_sub(e->last.position, want->last.position)) < 1e-12);
         assert_true(xg_vec3_norm(xg_vec3_sub(e->velocity, want->velocity)) < 1e-9);
-        assert_true(xg_vec3_norm(xg_vec3_sub(e->angular_velocity, want->angular_velocity)) < 1e-9);
-        assert_int_equal(e->rot_damped, want->rot_damped);
+        /* The reference saw the history only: exact when the history holds every sample
+         * played (about 18 in 150 ms). A loaded machine can run longer: then the angular
+         * velocity fit, kept as running sums since the first sample, matches the fit from
+         * the history within 0.2 % (docs/prediction.md, incremental estimation), and how far it
+         * is extrapolated (core/predict_rot.c) depends on samples the reference never saw. */
+        struct xg_vec3 fit = {e->rot.pred[0], e->rot.pred[1], e->rot.pred[2]},
+                       want_fit = {want->rot.pred[0], want->rot.pred[1], want->rot.pred[2]};
+        const bool all = e->samples == e->hist_n;
+        assert_true(xg_vec3_norm(xg_vec3_sub(fit, want_fit)) <
+                    1e-9 + (all ? 0 : 2e-3 * xg_vec3_norm(want_fit)));
+        if (all) {
+            assert_true(xg_vec3_norm(xg_vec3_sub(e->angular_velocity, want->angular_velocity)) <
+                        1e-9);
+            assert_int_equal(e->rot_damped, want->rot_damped);
+        }
         xg_table_free(ref);
     }
     bvh_free(&f);
