@@ -37,8 +37,10 @@ entity's newest received sample exactly, with its sample_ns):
            component off by up to half a Float16 ulp e_i (2^-12 at 0.5..1), |dv| = e, w rebuilt
            as sqrt(1-|v|^2) off by (|v|e + e^2)/w, rotation error <= 2(|dv| + |dw|) per sample
            (about 0.05 deg for w near 1, growing as 1/w near half turns).
-   and the timing: L = B's capture time - (T_k + d) within [-50 µs, 4 ms] (RTP: [-1.05 ms,
-   4 ms]).
+   and the timing: L = B's capture time - (T_k + d) within [-50 µs, 20 ms] (RTP: [-1.05 ms,
+   20 ms]; L is the transit time of the offset estimate's best sample plus this sample's: a
+   few hundred µs on an idle host, several ms under ASan on a loaded 2-core one; the bound
+   catches unit and epoch mistakes, which are off by seconds).
 2. Same capture time: B's pose at T_k (A's capture time of frame k, ?t_ns=T_k, interpolated
    from B's history) against the FK of frame k, over every frame of >= 2 s of the clip (the
    first and last EDGE_SKIP = 6 frames of a loop are left out: B interpolates across the jump
@@ -412,7 +414,7 @@ def main():
                 frames.add(k)
             assert pe, f"{pr}: no samples received"
             lo = -1050.0 if pr == "rtp" else -50.0
-            assert lo <= min(ls) and max(ls) <= 4000.0, (pr, min(ls), max(ls))
+            assert lo <= min(ls) and max(ls) <= 20000.0, (pr, min(ls), max(ls))
             dmax[pr] = max(dels)
             ds.sort()
             ls.sort()
