@@ -83,6 +83,8 @@ static const char *const reason_names[R_COUNT] = {
     "drop_bad_rtcp",      "drop_limit",       "drop_srtp_auth",   "drop_srtp_replay",
     "drop_srtp_malformed"};
 
+static const struct rtp_session_ops session_ops;
+
 /* egress object types a kind can map to */
 static const enum rtp_gs_type egress_types[] = {RTP_GS_HEAD1,    RTP_GS_HAND1,   RTP_GS_HAND2,
                                                 RTP_GS_OBJECT1,  RTP_GS_OBJECT2, RTP_GS_SIXDOF1,
@@ -294,9 +296,22 @@ static int rtpa_create(struct xg_adapter *a, const struct xg_conf *conf, struct 
     /* a drain's packets and the RTCP compounds (up to 512 bytes) leave batched (send_flush) */
     if (xg_udp_batch_init(&r->ubatch, r->mtu > 512 ? (size_t)r->mtu : 512) < 0) return -ENOMEM;
     r->ubatch.retry_icmp = true;
-    r->seq = (uint16_t)rand64();
-    r->ts_offset = (uint32_t)rand64();
-    r->rtcp_rng = rand64() | 1;
+    struct rtp_session_conf sc = {.component = a->name,
+                                  .cname = r->cname,
+                                  .ssrc = r->ssrc,
+                                  .pt = r->pt,
+                                  .allow = r->allow,
+                                  .n_allow = r->n_allow,
+                                  .max_ssrcs = r->max_ssrcs,
+                                  .refresh_ns = r->refresh_ms * XG_NS_PER_MS,
+                                  .rtcp_interval_ns = r->rtcp_interval_ms * XG_NS_PER_MS,
+                                  .ssrc_timeout_ns = r->ssrc_timeout_ms * XG_NS_PER_MS,
+                                  .seq = (uint16_t)rand64(),
+                                  .ts_offset = (uint32_t)rand64(),
+                                  .seed = rand64() | 1,
+                                  .ops = &session_ops,
+                                  .user = a};
+    rtp_session_init(&r->sess, &sc);
     rtp_oids_init(&r->oids);
     return 0;
 }
@@ -393,10 +408,8 @@ static void packet_begin(struct send_ctx *c)
 {
     struct rtpa *r = c->a->priv;
     xg_writer_init(&c->w, r->pkt, r->pack_len); /* room for the SRTP tag up to mtu */
-    struct rtp_header h = {.pt = (uint8_t)r->pt,
-                           .seq = r->seq,
-                           .ts = xg_ns_to_rtp90k(c->now_ns) + r->ts_offset,
-                           .ssrc = r->ssrc};
+    struct rtp_header h;
+    rtp_session_header(&r->sess, c->now_ns, &h);
     rtp_write_header(&c->w, &h, NULL);
     c->n_objects = 0;
 }
@@ -406,13 +419,14 @@ static void packet_flush(struct send_ctx *c)
     struct rtpa *r = c->a->priv;
     if (!c->n_objects) return;
     size_t plain = c->w.len, len = plain;
-    if (srtp_out(c->a, r->pkt, &len, (size_t)r->mtu, false)) { /* once for all destinations */
+    bool sent = srtp_out(c->a, r->pkt, &len, (size_t)r->mtu, false); /* once for all dests */
+    if (sent) {
         send_to_all(c->a, r->pkt, len);
         r->packets_out++;
         r->octets_out += len;
         r->payload_octets_out += plain - RTP_HEADER_LEN;
     }
-    r->seq++;
+    rtp_session_packet_done(&r->sess, sent, plain - RTP_HEADER_LEN);
     r->last_rtp_ts_ns = c->now_ns;
     packet_begin(c);
 }
@@ -625,12 +639,12 @@ static void rtpa_drain(struct xg_adapter *a)
     send_flush(a);
 }
 
-/* Full copy of every object we send (periodic refresh, FIR, PLI). */
-static void full_state(struct xg_adapter *a)
+/* Full copy of every object we send (periodic refresh, FIR, PLI): the session's full_state. */
+static void full_state_cb(void *user, int64_t now)
 {
+    struct xg_adapter *a = user;
     struct rtpa *r = a->priv;
     if (r->fd < 0 || !r->n_dest) return;
-    int64_t now = xg_clock_mono_ns();
     struct send_ctx c;
     send_ctx_init(&c, a, now);
     xg_table_foreach(a->table, a->index, now, send_visit, &c);
@@ -639,129 +653,84 @@ static void full_state(struct xg_adapter *a)
     r->full_states++;
 }
 
-static void refresh_cb(evutil_socket_t fd, short what, void *arg)
+/* The session's RTCP out (rtp_session.h ops.send): protected once, then to every destination
+ * (batched) or to one peer (a FIR to a new sender). */
+static int send_cb(void *user, uint8_t *buf, size_t len, size_t cap, bool rtcp,
+                   const struct sockaddr *to, socklen_t to_len)
 {
-    struct xg_adapter *a = arg;
+    struct xg_adapter *a = user;
     struct rtpa *r = a->priv;
-    r->refreshes++;
-    full_state(a);
-}
-
-/* FIR/PLI: a full state at once, but at most one per RTPA_FIR_GAP_NS (a burst of requests with
- * fresh seq nrs is coalesced into one deferred full state, so requests cannot multiply traffic). */
-#define RTPA_FIR_GAP_NS (20 * XG_NS_PER_MS)
-
-static void fir_timer_cb(evutil_socket_t fd, short what, void *arg)
-{
-    struct xg_adapter *a = arg;
-    struct rtpa *r = a->priv;
-    (void)fd;
-    (void)what;
-    r->last_requested_ns = xg_clock_mono_ns();
-    full_state(a);
-}
-
-void rtpa_requested_full_state(struct xg_adapter *a)
-{
-    struct rtpa *r = a->priv;
-    int64_t now = xg_clock_mono_ns();
-    if (!r->last_requested_ns || now - r->last_requested_ns >= RTPA_FIR_GAP_NS) {
-        r->last_requested_ns = now;
-        full_state(a);
-        return;
+    if (r->fd < 0 || (!to && !r->n_dest)) return -ENOTCONN;
+    if (!srtp_out(a, buf, &len, cap, rtcp)) return -EIO;
+    if (!to) {
+        send_to_all(a, buf, len);
+        send_flush(a);
+        return 0;
     }
-    r->coalesced++;
-    if (r->fir_ev && !evtimer_pending(r->fir_ev, NULL)) {
-        int64_t wait = r->last_requested_ns + RTPA_FIR_GAP_NS - now;
-        struct timeval tv = {0, (suseconds_t)(wait / 1000)};
-        evtimer_add(r->fir_ev, &tv);
-    }
-}
-
-/* ---- RTCP out ---- */
-
-/* Who we are for the SR/RR + SDES that open every compound (rtcp_out.h), as of now. */
-static struct rtcp_self rtcp_me(const struct rtpa *r)
-{
-    int64_t now = xg_clock_mono_ns();
-    return (struct rtcp_self){.ssrc = r->ssrc,
-                              .sender = r->packets_out > 0,
-                              .ntp = rtcp_ntp_from_wall_ns(xg_clock_mono_to_wall_ns(now)),
-                              .rtp_ts = xg_ns_to_rtp90k(now) + r->ts_offset,
-                              .packet_count = (uint32_t)r->packets_out,
-                              .octet_count = (uint32_t)r->payload_octets_out,
-                              .cname = r->cname};
-}
-
-/* The next report, a random time in [0.5, 1.5) x rtcp_interval_ms from now (RFC 3550 §6.3.1). */
-static void rtcp_schedule(struct rtpa *r)
-{
-    int64_t ns = rtcp_interval_ns(r->rtcp_interval_ms * XG_NS_PER_MS, rtcp_rand32(&r->rtcp_rng));
-    struct timeval tv = {(time_t)(ns / 1000000000), (suseconds_t)((ns % 1000000000) / 1000)};
-    if (r->rtcp_ev) evtimer_add(r->rtcp_ev, &tv);
-}
-
-static void rtcp_cb(evutil_socket_t fd, short what, void *arg)
-{
-    struct xg_adapter *a = arg;
-    struct rtpa *r = a->priv;
-    (void)fd;
-    (void)what;
-    rtcp_schedule(r);
-    if (r->fd < 0 || !r->n_dest) return;
-    uint8_t buf[512];
-    struct xg_writer w;
-    xg_writer_init(&w, buf, sizeof buf - XG_SRTP_MAX_OVERHEAD);
-    struct rtcp_self me = rtcp_me(r);
-    if (rtcp_write_compound_report(&w, &me, NULL)) return;
-    size_t len = w.len;
-    if (!srtp_out(a, buf, &len, sizeof buf, true)) return;
-    send_to_all(a, buf, len);
-    send_flush(a);
-    r->rtcp_out++;
-}
-
-void rtpa_send_fir(struct xg_adapter *a, struct rtpa_ssrc *s)
-{
-    struct rtpa *r = a->priv;
-    uint8_t buf[512];
-    struct xg_writer w;
-    xg_writer_init(&w, buf, sizeof buf - XG_SRTP_MAX_OVERHEAD);
-    struct rtcp_fir_entry e = {.ssrc = s->ssrc, .seq = ++s->our_fir_seq};
-    struct rtcp_self me = rtcp_me(r);
-    if (rtcp_write_compound_fir(&w, &me, &e, NULL)) return; /* RFC 4585 §3.1: compound */
-    size_t len = w.len;
-    if (!srtp_out(a, buf, &len, sizeof buf, true)) return;
-    ssize_t n = sendto(r->fd, buf, len, 0, (struct sockaddr *)&s->from, s->from_len);
+    ssize_t n = sendto(r->fd, buf, len, 0, to, to_len);
     if (n < 0 && icmp_errno(errno)) /* an earlier packet's ICMP error: not this one's */
-        n = sendto(r->fd, buf, len, 0, (struct sockaddr *)&s->from, s->from_len);
+        n = sendto(r->fd, buf, len, 0, to, to_len);
     if (n < 0) {
+        int e = errno;
         r->send_errors++;
+        return -e;
+    }
+    return 0;
+}
+
+static void bad_input_cb(void *user, const char *peer, int reason, const char *msg)
+{
+    rtpa_bad_input(user, peer, reason, "%s", msg);
+}
+
+/* After a collision (RFC 3550 §8.2) the new SSRC is ours: egress, SRTP's loopback check and
+ * the SDP follow it. */
+static void ssrc_changed_cb(void *user, uint32_t old_ssrc, uint32_t new_ssrc)
+{
+    struct xg_adapter *a = user;
+    struct rtpa *r = a->priv;
+    (void)old_ssrc;
+    r->ssrc = new_ssrc;
+}
+
+static const struct rtp_session_ops session_ops = {
+    .send = send_cb,
+    .object = rtpa_object,
+    .full_state = full_state_cb,
+    .forget = rtpa_ssrc_forget,
+    .sweep = rtpa_obj_sweep,
+    .bad_input = bad_input_cb,
+    .is_own = rtpa_is_own,
+    .ssrc_changed = ssrc_changed_cb,
+};
+
+static void tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct xg_adapter *a = arg;
+    struct rtpa *r = a->priv;
+    (void)fd;
+    (void)what;
+    rtp_session_tick(&r->sess, xg_clock_mono_ns());
+    rtpa_arm(a);
+}
+
+void rtpa_arm(struct xg_adapter *a)
+{
+    struct rtpa *r = a->priv;
+    if (!r->tick_ev) return;
+    int64_t due = rtp_session_next_deadline(&r->sess);
+    if (!due) {
+        event_del(r->tick_ev);
         return;
     }
-    r->firs_out++;
+    int64_t wait = due - xg_clock_mono_ns();
+    if (wait < 0) wait = 0;
+    wait += 999; /* round up to µs: never wake before the deadline */
+    struct timeval tv = {(time_t)(wait / 1000000000), (suseconds_t)((wait % 1000000000) / 1000)};
+    evtimer_add(r->tick_ev, &tv);
 }
 
 /* ---- life cycle ---- */
-
-static int add_timer(struct xg_adapter *a, struct event **ev, int64_t ms, event_callback_fn cb)
-{
-    if (ms <= 0) return 0;
-    *ev = event_new(a->base, -1, EV_PERSIST, cb, a);
-    if (!*ev) return -ENOMEM;
-    struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)((ms % 1000) * 1000)};
-    return event_add(*ev, &tv) ? -EIO : 0;
-}
-
-/* The report timer is one-shot, re-armed by rtcp_cb with a fresh random interval. */
-static int add_rtcp_timer(struct xg_adapter *a)
-{
-    struct rtpa *r = a->priv;
-    if (r->rtcp_interval_ms <= 0) return 0;
-    if (!(r->rtcp_ev = evtimer_new(a->base, rtcp_cb, a))) return -ENOMEM;
-    rtcp_schedule(r);
-    return 0;
-}
 
 static int rtpa_start(struct xg_adapter *a)
 {
@@ -798,14 +767,12 @@ static int rtpa_start(struct xg_adapter *a)
         }
     }
     r->rx_ev = event_new(a->base, fd, EV_READ | EV_PERSIST, rtpa_rx_cb, a);
-    r->fir_ev = evtimer_new(a->base, fir_timer_cb, a);
-    if (!r->rx_ev || !r->fir_ev || event_add(r->rx_ev, NULL)) return -ENOMEM;
-    int rc;
-    if ((rc = add_timer(a, &r->refresh_ev, r->refresh_ms, refresh_cb)) ||
-        (rc = add_rtcp_timer(a)) || (rc = rtpa_group_open(a, rtpa_rx_cb)) ||
-        (rc = add_timer(a, &r->sweep_ev, r->ssrc_timeout_ms / 4 > 0 ? r->ssrc_timeout_ms / 4 : 1,
-                        rtpa_sweep_cb)))
-        return rc;
+    r->tick_ev = evtimer_new(a->base, tick_cb, a);
+    if (!r->rx_ev || !r->tick_ev || event_add(r->rx_ev, NULL)) return -ENOMEM;
+    int rc = rtpa_group_open(a, rtpa_rx_cb);
+    if (rc) return rc;
+    rtp_session_start(&r->sess, xg_clock_mono_ns());
+    rtpa_arm(a);
     char dests[256] = "";
     for (int i = 0; i < r->n_dest; i++)
         snprintf(dests + strlen(dests), sizeof dests - strlen(dests), "%s%s", i ? ", " : "",
@@ -832,10 +799,10 @@ static void rtpa_status(const struct xg_adapter *a, struct xg_status *st)
     const struct rtpa *r = a->priv;
     /* unreachable: a destination answered "port unreachable" in the last 2 s */
     bool unreachable = r->unreachable_ns && xg_clock_mono_ns() - r->unreachable_ns < 2000000000LL;
-    st->state = r->fd < 0     ? "stopped"
-                : unreachable ? "unreachable"
-                : r->n_ssrcs  ? "streaming"
-                              : "listening";
+    st->state = r->fd < 0         ? "stopped"
+                : unreachable     ? "unreachable"
+                : r->sess.n_ssrcs ? "streaming"
+                                  : "listening";
     char bs[64];
     struct sockaddr_storage ss = r->bind_ss;
     if (r->bound_port) {
@@ -848,28 +815,28 @@ static void rtpa_status(const struct xg_adapter *a, struct xg_status *st)
     for (int i = 0; i < r->n_dest && n > 0 && (size_t)n < sizeof st->peer; i++)
         n += snprintf(st->peer + n, sizeof st->peer - (size_t)n, "%s%s", i ? "," : " ",
                       r->dest[i].str);
-    /* Plain RTP has 29 counters, SRTP 33 (XG_STATUS_MAX_COUNTERS is 40). Were that limit below
-     * 33, the 4 SRTP counters would replace drop_truncated and drop_bad_version, which cannot move
+    /* Plain RTP has 32 counters, SRTP 36 (XG_STATUS_MAX_COUNTERS is 40). Were that limit below
+     * 36, the 4 SRTP counters would replace drop_truncated and drop_bad_version, which cannot move
      * then (the SRTP check counts such packets as drop_srtp_malformed first), and the diagnostics
      * full_states_coalesced and gse_tags_in. */
     bool srtp = r->srtp.enabled;
-    bool all = !srtp || XG_STATUS_MAX_COUNTERS >= 33;
+    bool all = !srtp || XG_STATUS_MAX_COUNTERS >= 36;
     xg_status_id(st, "port", r->bound_port);
     xg_status_id(st, "ssrc", r->ssrc);
     xg_status_counter(st, "packets_out", (double)r->packets_out);
     xg_status_counter(st, "objects_out", (double)r->objects_out);
     xg_status_counter(st, "full_states", (double)r->full_states);
-    if (all) xg_status_counter(st, "full_states_coalesced", (double)r->coalesced);
-    xg_status_counter(st, "packets_in", (double)r->packets_in);
+    if (all) xg_status_counter(st, "full_states_coalesced", (double)r->sess.coalesced);
+    xg_status_counter(st, "packets_in", (double)r->sess.packets_in);
     xg_status_counter(st, "objects_in", (double)r->objects_in);
-    xg_status_counter(st, "firs_in", (double)r->firs_in);
-    xg_status_counter(st, "plis_in", (double)r->plis_in);
-    xg_status_counter(st, "firs_out", (double)r->firs_out);
-    xg_status_gauge(st, "ssrcs", (double)r->n_ssrcs);
-    xg_status_counter(st, "ssrc_timeouts", (double)r->ssrc_timeouts);
+    xg_status_counter(st, "firs_in", (double)r->sess.firs_in);
+    xg_status_counter(st, "plis_in", (double)r->sess.plis_in);
+    xg_status_counter(st, "firs_out", (double)r->sess.firs_out);
+    xg_status_gauge(st, "ssrcs", (double)r->sess.n_ssrcs);
+    xg_status_counter(st, "ssrc_timeouts", (double)r->sess.ssrc_timeouts);
     xg_status_gauge(st, "ingress_objects", (double)r->n_objs);
     xg_status_gauge(st, "egress_ids", (double)r->oids.n);
-    if (all) xg_status_counter(st, "gse_tags_in", (double)r->gse_tags); /* D1: 3-byte tags */
+    if (all) xg_status_counter(st, "gse_tags_in", (double)r->sess.gse_tags); /* D1: 3-byte tags */
     for (int i = 0; i < R_COUNT; i++) {
         if (i >= R_SRTP_AUTH && !srtp) continue;
         if ((i == R_TRUNCATED || i == R_VERSION) && !all) continue;
@@ -882,30 +849,22 @@ static void rtpa_status(const struct xg_adapter *a, struct xg_status *st)
     xg_status_counter(st, "dest_unreachable", (double)r->dest_unreachable);
     xg_status_counter(st, "controls_not_carried", (double)r->controls.not_carried);
     xg_status_counter(st, "udp_sends", (double)r->ubatch.calls); /* sendmmsg calls (send_flush) */
+    /* sequence accounting over every sender (RFC 3550 A.3) and SSRC collisions (§8.2) */
+    xg_status_counter(st, "packets_lost", (double)rtp_session_lost(&r->sess));
+    xg_status_counter(st, "packets_reordered", (double)rtp_session_reordered(&r->sess));
+    xg_status_counter(st, "ssrc_collisions", (double)r->sess.collisions);
 }
 
 static void rtpa_stop(struct xg_adapter *a)
 {
     struct rtpa *r = a->priv;
     if (!r) return;
-    if (r->fd >= 0 && r->n_dest && r->packets_out) {
-        uint8_t buf[512];
-        struct xg_writer w;
-        xg_writer_init(&w, buf, sizeof buf - XG_SRTP_MAX_OVERHEAD);
-        struct rtcp_self me = rtcp_me(r);
-        if (!rtcp_write_compound_bye(&w, &me, NULL, NULL)) { /* RFC 3550 §6.1: compound */
-            size_t len = w.len;
-            if (srtp_out(a, buf, &len, sizeof buf, true)) {
-                send_to_all(a, buf, len);
-                send_flush(a);
-            }
-        }
-    }
+    rtp_session_stop(&r->sess, xg_clock_mono_ns()); /* BYE (compound) when we sent RTP */
     /* the BYE above was the last packet protected: the sessions (and their key copies) go */
     xg_srtp_session_free(r->srtp_tx);
     xg_srtp_session_free(r->srtp_rx);
     r->srtp_tx = r->srtp_rx = NULL;
-    struct event **evs[] = {&r->rx_ev, &r->refresh_ev, &r->rtcp_ev, &r->sweep_ev, &r->fir_ev};
+    struct event **evs[] = {&r->rx_ev, &r->tick_ev};
     for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
         if (*evs[i]) {
             event_free(*evs[i]);
@@ -923,8 +882,7 @@ static void rtpa_destroy(struct xg_adapter *a)
     struct rtpa *r = a->priv;
     if (!r) return;
     rtpa_stop(a);
-    while (r->ssrcs)
-        rtpa_ssrc_forget(a, r->ssrcs, false);
+    rtp_session_free(&r->sess);
     rtp_oids_free(&r->oids);
     free(r->oid_by_slot);
     xg_srtp_conf_wipe(&r->srtp);
