@@ -203,36 +203,9 @@ static int rtpa_create(struct xg_adapter *a, const struct xg_conf *conf, struct 
                                  "sdp_address '%s' is not an address", sdp_addr);
         snprintf(r->sdp_address, sizeof r->sdp_address, "%s", sdp_addr);
     }
-    /* addresses are parsed numerically or resolved here (start-up), so --check catches typos */
-    const struct xg_conf *bn = xg_conf_get(conf, "bind");
-    if ((rc = xg_net_parse_addr(bind, "0.0.0.0", 49170, &r->bind_ss, &r->bind_len, err)))
-        return bn ? xg_conf_error(err, bn, rc, "bind: %s", err->msg) : rc;
-    const struct xg_conf *dl = xg_conf_get(conf, "destinations");
-    if (dl) {
-        if (dl->type == XG_CONF_SCALAR) {
-            /* a single string is accepted as a one-element list */
-        } else if ((rc = xg_conf_expect(dl, XG_CONF_SEQ, "destinations", err)))
-            return rc;
-        size_t n = dl->type == XG_CONF_SCALAR ? 1 : dl->n_items;
-        if (n > RTPA_MAX_DEST)
-            return xg_conf_error(err, dl, -EINVAL, "destinations: at most %d", RTPA_MAX_DEST);
-        for (size_t i = 0; i < n; i++) {
-            const struct xg_conf *it = dl->type == XG_CONF_SCALAR ? dl : dl->items[i];
-            if (it->type != XG_CONF_SCALAR || !it->value)
-                return xg_conf_error(err, it, -EINVAL, "destinations: expected \"host:port\"");
-            struct rtpa_dest *d = &r->dest[r->n_dest];
-            if ((rc = xg_net_parse_addr(it->value, NULL, 49170, &d->ss, &d->len, err)))
-                return xg_conf_error(err, it, rc, "destinations: %s", err->msg);
-            if (xg_net_addr_port((struct sockaddr *)&d->ss) == 0)
-                return xg_conf_error(err, it, -EINVAL, "destinations: '%s' has port 0", it->value);
-            if (d->ss.ss_family != r->bind_ss.ss_family)
-                return xg_conf_error(err, it, -EINVAL,
-                                     "destinations: '%s' is not of the bind address's family",
-                                     it->value);
-            xg_net_addr_str((struct sockaddr *)&d->ss, d->str, sizeof d->str);
-            r->n_dest++;
-        }
-    }
+    /* addresses: numeric ones parsed here, host names only checked (resolved at start without
+     * blocking, rtp_dest.c), so --check catches typos */
+    if ((rc = rtpa_conf_addrs(a, conf, bind, err))) return rc;
     const struct xg_conf *al = xg_conf_get(conf, "allow_ssrc");
     if (al) {
         if ((rc = xg_conf_expect(al, XG_CONF_SEQ, "allow_ssrc", err))) return rc;
@@ -382,8 +355,9 @@ static void send_to_all(struct xg_adapter *a, const uint8_t *buf, size_t len)
 {
     struct rtpa *r = a->priv;
     for (int i = 0; i < r->n_dest; i++)
-        xg_udp_batch_add(&r->ubatch, r->fd, (struct sockaddr *)&r->dest[i].ss, r->dest[i].len, buf,
-                         len, i);
+        if (r->dest[i].active) /* a name not resolved (yet) gets nothing */
+            xg_udp_batch_add(&r->ubatch, r->fd, (struct sockaddr *)&r->dest[i].ss, r->dest[i].len,
+                             buf, len, i);
 }
 
 /* Hand the queued packets to the kernel, one sendmmsg(2) per XG_UDP_BATCH of them (udp_sends);
@@ -628,7 +602,7 @@ static void rtpa_drain(struct xg_adapter *a)
 {
     struct rtpa *r = a->priv;
     int64_t now = xg_clock_mono_ns();
-    if (r->fd < 0 || !r->n_dest) {
+    if (r->fd < 0 || !rtpa_dests_active(r)) {
         xg_table_drain(a->table, a->index, now, discard_visit, NULL);
         return;
     }
@@ -644,7 +618,7 @@ static void full_state_cb(void *user, int64_t now)
 {
     struct xg_adapter *a = user;
     struct rtpa *r = a->priv;
-    if (r->fd < 0 || !r->n_dest) return;
+    if (r->fd < 0 || !rtpa_dests_active(r)) return;
     struct send_ctx c;
     send_ctx_init(&c, a, now);
     xg_table_foreach(a->table, a->index, now, send_visit, &c);
@@ -660,7 +634,7 @@ static int send_cb(void *user, uint8_t *buf, size_t len, size_t cap, bool rtcp,
 {
     struct xg_adapter *a = user;
     struct rtpa *r = a->priv;
-    if (r->fd < 0 || (!to && !r->n_dest)) return -ENOTCONN;
+    if (r->fd < 0 || (!to && !rtpa_dests_active(r))) return -ENOTCONN;
     if (!srtp_out(a, buf, &len, cap, rtcp)) return -EIO;
     if (!to) {
         send_to_all(a, buf, len);
@@ -732,6 +706,8 @@ void rtpa_arm(struct xg_adapter *a)
 
 /* ---- life cycle ---- */
 
+static int rtpa_open(struct xg_adapter *a);
+
 static int rtpa_start(struct xg_adapter *a)
 {
     struct rtpa *r = a->priv;
@@ -744,6 +720,14 @@ static int rtpa_start(struct xg_adapter *a)
             return rc;
         }
     }
+    return rtpa_bind_start(a, rtpa_open);
+}
+
+/* Open the socket on the (resolved) bind address and start the session. */
+static int rtpa_open(struct xg_adapter *a)
+{
+    struct rtpa *r = a->priv;
+    struct xg_error err = {0};
     int fd = xg_net_udp_bind((struct sockaddr *)&r->bind_ss, r->bind_len,
                              r->has_iface ? r->iface : NULL, &err);
     if (fd < 0) {
@@ -773,6 +757,7 @@ static int rtpa_start(struct xg_adapter *a)
     if (rc) return rc;
     rtp_session_start(&r->sess, xg_clock_mono_ns());
     rtpa_arm(a);
+    rtpa_dests_start(a); /* names: resolved without blocking, sent to once they resolve */
     char dests[256] = "";
     for (int i = 0; i < r->n_dest; i++)
         snprintf(dests + strlen(dests), sizeof dests - strlen(dests), "%s%s", i ? ", " : "",
@@ -853,6 +838,7 @@ static void rtpa_status(const struct xg_adapter *a, struct xg_status *st)
     xg_status_counter(st, "packets_lost", (double)rtp_session_lost(&r->sess));
     xg_status_counter(st, "packets_reordered", (double)rtp_session_reordered(&r->sess));
     xg_status_counter(st, "ssrc_collisions", (double)r->sess.collisions);
+    rtpa_dests_status(r, st); /* host names: their resolution */
 }
 
 static void rtpa_stop(struct xg_adapter *a)
@@ -875,6 +861,7 @@ static void rtpa_stop(struct xg_adapter *a)
         r->fd = -1;
     }
     rtpa_group_close(r);
+    rtpa_resolvers_stop(a);
 }
 
 static void rtpa_destroy(struct xg_adapter *a)

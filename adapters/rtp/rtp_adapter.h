@@ -18,6 +18,7 @@
 #include "core/adapter.h"
 #include "core/log.h"
 #include "core/net.h"
+#include "core/resolve.h"
 #include "core/udp_batch.h"
 #include "mappings/frame.h"
 
@@ -28,10 +29,17 @@
 /* Rot2 cannot represent a turn of π or more per second (draft §3.5): clamp just below it. */
 #define RTPA_MAX_RATE (M_PI * 0.999)
 
+/* One destination: a numeric address (active from the start) or a host name, resolved at start
+ * without blocking (core/resolve.h) and active once it has an address. */
 struct rtpa_dest {
     struct sockaddr_storage ss;
     socklen_t len;
-    char str[64];
+    char str[280];  /* "ip:port", or "name:port" while the name is not resolved */
+    char host[256]; /* the name ("" for a numeric address) */
+    int port;
+    bool active;            /* has an address: packets go to it */
+    struct xg_resolve *res; /* the name's resolver (start..stop) */
+    struct xg_adapter *a;   /* owner (the resolver's callback) */
 };
 
 /* ingress: one object of one SSRC → table entity id */
@@ -47,8 +55,10 @@ struct rtpa {
     char bind_text[128];
     char iface[64];
     bool has_iface;
-    struct sockaddr_storage bind_ss;
+    struct sockaddr_storage bind_ss; /* AF_UNSPEC while a bind host name is not resolved */
     socklen_t bind_len;
+    char bind_host[256]; /* bind: a host name ("" when numeric), resolved at start */
+    int bind_port;
     struct rtpa_dest dest[RTPA_MAX_DEST];
     int n_dest;
     int pt;
@@ -86,7 +96,12 @@ struct rtpa {
     } local[RTPA_LOCAL_CACHE];
     int n_local, local_next;
     /* lines a peer can trigger, one rate limiter per kind (core/log.h) */
-    struct xg_log_limit lim_reason[R_COUNT], lim_srtp, lim_icmp;
+    struct xg_log_limit lim_reason[R_COUNT], lim_srtp, lim_icmp, lim_dns;
+    struct xg_resolve *bind_res; /* bind host name's resolver (start..stop) */
+    char bind_error[200];        /* the socket could not be opened after a late resolution */
+    int (*open_fn)(struct xg_adapter *); /* opens the socket once bind resolved (rtp_dest.c) */
+    bool starting;                       /* in start(): open_fn's result is start()'s */
+    int start_rc;
     struct xg_srtp *srtp_tx, *srtp_rx; /* send (local key) / receive (remote key) sessions */
     /* counters (the session's are in sess) */
     uint64_t packets_out, octets_out, payload_octets_out, objects_out, send_errors;
@@ -150,6 +165,26 @@ void rtpa_ssrc_forget(void *user, struct rtp_sess_ssrc *s, bool remove_entities)
 void rtpa_obj_sweep(void *user, struct rtp_sess_ssrc *s);
 /** Is `from` our own socket's address (a packet of ours looped back)? (rtp_ingress.c) */
 bool rtpa_is_own(void *user, const struct sockaddr *from, socklen_t len);
+/* rtp_dest.c: addresses by name (core/resolve.h) */
+
+/** Read `bind` (text) and `destinations`: numeric addresses into r->bind_ss / r->dest, host names
+ *  kept to be resolved at start (syntax checked: --check). Configuration errors name the key. */
+int rtpa_conf_addrs(struct xg_adapter *a, const struct xg_conf *conf, const char *bind,
+                    struct xg_error *err);
+/** start(): with a numeric bind, open(a) at once and return its result; with a bind host name,
+ *  resolve it first: open(a) runs when it resolves (before this returns for /etc/hosts names,
+ *  its result returned then); a later failure to open is logged and shown as state "error". */
+int rtpa_bind_start(struct xg_adapter *a, int (*open)(struct xg_adapter *));
+/** Resolve the destinations given by name (after the socket is open: of its family). */
+void rtpa_dests_start(struct xg_adapter *a);
+/** Free the resolvers (stop()). */
+void rtpa_resolvers_stop(struct xg_adapter *a);
+/** Destinations with an address now. */
+int rtpa_dests_active(const struct rtpa *r);
+/** Status: state while the bind name resolves, last_error and the counters
+ *  destinations_unresolved (gauge) and dns_failures (counter) when names are configured. */
+void rtpa_dests_status(const struct rtpa *r, struct xg_status *st);
+
 /** libevent callback of the UDP sockets (read). */
 void rtpa_rx_cb(evutil_socket_t fd, short what, void *arg);
 /** Arm the session's timer at its next deadline (after anything that may have moved it). */
