@@ -75,6 +75,7 @@
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/net.h"
+#include "core/udp_endpoint.h"
 #include "mappings/frame.h"
 
 static const char *const reason_names[R_COUNT] = {
@@ -728,8 +729,12 @@ static int rtpa_open(struct xg_adapter *a)
 {
     struct rtpa *r = a->priv;
     struct xg_error err = {0};
-    int fd = xg_net_udp_bind((struct sockaddr *)&r->bind_ss, r->bind_len,
-                             r->has_iface ? r->iface : NULL, &err);
+    struct xg_udp_endpoint_conf uc = {.bind = (struct sockaddr *)&r->bind_ss,
+                                      .bind_len = r->bind_len,
+                                      .iface = r->has_iface ? r->iface : NULL,
+                                      .ttl = (int)r->ttl,
+                                      .rcvbuf = XG_UDP_RCVBUF_DEFAULT};
+    int fd = xg_udp_endpoint_open(&uc, &r->bound_port, &err);
     if (fd < 0) {
         XG_ERR(a->name, "%s", err.msg);
         return fd;
@@ -737,19 +742,6 @@ static int rtpa_open(struct xg_adapter *a)
     r->fd = fd;
     if (rtp_icmp_enable(fd, r->bind_ss.ss_family) < 0)
         XG_DEBUG(a->name, "IP_RECVERR: %s (ICMP unreachable not reported)", strerror(errno));
-    struct sockaddr_storage ss;
-    socklen_t sl = sizeof ss;
-    if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
-        r->bound_port = (uint16_t)xg_net_addr_port((struct sockaddr *)&ss);
-    if (r->bind_ss.ss_family == AF_INET) {
-        unsigned char ttl = (unsigned char)r->ttl;
-        setsockopt(fd, IPPROTO_IP, IP_MULTICAST_TTL, &ttl, sizeof ttl);
-        if (r->has_iface) {
-            struct in_addr ia;
-            inet_pton(AF_INET, r->iface, &ia);
-            setsockopt(fd, IPPROTO_IP, IP_MULTICAST_IF, &ia, sizeof ia);
-        }
-    }
     r->rx_ev = event_new(a->base, fd, EV_READ | EV_PERSIST, rtpa_rx_cb, a);
     r->tick_ev = evtimer_new(a->base, tick_cb, a);
     if (!r->rx_ev || !r->tick_ev || event_add(r->rx_ev, NULL)) return -ENOMEM;
