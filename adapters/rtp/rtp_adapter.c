@@ -3,9 +3,11 @@
  * rtp_sdp.c).
  *
  * Config keys (besides the common name/type/frame/rename/rate_hz/include/exclude):
- *   bind: "host:port"          local address; a multicast group joins it (default "0.0.0.0:49170")
+ *   bind: "host:port"          local address; a multicast group joins it (default "0.0.0.0:49170");
+ *                              a host name is resolved at start without blocking (rtp_dest.c)
  *   interface: "a.b.c.d"       IPv4 interface for the multicast join and for sending to groups
- *   destinations: [host:port]  where egress goes (unicast and/or multicast), default none
+ *   destinations: [host:port]  where egress goes (unicast and/or multicast), default none; host
+ *                              names resolve at start without blocking, inactive until then
  *   payload_type: 98           dynamic PT (96..127); packets with another PT are dropped
  *   ssrc: N                    our SSRC (default: derived from gateway.id + the adapter name,
  *                              rtp_adapter.h, so `xrgate --sdp` names it; random with srtp)
@@ -30,7 +32,9 @@
  * defaults to the preset gamestate-lh (the draft's left-handed Y-up) when `frame:` is absent (both
  * are defaults in xg_rtp_ops that the gateway applies).
  *
- * RTCP is multiplexed on the RTP port (RFC 5761, wire-rules §6), as the exported SDP says
+ * The session state machine (SSRC table, sequence accounting, RTCP scheduling, FIR/PLI, refresh,
+ * SSRC collisions) is rtp_session.c, socket-free; this file and rtp_ingress.c are its glue.
+ * RTCP is multiplexed on the RTP port (RFC 5761), as the exported SDP says
  * (a=rtcp-mux). Every RTCP packet sent is a compound that starts with SR (RR before any RTP was
  * sent) + SDES CNAME: the periodic report, the FIR to a new SSRC and the BYE on stop (rtcp_out.h).
  * The SDP (rtp_sdp.c) says what the adapter does: a multicast destination with a unicast bind is
@@ -50,8 +54,9 @@
  * bytes go to every destination (a seq protected twice is refused by libsrtp as a replay); RTCP
  * (SR+SDES, FIR, BYE) becomes SRTCP. Objects are packed to mtu minus the SRTP tag so the
  * protected packet still fits mtu. Ingress: after the RTP/RTCP demux, packets carrying our own
- * SSRC are ignored, every other one must unprotect with the remote key before it is parsed;
- * failures are dropped and counted as drop_srtp_auth / drop_srtp_replay / drop_srtp_malformed. */
+ * SSRC from our own socket are ignored, every other one must unprotect with the remote key before
+ * it is parsed; failures are dropped and counted as drop_srtp_auth / drop_srtp_replay /
+ * drop_srtp_malformed. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <event2/event.h>
