@@ -795,8 +795,8 @@ static void rtpa_status(const struct xg_adapter *a, struct xg_status *st)
     xg_net_addr_str((struct sockaddr *)&ss, bs, sizeof bs);
     int n = snprintf(st->peer, sizeof st->peer, "%s ->", bs);
     for (int i = 0; i < r->n_dest && n > 0 && (size_t)n < sizeof st->peer; i++)
-        n += snprintf(st->peer + n, sizeof st->peer - (size_t)n, "%s%s", i ? "," : " ",
-                      r->dest[i].str);
+        n += snprintf(st->peer + n, sizeof st->peer - (size_t)n, "%s%s%s", i ? "," : " ",
+                      r->dest[i].str, r->dest[i].active ? "" : " (unresolved)");
     /* Plain RTP has 32 counters, SRTP 36 (XG_STATUS_MAX_COUNTERS is 40). Were that limit below
      * 36, the 4 SRTP counters would replace drop_truncated and drop_bad_version, which cannot move
      * then (the SRTP check counts such packets as drop_srtp_malformed first), and the diagnostics

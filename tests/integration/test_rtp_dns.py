@@ -97,6 +97,8 @@ adapters:
             a = wait_until(lambda: (lambda x: x if x["counters"]["dns_failures"] >= 2 else None)(
                 adapter(gw, "out")), what="both names failed once")
             assert a["counters"]["destinations_unresolved"] == 2, a
+            assert a["peer"].endswith(f" -> nohost.invalid:{lp} (unresolved),rtpdest.test:{tp} "
+                                      f"(unresolved),127.0.0.1:{lp}"), a
             assert a["last_error"].startswith("DNS: cannot resolve '"), a
             assert gw.wait_log(f"[out] destination nohost.invalid:{lp}: DNS: cannot resolve "
                                f"'nohost.invalid': "), gw.log()
@@ -123,6 +125,8 @@ adapters:
             rtp_packets(late, 10)
             a = adapter(gw, "out")
             assert a["counters"]["destinations_unresolved"] == 1, a
+            assert a["peer"].endswith(f" -> nohost.invalid:{lp} (unresolved),127.0.0.2:{tp},"
+                                      f"127.0.0.1:{lp}"), a
             b = wait_until(lambda: (lambda x: x if x["state"] == "listening" else None)(
                 adapter(gw, "in")), timeout=25, what="'in' listening once its name resolves")
             assert b["counters"]["port"] == bind_port, b
