@@ -414,6 +414,7 @@ void rtp_session_receive(struct rtp_session *s, const uint8_t *buf, size_t len, 
         handle_rtp(s, buf, len, from, from_len, peer, now_ns);
         return;
     }
+    if (!len) return; /* the demux (rtp_is_rtcp) says RTCP for 2 bytes or more */
     /* our own reports looped back by a multicast group we send to and joined */
     if (len >= 8 && xg_load_be32(buf + 4) == s->ssrc &&
         own_ssrc_seen(s, from, from_len, s->ssrc, peer, now_ns))
