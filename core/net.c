@@ -68,6 +68,52 @@ int xg_net_parse_addr(const char *text, const char *def_host, int def_port,
     return 0;
 }
 
+static bool host_name_ok(const char *h)
+{
+    size_t n = strlen(h), label = 0;
+    if (!n || n > 253 || h[0] == '.' || h[0] == '-') return false;
+    for (const char *q = h; *q; q++) {
+        if (*q == '.') {
+            if (!label) return false;
+            label = 0;
+            continue;
+        }
+        bool ok = (*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') ||
+                  (*q >= '0' && *q <= '9') || *q == '-' || *q == '_';
+        if (!ok || ++label > 63) return false;
+    }
+    return true;
+}
+
+int xg_net_parse_numeric(const char *text, const char *def_host, int def_port,
+                         struct sockaddr_storage *ss, socklen_t *len, char *host, size_t host_size,
+                         int *port, struct xg_error *err)
+{
+    char h[256];
+    int p;
+    if (xg_net_split_hostport(text, h, sizeof h, &p, def_port) || p < 0)
+        return xg_error_set(err, -EINVAL, "address '%s' must be host:port", text ? text : "");
+    if (!h[0]) snprintf(h, sizeof h, "%s", def_host ? def_host : "0.0.0.0");
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV},
+                    *res = NULL;
+    char ps[16];
+    snprintf(ps, sizeof ps, "%d", p);
+    if (getaddrinfo(h, ps, &hints, &res) == 0 && res) {
+        memset(ss, 0, sizeof *ss);
+        memcpy(ss, res->ai_addr, res->ai_addrlen);
+        *len = (socklen_t)res->ai_addrlen;
+        freeaddrinfo(res);
+        return 0;
+    }
+    if (res) freeaddrinfo(res);
+    if (!host_name_ok(h) || strlen(h) >= host_size)
+        return xg_error_set(err, -EINVAL,
+                            "address '%s': '%s' is neither an IP address nor a host name", text, h);
+    snprintf(host, host_size, "%s", h);
+    *port = p;
+    return 1;
+}
+
 char *xg_net_addr_str(const struct sockaddr *sa, char *buf, size_t size)
 {
     char ip[INET6_ADDRSTRLEN] = "?";

@@ -16,6 +16,14 @@
  *  -EINVAL (unparsable, names the text) or -EHOSTUNREACH (resolution failed). */
 int xg_net_parse_addr(const char *text, const char *def_host, int def_port,
                       struct sockaddr_storage *ss, socklen_t *len, struct xg_error *err);
+/** Like xg_net_parse_addr, but never resolves (no blocking, fine for --check): 0 with *ss / *len
+ *  set when the host is a numeric address (or absent: def_host, which must be numeric); 1 when
+ *  it is a syntactically valid host name (letters, digits, '-', '_' and '.', labels of at most 63
+ *  characters, 253 in all), copied to host (< host_size) with the port in *port, to be resolved
+ *  later (core/resolve.h); -EINVAL with a message naming the text otherwise. */
+int xg_net_parse_numeric(const char *text, const char *def_host, int def_port,
+                         struct sockaddr_storage *ss, socklen_t *len, char *host, size_t host_size,
+                         int *port, struct xg_error *err);
 /** Split "host:port" into host (< host_size) and port without resolving. */
 int xg_net_split_hostport(const char *text, char *host, size_t host_size, int *port, int def_port);
 /** "ip:port" (or "[ip6]:port") of an address into buf; returns buf. */

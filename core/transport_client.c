@@ -85,7 +85,7 @@ static struct evdns_base *dns_new(struct event_base *base)
     return dns;
 }
 
-static struct evdns_base *dns_acquire(struct event_base *base, bool *own)
+struct evdns_base *xg_dns_acquire(struct event_base *base, bool *own)
 {
     *own = false;
     if (g_dns.refs && g_dns.base != base) {
@@ -101,7 +101,7 @@ static struct evdns_base *dns_acquire(struct event_base *base, bool *own)
     return g_dns.dns;
 }
 
-static void dns_release(struct evdns_base *dns, bool own)
+void xg_dns_release(struct evdns_base *dns, bool own)
 {
     if (!dns) return;
     if (own) {
@@ -412,7 +412,7 @@ struct xg_tclient *xg_tclient_new(struct event_base *base, const struct xg_tclie
     tc->backoff.rng = conf->seed ? conf->seed : ((uint64_t)(uintptr_t)tc ^ 0x9E3779B97F4A7C15u);
     set_peer(tc);
     tc->timer = evtimer_new(base, timer_cb, tc);
-    tc->dns = dns_acquire(base, &tc->own_dns);
+    tc->dns = xg_dns_acquire(base, &tc->own_dns);
     if (!tc->timer || !tc->dns) {
         xg_tclient_free(tc);
         return NULL;
@@ -437,7 +437,7 @@ void xg_tclient_free(struct xg_tclient *tc)
     if (!tc) return;
     xg_tclient_stop(tc);
     if (tc->timer) event_free(tc->timer);
-    dns_release(tc->dns, tc->own_dns);
+    xg_dns_release(tc->dns, tc->own_dns);
     free(tc);
 }
 

@@ -129,4 +129,12 @@ bool xg_tclient_log_attempt(uint32_t attempt);
  *  evdns_base made next (call before the adapters start). Copied; -ENAMETOOLONG if too long. */
 int xg_tclient_set_resolv_conf(const char *resolv_conf);
 
+struct evdns_base;
+/** The process's shared resolver on `base` (made on first use with the resolv_conf above),
+ *  for other modules that resolve names without blocking (core/resolve.h). Another event base
+ *  than the first user's gets a private resolver (*own set). NULL on ENOMEM. Release each
+ *  acquisition with xg_dns_release(dns, own). */
+struct evdns_base *xg_dns_acquire(struct event_base *base, bool *own);
+void xg_dns_release(struct evdns_base *dns, bool own);
+
 #endif

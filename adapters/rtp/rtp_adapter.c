@@ -3,9 +3,11 @@
  * rtp_sdp.c).
  *
  * Config keys (besides the common name/type/frame/rename/rate_hz/include/exclude):
- *   bind: "host:port"          local address; a multicast group joins it (default "0.0.0.0:49170")
+ *   bind: "host:port"          local address; a multicast group joins it (default "0.0.0.0:49170");
+ *                              a host name is resolved at start without blocking (rtp_dest.c)
  *   interface: "a.b.c.d"       IPv4 interface for the multicast join and for sending to groups
- *   destinations: [host:port]  where egress goes (unicast and/or multicast), default none
+ *   destinations: [host:port]  where egress goes (unicast and/or multicast), default none; host
+ *                              names resolve at start without blocking, inactive until then
  *   payload_type: 98           dynamic PT (96..127); packets with another PT are dropped
  *   ssrc: N                    our SSRC (default: derived from gateway.id + the adapter name,
  *                              rtp_adapter.h, so `xrgate --sdp` names it; random with srtp)
@@ -30,7 +32,9 @@
  * defaults to the preset gamestate-lh (the draft's left-handed Y-up) when `frame:` is absent (both
  * are defaults in xg_rtp_ops that the gateway applies).
  *
- * RTCP is multiplexed on the RTP port (RFC 5761, wire-rules §6), as the exported SDP says
+ * The session state machine (SSRC table, sequence accounting, RTCP scheduling, FIR/PLI, refresh,
+ * SSRC collisions) is rtp_session.c, socket-free; this file and rtp_ingress.c are its glue.
+ * RTCP is multiplexed on the RTP port (RFC 5761), as the exported SDP says
  * (a=rtcp-mux). Every RTCP packet sent is a compound that starts with SR (RR before any RTP was
  * sent) + SDES CNAME: the periodic report, the FIR to a new SSRC and the BYE on stop (rtcp_out.h).
  * The SDP (rtp_sdp.c) says what the adapter does: a multicast destination with a unicast bind is
@@ -50,8 +54,9 @@
  * bytes go to every destination (a seq protected twice is refused by libsrtp as a replay); RTCP
  * (SR+SDES, FIR, BYE) becomes SRTCP. Objects are packed to mtu minus the SRTP tag so the
  * protected packet still fits mtu. Ingress: after the RTP/RTCP demux, packets carrying our own
- * SSRC are ignored, every other one must unprotect with the remote key before it is parsed;
- * failures are dropped and counted as drop_srtp_auth / drop_srtp_replay / drop_srtp_malformed. */
+ * SSRC from our own socket are ignored, every other one must unprotect with the remote key before
+ * it is parsed; failures are dropped and counted as drop_srtp_auth / drop_srtp_replay /
+ * drop_srtp_malformed. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <event2/event.h>
@@ -75,6 +80,7 @@
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/net.h"
+#include "core/udp_endpoint.h"
 #include "mappings/frame.h"
 
 static const char *const reason_names[R_COUNT] = {
@@ -82,6 +88,8 @@ static const char *const reason_names[R_COUNT] = {
     "drop_ssrc_denied",   "drop_bad_framing", "drop_bad_object",  "drop_bad_value",
     "drop_bad_rtcp",      "drop_limit",       "drop_srtp_auth",   "drop_srtp_replay",
     "drop_srtp_malformed"};
+
+static const struct rtp_session_ops session_ops;
 
 /* egress object types a kind can map to */
 static const enum rtp_gs_type egress_types[] = {RTP_GS_HEAD1,    RTP_GS_HAND1,   RTP_GS_HAND2,
@@ -201,36 +209,9 @@ static int rtpa_create(struct xg_adapter *a, const struct xg_conf *conf, struct 
                                  "sdp_address '%s' is not an address", sdp_addr);
         snprintf(r->sdp_address, sizeof r->sdp_address, "%s", sdp_addr);
     }
-    /* addresses are parsed numerically or resolved here (start-up), so --check catches typos */
-    const struct xg_conf *bn = xg_conf_get(conf, "bind");
-    if ((rc = xg_net_parse_addr(bind, "0.0.0.0", 49170, &r->bind_ss, &r->bind_len, err)))
-        return bn ? xg_conf_error(err, bn, rc, "bind: %s", err->msg) : rc;
-    const struct xg_conf *dl = xg_conf_get(conf, "destinations");
-    if (dl) {
-        if (dl->type == XG_CONF_SCALAR) {
-            /* a single string is accepted as a one-element list */
-        } else if ((rc = xg_conf_expect(dl, XG_CONF_SEQ, "destinations", err)))
-            return rc;
-        size_t n = dl->type == XG_CONF_SCALAR ? 1 : dl->n_items;
-        if (n > RTPA_MAX_DEST)
-            return xg_conf_error(err, dl, -EINVAL, "destinations: at most %d", RTPA_MAX_DEST);
-        for (size_t i = 0; i < n; i++) {
-            const struct xg_conf *it = dl->type == XG_CONF_SCALAR ? dl : dl->items[i];
-            if (it->type != XG_CONF_SCALAR || !it->value)
-                return xg_conf_error(err, it, -EINVAL, "destinations: expected \"host:port\"");
-            struct rtpa_dest *d = &r->dest[r->n_dest];
-            if ((rc = xg_net_parse_addr(it->value, NULL, 49170, &d->ss, &d->len, err)))
-                return xg_conf_error(err, it, rc, "destinations: %s", err->msg);
-            if (xg_net_addr_port((struct sockaddr *)&d->ss) == 0)
-                return xg_conf_error(err, it, -EINVAL, "destinations: '%s' has port 0", it->value);
-            if (d->ss.ss_family != r->bind_ss.ss_family)
-                return xg_conf_error(err, it, -EINVAL,
-                                     "destinations: '%s' is not of the bind address's family",
-                                     it->value);
-            xg_net_addr_str((struct sockaddr *)&d->ss, d->str, sizeof d->str);
-            r->n_dest++;
-        }
-    }
+    /* addresses: numeric ones parsed here, host names only checked (resolved at start without
+     * blocking, rtp_dest.c), so --check catches typos */
+    if ((rc = rtpa_conf_addrs(a, conf, bind, err))) return rc;
     const struct xg_conf *al = xg_conf_get(conf, "allow_ssrc");
     if (al) {
         if ((rc = xg_conf_expect(al, XG_CONF_SEQ, "allow_ssrc", err))) return rc;
@@ -294,9 +275,22 @@ static int rtpa_create(struct xg_adapter *a, const struct xg_conf *conf, struct 
     /* a drain's packets and the RTCP compounds (up to 512 bytes) leave batched (send_flush) */
     if (xg_udp_batch_init(&r->ubatch, r->mtu > 512 ? (size_t)r->mtu : 512) < 0) return -ENOMEM;
     r->ubatch.retry_icmp = true;
-    r->seq = (uint16_t)rand64();
-    r->ts_offset = (uint32_t)rand64();
-    r->rtcp_rng = rand64() | 1;
+    struct rtp_session_conf sc = {.component = a->name,
+                                  .cname = r->cname,
+                                  .ssrc = r->ssrc,
+                                  .pt = r->pt,
+                                  .allow = r->allow,
+                                  .n_allow = r->n_allow,
+                                  .max_ssrcs = r->max_ssrcs,
+                                  .refresh_ns = r->refresh_ms * XG_NS_PER_MS,
+                                  .rtcp_interval_ns = r->rtcp_interval_ms * XG_NS_PER_MS,
+                                  .ssrc_timeout_ns = r->ssrc_timeout_ms * XG_NS_PER_MS,
+                                  .seq = (uint16_t)rand64(),
+                                  .ts_offset = (uint32_t)rand64(),
+                                  .seed = rand64() | 1,
+                                  .ops = &session_ops,
+                                  .user = a};
+    rtp_session_init(&r->sess, &sc);
     rtp_oids_init(&r->oids);
     return 0;
 }
@@ -367,8 +361,9 @@ static void send_to_all(struct xg_adapter *a, const uint8_t *buf, size_t len)
 {
     struct rtpa *r = a->priv;
     for (int i = 0; i < r->n_dest; i++)
-        xg_udp_batch_add(&r->ubatch, r->fd, (struct sockaddr *)&r->dest[i].ss, r->dest[i].len, buf,
-                         len, i);
+        if (r->dest[i].active) /* a name not resolved (yet) gets nothing */
+            xg_udp_batch_add(&r->ubatch, r->fd, (struct sockaddr *)&r->dest[i].ss, r->dest[i].len,
+                             buf, len, i);
 }
 
 /* Hand the queued packets to the kernel, one sendmmsg(2) per XG_UDP_BATCH of them (udp_sends);
@@ -393,10 +388,8 @@ static void packet_begin(struct send_ctx *c)
 {
     struct rtpa *r = c->a->priv;
     xg_writer_init(&c->w, r->pkt, r->pack_len); /* room for the SRTP tag up to mtu */
-    struct rtp_header h = {.pt = (uint8_t)r->pt,
-                           .seq = r->seq,
-                           .ts = xg_ns_to_rtp90k(c->now_ns) + r->ts_offset,
-                           .ssrc = r->ssrc};
+    struct rtp_header h;
+    rtp_session_header(&r->sess, c->now_ns, &h);
     rtp_write_header(&c->w, &h, NULL);
     c->n_objects = 0;
 }
@@ -406,13 +399,14 @@ static void packet_flush(struct send_ctx *c)
     struct rtpa *r = c->a->priv;
     if (!c->n_objects) return;
     size_t plain = c->w.len, len = plain;
-    if (srtp_out(c->a, r->pkt, &len, (size_t)r->mtu, false)) { /* once for all destinations */
+    bool sent = srtp_out(c->a, r->pkt, &len, (size_t)r->mtu, false); /* once for all dests */
+    if (sent) {
         send_to_all(c->a, r->pkt, len);
         r->packets_out++;
         r->octets_out += len;
         r->payload_octets_out += plain - RTP_HEADER_LEN;
     }
-    r->seq++;
+    rtp_session_packet_done(&r->sess, sent, plain - RTP_HEADER_LEN);
     r->last_rtp_ts_ns = c->now_ns;
     packet_begin(c);
 }
@@ -614,7 +608,7 @@ static void rtpa_drain(struct xg_adapter *a)
 {
     struct rtpa *r = a->priv;
     int64_t now = xg_clock_mono_ns();
-    if (r->fd < 0 || !r->n_dest) {
+    if (r->fd < 0 || !rtpa_dests_active(r)) {
         xg_table_drain(a->table, a->index, now, discard_visit, NULL);
         return;
     }
@@ -625,12 +619,12 @@ static void rtpa_drain(struct xg_adapter *a)
     send_flush(a);
 }
 
-/* Full copy of every object we send (periodic refresh, FIR, PLI). */
-static void full_state(struct xg_adapter *a)
+/* Full copy of every object we send (periodic refresh, FIR, PLI): the session's full_state. */
+static void full_state_cb(void *user, int64_t now)
 {
+    struct xg_adapter *a = user;
     struct rtpa *r = a->priv;
-    if (r->fd < 0 || !r->n_dest) return;
-    int64_t now = xg_clock_mono_ns();
+    if (r->fd < 0 || !rtpa_dests_active(r)) return;
     struct send_ctx c;
     send_ctx_init(&c, a, now);
     xg_table_foreach(a->table, a->index, now, send_visit, &c);
@@ -639,129 +633,86 @@ static void full_state(struct xg_adapter *a)
     r->full_states++;
 }
 
-static void refresh_cb(evutil_socket_t fd, short what, void *arg)
+/* The session's RTCP out (rtp_session.h ops.send): protected once, then to every destination
+ * (batched) or to one peer (a FIR to a new sender). */
+static int send_cb(void *user, uint8_t *buf, size_t len, size_t cap, bool rtcp,
+                   const struct sockaddr *to, socklen_t to_len)
 {
-    struct xg_adapter *a = arg;
+    struct xg_adapter *a = user;
     struct rtpa *r = a->priv;
-    r->refreshes++;
-    full_state(a);
-}
-
-/* FIR/PLI: a full state at once, but at most one per RTPA_FIR_GAP_NS (a burst of requests with
- * fresh seq nrs is coalesced into one deferred full state, so requests cannot multiply traffic). */
-#define RTPA_FIR_GAP_NS (20 * XG_NS_PER_MS)
-
-static void fir_timer_cb(evutil_socket_t fd, short what, void *arg)
-{
-    struct xg_adapter *a = arg;
-    struct rtpa *r = a->priv;
-    (void)fd;
-    (void)what;
-    r->last_requested_ns = xg_clock_mono_ns();
-    full_state(a);
-}
-
-void rtpa_requested_full_state(struct xg_adapter *a)
-{
-    struct rtpa *r = a->priv;
-    int64_t now = xg_clock_mono_ns();
-    if (!r->last_requested_ns || now - r->last_requested_ns >= RTPA_FIR_GAP_NS) {
-        r->last_requested_ns = now;
-        full_state(a);
-        return;
+    if (r->fd < 0 || (!to && !rtpa_dests_active(r))) return -ENOTCONN;
+    if (!srtp_out(a, buf, &len, cap, rtcp)) return -EIO;
+    if (!to) {
+        send_to_all(a, buf, len);
+        send_flush(a);
+        return 0;
     }
-    r->coalesced++;
-    if (r->fir_ev && !evtimer_pending(r->fir_ev, NULL)) {
-        int64_t wait = r->last_requested_ns + RTPA_FIR_GAP_NS - now;
-        struct timeval tv = {0, (suseconds_t)(wait / 1000)};
-        evtimer_add(r->fir_ev, &tv);
-    }
-}
-
-/* ---- RTCP out ---- */
-
-/* Who we are for the SR/RR + SDES that open every compound (rtcp_out.h), as of now. */
-static struct rtcp_self rtcp_me(const struct rtpa *r)
-{
-    int64_t now = xg_clock_mono_ns();
-    return (struct rtcp_self){.ssrc = r->ssrc,
-                              .sender = r->packets_out > 0,
-                              .ntp = rtcp_ntp_from_wall_ns(xg_clock_mono_to_wall_ns(now)),
-                              .rtp_ts = xg_ns_to_rtp90k(now) + r->ts_offset,
-                              .packet_count = (uint32_t)r->packets_out,
-                              .octet_count = (uint32_t)r->payload_octets_out,
-                              .cname = r->cname};
-}
-
-/* The next report, a random time in [0.5, 1.5) x rtcp_interval_ms from now (RFC 3550 §6.3.1). */
-static void rtcp_schedule(struct rtpa *r)
-{
-    int64_t ns = rtcp_interval_ns(r->rtcp_interval_ms * XG_NS_PER_MS, rtcp_rand32(&r->rtcp_rng));
-    struct timeval tv = {(time_t)(ns / 1000000000), (suseconds_t)((ns % 1000000000) / 1000)};
-    if (r->rtcp_ev) evtimer_add(r->rtcp_ev, &tv);
-}
-
-static void rtcp_cb(evutil_socket_t fd, short what, void *arg)
-{
-    struct xg_adapter *a = arg;
-    struct rtpa *r = a->priv;
-    (void)fd;
-    (void)what;
-    rtcp_schedule(r);
-    if (r->fd < 0 || !r->n_dest) return;
-    uint8_t buf[512];
-    struct xg_writer w;
-    xg_writer_init(&w, buf, sizeof buf - XG_SRTP_MAX_OVERHEAD);
-    struct rtcp_self me = rtcp_me(r);
-    if (rtcp_write_compound_report(&w, &me, NULL)) return;
-    size_t len = w.len;
-    if (!srtp_out(a, buf, &len, sizeof buf, true)) return;
-    send_to_all(a, buf, len);
-    send_flush(a);
-    r->rtcp_out++;
-}
-
-void rtpa_send_fir(struct xg_adapter *a, struct rtpa_ssrc *s)
-{
-    struct rtpa *r = a->priv;
-    uint8_t buf[512];
-    struct xg_writer w;
-    xg_writer_init(&w, buf, sizeof buf - XG_SRTP_MAX_OVERHEAD);
-    struct rtcp_fir_entry e = {.ssrc = s->ssrc, .seq = ++s->our_fir_seq};
-    struct rtcp_self me = rtcp_me(r);
-    if (rtcp_write_compound_fir(&w, &me, &e, NULL)) return; /* RFC 4585 §3.1: compound */
-    size_t len = w.len;
-    if (!srtp_out(a, buf, &len, sizeof buf, true)) return;
-    ssize_t n = sendto(r->fd, buf, len, 0, (struct sockaddr *)&s->from, s->from_len);
+    ssize_t n = sendto(r->fd, buf, len, 0, to, to_len);
     if (n < 0 && icmp_errno(errno)) /* an earlier packet's ICMP error: not this one's */
-        n = sendto(r->fd, buf, len, 0, (struct sockaddr *)&s->from, s->from_len);
+        n = sendto(r->fd, buf, len, 0, to, to_len);
     if (n < 0) {
+        int e = errno;
         r->send_errors++;
+        return -e;
+    }
+    return 0;
+}
+
+static void bad_input_cb(void *user, const char *peer, int reason, const char *msg)
+{
+    rtpa_bad_input(user, peer, reason, "%s", msg);
+}
+
+/* After a collision (RFC 3550 §8.2) the new SSRC is ours: egress, SRTP's loopback check and
+ * the SDP follow it. */
+static void ssrc_changed_cb(void *user, uint32_t old_ssrc, uint32_t new_ssrc)
+{
+    struct xg_adapter *a = user;
+    struct rtpa *r = a->priv;
+    (void)old_ssrc;
+    r->ssrc = new_ssrc;
+}
+
+static const struct rtp_session_ops session_ops = {
+    .send = send_cb,
+    .object = rtpa_object,
+    .full_state = full_state_cb,
+    .forget = rtpa_ssrc_forget,
+    .sweep = rtpa_obj_sweep,
+    .bad_input = bad_input_cb,
+    .is_own = rtpa_is_own,
+    .ssrc_changed = ssrc_changed_cb,
+};
+
+static void tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct xg_adapter *a = arg;
+    struct rtpa *r = a->priv;
+    (void)fd;
+    (void)what;
+    rtp_session_tick(&r->sess, xg_clock_mono_ns());
+    rtpa_arm(a);
+}
+
+void rtpa_arm(struct xg_adapter *a)
+{
+    struct rtpa *r = a->priv;
+    if (!r->tick_ev) return;
+    int64_t due = rtp_session_next_deadline(&r->sess);
+    if (!due) {
+        event_del(r->tick_ev);
         return;
     }
-    r->firs_out++;
+    int64_t wait = due - xg_clock_mono_ns();
+    if (wait < 0) wait = 0;
+    wait += 999; /* round up to µs: never wake before the deadline */
+    struct timeval tv = {(time_t)(wait / 1000000000), (suseconds_t)((wait % 1000000000) / 1000)};
+    evtimer_add(r->tick_ev, &tv);
 }
 
 /* ---- life cycle ---- */
 
-static int add_timer(struct xg_adapter *a, struct event **ev, int64_t ms, event_callback_fn cb)
-{
-    if (ms <= 0) return 0;
-    *ev = event_new(a->base, -1, EV_PERSIST, cb, a);
-    if (!*ev) return -ENOMEM;
-    struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)((ms % 1000) * 1000)};
-    return event_add(*ev, &tv) ? -EIO : 0;
-}
-
-/* The report timer is one-shot, re-armed by rtcp_cb with a fresh random interval. */
-static int add_rtcp_timer(struct xg_adapter *a)
-{
-    struct rtpa *r = a->priv;
-    if (r->rtcp_interval_ms <= 0) return 0;
-    if (!(r->rtcp_ev = evtimer_new(a->base, rtcp_cb, a))) return -ENOMEM;
-    rtcp_schedule(r);
-    return 0;
-}
+static int rtpa_open(struct xg_adapter *a);
 
 static int rtpa_start(struct xg_adapter *a)
 {
@@ -775,8 +726,20 @@ static int rtpa_start(struct xg_adapter *a)
             return rc;
         }
     }
-    int fd = xg_net_udp_bind((struct sockaddr *)&r->bind_ss, r->bind_len,
-                             r->has_iface ? r->iface : NULL, &err);
+    return rtpa_bind_start(a, rtpa_open);
+}
+
+/* Open the socket on the (resolved) bind address and start the session. */
+static int rtpa_open(struct xg_adapter *a)
+{
+    struct rtpa *r = a->priv;
+    struct xg_error err = {0};
+    struct xg_udp_endpoint_conf uc = {.bind = (struct sockaddr *)&r->bind_ss,
+                                      .bind_len = r->bind_len,
+                                      .iface = r->has_iface ? r->iface : NULL,
+                                      .ttl = (int)r->ttl,
+                                      .rcvbuf = XG_UDP_RCVBUF_DEFAULT};
+    int fd = xg_udp_endpoint_open(&uc, &r->bound_port, &err);
     if (fd < 0) {
         XG_ERR(a->name, "%s", err.msg);
         return fd;
@@ -784,28 +747,14 @@ static int rtpa_start(struct xg_adapter *a)
     r->fd = fd;
     if (rtp_icmp_enable(fd, r->bind_ss.ss_family) < 0)
         XG_DEBUG(a->name, "IP_RECVERR: %s (ICMP unreachable not reported)", strerror(errno));
-    struct sockaddr_storage ss;
-    socklen_t sl = sizeof ss;
-    if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
-        r->bound_port = (uint16_t)xg_net_addr_port((struct sockaddr *)&ss);
-    if (r->bind_ss.ss_family == AF_INET) {
-        unsigned char ttl = (unsigned char)r->ttl;
-        setsockopt(fd, IPPROTO_IP, IP_MULTICAST_TTL, &ttl, sizeof ttl);
-        if (r->has_iface) {
-            struct in_addr ia;
-            inet_pton(AF_INET, r->iface, &ia);
-            setsockopt(fd, IPPROTO_IP, IP_MULTICAST_IF, &ia, sizeof ia);
-        }
-    }
     r->rx_ev = event_new(a->base, fd, EV_READ | EV_PERSIST, rtpa_rx_cb, a);
-    r->fir_ev = evtimer_new(a->base, fir_timer_cb, a);
-    if (!r->rx_ev || !r->fir_ev || event_add(r->rx_ev, NULL)) return -ENOMEM;
-    int rc;
-    if ((rc = add_timer(a, &r->refresh_ev, r->refresh_ms, refresh_cb)) ||
-        (rc = add_rtcp_timer(a)) || (rc = rtpa_group_open(a, rtpa_rx_cb)) ||
-        (rc = add_timer(a, &r->sweep_ev, r->ssrc_timeout_ms / 4 > 0 ? r->ssrc_timeout_ms / 4 : 1,
-                        rtpa_sweep_cb)))
-        return rc;
+    r->tick_ev = evtimer_new(a->base, tick_cb, a);
+    if (!r->rx_ev || !r->tick_ev || event_add(r->rx_ev, NULL)) return -ENOMEM;
+    int rc = rtpa_group_open(a, rtpa_rx_cb);
+    if (rc) return rc;
+    rtp_session_start(&r->sess, xg_clock_mono_ns());
+    rtpa_arm(a);
+    rtpa_dests_start(a); /* names: resolved without blocking, sent to once they resolve */
     char dests[256] = "";
     for (int i = 0; i < r->n_dest; i++)
         snprintf(dests + strlen(dests), sizeof dests - strlen(dests), "%s%s", i ? ", " : "",
@@ -832,10 +781,10 @@ static void rtpa_status(const struct xg_adapter *a, struct xg_status *st)
     const struct rtpa *r = a->priv;
     /* unreachable: a destination answered "port unreachable" in the last 2 s */
     bool unreachable = r->unreachable_ns && xg_clock_mono_ns() - r->unreachable_ns < 2000000000LL;
-    st->state = r->fd < 0     ? "stopped"
-                : unreachable ? "unreachable"
-                : r->n_ssrcs  ? "streaming"
-                              : "listening";
+    st->state = r->fd < 0         ? "stopped"
+                : unreachable     ? "unreachable"
+                : r->sess.n_ssrcs ? "streaming"
+                                  : "listening";
     char bs[64];
     struct sockaddr_storage ss = r->bind_ss;
     if (r->bound_port) {
@@ -846,30 +795,30 @@ static void rtpa_status(const struct xg_adapter *a, struct xg_status *st)
     xg_net_addr_str((struct sockaddr *)&ss, bs, sizeof bs);
     int n = snprintf(st->peer, sizeof st->peer, "%s ->", bs);
     for (int i = 0; i < r->n_dest && n > 0 && (size_t)n < sizeof st->peer; i++)
-        n += snprintf(st->peer + n, sizeof st->peer - (size_t)n, "%s%s", i ? "," : " ",
-                      r->dest[i].str);
-    /* Plain RTP has 29 counters, SRTP 33 (XG_STATUS_MAX_COUNTERS is 40). Were that limit below
-     * 33, the 4 SRTP counters would replace drop_truncated and drop_bad_version, which cannot move
+        n += snprintf(st->peer + n, sizeof st->peer - (size_t)n, "%s%s%s", i ? "," : " ",
+                      r->dest[i].str, r->dest[i].active ? "" : " (unresolved)");
+    /* Plain RTP has 32 counters, SRTP 36 (XG_STATUS_MAX_COUNTERS is 40). Were that limit below
+     * 36, the 4 SRTP counters would replace drop_truncated and drop_bad_version, which cannot move
      * then (the SRTP check counts such packets as drop_srtp_malformed first), and the diagnostics
      * full_states_coalesced and gse_tags_in. */
     bool srtp = r->srtp.enabled;
-    bool all = !srtp || XG_STATUS_MAX_COUNTERS >= 33;
+    bool all = !srtp || XG_STATUS_MAX_COUNTERS >= 36;
     xg_status_id(st, "port", r->bound_port);
     xg_status_id(st, "ssrc", r->ssrc);
     xg_status_counter(st, "packets_out", (double)r->packets_out);
     xg_status_counter(st, "objects_out", (double)r->objects_out);
     xg_status_counter(st, "full_states", (double)r->full_states);
-    if (all) xg_status_counter(st, "full_states_coalesced", (double)r->coalesced);
-    xg_status_counter(st, "packets_in", (double)r->packets_in);
+    if (all) xg_status_counter(st, "full_states_coalesced", (double)r->sess.coalesced);
+    xg_status_counter(st, "packets_in", (double)r->sess.packets_in);
     xg_status_counter(st, "objects_in", (double)r->objects_in);
-    xg_status_counter(st, "firs_in", (double)r->firs_in);
-    xg_status_counter(st, "plis_in", (double)r->plis_in);
-    xg_status_counter(st, "firs_out", (double)r->firs_out);
-    xg_status_gauge(st, "ssrcs", (double)r->n_ssrcs);
-    xg_status_counter(st, "ssrc_timeouts", (double)r->ssrc_timeouts);
+    xg_status_counter(st, "firs_in", (double)r->sess.firs_in);
+    xg_status_counter(st, "plis_in", (double)r->sess.plis_in);
+    xg_status_counter(st, "firs_out", (double)r->sess.firs_out);
+    xg_status_gauge(st, "ssrcs", (double)r->sess.n_ssrcs);
+    xg_status_counter(st, "ssrc_timeouts", (double)r->sess.ssrc_timeouts);
     xg_status_gauge(st, "ingress_objects", (double)r->n_objs);
     xg_status_gauge(st, "egress_ids", (double)r->oids.n);
-    if (all) xg_status_counter(st, "gse_tags_in", (double)r->gse_tags); /* D1: 3-byte tags */
+    if (all) xg_status_counter(st, "gse_tags_in", (double)r->sess.gse_tags); /* D1: 3-byte tags */
     for (int i = 0; i < R_COUNT; i++) {
         if (i >= R_SRTP_AUTH && !srtp) continue;
         if ((i == R_TRUNCATED || i == R_VERSION) && !all) continue;
@@ -882,30 +831,23 @@ static void rtpa_status(const struct xg_adapter *a, struct xg_status *st)
     xg_status_counter(st, "dest_unreachable", (double)r->dest_unreachable);
     xg_status_counter(st, "controls_not_carried", (double)r->controls.not_carried);
     xg_status_counter(st, "udp_sends", (double)r->ubatch.calls); /* sendmmsg calls (send_flush) */
+    /* sequence accounting over every sender (RFC 3550 A.3) and SSRC collisions (§8.2) */
+    xg_status_counter(st, "packets_lost", (double)rtp_session_lost(&r->sess));
+    xg_status_counter(st, "packets_reordered", (double)rtp_session_reordered(&r->sess));
+    xg_status_counter(st, "ssrc_collisions", (double)r->sess.collisions);
+    rtpa_dests_status(r, st); /* host names: their resolution */
 }
 
 static void rtpa_stop(struct xg_adapter *a)
 {
     struct rtpa *r = a->priv;
     if (!r) return;
-    if (r->fd >= 0 && r->n_dest && r->packets_out) {
-        uint8_t buf[512];
-        struct xg_writer w;
-        xg_writer_init(&w, buf, sizeof buf - XG_SRTP_MAX_OVERHEAD);
-        struct rtcp_self me = rtcp_me(r);
-        if (!rtcp_write_compound_bye(&w, &me, NULL, NULL)) { /* RFC 3550 §6.1: compound */
-            size_t len = w.len;
-            if (srtp_out(a, buf, &len, sizeof buf, true)) {
-                send_to_all(a, buf, len);
-                send_flush(a);
-            }
-        }
-    }
+    rtp_session_stop(&r->sess, xg_clock_mono_ns()); /* BYE (compound) when we sent RTP */
     /* the BYE above was the last packet protected: the sessions (and their key copies) go */
     xg_srtp_session_free(r->srtp_tx);
     xg_srtp_session_free(r->srtp_rx);
     r->srtp_tx = r->srtp_rx = NULL;
-    struct event **evs[] = {&r->rx_ev, &r->refresh_ev, &r->rtcp_ev, &r->sweep_ev, &r->fir_ev};
+    struct event **evs[] = {&r->rx_ev, &r->tick_ev};
     for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
         if (*evs[i]) {
             event_free(*evs[i]);
@@ -916,6 +858,7 @@ static void rtpa_stop(struct xg_adapter *a)
         r->fd = -1;
     }
     rtpa_group_close(r);
+    rtpa_resolvers_stop(a);
 }
 
 static void rtpa_destroy(struct xg_adapter *a)
@@ -923,8 +866,7 @@ static void rtpa_destroy(struct xg_adapter *a)
     struct rtpa *r = a->priv;
     if (!r) return;
     rtpa_stop(a);
-    while (r->ssrcs)
-        rtpa_ssrc_forget(a, r->ssrcs, false);
+    rtp_session_free(&r->sess);
     rtp_oids_free(&r->oids);
     free(r->oid_by_slot);
     xg_srtp_conf_wipe(&r->srtp);

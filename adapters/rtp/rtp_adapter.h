@@ -12,42 +12,34 @@
 
 #include "adapters/rtp/gamestate_codec.h"
 #include "adapters/rtp/rtp_oids.h"
+#include "adapters/rtp/rtp_session.h"
 #include "adapters/rtp/srtp_session.h"
 #include "core/egress_controls.h"
 #include "core/adapter.h"
 #include "core/log.h"
 #include "core/net.h"
+#include "core/resolve.h"
 #include "core/udp_batch.h"
 #include "mappings/frame.h"
 
 #define RTPA_MAX_DEST 16
 #define RTPA_MAX_ALLOW 64
 #define RTPA_RECV_BATCH 64
+#define RTPA_LOCAL_CACHE 4
 /* Rot2 cannot represent a turn of π or more per second (draft §3.5): clamp just below it. */
 #define RTPA_MAX_RATE (M_PI * 0.999)
 
-/* per-reason drop counters (status names) */
-enum rtpa_reason {
-    R_TRUNCATED,      /* RTP shorter than its header (fixed, CSRCs, extension) */
-    R_VERSION,        /* RTP/RTCP version != 2 */
-    R_PADDING,        /* padding count 0 or larger than the packet */
-    R_WRONG_PT,       /* payload type not ours */
-    R_SSRC_DENIED,    /* not in allow_ssrc */
-    R_FRAMING,        /* tag 0, Length 0 / past the end, bad VarUInt in Tag/Length: rest dropped */
-    R_OBJECT,         /* one malformed object (bad VarUInt, Boolean > 1, overrun) */
-    R_VALUE,          /* decoded values the table rejects (non-finite, degenerate rotation) */
-    R_RTCP,           /* malformed RTCP compound */
-    R_LIMIT,          /* max_ssrcs / max_objects reached */
-    R_SRTP_AUTH,      /* SRTP/SRTCP authentication failed (wrong key, altered, plain RTP/RTCP) */
-    R_SRTP_REPLAY,    /* SRTP/SRTCP replay (index seen or older than the window) */
-    R_SRTP_MALFORMED, /* too short for header + trailer, version != 2, header past the end */
-    R_COUNT
-};
-
+/* One destination: a numeric address (active from the start) or a host name, resolved at start
+ * without blocking (core/resolve.h) and active once it has an address. */
 struct rtpa_dest {
     struct sockaddr_storage ss;
     socklen_t len;
-    char str[64];
+    char str[280];  /* "ip:port", or "name:port" while the name is not resolved */
+    char host[256]; /* the name ("" for a numeric address) */
+    int port;
+    bool active;            /* has an address: packets go to it */
+    struct xg_resolve *res; /* the name's resolver (start..stop) */
+    struct xg_adapter *a;   /* owner (the resolver's callback) */
 };
 
 /* ingress: one object of one SSRC → table entity id */
@@ -57,37 +49,16 @@ struct rtpa_obj {
     uint32_t id; /* table id, 0 = not created yet */
 };
 
-struct rtpa_ssrc {
-    struct rtpa_ssrc *next;
-    uint32_t ssrc;
-    struct sockaddr_storage from;
-    socklen_t from_len;
-    int64_t first_ns, last_ns;
-    uint64_t packets, objects;
-    struct rtpa_obj *objs;
-    size_t n_objs;
-    struct xg_time_map tmap; /* Time1 (as gateway time) → gateway time */
-    /* FIRs we sent it */
-    uint8_t our_fir_seq;
-};
-
-/* FIR dedupe (RFC 5104 §4.3.1): the last seq nr per requesting SSRC, for the most recent
- * RTPA_FIR_MEMO requesters (they need not send RTP themselves). */
-#define RTPA_FIR_MEMO 32
-struct rtpa_fir_memo {
-    uint32_t ssrc;
-    uint8_t seq;
-    bool used;
-};
-
 struct rtpa {
     struct xg_egress_controls controls; /* buttons/analogs GameControl1 cannot carry */
     /* config */
     char bind_text[128];
     char iface[64];
     bool has_iface;
-    struct sockaddr_storage bind_ss;
+    struct sockaddr_storage bind_ss; /* AF_UNSPEC while a bind host name is not resolved */
     socklen_t bind_len;
+    char bind_host[256]; /* bind: a host name ("" when numeric), resolved at start */
+    int bind_port;
     struct rtpa_dest dest[RTPA_MAX_DEST];
     int n_dest;
     int pt;
@@ -105,13 +76,11 @@ struct rtpa {
     /* runtime */
     int fd;
     uint16_t bound_port;
-    struct event *rx_ev, *refresh_ev, *rtcp_ev, *sweep_ev, *fir_ev;
-    int64_t last_requested_ns; /* last full state sent for an FIR/PLI */
-    uint16_t seq;
-    uint32_t ts_offset;
-    uint8_t *pkt;         /* mtu bytes */
-    uint8_t *rbuf;        /* receive buffer */
-    struct rtp_oids oids; /* egress: entity name -> object ID */
+    struct event *rx_ev, *tick_ev; /* the socket; the session's next deadline */
+    struct rtp_session sess;       /* SSRC table, RTCP, FIR/PLI, refresh (rtp_session.h) */
+    uint8_t *pkt;                  /* mtu bytes */
+    uint8_t *rbuf;                 /* receive buffer */
+    struct rtp_oids oids;          /* egress: entity name -> object ID */
     /* egress cache: table slot -> (entity id, its object id record); saves the by-name lookup
      * per sample (8.6 % of the profile at 10 000 entities) */
     struct rtpa_oid_cache {
@@ -119,19 +88,24 @@ struct rtpa {
         struct rtp_oid *o;
     } * oid_by_slot;
     size_t n_oid_by_slot;
-    struct rtpa_ssrc *ssrcs;
-    size_t n_ssrcs, n_objs;
-    struct rtp_gs_iter iter;
+    size_t n_objs; /* ingress objects over every SSRC */
+    /* source addresses asked whether they are ours (rtpa_is_own) */
+    struct {
+        struct sockaddr_storage ss;
+        bool local;
+    } local[RTPA_LOCAL_CACHE];
+    int n_local, local_next;
     /* lines a peer can trigger, one rate limiter per kind (core/log.h) */
-    struct xg_log_limit lim_reason[R_COUNT], lim_ssrc, lim_srtp, lim_icmp;
-    struct rtpa_fir_memo firs[RTPA_FIR_MEMO];
-    int fir_next;
+    struct xg_log_limit lim_reason[R_COUNT], lim_srtp, lim_icmp, lim_dns;
+    struct xg_resolve *bind_res; /* bind host name's resolver (start..stop) */
+    char bind_error[200];        /* the socket could not be opened after a late resolution */
+    int (*open_fn)(struct xg_adapter *); /* opens the socket once bind resolved (rtp_dest.c) */
+    bool starting;                       /* in start(): open_fn's result is start()'s */
+    int start_rc;
     struct xg_srtp *srtp_tx, *srtp_rx; /* send (local key) / receive (remote key) sessions */
-    /* counters */
+    /* counters (the session's are in sess) */
     uint64_t packets_out, octets_out, payload_octets_out, objects_out, send_errors;
-    uint64_t packets_in, objects_in, rtcp_in, rtcp_out, firs_in, plis_in, firs_dup, firs_out;
-    uint64_t full_states, coalesced, refreshes, oversize, ignored_objects, gse_tags, ssrc_timeouts,
-        byes_in;
+    uint64_t objects_in, full_states, oversize;
     uint64_t reasons[R_COUNT];
     uint64_t srtp_send_errors, srtp_other_errors;
     struct xg_udp_batch ubatch; /* RTP/RTCP to the destinations, sent with sendmmsg */
@@ -139,9 +113,8 @@ struct rtpa {
     uint64_t dest_unreachable;  /* ICMP destination/port unreachable for packets we sent */
     int64_t unreachable_ns;     /* when the last one arrived (0: never) */
     int64_t last_rtp_ts_ns;
-    uint64_t rtcp_rng; /* rtcp_rand32 state for the randomised report interval */
-    bool ssrc_random;  /* SSRC drawn at random (srtp without ssrc:): the SDP names none */
-    int gfd;           /* multicast group socket (rtpa_group_open), -1 = none */
+    bool ssrc_random; /* SSRC drawn at random (srtp without ssrc:): the SDP names none */
+    int gfd;          /* multicast group socket (rtpa_group_open), -1 = none */
     struct event *grx_ev;
 };
 
@@ -184,14 +157,37 @@ void rtpa_bad_input(struct xg_adapter *a, const char *peer, int reason, const ch
     __attribute__((format(printf, 4, 5)));
 /** rtp_icmp callback: an ICMP error for a packet sent to `dst` (counted, state unreachable). */
 void rtpa_icmp_cb(void *user, const struct sockaddr *dst, socklen_t len, int err);
-/** A peer asked for the full state (FIR/PLI): sent at once or after the FIR hold-off. */
-void rtpa_requested_full_state(struct xg_adapter *a);
-/** Send a compound RTCP FIR (RFC 5104 §4.3.1) asking SSRC s for its full state. */
-void rtpa_send_fir(struct xg_adapter *a, struct rtpa_ssrc *s);
-/** Forget SSRC s (BYE or silence); with remove_entities its entities leave the table. */
-void rtpa_ssrc_forget(struct xg_adapter *a, struct rtpa_ssrc *s, bool remove_entities);
-/** libevent callbacks of the UDP socket (read) and of the silent-SSRC/object sweep timer. */
+/** The session's callbacks (rtp_ingress.c): one object of a sender into the table, a sender
+ *  forgotten, the sweep of a sender's objects whose entities the table expired. */
+void rtpa_object(void *user, struct rtp_sess_ssrc *s, const struct rtp_gs_object *o,
+                 int64_t recv_ns, int64_t wall_ns, const char *peer);
+void rtpa_ssrc_forget(void *user, struct rtp_sess_ssrc *s, bool remove_entities);
+void rtpa_obj_sweep(void *user, struct rtp_sess_ssrc *s);
+/** Is `from` our own socket's address (a packet of ours looped back)? (rtp_ingress.c) */
+bool rtpa_is_own(void *user, const struct sockaddr *from, socklen_t len);
+/* rtp_dest.c: addresses by name (core/resolve.h) */
+
+/** Read `bind` (text) and `destinations`: numeric addresses into r->bind_ss / r->dest, host names
+ *  kept to be resolved at start (syntax checked: --check). Configuration errors name the key. */
+int rtpa_conf_addrs(struct xg_adapter *a, const struct xg_conf *conf, const char *bind,
+                    struct xg_error *err);
+/** start(): with a numeric bind, open(a) at once and return its result; with a bind host name,
+ *  resolve it first: open(a) runs when it resolves (before this returns for /etc/hosts names,
+ *  its result returned then); a later failure to open is logged and shown as state "error". */
+int rtpa_bind_start(struct xg_adapter *a, int (*open)(struct xg_adapter *));
+/** Resolve the destinations given by name (after the socket is open: of its family). */
+void rtpa_dests_start(struct xg_adapter *a);
+/** Free the resolvers (stop()). */
+void rtpa_resolvers_stop(struct xg_adapter *a);
+/** Destinations with an address now. */
+int rtpa_dests_active(const struct rtpa *r);
+/** Status: state while the bind name resolves, last_error and the counters
+ *  destinations_unresolved (gauge) and dns_failures (counter) when names are configured. */
+void rtpa_dests_status(const struct rtpa *r, struct xg_status *st);
+
+/** libevent callback of the UDP sockets (read). */
 void rtpa_rx_cb(evutil_socket_t fd, short what, void *arg);
-void rtpa_sweep_cb(evutil_socket_t fd, short what, void *arg);
+/** Arm the session's timer at its next deadline (after anything that may have moved it). */
+void rtpa_arm(struct xg_adapter *a);
 
 #endif

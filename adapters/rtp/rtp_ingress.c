@@ -1,7 +1,8 @@
-/* RTP game-state adapter, ingress: RTP and RTCP packets from peers (SRTP unprotected first)
- * become entity samples; per-SSRC state, object ids, capture times from Time1, FIR answers.
- * Split from rtp_adapter.c (which keeps configuration, egress and the life cycle); the shared
- * state is struct rtpa in rtp_adapter.h. */
+/* RTP game-state adapter, ingress glue: datagrams read from the socket (SRTP unprotected first)
+ * go to the session (rtp_session.h: SSRC table, sequence accounting, RTCP, FIR answers), whose
+ * decoded objects become entity samples here (object ids, capture times from Time1). Split from
+ * rtp_adapter.c (which keeps configuration, egress and the life cycle); the shared state is
+ * struct rtpa in rtp_adapter.h. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <event2/event.h>
@@ -29,40 +30,21 @@
 
 /* ---- ingress ---- */
 
-static struct rtpa_ssrc *ssrc_find(struct rtpa *r, uint32_t ssrc)
+void rtpa_ssrc_forget(void *user, struct rtp_sess_ssrc *s, bool remove_entities)
 {
-    for (struct rtpa_ssrc *s = r->ssrcs; s; s = s->next)
-        if (s->ssrc == ssrc) return s;
-    return NULL;
-}
-
-void rtpa_ssrc_forget(struct xg_adapter *a, struct rtpa_ssrc *s, bool remove_entities)
-{
+    struct xg_adapter *a = user;
     struct rtpa *r = a->priv;
-    for (struct rtpa_ssrc **pp = &r->ssrcs; *pp; pp = &(*pp)->next)
-        if (*pp == s) {
-            *pp = s->next;
-            break;
-        }
     for (struct rtpa_obj *o = s->objs, *nx; o; o = nx) {
         nx = o->next;
         if (remove_entities && o->id) xg_table_remove(a->table, o->id);
         free(o);
     }
     r->n_objs -= s->n_objs;
-    r->n_ssrcs--;
-    free(s);
+    s->objs = NULL;
+    s->n_objs = 0;
 }
 
-static bool ssrc_allowed(const struct rtpa *r, uint32_t ssrc)
-{
-    if (!r->n_allow) return true;
-    for (int i = 0; i < r->n_allow; i++)
-        if (r->allow[i] == ssrc) return true;
-    return false;
-}
-
-static struct rtpa_obj *obj_get(struct rtpa *r, struct rtpa_ssrc *s, uint64_t tag, uint64_t oid)
+static struct rtpa_obj *obj_get(struct rtpa *r, struct rtp_sess_ssrc *s, uint64_t tag, uint64_t oid)
 {
     for (struct rtpa_obj *o = s->objs; o; o = o->next)
         if (o->tag == tag && o->object_id == oid) return o;
@@ -81,8 +63,9 @@ static struct rtpa_obj *obj_get(struct rtpa *r, struct rtpa_ssrc *s, uint64_t ta
 
 /* Forget the objects of s whose entity is gone from the table (expired after entity.expire_ms,
  * or never created): a later sample creates it again. */
-static void obj_sweep(struct xg_adapter *a, struct rtpa_ssrc *s)
+void rtpa_obj_sweep(void *user, struct rtp_sess_ssrc *s)
 {
+    struct xg_adapter *a = user;
     struct rtpa *r = a->priv;
     for (struct rtpa_obj **pp = &s->objs; *pp;) {
         struct rtpa_obj *o = *pp;
@@ -126,7 +109,8 @@ static bool sample_rot2(struct xg_sample *smp, const struct rtp_gs_rot2 *rot)
 /* Time1 → capture time: unwrapped against our wall clock (the sender's is NTP-synced, wire-rules
  * §6), converted to the gateway clock, then through the SSRC's offset estimate (core/net.h), so a
  * sender whose clock is off still gets consistent capture times, never after receipt. */
-static int64_t time1_capture(struct rtpa_ssrc *s, uint16_t time1, int64_t recv_ns, int64_t wall_ns)
+static int64_t time1_capture(struct rtp_sess_ssrc *s, uint16_t time1, int64_t recv_ns,
+                             int64_t wall_ns)
 {
     int64_t t = xg_clock_wall_to_mono_ns(xg_ms16_to_ns(time1, wall_ns));
     return xg_time_map_update(&s->tmap, t, recv_ns);
@@ -136,7 +120,7 @@ static int64_t time1_capture(struct rtpa_ssrc *s, uint16_t time1, int64_t recv_n
  * a pose object with the same object ID from the same SSRC when there is one (a controller's
  * SixDOF1), else to an entity <ssrc>/GameControl1-<id> of kind controller, reported inactive
  * at the origin (it has no pose). */
-static void apply_game_control(struct xg_adapter *a, struct rtpa_ssrc *s,
+static void apply_game_control(struct xg_adapter *a, struct rtp_sess_ssrc *s,
                                const struct rtp_gs_game_control1 *g, int64_t recv_ns,
                                int64_t wall_ns, const char *peer)
 {
@@ -188,9 +172,10 @@ static void apply_game_control(struct xg_adapter *a, struct rtpa_ssrc *s,
     s->objects++;
 }
 
-static void apply_object(struct xg_adapter *a, struct rtpa_ssrc *s, const struct rtp_gs_object *o,
-                         int64_t recv_ns, int64_t wall_ns, const char *peer)
+void rtpa_object(void *user, struct rtp_sess_ssrc *s, const struct rtp_gs_object *o,
+                 int64_t recv_ns, int64_t wall_ns, const char *peer)
 {
+    struct xg_adapter *a = user;
     struct rtpa *r = a->priv;
     struct xg_sample smp = {.receive_ns = recv_ns};
     uint64_t oid = 0;
@@ -267,7 +252,7 @@ static void apply_object(struct xg_adapter *a, struct rtpa_ssrc *s, const struct
         apply_game_control(a, s, &o->u.game_control1, recv_ns, wall_ns, peer);
         return;
     default: /* Mesh1 (geometry): not an entity */
-        r->ignored_objects++;
+        r->sess.ignored_objects++;
         return;
     }
     if (!ok) {
@@ -311,174 +296,28 @@ static void apply_object(struct xg_adapter *a, struct rtpa_ssrc *s, const struct
     }
 }
 
-static bool fir_is_new(struct rtpa *r, uint32_t sender, uint8_t seq)
-{
-    for (int i = 0; i < RTPA_FIR_MEMO; i++)
-        if (r->firs[i].used && r->firs[i].ssrc == sender) {
-            if (r->firs[i].seq == seq) return false;
-            r->firs[i].seq = seq;
-            return true;
-        }
-    struct rtpa_fir_memo *m = &r->firs[r->fir_next];
-    r->fir_next = (r->fir_next + 1) % RTPA_FIR_MEMO;
-    *m = (struct rtpa_fir_memo){.ssrc = sender, .seq = seq, .used = true};
-    return true;
-}
-
-static void handle_rtcp(struct xg_adapter *a, const uint8_t *buf, size_t len,
-                        const struct sockaddr *from, socklen_t from_len, const char *peer)
-{
-    struct rtpa *r = a->priv;
-    struct rtcp_iter it;
-    struct rtcp_packet p;
-    struct xg_error err = {0};
-    bool want_full = false;
-    int rc;
-    r->rtcp_in++;
-    rtcp_iter_init(&it, buf, len);
-    while ((rc = rtcp_iter_next(&it, &p, &err)) == RTCP_PACKET) {
-        if (p.pt == RTCP_PSFB) {
-            struct rtcp_psfb fb;
-            if (rtcp_parse_psfb(&p, &fb, &err)) {
-                rtpa_bad_input(a, peer, R_RTCP, "RTCP feedback: %s", err.msg);
-                continue;
-            }
-            if (fb.fmt == RTCP_PSFB_FIR) {
-                for (size_t i = 0; i < fb.n_fir; i++) {
-                    struct rtcp_fir_entry e = rtcp_fir_entry_at(&fb, i);
-                    if (e.ssrc != r->ssrc) continue;
-                    r->firs_in++;
-                    if (!fir_is_new(r, fb.sender_ssrc, e.seq)) {
-                        r->firs_dup++;
-                        continue;
-                    }
-                    want_full = true;
-                }
-            } else if (fb.fmt == RTCP_PSFB_PLI && fb.media_ssrc == r->ssrc) {
-                r->plis_in++;
-                want_full = true;
-            }
-        } else if (p.pt == RTCP_BYE) {
-            struct rtcp_bye bye;
-            if (rtcp_parse_bye(&p, &bye, &err)) {
-                rtpa_bad_input(a, peer, R_RTCP, "RTCP BYE: %s", err.msg);
-                continue;
-            }
-            for (size_t i = 0; i < bye.n_ssrc; i++) {
-                struct rtpa_ssrc *s = ssrc_find(r, bye.ssrc[i]);
-                if (s && xg_net_addr_equal((const struct sockaddr *)&s->from, from)) {
-                    r->byes_in++;
-                    XG_INFO_PEER(&r->lim_ssrc, a->name,
-                                 "SSRC %08x (%s) said BYE: its entities are removed", s->ssrc,
-                                 peer);
-                    rtpa_ssrc_forget(a, s, true);
-                }
-            }
-        }
-        /* SR, RR, SDES, APP: accepted, nothing to do */
-    }
-    if (rc < 0) rtpa_bad_input(a, peer, R_RTCP, "RTCP compound: %s", err.msg);
-    (void)from_len;
-    if (want_full) rtpa_requested_full_state(a);
-}
-
-static void handle_rtp(struct xg_adapter *a, const uint8_t *buf, size_t len,
-                       const struct sockaddr *from, socklen_t from_len, const char *peer,
-                       int64_t recv_ns)
-{
-    struct rtpa *r = a->priv;
-    struct rtp_packet pk;
-    struct xg_error err = {0};
-    if (rtp_decode(buf, len, &pk, &err)) {
-        int reason = R_TRUNCATED;
-        if (len >= 1 && (buf[0] >> 6) != RTP_VERSION)
-            reason = R_VERSION;
-        else if (len >= RTP_HEADER_LEN && (buf[0] & 0x20)) {
-            /* truncated CSRC/extension beats padding: rtp_decode checks them first */
-            size_t need = RTP_HEADER_LEN + 4u * (buf[0] & 0x0F);
-            bool hdr_ok = len >= need;
-            if (hdr_ok && (buf[0] & 0x10))
-                hdr_ok = len >= need + 4 && len >= need + 4 + 4u * xg_load_be16(buf + need + 2);
-            if (hdr_ok) reason = R_PADDING;
-        }
-        rtpa_bad_input(a, peer, reason, "%s", err.msg);
-        return;
-    }
-    if (pk.hdr.ssrc == r->ssrc) return; /* our own packets (multicast loopback) */
-    if (pk.hdr.pt != r->pt) {
-        rtpa_bad_input(a, peer, R_WRONG_PT, "RTP payload type %u (expected %d) from SSRC %08x",
-                       pk.hdr.pt, r->pt, pk.hdr.ssrc);
-        return;
-    }
-    if (!ssrc_allowed(r, pk.hdr.ssrc)) {
-        rtpa_bad_input(a, peer, R_SSRC_DENIED, "SSRC %08x is not in allow_ssrc", pk.hdr.ssrc);
-        return;
-    }
-    struct rtpa_ssrc *s = ssrc_find(r, pk.hdr.ssrc);
-    if (!s) {
-        if ((int64_t)r->n_ssrcs >= r->max_ssrcs) {
-            rtpa_bad_input(a, peer, R_LIMIT, "max_ssrcs (%lld) reached, SSRC %08x ignored",
-                           (long long)r->max_ssrcs, pk.hdr.ssrc);
-            return;
-        }
-        s = calloc(1, sizeof *s);
-        if (!s) return;
-        s->ssrc = pk.hdr.ssrc;
-        s->first_ns = recv_ns;
-        s->next = r->ssrcs;
-        r->ssrcs = s;
-        r->n_ssrcs++;
-        memcpy(&s->from, from, from_len);
-        s->from_len = from_len;
-        XG_INFO_PEER(&r->lim_ssrc, a->name,
-                     "new SSRC %08x from %s: asking for its full state (FIR)", s->ssrc, peer);
-        rtpa_send_fir(a, s);
-    } else if (!xg_net_addr_equal((const struct sockaddr *)&s->from, from)) {
-        memcpy(&s->from, from, from_len);
-        s->from_len = from_len;
-    }
-    s->last_ns = recv_ns;
-    s->packets++;
-    r->packets_in++;
-    int64_t wall = xg_clock_mono_to_wall_ns(recv_ns);
-    struct rtp_gs_iter *it = &r->iter;
-    struct rtp_gs_object o;
-    int rc;
-    rtp_gs_iter_init(it, pk.payload, pk.payload_len);
-    while ((rc = rtp_gs_iter_next(it, &o, &err)) != RTP_GS_END) {
-        if (rc == -EPROTO) {
-            rtpa_bad_input(a, peer, R_OBJECT, "SSRC %08x: %s", s->ssrc, err.msg);
-            continue;
-        }
-        if (rc == -EBADMSG) {
-            rtpa_bad_input(a, peer, R_FRAMING, "SSRC %08x: %s (rest of the packet dropped)",
-                           s->ssrc, err.msg);
-            continue;
-        }
-        if (rc < 0) break;
-        if (o.gse_tag) r->gse_tags++;
-        if (o.type == RTP_GS_UNKNOWN) {
-            r->ignored_objects++;
-            continue;
-        }
-        apply_object(a, s, &o, recv_ns, wall, peer);
-    }
-}
-
 /* SRTP ingress, after the RTP/RTCP demux: a packet carrying our own SSRC (multicast loopback)
  * is ignored before anything else; every other one is unprotected in place with the receive
  * session. Returns true when buf[0..*len) now holds an authentic plain packet; false when it is
  * to be dropped (auth / replay / malformed counted through rtpa_bad_input). */
-static bool srtp_in(struct xg_adapter *a, uint8_t *buf, size_t *len, bool rtcp, const char *peer)
+static bool srtp_in(struct xg_adapter *a, uint8_t *buf, size_t *len, bool rtcp,
+                    const struct sockaddr *from, socklen_t from_len, const char *peer)
 {
     struct rtpa *r = a->priv;
     size_t at = rtcp ? 4 : 8; /* RTCP: the first packet's sender SSRC; RTP: the header's SSRC */
-    if (*len >= at + 4 && xg_load_be32(buf + at) == r->ssrc) return false;
+    bool ours = *len >= at + 4 && xg_load_be32(buf + at) == r->sess.ssrc;
+    if (ours && rtpa_is_own(a, from, from_len)) return false;
     struct xg_error err = {0};
     int rc = !r->srtp_rx ? xg_error_set(&err, -EINVAL, "SRTP: no receive session")
              : rtcp      ? xg_srtp_unprotect_rtcp(r->srtp_rx, buf, len, &err)
                          : xg_srtp_unprotect(r->srtp_rx, buf, len, &err);
     if (rc == 0) return true;
+    if (ours && (rc == XG_SRTP_EAUTH || rc == XG_SRTP_EREPLAY || rc == XG_SRTP_EMALFORMED)) {
+        /* our SSRC under our own key, relayed back by a third party: our own traffic, not the
+         * peer's bad input (a peer that really uses our SSRC authenticates: rtp_session.h) */
+        r->sess.loops++;
+        return false;
+    }
     switch (rc) {
     case XG_SRTP_EAUTH:
         rtpa_bad_input(a, peer, R_SRTP_AUTH, "%s", err.msg);
@@ -518,38 +357,41 @@ void rtpa_rx_cb(evutil_socket_t fd, short what, void *arg)
         xg_net_addr_str((struct sockaddr *)&ss, peer, sizeof peer);
         size_t len = (size_t)n;
         bool rtcp = rtp_is_rtcp(r->rbuf, len);
-        if (r->srtp.enabled && !srtp_in(a, r->rbuf, &len, rtcp, peer)) continue;
-        if (rtcp) {
-            /* our own reports looped back by a multicast group we send to and joined */
-            if (len >= 8 && xg_load_be32(r->rbuf + 4) == r->ssrc) continue;
-            if ((r->rbuf[0] >> 6) != RTP_VERSION) {
-                rtpa_bad_input(a, peer, R_VERSION, "RTCP version %u (must be 2)", r->rbuf[0] >> 6);
-                continue;
-            }
-            handle_rtcp(a, r->rbuf, len, (struct sockaddr *)&ss, sl, peer);
-        } else {
-            handle_rtp(a, r->rbuf, len, (struct sockaddr *)&ss, sl, peer, now);
-        }
+        if (r->srtp.enabled && !srtp_in(a, r->rbuf, &len, rtcp, (struct sockaddr *)&ss, sl, peer))
+            continue;
+        rtp_session_receive(&r->sess, r->rbuf, len, rtcp, (struct sockaddr *)&ss, sl, peer, now);
     }
+    rtpa_arm(a); /* a FIR/PLI may have set the coalesced full state's deadline */
     (void)what;
 }
 
-void rtpa_sweep_cb(evutil_socket_t fd, short what, void *arg)
+/* Our own socket sends from (a local address, the bound port): a packet carrying our SSRC from
+ * there is ours looped back (multicast), not a collision. Whether an address is local is asked
+ * of the kernel once (a UDP socket bound to it, port 0) and remembered for the last few. */
+bool rtpa_is_own(void *user, const struct sockaddr *from, socklen_t len)
 {
-    struct xg_adapter *a = arg;
+    struct xg_adapter *a = user;
     struct rtpa *r = a->priv;
-    int64_t now = xg_clock_mono_ns();
-    for (struct rtpa_ssrc *s = r->ssrcs, *nx; s; s = nx) {
-        nx = s->next;
-        obj_sweep(a, s);
-        if (now - s->last_ns > r->ssrc_timeout_ms * XG_NS_PER_MS) {
-            char peer[64];
-            XG_INFO_PEER(&r->lim_ssrc, a->name,
-                         "SSRC %08x (%s) silent for %lld ms: its %zu object(s) are removed",
-                         s->ssrc, xg_net_addr_str((struct sockaddr *)&s->from, peer, sizeof peer),
-                         (long long)r->ssrc_timeout_ms, s->n_objs);
-            r->ssrc_timeouts++;
-            rtpa_ssrc_forget(a, s, true);
-        }
+    if (xg_net_addr_port(from) != r->bound_port || len > sizeof(struct sockaddr_storage))
+        return false;
+    for (int i = 0; i < r->n_local; i++)
+        if (xg_net_addr_equal((const struct sockaddr *)&r->local[i].ss, from))
+            return r->local[i].local;
+    bool local = false;
+    int fd = socket(from->sa_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd >= 0) {
+        struct sockaddr_storage ss;
+        memcpy(&ss, from, len);
+        if (ss.ss_family == AF_INET) ((struct sockaddr_in *)&ss)->sin_port = 0;
+        if (ss.ss_family == AF_INET6) ((struct sockaddr_in6 *)&ss)->sin6_port = 0;
+        local = bind(fd, (struct sockaddr *)&ss, len) == 0;
+        close(fd);
     }
+    int i = r->local_next;
+    r->local_next = (r->local_next + 1) % RTPA_LOCAL_CACHE;
+    if (r->n_local < RTPA_LOCAL_CACHE) r->n_local++;
+    memset(&r->local[i].ss, 0, sizeof r->local[i].ss);
+    memcpy(&r->local[i].ss, from, len);
+    r->local[i].local = local;
+    return local;
 }

@@ -62,7 +62,7 @@ const struct sockaddr *rtpa_dest_group(const struct rtpa *r)
 {
     if (rtpa_is_multicast((const struct sockaddr *)&r->bind_ss)) return NULL;
     for (int i = 0; i < r->n_dest; i++)
-        if (r->dest[i].ss.ss_family == AF_INET &&
+        if (r->dest[i].active && r->dest[i].ss.ss_family == AF_INET &&
             rtpa_is_multicast((const struct sockaddr *)&r->dest[i].ss))
             return (const struct sockaddr *)&r->dest[i].ss;
     return NULL;
@@ -148,6 +148,10 @@ static void unicast_addr(const struct rtpa *r, char *out, size_t cap)
         snprintf(out, cap, "%s", r->sdp_address);
         return;
     }
+    if (r->bind_ss.ss_family == AF_UNSPEC) { /* a bind host name not resolved (yet) */
+        snprintf(out, cap, "%s", r->bind_host);
+        return;
+    }
     host_of((const struct sockaddr *)&r->bind_ss, out, cap);
     if (strcmp(out, "0.0.0.0") && strcmp(out, "::") &&
         !rtpa_is_multicast((const struct sockaddr *)&r->bind_ss))
@@ -174,10 +178,13 @@ int rtpa_sdp(const struct xg_adapter *a, char *buf, size_t size)
 {
     const struct rtpa *r = a->priv;
     if (!r) return -EINVAL;
-    char conn[64], origin[64];
+    char conn[256], origin[256];
     unicast_addr(r, origin, sizeof origin);
     snprintf(conn, sizeof conn, "%s", origin);
-    int port = r->bound_port ? r->bound_port : xg_net_addr_port((struct sockaddr *)&r->bind_ss);
+    int port = r->bound_port ? r->bound_port
+               : r->bind_ss.ss_family == AF_UNSPEC
+                   ? r->bind_port
+                   : xg_net_addr_port((struct sockaddr *)&r->bind_ss);
     const struct sockaddr *dgroup = rtpa_dest_group(r);
     if (rtpa_is_multicast((const struct sockaddr *)&r->bind_ss)) {
         host_of((const struct sockaddr *)&r->bind_ss, conn, sizeof conn);

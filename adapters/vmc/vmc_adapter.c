@@ -29,6 +29,7 @@
 #include "adapters/vmc/vmc.h"
 #include "core/clock.h"
 #include "core/net.h"
+#include "core/udp_endpoint.h"
 #include "mappings/frame.h"
 
 #define VMC_MAX_DEST 16
@@ -236,16 +237,16 @@ static int vmca_start(struct xg_adapter *a)
 {
     struct vmca *r = a->priv;
     struct xg_error err = {0};
-    int fd = xg_net_udp_bind((struct sockaddr *)&r->bind_ss, r->bind_len, NULL, &err);
+    struct xg_udp_endpoint_conf uc = {.bind = (struct sockaddr *)&r->bind_ss,
+                                      .bind_len = r->bind_len,
+                                      .ttl = -1,
+                                      .rcvbuf = XG_UDP_RCVBUF_DEFAULT};
+    int fd = xg_udp_endpoint_open(&uc, &r->bound_port, &err);
     if (fd < 0) {
         XG_ERR(a->name, "%s", err.msg);
         return fd;
     }
     r->fd = fd;
-    struct sockaddr_storage ss;
-    socklen_t sl = sizeof ss;
-    if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
-        r->bound_port = (uint16_t)xg_net_addr_port((struct sockaddr *)&ss);
     r->rx_ev = event_new(a->base, fd, EV_READ | EV_PERSIST, rx_cb, a);
     r->sweep_ev = event_new(a->base, -1, EV_PERSIST, sweep_cb, a);
     struct timeval one = {1, 0};

@@ -4,7 +4,10 @@
  * game-state payload, and (3) an RTCP compound with every packet parsed. Every object that
  * decodes must re-encode, the re-encoded bytes must decode to the same type, and encoding that
  * again must give the same bytes (encode ∘ decode is idempotent after one normalisation: minimal
- * VarUInts, canonical NaN, Length-exact sub-TLVs).
+ * VarUInts, canonical NaN, Length-exact sub-TLVs). (4) The input is also handed to the socket-free
+ * session (adapters/rtp/rtp_session.h) as a datagram from one of two peers, once with our SSRC
+ * patched in (collision path), and the session's bounds are checked after each: senders within
+ * max_ssrcs, every packet sent by it a valid compound RTCP within its buffer.
  *
  * Seeds: tests/vectors/rtp/ (golden vectors as .bin). Build command below. */
 // From the repository root (the codec files of adapters/rtp are needed; the -l flags are there
@@ -18,8 +21,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include "adapters/rtp/gamestate_codec.h"
 #include "adapters/rtp/rtp.h"
+#include "adapters/rtp/rtp_session.h"
 
 static struct rtp_gs_iter it_a, it_b;
 static uint8_t enc1[1 << 16], enc2[1 << 16];
@@ -99,8 +106,77 @@ static void walk_rtcp(const uint8_t *p, size_t n)
     }
 }
 
+/* ---- (4) the session ---- */
+
+static int sess_send(void *user, uint8_t *buf, size_t len, size_t cap, bool rtcp,
+                     const struct sockaddr *to, socklen_t to_len)
+{
+    (void)user;
+    (void)to;
+    (void)to_len;
+    if (!rtcp || len > cap || !rtp_is_rtcp(buf, len)) abort();
+    struct rtcp_iter it;
+    struct rtcp_packet p;
+    int rc, n = 0;
+    rtcp_iter_init(&it, buf, len);
+    while ((rc = rtcp_iter_next(&it, &p, NULL)) == RTCP_PACKET)
+        n++;
+    if (rc != RTCP_END || n < 2) abort(); /* a compound: report + SDES at least */
+    return 0;
+}
+
+static void sess_full(void *user, int64_t now)
+{
+    (void)user;
+    (void)now;
+}
+
+static const struct rtp_session_ops SESS_OPS = {.send = sess_send, .full_state = sess_full};
+
+static void session_input(const uint8_t *data, size_t size)
+{
+    static struct rtp_session s;
+    static bool init;
+    static int64_t now = 1000000000;
+    static uint8_t buf[1 << 16];
+    if (!init) {
+        struct rtp_session_conf c = {.component = "fuzz",
+                                     .cname = "fuzz",
+                                     .ssrc = 0x01020304,
+                                     .pt = 98,
+                                     .max_ssrcs = 8,
+                                     .refresh_ns = 200000000,
+                                     .rtcp_interval_ns = 50000000,
+                                     .ssrc_timeout_ns = 500000000,
+                                     .seed = 1,
+                                     .ops = &SESS_OPS};
+        rtp_session_init(&s, &c);
+        rtp_session_start(&s, now);
+        init = true;
+    }
+    struct sockaddr_in from = {.sin_family = AF_INET, .sin_port = htons(5004)};
+    from.sin_addr.s_addr = htonl(0x7F000002u + (size ? data[0] & 1u : 0u));
+    if (size > sizeof buf) size = sizeof buf;
+    memcpy(buf, data, size);
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) { /* our SSRC where RTP (offset 8) or RTCP (offset 4) carries one */
+            size_t at = rtp_is_rtcp(buf, size) ? 4 : 8;
+            if (size < at + 4) break;
+            uint32_t v = htonl(s.ssrc);
+            memcpy(buf + at, &v, 4);
+        }
+        now += 7000000; /* 7 ms per datagram: deadlines come due as the corpus runs */
+        rtp_session_receive(&s, buf, size, rtp_is_rtcp(buf, size), (struct sockaddr *)&from,
+                            sizeof from, "fuzz", now);
+        while (rtp_session_next_deadline(&s) && rtp_session_next_deadline(&s) <= now)
+            rtp_session_tick(&s, now);
+        if (s.n_ssrcs > 8) abort();
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    session_input(data, size);
     if (rtp_is_rtcp(data, size)) {
         walk_rtcp(data, size);
     } else {

@@ -57,6 +57,49 @@ static void test_split_and_parse(void **state)
     assert_false(xg_net_addr_equal((struct sockaddr *)&ss, (struct sockaddr *)&s2));
 }
 
+/* xg_net_parse_numeric: addresses parsed, names only checked (never resolved: no DNS at load) */
+static void test_parse_numeric(void **state)
+{
+    (void)state;
+    struct sockaddr_storage ss;
+    socklen_t len = 0;
+    char host[256] = "";
+    int port = -1;
+    struct xg_error err = {0};
+    assert_int_equal(
+        xg_net_parse_numeric("127.0.0.1:5004", NULL, 0, &ss, &len, host, sizeof host, &port, &err),
+        0);
+    assert_int_equal(ss.ss_family, AF_INET);
+    assert_int_equal(xg_net_addr_port((struct sockaddr *)&ss), 5004);
+    assert_int_equal(
+        xg_net_parse_numeric("[::1]:7", NULL, 0, &ss, &len, host, sizeof host, &port, &err), 0);
+    assert_int_equal(ss.ss_family, AF_INET6);
+    assert_int_equal(
+        xg_net_parse_numeric(":9", "0.0.0.0", 0, &ss, &len, host, sizeof host, &port, &err),
+        0); /* the default host */
+    assert_int_equal(xg_net_addr_port((struct sockaddr *)&ss), 9);
+    /* names: 1, the name and the port, nothing resolved */
+    assert_int_equal(xg_net_parse_numeric("nohost.invalid:5004", NULL, 0, &ss, &len, host,
+                                          sizeof host, &port, &err),
+                     1);
+    assert_string_equal(host, "nohost.invalid");
+    assert_int_equal(port, 5004);
+    assert_int_equal(
+        xg_net_parse_numeric("mocap-pc_1", NULL, 49170, &ss, &len, host, sizeof host, &port, &err),
+        1);
+    assert_int_equal(port, 49170);
+    /* neither an address nor a name */
+    const char *bad[] = {"bad host!:1", "a..b:1", ".a:1", "-a:1", "host:99999", "::1:5"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        if (xg_net_parse_numeric(bad[i], NULL, 0, &ss, &len, host, sizeof host, &port, &err) !=
+            -EINVAL)
+            fail_msg("'%s' accepted", bad[i]);
+    xg_net_parse_numeric("bad host!:1", NULL, 0, &ss, &len, host, sizeof host, &port, &err);
+    assert_string_equal(err.msg,
+                        "address 'bad host!:1': 'bad host!' is neither an IP address nor a host "
+                        "name");
+}
+
 static void test_backoff(void **state)
 {
     (void)state;
@@ -121,6 +164,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_split_and_parse),
+        cmocka_unit_test(test_parse_numeric),
         cmocka_unit_test(test_backoff),
         cmocka_unit_test(test_time_map),
     };
