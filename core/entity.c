@@ -9,6 +9,7 @@
 
 #include "core/adapter.h"
 #include "core/log.h"
+#include "core/pose_cache.h"
 #include "core/predict_est.h"
 #include "core/names.h"
 
@@ -30,8 +31,9 @@ struct sink {
     xg_accept_fn accept;
     xg_wake_fn wake;
     void *user;
-    uint32_t *list; /* slots of dirty entities */
-    size_t n, cap;
+    uint32_t *list; /* slots of dirty entities: list[head..n) */
+    size_t head, n, cap;
+    size_t limit; /* entities per xg_table_drain(), 0 = all (xg_table_set_drain_limit) */
 };
 
 struct xg_table {
@@ -53,6 +55,10 @@ struct xg_table {
     } listeners[MAX_LISTENERS];
     int n_listeners;
     struct xg_table_stats stats;
+    /* egress pass (xg_table_pass_begin): its time, and one predicted pose per entity */
+    bool in_pass;
+    int64_t pass_ns;
+    struct xg_pose_cache *poses; /* NULL until the first pass, or when it could not be had */
     /* peer-triggered warnings, one limiter per kind and origin adapter */
     struct xg_log_limit reject_lim[XG_MAX_ADAPTERS], refuse_lim[XG_MAX_ADAPTERS];
 };
@@ -208,6 +214,7 @@ void xg_table_free(struct xg_table *t)
     hmap_free(&t->by_name);
     for (int i = 0; i < XG_MAX_ADAPTERS; i++)
         free(t->sinks[i].list);
+    xg_pose_cache_free(t->poses);
     free(t);
 }
 
@@ -419,6 +426,11 @@ static void mark_dirty(struct xg_table *t, struct xg_entity *e)
         int i = __builtin_ctzll(pending);
         pending &= pending - 1;
         struct sink *s = &t->sinks[i];
+        if (s->n == s->cap && s->head) { /* a sliced drain consumed the front: reuse it */
+            memmove(s->list, s->list + s->head, (s->n - s->head) * sizeof *s->list);
+            s->n -= s->head;
+            s->head = 0;
+        }
         if (s->n == s->cap) {
             size_t cap = s->cap ? s->cap * 2 : 64;
             uint32_t *nl = realloc(s->list, cap * sizeof *nl);
@@ -429,7 +441,7 @@ static void mark_dirty(struct xg_table *t, struct xg_entity *e)
         }
         s->list[s->n++] = e->slot;
         e->dirty_mask |= UINT64_C(1) << i;
-        if (s->n == 1 && s->wake) s->wake(s->user, i);
+        if (s->n - s->head == 1 && s->wake) s->wake(s->user, i);
     }
 }
 
@@ -773,31 +785,72 @@ int xg_entity_predict(struct xg_table *t, uint32_t id, int64_t t_ns, struct xg_p
 
 /* ---- egress ---- */
 
+void xg_table_set_drain_limit(struct xg_table *t, int sink, size_t max)
+{
+    if (sink >= 0 && sink < XG_MAX_ADAPTERS) t->sinks[sink].limit = max;
+}
+
+int xg_table_pass_begin(struct xg_table *t, int64_t now_ns)
+{
+    t->in_pass = true;
+    t->pass_ns = now_ns;
+    int rc = xg_pose_cache_reserve(&t->poses, t->n_slots);
+    if (t->poses) xg_pose_cache_new_pass(t->poses);
+    return rc;
+}
+
+void xg_table_pass_end(struct xg_table *t)
+{
+    t->in_pass = false;
+    if (t->poses) xg_pose_cache_new_pass(t->poses); /* nothing answers outside a pass */
+}
+
+/* The pose a sink gets: inside a pass, predicted to the pass time once and shared. */
+static void sink_predict(struct xg_table *t, const struct xg_entity *e, int64_t now_ns,
+                         struct xg_pose *pose)
+{
+    if (!t->in_pass) {
+        xg_entity_predict_at(t, e, now_ns, pose);
+        return;
+    }
+    const struct xg_pose *c =
+        t->poses ? xg_pose_cache_get(t->poses, e->slot, e->id, e->samples, t->pass_ns) : NULL;
+    if (c) {
+        *pose = *c;
+        t->stats.predictions[c->quality]++;
+        t->stats.predictions_shared++;
+        return;
+    }
+    xg_entity_predict_at(t, e, t->pass_ns, pose);
+    if (t->poses) xg_pose_cache_put(t->poses, e->slot, e->id, e->samples, pose);
+}
+
 size_t xg_table_drain(struct xg_table *t, int sink, int64_t now_ns, xg_visit_fn fn, void *user)
 {
     if (sink < 0 || sink >= XG_MAX_ADAPTERS) return 0;
     struct sink *s = &t->sinks[sink];
     uint64_t bit = UINT64_C(1) << sink;
-    size_t visited = 0, i = 0;
+    size_t visited = 0, i = s->head;
     int stop = 0;
-    for (; i < s->n && !stop; i++) {
+    for (; i < s->n && !stop && (!s->limit || visited < s->limit); i++) {
         struct xg_entity *e = slot_entity(t, s->list[i]);
         if (!e || !(e->dirty_mask & bit)) continue; /* removed since it was marked */
         e->dirty_mask &= ~bit;
         struct xg_pose pose;
-        xg_entity_predict_at(t, e, now_ns, &pose);
+        sink_predict(t, e, now_ns, &pose);
         visited++;
         stop = fn(user, e, &pose);
     }
-    /* keep what was not visited (the visitor stopped early) */
-    if (i < s->n) memmove(s->list, s->list + i, (s->n - i) * sizeof *s->list);
-    s->n -= i;
+    /* keep what was not visited (the visitor stopped early, or the limit was reached) in order:
+     * the next drain starts at list[head] (no move per slice) */
+    s->head = i;
+    if (s->head == s->n) s->head = s->n = 0;
     return visited;
 }
 
 size_t xg_table_dirty_count(const struct xg_table *t, int sink)
 {
-    return sink >= 0 && sink < XG_MAX_ADAPTERS ? t->sinks[sink].n : 0;
+    return sink >= 0 && sink < XG_MAX_ADAPTERS ? t->sinks[sink].n - t->sinks[sink].head : 0;
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -824,7 +877,10 @@ size_t xg_table_foreach(struct xg_table *t, int sink, int64_t now_ns, xg_visit_f
         const struct xg_entity *e = xg_table_get(t, ids[i]);
         if (!e) continue;
         struct xg_pose pose;
-        xg_entity_predict_at(t, e, now_ns, &pose);
+        if (sink >= 0)
+            sink_predict(t, e, now_ns, &pose);
+        else
+            xg_entity_predict_at(t, e, now_ns, &pose);
         visited++;
         if (fn(user, e, &pose)) break;
     }

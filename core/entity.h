@@ -279,6 +279,22 @@ void xg_entity_predict_at(struct xg_table *t, const struct xg_entity *e, int64_t
 /** Visit every dirty entity of sink `sink` with its pose predicted to now_ns, and empty the set.
  *  Returns the number visited. */
 size_t xg_table_drain(struct xg_table *t, int sink, int64_t now_ns, xg_visit_fn fn, void *user);
+/** Cut-through egress (issue 19 item 1, docs/performance.md "Cut-through egress"): while `max`
+ *  is non-zero, each xg_table_drain() of sink `sink` visits at most `max` dirty entities, oldest
+ *  mark first, and leaves the rest in the set in order; 0 (the default) = the whole set. The
+ *  gateway's egress pass (core/egress_pass.h) sets it around the drains of sliced sinks. */
+void xg_table_set_drain_limit(struct xg_table *t, int sink, size_t max);
+
+/** Egress pass (issue 19 item 3): from xg_table_pass_begin() to xg_table_pass_end(), every
+ *  xg_table_drain() and every xg_table_foreach() with sink >= 0 predicts to the pass time
+ *  `now_ns` (gateway-monotonic ns) instead of its own now_ns argument, and an entity is predicted
+ *  once per pass: the sinks drained in the pass share that pose (counted in
+ *  stats.predictions_shared). A new sample of the entity invalidates it. Passes do not nest: a
+ *  second begin just starts a new pass. The pose cache is allocated on the first pass
+ *  (-ENOMEM: the pass runs uncached). */
+int xg_table_pass_begin(struct xg_table *t, int64_t now_ns);
+void xg_table_pass_end(struct xg_table *t);
+
 /** Number of entities waiting in sink's dirty set. */
 size_t xg_table_dirty_count(const struct xg_table *t, int sink);
 /** Visit every entity (ascending id). sink >= 0 applies split horizon and the sink's filter
@@ -304,6 +320,8 @@ struct xg_table_stats {
     uint64_t rejected[XG_MAX_ADAPTERS];          /* invalid values (xg_sample_check) */
     uint64_t refused[XG_MAX_ADAPTERS];           /* new entities refused: max_entities reached */
     uint64_t predictions[XG_QUALITY_COUNT];      /* answers by quality */
+    uint64_t predictions_shared; /* answers of an egress pass taken from its pose cache (computed
+                                    once for an earlier sink of the same pass) */
     uint64_t created, expired, removed;
 };
 const struct xg_table_stats *xg_table_stats(const struct xg_table *t);

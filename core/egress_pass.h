@@ -1,0 +1,50 @@
+/* The egress pass: how the gateway drains its sinks (issue 19 items 1 and 3; docs/performance.md,
+ * "Cut-through egress" and "Shared prediction").
+ *
+ * One pass drains every sink that is due (a send-on-change sink whose dirty set became non-empty,
+ * a rate-limited sink whose tick fired) at one pass time, so that the sinks share one predicted
+ * pose per entity (xg_table_pass_begin). Sinks that may send part of an ingress batch drain in
+ * slices, interleaved in configuration order: first `first_slice` entities of each (its first
+ * packet goes out before any sink encodes the rest), then rounds of `slice` entities until every
+ * set is empty. The others (rate-limited sinks, and sinks that send whole frames: rgmp-server,
+ * less, dds, vmc; xg_adapter.whole_frames) drain their whole set once, in the first round.
+ *
+ * Trade-off: each slice is a drain of its own, i.e. its own packets and syscalls; the batch a
+ * slice could have shared with the rest of the set is given up for the latency of the first
+ * samples. Socket-free: the caller supplies the drain. Single-threaded. */
+#ifndef XG_EGRESS_PASS_H
+#define XG_EGRESS_PASS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/entity.h"
+
+#define XG_EGRESS_FIRST_SLICE 1 /* entities in a sliced sink's first drain of a pass */
+#define XG_EGRESS_SLICE 8       /* entities in each later drain */
+
+/** Drain sink `sink` (adapter index) once: the adapter's drain, which calls xg_table_drain(). */
+typedef void (*xg_egress_drain_fn)(void *user, int sink);
+
+/** Which sinks a pass drains, and how (bit i = adapter index i). */
+struct xg_egress_plan {
+    uint64_t due;                  /* drain these */
+    uint64_t sliced;               /* of the due ones, these in slices; the rest whole, once */
+    size_t first_slice;            /* 0 = XG_EGRESS_FIRST_SLICE */
+    size_t slice[XG_MAX_ADAPTERS]; /* entities per later slice, per sink; 0 = XG_EGRESS_SLICE */
+};
+
+/** What a pass did. */
+struct xg_egress_result {
+    size_t drains; /* calls of fn */
+    size_t rounds; /* rounds (the first included) */
+};
+
+/** Run one pass at now_ns (gateway-monotonic ns). Every due sink is drained at least once; a sliced
+ *  sink is drained again while entities remain in its set and its previous drain took some (a
+ *  drain that takes none ends that sink's pass). Drain limits are reset to 0 afterwards. Fills
+ *  *res when not NULL. */
+void xg_egress_pass_run(struct xg_table *t, int64_t now_ns, const struct xg_egress_plan *plan,
+                        xg_egress_drain_fn fn, void *user, struct xg_egress_result *res);
+
+#endif

@@ -1,0 +1,325 @@
+/* Unit tests for cut-through egress and shared prediction (issue 19 items 1 and 3): the drain
+ * limit of core/entity (slices keep the rest of the set in order), the pass of core/egress_pass
+ * (first slice of every sink before any sink's second, whole-frame sinks drained once, a sink
+ * that takes nothing does not loop), and the pose cache of core/pose_cache (one prediction per
+ * entity per pass, invalidated by a new sample or a new pass). */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/egress_pass.h"
+#include "core/entity.h"
+#include "core/pose_cache.h"
+
+#define MS INT64_C(1000000)
+#define T0 (INT64_C(1000) * 1000 * MS)
+
+static int wakes[4];
+
+static void wake_cb(void *user, int sink)
+{
+    (void)user;
+    wakes[sink]++;
+}
+
+/* Source 0 and sinks 1, 2, 3. */
+static struct xg_table *new_table(void)
+{
+    struct xg_table *t = xg_table_new(NULL);
+    assert_non_null(t);
+    for (int i = 1; i <= 3; i++)
+        assert_int_equal(xg_table_add_sink(t, i, NULL, wake_cb, NULL), 0);
+    memset(wakes, 0, sizeof wakes);
+    return t;
+}
+
+/* Entity "e<k>" at t_ns moving along x at 1 m/s (reported velocity). */
+static uint32_t push(struct xg_table *t, int k, int64_t t_ns)
+{
+    char src[16];
+    snprintf(src, sizeof src, "e%d", k);
+    struct xg_entity_key key = {.source = src};
+    struct xg_sample s = {.capture_ns = t_ns,
+                          .flags = XG_SAMPLE_POSE | XG_SAMPLE_VELOCITY,
+                          .position = {(double)k, 0, 0},
+                          .orientation = XG_QUAT_IDENTITY,
+                          .velocity = {1, 0, 0}};
+    uint32_t id = 0;
+    assert_int_equal(xg_table_update_origin(t, 0, &key, &s, &id), 0);
+    return id;
+}
+
+/* ---- a log of visits: (sink, entity id, pose) ---- */
+
+struct visit {
+    int sink;
+    uint32_t id;
+    struct xg_pose pose;
+};
+
+struct log {
+    struct xg_table *t;
+    struct visit v[512];
+    int n;
+    int64_t now[4]; /* the now_ns each sink passes to xg_table_drain */
+    bool lazy[4];   /* this sink's drain does not call xg_table_drain */
+    int drains[4];  /* drain calls per sink */
+    int cur;
+};
+
+static int record(void *user, const struct xg_entity *e, const struct xg_pose *pose)
+{
+    struct log *l = user;
+    assert_true(l->n < 512);
+    l->v[l->n++] = (struct visit){l->cur, e->id, *pose};
+    return 0;
+}
+
+static void drain(void *user, int sink)
+{
+    struct log *l = user;
+    l->drains[sink]++;
+    if (l->lazy[sink]) return;
+    l->cur = sink;
+    xg_table_drain(l->t, sink, l->now[sink], record, l);
+}
+
+/* ---- the drain limit ---- */
+
+static void test_drain_limit_keeps_order(void **state)
+{
+    (void)state;
+    struct xg_table *t = new_table();
+    uint32_t id[100];
+    for (int k = 0; k < 100; k++) /* past the first list capacity (64) */
+        id[k] = push(t, k, T0);
+    assert_int_equal(wakes[1], 1); /* woken once: empty -> non-empty */
+    assert_int_equal(xg_table_dirty_count(t, 1), 100);
+    struct log l = {.t = t};
+    xg_table_set_drain_limit(t, 1, 30);
+    assert_int_equal(xg_table_drain(t, 1, T0, record, &l), 30);
+    assert_int_equal(xg_table_dirty_count(t, 1), 70);
+    for (int k = 0; k < 30; k++)
+        assert_int_equal(l.v[k].id, id[k]);
+    /* a pending entity marked again stays where it is; a drained one joins the end */
+    push(t, 40, T0 + MS);
+    push(t, 5, T0 + MS);
+    assert_int_equal(xg_table_dirty_count(t, 1), 71);
+    assert_int_equal(wakes[1], 1); /* the set never became empty: no second wake */
+    /* more marks than the free space at the end: the consumed front is reused */
+    for (int k = 100; k < 160; k++)
+        push(t, k, T0);
+    assert_int_equal(xg_table_dirty_count(t, 1), 131);
+    assert_int_equal(xg_table_drain(t, 1, T0, record, &l), 30);
+    xg_table_set_drain_limit(t, 1, 0); /* the rest, whole */
+    assert_int_equal(xg_table_drain(t, 1, T0, record, &l), 101);
+    assert_int_equal(xg_table_dirty_count(t, 1), 0);
+    assert_int_equal(l.n, 161);
+    /* order: e0..e99, then e5 (re-marked after it was drained), then e100..e159 */
+    for (int k = 0; k < 100; k++)
+        assert_int_equal(l.v[k].id, id[k]);
+    assert_int_equal(l.v[100].id, id[5]);
+    for (int k = 100; k < 160; k++)
+        assert_int_equal(l.v[k + 1].id, xg_table_get(t, (uint32_t)(k + 1))->id);
+    /* sink 2 was never limited: one drain takes everything */
+    struct log l2 = {.t = t};
+    assert_int_equal(xg_table_drain(t, 2, T0, record, &l2), 160);
+    /* empty now: the next mark wakes again */
+    push(t, 0, T0 + 2 * MS);
+    assert_int_equal(wakes[1], 2);
+    xg_table_free(t);
+}
+
+static void test_drain_limit_skips_removed(void **state)
+{
+    (void)state;
+    struct xg_table *t = new_table();
+    uint32_t a = push(t, 0, T0), b = push(t, 1, T0), c = push(t, 2, T0);
+    assert_int_equal(xg_table_remove(t, a), 0);
+    struct log l = {.t = t};
+    xg_table_set_drain_limit(t, 1, 1);
+    /* the removed entity does not count against the limit */
+    assert_int_equal(xg_table_drain(t, 1, T0, record, &l), 1);
+    assert_int_equal(l.v[0].id, b);
+    assert_int_equal(xg_table_drain(t, 1, T0, record, &l), 1);
+    assert_int_equal(l.v[1].id, c);
+    assert_int_equal(xg_table_drain(t, 1, T0, record, &l), 0);
+    assert_int_equal(xg_table_dirty_count(t, 1), 0);
+    xg_table_free(t);
+}
+
+/* ---- the pass ---- */
+
+static void test_pass_interleaves_first_slices(void **state)
+{
+    (void)state;
+    struct xg_table *t = new_table();
+    uint32_t id[20];
+    for (int k = 0; k < 20; k++)
+        id[k] = push(t, k, T0);
+    struct log l = {.t = t};
+    /* sinks 1 and 2 sliced (send on change), sink 3 whole (a frame per drain) */
+    struct xg_egress_plan plan = {.due = 0xe, .sliced = 0x6, .first_slice = 1};
+    plan.slice[1] = 10; /* sink 2: the default, 8 */
+    struct xg_egress_result r;
+    xg_egress_pass_run(t, T0, &plan, drain, &l, &r);
+    assert_int_equal(l.n, 60);
+    /* round 1: sink 1 e0, sink 2 e0, sink 3 all 20 */
+    assert_int_equal(l.v[0].sink, 1);
+    assert_int_equal(l.v[0].id, id[0]);
+    assert_int_equal(l.v[1].sink, 2);
+    assert_int_equal(l.v[1].id, id[0]);
+    for (int k = 0; k < 20; k++) {
+        assert_int_equal(l.v[2 + k].sink, 3);
+        assert_int_equal(l.v[2 + k].id, id[k]);
+    }
+    /* then 10 of sink 1, 8 of sink 2, the last 9 of 1, 8 of 2, the last 3 of 2 */
+    static const int runs[][3] = {{1, 1, 10}, {2, 1, 8}, {1, 11, 9}, {2, 9, 8}, {2, 17, 3}};
+    int at = 22;
+    for (size_t r2 = 0; r2 < sizeof runs / sizeof runs[0]; r2++)
+        for (int k = 0; k < runs[r2][2]; k++, at++) {
+            assert_int_equal(l.v[at].sink, runs[r2][0]);
+            assert_int_equal(l.v[at].id, id[runs[r2][1] + k]);
+        }
+    assert_int_equal(at, 60);
+    assert_int_equal(r.rounds, 4);
+    assert_int_equal(r.drains, 3 + 2 + 2 + 1);
+    assert_int_equal(l.drains[3], 1);
+    for (int s = 1; s <= 3; s++)
+        assert_int_equal(xg_table_dirty_count(t, s), 0);
+    /* the limits are off again: a plain drain takes everything */
+    for (int k = 0; k < 20; k++)
+        push(t, k, T0 + MS);
+    assert_int_equal(xg_table_drain(t, 1, T0 + MS, record, &l), 20);
+    xg_table_free(t);
+}
+
+static void test_pass_due_and_lazy_sinks(void **state)
+{
+    (void)state;
+    struct xg_table *t = new_table();
+    for (int k = 0; k < 5; k++)
+        push(t, k, T0);
+    struct log l = {.t = t};
+    l.lazy[1] = true; /* takes nothing: drained once, not looped on */
+    struct xg_egress_plan plan = {.due = 0x2 | 0x8, .sliced = 0xe}; /* sink 2 not due */
+    struct xg_egress_result r;
+    xg_egress_pass_run(t, T0, &plan, drain, &l, &r);
+    assert_int_equal(l.drains[1], 1);
+    assert_int_equal(l.drains[2], 0);
+    /* sink 3: first slice of 1 (default), then one default slice of 8 takes the other 4 */
+    assert_int_equal(l.drains[3], 2);
+    assert_int_equal(r.drains, 3);
+    assert_int_equal(xg_table_dirty_count(t, 1), 5);
+    assert_int_equal(xg_table_dirty_count(t, 2), 5);
+    assert_int_equal(xg_table_dirty_count(t, 3), 0);
+    /* an empty due sink is still drained once (a tick may have work of its own) */
+    memset(&l.drains, 0, sizeof l.drains);
+    plan = (struct xg_egress_plan){.due = 0x8, .sliced = 0x8};
+    xg_egress_pass_run(t, T0, &plan, drain, &l, &r);
+    assert_int_equal(l.drains[3], 1);
+    assert_int_equal(r.rounds, 1);
+    xg_table_free(t);
+}
+
+/* ---- shared prediction ---- */
+
+static void test_pass_shares_one_prediction(void **state)
+{
+    (void)state;
+    struct xg_table *t = new_table();
+    for (int k = 0; k < 10; k++)
+        push(t, k, T0);
+    const struct xg_table_stats *st = xg_table_stats(t);
+    struct log l = {.t = t};
+    /* the sinks read the clock at different times; the pass predicts to its own time */
+    l.now[1] = T0 + 3 * MS;
+    l.now[2] = T0 + 4 * MS;
+    l.now[3] = T0 + 5 * MS;
+    uint64_t pred0 = st->predictions[XG_QUALITY_PREDICTED];
+    struct xg_egress_plan plan = {.due = 0xe, .sliced = 0x6};
+    xg_egress_pass_run(t, T0 + 2 * MS, &plan, drain, &l, NULL);
+    assert_int_equal(l.n, 30);
+    /* 30 answers, 10 computed, 20 shared */
+    assert_int_equal(st->predictions[XG_QUALITY_PREDICTED] - pred0, 30);
+    assert_int_equal(st->predictions_shared, 20);
+    for (int i = 0; i < l.n; i++) {
+        assert_int_equal(l.v[i].pose.t_ns, T0 + 2 * MS);
+        const struct xg_entity *e = xg_table_get(t, l.v[i].id);
+        /* x = k + 1 m/s * 2 ms */
+        assert_float_equal(l.v[i].pose.position.x, e->last.position.x + 0.002, 1e-12);
+    }
+    /* outside a pass a drain predicts to its own now, uncached */
+    push(t, 0, T0 + MS);
+    struct log l2 = {.t = t};
+    l2.cur = 1;
+    assert_int_equal(xg_table_drain(t, 1, T0 + 7 * MS, record, &l2), 1);
+    assert_int_equal(l2.v[0].pose.t_ns, T0 + 7 * MS);
+    assert_float_equal(l2.v[0].pose.position.x, 0.006, 1e-12);
+    assert_int_equal(st->predictions_shared, 20);
+    /* the next pass (same time) predicts e0 again: its sample is new and the pass is new */
+    struct log l3 = {.t = t};
+    plan = (struct xg_egress_plan){.due = 0x6, .sliced = 0x6};
+    xg_egress_pass_run(t, T0 + 2 * MS, &plan, drain, &l3, NULL);
+    assert_int_equal(l3.n, 1); /* sink 2 only: sink 1 drained e0 above */
+    assert_float_equal(l3.v[0].pose.position.x, 0.001, 1e-12);
+    assert_int_equal(st->predictions_shared, 20);
+    /* foreach for a sink shares too; foreach for everyone (sink -1: admin) does not */
+    struct log l4 = {.t = t};
+    xg_table_pass_begin(t, T0 + 9 * MS);
+    assert_int_equal(xg_table_foreach(t, 1, T0, record, &l4), 10);
+    assert_int_equal(xg_table_foreach(t, 2, T0, record, &l4), 10);
+    assert_int_equal(st->predictions_shared, 30);
+    assert_int_equal(xg_table_foreach(t, -1, T0 + 9 * MS, record, &l4), 10);
+    assert_int_equal(st->predictions_shared, 30);
+    xg_table_pass_end(t);
+    xg_table_free(t);
+}
+
+static void test_pose_cache(void **state)
+{
+    (void)state;
+    struct xg_pose_cache *c = xg_pose_cache_new(10);
+    assert_non_null(c);
+    assert_int_equal(xg_pose_cache_size(c), 64);
+    struct xg_pose p = {.t_ns = 5, .position = {1, 2, 3}};
+    xg_pose_cache_put(c, 3, 7, 1, &p);
+    const struct xg_pose *g = xg_pose_cache_get(c, 3, 7, 1, 5);
+    assert_non_null(g);
+    assert_float_equal(g->position.y, 2, 0);
+    assert_null(xg_pose_cache_get(c, 3, 7, 2, 5)); /* a new sample */
+    assert_null(xg_pose_cache_get(c, 3, 8, 1, 5)); /* another entity in a reused slot */
+    assert_null(xg_pose_cache_get(c, 3, 7, 1, 6)); /* another time */
+    assert_null(xg_pose_cache_get(c, 4, 7, 1, 5));
+    /* slot 67 maps onto slot 3's entry: evicts it */
+    xg_pose_cache_put(c, 67, 9, 1, &p);
+    assert_null(xg_pose_cache_get(c, 3, 7, 1, 5));
+    assert_non_null(xg_pose_cache_get(c, 67, 9, 1, 5));
+    xg_pose_cache_new_pass(c);
+    assert_null(xg_pose_cache_get(c, 67, 9, 1, 5));
+    /* growing: bounded by XG_POSE_CACHE_MAX */
+    assert_int_equal(xg_pose_cache_reserve(&c, 100), 0);
+    assert_int_equal(xg_pose_cache_size(c), 128);
+    assert_int_equal(xg_pose_cache_reserve(&c, 100000), 0);
+    assert_int_equal(xg_pose_cache_size(c), XG_POSE_CACHE_MAX);
+    xg_pose_cache_free(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_drain_limit_keeps_order),
+        cmocka_unit_test(test_drain_limit_skips_removed),
+        cmocka_unit_test(test_pass_interleaves_first_slices),
+        cmocka_unit_test(test_pass_due_and_lazy_sinks),
+        cmocka_unit_test(test_pass_shares_one_prediction),
+        cmocka_unit_test(test_pose_cache),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
