@@ -98,6 +98,9 @@ struct xg_adapter_ops {
     /* frame preset name (mappings/presets) when `frame` is absent; NULL = the internal frame
      * (yup-rh). An unknown preset name is a startup error of xg_registry_check(). */
     const char *default_frame;
+    bool whole_frames; /* a send-on-change drain must see the whole dirty set (it builds one frame
+                          of all of it: rgmp-server, less, dds, vmc), so the gateway does not
+                          drain it in slices (core/egress_pass.h); default false: sliced */
     int (*create)(struct xg_adapter *a, const struct xg_conf *conf, struct xg_error *err);
     int (*start)(struct xg_adapter *a);  /* open sockets / connect, on a->base */
     void (*drain)(struct xg_adapter *a); /* egress: send dirty entities, predicted to now */
@@ -122,8 +125,14 @@ struct xg_adapter {
     struct xg_table *table;       /* the entity table */
     const struct xg_frame *frame; /* wire frame → internal frame (never NULL) */
     double rate_hz;               /* egress rate; 0 = send on change */
-    const char *gateway_id;       /* gateway.id (borrowed, lives as long as the gateway) */
-    void *priv;                   /* adapter-owned state */
+    bool whole_frames;      /* egress policy of this instance: ops->whole_frames, set by the gateway
+                               before create(), which may set it (e.g. a mode that sends every entity
+                               per drain); read after create() */
+    unsigned egress_slice;  /* entities per slice when drained in slices (after the first slice of
+                               XG_EGRESS_FIRST_SLICE); 0 = XG_EGRESS_SLICE. create() may set it,
+                               e.g. to what fills its packets (core/egress_pass.h) */
+    const char *gateway_id; /* gateway.id (borrowed, lives as long as the gateway) */
+    void *priv;             /* adapter-owned state */
     /* common counters, maintained by the adapter */
     uint64_t samples_in, samples_out, drops, errors;
 };

@@ -82,6 +82,14 @@ static void gateway_families(struct xg_gateway *gw)
         set_metric(gw, "xrgate_predictions_total", "Poses answered, by quality", XG_METRIC_COUNTER,
                    lbl, (double)ts->predictions[q]);
     }
+    set_metric(gw, "xrgate_predictions_shared_total",
+               "Poses an egress pass answered from its cache (predicted once for an earlier sink)",
+               XG_METRIC_COUNTER, NULL, (double)ts->predictions_shared);
+    set_metric(gw, "xrgate_egress_passes_total", "Egress passes (drains of the due sinks)",
+               XG_METRIC_COUNTER, NULL, (double)gw->egress_passes);
+    set_metric(gw, "xrgate_egress_drains_total",
+               "Sink drains in egress passes (a sliced sink drains once per slice)",
+               XG_METRIC_COUNTER, NULL, (double)gw->egress_drains);
     set_metric(gw, "xrgate_loop_lag_seconds", "Reactor lag of the last 100 ms timer",
                XG_METRIC_GAUGE, NULL, gw->loop_lag_s);
     set_metric(gw, "xrgate_loop_lag_max_seconds", "Largest reactor lag seen", XG_METRIC_GAUGE, NULL,

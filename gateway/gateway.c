@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/clock.h"
+#include "core/egress_pass.h"
 #include "core/net.h"
 #include "core/path.h"
 #include "core/transport_client.h"
@@ -35,11 +36,19 @@ static bool sink_accept(void *user, int sink, const struct xg_entity *e)
     return !xg_globs_match(&ga->exclude, e->name);
 }
 
+/* Sink `sink` has something to send: the next egress pass drains it (after the callback that is
+ * running now, e.g. the ingress read that pushed the batch). */
+static void make_due(struct xg_gateway *gw, int sink)
+{
+    gw->egress_due |= UINT64_C(1) << sink;
+    if (gw->pass_ev) event_active(gw->pass_ev, EV_TIMEOUT, 0); /* once, however often called */
+}
+
 static void wake(void *user, int sink)
 {
     struct xg_gateway *gw = user;
     struct xg_gw_adapter *ga = gw->adapters[sink];
-    if (ga->wake && ga->started) event_active(ga->wake, 0, 0);
+    if (ga->started && ga->a.rate_hz <= 0) make_due(gw, sink);
 }
 
 static void entity_event(void *user, const struct xg_entity *e, bool added)
@@ -266,6 +275,7 @@ static int load_adapter(struct xg_gateway *gw, const struct xg_conf *node, struc
     snprintf(ga->a.name, sizeof ga->a.name, "%s", name);
     ga->a.frame = &ga->frame;
     ga->a.gateway_id = gw->conf.id;
+    ga->a.whole_frames = ops->whole_frames;
     gw->adapters[gw->n_adapters++] = ga;
     xg_table_set_adapter_name(gw->table, ga->a.index, ga->a.name);
 
@@ -347,7 +357,36 @@ int xg_gateway_load(struct xg_gateway *gw, const struct xg_gateway_opts *opts, s
 static void tick_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct xg_gw_adapter *ga = arg;
+    if (ga->started) make_due(ga->gw, ga->a.index);
+}
+
+static void pass_drain(void *user, int sink)
+{
+    struct xg_gateway *gw = user;
+    struct xg_gw_adapter *ga = gw->adapters[sink];
     if (ga->started && ga->a.ops->drain) ga->a.ops->drain(&ga->a);
+}
+
+/* The egress pass: every due sink, send-on-change ones in interleaved slices unless they send
+ * whole frames, rate-limited ones whole; one pass time, one prediction per entity. */
+static void pass_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct xg_gateway *gw = arg;
+    struct xg_egress_plan plan = {0};
+    for (int i = 0; i < gw->n_adapters; i++) {
+        struct xg_gw_adapter *ga = gw->adapters[i];
+        uint64_t bit = UINT64_C(1) << i;
+        if (!(gw->egress_due & bit) || !ga->started) continue;
+        plan.due |= bit;
+        if (ga->a.rate_hz <= 0 && !ga->a.whole_frames) plan.sliced |= bit;
+        plan.slice[i] = ga->a.egress_slice;
+    }
+    gw->egress_due = 0;
+    if (!plan.due) return;
+    struct xg_egress_result r;
+    xg_egress_pass_run(gw->table, xg_clock_mono_ns(), &plan, pass_drain, gw, &r);
+    gw->egress_passes++;
+    gw->egress_drains += r.drains;
 }
 
 static void expire_cb(evutil_socket_t fd, short what, void *arg)
@@ -405,8 +444,9 @@ int xg_gateway_start(struct xg_gateway *gw, struct xg_error *err)
     gw->sigusr2_ev = evsignal_new(gw->base, SIGUSR2, signal_ignored_cb, gw);
     gw->expire_ev = event_new(gw->base, -1, EV_PERSIST, expire_cb, gw);
     gw->lag_ev = evtimer_new(gw->base, lag_cb, gw);
-    if (!gw->sigint_ev || !gw->sigterm_ev || !gw->sighup_ev || !gw->sigusr1_ev || !gw->sigusr2_ev ||
-        !gw->expire_ev || !gw->lag_ev)
+    gw->pass_ev = event_new(gw->base, -1, 0, pass_cb, gw);
+    if (!gw->pass_ev || !gw->sigint_ev || !gw->sigterm_ev || !gw->sighup_ev || !gw->sigusr1_ev ||
+        !gw->sigusr2_ev || !gw->expire_ev || !gw->lag_ev)
         return xg_error_set(err, -ENOMEM, "out of memory");
     struct event *sigs[] = {gw->sigint_ev, gw->sigterm_ev, gw->sighup_ev, gw->sigusr1_ev,
                             gw->sigusr2_ev};
@@ -425,19 +465,13 @@ int xg_gateway_start(struct xg_gateway *gw, struct xg_error *err)
 
     for (int i = 0; i < gw->n_adapters; i++) {
         struct xg_gw_adapter *ga = gw->adapters[i];
-        if (ga->a.ops->is_sink) {
-            if (ga->a.rate_hz > 0) {
-                ga->tick = event_new(gw->base, -1, EV_PERSIST, tick_cb, ga);
-                double period = 1.0 / ga->a.rate_hz;
-                struct timeval tv = {(time_t)period,
-                                     (suseconds_t)((period - (time_t)period) * 1e6)};
-                if (!tv.tv_sec && !tv.tv_usec) tv.tv_usec = 1;
-                if (!ga->tick || event_add(ga->tick, &tv))
-                    return xg_error_set(err, -ENOMEM, "adapter '%s': cannot add tick", ga->a.name);
-            } else {
-                ga->wake = event_new(gw->base, -1, 0, tick_cb, ga);
-                if (!ga->wake) return xg_error_set(err, -ENOMEM, "out of memory");
-            }
+        if (ga->a.ops->is_sink && ga->a.rate_hz > 0) {
+            ga->tick = event_new(gw->base, -1, EV_PERSIST, tick_cb, ga);
+            double period = 1.0 / ga->a.rate_hz;
+            struct timeval tv = {(time_t)period, (suseconds_t)((period - (time_t)period) * 1e6)};
+            if (!tv.tv_sec && !tv.tv_usec) tv.tv_usec = 1;
+            if (!ga->tick || event_add(ga->tick, &tv))
+                return xg_error_set(err, -ENOMEM, "adapter '%s': cannot add tick", ga->a.name);
         }
         if (ga->a.ops->start && (rc = ga->a.ops->start(&ga->a)))
             return xg_error_set(err, rc, "adapter '%s' (%s) failed to start: %s", ga->a.name,
@@ -450,7 +484,9 @@ int xg_gateway_start(struct xg_gateway *gw, struct xg_error *err)
      * was dropped then, so send-on-change sinks with a non-empty dirty set drain now */
     for (int i = 0; i < gw->n_adapters; i++) {
         struct xg_gw_adapter *ga = gw->adapters[i];
-        if (ga->wake && xg_table_dirty_count(gw->table, ga->a.index)) event_active(ga->wake, 0, 0);
+        if (ga->a.ops->is_sink && ga->a.rate_hz <= 0 &&
+            xg_table_dirty_count(gw->table, ga->a.index))
+            make_due(gw, ga->a.index);
     }
     XG_INFO(COMPONENT, "xrgate %s '%s' running with %d adapter(s)", XRGATE_VERSION, gw->conf.id,
             gw->n_adapters);
@@ -468,7 +504,6 @@ static void stop_adapters(struct xg_gateway *gw)
     for (int i = gw->n_adapters - 1; i >= 0; i--) {
         struct xg_gw_adapter *ga = gw->adapters[i];
         if (ga->tick) event_del(ga->tick);
-        if (ga->wake) event_del(ga->wake);
         if (ga->started && ga->a.ops->stop) ga->a.ops->stop(&ga->a);
         ga->started = false;
     }
@@ -491,15 +526,14 @@ void xg_gateway_free(struct xg_gateway *gw)
         struct xg_gw_adapter *ga = gw->adapters[i];
         if (ga->created && ga->a.ops->destroy) ga->a.ops->destroy(&ga->a);
         if (ga->tick) event_free(ga->tick);
-        if (ga->wake) event_free(ga->wake);
         xg_rename_free(&ga->rename);
         xg_globs_free(&ga->include);
         xg_globs_free(&ga->exclude);
         free(ga);
     }
     gw->n_adapters = 0;
-    struct event **evs[] = {&gw->expire_ev, &gw->lag_ev,     &gw->sigint_ev, &gw->sigterm_ev,
-                            &gw->sighup_ev, &gw->sigusr1_ev, &gw->sigusr2_ev};
+    struct event **evs[] = {&gw->pass_ev,    &gw->expire_ev, &gw->lag_ev,     &gw->sigint_ev,
+                            &gw->sigterm_ev, &gw->sighup_ev, &gw->sigusr1_ev, &gw->sigusr2_ev};
     for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
         if (*evs[i]) {
             event_free(*evs[i]);

@@ -35,8 +35,7 @@ struct xg_gw_adapter {
     struct xg_frame frame;
     struct xg_rename_rules rename;
     struct xg_globs include, exclude;
-    struct event *tick; /* egress tick (rate_hz > 0) */
-    struct event *wake; /* send-on-change drain (rate_hz == 0) */
+    struct event *tick; /* egress tick (rate_hz > 0): makes the sink due in the next pass */
     bool created, started;
 };
 
@@ -68,6 +67,9 @@ struct xg_gateway {
     struct xg_admin_tls *admin_tls; /* TLS front of the admin server (gateway/admin.c), or NULL */
     struct xg_admin_conns *admin_conns;    /* admin connection cap and deadlines (admin_conn.c) */
     struct evconnlistener *admin_listener; /* evhttp's listener (owned by evhttp), guarded */
+    struct event *pass_ev; /* the egress pass (core/egress_pass.h), active while sinks are due */
+    uint64_t egress_due;   /* sinks (bit = adapter index) the next pass drains */
+    uint64_t egress_passes, egress_drains; /* passes run, drains in them (/metrics) */
     struct event *expire_ev, *lag_ev, *sigint_ev, *sigterm_ev;
     struct event *sighup_ev, *sigusr1_ev, *sigusr2_ev; /* logged and ignored */
     struct xg_log_limit signal_log;                    /* one limiter for those lines */

@@ -430,6 +430,7 @@ const struct xg_adapter_ops xg_dds_ops = {
     .type = "dds",
     .is_sink = true,
     .default_frame = "ros",
+    .whole_frames = true, /* one frame per drain: not sliced (core/egress_pass.h) */
     .create = dds_create,
     .start = dds_start,
     .drain = dds_drain,

@@ -521,6 +521,7 @@ static void less_destroy(struct xg_adapter *a)
 const struct xg_adapter_ops xg_less_ops = {
     .type = "less",
     .is_sink = true,
+    .whole_frames = true, /* one frame per drain: not sliced (core/egress_pass.h) */
     .create = less_create,
     .start = less_start,
     .drain = less_drain,

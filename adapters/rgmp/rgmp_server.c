@@ -957,6 +957,7 @@ const struct xg_adapter_ops xg_rgmp_server_ops = {
     .type = "rgmp-server",
     .is_sink = true,
     .default_frame = "LTP_ENU",
+    .whole_frames = true, /* one frame per drain: not sliced (core/egress_pass.h) */
     .create = server_create,
     .start = server_start,
     .drain = server_drain,

@@ -345,6 +345,7 @@ const struct xg_adapter_ops xg_vmc_ops = {
     .type = "vmc",
     .is_sink = true,
     .default_frame = "unity",
+    .whole_frames = true, /* one frame per drain: not sliced (core/egress_pass.h) */
     .create = vmca_create,
     .start = vmca_start,
     .drain = vmca_drain,

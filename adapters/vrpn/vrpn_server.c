@@ -147,6 +147,10 @@ static int server_create(struct xg_adapter *a, const struct xg_conf *conf, struc
         (rc = xg_conf_bool(conf, "send_all", false, &s->send_all, err)) ||
         (rc = parse_rules(s, xg_conf_get(conf, "trackers"), err)))
         return rc;
+    if (s->send_all) a->whole_frames = true; /* every sensor per drain: never sliced */
+    /* slices of two full datagrams (16 Pos_Quat of 88 bytes each in 1472): a UDP client still gets
+     * full datagrams, two per sendmmsg call */
+    a->egress_slice = 2 * (1472 / (VRPN_HEADER_SIZE + POS_QUAT_LEN));
     char host[200];
     int port = -1;
     if (strlen(listen) >= sizeof s->listen ||

@@ -515,6 +515,26 @@ static void conn_resume(struct xg_adapter *a, struct conn *c, const struct repor
     free(only.b);
 }
 
+/* A client due for a refresh or a resume while a sliced drain (core/egress_pass.h) leaves entities
+ * in the dirty set waits for the pass's last slice, so that a later slice does not send a sensor
+ * again: this slice's sensors join its pending ones as in conn_resume() (a need_full client gets
+ * every sensor anyway). */
+static void conn_defer(struct vrpn_server *s, struct conn *c, const struct reports *dirty)
+{
+    if (c->need_full) return;
+    for (size_t k = 0; k < dirty->n; k++)
+        if (vrpn_bitset_get(&c->pending, dirty->v[k].slot))
+            s->reports_coalesced++;
+        else if (vrpn_bitset_set(&c->pending, dirty->v[k].slot) == 0)
+            c->n_pending++;
+        else
+            c->need_full = true; /* out of memory: fall back to a full refresh */
+    for (size_t k = 0; k < dirty->xn; k++)
+        if (!vrpn_bitset_get(&c->pending, dirty->x[k].slot) &&
+            vrpn_bitset_set(&c->pending, dirty->x[k].slot) == 0)
+            c->n_pending++;
+}
+
 void vrpn_srv_drain(struct xg_adapter *a)
 {
     struct vrpn_server *s = a->priv;
@@ -527,7 +547,7 @@ void vrpn_srv_drain(struct xg_adapter *a)
         xg_table_foreach(a->table, a->index, now, visit_dirty, a);
     } else
         xg_table_drain(a->table, a->index, now, visit_dirty, a);
-    bool full_built = false;
+    bool full_built = false, more = xg_table_dirty_count(a->table, a->index) > 0;
     struct conn *next;
     for (struct conn *c = s->conns; c; c = next) {
         next = c->next;
@@ -548,6 +568,10 @@ void vrpn_srv_drain(struct xg_adapter *a)
             continue;
         }
         c->slow_since = 0;
+        if ((c->need_full || c->n_pending) && more) {
+            conn_defer(s, c, &s->dirty);
+            continue;
+        }
         if ((c->need_full || c->n_pending) && !full_built) {
             xg_table_foreach(a->table, a->index, now, visit_full, a);
             full_built = true;
