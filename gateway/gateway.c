@@ -286,6 +286,7 @@ static int load_adapter(struct xg_gateway *gw, const struct xg_conf *node, struc
     else
         rc = xg_frame_from_conf(frame, &ga->frame, err);
     if (rc || (rc = xg_rename_from_conf(xg_conf_get(node, "rename"), &ga->rename, err))) return rc;
+    xg_frame_finalize(&ga->frame);
     if (ops->is_sink) {
         double rate = ops->default_rate_hz > 0 ? ops->default_rate_hz : XG_DEFAULT_RATE_HZ;
         if ((rc = xg_conf_double(node, "rate_hz", rate, 0.0, 100000.0, &ga->a.rate_hz, err)) ||

@@ -179,51 +179,145 @@ static struct xg_vec3 mat_tmul(const double m[3][3], struct xg_vec3 v)
                             m[0][2] * v.x + m[1][2] * v.y + m[2][2] * v.z};
 }
 
-struct xg_vec3 xg_frame_pos_in(const struct xg_frame *f, struct xg_vec3 p)
+static struct xg_vec3 ref_pos_in(const struct xg_frame *f, struct xg_vec3 p)
 {
     return xg_vec3_add(xg_quat_rotate(f->rotation, xg_vec3_scale(mat_mul(f->m, p), f->scale)),
                        f->offset);
 }
 
-struct xg_quat xg_frame_rot_in(const struct xg_frame *f, struct xg_quat q)
+static struct xg_quat ref_rot_in(const struct xg_frame *f, struct xg_quat q)
 {
     struct xg_vec3 v = xg_vec3_scale(mat_mul(f->m, (struct xg_vec3){q.x, q.y, q.z}), f->det);
     return xg_quat_mul(f->rotation, (struct xg_quat){v.x, v.y, v.z, q.w});
 }
 
-struct xg_vec3 xg_frame_vel_in(const struct xg_frame *f, struct xg_vec3 v)
+static struct xg_vec3 ref_vel_in(const struct xg_frame *f, struct xg_vec3 v)
 {
     return xg_quat_rotate(f->rotation, xg_vec3_scale(mat_mul(f->m, v), f->scale));
 }
 
-struct xg_vec3 xg_frame_angvel_in(const struct xg_frame *f, struct xg_vec3 w)
+static struct xg_vec3 ref_angvel_in(const struct xg_frame *f, struct xg_vec3 w)
 {
     return xg_quat_rotate(f->rotation, xg_vec3_scale(mat_mul(f->m, w), f->det));
 }
 
-struct xg_vec3 xg_frame_pos_out(const struct xg_frame *f, struct xg_vec3 p)
+static struct xg_vec3 ref_pos_out(const struct xg_frame *f, struct xg_vec3 p)
 {
     struct xg_vec3 r = xg_quat_rotate(xg_quat_conj(f->rotation), xg_vec3_sub(p, f->offset));
     return xg_vec3_scale(mat_tmul(f->m, r), 1.0 / f->scale);
 }
 
-struct xg_quat xg_frame_rot_out(const struct xg_frame *f, struct xg_quat q)
+static struct xg_quat ref_rot_out(const struct xg_frame *f, struct xg_quat q)
 {
     struct xg_quat qm = xg_quat_mul(xg_quat_conj(f->rotation), q);
     struct xg_vec3 v = xg_vec3_scale(mat_tmul(f->m, (struct xg_vec3){qm.x, qm.y, qm.z}), f->det);
     return (struct xg_quat){v.x, v.y, v.z, qm.w};
 }
 
-struct xg_vec3 xg_frame_vel_out(const struct xg_frame *f, struct xg_vec3 v)
+static struct xg_vec3 ref_vel_out(const struct xg_frame *f, struct xg_vec3 v)
 {
     struct xg_vec3 r = xg_quat_rotate(xg_quat_conj(f->rotation), v);
     return xg_vec3_scale(mat_tmul(f->m, r), 1.0 / f->scale);
 }
 
-struct xg_vec3 xg_frame_angvel_out(const struct xg_frame *f, struct xg_vec3 w)
+static struct xg_vec3 ref_angvel_out(const struct xg_frame *f, struct xg_vec3 w)
 {
     struct xg_vec3 r = xg_quat_rotate(xg_quat_conj(f->rotation), w);
     return xg_vec3_scale(mat_tmul(f->m, r), f->det);
+}
+
+/* ---- precomputed (xg_frame_finalize) ---- */
+
+static struct xg_vec3 mul3(const double m[3][3], struct xg_vec3 v)
+{
+    return (struct xg_vec3){m[0][0] * v.x + m[0][1] * v.y + m[0][2] * v.z,
+                            m[1][0] * v.x + m[1][1] * v.y + m[1][2] * v.z,
+                            m[2][0] * v.x + m[2][1] * v.y + m[2][2] * v.z};
+}
+
+static struct xg_quat mul4(const double m[4][4], struct xg_quat q)
+{
+    return (struct xg_quat){m[0][0] * q.x + m[0][1] * q.y + m[0][2] * q.z + m[0][3] * q.w,
+                            m[1][0] * q.x + m[1][1] * q.y + m[1][2] * q.z + m[1][3] * q.w,
+                            m[2][0] * q.x + m[2][1] * q.y + m[2][2] * q.z + m[2][3] * q.w,
+                            m[3][0] * q.x + m[3][1] * q.y + m[3][2] * q.z + m[3][3] * q.w};
+}
+
+/* Column j of a linear map's matrix is the map of the j-th unit vector: the matrices are built by
+ * the reference conversions themselves, so both paths share one definition. */
+static void columns3(double out[3][3],
+                     struct xg_vec3 (*fn)(const struct xg_frame *, struct xg_vec3),
+                     const struct xg_frame *f)
+{
+    for (int j = 0; j < 3; j++) {
+        double e[3] = {0, 0, 0};
+        e[j] = 1;
+        struct xg_vec3 c = fn(f, (struct xg_vec3){e[0], e[1], e[2]});
+        out[0][j] = c.x, out[1][j] = c.y, out[2][j] = c.z;
+    }
+}
+
+static void columns4(double out[4][4],
+                     struct xg_quat (*fn)(const struct xg_frame *, struct xg_quat),
+                     const struct xg_frame *f)
+{
+    for (int j = 0; j < 4; j++) {
+        double e[4] = {0, 0, 0, 0};
+        e[j] = 1;
+        struct xg_quat c = fn(f, (struct xg_quat){e[0], e[1], e[2], e[3]});
+        out[0][j] = c.x, out[1][j] = c.y, out[2][j] = c.z, out[3][j] = c.w;
+    }
+}
+
+void xg_frame_finalize(struct xg_frame *f)
+{
+    columns3(f->pin, ref_vel_in, f);
+    columns3(f->win, ref_angvel_in, f);
+    columns4(f->qin, ref_rot_in, f);
+    columns3(f->pout, ref_vel_out, f);
+    columns3(f->wout, ref_angvel_out, f);
+    columns4(f->qout, ref_rot_out, f);
+    f->ready = true;
+}
+
+struct xg_vec3 xg_frame_pos_in(const struct xg_frame *f, struct xg_vec3 p)
+{
+    return f->ready ? xg_vec3_add(mul3(f->pin, p), f->offset) : ref_pos_in(f, p);
+}
+
+struct xg_quat xg_frame_rot_in(const struct xg_frame *f, struct xg_quat q)
+{
+    return f->ready ? mul4(f->qin, q) : ref_rot_in(f, q);
+}
+
+struct xg_vec3 xg_frame_vel_in(const struct xg_frame *f, struct xg_vec3 v)
+{
+    return f->ready ? mul3(f->pin, v) : ref_vel_in(f, v);
+}
+
+struct xg_vec3 xg_frame_angvel_in(const struct xg_frame *f, struct xg_vec3 w)
+{
+    return f->ready ? mul3(f->win, w) : ref_angvel_in(f, w);
+}
+
+struct xg_vec3 xg_frame_pos_out(const struct xg_frame *f, struct xg_vec3 p)
+{
+    return f->ready ? mul3(f->pout, xg_vec3_sub(p, f->offset)) : ref_pos_out(f, p);
+}
+
+struct xg_quat xg_frame_rot_out(const struct xg_frame *f, struct xg_quat q)
+{
+    return f->ready ? mul4(f->qout, q) : ref_rot_out(f, q);
+}
+
+struct xg_vec3 xg_frame_vel_out(const struct xg_frame *f, struct xg_vec3 v)
+{
+    return f->ready ? mul3(f->pout, v) : ref_vel_out(f, v);
+}
+
+struct xg_vec3 xg_frame_angvel_out(const struct xg_frame *f, struct xg_vec3 w)
+{
+    return f->ready ? mul3(f->wout, w) : ref_angvel_out(f, w);
 }
 
 void xg_frame_sample_in(const struct xg_frame *f, struct xg_sample *s)

@@ -28,7 +28,21 @@ struct xg_frame {
     double scale;            /* wire units → metres, > 0 */
     struct xg_quat rotation; /* r0, applied after the axes (internal frame) */
     struct xg_vec3 offset;   /* metres, internal frame, added last */
+    /* The conversions as matrices (issue 19 item 3), filled by xg_frame_finalize() from the fields
+     * above; until then (ready false: e.g. a frame whose fields a test assigns) the conversions
+     * compute from the fields. Change a field after finalizing: finalize again. */
+    bool ready;
+    double pin[3][3];  /* p_int = pin · p_wire + offset, v_int = pin · v_wire */
+    double win[3][3];  /* ω_int = win · ω_wire */
+    double qin[4][4];  /* q_int = qin · q_wire (x y z w) */
+    double pout[3][3]; /* p_wire = pout · (p_int − offset), v_wire = pout · v_int */
+    double wout[3][3], qout[4][4];
 };
+
+/** Precompute f's conversions as matrices from its fields (m, det, scale, rotation, offset): the
+ *  conversions below then cost one matrix product each. The gateway finalizes every adapter's
+ *  frame after reading it. Results equal the unfinalized ones up to rounding (≈ 1e-15 relative). */
+void xg_frame_finalize(struct xg_frame *f);
 
 /** The identity frame (internal frame on the wire). */
 void xg_frame_identity(struct xg_frame *f);

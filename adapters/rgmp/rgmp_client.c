@@ -236,6 +236,7 @@ static int dev_map(struct xg_adapter *a, struct rgmp_client *c, const struct rgm
         const char *rf = nd.root >= 0 ? nd.ents[nd.root].ref : NULL;
         if (!rf || strcmp(rf, "LTP_NED") || xg_frame_preset("LTP_NED", &nd.frame, NULL))
             xg_frame_preset("LTP_ENU", &nd.frame, NULL);
+        xg_frame_finalize(&nd.frame);
     }
 
     /* routes */

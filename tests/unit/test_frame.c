@@ -243,6 +243,92 @@ static void test_globs(void **state)
     xg_conf_yaml_free(c);
 }
 
+/* xg_frame_finalize (issue 19 item 3): the precomputed matrices give the reference results (within
+ * 1e-12 relative) for every preset and for frames with scale, rotation and offset; a frame whose
+ * fields are assigned without finalizing keeps using them (stale matrices are never read). */
+static void test_finalize_matches_reference(void **state)
+{
+    (void)state;
+    struct xg_frame frames[40];
+    int nf = 0;
+    struct xg_error err = {0};
+    for (const struct xg_embedded_file *p = xg_embedded_presets; p->name && nf < 30; p++)
+        assert_int_equal(xg_frame_preset(p->name, &frames[nf++], &err), 0);
+    static const char *custom[] = {
+        "frame: {axes: 'x,z,-y', scale: 0.001, rotation: [0.1, -0.7, 0.2, 0.6], offset: [1, -2, "
+        "3]}",
+        "frame: {axes: 'z,x,y', scale: 2.5, offset: [-0.5, 0, 100]}",
+        "frame: {preset: unity, rotation: [0, 0.3826834, 0, 0.9238795]}",
+    };
+    for (size_t i = 0; i < sizeof custom / sizeof custom[0]; i++) {
+        struct xg_conf *c = yaml(custom[i]);
+        assert_int_equal(xg_frame_from_conf(xg_conf_get(c, "frame"), &frames[nf++], &err), 0);
+        xg_conf_yaml_free(c);
+    }
+    uint64_t seed = 7;
+    for (int i = 0; i < nf; i++) {
+        struct xg_frame ref = frames[i], fast = frames[i];
+        assert_false(ref.ready);
+        xg_frame_finalize(&fast);
+        assert_true(fast.ready);
+        for (int k = 0; k < 50; k++) {
+            double r[7];
+            for (int j = 0; j < 7; j++) {
+                seed = seed * UINT64_C(6364136223846793005) + 1442695040888963407u;
+                r[j] = (double)(seed >> 11) * 0x1.0p-53 * 20.0 - 10.0;
+            }
+            struct xg_vec3 v = {r[0], r[1], r[2]};
+            struct xg_quat q = xg_quat_normalize((struct xg_quat){r[3], r[4], r[5], r[6]});
+            struct xg_sample a = {.flags = XG_SAMPLE_POSE | XG_SAMPLE_VELOCITY |
+                                           XG_SAMPLE_ANGULAR_VELOCITY,
+                                  .position = v,
+                                  .orientation = q,
+                                  .velocity = v,
+                                  .angular_velocity = {r[2], r[0], r[1]}};
+            struct xg_sample b = a;
+            xg_frame_sample_in(&ref, &a);
+            xg_frame_sample_in(&fast, &b);
+            double tol = 1e-12 *
+                         (1 + fabs(ref.offset.x) + fabs(ref.offset.y) + fabs(ref.offset.z)) *
+                         (ref.scale > 1 ? ref.scale : 1);
+            assert_vec_near(a.position, b.position, tol * 10);
+            assert_vec_near(a.velocity, b.velocity, tol * 10);
+            assert_vec_near(a.angular_velocity, b.angular_velocity, 1e-12 * 10);
+            assert_float_equal(a.orientation.w, b.orientation.w, 1e-12);
+            assert_vec_near((struct xg_vec3){a.orientation.x, a.orientation.y, a.orientation.z},
+                            (struct xg_vec3){b.orientation.x, b.orientation.y, b.orientation.z},
+                            1e-12);
+            struct xg_pose pa = {.position = v,
+                                 .orientation = q,
+                                 .velocity = v,
+                                 .angular_velocity = {r[1], r[2], r[0]}};
+            struct xg_pose pb = pa;
+            xg_frame_pose_out(&ref, &pa);
+            xg_frame_pose_out(&fast, &pb);
+            double tolo = 1e-12 * (1 + 20 / ref.scale);
+            assert_vec_near(pa.position, pb.position, tolo * 10);
+            assert_vec_near(pa.velocity, pb.velocity, tolo * 10);
+            assert_vec_near(pa.angular_velocity, pb.angular_velocity, 1e-12 * 10);
+            assert_float_equal(pa.orientation.w, pb.orientation.w, 1e-12);
+            assert_vec_near((struct xg_vec3){pa.orientation.x, pa.orientation.y, pa.orientation.z},
+                            (struct xg_vec3){pb.orientation.x, pb.orientation.y, pb.orientation.z},
+                            1e-12);
+        }
+    }
+    /* assigning a field of an unfinalized frame takes effect at once */
+    struct xg_frame f;
+    xg_frame_identity(&f);
+    f.scale = 2.0;
+    assert_vec_near(xg_frame_pos_in(&f, (struct xg_vec3){1, 2, 3}), (struct xg_vec3){2, 4, 6}, 0);
+    /* and after finalizing again, in the matrices too */
+    xg_frame_finalize(&f);
+    f.scale = 3.0;
+    xg_frame_finalize(&f);
+    assert_vec_near(xg_frame_pos_in(&f, (struct xg_vec3){1, 2, 3}), (struct xg_vec3){3, 6, 9}, 0);
+    assert_vec_near(xg_frame_pos_out(&f, (struct xg_vec3){3, 6, 9}), (struct xg_vec3){1, 2, 3},
+                    1e-15);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -254,6 +340,7 @@ int main(void)
         cmocka_unit_test(test_sample_pose_conversion),
         cmocka_unit_test(test_rename_rules),
         cmocka_unit_test(test_globs),
+        cmocka_unit_test(test_finalize_matches_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
