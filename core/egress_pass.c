@@ -21,12 +21,15 @@ void xg_egress_pass_run(struct xg_table *t, int64_t now_ns, const struct xg_egre
     for (uint64_t m = plan->due; m; m &= m - 1) {
         int i = __builtin_ctzll(m);
         bool sl = (sliced >> i) & 1;
+        size_t later = plan->slice[i] ? plan->slice[i] : XG_EGRESS_SLICE;
+        size_t lim = !sl ? 0 : (plan->first_sent >> i) & 1 ? later : first;
         size_t before = xg_table_dirty_count(t, i);
-        drain_one(t, i, sl ? first : 0, fn, user, &r);
+        drain_one(t, i, lim, fn, user, &r);
         size_t after = xg_table_dirty_count(t, i);
         if (sl && after && after < before) more |= UINT64_C(1) << i;
     }
     r.rounds = 1;
+    if (plan->first_only) more = 0;
     /* then slices, interleaved, until the sets are empty */
     while (more) {
         r.rounds++;

@@ -9,6 +9,12 @@
  * set is empty. The others (rate-limited sinks, and sinks that send whole frames: rgmp-server,
  * less, dds, vmc; xg_adapter.whole_frames) drain their whole set once, in the first round.
  *
+ * Cut-through: the first sample of an ingress batch need not wait for the rest of the batch. The
+ * table calls the gateway back (xg_table_set_cut_through) at the end of the update that woke a
+ * sink; the gateway then runs a pass with `first_only` over the woken sliced sinks (not the
+ * updating adapter), and the pass after the ingress callback continues with their later slices
+ * (`first_sent`).
+ *
  * Trade-off: each slice is a drain of its own, i.e. its own packets and syscalls; the batch a
  * slice could have shared with the rest of the set is given up for the latency of the first
  * samples. Socket-free: the caller supplies the drain. Single-threaded. */
@@ -32,6 +38,9 @@ struct xg_egress_plan {
     uint64_t sliced;               /* of the due ones, these in slices; the rest whole, once */
     size_t first_slice;            /* 0 = XG_EGRESS_FIRST_SLICE */
     size_t slice[XG_MAX_ADAPTERS]; /* entities per later slice, per sink; 0 = XG_EGRESS_SLICE */
+    uint64_t first_sent; /* sliced sinks whose first slice already left (during the ingress call:
+                            xg_table_set_cut_through): they start with a later slice */
+    bool first_only;     /* run the first round only (the cut-through itself) */
 };
 
 /** What a pass did. */

@@ -56,8 +56,11 @@ struct xg_table {
     int n_listeners;
     struct xg_table_stats stats;
     /* egress pass (xg_table_pass_begin): its time, and one predicted pose per entity */
-    bool in_pass;
+    bool in_pass, in_cut;
     int64_t pass_ns;
+    xg_cut_fn cut; /* cut-through hook (xg_table_set_cut_through) */
+    void *cut_user;
+    uint64_t woken;              /* sinks whose set became non-empty during the current update */
     struct xg_pose_cache *poses; /* NULL until the first pass, or when it could not be had */
     /* peer-triggered warnings, one limiter per kind and origin adapter */
     struct xg_log_limit reject_lim[XG_MAX_ADAPTERS], refuse_lim[XG_MAX_ADAPTERS];
@@ -441,7 +444,10 @@ static void mark_dirty(struct xg_table *t, struct xg_entity *e)
         }
         s->list[s->n++] = e->slot;
         e->dirty_mask |= UINT64_C(1) << i;
-        if (s->n - s->head == 1 && s->wake) s->wake(s->user, i);
+        if (s->n - s->head == 1) {
+            t->woken |= UINT64_C(1) << i;
+            if (s->wake) s->wake(s->user, i);
+        }
     }
 }
 
@@ -616,6 +622,25 @@ static int apply_sample(struct xg_table *t, struct xg_entity *e, const struct xg
     return 0;
 }
 
+void xg_table_set_cut_through(struct xg_table *t, xg_cut_fn fn, void *user)
+{
+    t->cut = fn;
+    t->cut_user = user;
+}
+
+/* The end of an update: the table is consistent again; sinks it woke may send now. */
+static int cut_point(struct xg_table *t, int origin, int rc)
+{
+    uint64_t w = t->woken;
+    t->woken = 0;
+    if (w && t->cut && !t->in_pass && !t->in_cut) {
+        t->in_cut = true;
+        t->cut(t->cut_user, w, origin);
+        t->in_cut = false;
+    }
+    return rc;
+}
+
 int xg_table_update_origin(struct xg_table *t, int origin, const struct xg_entity_key *key,
                            const struct xg_sample *s, uint32_t *id)
 {
@@ -637,7 +662,7 @@ int xg_table_update_origin(struct xg_table *t, int origin, const struct xg_entit
         if (rc) return rc;
     }
     if (id) *id = e->id;
-    return apply_sample(t, e, s);
+    return cut_point(t, origin, apply_sample(t, e, s));
 }
 
 int xg_table_update(struct xg_table *t, const struct xg_adapter *a, const struct xg_entity_key *key,
@@ -651,7 +676,7 @@ int xg_table_push(struct xg_table *t, uint32_t id, const struct xg_sample *s)
     struct xg_entity *e = get_mut(t, id);
     if (!e) return -ENOENT;
     if (check_sample(t, e->origin, e->name, e->source, s)) return -EINVAL;
-    return apply_sample(t, e, s);
+    return cut_point(t, e->origin, apply_sample(t, e, s));
 }
 
 int xg_table_forget_history(struct xg_table *t, uint32_t id)
@@ -674,7 +699,7 @@ int xg_table_set_button(struct xg_table *t, uint32_t id, int index, bool pressed
     e->buttons[index] = pressed;
     if (index >= e->n_buttons) e->n_buttons = index + 1;
     mark_dirty(t, e);
-    return 0;
+    return cut_point(t, e->origin, 0);
 }
 
 int xg_table_set_analog(struct xg_table *t, uint32_t id, int index, double value)
@@ -694,7 +719,7 @@ int xg_table_set_analog(struct xg_table *t, uint32_t id, int index, double value
     e->analogs[index] = value;
     if (index >= e->n_analogs) e->n_analogs = index + 1;
     mark_dirty(t, e);
-    return 0;
+    return cut_point(t, e->origin, 0);
 }
 
 /* ---- prediction ---- */

@@ -285,6 +285,15 @@ size_t xg_table_drain(struct xg_table *t, int sink, int64_t now_ns, xg_visit_fn 
  *  gateway's egress pass (core/egress_pass.h) sets it around the drains of sliced sinks. */
 void xg_table_set_drain_limit(struct xg_table *t, int sink, size_t max);
 
+/** Cut-through hook: called at the end of xg_table_update*(), xg_table_push(),
+ *  xg_table_set_button() and xg_table_set_analog() when that call made the dirty sets of the sinks
+ *  in `woken` (bit = sink index) go from empty to non-empty, i.e. for the first sample of an
+ *  ingress batch: the table is consistent then, and those sinks may send that sample before the
+ *  caller pushes the rest of its batch. `origin` is the updating adapter. Not called from within
+ *  the hook or during an egress pass. */
+typedef void (*xg_cut_fn)(void *user, uint64_t woken, int origin);
+void xg_table_set_cut_through(struct xg_table *t, xg_cut_fn fn, void *user);
+
 /** Egress pass (issue 19 item 3): from xg_table_pass_begin() to xg_table_pass_end(), every
  *  xg_table_drain() and every xg_table_foreach() with sink >= 0 predicts to the pass time
  *  `now_ns` (gateway-monotonic ns) instead of its own now_ns argument, and an entity is predicted

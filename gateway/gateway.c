@@ -62,6 +62,8 @@ static void entity_event(void *user, const struct xg_entity *e, bool added)
     XG_DEBUG(COMPONENT, "entity %u '%s' %s", e->id, e->name, added ? "added" : "removed");
 }
 
+static void cut_through(void *user, uint64_t woken, int origin); /* runtime, below */
+
 /* ---- configuration ---- */
 
 /* The token is the file's first line (a trailing CR/LF is not part of it; anything after the
@@ -340,6 +342,7 @@ int xg_gateway_load(struct xg_gateway *gw, const struct xg_gateway_opts *opts, s
     gw->metrics = xg_metrics_new();
     if (!gw->base || !gw->table || !gw->metrics) return xg_error_set(err, -ENOMEM, "out of memory");
     xg_table_set_namer(gw->table, namer, gw);
+    xg_table_set_cut_through(gw->table, cut_through, gw);
     xg_table_add_listener(gw->table, entity_event, gw);
 
     if ((rc = xg_registry_check(err))) return rc;
@@ -368,6 +371,36 @@ static void pass_drain(void *user, int sink)
     if (ga->started && ga->a.ops->drain) ga->a.ops->drain(&ga->a);
 }
 
+/* Send-on-change sinks that drain in slices (core/egress_pass.h). */
+static uint64_t sliced_sinks(struct xg_gateway *gw)
+{
+    uint64_t m = 0;
+    for (int i = 0; i < gw->n_adapters; i++) {
+        struct xg_gw_adapter *ga = gw->adapters[i];
+        if (ga->started && ga->a.ops->is_sink && ga->a.rate_hz <= 0 && !ga->a.whole_frames)
+            m |= UINT64_C(1) << i;
+    }
+    return m;
+}
+
+/* Cut-through (xg_table_set_cut_through): an update woke sinks; the sliced ones other than the
+ * updating adapter send their first slice now, before the ingress callback pushes the rest of its
+ * batch. The pass event, already active, continues with their later slices. */
+static void cut_through(void *user, uint64_t woken, int origin)
+{
+    struct xg_gateway *gw = user;
+    struct xg_egress_plan plan = {.first_only = true};
+    plan.due = plan.sliced = woken & sliced_sinks(gw) & ~gw->egress_first;
+    if (origin >= 0 && origin < XG_MAX_ADAPTERS) plan.due &= ~(UINT64_C(1) << origin);
+    plan.sliced = plan.due;
+    if (!plan.due) return;
+    struct xg_egress_result r;
+    xg_egress_pass_run(gw->table, xg_clock_mono_ns(), &plan, pass_drain, gw, &r);
+    gw->egress_first |= plan.due;
+    gw->egress_passes++;
+    gw->egress_drains += r.drains;
+}
+
 /* The egress pass: every due sink, send-on-change ones in interleaved slices unless they send
  * whole frames, rate-limited ones whole; one pass time, one prediction per entity. */
 static void pass_cb(evutil_socket_t fd, short what, void *arg)
@@ -382,7 +415,8 @@ static void pass_cb(evutil_socket_t fd, short what, void *arg)
         if (ga->a.rate_hz <= 0 && !ga->a.whole_frames) plan.sliced |= bit;
         plan.slice[i] = ga->a.egress_slice;
     }
-    gw->egress_due = 0;
+    plan.first_sent = gw->egress_first & plan.sliced;
+    gw->egress_due = gw->egress_first = 0;
     if (!plan.due) return;
     struct xg_egress_result r;
     xg_egress_pass_run(gw->table, xg_clock_mono_ns(), &plan, pass_drain, gw, &r);

@@ -9,7 +9,10 @@ timing involved.
 - Cut-through: each sink sends the batch in slices (1 object, then 8 per datagram: 5 datagrams),
   the first datagram of each sink comes before any sink's second, and `b` starts before `a` has
   sent the whole batch (before the change, `a` drained the whole set into one datagram, then `b`
-  did); every report reaches both sinks once (`objects_out`).
+  did); every report reaches both sinks once (`objects_out`). The first slices leave during the
+  ingress read, right after the batch's first report is pushed (one pass), the rest in the pass
+  after the read: 2 passes and 10 drains per batch (`xrgate_egress_passes_total`,
+  `xrgate_egress_drains_total`).
 - Shared prediction: the sinks drain in the same egress pass, so each entity is predicted once
   per batch: `xrgate_predictions_shared_total` grows by exactly one batch (b's answers).
 """
@@ -59,10 +62,9 @@ def read_all(sock):
     return out
 
 
-def shared(gw):
+def metric(gw, name):
     _, _, body = gw.get("/metrics")
-    fam = parse_prometheus(body.decode())
-    return fam[("xrgate_predictions_shared_total", "")]
+    return parse_prometheus(body.decode())[(name, "")]
 
 
 def main():
@@ -97,13 +99,19 @@ adapters:
             conn.sendall(COOKIE + desc(-1, 0, "VRPN Control") + desc(-1, 3, "Tracker0") +
                          desc(-2, 7, "vrpn_Tracker Pos_Quat"))
             gw.wait_counter("src", "connects")
+            passes0 = metric(gw, "xrgate_egress_passes_total")
+            drains0 = metric(gw, "xrgate_egress_drains_total")
             for k in range(1, 3):
                 conn.sendall(batch(1000 + k))
                 for name in ("a", "b"):
                     gw.wait_counter(name, "objects_out", at_least=N * k)
                 order = [s for s in map(rtp_sink, read_all(usock)) if s]
                 check_batch(k, order, gw)
-                assert shared(gw) == N * k, (k, shared(gw))
+                assert metric(gw, "xrgate_predictions_shared_total") == N * k, k
+                # per batch: the cut-through (a and b: first slice) and the pass after the read
+                # (a and b: 8 + 8 + 8 + 5)
+                assert metric(gw, "xrgate_egress_passes_total") - passes0 == 2 * k, k
+                assert metric(gw, "xrgate_egress_drains_total") - drains0 == 10 * k, k
         except BaseException:
             print(gw.log())
             raise

@@ -228,6 +228,122 @@ static void test_pass_due_and_lazy_sinks(void **state)
     xg_table_free(t);
 }
 
+/* ---- cut-through: the table calls back at the end of the update that woke sinks ---- */
+
+struct cut_log {
+    struct xg_table *t;
+    int calls;
+    uint64_t woken[8];
+    int origin[8];
+    size_t dirty1[8];   /* sink 1's set when called */
+    struct log *drains; /* when set: run the gateway's first-only pass */
+    uint64_t first;     /* sinks whose first slice left (the gateway's egress_first) */
+};
+
+static void cut_cb(void *user, uint64_t woken, int origin)
+{
+    struct cut_log *c = user;
+    assert_true(c->calls < 8);
+    c->woken[c->calls] = woken;
+    c->origin[c->calls] = origin;
+    c->dirty1[c->calls] = xg_table_dirty_count(c->t, 1);
+    c->calls++;
+    uint64_t due = woken & ~c->first; /* once per sink per batch, as the gateway does */
+    if (c->drains && due) {
+        struct xg_egress_plan plan = {.due = due, .sliced = due, .first_only = true};
+        xg_egress_pass_run(c->t, T0, &plan, drain, c->drains, NULL);
+        c->first |= due;
+    }
+}
+
+/* a drain that pushes (as no adapter does): no cut-through from inside a pass */
+static void drain_and_push(void *user, int sink)
+{
+    struct log *l = user;
+    drain(user, sink);
+    push(l->t, 50 + sink, T0);
+}
+
+static void test_cut_through_hook(void **state)
+{
+    (void)state;
+    struct xg_table *t = new_table();
+    struct cut_log c = {.t = t};
+    xg_table_set_cut_through(t, cut_cb, &c);
+    uint32_t e0 = push(t, 0, T0);
+    assert_int_equal(c.calls, 1); /* after the update: the entity is in every set */
+    assert_int_equal(c.woken[0], 0xe);
+    assert_int_equal(c.origin[0], 0);
+    assert_int_equal(c.dirty1[0], 1);
+    push(t, 1, T0); /* the sets were not empty: nobody woken */
+    push(t, 0, T0 + MS);
+    assert_int_equal(c.calls, 1);
+    struct log l = {.t = t};
+    xg_table_drain(t, 1, T0, record, &l); /* sink 1 empty again */
+    assert_int_equal(xg_table_set_button(t, e0, 3, true), 0);
+    assert_int_equal(c.calls, 2);
+    assert_int_equal(c.woken[1], 0x2);
+    assert_int_equal(xg_table_set_analog(t, e0, 1, 0.5), 0); /* sink 1 not empty now */
+    assert_int_equal(c.calls, 2);
+    /* a rejected sample wakes nobody */
+    xg_table_drain(t, 1, T0, record, &l);
+    struct xg_entity_key key = {.source = "bad"};
+    struct xg_sample bad = {.capture_ns = T0, .flags = XG_SAMPLE_POSITION, .position = {1e9, 0, 0}};
+    assert_int_equal(xg_table_update_origin(t, 0, &key, &bad, NULL), -EINVAL);
+    assert_int_equal(c.calls, 2);
+    /* updates made during a pass do not call back */
+    struct xg_egress_plan plan = {.due = 0x2};
+    struct log l2 = {.t = t};
+    xg_egress_pass_run(t, T0, &plan, drain_and_push, &l2, NULL);
+    assert_int_equal(c.calls, 2);
+    xg_table_free(t);
+}
+
+static void test_cut_through_first_slice(void **state)
+{
+    (void)state;
+    struct xg_table *t = new_table();
+    struct log l = {.t = t};
+    struct cut_log c = {.t = t, .drains = &l};
+    xg_table_set_cut_through(t, cut_cb, &c);
+    uint32_t id[12];
+    /* the first sample of the batch leaves before the second is pushed */
+    id[0] = push(t, 0, T0);
+    assert_int_equal(l.n, 3);
+    for (int s = 0; s < 3; s++) {
+        assert_int_equal(l.v[s].sink, s + 1);
+        assert_int_equal(l.v[s].id, id[0]);
+    }
+    /* the sets emptied by it wake their sinks again with the next sample, but each sink sends one
+     * first slice per batch */
+    id[1] = push(t, 1, T0);
+    assert_int_equal(c.calls, 2);
+    assert_int_equal(l.n, 3);
+    for (int k = 2; k < 12; k++)
+        id[k] = push(t, k, T0);
+    assert_int_equal(c.calls, 2);
+    assert_int_equal(l.n, 3);
+    /* the pass after the batch continues with later slices at once (no second first slice) */
+    struct xg_egress_plan plan = {.due = 0x6, .sliced = 0x6, .first_sent = 0x6};
+    plan.slice[1] = 4;
+    struct xg_egress_result r;
+    xg_egress_pass_run(t, T0, &plan, drain, &l, &r);
+    /* sink 1: 4 + 4 + 3 of e1..e11, sink 2: 8 + 3 */
+    assert_int_equal(r.drains, 5);
+    assert_int_equal(r.rounds, 3);
+    assert_int_equal(l.n, 3 + 22);
+    assert_int_equal(l.v[3].sink, 1);
+    assert_int_equal(l.v[3].id, id[1]);
+    assert_int_equal(l.v[7].sink, 2);
+    assert_int_equal(l.v[7].id, id[1]);
+    assert_int_equal(l.v[15].sink, 1);
+    assert_int_equal(l.v[15].id, id[5]);
+    assert_int_equal(xg_table_dirty_count(t, 1), 0);
+    assert_int_equal(xg_table_dirty_count(t, 2), 0);
+    assert_int_equal(xg_table_dirty_count(t, 3), 11);
+    xg_table_free(t);
+}
+
 /* ---- shared prediction ---- */
 
 static void test_pass_shares_one_prediction(void **state)
@@ -318,6 +434,8 @@ int main(void)
         cmocka_unit_test(test_drain_limit_skips_removed),
         cmocka_unit_test(test_pass_interleaves_first_slices),
         cmocka_unit_test(test_pass_due_and_lazy_sinks),
+        cmocka_unit_test(test_cut_through_hook),
+        cmocka_unit_test(test_cut_through_first_slice),
         cmocka_unit_test(test_pass_shares_one_prediction),
         cmocka_unit_test(test_pose_cache),
     };
