@@ -390,7 +390,7 @@ static void cut_through(void *user, uint64_t woken, int origin)
 {
     struct xg_gateway *gw = user;
     struct xg_egress_plan plan = {.first_only = true};
-    plan.due = plan.sliced = woken & sliced_sinks(gw) & ~gw->egress_first;
+    plan.due = woken & sliced_sinks(gw) & ~gw->egress_first;
     if (origin >= 0 && origin < XG_MAX_ADAPTERS) plan.due &= ~(UINT64_C(1) << origin);
     plan.sliced = plan.due;
     if (!plan.due) return;
@@ -411,6 +411,8 @@ static void pass_cb(evutil_socket_t fd, short what, void *arg)
         struct xg_gw_adapter *ga = gw->adapters[i];
         uint64_t bit = UINT64_C(1) << i;
         if (!(gw->egress_due & bit) || !ga->started) continue;
+        /* a send-on-change sink whose set a cut-through emptied has nothing left to send */
+        if (ga->a.rate_hz <= 0 && !xg_table_dirty_count(gw->table, i)) continue;
         plan.due |= bit;
         if (ga->a.rate_hz <= 0 && !ga->a.whole_frames) plan.sliced |= bit;
         plan.slice[i] = ga->a.egress_slice;
