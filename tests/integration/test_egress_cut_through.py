@@ -12,7 +12,7 @@ timing involved.
   did); every report reaches both sinks once (`objects_out`). The first slices leave during the
   ingress read, right after the batch's first report is pushed (one pass), the rest in the pass
   after the read: 2 passes and 10 drains per batch (`xrgate_egress_passes_total`,
-  `xrgate_egress_drains_total`).
+  `xrgate_egress_drains_total`); a batch of one report is one pass of one drain per sink.
 - Shared prediction: the sinks drain in the same egress pass, so each entity is predicted once
   per batch: `xrgate_predictions_shared_total` grows by exactly one batch (b's answers).
 """
@@ -112,6 +112,15 @@ adapters:
                 # (a and b: 8 + 8 + 8 + 5)
                 assert metric(gw, "xrgate_egress_passes_total") - passes0 == 2 * k, k
                 assert metric(gw, "xrgate_egress_drains_total") - drains0 == 10 * k, k
+            # a batch of one report leaves entirely by cut-through: one pass, one drain per sink,
+            # no empty drain after it
+            conn.sendall(msg(3, 7, struct.pack(">ii7d", 0, 0, 9.0, 1.0, 0, 0, 0, 0, 1.0),
+                             t=(1010, 0)))
+            for name in ("a", "b"):
+                gw.wait_counter(name, "objects_out", at_least=2 * N + 1)
+            assert [s for s in map(rtp_sink, read_all(usock)) if s] == ["a", "b"]
+            assert metric(gw, "xrgate_egress_passes_total") - passes0 == 2 * 2 + 1
+            assert metric(gw, "xrgate_egress_drains_total") - drains0 == 10 * 2 + 2
         except BaseException:
             print(gw.log())
             raise
