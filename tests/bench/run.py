@@ -16,9 +16,7 @@ import json
 import math
 import os
 import platform
-import re
 import selectors
-import shutil
 import socket
 import statistics
 import struct
@@ -38,6 +36,7 @@ EGRESS = ("vrpn", "rgmp", "less", "rtp")  # latency_us.<egress> keys
 EGRESS_TYPE = {"vrpn": "vrpn-server", "rgmp": "rgmp-server", "less": "less", "rtp": "rtp"}
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 from dds_load import dds_load  # noqa: E402 (after sys.path is set)
+from egress_cost import egress_cost  # noqa: E402
 VRPN_COOKIE = b"vrpn: ver. 07.38  0" + b"\0" * 5  # what a TCP-only VRPN client sends first
 
 
@@ -146,71 +145,6 @@ def bvh_prediction(out_dir):
             return json.load(f)
     except (OSError, ValueError):
         return None
-
-
-EGRESS_VARIANTS = (("per_sink_ref", "each sink predicts, reference frame code (before)"),
-                   ("per_sink_matrix", "each sink predicts, frame matrices"),
-                   ("pass_ref", "one pass, shared prediction, reference frame code"),
-                   ("pass_matrix", "one pass, shared prediction, frame matrices (now)"))
-
-
-def egress_cost(o):
-    """Table 8 (issue 19 item 3): CPU and, under callgrind when valgrind is installed,
-    instructions per update per egress between the table and the encoder (bench_egress)."""
-    try:
-        exe = prog("bench_egress")
-    except SystemExit as e:
-        print(f"\n(egress cost benchmark not built: {e})")
-        return None
-    timed = run_json("bench_egress", ["--reps", o.reps, "--ms", o.ms] +
-                     (["--quick"] if o.quick else []))
-    out = {"entities": timed["entities"], "egresses": timed["egresses"],
-           "cpu_ns_per_update_egress": {k: stats(v) for k, v in
-                                        timed["cpu_ns_per_update_egress"].items()},
-           "instructions_per_update_egress": None, "instructions_per_frame_conversion": None,
-           "instructions_per_prediction": None}
-    valgrind = shutil.which("valgrind")
-    if valgrind:
-        with tempfile.TemporaryDirectory(prefix="xrgate-cg-") as d:
-            cg = os.path.join(d, "cg.out")
-            p = subprocess.run([valgrind, "--tool=callgrind", "--collect-atstart=no",
-                                f"--callgrind-out-file={cg}", exe, "--callgrind"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               timeout=300)
-            totals = {}
-            for name in os.listdir(d):
-                with open(os.path.join(d, name)) as f:
-                    text = f.read()
-                m = re.search(r"^desc: Trigger: Client Request: (\S+)$", text, re.M)
-                t = re.search(r"^totals: (\d+)", text, re.M)
-                if m and t:
-                    totals[m.group(1)] = int(t.group(1))
-            if p.returncode == 0 and totals:
-                info = json.loads(p.stdout)
-                per = info["callgrind_frames"] * info["entities"] * info["egresses"]
-                out["instructions_per_update_egress"] = {
-                    k: totals[k] / per for k, _ in EGRESS_VARIANTS if k in totals}
-                calls = info["callgrind_calls"]
-                if "frame_ref" in totals and "frame_matrix" in totals:
-                    out["instructions_per_frame_conversion"] = {
-                        "reference": totals["frame_ref"] / calls,
-                        "matrix": totals["frame_matrix"] / calls}
-                if "predict" in totals:
-                    out["instructions_per_prediction"] = totals["predict"] / calls
-    ins = out["instructions_per_update_egress"] or {}
-    cpu = out["cpu_ns_per_update_egress"]
-    rows = [[k, what, fmt_s(cpu.get(k), " ns"),
-             f"{ins[k]:.0f}" if k in ins else "n/a"] for k, what in EGRESS_VARIANTS]
-    fc, pr = out["instructions_per_frame_conversion"], out["instructions_per_prediction"]
-    note = (f"{out['entities']} entities moving and turning, {out['egresses']} sinks converting to "
-            "vrpn-zup, gamestate-lh, LTP_ENU and the internal frame; in-process, no sockets or "
-            "encoders\n" +
-            (f"instructions (callgrind, drains only): one xg_frame_pose_out {fc['reference']:.0f} "
-             f"(reference) / {fc['matrix']:.0f} (matrices), one prediction {pr:.0f}"
-             if fc and pr else "instructions: n/a (valgrind not installed)"))
-    table("8. Egress cost per update per egress: shared prediction and frame matrices",
-          ["variant", "what", "CPU ns median [min..max]", "instructions"], rows, note=note)
-    return out
 
 
 def prog(name):
@@ -1099,7 +1033,7 @@ def main():
         "elapsed_s": time.monotonic() - started,
     }
     results["bvh_prediction"] = bvh_prediction(os.path.dirname(out))
-    results["egress_cost"] = egress_cost(o)
+    results["egress_cost"] = egress_cost(o, sys.modules[__name__])
     results["dds"] = dds
     if dds:
         rows = [[k, f"{dds[k]['sent_transforms']}", f"{dds[k]['unique']}",
