@@ -27,7 +27,7 @@
 #include "core/entity.h"
 
 #define XG_EGRESS_FIRST_SLICE 1 /* entities in a sliced sink's first drain of a pass */
-#define XG_EGRESS_SLICE 8       /* entities in each later drain */
+#define XG_EGRESS_SLICE 32      /* entities in each later drain (default) */
 
 /** Drain sink `sink` (adapter index) once: the adapter's drain, which calls xg_table_drain(). */
 typedef void (*xg_egress_drain_fn)(void *user, int sink);

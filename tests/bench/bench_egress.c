@@ -133,9 +133,8 @@ static void egress(struct bench *b, enum variant v)
             xg_table_drain(b->t, k, send, visit, b);
         }
     } else {
-        /* as the gateway plans it: vrpn-server (slices of 32) and rtp (8) sliced */
+        /* as the gateway plans it: vrpn-server and rtp sliced (1, then 32), the others whole */
         struct xg_egress_plan plan = {.due = 0x1e, .sliced = 0x6};
-        plan.slice[1] = 32;
         xg_egress_pass_run(b->t, send, &plan, drain, b, NULL);
     }
 }

@@ -166,7 +166,8 @@ static void test_pass_interleaves_first_slices(void **state)
     struct log l = {.t = t};
     /* sinks 1 and 2 sliced (send on change), sink 3 whole (a frame per drain) */
     struct xg_egress_plan plan = {.due = 0xe, .sliced = 0x6, .first_slice = 1};
-    plan.slice[1] = 10; /* sink 2: the default, 8 */
+    plan.slice[1] = 10;
+    plan.slice[2] = 8;
     struct xg_egress_result r;
     xg_egress_pass_run(t, T0, &plan, drain, &l, &r);
     assert_int_equal(l.n, 60);
@@ -204,7 +205,7 @@ static void test_pass_due_and_lazy_sinks(void **state)
 {
     (void)state;
     struct xg_table *t = new_table();
-    for (int k = 0; k < 5; k++)
+    for (int k = 0; k < 40; k++)
         push(t, k, T0);
     struct log l = {.t = t};
     l.lazy[1] = true; /* takes nothing: drained once, not looped on */
@@ -213,11 +214,12 @@ static void test_pass_due_and_lazy_sinks(void **state)
     xg_egress_pass_run(t, T0, &plan, drain, &l, &r);
     assert_int_equal(l.drains[1], 1);
     assert_int_equal(l.drains[2], 0);
-    /* sink 3: first slice of 1 (default), then one default slice of 8 takes the other 4 */
-    assert_int_equal(l.drains[3], 2);
-    assert_int_equal(r.drains, 3);
-    assert_int_equal(xg_table_dirty_count(t, 1), 5);
-    assert_int_equal(xg_table_dirty_count(t, 2), 5);
+    /* sink 3: the default slices: first 1, then 32, then the last 7 */
+    assert_int_equal(l.drains[3], 3);
+    assert_int_equal(r.drains, 4);
+    assert_int_equal(l.n, 40);
+    assert_int_equal(xg_table_dirty_count(t, 1), 40);
+    assert_int_equal(xg_table_dirty_count(t, 2), 40);
     assert_int_equal(xg_table_dirty_count(t, 3), 0);
     /* an empty due sink is still drained once (a tick may have work of its own) */
     memset(&l.drains, 0, sizeof l.drains);
@@ -326,6 +328,7 @@ static void test_cut_through_first_slice(void **state)
     /* the pass after the batch continues with later slices at once (no second first slice) */
     struct xg_egress_plan plan = {.due = 0x6, .sliced = 0x6, .first_sent = 0x6};
     plan.slice[1] = 4;
+    plan.slice[2] = 8;
     struct xg_egress_result r;
     xg_egress_pass_run(t, T0, &plan, drain, &l, &r);
     /* sink 1: 4 + 4 + 3 of e1..e11, sink 2: 8 + 3 */
