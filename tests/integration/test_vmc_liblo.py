@@ -238,10 +238,13 @@ adapters:
             assert st[names["demo/head"]][0] == 1 and st[names["demo/body0"]][0] == 1
             assert st[names["demo/left_hand"]][0] == 2 and st[names["demo/right_hand"]][0] == 3
             assert 1.6 < st[names["demo/head"]][3] < 1.8, st  # the synth head is ~1.7 m up
-            kinds = {}
-            for addr, _, v in svmc.messages():
-                if addr.endswith("/Pos"):
-                    kinds[v[0]] = addr
+            def svmc_kinds():  # the vmc profile's own oscdump may trail the vmt one
+                k = {}
+                for addr, _, v in svmc.messages():
+                    if addr.endswith("/Pos"):
+                        k[v[0]] = addr
+                return k if {"demo/head", "demo/left_hand", "demo/body0"} <= set(k) else None
+            kinds = wait_for(svmc_kinds, what="oscdump to see the synth's head, hand and body")
             assert kinds.get("demo/head") == "/VMC/Ext/Hmd/Pos", kinds
             assert kinds.get("demo/left_hand") == "/VMC/Ext/Con/Pos", kinds
             assert kinds.get("demo/body0") == "/VMC/Ext/Tra/Pos", kinds
