@@ -37,6 +37,7 @@ EGRESS_TYPE = {"vrpn": "vrpn-server", "rgmp": "rgmp-server", "less": "less", "rt
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 from dds_load import dds_load  # noqa: E402 (after sys.path is set)
 from egress_cost import egress_cost  # noqa: E402
+from relay import print_relay, relay_bench  # noqa: E402
 VRPN_COOKIE = b"vrpn: ver. 07.38  0" + b"\0" * 5  # what a TCP-only VRPN client sends first
 
 
@@ -738,6 +739,7 @@ def main():
     scale = scale_daemon(o, avail)
     clients = {a: clients_daemon(o, avail, a) for a in ("rgmp-server", "vrpn-server")}
     dds = dds_load(o, avail)
+    rel = relay_bench(o, avail, prog, log)
     b_end = None if o.quick else bench_baseline(o)
     base = merge_baselines(b_start, b_end)
     load_end = os.getloadavg()
@@ -1053,6 +1055,8 @@ def main():
                    f"{dds['gateway']['lost_in']} lost on the way in, "
                    f"{dds['gateway']['coalesced']} coalesced by the drain, "
                    f"{dds['gateway']['lost_out']} lost on the way out")
+    results["relay"] = rel
+    print_relay(rel, table, fmt)
     with open(out, "w") as f:
         json.dump(results, f, indent=1, allow_nan=False)
     print(f"\nwrote {out} ({results['elapsed_s']:.0f} s)")
