@@ -253,7 +253,7 @@ def merge_baselines(b1, b2):
     out = {"udp_pps_mode": b1["udp_pps_mode"], "rtt_mode": b1["rtt_mode"]}
     for k in ("udp_pps", "udp_pps_mmsg"):
         out[k] = {size: stats(b1[k][size] + (b2[k][size] if b2 else [])) for size in b1[k]}
-    for k in ("udp_rtt_us", "tcp_rtt_us"):
+    for k in ("udp_rtt_us", "tcp_rtt_us", "thread_wake_us"):
         out[k] = {q: stats(b1[k][q] + (b2[k][q] if b2 else [])) for q in b1[k]}
     return out
 
@@ -764,6 +764,9 @@ def main():
                 f"{fmt_s(base['udp_rtt_us']['p99'], ' us')}\n"
                 f"TCP ping-pong RTT p50 {fmt_s(rtt_tcp, ' us')}, p99 "
                 f"{fmt_s(base['tcp_rtt_us']['p99'], ' us')}  (two threads, 64 B, TCP_NODELAY)\n"
+                f"hand-off to a sleeping thread (eventfd) p50 "
+                f"{fmt_s(base['thread_wake_us']['p50'], ' us')}, p99 "
+                f"{fmt_s(base['thread_wake_us']['p99'], ' us')}\n"
                 f"repetitions pooled from the start{' and the end' if b_end else ''} of the run"))
 
     # ---- 2. codecs ----
@@ -991,6 +994,7 @@ def main():
             "udp_pps_mmsg_by_size": base["udp_pps_mmsg"],
             "udp_rtt_us": base["udp_rtt_us"],
             "tcp_rtt_us": base["tcp_rtt_us"],
+            "thread_wake_us": base["thread_wake_us"],
             "udp_pps_mode": base["udp_pps_mode"],
             "rtt_mode": base["rtt_mode"],
         },
