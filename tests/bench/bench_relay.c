@@ -18,10 +18,12 @@
  * (CLOCK_MONOTONIC right after the receive call) minus the scheduled time of its frame is one
  * latency sample; only the first arrival of (sensor, frame) counts.
  *
- * Repetitions: the generator feeds one path at a time: relay, then direct (the order alternates
- * between repetitions), each for --ms of frames after a 150 ms settle, then --idle-ms with no
- * frames at all while every connection stays open (xrgate's idle CPU). Per repetition: the
- * quantiles of both paths and their difference ("added"), the share of (sensor, frame) pairs
+ * Repetitions: the generator feeds one path at a time, in blocks of 100 ms of frames that
+ * alternate relay, direct, relay ... (the first path alternates between repetitions), --ms of
+ * frames per path in all, so that a disturbance of the machine falls on both paths alike; then
+ * --idle-ms with no frames at all while every connection stays open (xrgate's idle CPU). Per
+ * repetition: the quantiles of both paths (samples pooled over their blocks) and their
+ * difference ("added"), the share of (sensor, frame) pairs
  * delivered, xrgate's CPU (--pid) while it relays and while idle: from /proc/PID/stat (utime +
  * stime of all threads, clock ticks) and /proc/PID/schedstat (ns on CPU of the main thread).
  *
@@ -45,11 +47,11 @@
 #include "tests/bench/bench_weak.h"
 
 #define MAX_SENSORS 200
-#define KMOD 10000    /* frame number modulo this is carried in the position, in mm */
-#define MAX_GCONNS 8  /* generator connections: xrgate, the reader, stale ones */
-#define SETTLE_MS 150 /* after a switch of path, before frames count */
-#define GRACE_MS 60   /* after the last counted frame is due, late arrivals still count */
-#define PER_DGRAM 16  /* Pos_Quat messages per datagram (16 x 88 = 1408 <= 1472) */
+#define KMOD 10000   /* frame number modulo this is carried in the position, in mm */
+#define MAX_GCONNS 8 /* generator connections: xrgate, the reader, stale ones */
+#define BLOCK_MS 100 /* the paths alternate in blocks of this many ms of frames */
+#define GRACE_MS 60  /* after the last counted frame is due, late arrivals still count */
+#define PER_DGRAM 16 /* Pos_Quat messages per datagram (16 x 88 = 1408 <= 1472) */
 #define LESS_MAX_EID 4096
 
 enum { PH_IDLE, PH_RELAY, PH_DIRECT };
@@ -352,9 +354,9 @@ struct reader {
     struct rconn c[2];
     int64_t last_k[2][MAX_SENSORS];
     bool measuring[2];
-    int64_t k_lo, k_hi;
-    double *lat;
-    size_t n, cap;
+    int64_t k_lo[2], k_hi[2]; /* the frames of the path's current block */
+    double *lat[2];
+    size_t n[2], cap;
     uint64_t reports[2], unmatched[2], repeats[2];
 };
 
@@ -376,8 +378,8 @@ static void rec(struct reader *r, int which, int s, double y, int64_t now)
         return;
     }
     r->last_k[which][s] = k;
-    if (r->measuring[which] && k >= r->k_lo && k < r->k_hi && r->n < r->cap)
-        r->lat[r->n++] = (double)(now - sched_ns(k)) / 1000.0;
+    if (r->measuring[which] && k >= r->k_lo[which] && k < r->k_hi[which] && r->n[which] < r->cap)
+        r->lat[which][r->n[which]++] = (double)(now - sched_ns(k)) / 1000.0;
 }
 
 static void on_msg(struct reader *r, struct rconn *c, const struct vrpn_msg *m, int64_t now)
@@ -812,9 +814,10 @@ int main(int argc, char **argv)
     pthread_t gth, dth;
     if (pthread_create(&gth, NULL, gen_main, &g)) die("pthread_create");
     static struct reader r;
-    r.cap = (size_t)((double)ms / 1000.0 * rate * sensors) + 1024;
-    r.lat = malloc(r.cap * sizeof *r.lat);
-    if (!r.lat) die("malloc");
+    r.cap = (size_t)((double)(ms + BLOCK_MS) / 1000.0 * rate * sensors) + 1024;
+    r.lat[0] = malloc(r.cap * sizeof(double));
+    r.lat[1] = malloc(r.cap * sizeof(double));
+    if (!r.lat[0] || !r.lat[1]) die("malloc");
     for (int w = 0; w < 2; w++)
         for (int s = 0; s < MAX_SENSORS; s++)
             r.last_k[w][s] = INT64_MIN;
@@ -854,36 +857,38 @@ int main(int argc, char **argv)
     }
     if (!added || !cpu || !cpu_upd || !idle_stat || !idle_sched) die("calloc");
     double idle_stat_sum = 0, idle_sched_sum = 0, idle_secs = 0;
+    int nblk = ms / BLOCK_MS > 0 ? ms / BLOCK_MS : 1;
+    int64_t blk_frames = (int64_t)((double)BLOCK_MS / 1000.0 * rate);
     for (int rep = 0; rep < reps; rep++) {
-        for (int j = 0; j < 2; j++) {
-            int w = (j ^ (rep & 1)) ? W_DIRECT : W_RELAY;
+        double frames[2] = {0, 0}, cpu_s = 0;
+        r.n[0] = r.n[1] = 0;
+        for (int b = 0; b < 2 * nblk; b++) { /* relay and direct blocks alternate */
+            int w = ((b + rep) & 1) ? W_DIRECT : W_RELAY;
             atomic_store(&phase, w == W_RELAY ? PH_RELAY : PH_DIRECT);
-            int64_t now = bench_now_ns();
-            r.k_lo = frame_at(now + SETTLE_MS * INT64_C(1000000)) + 1;
-            r.k_hi = r.k_lo + (int64_t)((double)ms / 1000.0 * rate);
-            r.n = 0;
+            r.k_lo[w] = frame_at(bench_now_ns()) + 2; /* the next frame may be on its way */
+            r.k_hi[w] = r.k_lo[w] + blk_frames;
             r.measuring[w] = true;
-            run_until(&r, sched_ns(r.k_lo));
+            run_until(&r, sched_ns(r.k_lo[w]));
             double s0, c0, s1, c1;
             proc_cpu(pid, &s0, &c0);
-            run_until(&r, sched_ns(r.k_hi));
+            run_until(&r, sched_ns(r.k_hi[w]));
             proc_cpu(pid, &s1, &c1);
-            run_until(&r, sched_ns(r.k_hi) + GRACE_MS * INT64_C(1000000));
-            r.measuring[w] = false;
+            frames[w] += (double)blk_frames;
+            if (w == W_RELAY) cpu_s += isfinite(c1 - c0) ? c1 - c0 : s1 - s0;
+        }
+        run_until(&r, bench_now_ns() + GRACE_MS * INT64_C(1000000));
+        r.measuring[W_RELAY] = r.measuring[W_DIRECT] = false;
+        for (int w = 0; w < 2; w++) {
             double q5[5];
-            quantiles(r.lat, r.n, q5);
+            quantiles(r.lat[w], r.n[w], q5);
             for (int k = 0; k < 5; k++)
                 q[w][(size_t)k * nr + (size_t)rep] = q5[k];
-            double frames = (double)(r.k_hi - r.k_lo);
-            deliv[w][rep] = (double)r.n / (frames * sensors);
-            if (w == W_RELAY) {
-                double secs = frames * period_ns / 1e9, c = isfinite(c1 - c0) ? c1 - c0 : s1 - s0;
-                cpu[rep] = 100.0 * c / secs;
-                cpu_upd[rep] = c * 1e6 / (frames * sensors);
-            }
+            deliv[w][rep] = (double)r.n[w] / (frames[w] * sensors);
             fprintf(stderr, "relay: rep %d %s: %zu samples, p50 %.0f us, p99 %.0f us\n", rep,
-                    w == W_RELAY ? "relay " : "direct", r.n, q5[0], q5[2]);
+                    w == W_RELAY ? "relay " : "direct", r.n[w], q5[0], q5[2]);
         }
+        cpu[rep] = 100.0 * cpu_s / (frames[W_RELAY] * period_ns / 1e9);
+        cpu_upd[rep] = cpu_s * 1e6 / (frames[W_RELAY] * sensors);
         for (int k = 0; k < 5; k++)
             added[(size_t)k * nr + (size_t)rep] = q[W_RELAY][(size_t)k * nr + (size_t)rep] -
                                                   q[W_DIRECT][(size_t)k * nr + (size_t)rep];

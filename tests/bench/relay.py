@@ -138,9 +138,9 @@ def relay_bench(o, avail, prog, log):
     except SystemExit as e:
         log(f"relay: {e}")
         return None
-    reps = max(3, o.reps if not o.quick else 3)
-    ms = 150 if o.quick else 1000
-    idle_ms = 200 if o.quick else 3000
+    reps = 3 if o.quick else max(3, o.reps)
+    ms = 150 if o.quick else 600
+    idle_ms = 200 if o.quick else 1000
     out = {}
     for sc in SCENARIOS:
         if sc == "four" and not all(avail.get(t) for t in ("rgmp-server", "rtp", "less")):
