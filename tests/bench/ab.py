@@ -10,9 +10,10 @@ and prints, per figure, the median of each binary and the ratio B / A. The bench
 (bench_loopback, bench_relay) come from the build directory given by XG_BUILD_DIR; only the
 daemon changes. Build the old commit in a separate worktree, e.g.
 
-    git worktree add --detach ../old <commit> && cmake -S ../old -B ../old/build && \\
-      cmake --build ../old/build --target xrgate -j2
-    XG_BUILD_DIR=$PWD/build python3 tests/bench/ab.py --a ../old/build/xrgate \\
+    git worktree add --detach /tmp/xrgate-old <commit>
+    cmake -S /tmp/xrgate-old -B /tmp/xrgate-old/build && \\
+      cmake --build /tmp/xrgate-old/build --target xrgate -j2
+    XG_BUILD_DIR=$PWD/build python3 tests/bench/ab.py --a /tmp/xrgate-old/build/xrgate \\
       --b build/xrgate --rounds 3 --out ab.json
 """
 import argparse
