@@ -945,5 +945,17 @@ int main(int argc, char **argv)
         bench_json_num(&j, "less_messages_read", (double)d.less_msgs);
     }
     bench_json_close(&j);
+    for (int w = 0; w < 2; w++) {
+        free(q[w]);
+        free(deliv[w]);
+        free(r.lat[w]);
+        free(r.c[w].buf);
+    }
+    free(added);
+    free(cpu);
+    free(cpu_upd);
+    free(idle_stat);
+    free(idle_sched);
+    free(d.lbuf);
     return 0;
 }
