@@ -118,6 +118,7 @@ def _summary(res):
         out[key]["spread"] = {q: _spread(res[key][q]) for q in ("p50", "p99")}
     out["delivered_ratio"] = {"relay": _spread(res["relay_us"]["delivered_ratio"]),
                               "direct": _spread(res["direct_us"]["delivered_ratio"])}
+    out["pooled_us"] = res["pooled_us"]
     out["gateway_cpu_percent"] = _spread(res["gateway_cpu_percent"])
     out["gateway_cpu_us_per_update"] = _med(res["gateway_cpu_us_per_update"])
     out["idle_cpu_percent"] = res["idle_cpu_percent_pooled"]
@@ -161,8 +162,10 @@ def print_relay(rel, table, fmt):
         if not r:
             continue
         a, d = r["added_us"], r["direct_us"]
+        pa = r["pooled_us"]["added"]
         rows.append([label[sc], fmt(a["p50"]), fmt(a["p99"]),
                      f"{fmt(a['spread']['p99']['min'])}..{fmt(a['spread']['p99']['max'])}",
+                     f"{fmt(pa['p50'])} / {fmt(pa['p99'])}",
                      fmt(d["p50"]), fmt(d["p99"]), fmt(r["relay_us"]["p99"]),
                      f"{r['delivered_ratio']['relay']['median']:.3f}",
                      f"{r['gateway_cpu_percent']['median']:.1f} %",
@@ -172,11 +175,13 @@ def print_relay(rel, table, fmt):
     table(f"8. VRPN relay: generator ({any_r['sensors']} trackers x {any_r['rate_hz']:.0f} Hz, fixed "
           "frame schedule) -> vrpn-client -> xrgate -> vrpn-server -> reading client, minus the "
           "direct generator -> client path",
-          ["scenario", "added p50", "added p99", "p99 range", "direct p50", "direct p99",
+          ["scenario", "added p50", "added p99", "p99 range", "pooled p50 / p99", "direct p50",
+           "direct p99",
            "relay p99", "delivered", "CPU", "CPU us/update", "idle CPU stat / ns"], rows,
           note=f"us from each frame's scheduled time to the report's arrival; medians of "
                f"{any_r['reps']} interleaved repetitions of {any_r['ms_per_path']} ms per path "
-               "(relay and direct alternate);\nadded = relay - direct per quantile and repetition; "
+               "(relay and direct alternate in 100 ms blocks);\nadded = relay - direct per quantile "
+               "and repetition; pooled: the quantiles of all repetitions' samples, relay - direct;\n"
                "CPU: the gateway while relaying; idle: every peer connected, no data, "
                f"{any_r['idle_window_s']:.1f} s pooled: /proc/PID/stat (all threads, clock ticks) / "
                "/proc/PID/schedstat (ns)")

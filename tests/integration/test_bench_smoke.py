@@ -66,6 +66,10 @@ def relay_errors(res, stdout):
                 errors.append(f"relay.{sc}.{key} = {vals}")
             elif key != "added_us" and any(a > b for a, b in zip(vals, vals[1:])):
                 errors.append(f"relay.{sc}.{key}: quantiles not ordered {vals}")
+        pooled = [(r.get("pooled_us") or {}).get(p, {}).get(q) for p in ("relay", "direct", "added")
+                  for q in QUANTILES]
+        if not all(finite(v) for v in pooled):
+            errors.append(f"relay.{sc}.pooled_us = {r.get('pooled_us')!r}")
         for path in ("relay", "direct"):
             d = (r.get("delivered_ratio") or {}).get(path) or {}
             if not (finite(d.get("min")) and 0.1 < d["min"] <= 1.0):
