@@ -4,7 +4,7 @@ shows no regression beyond noise"). Not part of `make bench`.
 
 Runs `make bench`'s real-daemon measurements -- table 3b (synth -> rtp + rgmp-server +
 vrpn-server, saturation ladder), table 3c (VRPN relay throughput and CPU per update), table 4
-(loopback latency, VRPN in, four egress) and table 8 (the VRPN relay against the direct path) --
+(loopback latency, VRPN in, four egress) and table 9 (the VRPN relay against the direct path) --
 with binary A, then B, then A ... for --rounds rounds (the order alternates: A B, B A, A B ...),
 and prints, per figure, the median of each binary and the ratio B / A. The bench programs
 (bench_loopback, bench_relay) come from the build directory given by XG_BUILD_DIR; only the

@@ -1,4 +1,4 @@
-"""`make bench` table 8 (issue 19 items 6 and 7): the VRPN relay topology with our own load
+"""`make bench` table 9 (issue 19 items 6 and 7): the VRPN relay topology with our own load
 generator, against the direct path in the same run.
 
 tests/bench/bench_relay.c is the VRPN load generator (50 trackers x 240 Hz on a fixed frame
@@ -130,7 +130,7 @@ def _summary(res):
 
 
 def relay_bench(o, avail, prog, log):
-    """Table 8; None unless vrpn-client and vrpn-server are built (and, for the four-egress
+    """Table 9; None unless vrpn-client and vrpn-server are built (and, for the four-egress
     scenario, rgmp-server, rtp and less)."""
     if not (avail.get("vrpn-client") and avail.get("vrpn-server")):
         return None
@@ -172,7 +172,7 @@ def print_relay(rel, table, fmt):
                      fmt(r["gateway_cpu_us_per_update"]),
                      f"{r['idle_cpu_percent']:.2f} / {r['idle_cpu_percent_main_thread']:.3f} %"])
     any_r = next(r for r in rel.values() if r)
-    table(f"8. VRPN relay: generator ({any_r['sensors']} trackers x {any_r['rate_hz']:.0f} Hz, fixed "
+    table(f"9. VRPN relay: generator ({any_r['sensors']} trackers x {any_r['rate_hz']:.0f} Hz, fixed "
           "frame schedule) -> vrpn-client -> xrgate -> vrpn-server -> reading client, minus the "
           "direct generator -> client path",
           ["scenario", "added p50", "added p99", "p99 range", "pooled p50 / p99", "direct p50",

@@ -52,7 +52,7 @@ def relay_errors(res, stdout):
     rel = res["relay"]
     if rel is None:
         return []
-    errors = [] if re.search(r"^== 8\. ", stdout, re.M) else ["table 8 missing"]
+    errors = [] if re.search(r"^== 9\. ", stdout, re.M) else ["table 9 missing"]
     for sc in ("tcp", "udp", "four"):
         r = rel.get(sc, "absent")
         if r is None:
