@@ -10,12 +10,18 @@
  *    packet), 1424 B (RGMP data frame with 50 streams).
  * 2. UDP and TCP (TCP_NODELAY) ping-pong round-trip time, 64-byte messages, between TWO threads
  *    of this process (an echo thread and the timing thread), so both cores take part.
+ * 3. Thread hand-off: what passing work to a second thread costs when that thread sleeps
+ *    between items, as an egress thread behind a reactor would: the timing thread wakes every
+ *    500 µs (nanosleep), notes the time and writes an eventfd; the other thread, blocked in
+ *    read() on it, notes when it runs. p50/p99 of write -> running (µs).
  *
  * Output: one JSON object (see bench_util.h); per repetition values in arrays. */
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -171,6 +177,51 @@ static void rtt_once(bool tcp, int ms, double *p50, double *p99)
     free(rtt);
 }
 
+struct wake {
+    int efd;
+    _Atomic int64_t t0; /* when the item was handed over; < 0: stop */
+    double *lat;
+    size_t n, cap;
+};
+
+static void *wake_main(void *arg)
+{
+    struct wake *w = arg;
+    uint64_t v;
+    while (read(w->efd, &v, sizeof v) == (ssize_t)sizeof v) {
+        int64_t t = bench_now_ns(), t0 = atomic_load(&w->t0);
+        if (t0 < 0) break;
+        if (w->n < w->cap) w->lat[w->n++] = (double)(t - t0) / 1000.0;
+    }
+    return NULL;
+}
+
+/* One repetition of the hand-off for ms; p50/p99 (µs) of eventfd write -> woken thread runs. */
+static void wake_once(int ms, double *p50, double *p99)
+{
+    struct wake w = {.efd = eventfd(0, 0), .cap = (size_t)ms * 2 + 16};
+    w.lat = malloc(w.cap * sizeof *w.lat);
+    if (w.efd < 0 || !w.lat) die("eventfd");
+    pthread_t th;
+    if (pthread_create(&th, NULL, wake_main, &w)) die("pthread_create");
+    int64_t end = bench_now_ns() + (int64_t)ms * 1000000;
+    const struct timespec gap = {0, 500000};
+    uint64_t one = 1;
+    while (bench_now_ns() < end) {
+        nanosleep(&gap, NULL);
+        atomic_store(&w.t0, bench_now_ns());
+        if (write(w.efd, &one, sizeof one) != (ssize_t)sizeof one) die("eventfd write");
+    }
+    atomic_store(&w.t0, -1);
+    if (write(w.efd, &one, sizeof one) != (ssize_t)sizeof one) die("eventfd write");
+    pthread_join(th, NULL);
+    close(w.efd);
+    qsort(w.lat, w.n, sizeof *w.lat, bench_cmp_double);
+    *p50 = bench_quantile_sorted(w.lat, w.n, 0.5);
+    *p99 = bench_quantile_sorted(w.lat, w.n, 0.99);
+    free(w.lat);
+}
+
 int main(int argc, char **argv)
 {
     struct bench_opts o;
@@ -203,6 +254,12 @@ int main(int argc, char **argv)
         bench_json_close(&j);
         fprintf(stderr, "baseline: %s rtt done\n", tcp ? "tcp" : "udp");
     }
+    for (int r = 0; r < o.reps; r++)
+        wake_once(o.ms, &v[r], &w[r]);
+    bench_json_open(&j, "thread_wake_us");
+    bench_json_arr(&j, "p50", v, o.reps);
+    bench_json_arr(&j, "p99", w, o.reps);
+    bench_json_close(&j);
     bench_json_close(&j);
     free(v);
     free(w);

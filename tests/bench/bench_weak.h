@@ -17,6 +17,10 @@
 #pragma weak vrpn_cookie_decode
 #pragma weak vrpn_cookie_encode
 #pragma weak vrpn_encode_description
+#pragma weak vrpn_encode_message
+#pragma weak vrpn_encode_udp_description
+#pragma weak vrpn_lob_decode
+#pragma weak vrpn_lob_encode
 #pragma weak vrpn_msg_parse
 #pragma weak vrpn_stream_check
 #pragma weak vrpn_system_decode

@@ -37,6 +37,7 @@ EGRESS_TYPE = {"vrpn": "vrpn-server", "rgmp": "rgmp-server", "less": "less", "rt
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 from dds_load import dds_load  # noqa: E402 (after sys.path is set)
 from egress_cost import egress_cost  # noqa: E402
+from relay import print_relay, relay_bench  # noqa: E402
 VRPN_COOKIE = b"vrpn: ver. 07.38  0" + b"\0" * 5  # what a TCP-only VRPN client sends first
 
 
@@ -252,7 +253,7 @@ def merge_baselines(b1, b2):
     out = {"udp_pps_mode": b1["udp_pps_mode"], "rtt_mode": b1["rtt_mode"]}
     for k in ("udp_pps", "udp_pps_mmsg"):
         out[k] = {size: stats(b1[k][size] + (b2[k][size] if b2 else [])) for size in b1[k]}
-    for k in ("udp_rtt_us", "tcp_rtt_us"):
+    for k in ("udp_rtt_us", "tcp_rtt_us", "thread_wake_us"):
         out[k] = {q: stats(b1[k][q] + (b2[k][q] if b2 else [])) for q in b1[k]}
     return out
 
@@ -738,6 +739,7 @@ def main():
     scale = scale_daemon(o, avail)
     clients = {a: clients_daemon(o, avail, a) for a in ("rgmp-server", "vrpn-server")}
     dds = dds_load(o, avail)
+    rel = relay_bench(o, avail, prog, log)
     b_end = None if o.quick else bench_baseline(o)
     base = merge_baselines(b_start, b_end)
     load_end = os.getloadavg()
@@ -762,6 +764,9 @@ def main():
                 f"{fmt_s(base['udp_rtt_us']['p99'], ' us')}\n"
                 f"TCP ping-pong RTT p50 {fmt_s(rtt_tcp, ' us')}, p99 "
                 f"{fmt_s(base['tcp_rtt_us']['p99'], ' us')}  (two threads, 64 B, TCP_NODELAY)\n"
+                f"hand-off to a sleeping thread (eventfd) p50 "
+                f"{fmt_s(base['thread_wake_us']['p50'], ' us')}, p99 "
+                f"{fmt_s(base['thread_wake_us']['p99'], ' us')}\n"
                 f"repetitions pooled from the start{' and the end' if b_end else ''} of the run"))
 
     # ---- 2. codecs ----
@@ -989,6 +994,7 @@ def main():
             "udp_pps_mmsg_by_size": base["udp_pps_mmsg"],
             "udp_rtt_us": base["udp_rtt_us"],
             "tcp_rtt_us": base["tcp_rtt_us"],
+            "thread_wake_us": base["thread_wake_us"],
             "udp_pps_mode": base["udp_pps_mode"],
             "rtt_mode": base["rtt_mode"],
         },
@@ -1053,6 +1059,8 @@ def main():
                    f"{dds['gateway']['lost_in']} lost on the way in, "
                    f"{dds['gateway']['coalesced']} coalesced by the drain, "
                    f"{dds['gateway']['lost_out']} lost on the way out")
+    results["relay"] = rel
+    print_relay(rel, table, fmt)
     with open(out, "w") as f:
         json.dump(results, f, indent=1, allow_nan=False)
     print(f"\nwrote {out} ({results['elapsed_s']:.0f} s)")
