@@ -174,38 +174,36 @@ static int server_create(struct xg_adapter *a, const struct xg_conf *conf, struc
 static int server_start(struct xg_adapter *a)
 {
     struct vrpn_server *s = a->priv;
-    struct sockaddr_storage ss;
-    socklen_t len;
     struct xg_error err = {0};
-    int rc = xg_net_parse_addr(s->listen, "0.0.0.0", 3883, &ss, &len, &err);
-    if (rc < 0) {
-        XG_ERR(a->name, "listen: %s", err.msg);
-        return rc;
+    if (!s->ts) {
+        struct xg_tserver_conf tsc = {.component = a->name,
+                                      .listen = s->listen,
+                                      .default_port = 3883,
+                                      .max_clients = s->max_clients,
+                                      .max_output = s->max_output,
+                                      .slow_timeout_ms = s->slow_timeout_ms};
+        struct xg_tserver_ops ops = {.clients = vrpn_srv_clients, .accepted = vrpn_srv_accepted};
+        if (!(s->ts = xg_tserver_new(a->base, &tsc, &ops, a))) return -ENOMEM;
     }
-    bool any_port = xg_net_addr_port((struct sockaddr *)&ss) == 0;
+    /* port 0: any free TCP port whose UDP port is free too */
+    char host[256];
+    int port = 3883, rc = 0;
+    bool any_port =
+        xg_net_split_hostport(s->listen, host, sizeof host, &port, 3883) == 0 && port == 0;
     for (int attempt = 0; attempt < (any_port ? 20 : 1); attempt++) {
-        if (any_port) ((struct sockaddr_in *)&ss)->sin_port = 0; /* same offset for v6 */
-        s->lis = xg_net_listener_new_bind(a->base, vrpn_srv_accept_cb, a,
-                                          LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE |
-                                              LEV_OPT_CLOSE_ON_EXEC,
-                                          64, (struct sockaddr *)&ss, (int)len, a->name);
-        if (!s->lis) {
-            int e = EVUTIL_SOCKET_ERROR();
-            XG_ERR(a->name, "cannot listen on %s (TCP): %s", s->listen,
-                   evutil_socket_error_to_string(e));
-            return e > 0 ? -e : -EADDRINUSE;
+        if ((rc = xg_tserver_start(s->ts, &err)) < 0) {
+            XG_ERR(a->name, "%s (TCP)", err.msg);
+            return rc;
         }
-        struct sockaddr_storage b;
-        socklen_t bl = sizeof b;
-        getsockname(evconnlistener_get_fd(s->lis), (struct sockaddr *)&b, &bl);
-        s->udp_fd = xg_net_udp_bind((struct sockaddr *)&b, bl, NULL, &err);
+        socklen_t bl;
+        const struct sockaddr *b = xg_tserver_addr(s->ts, &bl);
+        s->udp_fd = xg_net_udp_bind(b, bl, NULL, &err);
         if (s->udp_fd >= 0) {
-            xg_net_addr_str((struct sockaddr *)&b, s->bound, sizeof s->bound);
-            memcpy(&s->bound_ss, &b, bl < sizeof b ? bl : sizeof b);
+            snprintf(s->bound, sizeof s->bound, "%s", xg_tserver_bound(s->ts));
+            memcpy(&s->bound_ss, b, bl < sizeof s->bound_ss ? bl : sizeof s->bound_ss);
             break;
         }
-        xg_net_listener_free(s->lis);
-        s->lis = NULL;
+        xg_tserver_stop(s->ts);
     }
     if (s->udp_fd < 0) {
         XG_ERR(a->name, "cannot listen on %s (UDP): %s", s->listen, err.msg);
@@ -221,7 +219,7 @@ static int server_start(struct xg_adapter *a)
 static void server_status(const struct xg_adapter *a, struct xg_status *st)
 {
     const struct vrpn_server *s = a->priv;
-    st->state = s->lis ? "listening" : "stopped";
+    st->state = xg_tserver_listening(s->ts) ? "listening" : "stopped";
     snprintf(st->peer, sizeof st->peer, "%.127s", s->bound[0] ? s->bound : s->listen);
     int udp = 0, sensors = 0;
     for (const struct conn *c = s->conns; c; c = c->next)
@@ -234,11 +232,9 @@ static void server_status(const struct xg_adapter *a, struct xg_status *st)
     xg_status_gauge(st, "controls_devices", (double)s->n_ctl_devices);
     xg_status_gauge(st, "sensors", (double)sensors);
     xg_status_gauge(st, "sensor_names", (double)vrpn_names_count(&s->names));
-    xg_status_counter(st, "clients_accepted", (double)s->accepted);
+    xg_tserver_status(s->ts, st); /* clients_accepted/refused/dropped_slow, drains_skipped */
     xg_status_counter(st, "callbacks", (double)s->callbacks);
     xg_status_counter(st, "callback_failures", (double)s->callback_failures);
-    xg_status_counter(st, "clients_refused", (double)s->refused);
-    xg_status_counter(st, "clients_dropped_slow", (double)s->dropped_slow);
     xg_status_counter(st, "bad_input", (double)s->bad_input);
     xg_status_counter(st, "requests_rejected", (double)s->lob_rejected);
     xg_status_counter(st, "requests_duplicate", (double)s->lob_duplicates);
@@ -247,23 +243,19 @@ static void server_status(const struct xg_adapter *a, struct xg_status *st)
     xg_status_counter(st, "reports_tcp", (double)s->reports_tcp);
     xg_status_counter(st, "reports_udp", (double)s->reports_udp);
     xg_status_counter(st, "reports_skipped", (double)s->reports_skipped);
-    xg_status_counter(st, "drains_skipped", (double)s->drains_skipped);
     xg_status_counter(st, "reports_coalesced", (double)s->reports_coalesced);
     xg_status_counter(st, "datagrams", (double)s->ubatch.datagrams);
     xg_status_counter(st, "udp_sends", (double)s->ubatch.calls);
     xg_status_counter(st, "udp_errors", (double)s->ubatch.errors);
     xg_status_counter(st, "pongs", (double)s->pongs);
-    xg_status_counter(st, "bytes_out", (double)(s->bytes_out + s->ubatch.bytes));
+    xg_status_counter(st, "bytes_out", (double)(xg_tserver_bytes_out(s->ts) + s->ubatch.bytes));
 }
 
 static void server_stop(struct xg_adapter *a)
 {
     struct vrpn_server *s = a->priv;
     if (!s) return;
-    if (s->lis) {
-        xg_net_listener_free(s->lis);
-        s->lis = NULL;
-    }
+    xg_tserver_stop(s->ts);
     if (s->udp_ev) {
         event_free(s->udp_ev);
         s->udp_ev = NULL;
@@ -301,6 +293,7 @@ static void server_destroy(struct xg_adapter *a)
     free(s->scratch);
     free(s->tracker_name);
     xg_udp_batch_free(&s->ubatch);
+    xg_tserver_free(s->ts);
     free(s);
     a->priv = NULL;
 }

@@ -68,29 +68,19 @@ static void conn_bad(struct xg_adapter *a, struct conn *c, const char *what)
     vrpn_srv_conn_free(s, c);
 }
 
-/* Queue bytes on the TCP connection; drops the client when its unsent output is already past 2x
- * max_output_bytes (so a client costs at most that plus one tick of reports). Returns false if
- * the connection is gone. */
+/* Queue bytes on the TCP connection under the transport's hard bound (2x max_output_bytes: a
+ * client costs at most that plus one tick of reports). Returns false if the connection is gone. */
 bool vrpn_srv_conn_write(struct xg_adapter *a, struct conn *c, const void *p, size_t n)
 {
     struct vrpn_server *s = a->priv;
-    if (vrpn_srv_out_len(c) > (size_t)s->max_output * 2) {
-        XG_WARN_PEER(&s->lim_slow, a->name,
-                     "client %s: %zu bytes unsent (above 2 x max_output_bytes %" PRId64
-                     "): dropping the slow client",
-                     c->peer, vrpn_srv_out_len(c), s->max_output);
-        s->dropped_slow++;
-        a->drops++;
-        vrpn_srv_conn_free(s, c);
-        return false;
-    }
-    if (bufferevent_write(c->bev, p, n) < 0) {
+    int rc = xg_tserver_write(s->ts, c->bev, c->peer, p, n);
+    if (rc == 0) return true;
+    if (rc == -ENOBUFS)
+        a->drops++; /* logged and counted (clients_dropped_slow) by the transport */
+    else
         a->errors++;
-        vrpn_srv_conn_free(s, c);
-        return false;
-    }
-    s->bytes_out += n;
-    return true;
+    vrpn_srv_conn_free(s, c);
+    return false;
 }
 
 /* Register tracker t's name on connection c (cached); returns our sender id or -1. If `describe`
@@ -436,42 +426,31 @@ static struct conn *conn_new(struct xg_adapter *a, struct bufferevent *bev, cons
         return NULL;
     }
     bufferevent_setcb(bev, read_cb, NULL, event_cb, a);
-    bufferevent_setwatermark(bev, EV_READ, 0, 2 * VRPN_MAX_MESSAGE);
+    xg_tserver_read_cap(bev); /* (the input bound holds two of the largest VRPN messages) */
     bufferevent_enable(bev, EV_READ | EV_WRITE);
     return c;
 }
 
-void vrpn_srv_accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct sockaddr *sa,
-                        int salen, void *arg)
+int vrpn_srv_clients(void *arg)
+{
+    const struct xg_adapter *a = arg;
+    const struct vrpn_server *s = a->priv;
+    return s->n_conns;
+}
+
+int vrpn_srv_accepted(void *arg, struct bufferevent *bev, struct xg_tls_session *tls,
+                      const char *peer)
 {
     struct xg_adapter *a = arg;
-    struct vrpn_server *s = a->priv;
-    (void)lis;
-    (void)salen;
-    char peer[64];
-    xg_net_addr_str(sa, peer, sizeof peer);
-    if (s->n_conns >= s->max_clients) {
-        XG_WARN_PEER(&s->lim_refused, a->name,
-                     "client %s refused: max_clients (%" PRId64 ") reached", peer, s->max_clients);
-        s->refused++;
-        evutil_closesocket(fd);
-        return;
-    }
-    struct bufferevent *bev = bufferevent_socket_new(a->base, fd, BEV_OPT_CLOSE_ON_FREE);
-    struct conn *c = bev ? conn_new(a, bev, peer, VRPN_MODE_TCP) : NULL;
+    (void)tls;
+    struct conn *c = conn_new(a, bev, peer, VRPN_MODE_TCP);
     if (!c) {
-        if (bev)
-            bufferevent_free(bev);
-        else
-            evutil_closesocket(fd);
         a->errors++;
-        return;
+        return -ENOMEM;
     }
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    s->accepted++;
-    if (vrpn_session_connected(&c->sess, xg_clock_mono_ns()) < 0) return; /* our cookie */
+    if (vrpn_session_connected(&c->sess, xg_clock_mono_ns()) < 0) return 0; /* c, bev freed */
     XG_DEBUG(a->name, "client %s connected over TCP", peer);
+    return 0;
 }
 
 /* A UDP connection request "<host> <port>\0" (§6.3): call the client back over TCP. Numeric
@@ -541,7 +520,7 @@ void vrpn_srv_lob_read_cb(evutil_socket_t fd, short what, void *arg)
                 "connection request from %s (call back %s) refused: %s (%" PRId64 ") reached", peer,
                 target, pending >= max_pending ? "pending call-backs" : "max_clients",
                 pending >= max_pending ? max_pending : s->max_clients);
-            s->refused++;
+            xg_tserver_count_refused(s->ts);
             continue;
         }
         struct bufferevent *bev = bufferevent_socket_new(a->base, -1, BEV_OPT_CLOSE_ON_FREE);

@@ -475,7 +475,6 @@ static bool conn_send(struct xg_adapter *a, struct conn *c, const struct reports
  * (never a pose it already has); a report whose sensor was already pending is coalesced. */
 static void conn_skip(struct vrpn_server *s, struct conn *c, const struct reports *r)
 {
-    s->drains_skipped++;
     s->reports_skipped += r->n;
     if (c->need_full) { /* its first refresh is still due: it gets every sensor anyway */
         s->reports_coalesced += r->n;
@@ -552,22 +551,18 @@ void vrpn_srv_drain(struct xg_adapter *a)
     for (struct conn *c = s->conns; c; c = next) {
         next = c->next;
         if (vrpn_session_state(&c->sess) != VRPN_SESS_STREAMING) continue;
-        if (!c->udp_ok && vrpn_srv_out_len(c) > (size_t)s->max_output) {
-            /* slow TCP client: skip (coalesce), resume with the newest state once it drains */
-            if (!c->slow_since) c->slow_since = now;
+        /* the slow-client policy (core/transport_server.h): above max_output_bytes skip and
+         * coalesce (the newest state once it drains); too long or too far above: drop */
+        enum xg_slow_verdict v = xg_tserver_egress(s->ts, c->bev, c->peer, &c->slow_since, now);
+        if (v == XG_SLOW_SKIP) {
             conn_skip(s, c, &s->dirty);
-            if (now - c->slow_since > s->slow_timeout_ms * XG_NS_PER_MS) {
-                XG_WARN_PEER(&s->lim_slow, a->name,
-                             "client %s: %zu bytes unsent for more than %" PRId64
-                             " ms (max_output_bytes %" PRId64 "): dropping the slow client",
-                             c->peer, vrpn_srv_out_len(c), s->slow_timeout_ms, s->max_output);
-                s->dropped_slow++;
-                a->drops++;
-                vrpn_srv_conn_free(s, c);
-            }
             continue;
         }
-        c->slow_since = 0;
+        if (v != XG_SLOW_SEND) {
+            a->drops++;
+            vrpn_srv_conn_free(s, c);
+            continue;
+        }
         if ((c->need_full || c->n_pending) && more) {
             conn_defer(s, c, &s->dirty);
             continue;

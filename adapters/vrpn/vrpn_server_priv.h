@@ -19,6 +19,7 @@
 #include "core/adapter.h"
 #include "core/clock.h"
 #include "core/log.h"
+#include "core/transport_server.h"
 #include "core/udp_batch.h"
 
 #define MAX_TRACKERS 1000
@@ -95,7 +96,7 @@ struct conn {
     bool need_full;             /* new client: every sensor on the next drain */
     struct vrpn_bitset pending; /* name slots skipped while above max_output_bytes */
     int n_pending;              /* bits set in pending */
-    int64_t slow_since;         /* 0 = not above the bound */
+    int64_t slow_since;         /* slow-client state (xg_slow_decide): 0 = not above the bound */
     struct conn *next;
 };
 
@@ -106,7 +107,7 @@ struct vrpn_server {
     char *tracker_name;
     struct rule *rules;
     size_t n_rules;
-    struct evconnlistener *lis;
+    struct xg_tserver *ts; /* TCP listener, client cap, slow-client policy (transport_server.h) */
     int udp_fd;
     struct event *udp_ev;
     char bound[128];
@@ -118,8 +119,8 @@ struct vrpn_server {
     struct vrpn_names names;          /* entity name -> (tracker, sensor) */
     struct sockaddr_storage bound_ss; /* our TCP listen address (call-back self checks) */
     /* peer-triggered log lines, one limiter per kind (core/log.h) */
-    struct xg_log_limit lim_bad, lim_refused, lim_request, lim_callback, lim_slow, lim_session,
-        lim_conflict, lim_ctl, lim_no_ctl; /* sensor conflicts; controls served / not served */
+    struct xg_log_limit lim_bad, lim_refused, lim_request, lim_callback, lim_session, lim_conflict,
+        lim_ctl, lim_no_ctl; /* sensor conflicts; controls served / not served */
     struct {
         uint32_t id;
         int slot;
@@ -131,9 +132,8 @@ struct vrpn_server {
     struct reports dirty, full;
     uint8_t *scratch;
     size_t scratch_cap;
-    uint64_t accepted, refused, callbacks, callback_failures, lob_rejected, lob_duplicates,
-        lob_self, lob_names, dropped_slow, bad_input, reports_tcp, reports_udp, reports_skipped,
-        drains_skipped, reports_coalesced, pongs, bytes_out, unmapped;
+    uint64_t callbacks, callback_failures, lob_rejected, lob_duplicates, lob_self, lob_names,
+        bad_input, reports_tcp, reports_udp, reports_skipped, reports_coalesced, pongs, unmapped;
     struct xg_udp_batch ubatch; /* one client's datagrams of a drain, one sendmmsg */
 };
 
@@ -158,8 +158,9 @@ size_t vrpn_srv_out_len(const struct conn *c);
 /** Unlink connection c from s->conns and free it with its sockets and events. */
 void vrpn_srv_conn_free(struct vrpn_server *s, struct conn *c);
 
-/** Queue n bytes at p on c's TCP connection; drops the client (frees c) when its unsent output is
- *  already past 2x max_output_bytes or the write fails. Returns false if c is gone. */
+/** Queue n bytes at p on c's TCP connection (xg_tserver_write); drops the client (frees c) when
+ *  its unsent output is already past 2x max_output_bytes or the write fails. Returns false if c
+ *  is gone. */
 bool vrpn_srv_conn_write(struct xg_adapter *a, struct conn *c, const void *p, size_t n);
 
 /** Our sender id of tracker t on connection c (registered and cached on first use), or -1 on
@@ -168,10 +169,13 @@ bool vrpn_srv_conn_write(struct xg_adapter *a, struct conn *c, const void *p, si
 int vrpn_srv_conn_tracker_sender(struct xg_adapter *a, struct conn *c, int t, struct xg_writer *w,
                                  const struct vrpn_header *h);
 
-/** evconnlistener call-back of the TCP listen socket (arg: the adapter): a new TCP-only client,
- *  or refused past max_clients. */
-void vrpn_srv_accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct sockaddr *sa,
-                        int socklen, void *arg);
+/** xg_tserver_ops.clients (arg: the adapter): the connections held, call-backs included. */
+int vrpn_srv_clients(void *arg);
+
+/** xg_tserver_ops.accepted (arg: the adapter): a new TCP-only client from `peer` (the transport
+ *  refused it past max_clients); sends our cookie. 0, or -ENOMEM. */
+int vrpn_srv_accepted(void *arg, struct bufferevent *bev, struct xg_tls_session *tls,
+                      const char *peer);
 
 /** Read call-back of the UDP listen socket (arg: the adapter): UDP connection requests (wire
  *  rules §6.3), each checked and called back over TCP or refused with one log line. */
