@@ -1,8 +1,11 @@
 /* `rgmp-server` adapter: serves the entity table to RGMP v2 clients (wire-rules.md decision 7).
  *
- * Config keys: listen ("0.0.0.0:12280"), max_clients (16), max_output_bytes (1 MiB: while a
- * client's unsent output is above it, data frames for it are skipped; above 4× it the client is
- * dropped; so a client costs at most 4× it plus one frame), reference_frame (the name written as
+ * Config keys: listen ("0.0.0.0:12280"), max_clients (16), max_output_bytes (1 MiB) and
+ * slow_timeout_ms (2000): the slow-client policy of every TCP server (core/transport_server.h:
+ * while a client's unsent output is above max_output_bytes its data frames are skipped and the
+ * devices it missed are remembered; once it drains it gets the newest frame of each, once; above
+ * the bound for slow_timeout_ms, or past 2x it at a write, it is dropped), reference_frame (the
+ * name written as
  * every stream's reference_frame: "LTP_ENU" by default, "LTP_NED" when frame is that preset), plus
  * the sink keys rate_hz (60; also the group's expected_rate_hz, 0 = send on change / event-driven),
  * include, exclude. Without `frame:` the wire frame is the preset LTP_ENU.
@@ -31,10 +34,8 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
-#include <event2/listener.h>
 #include <inttypes.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,7 @@
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/net.h"
+#include "core/transport_server.h"
 #include "mappings/frame.h"
 
 #define ENTITIES_PER_GROUP 1000u
@@ -94,8 +96,12 @@ struct hand_map {
 struct client {
     struct bufferevent *bev;
     char peer[64];
-    uint64_t known;       /* origins whose definition this client has */
-    uint64_t known_hands; /* solved_hand devices whose definition this client has */
+    uint64_t known;         /* origins whose definition this client has */
+    uint64_t known_hands;   /* solved_hand devices whose definition this client has */
+    uint64_t pending;       /* origins whose data frames were skipped (slow client) */
+    uint64_t pending_hands; /* solved_hand devices whose data frames were skipped */
+    int64_t slow_since;     /* slow-client state (xg_slow_decide) */
+    bool skip;              /* this drain skips the client (above max_output_bytes) */
     uint64_t skipped;
     struct client *next;
 };
@@ -103,11 +109,11 @@ struct client {
 struct rgmp_server {
     struct xg_egress_controls controls; /* RGMP v2 carries no buttons/analogs */
     char listen[256];
-    int64_t max_clients, max_output;
+    int64_t max_clients, max_output, slow_timeout_ms;
     char reference_frame[64];
     const struct xg_frame *frame;
-    struct evconnlistener *lis;
-    struct event *kick; /* drains after an entity event when rate_hz is 0 */
+    struct xg_tserver *ts; /* listener, client cap, slow-client policy (transport_server.h) */
+    struct event *kick;    /* drains after an entity event when rate_hz is 0 */
     char bound[128];
     struct client *clients;
     int n_clients;
@@ -122,10 +128,9 @@ struct rgmp_server {
     bool members_dirty;
     uint8_t *buf; /* scratch for data frames */
     size_t buf_cap;
-    uint64_t accepted, rejected, dropped_slow, frames_sent, frames_skipped, definitions_sent,
-        disconnects_sent, bytes_out;
+    uint64_t frames_sent, frames_skipped, frames_coalesced, definitions_sent, disconnects_sent;
     /* lines a client can trigger, one rate limiter per kind (core/log.h) */
-    struct xg_log_limit lim_refused, lim_conn, lim_slow;
+    struct xg_log_limit lim_conn;
 };
 
 /* ---- clients ---- */
@@ -142,33 +147,19 @@ static void client_free(struct rgmp_server *s, struct client *c)
     s->n_clients--;
 }
 
-static size_t out_len(const struct client *c)
-{
-    return evbuffer_get_length(bufferevent_get_output(c->bev));
-}
-
-/* Write bytes to a client; drops it when its unsent output is past the hard bound (4 x
- * max_output_bytes). Returns false if it was dropped. */
+/* Write bytes to a client under the transport's hard bound (2 x max_output_bytes: logged and
+ * counted there). Returns false if the client was dropped. */
 static bool client_write(struct xg_adapter *a, struct client *c, const void *p, size_t n)
 {
     struct rgmp_server *s = a->priv;
-    if (out_len(c) > (size_t)s->max_output * 4) {
-        XG_WARN_PEER(&s->lim_slow, a->name,
-                     "client %s: %zu bytes unsent (above 4 x max_output_bytes %" PRId64
-                     "): dropping the slow client",
-                     c->peer, out_len(c), s->max_output);
-        s->dropped_slow++;
+    int rc = xg_tserver_write(s->ts, c->bev, c->peer, p, n);
+    if (rc == 0) return true;
+    if (rc == -ENOBUFS)
         a->drops++;
-        client_free(s, c);
-        return false;
-    }
-    if (bufferevent_write(c->bev, p, n) < 0) {
+    else
         a->errors++;
-        client_free(s, c);
-        return false;
-    }
-    s->bytes_out += n;
-    return true;
+    client_free(s, c);
+    return false;
 }
 
 static void client_read_cb(struct bufferevent *bev, void *arg)
@@ -192,56 +183,49 @@ static void client_event_cb(struct bufferevent *bev, short what, void *arg)
         }
 }
 
-static void accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct sockaddr *sa,
-                      int salen, void *arg)
+static int clients_cb(void *arg)
+{
+    const struct xg_adapter *a = arg;
+    return ((const struct rgmp_server *)a->priv)->n_clients;
+}
+
+/* The transport accepted a client (it refused it past max_clients). */
+static int accepted_cb(void *arg, struct bufferevent *bev, struct xg_tls_session *tls,
+                       const char *peer)
 {
     struct xg_adapter *a = arg;
     struct rgmp_server *s = a->priv;
-    (void)lis;
-    (void)salen;
-    char peer[64];
-    xg_net_addr_str(sa, peer, sizeof peer);
-    if (s->n_clients >= s->max_clients) {
-        XG_WARN_PEER(&s->lim_refused, a->name,
-                     "client %s refused: max_clients (%" PRId64 ") reached", peer, s->max_clients);
-        s->rejected++;
-        evutil_closesocket(fd);
-        return;
-    }
+    (void)tls;
     struct client *c = calloc(1, sizeof *c);
-    if (c) c->bev = bufferevent_socket_new(a->base, fd, BEV_OPT_CLOSE_ON_FREE);
-    if (!c || !c->bev) {
-        free(c);
-        evutil_closesocket(fd);
+    if (!c) {
         a->errors++;
-        return;
+        return -ENOMEM;
     }
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    c->bev = bev;
     snprintf(c->peer, sizeof c->peer, "%s", peer);
     bufferevent_setcb(c->bev, client_read_cb, NULL, client_event_cb, a);
     bufferevent_enable(c->bev, EV_READ | EV_WRITE);
     c->next = s->clients;
     s->clients = c;
     s->n_clients++;
-    s->accepted++;
     XG_INFO_PEER(&s->lim_conn, a->name, "client %s connected (%d/%" PRId64 ")", peer, s->n_clients,
                  s->max_clients);
     /* every current definition; data follows on the next tick */
     for (int i = 0; i < XG_MAX_ADAPTERS; i++) {
         struct origin *o = &s->origins[i];
         if (!o->def_frame) continue;
-        if (!client_write(a, c, o->def_frame, o->def_len)) return;
+        if (!client_write(a, c, o->def_frame, o->def_len)) return 0; /* c, bev freed */
         c->known |= UINT64_C(1) << i;
         s->definitions_sent++;
     }
     for (int k = 0; k < MAX_HANDS; k++) {
         struct hand_dev *h = &s->hands[k];
         if (!h->used || !h->def_frame) continue;
-        if (!client_write(a, c, h->def_frame, h->def_len)) return;
+        if (!client_write(a, c, h->def_frame, h->def_len)) return 0;
         c->known_hands |= UINT64_C(1) << k;
         s->definitions_sent++;
     }
+    return 0;
 }
 
 /* ---- origins ---- */
@@ -310,27 +294,47 @@ static void send_all(struct xg_adapter *a, bool hand, int i, const void *p, size
             s->definitions_sent++;
         } else {
             *known &= ~bit;
+            *(hand ? &c->pending_hands : &c->pending) &= ~bit; /* nothing left to catch up */
             s->disconnects_sent++;
         }
     }
 }
 
-/* A Data Frame to the clients that know the device; a client whose unsent output is above
- * max_output_bytes skips it (coalesced: it gets the newest state later). */
-static void send_data_frame(struct xg_adapter *a, bool hand, int i, const void *p, size_t n)
+/* A Data Frame of a device that was updated (`dirty`) or that a client missed: to the clients
+ * that know the device and want it. A client this drain skips (above max_output_bytes) has the
+ * device marked pending instead (a frame already pending is coalesced); a client no longer
+ * skipped gets the frame of each pending device (the newest state) once. */
+static void send_data_frame(struct xg_adapter *a, bool hand, int i, const void *p, size_t n,
+                            bool dirty)
 {
     struct rgmp_server *s = a->priv;
     struct client *next;
+    uint64_t bit = UINT64_C(1) << i;
     for (struct client *c = s->clients; c; c = next) {
         next = c->next;
-        if (!((hand ? c->known_hands : c->known) & (UINT64_C(1) << i))) continue;
-        if (out_len(c) > (size_t)s->max_output) {
+        if (!((hand ? c->known_hands : c->known) & bit)) continue;
+        uint64_t *pending = hand ? &c->pending_hands : &c->pending;
+        if (c->skip) {
+            if (!dirty) continue;
+            if (*pending & bit) s->frames_coalesced++;
+            *pending |= bit;
             c->skipped++;
             s->frames_skipped++;
             continue;
         }
-        if (client_write(a, c, p, n)) s->frames_sent++;
+        if (!dirty && !(*pending & bit)) continue;
+        if (!client_write(a, c, p, n)) continue;
+        *pending &= ~bit;
+        s->frames_sent++;
     }
+}
+
+/* Does a client this drain serves miss device i (origin, or solved_hand when `hand`)? */
+static bool wanted_pending(const struct rgmp_server *s, bool hand, int i)
+{
+    for (const struct client *c = s->clients; c; c = c->next)
+        if (!c->skip && ((hand ? c->pending_hands : c->pending) & (UINT64_C(1) << i))) return true;
+    return false;
 }
 
 /* true when a current device other than `self` (an origin or a hand_dev) has device_id id */
@@ -619,7 +623,7 @@ static void rebuild_hands(struct xg_adapter *a)
 }
 
 /* One Data Frame of solved_hand device k: every joint predicted to `now`. */
-static void send_hand(struct xg_adapter *a, int k, int64_t now)
+static void send_hand(struct xg_adapter *a, int k, int64_t now, bool dirty)
 {
     struct rgmp_server *s = a->priv;
     struct hand_dev *h = &s->hands[k];
@@ -644,7 +648,7 @@ static void send_hand(struct xg_adapter *a, int k, int64_t now)
         return;
     }
     a->samples_out++;
-    send_data_frame(a, true, k, frame, w.len);
+    send_data_frame(a, true, k, frame, w.len, dirty);
 }
 
 /* ---- egress ---- */
@@ -675,7 +679,7 @@ static int mark_dirty(void *user, const struct xg_entity *e, const struct xg_pos
     return 0;
 }
 
-static void send_data(struct xg_adapter *a, int i, int64_t now)
+static void send_data(struct xg_adapter *a, int i, int64_t now, bool dirty)
 {
     struct rgmp_server *s = a->priv;
     struct origin *o = &s->origins[i];
@@ -722,7 +726,7 @@ static void send_data(struct xg_adapter *a, int i, int64_t now)
             a->errors++;
             return;
         }
-        send_data_frame(a, false, i, s->buf, w.len);
+        send_data_frame(a, false, i, s->buf, w.len, dirty);
     }
 }
 
@@ -730,19 +734,31 @@ static void server_drain(struct xg_adapter *a)
 {
     struct rgmp_server *s = a->priv;
     int64_t now = xg_clock_mono_ns();
+    /* the slow-client policy (core/transport_server.h): skip, or drop */
+    for (struct client *c = s->clients, *next; c; c = next) {
+        next = c->next;
+        enum xg_slow_verdict v = xg_tserver_egress(s->ts, c->bev, c->peer, &c->slow_since, now);
+        c->skip = v == XG_SLOW_SKIP;
+        if (v != XG_SLOW_SEND && v != XG_SLOW_SKIP) {
+            a->drops++;
+            client_free(s, c);
+        }
+    }
     xg_table_drain(a->table, a->index, now, mark_dirty, a);
     if (s->members_dirty) rebuild_members(a, now);
     for (int i = 0; i < XG_MAX_ADAPTERS; i++) {
         struct origin *o = &s->origins[i];
-        if (!o->dirty) continue;
+        bool dirty = o->dirty;
         o->dirty = false;
-        if (o->def && o->n) send_data(a, i, now);
+        if (!dirty && !wanted_pending(s, false, i)) continue;
+        if (o->def && o->n) send_data(a, i, now, dirty);
     }
     for (int k = 0; k < MAX_HANDS; k++) {
         struct hand_dev *h = &s->hands[k];
-        if (!h->used || !h->dirty) continue;
+        bool dirty = h->dirty;
         h->dirty = false;
-        if (h->def) send_hand(a, k, now);
+        if (!h->used || (!dirty && !wanted_pending(s, true, k))) continue;
+        if (h->def) send_hand(a, k, now, dirty);
     }
     for (struct client *c = s->clients; c; c = c->next)
         flush_now(c->bev);
@@ -836,6 +852,7 @@ static int server_create(struct xg_adapter *a, const struct xg_conf *conf, struc
         (rc = xg_conf_int(conf, "max_clients", 16, 1, 4096, &s->max_clients, err)) ||
         (rc = xg_conf_int(conf, "max_output_bytes", 1 << 20, 4096, INT64_C(1) << 30, &s->max_output,
                           err)) ||
+        (rc = xg_conf_int(conf, "slow_timeout_ms", 2000, 0, 3600000, &s->slow_timeout_ms, err)) ||
         (rc = xg_conf_string(conf, "reference_frame", def_ref, &ref, err)) ||
         (rc = xg_conf_bool(conf, "solved_hands", false, &s->solved_hands, err)) ||
         (rc = parse_hand_maps(s, conf, err)))
@@ -858,28 +875,23 @@ static int server_create(struct xg_adapter *a, const struct xg_conf *conf, struc
 static int server_start(struct xg_adapter *a)
 {
     struct rgmp_server *s = a->priv;
-    struct sockaddr_storage ss;
-    socklen_t len;
     struct xg_error err = {0};
-    int rc = xg_net_parse_addr(s->listen, "0.0.0.0", 12280, &ss, &len, &err);
+    if (!s->ts) {
+        struct xg_tserver_conf tsc = {.component = a->name,
+                                      .listen = s->listen,
+                                      .default_port = 12280,
+                                      .max_clients = s->max_clients,
+                                      .max_output = s->max_output,
+                                      .slow_timeout_ms = s->slow_timeout_ms};
+        struct xg_tserver_ops ops = {.clients = clients_cb, .accepted = accepted_cb};
+        if (!(s->ts = xg_tserver_new(a->base, &tsc, &ops, a))) return -ENOMEM;
+    }
+    int rc = xg_tserver_start(s->ts, &err);
     if (rc < 0) {
-        XG_ERR(a->name, "listen: %s", err.msg);
+        XG_ERR(a->name, "%s", err.msg);
         return rc;
     }
-    s->lis = xg_net_listener_new_bind(
-        a->base, accept_cb, a, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_EXEC,
-        64, (struct sockaddr *)&ss, (int)len, a->name);
-    if (!s->lis) {
-        int e = EVUTIL_SOCKET_ERROR();
-        XG_ERR(a->name, "cannot listen on %s: %s", s->listen, evutil_socket_error_to_string(e));
-        return e > 0 ? -e : -EADDRINUSE;
-    }
-    struct sockaddr_storage b;
-    socklen_t bl = sizeof b;
-    if (getsockname(evconnlistener_get_fd(s->lis), (struct sockaddr *)&b, &bl) == 0)
-        xg_net_addr_str((struct sockaddr *)&b, s->bound, sizeof s->bound);
-    else
-        snprintf(s->bound, sizeof s->bound, "%s", s->listen);
+    snprintf(s->bound, sizeof s->bound, "%s", xg_tserver_bound(s->ts));
     s->kick = evtimer_new(a->base, kick_cb, a);
     if (!s->kick) return -ENOMEM;
     XG_INFO(a->name, "RGMP server listening on %s (reference_frame %s)", s->bound,
@@ -890,7 +902,7 @@ static int server_start(struct xg_adapter *a)
 static void server_status(const struct xg_adapter *a, struct xg_status *st)
 {
     const struct rgmp_server *s = a->priv;
-    st->state = s->lis ? "listening" : "stopped";
+    st->state = xg_tserver_listening(s->ts) ? "listening" : "stopped";
     snprintf(st->peer, sizeof st->peer, "%s", s->bound[0] ? s->bound : s->listen);
     int devices = 0;
     for (int i = 0; i < XG_MAX_ADAPTERS; i++)
@@ -901,25 +913,21 @@ static void server_status(const struct xg_adapter *a, struct xg_status *st)
     for (int k = 0; k < MAX_HANDS; k++)
         hands += s->hands[k].used && s->hands[k].def_frame;
     if (s->solved_hands || s->n_maps) xg_status_gauge(st, "solved_hand_devices", (double)hands);
-    xg_status_counter(st, "clients_accepted", (double)s->accepted);
-    xg_status_counter(st, "clients_refused", (double)s->rejected);
+    xg_tserver_status(s->ts, st); /* clients_accepted/refused/dropped_slow, drains_skipped */
     xg_status_counter(st, "controls_not_carried", (double)s->controls.not_carried);
-    xg_status_counter(st, "clients_dropped_slow", (double)s->dropped_slow);
     xg_status_counter(st, "data_frames_sent", (double)s->frames_sent);
     xg_status_counter(st, "data_frames_skipped", (double)s->frames_skipped);
+    xg_status_counter(st, "data_frames_coalesced", (double)s->frames_coalesced);
     xg_status_counter(st, "definitions_sent", (double)s->definitions_sent);
     xg_status_counter(st, "device_disconnects_sent", (double)s->disconnects_sent);
-    xg_status_counter(st, "bytes_out", (double)s->bytes_out);
+    xg_status_counter(st, "bytes_out", (double)xg_tserver_bytes_out(s->ts));
 }
 
 static void server_stop(struct xg_adapter *a)
 {
     struct rgmp_server *s = a->priv;
     if (!s) return;
-    if (s->lis) {
-        xg_net_listener_free(s->lis);
-        s->lis = NULL;
-    }
+    xg_tserver_stop(s->ts);
     while (s->clients)
         client_free(s, s->clients);
     if (s->kick) {
@@ -949,6 +957,7 @@ static void server_destroy(struct xg_adapter *a)
             free(s->maps[i].joint[j]);
     free(s->hand_ids);
     free(s->buf);
+    xg_tserver_free(s->ts);
     free(s);
     a->priv = NULL;
 }

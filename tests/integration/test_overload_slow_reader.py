@@ -5,7 +5,7 @@ each, max_output_bytes 262144). On each server one client connects with a 4 KiB 
 then reads nothing for 550 server ticks (~10 s); another client reads everything. Expected,
 as the adapters document:
   - rgmp-server: the slow client's data frames are skipped (`data_frames_skipped` grows) while
-    more than max_output_bytes are unsent; it is never queued more than 4x that (not dropped, or
+    more than max_output_bytes are unsent; it is never queued more than 2x that (not dropped, or
     dropped with `clients_dropped_slow`, either is within the rule);
   - vrpn-server: the slow client's reports are skipped (`reports_skipped`) and it is dropped
     (`clients_dropped_slow`) once above the bound for slow_timeout_ms (1000 here);

@@ -379,7 +379,8 @@ adapters:
     type: rgmp-server
     listen: "127.0.0.1:0"
     rate_hz: 200
-    max_output_bytes: 65536
+    max_output_bytes: 262144   # holds the definition (~140 KB for 403 entities) twice
+    slow_timeout_ms: 60000     # this test shows coalescing: the client is not dropped meanwhile
 """
 
 
