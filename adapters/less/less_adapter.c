@@ -36,7 +36,12 @@
  * key_file + key_id, keys [{id, file}] (rotation: any key verifies, key_id signs), signature
  * (hmac-sha256-64 | none; none off loopback needs tls or insecure: true), tls {cert, key, ca,
  * verify, server_name}, schemas [mapping files], max_peers (16), max_packet (1 MiB),
- * max_output_bytes (4 MiB), mtu (1200). Relative paths are relative to the config file. */
+ * max_output_bytes (4 MiB), slow_timeout_ms (2000), mtu (1200). Relative paths are relative to the
+ * config file. Listen mode is a core/transport_server.h listener (max_peers, TLS, read cap) with
+ * the slow-client policy of every TCP server: while a peer's unsent output is above
+ * max_output_bytes its updates are skipped (introduces and removes are not), and once it drains
+ * it gets the newest state of each entity it missed, once; above the bound for slow_timeout_ms,
+ * or past 2x it at a write, it is dropped. Connect mode drops a peer above max_output_bytes. */
 /* Shared declarations: less_adapter_priv.h (less_adapter_io.h: the libevent callbacks). */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -44,7 +49,6 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
-#include <event2/listener.h>
 #include <inttypes.h>
 #include <math.h>
 #include <netinet/in.h>
@@ -122,8 +126,15 @@ int peer_flush(struct peer *p)
     size_t len;
     int rc = less_session_tcp_packet(&p->s, xg_clock_mono_ns(), &pkt, &len);
     if (rc <= 0) return rc;
-    struct evbuffer *out = bufferevent_get_output(p->bev);
-    if ((int64_t)evbuffer_get_length(out) > la->max_output) {
+    if (la->ts) { /* listen mode: the transport's hard bound (2x max_output_bytes) */
+        int wrc = xg_tserver_write(la->ts, p->bev, p->s.addr, pkt, len);
+        if (wrc < 0) {
+            la->a->drops += wrc == -ENOBUFS;
+            la->a->errors += wrc != -ENOBUFS;
+            peer_close(p, wrc == -ENOBUFS ? NULL : "write failed; closing");
+            return wrc;
+        }
+    } else if ((int64_t)evbuffer_get_length(bufferevent_get_output(p->bev)) > la->max_output) {
         la->slow_peer_drops++;
         la->a->drops++;
         XG_WARN_PEER(&la->lim_closed, la->a->name,
@@ -131,8 +142,8 @@ int peer_flush(struct peer *p)
                      p->s.addr, la->max_output);
         peer_close(p, NULL);
         return -ENOBUFS;
-    }
-    bufferevent_write(p->bev, pkt, len);
+    } else
+        bufferevent_write(p->bev, pkt, len);
     if (!p->tls) tcp_flush_now(p->bev);
     la->packets_out++;
     return 0;
@@ -328,26 +339,23 @@ static int less_start(struct xg_adapter *a)
         return 0;
     }
     if (la->mode == MODE_LISTEN) {
-        struct sockaddr_storage ss;
-        socklen_t len;
-        if ((rc = xg_net_parse_addr(la->target, "0.0.0.0", 0, &ss, &len, &err))) {
-            XG_ERR(a->name, "listen: %s", err.msg);
+        if (!la->ts) {
+            struct xg_tserver_conf tsc = {.component = a->name,
+                                          .listen = la->target,
+                                          .noun = "peer",
+                                          .cap_key = "max_peers",
+                                          .max_clients = la->max_peers,
+                                          .max_output = la->max_output,
+                                          .slow_timeout_ms = la->slow_timeout_ms,
+                                          .tls = la->tls};
+            struct xg_tserver_ops ops = {.clients = less_peers_held, .accepted = less_accepted};
+            if (!(la->ts = xg_tserver_new(a->base, &tsc, &ops, la))) return -ENOMEM;
+        }
+        if ((rc = xg_tserver_start(la->ts, &err)) < 0) {
+            XG_ERR(a->name, "%s", err.msg);
             return rc;
         }
-        la->lis = xg_net_listener_new_bind(a->base, accept_cb, la,
-                                           LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE |
-                                               LEV_OPT_CLOSE_ON_EXEC,
-                                           64, (struct sockaddr *)&ss, (int)len, a->name);
-        if (!la->lis) {
-            int e = EVUTIL_SOCKET_ERROR();
-            XG_ERR(a->name, "cannot listen on %s: %s", la->target,
-                   evutil_socket_error_to_string(e));
-            return -EADDRINUSE;
-        }
-        struct sockaddr_storage b;
-        socklen_t bl = sizeof b;
-        if (getsockname(evconnlistener_get_fd(la->lis), (struct sockaddr *)&b, &bl) == 0)
-            xg_net_addr_str((struct sockaddr *)&b, la->bound, sizeof la->bound);
+        snprintf(la->bound, sizeof la->bound, "%s", xg_tserver_bound(la->ts));
         la->state = "listening";
         XG_INFO(a->name, "LESS server listening on %s%s%s", la->bound, la->tls ? " (TLS)" : "",
                 la->signature_none ? " (signature: none)" : "");
@@ -401,12 +409,51 @@ static int less_start(struct xg_adapter *a)
     return 0;
 }
 
+/* Listen mode, before a drain: the slow-client policy (core/transport_server.h) for each peer:
+ * skip its updates this drain, or drop it. */
+static void slow_peers(struct less_adapter *la, int64_t now)
+{
+    for (struct peer *p = la->peers; p; p = p->next) {
+        p->s.skip = false;
+        if (!p->bev || !less_session_ready(&p->s)) continue;
+        enum xg_slow_verdict v = xg_tserver_egress(la->ts, p->bev, p->s.addr, &p->slow_since, now);
+        p->s.skip = v == XG_SLOW_SKIP;
+        if (v != XG_SLOW_SEND && v != XG_SLOW_SKIP) {
+            la->a->drops++;
+            peer_close(p, NULL); /* logged by the transport */
+        }
+    }
+}
+
+/* Listen mode, after a drain: a peer no longer skipped gets the newest state of each entity
+ * whose updates it missed, once. */
+static void catch_up(struct less_adapter *la, int64_t now)
+{
+    for (struct peer *p = la->peers; p; p = p->next) {
+        struct less_session *s = &p->s;
+        if (s->skip || !s->any_pending || !less_session_ready(s)) continue;
+        s->any_pending = false;
+        for (size_t i = 0; i < s->n_out; i++) {
+            if (!s->out[i].pending) continue;
+            s->out[i].pending = false;
+            const struct xg_entity *e = xg_table_get(la->a->table, s->out[i].table_id);
+            struct xg_pose pose;
+            if (!e) continue;
+            xg_entity_predict_at(la->a->table, e, now, &pose);
+            send_entity(s, e, &pose, false); /* an existing entry: s->out is not reallocated */
+        }
+    }
+}
+
 static void less_drain(struct xg_adapter *a)
 {
     struct less_adapter *la = a->priv;
     struct visit_ctx vc = {la, NULL, false};
-    xg_table_drain(a->table, a->index, xg_clock_mono_ns(), visit, &vc);
+    int64_t now = xg_clock_mono_ns();
+    if (la->ts) slow_peers(la, now);
+    xg_table_drain(a->table, a->index, now, visit, &vc);
     hub_relay(la, NULL);
+    if (la->ts) catch_up(la, now);
     sweep_gone(la);
     for (struct peer *p = la->peers, *next; p; p = next) {
         next = p->next;
@@ -452,8 +499,14 @@ static void less_status(const struct xg_adapter *a, struct xg_status *st)
     xg_status_counter(st, "bad_signature", (double)la->bad_signature);
     xg_status_counter(st, "framing_errors", (double)la->framing_errors);
     if (!la->tc) xg_status_counter(st, "reconnects", 0); /* (connect mode: the transport's) */
-    xg_status_counter(st, "refused_peers", (double)la->refused_peers);
-    xg_status_counter(st, "slow_peer_drops", (double)la->slow_peer_drops);
+    xg_status_counter(st, "refused_peers", (double)xg_tserver_refused(la->ts));
+    xg_status_counter(st, "slow_peer_drops",
+                      (double)(la->slow_peer_drops + xg_tserver_dropped_slow(la->ts)));
+    if (la->ts) { /* listen mode: the counters of every TCP server adapter */
+        xg_tserver_status(la->ts, st);
+        xg_status_counter(st, "updates_skipped", (double)la->updates_skipped);
+        xg_status_counter(st, "updates_coalesced", (double)la->updates_coalesced);
+    }
     xg_status_counter(st, "echo_suppressed", (double)la->echo_suppressed);
     xg_status_counter(st, "stale_packets", (double)la->stale_packets);
     xg_status_counter(st, "duplicates", (double)la->duplicates);
@@ -482,10 +535,7 @@ static void less_stop(struct xg_adapter *a)
     }
     while (la->peers)
         peer_free(la->peers);
-    if (la->lis) {
-        xg_net_listener_free(la->lis);
-        la->lis = NULL;
-    }
+    xg_tserver_stop(la->ts);
     if (la->udp_ev) {
         event_free(la->udp_ev);
         la->udp_ev = NULL;
@@ -508,6 +558,7 @@ static void less_destroy(struct xg_adapter *a)
     if (!la) return;
     less_stop(a);
     xg_tclient_free(la->tc);
+    xg_tserver_free(la->ts);
     xg_tls_ctx_free(la->tls);
     for (size_t i = 0; i < la->n_mappings; i++)
         less_mapping_free(la->mappings[i]);

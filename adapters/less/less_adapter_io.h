@@ -19,7 +19,8 @@ struct peer {
     struct peer *next;
     struct bufferevent *bev; /* TCP */
     struct xg_tls_session *tls;
-    int rx_key; /* index of the key that verified the peer's last packet */
+    int rx_key;         /* index of the key that verified the peer's last packet */
+    int64_t slow_since; /* listen mode: slow-client state (xg_slow_decide) */
     /* UDP: the peer's address (sslen 0: not known yet) */
     struct sockaddr_storage ss;
     socklen_t sslen;
@@ -41,6 +42,11 @@ void peer_close(struct peer *p, const char *why);
 void describe_bad_signature(const struct less_adapter *la, struct xg_error *err,
                             const uint8_t *frame, size_t len, size_t sig_off);
 void on_connected(void *arg, struct bufferevent *bev, struct xg_tls_session *tls);
+/** Listen mode (core/transport_server.h): the number of peers held (xg_tserver_ops.clients). */
+int less_peers_held(void *arg);
+/** Listen mode: a peer accepted by the transport (xg_tserver_ops.accepted): a session starts.
+ *  0, or -ENOMEM. */
+int less_accepted(void *arg, struct bufferevent *bev, struct xg_tls_session *tls, const char *peer);
 
 /* ---- less_udp.c: the UDP socket ---- */
 
@@ -51,10 +57,6 @@ int udp_flush(struct peer *p, bool force);
 /** The datagram event of a UDP peer's session: queued on the adapter's batch. */
 void udp_datagram(void *user, const uint8_t *buf, size_t len);
 int on_udp_peer(void *arg, const struct sockaddr *sa, socklen_t len, char *why, size_t why_size);
-
-/** Listen mode: a TCP connection was accepted (evconnlistener callback, less_tcp.c). */
-void accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct sockaddr *sa, int salen,
-               void *arg);
 
 /** UDP: the socket is readable (less_udp.c); handles up to 64 datagrams. */
 void udp_read_cb(evutil_socket_t fd, short what, void *arg);

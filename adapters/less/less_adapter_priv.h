@@ -24,8 +24,8 @@
 #include "core/net.h"
 #include "core/tls.h"
 #include "core/transport_client.h"
+#include "core/transport_server.h"
 
-struct evconnlistener;
 struct event;
 struct peer; /* the glue's (less_adapter_io.h): a session + its socket */
 
@@ -50,7 +50,7 @@ struct less_adapter {
     int n_keys;
     bool signature_none, insecure;
     char key_id[64];
-    int64_t max_peers, max_packet, max_output, mtu;
+    int64_t max_peers, max_packet, max_output, mtu, slow_timeout_ms;
     /* TLS */
     bool tls_on, tls_verify;
     char tls_cert[512], tls_key[512], tls_ca[512], server_name[256];
@@ -63,7 +63,7 @@ struct less_adapter {
     char schema_str[128];
     struct peer *peers;
     int n_peers;
-    struct evconnlistener *lis;
+    struct xg_tserver *ts; /* listen mode: listener, max_peers, TLS, slow peers */
     char bound[80];
     struct xg_tclient *tc; /* connect mode: resolution, connect, TLS, backoff, state */
     char closed_why[200];  /* connect mode: why the session ended (last_error) */
@@ -79,13 +79,13 @@ struct less_adapter {
     uint8_t *pktbuf;
     size_t pktbuf_cap;
     /* counters */
-    uint64_t packets_in, packets_out, bad_signature, framing_errors, refused_peers, slow_peer_drops,
-        echo_suppressed, stale_packets, refused_403, not_found_404, resends, duplicates,
-        duplicates_ignored, window_full, hub_relayed, peer_restarts, entities_introduced,
-        entities_removed, unknown_requests;
+    uint64_t packets_in, packets_out, bad_signature, framing_errors, slow_peer_drops,
+        updates_skipped, updates_coalesced, echo_suppressed, stale_packets, refused_403,
+        not_found_404, resends, duplicates, duplicates_ignored, window_full, hub_relayed,
+        peer_restarts, entities_introduced, entities_removed, unknown_requests;
     /* lines a peer can trigger, one rate limiter per kind (core/log.h) */
-    struct xg_log_limit lim_refused, lim_connected, lim_closed, lim_session, lim_request, lim_dgram,
-        lim_packet, lim_stale, lim_send;
+    struct xg_log_limit lim_connected, lim_closed, lim_session, lim_request, lim_dgram, lim_packet,
+        lim_stale, lim_send;
 };
 
 /* ---- less_adapter.c: helpers the session uses ---- */

@@ -503,7 +503,8 @@ struct less_frame {
 /** TCP streaming splitter (P10): look at the `avail` bytes buffered so far. Returns 1 and sets
  *  *frame_len (packet-length field + packet) when a whole frame is there, 0 when more bytes are
  *  needed, or -EPROTO when the packet-length is malformed, negative, smaller than a header
- *  (9 bytes) or larger than `max_packet`. Never reads beyond `avail`. */
+ *  (9 bytes) or larger than `max_packet`. Never reads beyond `avail`, nor beyond the first
+ *  LESS_INT_MAX_BYTES bytes of `buf` (the packet-length): only those need to be contiguous. */
 int less_tcp_split(const uint8_t *buf, size_t avail, size_t max_packet, size_t *frame_len,
                    struct xg_error *err);
 

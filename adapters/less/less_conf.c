@@ -103,6 +103,7 @@ int less_create(struct xg_adapter *a, const struct xg_conf *conf, struct xg_erro
         (rc = xg_conf_int(conf, "max_packet", 1 << 20, 64, 64 << 20, &la->max_packet, err)) ||
         (rc =
              xg_conf_int(conf, "max_output_bytes", 4 << 20, 4096, 1 << 30, &la->max_output, err)) ||
+        (rc = xg_conf_int(conf, "slow_timeout_ms", 2000, 0, 3600000, &la->slow_timeout_ms, err)) ||
         (rc = xg_conf_int(conf, "mtu", LESS_UDP_DEFAULT_MTU, 64, 65507, &la->mtu, err)))
         return rc;
     const char *addr = NULL, *addr_key = NULL;

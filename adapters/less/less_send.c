@@ -346,6 +346,13 @@ void send_entity(struct less_session *p, const struct xg_entity *e, const struct
         if (!(o = out_add(p, e->id))) return;
         introduce = true;
     }
+    if (!introduce && p->skip) { /* slow peer: the newest state follows once it drains */
+        la->updates_skipped++;
+        la->updates_coalesced += o->pending;
+        o->pending = p->any_pending = true;
+        return;
+    }
+    o->pending = false;
     char origin[160];
     const char *name = e->name;
     origin[0] = '\0'; /* only an introduce carries it: no formatting per update */

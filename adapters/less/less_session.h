@@ -56,6 +56,7 @@ struct out_ent {
     bool introduce_acked;
     int64_t intro_seq; /* absolute send counter of the introduce, -1 none */
     int64_t upd_seq;   /* absolute send counter of the newest update/introduce */
+    bool pending;      /* an update skipped while `skip` (slow peer): sent once it drains */
 };
 
 /** One queued message: where it is in the buffer and what it is about. */
@@ -98,6 +99,9 @@ struct less_session {
     char addr[80];  /* the peer, as log lines name it */
     bool streaming; /* got the peer's connection-control */
     bool closing;   /* ended: nothing more is sent */
+    /* the glue's slow-client policy (core/transport_server.h, listen mode) */
+    bool skip;        /* updates are skipped (out_ent.pending marks them) this drain */
+    bool any_pending; /* some out_ent.pending is set */
     /* peer's connection parameters */
     int64_t quantum_ns;
     int64_t first_seq, rate_hz;

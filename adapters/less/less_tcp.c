@@ -7,7 +7,6 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
-#include <event2/listener.h>
 #include <inttypes.h>
 #include <math.h>
 #include <netinet/in.h>
@@ -73,10 +72,13 @@ static void tcp_read_cb(struct bufferevent *bev, void *arg)
     struct peer *p = arg;
     struct less_adapter *la = p->s.la;
     struct evbuffer *in = bufferevent_get_input(bev);
-    while (!p->s.closing) {
+    while (!p->s.closing) { /* what this pass read (at most XG_TSERVER_READ_CAP bytes) */
         size_t avail = evbuffer_get_length(in);
         if (!avail) return;
-        const uint8_t *head = evbuffer_pullup(in, -1);
+        /* the splitter reads the packet-length INTEGER only (at most LESS_INT_MAX_BYTES bytes)
+         * and compares it with `avail`: contiguous header bytes, no copy of the whole input */
+        size_t hl = avail < LESS_INT_MAX_BYTES ? avail : LESS_INT_MAX_BYTES;
+        const uint8_t *head = evbuffer_pullup(in, (ev_ssize_t)hl);
         size_t flen = 0;
         struct xg_error err = {0};
         int rc = less_tcp_split(head, avail, (size_t)la->max_packet, &flen, &err);
@@ -148,21 +150,18 @@ static void tcp_event_cb(struct bufferevent *bev, short what, void *arg)
     peer_close(p, why);
 }
 
-static int peer_attach(struct less_adapter *la, struct peer *p, struct bufferevent *bev,
-                       bool client)
+/* A connected session (TLS-wrapped by the transport when configured) starts: handshake timeout,
+ * read cap (core/transport_server.h), our connection-control. */
+static void peer_attach(struct peer *p, struct bufferevent *bev)
 {
-    if (la->tls && !client) { /* the transport wraps a client's connection */
-        bev = xg_tls_wrap(la->tls, bev, NULL, p->s.addr, &p->tls);
-        if (!bev) return -ENOMEM;
-    }
     p->bev = bev;
+    xg_tserver_read_cap(bev);
     struct timeval hs = {HANDSHAKE_TIMEOUT_S, 0};
     bufferevent_set_timeouts(bev, &hs, NULL); /* cleared once the session is up */
     bufferevent_setcb(bev, tcp_read_cb, NULL, tcp_event_cb, p);
     bufferevent_enable(bev, EV_READ | EV_WRITE);
     send_connection_control(&p->s);
     peer_flush(p);
-    return 0;
 }
 
 /* ---- connect mode ---- */
@@ -178,34 +177,25 @@ void on_connected(void *arg, struct bufferevent *bev, struct xg_tls_session *tls
         return;
     }
     p->tls = tls;
-    if (peer_attach(la, p, bev, true)) peer_close(p, "out of memory");
+    peer_attach(p, bev);
 }
 
-/* ---- listen mode ---- */
+/* ---- listen mode (core/transport_server.h: accept, max_peers, TLS) ---- */
 
-void accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct sockaddr *sa, int salen,
-               void *arg)
+int less_peers_held(void *arg)
+{
+    const struct less_adapter *la = arg;
+    return la->n_peers;
+}
+
+int less_accepted(void *arg, struct bufferevent *bev, struct xg_tls_session *tls, const char *peer)
 {
     struct less_adapter *la = arg;
-    char addr[80];
-    xg_net_addr_str(sa, addr, sizeof addr);
-    if (la->n_peers >= la->max_peers) {
-        la->refused_peers++;
-        XG_WARN_PEER(&la->lim_refused, la->a->name,
-                     "peer %s refused: max_peers (%" PRId64 ") reached", addr, la->max_peers);
-        evutil_closesocket(fd);
-        return;
-    }
-    struct bufferevent *bev = bufferevent_socket_new(la->a->base, fd, BEV_OPT_CLOSE_ON_FREE);
-    struct peer *p = bev ? peer_new(la, addr) : NULL;
-    if (!p) {
-        if (bev)
-            bufferevent_free(bev);
-        else
-            evutil_closesocket(fd);
-        return;
-    }
-    XG_INFO_PEER(&la->lim_connected, la->a->name, "peer %s connected%s", addr,
+    struct peer *p = peer_new(la, peer);
+    if (!p) return -ENOMEM;
+    p->tls = tls;
+    XG_INFO_PEER(&la->lim_connected, la->a->name, "peer %s connected%s", peer,
                  la->tls ? " (TLS)" : "");
-    if (peer_attach(la, p, bev, false)) peer_close(p, "out of memory");
+    peer_attach(p, bev);
+    return 0;
 }

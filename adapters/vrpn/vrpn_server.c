@@ -64,7 +64,6 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
-#include <event2/listener.h>
 #include <fnmatch.h>
 #include <inttypes.h>
 #include <math.h>

@@ -7,7 +7,6 @@
 #define XG_VRPN_SERVER_PRIV_H
 
 #include <event2/bufferevent.h>
-#include <event2/listener.h>
 #include <netinet/in.h>
 #include <stdbool.h>
 #include <stdint.h>
