@@ -64,12 +64,6 @@ void xg_tserver_read_cap(struct bufferevent *bev)
 {
     for (struct bufferevent *b = bev; b; b = bufferevent_get_underlying(b))
         bufferevent_set_max_single_read(b, XG_TSERVER_READ_CAP);
-    bufferevent_setwatermark(bev, EV_READ, 0, 4 * XG_TSERVER_READ_CAP);
-}
-
-void xg_tserver_read_again(struct bufferevent *bev)
-{
-    bufferevent_trigger(bev, EV_READ, BEV_TRIG_IGNORE_WATERMARKS | BEV_TRIG_DEFER_CALLBACKS);
 }
 
 size_t xg_tserver_unsent(struct bufferevent *bev)

@@ -12,11 +12,12 @@
  * reached" (noun and key name as configured: LESS says "peer ... max_peers") and counted
  * (clients_refused).
  *
- * Read cap: every client bufferevent reads at most XG_TSERVER_READ_CAP bytes per socket read
- * and stops reading while XG_TSERVER_READ_CAP * 4 bytes wait in its input (the adapter parses
- * them first). An adapter's read callback handles at most XG_TSERVER_READ_CAP bytes per call and
- * then calls xg_tserver_read_again(), so one client that sends a lot cannot hold the reactor:
- * the other events run between its passes.
+ * Read cap: every client bufferevent (and, under TLS, the socket beneath it) reads at most
+ * XG_TSERVER_READ_CAP bytes per pass of the reactor, and the adapter's read callback handles
+ * what that pass brought (whole messages; a partial one waits, bounded by the protocol's largest
+ * message), so one client that sends a lot cannot hold the reactor: the other events run between
+ * its passes. Adapters parse in place and make only a message header contiguous while a message
+ * is incomplete (no copy of the whole input per pass).
  *
  * Slow-client policy (the same for every TCP server adapter; docs/reliability.md "Slow clients"):
  * a client's unsent output (bytes queued in the gateway, TLS records included) is compared with
@@ -48,8 +49,8 @@ struct xg_tls_ctx;
 struct xg_tls_session;
 struct xg_status;
 
-/** Bytes read from one client per pass (socket read and adapter read callback). */
-#define XG_TSERVER_READ_CAP (64 * 1024)
+/** Bytes read from one client per pass of the reactor. */
+#define XG_TSERVER_READ_CAP (16 * 1024)
 
 /** What an egress pass does with one client (see the file comment). */
 enum xg_slow_verdict {
@@ -118,9 +119,6 @@ const struct sockaddr *xg_tserver_addr(const struct xg_tserver *ts, socklen_t *l
 /** Apply the read cap to a client bufferevent the adapter made itself (e.g. VRPN's call-back
  *  connections); accepted ones have it already. */
 void xg_tserver_read_cap(struct bufferevent *bev);
-/** A read callback that stopped at its XG_TSERVER_READ_CAP budget with input left: run it again
- *  after the other pending events (deferred). */
-void xg_tserver_read_again(struct bufferevent *bev);
 
 /** Unsent output bytes of a client: its output buffer plus, under TLS, the records not yet
  *  written to the socket. */

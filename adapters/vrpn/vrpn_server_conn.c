@@ -425,7 +425,8 @@ static struct conn *conn_new(struct xg_adapter *a, struct bufferevent *bev, cons
         return NULL;
     }
     bufferevent_setcb(bev, read_cb, NULL, event_cb, a);
-    xg_tserver_read_cap(bev); /* (the input bound holds two of the largest VRPN messages) */
+    bufferevent_setwatermark(bev, EV_READ, 0, 2 * VRPN_MAX_MESSAGE);
+    xg_tserver_read_cap(bev); /* call-backs too */
     bufferevent_enable(bev, EV_READ | EV_WRITE);
     return c;
 }
