@@ -7,17 +7,18 @@
  * once it drains it gets the newest pose of each sensor it missed, once: never a pose it already
  * has; skipped reports superseded meanwhile are counted as coalesced; a client that stays above it
  * for slow_timeout_ms (2000), or whose output passes 2x the bound, is dropped and counted; so a
- * client costs at most 2x the bound plus one tick), handshake_timeout_ms (10000: a session must be
- * streaming this long after it was accepted or its call-back started, else it is closed and
- * counted: a pending call-back or a client trickling its cookie holds a slot no longer),
- * tracker_name (template, "{origin}"), trackers (list of {match: GLOB, tracker: TEMPLATE, sensor:
- * N}: the first rule whose glob matches the entity name decides the tracker and optionally a fixed
- * sensor number), send_velocity (false), send_all (false: each tick sends the sensors updated since
- * the last one; true: every sensor every tick), plus the sink keys rate_hz / include / exclude and
- * frame (default identity: the internal Y-up frame; Z-up clients want `frame: vrpn-zup`).
- * Templates (core/names.h, the one engine): {origin} = {adapter} = the name of the entity's origin
- * adapter, {source} = the name past "<adapter>/", {kind} = the entity kind, {name} =
- * the whole entity name.
+ * client costs at most 2x the bound plus one tick: the slow-client policy of every TCP server,
+ * core/transport_server.h, which also owns the listener and the client cap), handshake_timeout_ms
+ * (10000: a session must be streaming this long after it was accepted or its call-back started,
+ * else it is closed and counted: a pending call-back or a client trickling its cookie holds a slot
+ * no longer), tracker_name (template, "{origin}"), trackers (list of {match: GLOB, tracker:
+ * TEMPLATE, sensor: N}: the first rule whose glob matches the entity name decides the tracker and
+ * optionally a fixed sensor number), send_velocity (false), send_all (false: each tick sends the
+ * sensors updated since the last one; true: every sensor every tick), plus the sink keys rate_hz /
+ * include / exclude and frame (default identity: the internal Y-up frame; Z-up clients want `frame:
+ * vrpn-zup`). Templates (core/names.h, the one engine): {origin} = {adapter} = the name of the
+ * entity's origin adapter, {source} = the name past "<adapter>/", {kind} = the entity kind, {name}
+ * = the whole entity name.
  *
  * Sensor numbers: per tracker, an entity name gets a number the first time it is seen: a rule's
  * fixed sensor; else, for an entity that carries its source's sensor number

@@ -34,11 +34,6 @@
 
 /* ---- connections ---- */
 
-size_t vrpn_srv_out_len(const struct conn *c)
-{
-    return c->bev ? evbuffer_get_length(bufferevent_get_output(c->bev)) : 0;
-}
-
 void vrpn_srv_conn_free(struct vrpn_server *s, struct conn *c)
 {
     for (struct conn **pp = &s->conns; *pp; pp = &(*pp)->next)

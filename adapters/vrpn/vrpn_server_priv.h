@@ -151,9 +151,6 @@ static inline struct vrpn_header now_header(int64_t mono_ns)
 
 /* ---- vrpn_server_conn.c ---- */
 
-/** Unsent TCP output bytes of connection c (0 without a bufferevent). */
-size_t vrpn_srv_out_len(const struct conn *c);
-
 /** Unlink connection c from s->conns and free it with its sockets and events. */
 void vrpn_srv_conn_free(struct vrpn_server *s, struct conn *c);
 
