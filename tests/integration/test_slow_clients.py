@@ -1,7 +1,7 @@
 """One slow-client policy for every TCP server adapter (core/transport_server.h, docs/reliability.md
 "Slow clients"): vrpn-server, rgmp-server and less `mode: listen` behave the same.
 
-synth (20 bodies + head and hands, 200 Hz) feeds a vrpn-server, an rgmp-server and a LESS listen
+synth (20 bodies + head and hands, 100 Hz) feeds a vrpn-server, an rgmp-server and a LESS listen
 adapter, each with max_output_bytes 16384 and slow_timeout_ms 1500 (one tick's output is far below
 the bound). On each server a reading client streams throughout and a second client completes its
 session, then stops reading (4 KiB receive buffer). Expected on every server:
@@ -35,13 +35,13 @@ CONFIG = """
 gateway:
   entity: {{stale_ms: 60000, expire_ms: 120000}}
 adapters:
-  - {{name: demo, type: synth, bodies: 20, rate_hz: 200}}
-  - {{name: vs, type: vrpn-server, listen: "127.0.0.1:0", rate_hz: 200,
+  - {{name: demo, type: synth, bodies: 20, rate_hz: 100}}
+  - {{name: vs, type: vrpn-server, listen: "127.0.0.1:0", rate_hz: 100,
      max_output_bytes: {max_out}, slow_timeout_ms: {slow}}}
-  - {{name: rg, type: rgmp-server, listen: "127.0.0.1:0", rate_hz: 200,
+  - {{name: rg, type: rgmp-server, listen: "127.0.0.1:0", rate_hz: 100,
      max_output_bytes: {max_out}, slow_timeout_ms: {slow}}}
   - {{name: ls, type: less, mode: listen, listen: "127.0.0.1:0", key_file: {key},
-     rate_hz: 200, max_output_bytes: {max_out}, slow_timeout_ms: {slow}}}
+     rate_hz: 100, max_output_bytes: {max_out}, slow_timeout_ms: {slow}}}
 """
 
 
