@@ -1,5 +1,6 @@
-/* `vrpn-server` connections (vrpn_server_priv.h; behaviour at the top of vrpn_server.c): the TCP
- * listener and UDP connection requests with their call-backs, and the glue between each
+/* `vrpn-server` connections (vrpn_server_priv.h; behaviour at the top of vrpn_server.c): TCP
+ * clients the transport accepted (core/transport_server.h: listener, max_clients, read cap,
+ * output bound) and UDP connection requests with their call-backs, and the glue between each
  * connection's bufferevent and its socket-free session (vrpn_session.h: cookie, handshake burst,
  * descriptions, dispatch, wire rules §6-§7): the session's events (Button States after the burst,
  * the client's UDP_DESCRIPTION, pongs to pings) and the handshake deadline timer. */
