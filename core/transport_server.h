@@ -19,9 +19,9 @@
  * its passes. Adapters parse in place and make only a message header contiguous while a message
  * is incomplete (no copy of the whole input per pass).
  *
- * Slow-client policy (the same for every TCP server adapter; docs/reliability.md "Slow clients"):
- * a client's unsent output (bytes queued in the gateway, TLS records included) is compared with
- * max_output_bytes before each of its egress passes (xg_tserver_egress):
+ * Slow-client policy (the same for every TCP server adapter; docs/reliability.md "Server
+ * connections"): a client's unsent output (bytes queued in the gateway, TLS records included) is
+ * compared with max_output_bytes before each of its egress passes (xg_tserver_egress):
  *   - at or below the bound: the pass sends to it (send);
  *   - above the bound: the pass skips it (skip, counted in drains_skipped); the adapter
  *     remembers what it skipped and, once the client is back at or below the bound, sends the
