@@ -26,7 +26,6 @@
  * played × frame time) / rate on the gateway clock. A timer at the frame rate × rate drives
  * playback; if the reactor falls behind, frames are skipped (counted), never queued. */
 #include <errno.h>
-#include <event2/event.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +34,7 @@
 
 #include <fnmatch.h>
 
+#include "core/transport.h"
 #include "adapters/bvh/bvh_fk.h"
 #include "adapters/bvh/bvh_parser.h"
 #include "core/adapter.h"

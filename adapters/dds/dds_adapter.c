@@ -20,10 +20,10 @@
  * ("/xrgate"), qos (sensor_data | reliable), config_file (Cyclone DDS XML configuration:
  * interfaces, multicast, peers; default: the CYCLONEDDS_URI environment variable), plus
  * frame, rename, rate_hz, include, exclude. */
+#include "core/transport.h"
 #include "adapters/dds/dds_adapter.h"
 
 #include <errno.h>
-#include <event2/event.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>

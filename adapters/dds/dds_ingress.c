@@ -12,7 +12,6 @@
  * (own_samples_skipped). Bad input (nanosec >= 1e9, an empty child_frame_id, values that are not
  * a pose) drops the transform with one rate-limited line naming the writer, field and value. */
 #include <errno.h>
-#include <event2/event.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -20,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/transport.h"
 #include "adapters/dds/dds_adapter.h"
 #include "core/clock.h"
 #include "core/names.h"

@@ -46,9 +46,6 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
-#include <event2/buffer.h>
-#include <event2/bufferevent.h>
-#include <event2/event.h>
 #include <inttypes.h>
 #include <math.h>
 #include <netinet/in.h>
@@ -58,6 +55,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "core/transport.h"
 #include "adapters/less/less_adapter_io.h"
 #include "adapters/less/less_adapter_priv.h"
 #include "adapters/less/less_codec.h"

@@ -5,9 +5,9 @@
 #ifndef XG_LESS_ADAPTER_IO_H
 #define XG_LESS_ADAPTER_IO_H
 
-#include <event2/util.h>
 #include <sys/socket.h>
 
+#include "core/transport.h"
 #include "adapters/less/less_adapter_priv.h"
 #include "adapters/less/less_session.h"
 

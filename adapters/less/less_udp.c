@@ -4,12 +4,12 @@
  * re-sends and keep-alive acks, and the configured peer's resolution. The protocol (ack window,
  * re-sends, stale rule, restarts) is the session's: less_session_udp.c. */
 #include <errno.h>
-#include <event2/event.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 
+#include "core/transport.h"
 #include "adapters/less/less_adapter_io.h"
 #include "adapters/less/less_adapter_priv.h"
 #include "adapters/less/less_codec.h"

@@ -27,15 +27,13 @@
  * 10 s, reset once streaming). A Device Disconnect removes that device's entities from the table at
  * once (so every sink retracts them). */
 #include <errno.h>
-#include <event2/buffer.h>
-#include <event2/bufferevent.h>
-#include <event2/event.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/transport.h"
 #include "adapters/rgmp/rgmp_codec.h"
 #include "core/adapter.h"
 #include "core/clock.h"

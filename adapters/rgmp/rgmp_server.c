@@ -31,9 +31,6 @@
  * the entity name or "hand_maps[i]"), unique among all devices. Poses are in the internal frame
  * (OpenXR's Y-up right-handed space, reference_frame "xr_base"), whatever `frame:` says. */
 #include <errno.h>
-#include <event2/buffer.h>
-#include <event2/bufferevent.h>
-#include <event2/event.h>
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -42,6 +39,7 @@
 #include <strings.h>
 #include <sys/socket.h>
 
+#include "core/transport.h"
 #include "adapters/rgmp/rgmp_codec.h"
 #include "adapters/rgmp/rgmp_solved_hand.h"
 #include "core/egress_controls.h"

@@ -59,7 +59,6 @@
  * drop_srtp_malformed. */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <event2/event.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -69,6 +68,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "core/transport.h"
 #include "adapters/rtp/gamestate_codec.h"
 #include "adapters/rtp/rtcp_out.h"
 #include "adapters/rtp/rtp_adapter.h"

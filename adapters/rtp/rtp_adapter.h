@@ -3,13 +3,13 @@
 #ifndef XG_RTP_ADAPTER_H
 #define XG_RTP_ADAPTER_H
 
-#include <event2/event.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "core/transport.h"
 #include "adapters/rtp/gamestate_codec.h"
 #include "adapters/rtp/rtp_oids.h"
 #include "adapters/rtp/rtp_session.h"

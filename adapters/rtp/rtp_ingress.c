@@ -5,7 +5,6 @@
  * struct rtpa in rtp_adapter.h. */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <event2/event.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -15,6 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "core/transport.h"
 #include "adapters/rtp/gamestate_codec.h"
 #include "adapters/rtp/rtcp_out.h"
 #include "adapters/rtp/rtp_adapter.h"

@@ -5,12 +5,12 @@
  * true; false makes the table estimate them), noise_mm / noise_deg (Gaussian noise, default 0),
  * dropout (probability that a sample is skipped, default 0), seed (PRNG seed, default 1). */
 #include <errno.h>
-#include <event2/event.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/transport.h"
 #include "adapters/synth/synth.h"
 #include "core/adapter.h"
 #include "core/clock.h"

@@ -18,7 +18,6 @@
  * frame defaults to the preset `unity` (left-handed, Y up, metres) when `frame:` is absent (the
  * default_frame of xg_vmc_ops, applied by the gateway). */
 #include <errno.h>
-#include <event2/event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +25,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "core/transport.h"
 #include "adapters/vmc/vmc.h"
 #include "core/clock.h"
 #include "core/net.h"

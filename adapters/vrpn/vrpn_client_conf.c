@@ -4,10 +4,6 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <event2/buffer.h>
-#include <event2/bufferevent.h>
-#include <event2/event.h>
-#include <event2/listener.h>
 #include <inttypes.h>
 #include <math.h>
 #include <netinet/in.h>
@@ -18,6 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "core/transport.h"
 #include "adapters/vrpn/vrpn_client.h"
 #include "adapters/vrpn/vrpn_client_priv.h"
 #include "adapters/vrpn/vrpn_codec.h"

@@ -7,14 +7,12 @@
 #ifndef XG_VRPN_CLIENT_PRIV_H
 #define XG_VRPN_CLIENT_PRIV_H
 
-#include <event2/bufferevent.h>
-#include <event2/event.h>
-#include <event2/listener.h>
 #include <netinet/in.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "core/transport.h"
 #include "adapters/vrpn/vrpn_client.h"
 #include "adapters/vrpn/vrpn_codec.h"
 #include "adapters/vrpn/vrpn_session.h"

@@ -5,9 +5,6 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <event2/buffer.h>
-#include <event2/bufferevent.h>
-#include <event2/event.h>
 #include <fnmatch.h>
 #include <inttypes.h>
 #include <math.h>
@@ -19,6 +16,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "core/transport.h"
 #include "adapters/vrpn/vrpn_callback.h"
 #include "adapters/vrpn/vrpn_codec.h"
 #include "adapters/vrpn/vrpn_names.h"

@@ -6,12 +6,12 @@
 #ifndef XG_VRPN_SERVER_PRIV_H
 #define XG_VRPN_SERVER_PRIV_H
 
-#include <event2/bufferevent.h>
 #include <netinet/in.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "core/transport.h"
 #include "adapters/vrpn/vrpn_codec.h"
 #include "adapters/vrpn/vrpn_names.h"
 #include "adapters/vrpn/vrpn_session.h"

@@ -1,0 +1,34 @@
+#!/bin/sh
+# The layering rules of docs/development.md "Layers", checked on the sources (ctest static/layers):
+# 1. adapters reach libevent only through the transport module (core/transport.h), never
+#    <event2/...> directly;
+# 2. protocol codecs and sessions include neither libevent nor the transport module: they take
+#    bytes and time in and give bytes, events and deadlines out;
+# 3. no source file under adapters/, core/ or gateway/ is longer than 1,000 lines.
+# Prints every violation with its file and line; exits 1 if there is any.
+cd "${1:-.}" || exit 2
+bad=0
+if grep -n '#include <event2/' adapters/*/*.[ch]; then
+    echo "check_layers: the lines above include libevent directly; include \"core/transport.h\"" >&2
+    bad=1
+fi
+pure=$(ls adapters/*/*codec*.[ch] adapters/*/*session*.[ch] adapters/*/*_msg.[ch] \
+          adapters/*/*json*.[ch] adapters/*/gamestate_*.[ch] 2>/dev/null)
+if [ -z "$pure" ]; then
+    echo "check_layers: no codec or session files found (wrong directory?)" >&2
+    exit 2
+fi
+# shellcheck disable=SC2086
+if grep -nE '#include (<event2/|"core/transport(_client|_server)?\.h")' $pure; then
+    echo "check_layers: the codec/session lines above include the reactor or the transport" >&2
+    bad=1
+fi
+for f in adapters/*/*.[ch] core/*.[ch] gateway/*.[ch]; do
+    n=$(wc -l < "$f")
+    if [ "$n" -gt 1000 ]; then
+        echo "check_layers: $f has $n lines (more than 1,000): split it along its seams" >&2
+        bad=1
+    fi
+done
+[ "$bad" = 0 ] && echo "check_layers: ok ($(echo "$pure" | wc -l) codec/session files pure)"
+exit "$bad"
