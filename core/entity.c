@@ -1,4 +1,4 @@
-#include "core/entity.h"
+#include "core/entity_priv.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -33,7 +33,11 @@ struct sink {
     void *user;
     uint32_t *list; /* slots of dirty entities: list[head..n) */
     size_t head, n, cap;
-    size_t limit; /* entities per xg_table_drain(), 0 = all (xg_table_set_drain_limit) */
+    size_t limit;   /* entities per xg_table_drain(), 0 = all (xg_table_set_drain_limit) */
+    uint64_t *vals; /* per-entity values the sink owns (xg_table_sink_slot), by entity slot */
+    size_t n_vals;
+    xg_sink_slot_free_fn val_free;
+    void *val_user;
 };
 
 struct xg_table {
@@ -215,8 +219,10 @@ void xg_table_free(struct xg_table *t)
     hmap_free(&t->by_id);
     hmap_free(&t->by_source);
     hmap_free(&t->by_name);
-    for (int i = 0; i < XG_MAX_ADAPTERS; i++)
+    for (int i = 0; i < XG_MAX_ADAPTERS; i++) {
         free(t->sinks[i].list);
+        free(t->sinks[i].vals);
+    }
     xg_pose_cache_free(t->poses);
     free(t);
 }
@@ -261,6 +267,49 @@ int xg_table_add_sink(struct xg_table *t, int index, xg_accept_fn accept, xg_wak
             e->sink_mask |= UINT64_C(1) << index;
     }
     return 0;
+}
+
+int xg_table_set_sink_slot_free(struct xg_table *t, int sink, xg_sink_slot_free_fn fn, void *user)
+{
+    if (sink < 0 || sink >= XG_MAX_ADAPTERS) return -EINVAL;
+    t->sinks[sink].val_free = fn;
+    t->sinks[sink].val_user = user;
+    return 0;
+}
+
+uint64_t *xg_table_sink_slot(struct xg_table *t, int sink, const struct xg_entity *e)
+{
+    if (sink < 0 || sink >= XG_MAX_ADAPTERS || !e) return NULL;
+    struct sink *s = &t->sinks[sink];
+    if (e->slot >= s->n_vals) {
+        size_t n = s->n_vals ? s->n_vals : 64;
+        while (n <= e->slot)
+            n *= 2;
+        uint64_t *v = realloc(s->vals, n * sizeof *v);
+        if (!v) return NULL;
+        memset(v + s->n_vals, 0, (n - s->n_vals) * sizeof *v);
+        s->vals = v;
+        s->n_vals = n;
+    }
+    return &s->vals[e->slot];
+}
+
+/* release and zero sink s's value for entity e */
+static void sink_val_release(struct sink *s, const struct xg_entity *e)
+{
+    if (e->slot >= s->n_vals || !s->vals[e->slot]) return;
+    uint64_t v = s->vals[e->slot];
+    s->vals[e->slot] = 0;
+    if (s->val_free) s->val_free(s->val_user, e, v);
+}
+
+void xg_table_sink_slots_clear(struct xg_table *t, int sink)
+{
+    if (!t || sink < 0 || sink >= XG_MAX_ADAPTERS) return;
+    struct sink *s = &t->sinks[sink];
+    for (size_t i = 0; i < s->n_vals && i < t->n_slots; i++)
+        if (t->slots[i]) sink_val_release(s, t->slots[i]);
+    if (s->vals) memset(s->vals, 0, s->n_vals * sizeof *s->vals);
 }
 
 int xg_table_add_listener(struct xg_table *t, xg_entity_event_fn fn, void *user)
@@ -917,6 +966,8 @@ static void remove_entity(struct xg_table *t, struct xg_entity *e)
 {
     for (int i = 0; i < t->n_listeners; i++)
         t->listeners[i].fn(t->listeners[i].user, e, false);
+    for (int i = 0; i < XG_MAX_ADAPTERS; i++) /* per-sink slots die with their entity */
+        sink_val_release(&t->sinks[i], e);
     hmap_del(&t->by_id, e->id, e->slot);
     hmap_del(&t->by_source, hash_source(e->origin, e->source), e->slot);
     hmap_del(&t->by_name, hash_str(e->name), e->slot);

@@ -153,45 +153,51 @@ struct xg_motion_acc {
                                          yy yz zz) */
 };
 
-/** An entity. Read-only for everyone but the table. */
-struct xg_entity {
-    uint32_t id; /* stable, never reused, > 0 */
-    /* names, NUL-terminated, allocated at their length with the entity (issue 19 item 5):
-     * never NULL, shorter than XG_NAME_MAX (origin_gateway: than 64) */
-    const char *name;           /* unique */
-    const char *source;         /* the adapter's name for it */
-    const char *origin_gateway; /* "" = this gateway */
-    int32_t source_sensor;      /* the source's sensor number (xg_entity_key.sensor), -1 = none */
-    bool controls_only;         /* xg_entity_key.controls_only: the pose is a placeholder */
-    enum xg_kind kind;
-    int origin; /* origin adapter index */
-    /* newest state */
-    struct xg_sample last; /* merged newest sample (all fields valid per last.flags) */
-    struct xg_vec3 velocity, angular_velocity; /* used for prediction */
-    bool has_velocity, has_angular_velocity;
-    bool velocity_estimated, angular_velocity_estimated;
-    bool rot_damped; /* the estimated angular velocity was damped (core/predict_rot.h) */
-    int64_t reported_vel_ns, reported_angvel_ns; /* capture time of reported velocities, 0 = none */
-    /* history ring, newest at hist[(head + n - 1) % XG_HISTORY] */
-    struct xg_hist hist[XG_HISTORY];
-    unsigned hist_head, hist_n;
-    struct xg_motion_acc est; /* running sums of the velocity estimator over the history */
-    struct xg_rot_state rot;  /* how far the estimated angular velocity is extrapolated */
-    int64_t created_ns, last_receive_ns;
-    double interval_s; /* EWMA of sample spacing (capture times) */
-    uint64_t samples, dropped_backwards;
-    uint32_t parent; /* id of the parent entity in the source's hierarchy (a skeleton's parent
-                        joint), 0 = none: see xg_table_set_parent() */
-    /* protocol extras: buttons / analogs (NULL until first set) */
-    uint8_t *buttons;         /* XG_MAX_BUTTONS states */
-    double *analogs;          /* XG_MAX_ANALOGS values */
-    int n_buttons, n_analogs; /* highest index set + 1 */
-    /* egress bookkeeping */
-    uint64_t sink_mask;  /* sinks that accept this entity */
-    uint64_t dirty_mask; /* sinks for which it is in the dirty set */
-    uint32_t slot;
-    char names[]; /* storage of name, source and origin_gateway */
+/** An entity: opaque outside the table (core/entity_priv.h); read it through the xg_entity_*()
+ *  accessors below. */
+struct xg_entity;
+
+/* Accessors (core/entity_view.c). `e` is an entity from the table (a visitor's or listener's
+ * argument, xg_table_get(), xg_table_find()); strings are borrowed and valid as long as e. */
+/** Stable gateway-wide id, > 0, never reused. */
+uint32_t xg_entity_id(const struct xg_entity *e);
+/** Unique final name (after the naming rules). Never NULL. */
+const char *xg_entity_name(const struct xg_entity *e);
+/** The origin adapter's name for it (xg_entity_key.source). Never NULL. */
+const char *xg_entity_source(const struct xg_entity *e);
+/** The gateway that first saw it (federation, LESS); "" = this gateway. */
+const char *xg_entity_origin_gateway(const struct xg_entity *e);
+/** The source's sensor number (xg_entity_key.sensor), -1 = none. */
+int32_t xg_entity_source_sensor(const struct xg_entity *e);
+/** xg_entity_key.controls_only: buttons/analogs only, the pose is a placeholder. */
+bool xg_entity_controls_only(const struct xg_entity *e);
+enum xg_kind xg_entity_kind(const struct xg_entity *e);
+/** Index of the origin adapter. */
+int xg_entity_origin(const struct xg_entity *e);
+/** Id of the parent entity in the source's hierarchy (xg_table_set_parent()), 0 = none. */
+uint32_t xg_entity_parent(const struct xg_entity *e);
+/** Does sink `sink` (adapter index) republish e (split horizon and the sink's filter)? */
+bool xg_entity_for_sink(const struct xg_entity *e, int sink);
+/** Button states (0/1) of e: returns how many (highest index set + 1, 0 = none) and, if states
+ *  is not NULL, points *states at them (borrowed; NULL when none). */
+int xg_entity_buttons(const struct xg_entity *e, const uint8_t **states);
+/** Analog values of e, like xg_entity_buttons(). */
+int xg_entity_analogs(const struct xg_entity *e, const double **values);
+
+/** Bookkeeping of one entity, for the admin API and the inspector. */
+struct xg_entity_info {
+    uint64_t samples;           /* pose/velocity samples applied */
+    uint64_t dropped_backwards; /* samples whose capture time did not advance */
+    double interval_s;          /* EWMA of the spacing of capture times, s (0 = unknown) */
+    uint32_t last_flags;        /* XG_SAMPLE_* fields ever set (and INACTIVE of the newest) */
+    int64_t created_ns, last_receive_ns;                 /* gateway clock */
+    bool has_velocity, has_angular_velocity;             /* used for prediction */
+    bool velocity_estimated, angular_velocity_estimated; /* from the history, not reported */
+    bool rot_damped;  /* the estimated angular velocity was damped (core/predict_est.h) */
+    unsigned history; /* samples in the pose history */
 };
+/** Fill *out with e's bookkeeping. */
+void xg_entity_info(const struct xg_entity *e, struct xg_entity_info *out);
 
 struct xg_table;
 
@@ -233,6 +239,25 @@ const char *xg_table_adapter_name(const struct xg_table *t, int index);
 /** Register adapter `index` as a sink; `accept` may be NULL (all), `wake` may be NULL. */
 int xg_table_add_sink(struct xg_table *t, int index, xg_accept_fn accept, xg_wake_fn wake,
                       void *user);
+/** Called for a non-zero per-sink entity slot (xg_table_sink_slot()) when its entity leaves the
+ *  table (after the lifecycle listeners ran) or the sink clears its slots: release what `value`
+ *  refers to. The table zeroes the slot afterwards. */
+typedef void (*xg_sink_slot_free_fn)(void *user, const struct xg_entity *e, uint64_t value);
+/** Release callback of sink `sink`'s slots (fn may be NULL: nothing to release). -EINVAL if
+ *  `sink` is out of range. */
+int xg_table_set_sink_slot_free(struct xg_table *t, int sink, xg_sink_slot_free_fn fn, void *user);
+/** The per-entity slot that sink `sink` owns for entity e: a 64-bit value for its egress caches
+ *  (an index + 1, or a pointer), 0 = nothing cached, 0 for a new entity. Valid until the next
+ *  call that may create or remove entities; the table zeroes it when e leaves (after calling the
+ *  sink's release callback) so that a slot never outlives its entity. NULL if `sink` is out of
+ *  range or on ENOMEM (the sink then works without a cache). */
+uint64_t *xg_table_sink_slot(struct xg_table *t, int sink, const struct xg_entity *e);
+/** Release (callback) and zero every non-zero slot of sink `sink`: call from the sink's stop or
+ *  destroy (xg_table_free() calls no callbacks; adapters are destroyed before the table). */
+void xg_table_sink_slots_clear(struct xg_table *t, int sink);
+/** Merged newest sample of e: every field valid per its flags (a field never reported holds its
+ *  default: identity orientation, unit scale, zero). Borrowed, valid as long as e. */
+const struct xg_sample *xg_entity_last(const struct xg_entity *e);
 /** Add a lifecycle listener (up to 8). */
 int xg_table_add_listener(struct xg_table *t, xg_entity_event_fn fn, void *user);
 

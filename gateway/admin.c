@@ -92,14 +92,16 @@ struct ent_ctx {
 static int entity_visit(void *user, const struct xg_entity *e, const struct xg_pose *p)
 {
     struct ent_ctx *c = user;
+    struct xg_entity_info info;
+    xg_entity_info(e, &info);
     json_t *o = json_object();
-    json_object_set_new(o, "id", json_integer(e->id));
-    json_object_set_new(o, "name", json_string(e->name));
-    json_object_set_new(o, "kind", json_string(xg_kind_name(e->kind)));
-    json_object_set_new(o, "origin", json_string(c->gw->adapters[e->origin]->a.name));
-    if (e->origin_gateway[0])
-        json_object_set_new(o, "origin_gateway", json_string(e->origin_gateway));
-    json_object_set_new(o, "source", json_string(e->source));
+    json_object_set_new(o, "id", json_integer(xg_entity_id(e)));
+    json_object_set_new(o, "name", json_string(xg_entity_name(e)));
+    json_object_set_new(o, "kind", json_string(xg_kind_name(xg_entity_kind(e))));
+    json_object_set_new(o, "origin", json_string(c->gw->adapters[xg_entity_origin(e)]->a.name));
+    if (xg_entity_origin_gateway(e)[0])
+        json_object_set_new(o, "origin_gateway", json_string(xg_entity_origin_gateway(e)));
+    json_object_set_new(o, "source", json_string(xg_entity_source(e)));
     const char *parent = xg_table_parent_name(c->gw->table, e);
     if (parent) json_object_set_new(o, "parent", json_string(parent));
     json_object_set_new(o, "position", vec3(p->position));
@@ -108,27 +110,30 @@ static int entity_visit(void *user, const struct xg_entity *e, const struct xg_p
                                   p->orientation.w));
     json_object_set_new(o, "velocity", vec3(p->velocity));
     json_object_set_new(o, "angular_velocity", vec3(p->angular_velocity));
-    json_object_set_new(o, "velocity_estimated", json_boolean(e->velocity_estimated));
+    json_object_set_new(o, "velocity_estimated", json_boolean(info.velocity_estimated));
     json_object_set_new(o, "angular_velocity_estimated",
-                        json_boolean(e->angular_velocity_estimated));
+                        json_boolean(info.angular_velocity_estimated));
     json_object_set_new(o, "quality", json_string(xg_quality_name(p->quality)));
     json_object_set_new(o, "active", json_boolean(p->active));
     json_object_set_new(o, "age_ms", json_real((double)(c->now - p->sample_ns) * 1e-6));
     json_object_set_new(o, "sample_ns", json_integer(p->sample_ns));
-    json_object_set_new(o, "rate_hz", json_real(e->interval_s > 0 ? 1.0 / e->interval_s : 0.0));
-    json_object_set_new(o, "samples", json_integer((json_int_t)e->samples));
-    if (e->last.flags & XG_SAMPLE_SCALE) json_object_set_new(o, "scale", vec3(p->scale));
+    json_object_set_new(o, "rate_hz", json_real(info.interval_s > 0 ? 1.0 / info.interval_s : 0.0));
+    json_object_set_new(o, "samples", json_integer((json_int_t)info.samples));
+    if (info.last_flags & XG_SAMPLE_SCALE) json_object_set_new(o, "scale", vec3(p->scale));
     json_t *extra = json_object();
-    if (e->n_buttons) {
+    const uint8_t *buttons;
+    const double *analogs;
+    int nb = xg_entity_buttons(e, &buttons), na = xg_entity_analogs(e, &analogs);
+    if (nb) {
         json_t *b = json_array();
-        for (int i = 0; i < e->n_buttons; i++)
-            json_array_append_new(b, json_integer(e->buttons[i]));
+        for (int i = 0; i < nb; i++)
+            json_array_append_new(b, json_integer(buttons[i]));
         json_object_set_new(extra, "buttons", b);
     }
-    if (e->n_analogs) {
+    if (na) {
         json_t *a = json_array();
-        for (int i = 0; i < e->n_analogs; i++)
-            json_array_append_new(a, json_real(e->analogs[i]));
+        for (int i = 0; i < na; i++)
+            json_array_append_new(a, json_real(analogs[i]));
         json_object_set_new(extra, "analogs", a);
     }
     json_object_set_new(o, "extra", extra);

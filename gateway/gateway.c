@@ -32,8 +32,8 @@ static bool sink_accept(void *user, int sink, const struct xg_entity *e)
 {
     struct xg_gateway *gw = user;
     struct xg_gw_adapter *ga = gw->adapters[sink];
-    if (ga->include.n && !xg_globs_match(&ga->include, e->name)) return false;
-    return !xg_globs_match(&ga->exclude, e->name);
+    if (ga->include.n && !xg_globs_match(&ga->include, xg_entity_name(e))) return false;
+    return !xg_globs_match(&ga->exclude, xg_entity_name(e));
 }
 
 /* Sink `sink` has something to send: the next egress pass drains it (after the callback that is
@@ -56,10 +56,11 @@ static void entity_event(void *user, const struct xg_entity *e, bool added)
     struct xg_gateway *gw = user;
     for (int i = 0; i < gw->n_adapters; i++) {
         struct xg_gw_adapter *ga = gw->adapters[i];
-        if (ga->started && ga->a.ops->entity_event && e->origin != i)
+        if (ga->started && ga->a.ops->entity_event && xg_entity_origin(e) != i)
             ga->a.ops->entity_event(&ga->a, e, added);
     }
-    XG_DEBUG(COMPONENT, "entity %u '%s' %s", e->id, e->name, added ? "added" : "removed");
+    XG_DEBUG(COMPONENT, "entity %u '%s' %s", xg_entity_id(e), xg_entity_name(e),
+             added ? "added" : "removed");
 }
 
 static void cut_through(void *user, uint64_t woken, int origin); /* runtime, below */

@@ -249,11 +249,13 @@ static int entity_visit(void *user, const struct xg_entity *e, const struct xg_p
     struct frame_ctx *c = user;
     struct evbuffer *b = c->b;
     struct xg_gateway *gw = c->ins->gw;
-    evbuffer_add_printf(b, "%s{\"id\":%" PRIu32 ",\"name\":", c->n++ ? "," : "", e->id);
-    json_str(b, e->name);
-    evbuffer_add_printf(b, ",\"kind\":\"%s\",\"origin\":", xg_kind_name(e->kind));
-    json_str(b,
-             e->origin >= 0 && e->origin < gw->n_adapters ? gw->adapters[e->origin]->a.name : "?");
+    const int origin = xg_entity_origin(e);
+    struct xg_entity_info info;
+    xg_entity_info(e, &info);
+    evbuffer_add_printf(b, "%s{\"id\":%" PRIu32 ",\"name\":", c->n++ ? "," : "", xg_entity_id(e));
+    json_str(b, xg_entity_name(e));
+    evbuffer_add_printf(b, ",\"kind\":\"%s\",\"origin\":", xg_kind_name(xg_entity_kind(e)));
+    json_str(b, origin >= 0 && origin < gw->n_adapters ? gw->adapters[origin]->a.name : "?");
     const char *parent = xg_table_parent_name(gw->table, e);
     if (parent) {
         ADD_LIT(b, ",\"parent\":");
@@ -266,7 +268,7 @@ static int entity_visit(void *user, const struct xg_entity *e, const struct xg_p
     evbuffer_add_printf(b, ",\"quality\":\"%s\",\"active\":%s,\"age_ms\":%.1f,\"rate_hz\":%.1f}",
                         xg_quality_name(p->quality), p->active ? "true" : "false",
                         (double)(c->now - p->sample_ns) * 1e-6,
-                        e->interval_s > 0 ? 1.0 / e->interval_s : 0.0);
+                        info.interval_s > 0 ? 1.0 / info.interval_s : 0.0);
     return 0;
 }
 

@@ -161,9 +161,12 @@ static dds_qos_t *make_qos(bool reliable, bool writer)
     return q;
 }
 
+static void slot_release(void *user, const struct xg_entity *e, uint64_t value);
+
 static int dds_start(struct xg_adapter *a)
 {
     struct dds *d = a->priv;
+    xg_table_set_sink_slot_free(a->table, a->index, slot_release, a);
     if (d->config_uri[0]) {
         d->domain = dds_create_domain((dds_domainid_t)d->domain_id, d->config_uri);
         if (d->domain < 0) return dds_fail(a, "creating the domain with config_file", d->domain);
@@ -239,35 +242,39 @@ static void free_slot(struct dds_out_slot *s)
     memset(s, 0, sizeof *s);
 }
 
+/* The table releases an entity's writers (xg_table_sink_slot(): it left the table, or
+ * dds_stop() clears them). */
+static void slot_release(void *user, const struct xg_entity *e, uint64_t value)
+{
+    (void)user, (void)e;
+    struct dds_out_slot *s = (struct dds_out_slot *)(uintptr_t)value;
+    free_slot(s);
+    free(s);
+}
+
 /* The writer of entity e on "<prefix>/<name>/<leaf>", created on first use; 0 if it cannot be. */
 static dds_entity_t entity_writer(struct xg_adapter *a, const struct xg_entity *e, bool twist)
 {
     struct dds *d = a->priv;
-    if (e->slot >= d->n_slots) {
-        size_t n = d->n_slots ? d->n_slots : 64;
-        while (n <= e->slot)
-            n *= 2;
-        struct dds_out_slot *s = realloc(d->slots, n * sizeof *s);
-        if (!s) return 0;
-        memset(s + d->n_slots, 0, (n - d->n_slots) * sizeof *s);
-        d->slots = s;
-        d->n_slots = n;
+    uint64_t *v = xg_table_sink_slot(a->table, a->index, e);
+    if (!v) return 0;
+    struct dds_out_slot *s = (struct dds_out_slot *)(uintptr_t)*v;
+    if (!s) {
+        if (!(s = calloc(1, sizeof *s))) return 0;
+        *v = (uint64_t)(uintptr_t)s; /* released by slot_release() when e goes */
     }
-    struct dds_out_slot *s = &d->slots[e->slot];
-    if (s->id != e->id) free_slot(s);
-    s->id = e->id;
     dds_entity_t *w = twist ? &s->twist_writer : &s->pose_writer;
     dds_entity_t *t = twist ? &s->twist_topic : &s->pose_topic;
     if (*w) return *w > 0 ? *w : 0;
     char name[DDS_TOPIC_MAX + 1], topic[2 * DDS_TOPIC_MAX];
-    dds_ros_name(name, sizeof name, e->name);
+    dds_ros_name(name, sizeof name, xg_entity_name(e));
     int n = snprintf(topic, sizeof topic, "rt%s/%s/%s", d->prefix, name, twist ? "twist" : "pose");
     if (n > DDS_TOPIC_MAX) {
         *w = -1; /* remembered: not retried every tick */
         d->write_errors++;
         XG_WARN_PEER(&d->lim_write, a->name,
                      "entity '%s': topic name '%s' is %d bytes, longer than %d; not published",
-                     e->name, topic, n, DDS_TOPIC_MAX);
+                     xg_entity_name(e), topic, n, DDS_TOPIC_MAX);
         return 0;
     }
     *t = dds_create_topic(d->pp,
@@ -280,7 +287,7 @@ static dds_entity_t entity_writer(struct xg_adapter *a, const struct xg_entity *
         *w = -1;
         d->write_errors++;
         XG_WARN_PEER(&d->lim_write, a->name, "entity '%s': creating the writer on %s failed: %s",
-                     e->name, topic, dds_strretcode(r));
+                     xg_entity_name(e), topic, dds_strretcode(r));
         return 0;
     }
     if (!twist)
@@ -312,7 +319,7 @@ static int drain_visit(void *user, const struct xg_entity *e, const struct xg_po
     xg_frame_pose_out(d->frame, &p);
     if (d->publish_tf) {
         ts_t *ts = (ts_t *)d->tf_buf + d->tf_n;
-        dds_ros_name(d->tf_names[d->tf_n], sizeof d->tf_names[0], e->name);
+        dds_ros_name(d->tf_names[d->tf_n], sizeof d->tf_names[0], xg_entity_name(e));
         stamp_header(d, &ts->header_);
         ts->child_frame_id_ = d->tf_names[d->tf_n];
         ts->transform_.translation_ =
@@ -358,15 +365,15 @@ static void dds_drain(struct xg_adapter *a)
 static void dds_entity_event(struct xg_adapter *a, const struct xg_entity *e, bool added)
 {
     struct dds *d = a->priv;
-    if (!added && d->pp > 0 && e->slot < d->n_slots && d->slots[e->slot].id == e->id) {
+    const uint64_t *v = added ? NULL : xg_table_sink_slot(a->table, a->index, e);
+    const struct dds_out_slot *s = v ? (const struct dds_out_slot *)(uintptr_t)*v : NULL;
+    if (d->pp > 0 && s) { /* the table then releases the writers (slot_release) */
         for (int i = 0; i < d->n_in; i++) {
             dds_instance_handle_t ih;
-            if (d->slots[e->slot].pose_writer > 0 &&
-                dds_get_instance_handle(d->slots[e->slot].pose_writer, &ih) >= 0 &&
+            if (s->pose_writer > 0 && dds_get_instance_handle(s->pose_writer, &ih) >= 0 &&
                 d->in[i].own_writer == ih)
                 d->in[i].own_writer = 0;
         }
-        free_slot(&d->slots[e->slot]);
     }
 }
 
@@ -398,6 +405,7 @@ static void dds_stop(struct xg_adapter *a)
 {
     struct dds *d = a->priv;
     if (!d) return;
+    xg_table_sink_slots_clear(a->table, a->index); /* the entities' writers */
     /* deleting the participant deletes its readers, writers and topics and waits for listener
      * calls in progress; the domain goes with its last participant */
     if (d->pp > 0) dds_delete(d->pp);
@@ -406,7 +414,6 @@ static void dds_stop(struct xg_adapter *a)
     d->tf_reader = d->tf_writer = d->tf_topic = 0;
     for (int i = 0; i < d->n_in; i++)
         d->in[i].reader = d->in[i].topic = 0;
-    if (d->slots) memset(d->slots, 0, d->n_slots * sizeof *d->slots);
     dds_ingress_stop(a);
 }
 
@@ -420,7 +427,6 @@ static void dds_destroy(struct xg_adapter *a)
     if (d->rqos) dds_delete_qos(d->rqos);
     free(d->tf_buf);
     free(d->tf_names);
-    free(d->slots);
     free(d->frames);
     free(d);
     a->priv = NULL;

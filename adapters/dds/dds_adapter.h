@@ -54,9 +54,9 @@ struct dds_tmap {
     int64_t used_ns;
 };
 
-/** PoseStamped/TwistStamped writers of one entity (by table slot). */
+/** PoseStamped/TwistStamped writers of one entity, allocated on first use and kept in the
+ *  adapter's per-entity slot of the table (xg_table_sink_slot()). */
 struct dds_out_slot {
-    uint32_t id; /* entity id the writers belong to, 0 = none */
     dds_entity_t pose_topic, pose_writer, twist_topic, twist_writer;
 };
 
@@ -89,8 +89,6 @@ struct dds {
     char (*tf_names)[DDS_TOPIC_MAX + 1]; /* child_frame_id strings of that buffer */
     size_t tf_n;
     int64_t send_ns; /* stamp of this drain (wall clock) */
-    struct dds_out_slot *slots;
-    size_t n_slots;
     /* counters */
     uint64_t wakeups, messages_in, transforms_in, poses_in, own_skipped, unresolved, bad_input;
     uint64_t tf_messages_out, transforms_out, poses_out, twists_out, write_errors, frames_full;

@@ -465,12 +465,12 @@ static void less_entity_event(struct xg_adapter *a, const struct xg_entity *e, b
     if (added || !la) return;
     for (struct peer *p = la->peers, *next; p; p = next) {
         next = p->next;
-        struct out_ent *o = out_find(&p->s, e->id);
+        struct out_ent *o = out_find(&p->s, xg_entity_id(e));
         if (!o) continue;
         struct less_msg m = {.code = LESS_MSG_REMOVE_ENTITY};
         m.u.remove_entity.entity_id = o->wire_id;
         if (less_session_ready(&p->s)) queue_msg(&p->s, &m);
-        out_del(&p->s, e->id);
+        out_del(&p->s, xg_entity_id(e));
         la->entities_removed++;
         peer_flush(p);
     }

@@ -286,13 +286,13 @@ enum xg_kind kind_from_wire(int64_t k)
 
 static bool is_federated(const struct xg_entity *e)
 {
-    return e->origin_gateway[0] != '\0';
+    return xg_entity_origin_gateway(e)[0] != '\0';
 }
 
 /* Would sending e to p echo it back toward the gateway it came from? */
 bool echo_toward(const struct less_session *p, const struct xg_entity *e)
 {
-    return is_federated(e) && p->peer_gw[0] && strcmp(e->origin_gateway, p->peer_gw) == 0;
+    return is_federated(e) && p->peer_gw[0] && strcmp(xg_entity_origin_gateway(e), p->peer_gw) == 0;
 }
 
 struct out_ent *out_find(struct less_session *p, uint32_t table_id)
@@ -341,9 +341,9 @@ void send_entity(struct less_session *p, const struct xg_entity *e, const struct
     struct less_adapter *la = p->la;
     struct xg_pose pose = *pose_in;
     xg_frame_pose_out(la->a->frame, &pose);
-    struct out_ent *o = out_find(p, e->id);
+    struct out_ent *o = out_find(p, xg_entity_id(e));
     if (!o) {
-        if (!(o = out_add(p, e->id))) return;
+        if (!(o = out_add(p, xg_entity_id(e)))) return;
         introduce = true;
     }
     if (!introduce && p->skip) { /* slow peer: the newest state follows once it drains */
@@ -354,23 +354,26 @@ void send_entity(struct less_session *p, const struct xg_entity *e, const struct
     }
     o->pending = false;
     char origin[160];
-    const char *name = e->name;
+    const char *name = xg_entity_name(e);
     origin[0] = '\0'; /* only an introduce carries it: no formatting per update */
     if (is_federated(e)) {
         /* keep the first gateway's "<gw>/<adapter>"; the adapter is the first name component */
-        name = e->source;
+        name = xg_entity_source(e);
         if (introduce) {
-            const char *slash = strchr(e->source, '/');
-            int alen = slash ? (int)(slash - e->source) : (int)strlen(e->source);
-            snprintf(origin, sizeof origin, "%s/%.*s", e->origin_gateway, alen, e->source);
+            const char *slash = strchr(xg_entity_source(e), '/');
+            int alen =
+                slash ? (int)(slash - xg_entity_source(e)) : (int)strlen(xg_entity_source(e));
+            snprintf(origin, sizeof origin, "%s/%.*s", xg_entity_origin_gateway(e), alen,
+                     xg_entity_source(e));
         }
     } else if (introduce) {
-        snprintf(origin, sizeof origin, "%s/%s", la->gw_id, adapter_name_of(la->a, e->origin));
+        snprintf(origin, sizeof origin, "%s/%s", la->gw_id,
+                 adapter_name_of(la->a, xg_entity_origin(e)));
     }
     struct less_pose lp = {0};
     lp.name = name;
     lp.name_len = strlen(name);
-    lp.kind = kind_to_wire(e->kind);
+    lp.kind = kind_to_wire(xg_entity_kind(e));
     lp.position = pose.position;
     lp.orientation = pose.orientation;
     lp.velocity = pose.velocity;

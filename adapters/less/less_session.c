@@ -64,8 +64,9 @@ static int dup_visit(void *user, const struct xg_entity *e, const struct xg_pose
 {
     struct dup_find *df = user;
     (void)pose;
-    if (strcmp(e->origin_gateway, df->gw) == 0 && strcmp(e->source, df->source) == 0) {
-        df->found = e->id;
+    if (strcmp(xg_entity_origin_gateway(e), df->gw) == 0 &&
+        strcmp(xg_entity_source(e), df->source) == 0) {
+        df->found = xg_entity_id(e);
         return 1;
     }
     return 0;
@@ -428,7 +429,7 @@ static int apply_msg(struct less_session *p, const struct less_msg *m, int64_t t
             const struct xg_entity *e = xg_table_get(la->a->table, tid);
             snprintf(reason, sizeof reason,
                      "entity %" PRId64 " ('%s') is relayed by gateway '%s', not owned by it", id,
-                     e ? e->name : "?", la->gw_id);
+                     e ? xg_entity_name(e) : "?", la->gw_id);
             la->refused_403++;
             send_result(p, m->u.method_invocation.request_id, 403, reason);
         } else {
@@ -450,8 +451,8 @@ static int apply_msg(struct less_session *p, const struct less_msg *m, int64_t t
         snprintf(reason, sizeof reason,
                  "tweak of entity %" PRId64 " ('%s') property %" PRId64
                  " refused: relayed by gateway '%s', not owned by it",
-                 m->u.tweak_entity.entity_id, e ? e->name : "?", m->u.tweak_entity.property_id,
-                 la->gw_id);
+                 m->u.tweak_entity.entity_id, e ? xg_entity_name(e) : "?",
+                 m->u.tweak_entity.property_id, la->gw_id);
         la->refused_403++;
         send_result(p, -1, 403, reason);
         XG_INFO_PEER(&la->lim_request, la->a->name, "peer %s: %s", p->addr, reason);

@@ -535,7 +535,7 @@ static void handle_data(struct xg_adapter *a, struct rgmp_client *c, const struc
         const struct ent *e = &d->ents[i];
         uint32_t pid = e->parent >= 0 ? d->ents[e->parent].id : 0;
         const struct xg_entity *te = e->id && pid ? xg_table_get(a->table, e->id) : NULL;
-        if (te && te->parent != pid) xg_table_set_parent(a->table, e->id, pid);
+        if (te && xg_entity_parent(te) != pid) xg_table_set_parent(a->table, e->id, pid);
     }
 
     /* pass 3: extras */

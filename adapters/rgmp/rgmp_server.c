@@ -256,21 +256,22 @@ static int collect(void *user, const struct xg_entity *e, const struct xg_pose *
     struct xg_adapter *a = user;
     struct rgmp_server *s = a->priv;
     (void)pose;
-    if (e->origin < 0 || e->origin >= XG_MAX_ADAPTERS) return 0;
+    if (xg_entity_origin(e) < 0 || xg_entity_origin(e) >= XG_MAX_ADAPTERS) return 0;
     xg_egress_controls_check(&s->controls, a->name, e);
-    struct origin *o = &s->origins[e->origin];
+    struct origin *o = &s->origins[xg_entity_origin(e)];
     if (!o->new_n && !o->n) {
         /* the origin adapter's name: the entity name's first segment */
-        const char *slash = strchr(e->name, '/');
-        size_t l = slash ? (size_t)(slash - e->name) : strlen(e->name);
+        const char *slash = strchr(xg_entity_name(e), '/');
+        size_t l = slash ? (size_t)(slash - xg_entity_name(e)) : strlen(xg_entity_name(e));
         if (l >= sizeof o->name) l = sizeof o->name - 1;
-        memcpy(o->name, e->name, l);
+        memcpy(o->name, xg_entity_name(e), l);
         o->name[l] = '\0';
-        if (!o->name[0]) snprintf(o->name, sizeof o->name, "origin%d", e->origin);
+        if (!o->name[0]) snprintf(o->name, sizeof o->name, "origin%d", xg_entity_origin(e));
     }
-    push_id(&o->new_ids, &o->new_n, &o->new_cap, e->id);
-    if (s->solved_hands && (e->kind == XG_KIND_LEFT_HAND || e->kind == XG_KIND_RIGHT_HAND))
-        push_id(&s->hand_ids, &s->n_hand_ids, &s->cap_hand_ids, e->id);
+    push_id(&o->new_ids, &o->new_n, &o->new_cap, xg_entity_id(e));
+    if (s->solved_hands &&
+        (xg_entity_kind(e) == XG_KIND_LEFT_HAND || xg_entity_kind(e) == XG_KIND_RIGHT_HAND))
+        push_id(&s->hand_ids, &s->n_hand_ids, &s->cap_hand_ids, xg_entity_id(e));
     return 0;
 }
 
@@ -393,7 +394,7 @@ static int origin_define(struct xg_adapter *a, int i)
         const struct xg_entity *e = xg_table_get(a->table, o->ids[k]);
         char fallback[32];
         snprintf(fallback, sizeof fallback, "entity-%" PRIu32, o->ids[k]);
-        const char *tf = e ? e->name : fallback;
+        const char *tf = e ? xg_entity_name(e) : fallback;
         static const char *const types[] = {"FLOAT[7]", "FLOAT[3]", "FLOAT[3]"};
         static const char *const measures[] = {"TRANSFORM", "LINEAR_VELOCITY", "ANGULAR_VELOCITY"};
         for (int m = 0; m < 3 && rc >= 0; m++) {
@@ -541,7 +542,7 @@ static int hand_define(struct xg_adapter *a, int k)
 static uint32_t visible_id(const struct xg_adapter *a, const char *name)
 {
     const struct xg_entity *e = name ? xg_table_find(a->table, name) : NULL;
-    return e && (e->sink_mask & (UINT64_C(1) << a->index)) ? e->id : 0;
+    return e && xg_entity_for_sink(e, a->index) ? xg_entity_id(e) : 0;
 }
 
 /* The solved_hand devices that should exist now: one per hand_maps entry whose wrist entity
@@ -577,9 +578,10 @@ static void rebuild_hands(struct xg_adapter *a)
             mapped = want[m].joint[RGMP_HAND_WRIST] == s->hand_ids[i];
         if (mapped) continue;
         struct hand_dev *w = &want[n++];
-        w->joint[RGMP_HAND_WRIST] = e->id;
-        snprintf(w->side, sizeof w->side, "%s", e->kind == XG_KIND_LEFT_HAND ? "left" : "right");
-        snprintf(w->source, sizeof w->source, "%s", e->name);
+        w->joint[RGMP_HAND_WRIST] = xg_entity_id(e);
+        snprintf(w->side, sizeof w->side, "%s",
+                 xg_entity_kind(e) == XG_KIND_LEFT_HAND ? "left" : "right");
+        snprintf(w->source, sizeof w->source, "%s", xg_entity_name(e));
     }
     for (int k = 0; k < MAX_HANDS; k++) { /* keep or drop the current devices */
         struct hand_dev *h = &s->hands[k];
@@ -667,12 +669,13 @@ static int mark_dirty(void *user, const struct xg_entity *e, const struct xg_pos
     struct xg_adapter *a = user;
     struct rgmp_server *s = a->priv;
     (void)pose;
-    if (e->origin >= 0 && e->origin < XG_MAX_ADAPTERS) s->origins[e->origin].dirty = true;
+    if (xg_entity_origin(e) >= 0 && xg_entity_origin(e) < XG_MAX_ADAPTERS)
+        s->origins[xg_entity_origin(e)].dirty = true;
     if (!s->solved_hands && !s->n_maps) return 0;
     for (int k = 0; k < MAX_HANDS; k++) {
         struct hand_dev *h = &s->hands[k];
         for (int j = 0; h->used && !h->dirty && j < RGMP_HAND_JOINTS; j++)
-            if (h->joint[j] == e->id) h->dirty = true;
+            if (h->joint[j] == xg_entity_id(e)) h->dirty = true;
     }
     return 0;
 }
@@ -773,7 +776,7 @@ static void server_entity_event(struct xg_adapter *a, const struct xg_entity *e,
 {
     struct rgmp_server *s = a->priv;
     (void)added;
-    if (!(e->sink_mask & (UINT64_C(1) << a->index))) return;
+    if (!xg_entity_for_sink(e, a->index)) return;
     s->members_dirty = true;
     /* send on change (rate_hz 0): nothing else may wake us for a removal */
     if (a->rate_hz <= 0 && s->kick && !evtimer_pending(s->kick, NULL)) {

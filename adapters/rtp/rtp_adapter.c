@@ -448,26 +448,18 @@ static int send_visit(void *user, const struct xg_entity *e, const struct xg_pos
     struct xg_pose p = *pose_in;
     xg_frame_pose_out(a->frame, &p);
     struct rtp_oid *od;
-    if (e->slot < r->n_oid_by_slot && r->oid_by_slot[e->slot].id == e->id) {
-        od = r->oid_by_slot[e->slot].o;
+    /* egress cache: the entity's object ID record, in this sink's per-entity slot of the table
+     * (zeroed when e goes); saves the by-name lookup per sample (8.6 % of the profile at 10 000
+     * entities) */
+    uint64_t *cached = xg_table_sink_slot(a->table, a->index, e);
+    if (cached && *cached) {
+        od = (struct rtp_oid *)(uintptr_t)*cached;
     } else {
-        if (!(od = rtp_oids_get(&r->oids, e->name))) return 0;
-        if (e->slot >= r->n_oid_by_slot) {
-            size_t n = r->n_oid_by_slot ? r->n_oid_by_slot : 64;
-            while (n <= e->slot)
-                n *= 2;
-            struct rtpa_oid_cache *nc = realloc(r->oid_by_slot, n * sizeof *nc);
-            if (nc) {
-                memset(nc + r->n_oid_by_slot, 0, (n - r->n_oid_by_slot) * sizeof *nc);
-                r->oid_by_slot = nc;
-                r->n_oid_by_slot = n;
-            }
-        }
-        if (e->slot < r->n_oid_by_slot)
-            r->oid_by_slot[e->slot] = (struct rtpa_oid_cache){e->id, od};
+        if (!(od = rtp_oids_get(&r->oids, xg_entity_name(e)))) return 0;
+        if (cached) *cached = (uint64_t)(uintptr_t)od;
     }
     uint64_t oid = od->oid;
-    enum xg_kind kind = e->kind < XG_KIND_COUNT ? e->kind : XG_KIND_OBJECT;
+    enum xg_kind kind = xg_entity_kind(e) < XG_KIND_COUNT ? xg_entity_kind(e) : XG_KIND_OBJECT;
     bool left = kind == XG_KIND_LEFT_HAND;
     struct rtp_gs_object o;
     memset(&o, 0, sizeof o);
@@ -534,7 +526,7 @@ static int send_visit(void *user, const struct xg_entity *e, const struct xg_pos
     }
     o.tag = rtp_gs_type_tag(o.type);
     put_object(c, e, &o);
-    if (e->n_buttons > 0 || e->n_analogs > 0) {
+    if (xg_entity_buttons(e, NULL) > 0 || xg_entity_analogs(e, NULL) > 0) {
         xg_egress_controls_check(&((struct rtpa *)c->a->priv)->controls, c->a->name, e);
         /* buttons (indices 0..19 = draft bits 1..20, D6) and analogs 0..3 (left x/y, right
          * x/y) as a GameControl1 with the same object ID */
@@ -544,8 +536,11 @@ static int send_visit(void *user, const struct xg_entity *e, const struct xg_pos
         o.tag = rtp_gs_type_tag(o.type);
         g->object_id = oid;
         g->time = c->time1;
-        for (int i = 0; i < e->n_buttons && i < 20; i++)
-            if (e->buttons[i]) g->buttons |= INT64_C(1) << i;
+        const uint8_t *buttons;
+        const double *analogs;
+        int nb = xg_entity_buttons(e, &buttons), na = xg_entity_analogs(e, &analogs);
+        for (int i = 0; i < nb && i < 20; i++)
+            if (buttons[i]) g->buttons |= INT64_C(1) << i;
         if (!od->sent_buttons || od->buttons != g->buttons) {
             od->buttons = g->buttons;
             od->buttons_changed = c->time1;
@@ -553,8 +548,8 @@ static int send_visit(void *user, const struct xg_entity *e, const struct xg_pos
         }
         g->buttons_changed = od->buttons_changed;
         float *sticks[4] = {&g->left_x, &g->left_y, &g->right_x, &g->right_y};
-        for (int i = 0; i < 4 && i < e->n_analogs; i++) {
-            double v = e->analogs[i];
+        for (int i = 0; i < 4 && i < na; i++) {
+            double v = analogs[i];
             *sticks[i] = (float)(v < -1 ? -1 : v > 1 ? 1 : v);
         }
         put_object(c, e, &o);
@@ -577,8 +572,8 @@ static void put_object(struct send_ctx *c, const struct xg_entity *e, const stru
         r->oversize++;
         a->drops++;
         if (r->oversize == 1)
-            XG_WARN(a->name, "entity '%s' not sent as %s: %s", e->name, rtp_gs_type_name(o->type),
-                    err.msg[0] ? err.msg : strerror(-rc));
+            XG_WARN(a->name, "entity '%s' not sent as %s: %s", xg_entity_name(e),
+                    rtp_gs_type_name(o->type), err.msg[0] ? err.msg : strerror(-rc));
         return;
     }
     c->n_objects++;
@@ -866,9 +861,9 @@ static void rtpa_destroy(struct xg_adapter *a)
     struct rtpa *r = a->priv;
     if (!r) return;
     rtpa_stop(a);
+    xg_table_sink_slots_clear(a->table, a->index); /* they point into r->oids */
     rtp_session_free(&r->sess);
     rtp_oids_free(&r->oids);
-    free(r->oid_by_slot);
     xg_srtp_conf_wipe(&r->srtp);
     free(r->pkt);
     free(r->rbuf);
@@ -882,9 +877,9 @@ static void rtpa_entity_event(struct xg_adapter *a, const struct xg_entity *e, b
 {
     struct rtpa *r = a->priv;
     if (added || !r) return;
-    if (e->slot < r->n_oid_by_slot && r->oid_by_slot[e->slot].id == e->id)
-        r->oid_by_slot[e->slot] = (struct rtpa_oid_cache){0, NULL};
-    rtp_oids_remove(&r->oids, e->name);
+    uint64_t *cached = xg_table_sink_slot(a->table, a->index, e);
+    if (cached) *cached = 0; /* the object ID it points to goes now */
+    rtp_oids_remove(&r->oids, xg_entity_name(e));
 }
 
 const struct xg_adapter_ops xg_rtp_ops = {

@@ -196,9 +196,10 @@ static void find_bones(struct frame_ctx *c)
     }
     for (size_t i = 0; eg->skeleton_auto && !eg->skeleton && i < c->n; i++) {
         const struct xg_entity *e = c->items[i].e;
-        const char *seg = last_segment(e->name);
-        if (seg_bone(eg, seg) == 0 && (eg->skeleton = strndup(e->name, (size_t)(seg - e->name)))) {
-            snprintf(eg->skel_hips, sizeof eg->skel_hips, "%s", e->name);
+        const char *seg = last_segment(xg_entity_name(e));
+        if (seg_bone(eg, seg) == 0 &&
+            (eg->skeleton = strndup(xg_entity_name(e), (size_t)(seg - xg_entity_name(e))))) {
+            snprintf(eg->skel_hips, sizeof eg->skel_hips, "%s", xg_entity_name(e));
             XG_INFO(eg->a->name, "skeleton: entities '%s<bone>' are sent as VMC bones",
                     eg->skeleton);
         }
@@ -207,8 +208,8 @@ static void find_bones(struct frame_ctx *c)
     size_t pl = strlen(eg->skeleton);
     for (size_t i = 0; i < c->n; i++) {
         const struct xg_entity *e = c->items[i].e;
-        if (strncmp(e->name, eg->skeleton, pl) != 0) continue;
-        const char *rest = e->name + pl;
+        if (strncmp(xg_entity_name(e), eg->skeleton, pl) != 0) continue;
+        const char *rest = xg_entity_name(e) + pl;
         if (strchr(rest, '/')) continue;
         c->items[i].bone = seg_bone(eg, rest);
     }
@@ -271,13 +272,14 @@ static void frame_vmc(struct frame_ctx *c)
         if (it->bone >= 0) continue;
         struct xg_pose w = it->pose;
         xg_frame_pose_out(eg->a->frame, &w);
-        enum xg_kind k = it->e->kind;
+        enum xg_kind k = xg_entity_kind(it->e);
         const char *addr =
             k == XG_KIND_HEAD ? "/VMC/Ext/Hmd/Pos"
             : k == XG_KIND_CONTROLLER || k == XG_KIND_LEFT_HAND || k == XG_KIND_RIGHT_HAND
                 ? "/VMC/Ext/Con/Pos"
                 : "/VMC/Ext/Tra/Pos";
-        if (put_pose(c, addr, it->e->name, w.position, xg_quat_normalize(w.orientation))) {
+        if (put_pose(c, addr, xg_entity_name(it->e), w.position,
+                     xg_quat_normalize(w.orientation))) {
             eg->devices_out++;
             eg->a->samples_out++;
         }
@@ -296,13 +298,14 @@ static bool rule_names(const struct vmc_egress *eg, int idx)
 static int vmt_index(struct vmc_egress *eg, const struct xg_entity *e)
 {
     for (int i = 0; i < VMT_TRACKERS; i++)
-        if (eg->vmt_id[i] == e->id) return i;
+        if (eg->vmt_id[i] == xg_entity_id(e)) return i;
     int idx = -1;
     for (size_t r = 0; r < eg->n_rules && idx < 0; r++)
-        if (!eg->vmt_id[eg->rules[r].index] && fnmatch(eg->rules[r].match, e->name, 0) == 0)
+        if (!eg->vmt_id[eg->rules[r].index] &&
+            fnmatch(eg->rules[r].match, xg_entity_name(e), 0) == 0)
             idx = eg->rules[r].index;
     for (int i = 0; i < VMT_TRACKERS && idx < 0; i++)
-        if (!eg->vmt_id[i] && strcmp(eg->vmt_name[i], e->name) == 0) idx = i;
+        if (!eg->vmt_id[i] && strcmp(eg->vmt_name[i], xg_entity_name(e)) == 0) idx = i;
     for (int i = 0; i < VMT_TRACKERS && idx < 0; i++)
         if (!eg->vmt_id[i] && !eg->vmt_name[i][0] && !rule_names(eg, i)) idx = i;
     for (int i = 0; i < VMT_TRACKERS && idx < 0; i++)
@@ -314,12 +317,12 @@ static int vmt_index(struct vmc_egress *eg, const struct xg_entity *e)
         eg->a->drops++;
         XG_WARN_PEER(&eg->lim_no_index, eg->a->name,
                      "entity '%s' not sent: all %d VMT tracker indices are taken (vmt_no_index)",
-                     e->name, VMT_TRACKERS);
+                     xg_entity_name(e), VMT_TRACKERS);
         return -1;
     }
-    eg->vmt_id[idx] = e->id;
-    snprintf(eg->vmt_name[idx], sizeof eg->vmt_name[idx], "%s", e->name);
-    XG_INFO(eg->a->name, "entity '%s' is VMT tracker %d", e->name, idx);
+    eg->vmt_id[idx] = xg_entity_id(e);
+    snprintf(eg->vmt_name[idx], sizeof eg->vmt_name[idx], "%s", xg_entity_name(e));
+    XG_INFO(eg->a->name, "entity '%s' is VMT tracker %d", xg_entity_name(e), idx);
     return idx;
 }
 
@@ -339,7 +342,7 @@ static void frame_vmt(struct frame_ctx *c)
         if (idx < 0) continue;
         struct xg_pose w = it->pose;
         xg_frame_pose_out(eg->a->frame, &w);
-        enum xg_kind k = it->e->kind;
+        enum xg_kind k = xg_entity_kind(it->e);
         int enable = !w.active ? 0 : k == XG_KIND_LEFT_HAND ? 2 : k == XG_KIND_RIGHT_HAND ? 3 : 1;
         if (put_vmt(c, idx, enable, w.position, xg_quat_normalize(w.orientation)))
             eg->a->samples_out++;
@@ -369,7 +372,7 @@ void vmc_egress_entity_gone(struct vmc_egress *eg, const struct xg_entity *e)
 {
     if (eg->profile != VMC_PROFILE_VMT) return;
     for (int i = 0; i < VMT_TRACKERS; i++)
-        if (eg->vmt_id[i] == e->id) {
+        if (eg->vmt_id[i] == xg_entity_id(e)) {
             eg->vmt_id[i] = 0;
             if (!eg->send) return;
             struct frame_ctx *c = calloc(1, sizeof *c);

@@ -46,16 +46,16 @@ int vrpn_sensor_map_order(const void *x, const void *y)
 {
     const struct xg_entity *ex = *(const struct xg_entity *const *)x;
     const struct xg_entity *ey = *(const struct xg_entity *const *)y;
-    int sx = ex->source_sensor >= 0, sy = ey->source_sensor >= 0;
+    int sx = xg_entity_source_sensor(ex) >= 0, sy = xg_entity_source_sensor(ey) >= 0;
     if (sx != sy) return sx ? -1 : 1;
-    return vrpn_natcmp(ex->name, ey->name);
+    return vrpn_natcmp(xg_entity_name(ex), xg_entity_name(ey));
 }
 
 void vrpn_sensor_map_expand(const char *tpl, const char *origin, const struct xg_entity *e,
                             char *out, size_t size)
 {
     struct xg_name_vars v;
-    xg_name_vars_set(&v, e->name, origin, xg_kind_name(e->kind));
+    xg_name_vars_set(&v, xg_entity_name(e), origin, xg_kind_name(xg_entity_kind(e)));
     xg_name_expand(out, size, tpl, &v);
 }
 

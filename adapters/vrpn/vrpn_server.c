@@ -279,8 +279,8 @@ static void server_destroy(struct xg_adapter *a)
     for (int t = 0; t < s->n_trackers; t++)
         free(s->trackers[t].used.b);
     free(s->trackers);
+    xg_table_sink_slots_clear(a->table, a->index); /* indices into s->names */
     vrpn_names_free(&s->names);
-    free(s->by_eslot);
     free(s->newv);
     free(s->dirty.v);
     free(s->full.v);

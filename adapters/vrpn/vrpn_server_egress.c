@@ -63,21 +63,18 @@ static int tracker_find_or_add(struct xg_adapter *a, const char *name)
     return t;
 }
 
-static int eslot_set(struct vrpn_server *s, const struct xg_entity *e, int slot)
+/* The name slot cached for entity e in this sink's per-entity slot of the table (slot + 1;
+ * 0 = none yet), or -1. */
+static int eslot_get(struct xg_adapter *a, const struct xg_entity *e)
 {
-    if (e->slot >= s->n_by_eslot) {
-        size_t n = s->n_by_eslot ? s->n_by_eslot : 64;
-        while (n <= e->slot)
-            n *= 2;
-        void *v = realloc(s->by_eslot, n * sizeof *s->by_eslot);
-        if (!v) return -ENOMEM;
-        s->by_eslot = v;
-        memset(&s->by_eslot[s->n_by_eslot], 0, (n - s->n_by_eslot) * sizeof *s->by_eslot);
-        s->n_by_eslot = n;
-    }
-    s->by_eslot[e->slot].id = e->id;
-    s->by_eslot[e->slot].slot = slot;
-    return 0;
+    const uint64_t *v = xg_table_sink_slot(a->table, a->index, e);
+    return v && *v ? (int)(*v - 1) : -1;
+}
+
+static void eslot_set(struct xg_adapter *a, const struct xg_entity *e, int slot)
+{
+    uint64_t *v = xg_table_sink_slot(a->table, a->index, e);
+    if (v) *v = (uint64_t)slot + 1; /* ENOMEM: looked up by name again next time */
 }
 
 /* A departed name was forgotten (vrpn_names_forget_fn): its sensor number is free again (unless
@@ -99,30 +96,31 @@ static void name_forgotten(void *user, int i, int t, int sensor)
 static int slot_of(struct xg_adapter *a, const struct xg_entity *e)
 {
     struct vrpn_server *s = a->priv;
-    if (e->slot < s->n_by_eslot && s->by_eslot[e->slot].id == e->id)
-        return s->by_eslot[e->slot].slot;
-    int i = vrpn_names_find(&s->names, e->name);
+    int i = eslot_get(a, e);
+    if (i >= 0) return i;
+    i = vrpn_names_find(&s->names, xg_entity_name(e));
     if (i < 0) {
         const struct rule *r = NULL;
         for (size_t k = 0; k < s->n_rules && !r; k++)
-            if (fnmatch(s->rules[k].match, e->name, 0) == 0) r = &s->rules[k];
+            if (fnmatch(s->rules[k].match, xg_entity_name(e), 0) == 0) r = &s->rules[k];
         char tname[256];
         vrpn_sensor_map_expand(r && r->tracker ? r->tracker : s->tracker_name,
-                               xg_table_adapter_name(a->table, e->origin), e, tname, sizeof tname);
+                               xg_table_adapter_name(a->table, xg_entity_origin(e)), e, tname,
+                               sizeof tname);
         int t = tracker_find_or_add(a, tname);
         if (t < 0) {
             if (!s->unmapped++)
                 XG_WARN(a->name,
                         "entity %s: tracker name '%s' is empty, too long (max %d) or "
                         "one too many (max %d): not served",
-                        e->name, tname, VRPN_CNAME_MAX - 1, MAX_TRACKERS);
+                        xg_entity_name(e), tname, VRPN_CNAME_MAX - 1, MAX_TRACKERS);
             return -1;
         }
         struct tracker *tr = &s->trackers[t];
         bool pinned = r && r->sensor >= 0;
-        int64_t sensor = -1, want = pinned ? r->sensor : e->source_sensor;
+        int64_t sensor = -1, want = pinned ? r->sensor : xg_entity_source_sensor(e);
         int holder = -1;
-        if (e->controls_only && !pinned) /* no pose at the source: controls, no sensor */
+        if (xg_entity_controls_only(e) && !pinned) /* no pose at the source: controls, no sensor */
             goto add;
         if (want >= 0) { /* a rule's fixed number, else the source's own (a VRPN relay) */
             holder = vrpn_names_holder(&s->names, t, (int)want);
@@ -136,24 +134,27 @@ static int slot_of(struct xg_adapter *a, const struct xg_entity *e)
         if (sensor < 0)
             for (sensor = 0; vrpn_bitset_get(&tr->used, sensor); sensor++) {}
         if (want >= 0 && sensor != want)
-            XG_WARN_PEER(
-                &s->lim_conflict, a->name,
-                "entity %s: sensor %" PRId64 " of tracker '%s' (%s) is %s%s%s: serving it "
-                "as sensor %" PRId64,
-                e->name, want, tname, pinned ? "its trackers: rule" : "its source's number",
-                holder >= 0 ? "held by '" : "reserved by a trackers: rule",
-                holder >= 0 ? s->names.slots[holder].name : "", holder >= 0 ? "'" : "", sensor);
+            XG_WARN_PEER(&s->lim_conflict, a->name,
+                         "entity %s: sensor %" PRId64 " of tracker '%s' (%s) is %s%s%s: serving it "
+                         "as sensor %" PRId64,
+                         xg_entity_name(e), want, tname,
+                         pinned ? "its trackers: rule" : "its source's number",
+                         holder >= 0 ? "held by '" : "reserved by a trackers: rule",
+                         holder >= 0 ? s->names.slots[holder].name : "", holder >= 0 ? "'" : "",
+                         sensor);
         if (sensor > INT32_MAX || vrpn_bitset_set(&tr->used, sensor) < 0) return -1;
     add:
-        i = vrpn_names_add(&s->names, e->name, t, (int)sensor, e->id);
+        i = vrpn_names_add(&s->names, xg_entity_name(e), t, (int)sensor, xg_entity_id(e));
         if (i < 0) {
             vrpn_bitset_clear(&tr->used, sensor);
             return -1;
         }
-        XG_DEBUG(a->name, "entity %s -> tracker '%s' sensor %d", e->name, tname, (int)sensor);
+        XG_DEBUG(a->name, "entity %s -> tracker '%s' sensor %d", xg_entity_name(e), tname,
+                 (int)sensor);
     }
-    vrpn_names_live(&s->names, i, e->id); /* a departed name that is back keeps its number */
-    eslot_set(s, e, i);
+    vrpn_names_live(&s->names, i,
+                    xg_entity_id(e)); /* a departed name that is back keeps its number */
+    eslot_set(a, e, i);
     return i;
 }
 
@@ -162,7 +163,7 @@ static int collect_new(void *user, const struct xg_entity *e, const struct xg_po
     struct xg_adapter *a = user;
     struct vrpn_server *s = a->priv;
     (void)pose;
-    if (e->slot < s->n_by_eslot && s->by_eslot[e->slot].id == e->id) return 0;
+    if (eslot_get(a, e) >= 0) return 0;
     if (s->n_new == s->cap_new) {
         size_t nc = s->cap_new ? s->cap_new * 2 : 64;
         const struct xg_entity **v = realloc(s->newv, nc * sizeof *v);
@@ -238,9 +239,10 @@ static int extras_tracker(struct xg_adapter *a, const struct xg_entity *e, int i
     if (cur >= 0 && cur != i && s->names.slots[cur].id != 0) {
         int own = -1, n = s->n_trackers;
         for (int k = 0; k < n && own < 0; k++)
-            if (!strcmp(s->trackers[k].name, e->name)) own = k;
+            if (!strcmp(s->trackers[k].name, xg_entity_name(e))) own = k;
         if (own < 0 && s->n_ctl_devices < MAX_CTL_DEVICES) {
-            own = tracker_find_or_add(a, e->name); /* may move s->trackers, not s->names */
+            own =
+                tracker_find_or_add(a, xg_entity_name(e)); /* may move s->trackers, not s->names */
             s->n_ctl_devices += own >= 0;
         }
         int other = own >= 0 ? s->trackers[own].extras_slot : -1;
@@ -249,7 +251,8 @@ static int extras_tracker(struct xg_adapter *a, const struct xg_entity *e, int i
                 XG_WARN_PEER(&s->lim_no_ctl, a->name,
                              "entity %s: buttons/analogs not served: tracker '%s' serves those of "
                              "'%s', and a VRPN device named '%s' %s",
-                             e->name, s->trackers[t].name, s->names.slots[cur].name, e->name,
+                             xg_entity_name(e), s->trackers[t].name, s->names.slots[cur].name,
+                             xg_entity_name(e),
                              own >= 0 ? "serves another entity's"
                              : s->n_ctl_devices >= MAX_CTL_DEVICES
                                  ? "would be one too many (at most 500 such devices)"
@@ -261,7 +264,7 @@ static int extras_tracker(struct xg_adapter *a, const struct xg_entity *e, int i
     }
     if (nm->ctl != t)
         XG_INFO_PEER(&s->lim_ctl, a->name, "entity %s: buttons/analogs served as VRPN device '%s'",
-                     e->name, s->trackers[t].name);
+                     xg_entity_name(e), s->trackers[t].name);
     s->trackers[t].extras_slot = i;
     nm->ctl = t;
     return t;
@@ -274,18 +277,22 @@ static void add_extras(struct reports *r, struct xg_adapter *a, const struct xg_
                        bool full)
 {
     struct vrpn_server *s = a->priv;
-    if (e->n_buttons <= 0 && e->n_analogs <= 0) return;
+    if (xg_entity_buttons(e, NULL) <= 0 && xg_entity_analogs(e, NULL) <= 0) return;
     int t = extras_tracker(a, e, i);
     if (t < 0) return;
     struct tracker *tr = &s->trackers[t];
     static struct vrpn_body b; /* ~3 KiB; single-threaded reactor */
-    int nb = e->buttons ? (e->n_buttons < VRPN_MAX_BUTTONS ? e->n_buttons : VRPN_MAX_BUTTONS) : 0;
+    const uint8_t *buttons;
+    const double *analogs;
+    int nb = xg_entity_buttons(e, &buttons), na = xg_entity_analogs(e, &analogs);
+    if (nb > VRPN_MAX_BUTTONS) nb = VRPN_MAX_BUTTONS;
+    if (na > VRPN_MAX_ANALOG) na = VRPN_MAX_ANALOG;
     if (nb > 0 && full) {
-        states_body(&b, nb, e->buttons);
+        states_body(&b, nb, buttons);
         x_add(r, t, i, T_BUTTON_STATES, &b);
     } else if (nb > 0) {
         for (int k = 0; k < nb; k++) {
-            uint8_t st = e->buttons[k] ? 1 : 0;
+            uint8_t st = buttons[k] ? 1 : 0;
             if (k < tr->n_btn && tr->btn[k] == st) continue;
             tr->btn[k] = st;
             b.kind = VRPN_BODY_BUTTON_CHANGE;
@@ -295,12 +302,11 @@ static void add_extras(struct reports *r, struct xg_adapter *a, const struct xg_
         }
         if (nb > tr->n_btn) tr->n_btn = nb;
     }
-    int na = e->analogs ? (e->n_analogs < VRPN_MAX_ANALOG ? e->n_analogs : VRPN_MAX_ANALOG) : 0;
     if (na > 0) {
         b.kind = VRPN_BODY_ANALOG;
         b.u.analog.count = na;
         for (int k = 0; k < na; k++)
-            b.u.analog.channels[k] = e->analogs[k];
+            b.u.analog.channels[k] = analogs[k];
         x_add(r, t, i, T_ANALOG, &b);
     }
 }
@@ -583,11 +589,9 @@ void vrpn_srv_drain(struct xg_adapter *a)
 void vrpn_srv_entity_event(struct xg_adapter *a, const struct xg_entity *e, bool added)
 {
     struct vrpn_server *s = a->priv;
-    if (added && (e->sink_mask & (UINT64_C(1) << a->index))) s->members_dirty = true;
+    if (added && xg_entity_for_sink(e, a->index)) s->members_dirty = true;
     if (!added) {
-        if (e->slot < s->n_by_eslot && s->by_eslot[e->slot].id == e->id) {
-            vrpn_names_depart(&s->names, s->by_eslot[e->slot].slot, name_forgotten, s);
-            s->by_eslot[e->slot].id = 0;
-        }
+        int i = eslot_get(a, e); /* the table zeroes the slot when e has gone */
+        if (i >= 0) vrpn_names_depart(&s->names, i, name_forgotten, s);
     }
 }

@@ -120,11 +120,6 @@ struct vrpn_server {
     /* peer-triggered log lines, one limiter per kind (core/log.h) */
     struct xg_log_limit lim_bad, lim_refused, lim_request, lim_callback, lim_session, lim_conflict,
         lim_ctl, lim_no_ctl; /* sensor conflicts; controls served / not served */
-    struct {
-        uint32_t id;
-        int slot;
-    } * by_eslot; /* indexed by the table's entity slot */
-    size_t n_by_eslot;
     bool members_dirty;
     const struct xg_entity **newv; /* entities to number (assign_new) */
     size_t n_new, cap_new;

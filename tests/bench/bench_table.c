@@ -33,7 +33,7 @@
 #include "adapters/rtp/gamestate_codec.h"
 #include "adapters/synth/synth.h"
 #include "adapters/vrpn/vrpn_codec.h"
-#include "core/entity.h"
+#include "core/entity_priv.h" /* white-box: reads the entity's internals */
 #include "core/predict_est.h"
 #include "tests/bench/bench_util.h"
 #include "tests/bench/bench_weak.h"

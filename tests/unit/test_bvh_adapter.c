@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "core/entity_priv.h" /* white-box: builds or reads entities' internals */
 #include "adapters/bvh/bvh_fk.h"
 #include "adapters/bvh/bvh_parser.h"
 #include "core/adapter.h"

@@ -7,6 +7,7 @@
 
 #include <cmocka.h>
 
+#include "core/entity_priv.h" /* white-box: builds or reads entities' internals */
 #include "core/egress_controls.h"
 #include "core/log.h"
 #include "test_util.h"

@@ -77,7 +77,7 @@ static int record(void *user, const struct xg_entity *e, const struct xg_pose *p
 {
     struct log *l = user;
     assert_true(l->n < 512);
-    l->v[l->n++] = (struct visit){l->cur, e->id, *pose};
+    l->v[l->n++] = (struct visit){l->cur, xg_entity_id(e), *pose};
     return 0;
 }
 
@@ -126,7 +126,7 @@ static void test_drain_limit_keeps_order(void **state)
         assert_int_equal(l.v[k].id, id[k]);
     assert_int_equal(l.v[100].id, id[5]);
     for (int k = 100; k < 160; k++)
-        assert_int_equal(l.v[k + 1].id, xg_table_get(t, (uint32_t)(k + 1))->id);
+        assert_int_equal(l.v[k + 1].id, xg_entity_id(xg_table_get(t, (uint32_t)(k + 1))));
     /* sink 2 was never limited: one drain takes everything */
     struct log l2 = {.t = t};
     assert_int_equal(xg_table_drain(t, 2, T0, record, &l2), 160);
@@ -372,7 +372,7 @@ static void test_pass_shares_one_prediction(void **state)
         assert_int_equal(l.v[i].pose.t_ns, T0 + 2 * MS);
         const struct xg_entity *e = xg_table_get(t, l.v[i].id);
         /* x = k + 1 m/s * 2 ms */
-        assert_float_equal(l.v[i].pose.position.x, e->last.position.x + 0.002, 1e-12);
+        assert_float_equal(l.v[i].pose.position.x, xg_entity_last(e)->position.x + 0.002, 1e-12);
     }
     /* outside a pass a drain predicts to its own now, uncached */
     push(t, 0, T0 + MS);

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "core/entity.h"
+#include "core/entity_priv.h" /* white-box: reads the entity's internals */
 
 #define MS INT64_C(1000000)
 #define T0 (INT64_C(1000) * 1000 * MS) /* an arbitrary gateway-clock origin: 1000 s */

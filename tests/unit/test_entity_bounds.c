@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "core/entity.h"
+#include "core/entity_priv.h" /* white-box: reads the entity's internals */
 #include "core/log.h"
 #include "test_util.h"
 #include "core/names.h"

@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "core/entity_priv.h" /* white-box: builds or reads entities' internals */
 #include "adapters/synth/synth.h"
 #include "core/clock.h"
 #include "gateway/gateway.h"

@@ -278,9 +278,9 @@ static void test_entities(void **state)
     assert_int_equal(xg_table_count(fx->table), 1);
     const struct xg_entity *ent = only_entity(fx);
     assert_non_null(ent);
-    assert_string_equal(ent->origin_gateway, "gwB");
-    assert_true(ent->last.position.x == 1.5 && ent->last.position.y == 2 &&
-                ent->last.position.z == 3);
+    assert_string_equal(xg_entity_origin_gateway(ent), "gwB");
+    assert_true(xg_entity_last(ent)->position.x == 1.5 && xg_entity_last(ent)->position.y == 2 &&
+                xg_entity_last(ent)->position.z == 3);
 
     /* update-entity moves it */
     struct less_prop_value pv[1];
@@ -296,7 +296,7 @@ static void test_entities(void **state)
     assert_int_equal(feed(fx, &u, 1, 3000, &e), 0);
     ent = only_entity(fx);
     assert_non_null(ent);
-    assert_true(ent->last.position.x == -4 && ent->last.position.y == 0.5);
+    assert_true(xg_entity_last(ent)->position.x == -4 && xg_entity_last(ent)->position.y == 0.5);
 
     /* a method-invocation on an id we never introduced: 404 */
     static uint8_t abuf[65536];

@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "core/entity_priv.h" /* white-box: builds an entity by hand */
 #include "adapters/vrpn/vrpn_sensor_map.h"
 #include "core/conf.h"
 #include "core/names.h"

@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "core/entity.h"
+#include "core/entity_priv.h" /* white-box: reads the entity's internals */
 #include "core/predict_est.h"
 
 #define MS INT64_C(1000000)

@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "core/entity.h"
+#include "core/entity_priv.h" /* white-box: reads the entity's internals */
 #include "core/predict_rot.h"
 
 #define MS INT64_C(1000000)

@@ -347,10 +347,10 @@ static void test_game_control_egress(void **state)
     put(&g, "wand", XG_KIND_CONTROLLER, (struct xg_vec3){0, 1, 0}, XG_VEC3_ZERO);
     const struct xg_entity *e = xg_table_find(g.table, "src/wand");
     assert_non_null(e);
-    assert_int_equal(xg_table_set_button(g.table, e->id, 2, true), 0); /* A */
-    assert_int_equal(xg_table_set_button(g.table, e->id, 3, true), 0); /* B */
-    assert_int_equal(xg_table_set_analog(g.table, e->id, 0, 0.5), 0);
-    assert_int_equal(xg_table_set_analog(g.table, e->id, 1, -7.0), 0); /* clamped to -1 */
+    assert_int_equal(xg_table_set_button(g.table, xg_entity_id(e), 2, true), 0); /* A */
+    assert_int_equal(xg_table_set_button(g.table, xg_entity_id(e), 3, true), 0); /* B */
+    assert_int_equal(xg_table_set_analog(g.table, xg_entity_id(e), 0, 0.5), 0);
+    assert_int_equal(xg_table_set_analog(g.table, xg_entity_id(e), 1, -7.0), 0); /* clamped to -1 */
     g.a.ops->drain(&g.a);
     struct got got;
     receive(&g, &got, 1200);

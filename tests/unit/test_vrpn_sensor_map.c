@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "core/entity_priv.h" /* white-box: builds or reads entities' internals */
 #include "adapters/vrpn/vrpn_names.h"
 #include "adapters/vrpn/vrpn_sensor_map.h"
 

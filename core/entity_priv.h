@@ -1,0 +1,50 @@
+/* The entity's layout: private to the entity table and core helpers (core/entity.c,
+ * core/entity_view.c). Adapters, the gateway and tests read entities through the accessors of
+ * core/entity.h and keep their own per-entity state in the table's per-sink slots
+ * (xg_table_sink_slot()). */
+#ifndef XG_ENTITY_PRIV_H
+#define XG_ENTITY_PRIV_H
+
+#include "core/entity.h"
+
+/** An entity. Written by the table only. */
+struct xg_entity {
+    uint32_t id; /* stable, never reused, > 0 */
+    /* names, NUL-terminated, allocated at their length with the entity (issue 19 item 5):
+     * never NULL, shorter than XG_NAME_MAX (origin_gateway: than 64) */
+    const char *name;           /* unique */
+    const char *source;         /* the adapter's name for it */
+    const char *origin_gateway; /* "" = this gateway */
+    int32_t source_sensor;      /* the source's sensor number (xg_entity_key.sensor), -1 = none */
+    bool controls_only;         /* xg_entity_key.controls_only: the pose is a placeholder */
+    enum xg_kind kind;
+    int origin; /* origin adapter index */
+    /* newest state */
+    struct xg_sample last; /* merged newest sample (all fields valid per last.flags) */
+    struct xg_vec3 velocity, angular_velocity; /* used for prediction */
+    bool has_velocity, has_angular_velocity;
+    bool velocity_estimated, angular_velocity_estimated;
+    bool rot_damped; /* the estimated angular velocity was damped (core/predict_rot.h) */
+    int64_t reported_vel_ns, reported_angvel_ns; /* capture time of reported velocities, 0 = none */
+    /* history ring, newest at hist[(head + n - 1) % XG_HISTORY] */
+    struct xg_hist hist[XG_HISTORY];
+    unsigned hist_head, hist_n;
+    struct xg_motion_acc est; /* running sums of the velocity estimator over the history */
+    struct xg_rot_state rot;  /* how far the estimated angular velocity is extrapolated */
+    int64_t created_ns, last_receive_ns;
+    double interval_s; /* EWMA of sample spacing (capture times) */
+    uint64_t samples, dropped_backwards;
+    uint32_t parent; /* id of the parent entity in the source's hierarchy (a skeleton's parent
+                        joint), 0 = none: see xg_table_set_parent() */
+    /* protocol extras: buttons / analogs (NULL until first set) */
+    uint8_t *buttons;         /* XG_MAX_BUTTONS states */
+    double *analogs;          /* XG_MAX_ANALOGS values */
+    int n_buttons, n_analogs; /* highest index set + 1 */
+    /* egress bookkeeping */
+    uint64_t sink_mask;  /* sinks that accept this entity */
+    uint64_t dirty_mask; /* sinks for which it is in the dirty set */
+    uint32_t slot;
+    char names[]; /* storage of name, source and origin_gateway */
+};
+
+#endif
