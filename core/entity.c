@@ -500,20 +500,9 @@ static void mark_dirty(struct xg_table *t, struct xg_entity *e)
     }
 }
 
-static void store3f(float f[3], struct xg_vec3 v)
-{
-    f[0] = (float)v.x, f[1] = (float)v.y, f[2] = (float)v.z;
-}
-
 static struct xg_vec3 load3f(const float f[3])
 {
     return (struct xg_vec3){f[0], f[1], f[2]};
-}
-
-static const struct xg_hist *hist_at(const struct xg_entity *e, unsigned k)
-{
-    /* k = 0 is the newest */
-    return &e->hist[(e->hist_head + e->hist_n - 1 - k) % XG_HISTORY];
 }
 
 static const char *bound_text(const char *field)
@@ -601,19 +590,8 @@ static int apply_sample(struct xg_table *t, struct xg_entity *e, const struct xg
             e->interval_s = e->interval_s > 0 ? 0.9 * e->interval_s + 0.1 * dt : dt;
         }
         L->capture_ns = s.capture_ns;
-        struct xg_hist *h;
-        if (e->hist_n < XG_HISTORY) {
-            h = &e->hist[(e->hist_head + e->hist_n) % XG_HISTORY];
-            e->hist_n++;
-        } else {
-            h = &e->hist[e->hist_head];
-            evicted = *h;
-            have_evicted = true;
-            e->hist_head = (e->hist_head + 1) % XG_HISTORY;
-        }
-        h->t_ns = s.capture_ns;
-        h->p = L->position;
-        h->q = L->orientation;
+        have_evicted =
+            xg_history_push(&e->hist, s.capture_ns, L->position, L->orientation, &evicted);
     } else if (first) {
         L->capture_ns = s.capture_ns;
     }
@@ -625,18 +603,19 @@ static int apply_sample(struct xg_table *t, struct xg_entity *e, const struct xg
     bool need_v = !(e->reported_vel_ns && L->capture_ns - e->reported_vel_ns <= fresh);
     bool need_w = !(e->reported_angvel_ns && L->capture_ns - e->reported_angvel_ns <= fresh);
     double rot_gain = 1;
-    if ((need_v || need_w) && e->hist_n >= 2) {
+    if ((need_v || need_w) && xg_history_count(&e->hist) >= 2) {
         struct xg_motion_est m;
-        xg_motion_update(&e->est, e->hist, e->hist_head, e->hist_n, have_evicted ? &evicted : NULL,
-                         t->p.velocity_window_ns, &m);
+        xg_motion_update(&e->est, &e->hist, have_evicted ? &evicted : NULL, t->p.velocity_window_ns,
+                         &m);
         ev = m.velocity;
         ew = m.angular_velocity;
         n_used = m.n_used;
         rot_gain = m.rot_gain;
-        if (need_w && n_used >= 2) /* how far to extrapolate it (core/predict_rot.h) */
-            rot_gain =
-                xg_rot_update(&e->rot, hist_at(e, 0)->t_ns, hist_at(e, 0)->q, hist_at(e, 1)->t_ns,
-                              hist_at(e, 1)->q, m.fit_angular_velocity, &ew);
+        if (need_w && n_used >= 2) { /* how far to extrapolate it (core/predict_rot.h) */
+            const struct xg_hist h1 = xg_history_pose_at(&e->hist, 1); /* the newest is L */
+            rot_gain = xg_rot_update(&e->rot, L->capture_ns, L->orientation, h1.t_ns, h1.q,
+                                     m.fit_angular_velocity, &ew);
+        }
     }
     if (!need_v) {
         e->velocity = L->velocity;
@@ -656,11 +635,8 @@ static int apply_sample(struct xg_table *t, struct xg_entity *e, const struct xg
         e->has_angular_velocity = n_used >= 2 && (L->flags & XG_SAMPLE_ORIENTATION);
         e->angular_velocity_estimated = e->has_angular_velocity;
     }
-    if (e->hist_n) { /* the velocities in force at the newest pose, for past-time queries */
-        struct xg_hist *nh = &e->hist[(e->hist_head + e->hist_n - 1) % XG_HISTORY];
-        store3f(nh->v, e->velocity);
-        store3f(nh->w, e->angular_velocity);
-    }
+    /* the velocities in force at the newest pose, for past-time queries */
+    xg_history_set_velocity(&e->hist, e->velocity, e->angular_velocity);
     e->rot_damped = need_w && e->has_angular_velocity && rot_gain < XG_ROT_GAIN_DAMPED;
     e->samples++;
     t->stats.samples_in[e->origin]++;
@@ -732,8 +708,7 @@ int xg_table_forget_history(struct xg_table *t, uint32_t id)
 {
     struct xg_entity *e = get_mut(t, id);
     if (!e) return -ENOENT;
-    e->hist_head = 0;
-    e->hist_n = 0;
+    xg_history_clear(&e->hist);
     memset(&e->est, 0, sizeof e->est);
     xg_rot_reset(&e->rot);
     return 0;
@@ -796,33 +771,33 @@ void xg_entity_predict_at(struct xg_table *t, const struct xg_entity *e, int64_t
     } else if (dt_ns < 0) {
         /* inside (or before) the history: find the bracketing samples */
         q = XG_QUALITY_HELD;
-        for (unsigned k = 0; k + 1 < e->hist_n; k++) {
-            const struct xg_hist *b = hist_at(e, k), *a = hist_at(e, k + 1);
-            if (t_ns == a->t_ns) {
-                out->position = a->p;
-                out->orientation = a->q;
-                out->velocity = load3f(a->v);
-                out->angular_velocity = load3f(a->w);
-                q = XG_QUALITY_EXACT;
-                break;
-            }
-            if (t_ns > a->t_ns && t_ns < b->t_ns) {
-                double u = (double)(t_ns - a->t_ns) / (double)(b->t_ns - a->t_ns);
-                out->position = xg_vec3_lerp(a->p, b->p, u);
-                out->orientation = xg_quat_slerp(a->q, b->q, u);
-                /* the velocities at that time too, not the newest ones */
-                out->velocity = xg_vec3_lerp(load3f(a->v), load3f(b->v), u);
-                out->angular_velocity = xg_vec3_lerp(load3f(a->w), load3f(b->w), u);
-                q = XG_QUALITY_INTERPOLATED;
-                break;
-            }
+        struct xg_hist a, b;
+        switch (xg_history_around(&e->hist, t_ns, &a, &b)) {
+        case XG_HISTORY_AT: /* an older sample's time (the newest is dt_ns == 0 above) */
+            out->position = a.p;
+            out->orientation = a.q;
+            out->velocity = load3f(a.v);
+            out->angular_velocity = load3f(a.w);
+            q = XG_QUALITY_EXACT;
+            break;
+        case XG_HISTORY_BETWEEN: {
+            double u = (double)(t_ns - a.t_ns) / (double)(b.t_ns - a.t_ns);
+            out->position = xg_vec3_lerp(a.p, b.p, u);
+            out->orientation = xg_quat_slerp(a.q, b.q, u);
+            /* the velocities at that time too, not the newest ones */
+            out->velocity = xg_vec3_lerp(load3f(a.v), load3f(b.v), u);
+            out->angular_velocity = xg_vec3_lerp(load3f(a.w), load3f(b.w), u);
+            q = XG_QUALITY_INTERPOLATED;
+            break;
         }
-        if (q == XG_QUALITY_HELD && e->hist_n) {
-            const struct xg_hist *o = hist_at(e, e->hist_n - 1);
-            out->position = o->p;
-            out->orientation = o->q;
-            out->velocity = load3f(o->v);
-            out->angular_velocity = load3f(o->w);
+        case XG_HISTORY_BEFORE: /* held at the oldest kept sample */
+            out->position = a.p;
+            out->orientation = a.q;
+            out->velocity = load3f(a.v);
+            out->angular_velocity = load3f(a.w);
+            break;
+        default: /* no history (forgotten) or after it: the newest state */
+            break;
         }
     } else {
         int64_t h_ns = dt_ns < t->p.max_horizon_ns ? dt_ns : t->p.max_horizon_ns;

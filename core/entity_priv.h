@@ -6,6 +6,7 @@
 #define XG_ENTITY_PRIV_H
 
 #include "core/entity.h"
+#include "core/history.h"
 
 /** An entity. Written by the table only. */
 struct xg_entity {
@@ -26,9 +27,7 @@ struct xg_entity {
     bool velocity_estimated, angular_velocity_estimated;
     bool rot_damped; /* the estimated angular velocity was damped (core/predict_rot.h) */
     int64_t reported_vel_ns, reported_angvel_ns; /* capture time of reported velocities, 0 = none */
-    /* history ring, newest at hist[(head + n - 1) % XG_HISTORY] */
-    struct xg_hist hist[XG_HISTORY];
-    unsigned hist_head, hist_n;
+    struct xg_history hist;                      /* compact pose history (core/history.h) */
     struct xg_motion_acc est; /* running sums of the velocity estimator over the history */
     struct xg_rot_state rot;  /* how far the estimated angular velocity is extrapolated */
     int64_t created_ns, last_receive_ns;

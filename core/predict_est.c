@@ -113,19 +113,25 @@ static void finish(const double v[3], const double w[3], double se2, const doubl
     out->n_used = (int)m;
 }
 
-void xg_motion_estimate(const struct xg_hist *hist, unsigned head, unsigned n, int64_t window_ns,
-                        struct xg_motion_est *out)
+/* the sample k places back, decoded (k = 0 is the newest) */
+static struct xg_hist ring_at(const struct xg_history *hist, unsigned k)
 {
+    return xg_history_pose_at(hist, k);
+}
+
+void xg_motion_estimate(const struct xg_history *hist, int64_t window_ns, struct xg_motion_est *out)
+{
+    const unsigned n = xg_history_count(hist);
     out->velocity = out->angular_velocity = out->fit_angular_velocity = XG_VEC3_ZERO;
     out->rot_gain = 0;
     out->n_used = 0;
     if (n < 2) return;
-    const struct xg_hist *h0 = &hist[(head + n - 1) % XG_HISTORY];
+    const struct xg_hist h0v = ring_at(hist, 0), *h0 = &h0v;
     double t[XG_HISTORY], p[XG_HISTORY][3], r[XG_HISTORY][3];
     int64_t tn[XG_HISTORY];
     unsigned m = 0;
     for (unsigned k = 0; k < n; k++) {
-        const struct xg_hist *h = &hist[(head + n - 1 - k) % XG_HISTORY];
+        const struct xg_hist hv = ring_at(hist, k), *h = &hv;
         if (h0->t_ns - h->t_ns > window_ns && m >= 2) break;
         tn[m] = h->t_ns;
         t[m] = (double)(h->t_ns - h0->t_ns) * 1e-9;
@@ -157,12 +163,6 @@ void xg_motion_estimate(const struct xg_hist *hist, unsigned head, unsigned n, i
 
 /* ---- incremental (issue 19 item 2) ---- */
 
-static const struct xg_hist *ring_at(const struct xg_hist *hist, unsigned head, unsigned n,
-                                     unsigned k)
-{
-    return &hist[(head + n - 1 - k) % XG_HISTORY]; /* k = 0 is the newest */
-}
-
 /* add (sign +1) or remove (-1) one sample with rotation weight w */
 static void acc_add(struct xg_motion_acc *a, const struct xg_hist *h, double w, double sign,
                     double R[3])
@@ -186,20 +186,19 @@ static void acc_add(struct xg_motion_acc *a, const struct xg_hist *h, double w, 
 }
 
 /* exact: anchor on the newest sample, sums over the window as xg_motion_estimate() takes it */
-static void acc_rebuild(struct xg_motion_acc *a, const struct xg_hist *hist, unsigned head,
-                        unsigned n, int64_t window_ns)
+static void acc_rebuild(struct xg_motion_acc *a, const struct xg_history *hist, int64_t window_ns)
 {
-    const struct xg_hist *h0 = ring_at(hist, head, n, 0);
+    const unsigned n = xg_history_count(hist);
+    const struct xg_hist h0v = ring_at(hist, 0), *h0 = &h0v;
     memset(a, 0, sizeof *a);
     a->anchor_ns = a->newest_ns = h0->t_ns;
     a->anchor_p = h0->p;
     a->anchor_q = h0->q;
     double w = 1, R[3];
     for (unsigned k = 0; k < n; k++) {
-        const struct xg_hist *h = ring_at(hist, head, n, k);
+        const struct xg_hist hv = ring_at(hist, k), *h = &hv;
         if (h0->t_ns - h->t_ns > window_ns && a->m >= 2) break;
-        if (k)
-            w *= exp(-(double)(ring_at(hist, head, n, k - 1)->t_ns - h->t_ns) * 1e-9 / ROT_TAU_S);
+        if (k) w *= exp(-(double)(xg_history_time(hist, k - 1) - h->t_ns) * 1e-9 / ROT_TAU_S);
         acc_add(a, h, w, 1, R);
         a->m++;
     }
@@ -224,10 +223,10 @@ static void left_jacobian(const double f[3], double J[3][3])
         }
 }
 
-static void acc_solve(const struct xg_motion_acc *a, const struct xg_hist *hist, unsigned head,
-                      unsigned n, struct xg_motion_est *out)
+static void acc_solve(const struct xg_motion_acc *a, const struct xg_history *hist,
+                      struct xg_motion_est *out)
 {
-    const struct xg_hist *h0 = ring_at(hist, head, n, 0), *h1 = ring_at(hist, head, n, 1);
+    const struct xg_hist h0v = ring_at(hist, 0), h1v = ring_at(hist, 1), *h0 = &h0v, *h1 = &h1v;
     const double t0 = (double)(a->newest_ns - a->anchor_ns) * 1e-9;
     const double t02 = t0 * t0, t03 = t02 * t0, t04 = t03 * t0;
     const double *S = a->s;
@@ -285,10 +284,10 @@ static void acc_solve(const struct xg_motion_acc *a, const struct xg_hist *hist,
     finish(v, w, se2, r1, (double)(h1->t_ns - h0->t_ns) * 1e-9, a->m, out);
 }
 
-void xg_motion_update(struct xg_motion_acc *acc, const struct xg_hist *hist, unsigned head,
-                      unsigned n, const struct xg_hist *evicted, int64_t window_ns,
-                      struct xg_motion_est *out)
+void xg_motion_update(struct xg_motion_acc *acc, const struct xg_history *hist,
+                      const struct xg_hist *evicted, int64_t window_ns, struct xg_motion_est *out)
 {
+    const unsigned n = xg_history_count(hist);
     out->velocity = out->angular_velocity = out->fit_angular_velocity = XG_VEC3_ZERO;
     out->rot_gain = 0;
     out->n_used = 0;
@@ -296,12 +295,12 @@ void xg_motion_update(struct xg_motion_acc *acc, const struct xg_hist *hist, uns
         acc->newest_ns = 0, acc->m = 0;
         return;
     }
-    const struct xg_hist *h0 = ring_at(hist, head, n, 0);
+    const struct xg_hist h0v = ring_at(hist, 0), *h0 = &h0v;
     if (acc->m && acc->newest_ns == h0->t_ns) {
         /* no new sample: the sums stand */
-    } else if (!acc->m || ring_at(hist, head, n, 1)->t_ns != acc->newest_ns ||
+    } else if (!acc->m || xg_history_time(hist, 1) != acc->newest_ns ||
                h0->t_ns - acc->anchor_ns > window_ns || acc->pushes >= XG_HISTORY) {
-        acc_rebuild(acc, hist, head, n, window_ns);
+        acc_rebuild(acc, hist, window_ns);
     } else {
         double R[3];
         if (evicted && acc->m >= n) { /* the ring overwrote a sample of the window */
@@ -322,11 +321,11 @@ void xg_motion_update(struct xg_motion_acc *acc, const struct xg_hist *hist, uns
         acc->newest_ns = h0->t_ns;
         acc->pushes++;
         while (acc->m > 2) {
-            const struct xg_hist *o = ring_at(hist, head, n, acc->m - 1);
-            if (h0->t_ns - o->t_ns <= window_ns) break;
+            if (h0->t_ns - xg_history_time(hist, acc->m - 1) <= window_ns) break;
+            const struct xg_hist ov = ring_at(hist, acc->m - 1), *o = &ov;
             acc_add(acc, o, exp(-(double)(h0->t_ns - o->t_ns) * 1e-9 / ROT_TAU_S), -1, R);
             acc->m--;
         }
     }
-    acc_solve(acc, hist, head, n, out);
+    acc_solve(acc, hist, out);
 }

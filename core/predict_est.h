@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "core/entity.h"
+#include "core/history.h"
 
 /** Below this rot_gain the table answers XG_QUALITY_DAMPED instead of PREDICTED: the rotation
  *  was extrapolated over less than half the horizon (down to holding it). */
@@ -30,19 +31,19 @@ struct xg_motion_est {
                                             xg_rot_update, core/predict_rot.h) */
 };
 
-/** Estimate from the pose history ring `hist` (XG_HISTORY entries, the oldest at `head`, `n`
- *  valid, capture times strictly increasing) over the samples no older than `window_ns` before
+/** Estimate from the pose history `hist` (core/history.h; capture times strictly increasing)
+ *  over the samples no older than `window_ns` before
  *  the newest (at least two are always used). Positions in m, orientations unit quaternions.
  *  Velocity: least-squares fit of a quadratic in time through the newest sample, newest samples
  *  weighted most, its slope at the newest sample. Angular velocity (world frame): least-squares
  *  slope of the rotation vectors log(q_i ⊗ q_newest*), newest samples weighted most, then damped
  *  toward zero by rot_gain (fit uncertainty; zero when the newest interval turned the other way).
  *  Results are clamped to XG_VELOCITY_MAX / XG_ANGVEL_MAX. n < 2: everything zero, n_used 0. */
-void xg_motion_estimate(const struct xg_hist *hist, unsigned head, unsigned n, int64_t window_ns,
+void xg_motion_estimate(const struct xg_history *hist, int64_t window_ns,
                         struct xg_motion_est *out);
 
 /** Incremental xg_motion_estimate(): the same estimate from running sums updated by the newest
- *  sample of the ring (and by the samples leaving the window), in a constant number of
+ *  sample of the history (and by the samples leaving the window), in a constant number of
  *  operations per push instead of a pass over the window. Call after every sample written to
  *  the ring (or with an unchanged ring: the estimate is recomputed from the sums); `evicted` is
  *  the entry the ring overwrote to make room for the newest one (NULL if none). A ring that
@@ -51,8 +52,7 @@ void xg_motion_estimate(const struct xg_hist *hist, unsigned head, unsigned n, i
  *  drift. Velocity equals the batch result up to rounding; angular velocity up to the
  *  second-order term of mapping rotation vectors from the anchor to the newest sample (exact
  *  about a fixed axis; measured in tests/unit/test_predict_inc.c). */
-void xg_motion_update(struct xg_motion_acc *acc, const struct xg_hist *hist, unsigned head,
-                      unsigned n, const struct xg_hist *evicted, int64_t window_ns,
-                      struct xg_motion_est *out);
+void xg_motion_update(struct xg_motion_acc *acc, const struct xg_history *hist,
+                      const struct xg_hist *evicted, int64_t window_ns, struct xg_motion_est *out);
 
 #endif

@@ -336,42 +336,33 @@ static double predictions_per_s(int ms)
 
 /* ---- estimator cost ---- */
 
-/* thread-CPU ns per push of the estimator: mode 0 the ring alone (the samples' own cost), 1 the
- * batch pass (xg_motion_estimate), 2 the running sums (xg_motion_update) */
+/* thread-CPU ns per push of the estimator: mode 0 the history alone (the samples' own cost: the
+ * compact history's encoding, core/history.h), 1 the batch pass (xg_motion_estimate), 2 the
+ * running sums (xg_motion_update) */
 static double estimator_ns_per_push(int ms, int mode)
 {
-    struct xg_hist ring[XG_HISTORY];
-    memset(ring, 0, sizeof ring);
+    static struct xg_history ring;
+    xg_history_clear(&ring);
     struct xg_motion_acc acc;
     memset(&acc, 0, sizeof acc);
-    unsigned head = 0, n = 0;
     uint64_t k = 0;
     double sink = 0;
     int64_t c0 = bench_thread_cpu_ns(), end = bench_now_ns() + (int64_t)ms * 1000000;
     do {
         for (int i = 0; i < 1024; i++, k++) {
-            struct xg_hist *h, ev;
-            bool evicted = false;
-            if (n < XG_HISTORY) {
-                h = &ring[(head + n++) % XG_HISTORY];
-            } else {
-                h = &ring[head];
-                ev = *h;
-                evicted = true;
-                head = (head + 1) % XG_HISTORY;
-            }
+            struct xg_hist ev;
             double ts = (double)k / 240;
-            h->t_ns = INT64_C(1000000000) + (int64_t)k * 4166667 + (int64_t)(k % 3) * 100000;
-            h->p = (struct xg_vec3){sin(ts), 1 + 0.1 * cos(3 * ts), 0.2 * ts};
-            h->q = xg_quat_exp((struct xg_vec3){0.3 * sin(ts), 2 * sin(0.5 * ts), 0.1});
+            int64_t t_ns = INT64_C(1000000000) + (int64_t)k * 4166667 + (int64_t)(k % 3) * 100000;
+            struct xg_vec3 p = {sin(ts), 1 + 0.1 * cos(3 * ts), 0.2 * ts};
+            struct xg_quat q = xg_quat_exp((struct xg_vec3){0.3 * sin(ts), 2 * sin(0.5 * ts), 0.1});
+            bool evicted = xg_history_push(&ring, t_ns, p, q, &ev);
             struct xg_motion_est m = {.n_used = 0};
             if (mode == 0)
-                m.velocity = h->p, m.angular_velocity = h->p;
+                m.velocity = p, m.angular_velocity = p;
             else if (mode == 2)
-                xg_motion_update(&acc, ring, head, n, evicted ? &ev : NULL, 100 * INT64_C(1000000),
-                                 &m);
+                xg_motion_update(&acc, &ring, evicted ? &ev : NULL, 100 * INT64_C(1000000), &m);
             else
-                xg_motion_estimate(ring, head, n, 100 * INT64_C(1000000), &m);
+                xg_motion_estimate(&ring, 100 * INT64_C(1000000), &m);
             sink += m.velocity.x + m.angular_velocity.y;
         }
     } while (bench_now_ns() < end);

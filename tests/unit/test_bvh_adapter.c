@@ -233,11 +233,12 @@ static void test_timestamps_rate_and_frame(void **state)
     assert_int_equal(top->kind, XG_KIND_HEAD);
     /* capture times: t0 + n × ft / 2, n = frames since the start frame */
     const int64_t step = (int64_t)llround(f.frame_time / 2 * 1e9);
-    assert_true(hips->hist_n >= 2);
+    const unsigned hn = xg_history_count(&hips->hist);
+    assert_true(hn >= 2);
     int64_t t0 = hips->last.capture_ns - (int64_t)(k - 15) * step;
     assert_true(t0 >= t_before - 1000 && t0 <= t_after);
-    for (unsigned i = 0; i < hips->hist_n; i++) {
-        int64_t t = hips->hist[(hips->hist_head + i) % XG_HISTORY].t_ns - t0;
+    for (unsigned i = 0; i < hn; i++) {
+        int64_t t = xg_history_time(&hips->hist, i) - t0;
         double n = (double)t / (double)step;
         assert_true(fabs(n - round(n)) < 1e-3);
     }
@@ -294,7 +295,8 @@ static void test_causal_default(void **state)
         assert_non_null(e);
         assert_int_equal(e->last.flags & (XG_SAMPLE_VELOCITY | XG_SAMPLE_ANGULAR_VELOCITY), 0);
         assert_true(e->velocity_estimated && e->angular_velocity_estimated);
-        assert_true(e->hist_n >= 3);
+        const unsigned hn = xg_history_count(&e->hist);
+        assert_true(hn >= 3);
         /* the reference: FK of the history's frames, pushed as poses */
         struct xg_table *ref = xg_table_new(NULL);
         assert_non_null(ref);
@@ -302,8 +304,8 @@ static void test_causal_default(void **state)
         int j = bvh_find_joint(&f, names[n]);
         const int64_t newest = e->last.capture_ns;
         uint32_t id = 0;
-        for (unsigned i = 0; i < e->hist_n; i++) {
-            const struct xg_hist *h = &e->hist[(e->hist_head + i) % XG_HISTORY];
+        for (unsigned i = hn; i-- > 0;) { /* oldest first */
+            const struct xg_hist hv = xg_history_at(&e->hist, i), *h = &hv;
             long fr = k - (long)llround((double)(newest - h->t_ns) / (double)step);
             assert_true(fr >= 0 && fr <= k);
             bvh_fk(&f, bvh_frame(&f, fr), CMU_SCALE, p, q);
@@ -325,7 +327,7 @@ static void test_causal_default(void **state)
          * is extrapolated (core/predict_rot.c) depends on samples the reference never saw. */
         struct xg_vec3 fit = {e->rot.pred[0], e->rot.pred[1], e->rot.pred[2]},
                        want_fit = {want->rot.pred[0], want->rot.pred[1], want->rot.pred[2]};
-        const bool all = e->samples == e->hist_n;
+        const bool all = e->samples == xg_history_count(&e->hist);
         assert_true(xg_vec3_norm(xg_vec3_sub(fit, want_fit)) <
                     1e-9 + (all ? 0 : 2e-3 * xg_vec3_norm(want_fit)));
         if (all) {
@@ -378,7 +380,8 @@ static void test_once_and_loop(void **state)
      * the jump back to frame 50), so it holds at most this loop's frames */
     const struct xg_entity *e = xg_table_find(r.table, "take/Hips");
     assert_non_null(e);
-    assert_true(e->hist_n >= 1 && e->hist_n <= (unsigned)(k - 50 + 1));
+    assert_true(xg_history_count(&e->hist) >= 1 &&
+                xg_history_count(&e->hist) <= (unsigned)(k - 50 + 1));
     rig_free(&r);
 }
 

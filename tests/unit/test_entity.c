@@ -366,7 +366,7 @@ static void test_history_bound(void **state)
         id = feed(t, "h", ts[k], (struct xg_vec3){(double)k, 0, 0}, XG_QUAT_IDENTITY);
     }
     const struct xg_entity *e = xg_table_get(t, id);
-    assert_int_equal(e->hist_n, XG_HISTORY);
+    assert_int_equal(xg_history_count(&e->hist), XG_HISTORY);
     int oldest = n - XG_HISTORY;
     struct xg_pose pose;
     xg_entity_predict(t, id, ts[oldest], &pose);

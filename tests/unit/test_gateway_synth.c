@@ -71,13 +71,15 @@ static void run_for(struct xg_gateway *gw, int ms)
 static double mean_offset(const struct xg_entity *e, int64_t t0_ns)
 {
     double off = 0;
-    for (unsigned k = 0; k < e->hist_n; k++) {
+    const unsigned n = xg_history_count(&e->hist);
+    for (unsigned k = 0; k < n; k++) {
         struct xg_vec3 p;
         struct xg_quat q;
-        xg_synth_pose(XG_SYNTH_BODY0, (double)(e->hist[k].t_ns - t0_ns) * 1e-9, &p, &q);
-        off += xg_vec3_norm(xg_vec3_sub(p, e->hist[k].p));
+        struct xg_hist h = xg_history_at(&e->hist, k);
+        xg_synth_pose(XG_SYNTH_BODY0, (double)(h.t_ns - t0_ns) * 1e-9, &p, &q);
+        off += xg_vec3_norm(xg_vec3_sub(p, h.p));
     }
-    return off / e->hist_n;
+    return off / n;
 }
 
 /* The start of the synth clock behind e's samples, searched in [from, from + 100 ms] (10 us

@@ -156,24 +156,22 @@ static void test_reversal_holds(void **state)
 static void test_estimator_reads_only_given_samples(void **state)
 {
     (void)state;
-    struct xg_hist ring[XG_HISTORY], ring2[XG_HISTORY];
-    memset(ring, 0, sizeof ring);
+    struct xg_history ring, ring2;
+    xg_history_clear(&ring);
     for (unsigned i = 0; i < 6; i++) {
         double ts = i / 60.0;
-        ring[i].t_ns = T0 + (int64_t)i * 1000000000 / 60;
-        ring[i].p = (struct xg_vec3){ts * ts, ts, 0};
-        ring[i].q = spin((struct xg_vec3){0, 1 + ts, 0}, ts);
+        xg_history_push(&ring, T0 + (int64_t)i * 1000000000 / 60, (struct xg_vec3){ts * ts, ts, 0},
+                        spin((struct xg_vec3){0, 1 + ts, 0}, ts), NULL);
     }
-    memcpy(ring2, ring, sizeof ring);
-    ring2[6].t_ns =
-        T0 + INT64_C(7) * 1000000000 / 60; /* the future: slot 6, not among the first 6 */
-    ring2[6].p = (struct xg_vec3){5, 5, 5};
-    ring2[6].q = XG_QUAT_IDENTITY;
+    memcpy(&ring2, &ring, sizeof ring);
+    /* the future: the ring's slot 6, written but not among the 6 samples it holds */
+    ring2.e[6].t = ring2.e[5].t + 1000000000 / 60;
+    ring2.e[6].p[0] = ring2.e[6].p[1] = ring2.e[6].p[2] = 5;
     struct xg_motion_est m1, m2;
     memset(&m1, 0, sizeof m1);
     memset(&m2, 0, sizeof m2);
-    xg_motion_estimate(ring, 0, 6, 100 * MS, &m1);
-    xg_motion_estimate(ring2, 0, 6, 100 * MS, &m2);
+    xg_motion_estimate(&ring, 100 * MS, &m1);
+    xg_motion_estimate(&ring2, 100 * MS, &m2);
     assert_memory_equal(&m1, &m2, sizeof m1);
     assert_int_equal(m1.n_used, 6);
     assert_true(m1.rot_gain > 0.5);
@@ -192,7 +190,7 @@ static void test_forget_history(void **state)
     assert_int_equal(xg_table_forget_history(t, id + 1000), -ENOENT);
     feed(t, T0 + 50 * MS, (struct xg_vec3){-3, 0, 0}, XG_QUAT_IDENTITY); /* the jump */
     const struct xg_entity *e = xg_table_get(t, id);
-    assert_int_equal(e->hist_n, 1);
+    assert_int_equal(xg_history_count(&e->hist), 1);
     assert_false(e->has_velocity);
     struct xg_pose p;
     xg_entity_predict(t, id, T0 + 60 * MS, &p);

@@ -25,30 +25,15 @@
 #define WINDOW (100 * MS)
 
 struct ring {
-    struct xg_hist h[XG_HISTORY];
-    unsigned head, n;
+    struct xg_history h;
     struct xg_hist evicted;
     bool have_evicted;
 };
 
-/* as core/entity.c writes its history ring */
+/* as core/entity.c writes its history (core/history.h) */
 static void ring_push(struct ring *r, int64_t t_ns, struct xg_vec3 p, struct xg_quat q)
 {
-    struct xg_hist *h;
-    r->have_evicted = false;
-    if (r->n < XG_HISTORY) {
-        h = &r->h[(r->head + r->n) % XG_HISTORY];
-        r->n++;
-    } else {
-        h = &r->h[r->head];
-        r->evicted = *h;
-        r->have_evicted = true;
-        r->head = (r->head + 1) % XG_HISTORY;
-    }
-    memset(h, 0, sizeof *h);
-    h->t_ns = t_ns;
-    h->p = p;
-    h->q = q;
+    r->have_evicted = xg_history_push(&r->h, t_ns, p, q, &r->evicted);
 }
 
 static uint64_t rng_state = 12345;
@@ -68,8 +53,8 @@ static void update(struct xg_motion_acc *acc, const struct ring *r, struct xg_mo
 {
     memset(inc, 0, sizeof *inc);
     memset(ref, 0, sizeof *ref);
-    xg_motion_update(acc, r->h, r->head, r->n, r->have_evicted ? &r->evicted : NULL, WINDOW, inc);
-    xg_motion_estimate(r->h, r->head, r->n, WINDOW, ref);
+    xg_motion_update(acc, &r->h, r->have_evicted ? &r->evicted : NULL, WINDOW, inc);
+    xg_motion_estimate(&r->h, WINDOW, ref);
 }
 
 static void test_fixed_axis_matches_batch(void **state)
@@ -128,7 +113,7 @@ static void test_random_runs_match_batch(void **state)
             p = xg_vec3_add(p, (struct xg_vec3){dt * sin((double)k / 50), 0.001 * uniform(), 0});
             ring_push(&r, t, p, xg_quat_mul(xg_quat_exp(noise), q));
             if (uniform() < 0.001) { /* the source jumped: history forgotten */
-                r.head = r.n = 0;
+                xg_history_clear(&r.h);
                 memset(&acc, 0, sizeof acc);
                 rebuilds_forced++;
                 continue;
@@ -175,7 +160,7 @@ static void test_skipped_and_repeated_calls(void **state)
         /* the same ring again (a sample without a pose): the same answer, nothing added twice */
         struct xg_motion_est again;
         memset(&again, 0, sizeof again);
-        xg_motion_update(&acc, r.h, r.head, r.n, NULL, WINDOW, &again);
+        xg_motion_update(&acc, &r.h, NULL, WINDOW, &again);
         assert_memory_equal(&again, &inc, sizeof inc);
     }
 }
