@@ -15,8 +15,9 @@
  * The bases move to the newest sample when a time offset would pass 2^31 ns (2.1 s) or a
  * position offset 2^47 units (128 m). Samples that still do not fit (samples more than 2.1 s
  * apart, a jump of more than 128 m inside the history) make the offsets coarser, just enough
- * for them (a shift; e.g. 15 nm for a jump across the whole ±1e6 m bound), until they leave the
- * ring; the newest sample is always exact. The entity keeps its newest state in full precision
+ * for them (a shift; e.g. 15 nm for a jump across the whole ±1e6 m bound) until they leave the
+ * ring; the newest sample is always exact, the samples that shared the ring with them keep
+ * that coarser precision. The entity keeps its newest state in full precision
  * (double) besides.
  *
  * Reads decode into struct xg_hist (core/entity.h). Not thread-safe; zero-initialised = empty. */
