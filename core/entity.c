@@ -590,8 +590,15 @@ static int apply_sample(struct xg_table *t, struct xg_entity *e, const struct xg
             e->interval_s = e->interval_s > 0 ? 0.9 * e->interval_s + 0.1 * dt : dt;
         }
         L->capture_ns = s.capture_ns;
-        have_evicted =
-            xg_history_push(&e->hist, s.capture_ns, L->position, L->orientation, &evicted);
+        /* the sample leaving the ring, decoded only when the estimator below runs (it rebuilds
+         * its sums after a push it did not see) */
+        const int64_t fresh = t->p.velocity_window_ns;
+        bool estimating =
+            !(e->reported_vel_ns && L->capture_ns - e->reported_vel_ns <= fresh) ||
+            !(e->reported_angvel_ns && L->capture_ns - e->reported_angvel_ns <= fresh);
+        have_evicted = xg_history_push(&e->hist, s.capture_ns, L->position, L->orientation,
+                                       estimating ? &evicted : NULL) &&
+                       estimating;
     } else if (first) {
         L->capture_ns = s.capture_ns;
     }

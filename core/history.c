@@ -13,6 +13,7 @@
 #define Q_MAX ((INT64_C(1) << (Q_BITS - 1)) - 1)
 #define Q_MASK ((UINT64_C(1) << Q_BITS) - 1)
 #define SQRT1_2 0.70710678118654752440
+#define SQRT2 1.41421356237309504880
 
 /* ---- 48-bit offsets ---- */
 
@@ -29,10 +30,17 @@ static int64_t get48(const uint16_t d[3])
     return (int64_t)u;
 }
 
+/* x rounded to the nearest integer (halves away from zero); |x| < 2^62. A conversion rather
+ * than llround(), a libm call: this runs six times per pushed sample. */
+static int64_t round_i64(double x)
+{
+    return x < 0 ? -(int64_t)(0.5 - x) : (int64_t)(x + 0.5);
+}
+
 /* a position in units (|p| <= XG_POSITION_MAX: fits easily) */
 static int64_t to_units(double p)
 {
-    return (int64_t)llround(p * P_SCALE);
+    return round_i64(p * P_SCALE);
 }
 
 /* ---- orientation: smallest three in 128 bits ----
@@ -45,14 +53,15 @@ static void quat_pack(struct xg_quat q, uint32_t out[4])
     int big = 0;
     for (int i = 1; i < 4; i++)
         if (fabs(c[i]) > fabs(c[big])) big = i;
-    double sign = c[big] < 0 ? -1.0 : 1.0; /* q and -q are one rotation: the dropped one >= 0 */
+    /* q and -q are one rotation: the dropped component made >= 0 */
+    const double scale = (c[big] < 0 ? -SQRT2 : SQRT2) * (double)Q_MAX;
     uint64_t m[3];
     for (int i = 0, k = 0; i < 4; i++) {
         if (i == big) continue;
-        double v = sign * c[i] / SQRT1_2; /* in [-1, 1] for a unit quaternion */
-        if (v > 1) v = 1;
-        if (v < -1) v = -1;
-        m[k++] = (uint64_t)(llround(v * (double)Q_MAX) + Q_MAX) & Q_MASK;
+        double v = c[i] * scale; /* in [-Q_MAX, Q_MAX] for a unit quaternion */
+        if (v > (double)Q_MAX) v = (double)Q_MAX;
+        if (v < -(double)Q_MAX) v = -(double)Q_MAX;
+        m[k++] = (uint64_t)(round_i64(v) + Q_MAX) & Q_MASK;
     }
     uint64_t lo = (uint64_t)big | m[0] << 2 | m[1] << 44, hi = m[1] >> 20 | m[2] << 22;
     out[0] = (uint32_t)lo, out[1] = (uint32_t)(lo >> 32);
@@ -77,14 +86,21 @@ static struct xg_quat quat_unpack(const uint32_t in[4])
 
 /* ---- ring ---- */
 
+/* ring index of position i (head + n - 1 - k, always < 2 XG_HISTORY): no division, this runs
+ * on every push */
+static unsigned wrap(unsigned i)
+{
+    return i >= XG_HISTORY ? i - XG_HISTORY : i;
+}
+
 static struct xg_hist_entry *entry(struct xg_history *h, unsigned k)
 {
-    return &h->e[(h->head + h->n - 1 - k) % XG_HISTORY]; /* k = 0 is the newest */
+    return &h->e[wrap(h->head + h->n - 1u - k)]; /* k = 0 is the newest */
 }
 
 static const struct xg_hist_entry *centry(const struct xg_history *h, unsigned k)
 {
-    return &h->e[(h->head + h->n - 1 - k) % XG_HISTORY];
+    return &h->e[wrap(h->head + h->n - 1u - k)];
 }
 
 void xg_history_clear(struct xg_history *h)
@@ -157,7 +173,7 @@ static unsigned shift_for(uint64_t d, uint64_t max)
  * (and the sample about to be pushed at the bases): exact while the shifts do not grow. */
 static void rebase(struct xg_history *h, int64_t t_ns, const int64_t u[3])
 {
-    int64_t ts[XG_HISTORY], us[XG_HISTORY][3];
+    int64_t ts[XG_HISTORY] = {0}, us[XG_HISTORY][3] = {{0}};
     uint64_t dt = 0, du = 0;
     for (unsigned k = 0; k < h->n; k++) {
         const struct xg_hist_entry *x = centry(h, k);
@@ -190,7 +206,7 @@ bool xg_history_push(struct xg_history *h, int64_t t_ns, struct xg_vec3 p, struc
     bool full = h->n == XG_HISTORY;
     if (full) { /* the oldest goes first: it no longer bounds the shifts */
         if (evicted) *evicted = xg_history_pose_at(h, h->n - 1);
-        h->head = (uint8_t)((h->head + 1) % XG_HISTORY);
+        h->head = (uint8_t)wrap(h->head + 1u);
         h->n--;
     }
     if (!h->n) {
@@ -207,7 +223,7 @@ bool xg_history_push(struct xg_history *h, int64_t t_ns, struct xg_vec3 p, struc
          * sample, the shifts as small as the remaining samples allow */
         if (!fit) rebase(h, t_ns, u);
     }
-    struct xg_hist_entry *x = &h->e[(h->head + h->n) % XG_HISTORY];
+    struct xg_hist_entry *x = &h->e[wrap(h->head + h->n)];
     h->n++;
     memset(x, 0, sizeof *x);
     x->t = (int32_t)shr_round(t_ns - h->base_ns, h->tshift);
@@ -217,14 +233,35 @@ bool xg_history_push(struct xg_history *h, int64_t t_ns, struct xg_vec3 p, struc
     return full;
 }
 
+/* binary16 of a double, straight from its bits for the common case (a normal binary16, round
+ * to nearest even; subnormals and zero too), the rest (overflow, NaN) by xg_f16_from_float(). Six
+ * of these run on every push: going through float and back to integer bits cost about 45 ns per
+ * push in bench_table. */
+static uint16_t f16_of(double d)
+{
+    uint64_t x;
+    memcpy(&x, &d, 8);
+    const uint16_t sign = (uint16_t)(x >> 48 & 0x8000u);
+    const unsigned e = (unsigned)(x >> 52 & 0x7ffu);
+    if (e < 1023 - 25) return sign; /* |d| < 2^-25: binary16 zero */
+    if (e < 1023 - 14)              /* a binary16 subnormal: |d| / 2^-24, rounded (2^-25 up) */
+        return (uint16_t)(sign | (uint16_t)(fabs(d) * 0x1p24 + 0.5));
+    if (e > 1023 + 15) return xg_f16_from_float((float)d); /* overflow, Inf, NaN */
+    const uint64_t man = x & ((UINT64_C(1) << 52) - 1), rem = man & ((UINT64_C(1) << 42) - 1);
+    uint32_t half = (uint32_t)(e - (1023 - 15)) << 10 | (uint32_t)(man >> 42);
+    half += rem > UINT64_C(1) << 41 || (rem == UINT64_C(1) << 41 && (half & 1u)); /* a carry is
+                                                                                    right too */
+    return (uint16_t)(sign | half);
+}
+
 void xg_history_set_velocity(struct xg_history *h, struct xg_vec3 v, struct xg_vec3 w)
 {
     if (!h->n) return;
     struct xg_hist_entry *x = entry(h, 0);
     const double vv[3] = {v.x, v.y, v.z}, ww[3] = {w.x, w.y, w.z};
     for (int i = 0; i < 3; i++) {
-        x->v[i] = xg_f16_from_float((float)vv[i]);
-        x->w[i] = xg_f16_from_float((float)ww[i]);
+        x->v[i] = f16_of(vv[i]);
+        x->w[i] = f16_of(ww[i]);
     }
 }
 
