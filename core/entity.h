@@ -247,10 +247,11 @@ typedef void (*xg_sink_slot_free_fn)(void *user, const struct xg_entity *e, uint
  *  `sink` is out of range. */
 int xg_table_set_sink_slot_free(struct xg_table *t, int sink, xg_sink_slot_free_fn fn, void *user);
 /** The per-entity slot that sink `sink` owns for entity e: a 64-bit value for its egress caches
- *  (an index + 1, or a pointer), 0 = nothing cached, 0 for a new entity. Valid until the next
- *  call that may create or remove entities; the table zeroes it when e leaves (after calling the
- *  sink's release callback) so that a slot never outlives its entity. NULL if `sink` is out of
- *  range or on ENOMEM (the sink then works without a cache). */
+ *  (an index + 1, or a pointer), 0 = nothing cached, 0 for a new entity. The pointer is valid
+ *  until the next xg_table_sink_slot() call or table call that may create or remove entities; the
+ * table zeroes it when e leaves (after calling the sink's release callback) so that a slot never
+ * outlives its entity. NULL if `sink` is out of range or on ENOMEM (the sink then works without a
+ * cache). */
 uint64_t *xg_table_sink_slot(struct xg_table *t, int sink, const struct xg_entity *e);
 /** Release (callback) and zero every non-zero slot of sink `sink`: call from the sink's stop or
  *  destroy (xg_table_free() calls no callbacks; adapters are destroyed before the table). */
