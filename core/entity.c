@@ -15,17 +15,6 @@
 
 #define MAX_LISTENERS 8
 
-struct hnode {
-    uint64_t h;
-    uint32_t slot;
-    struct hnode *next;
-};
-
-struct hmap {
-    struct hnode **b;
-    size_t nb;
-};
-
 struct sink {
     bool on;
     xg_accept_fn accept;
@@ -104,83 +93,6 @@ void xg_table_params_default(struct xg_table_params *p)
     p->max_entities = 65536;
 }
 
-/* ---- hashing ---- */
-
-static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
-{
-    const uint8_t *p = data;
-    for (size_t i = 0; i < n; i++) {
-        h ^= p[i];
-        h *= UINT64_C(0x100000001b3);
-    }
-    return h;
-}
-
-static uint64_t hash_str(const char *s)
-{
-    return fnv1a(UINT64_C(0xcbf29ce484222325), s, strlen(s));
-}
-
-static uint64_t hash_source(int origin, const char *source)
-{
-    uint32_t o = (uint32_t)origin;
-    return fnv1a(fnv1a(UINT64_C(0xcbf29ce484222325), &o, sizeof o), source, strlen(source));
-}
-
-static int hmap_grow(struct hmap *m, size_t want)
-{
-    if (m->nb >= want) return 0;
-    size_t nb = m->nb ? m->nb : 64;
-    while (nb < want)
-        nb *= 2;
-    struct hnode **b = calloc(nb, sizeof *b);
-    if (!b) return -ENOMEM;
-    for (size_t i = 0; i < m->nb; i++) {
-        for (struct hnode *n = m->b[i], *next; n; n = next) {
-            next = n->next;
-            n->next = b[n->h & (nb - 1)];
-            b[n->h & (nb - 1)] = n;
-        }
-    }
-    free(m->b);
-    m->b = b;
-    m->nb = nb;
-    return 0;
-}
-
-static int hmap_put(struct hmap *m, uint64_t h, uint32_t slot)
-{
-    struct hnode *n = malloc(sizeof *n);
-    if (!n) return -ENOMEM;
-    n->h = h;
-    n->slot = slot;
-    n->next = m->b[h & (m->nb - 1)];
-    m->b[h & (m->nb - 1)] = n;
-    return 0;
-}
-
-static void hmap_del(struct hmap *m, uint64_t h, uint32_t slot)
-{
-    for (struct hnode **pp = &m->b[h & (m->nb - 1)]; *pp; pp = &(*pp)->next) {
-        if ((*pp)->h == h && (*pp)->slot == slot) {
-            struct hnode *n = *pp;
-            *pp = n->next;
-            free(n);
-            return;
-        }
-    }
-}
-
-static void hmap_free(struct hmap *m)
-{
-    for (size_t i = 0; i < m->nb; i++)
-        for (struct hnode *n = m->b[i], *next; n; n = next) {
-            next = n->next;
-            free(n);
-        }
-    free(m->b);
-}
-
 /* ---- table ---- */
 
 struct xg_table *xg_table_new(const struct xg_table_params *params)
@@ -194,7 +106,8 @@ struct xg_table *xg_table_new(const struct xg_table_params *params)
     if (t->p.velocity_window_ns <= 0) t->p.velocity_window_ns = 100 * INT64_C(1000000);
     if (!t->p.max_entities) t->p.max_entities = 65536;
     t->next_id = 1;
-    if (hmap_grow(&t->by_id, 64) || hmap_grow(&t->by_source, 64) || hmap_grow(&t->by_name, 64)) {
+    if (xg_ent_hmap_grow(&t->by_id, 64) || xg_ent_hmap_grow(&t->by_source, 64) ||
+        xg_ent_hmap_grow(&t->by_name, 64)) {
         xg_table_free(t);
         return NULL;
     }
@@ -216,9 +129,9 @@ void xg_table_free(struct xg_table *t)
         entity_free(t->slots[i]);
     free(t->slots);
     free(t->free_slots);
-    hmap_free(&t->by_id);
-    hmap_free(&t->by_source);
-    hmap_free(&t->by_name);
+    xg_ent_hmap_free(&t->by_id);
+    xg_ent_hmap_free(&t->by_source);
+    xg_ent_hmap_free(&t->by_name);
     for (int i = 0; i < XG_MAX_ADAPTERS; i++) {
         free(t->sinks[i].list);
         free(t->sinks[i].vals);
@@ -341,7 +254,7 @@ static struct xg_entity *get_mut(struct xg_table *t, uint32_t id)
 
 const struct xg_entity *xg_table_find(const struct xg_table *t, const char *name)
 {
-    uint64_t h = hash_str(name);
+    uint64_t h = xg_ent_hash_str(name);
     for (struct hnode *n = t->by_name.b[h & (t->by_name.nb - 1)]; n; n = n->next) {
         struct xg_entity *e = slot_entity(t, n->slot);
         if (n->h == h && e && strcmp(e->name, name) == 0) return e;
@@ -351,7 +264,7 @@ const struct xg_entity *xg_table_find(const struct xg_table *t, const char *name
 
 static struct xg_entity *find_source(const struct xg_table *t, int origin, const char *source)
 {
-    uint64_t h = hash_source(origin, source);
+    uint64_t h = xg_ent_hash_source(origin, source);
     for (struct hnode *n = t->by_source.b[h & (t->by_source.nb - 1)]; n; n = n->next) {
         struct xg_entity *e = slot_entity(t, n->slot);
         if (n->h == h && e && e->origin == origin && strcmp(e->source, source) == 0) return e;
@@ -389,9 +302,9 @@ static int create_entity(struct xg_table *t, int origin, const struct xg_entity_
 {
     if (t->count >= t->p.max_entities) return -ENOSPC;
     int rc = 0;
-    if ((rc = hmap_grow(&t->by_id, (t->count + 1) * 2)) ||
-        (rc = hmap_grow(&t->by_source, (t->count + 1) * 2)) ||
-        (rc = hmap_grow(&t->by_name, (t->count + 1) * 2)))
+    if ((rc = xg_ent_hmap_grow(&t->by_id, (t->count + 1) * 2)) ||
+        (rc = xg_ent_hmap_grow(&t->by_source, (t->count + 1) * 2)) ||
+        (rc = xg_ent_hmap_grow(&t->by_name, (t->count + 1) * 2)))
         return rc;
     enum xg_kind kind = key->kind;
     char def[XG_NAME_MAX], name[XG_NAME_MAX], og[64];
@@ -449,12 +362,12 @@ static int create_entity(struct xg_table *t, int origin, const struct xg_entity_
     }
     e->slot = slot;
     e->id = t->next_id++;
-    if (hmap_put(&t->by_id, e->id, slot) ||
-        hmap_put(&t->by_source, hash_source(origin, e->source), slot) ||
-        hmap_put(&t->by_name, hash_str(e->name), slot)) {
-        hmap_del(&t->by_id, e->id, slot);
-        hmap_del(&t->by_source, hash_source(origin, e->source), slot);
-        hmap_del(&t->by_name, hash_str(e->name), slot);
+    if (xg_ent_hmap_put(&t->by_id, e->id, slot) ||
+        xg_ent_hmap_put(&t->by_source, xg_ent_hash_source(origin, e->source), slot) ||
+        xg_ent_hmap_put(&t->by_name, xg_ent_hash_str(e->name), slot)) {
+        xg_ent_hmap_del(&t->by_id, e->id, slot);
+        xg_ent_hmap_del(&t->by_source, xg_ent_hash_source(origin, e->source), slot);
+        xg_ent_hmap_del(&t->by_name, xg_ent_hash_str(e->name), slot);
         t->free_slots[t->n_free++] = slot;
         free(e);
         return -ENOMEM;
@@ -950,9 +863,9 @@ static void remove_entity(struct xg_table *t, struct xg_entity *e)
         t->listeners[i].fn(t->listeners[i].user, e, false);
     for (int i = 0; i < XG_MAX_ADAPTERS; i++) /* per-sink slots die with their entity */
         sink_val_release(&t->sinks[i], e);
-    hmap_del(&t->by_id, e->id, e->slot);
-    hmap_del(&t->by_source, hash_source(e->origin, e->source), e->slot);
-    hmap_del(&t->by_name, hash_str(e->name), e->slot);
+    xg_ent_hmap_del(&t->by_id, e->id, e->slot);
+    xg_ent_hmap_del(&t->by_source, xg_ent_hash_source(e->origin, e->source), e->slot);
+    xg_ent_hmap_del(&t->by_name, xg_ent_hash_str(e->name), e->slot);
     t->slots[e->slot] = NULL;
     t->free_slots[t->n_free++] = e->slot;
     t->count--;

@@ -46,4 +46,30 @@ struct xg_entity {
     char names[]; /* storage of name, source and origin_gateway */
 };
 
+/* The table's hash maps (core/entity_hmap.c): hash -> table slot, chained, power-of-two buckets. */
+struct hnode {
+    uint64_t h;
+    uint32_t slot;
+    struct hnode *next;
+};
+
+struct hmap {
+    struct hnode **b;
+    size_t nb;
+};
+
+/** FNV-1a of n bytes, continuing from h. */
+uint64_t xg_ent_fnv1a(uint64_t h, const void *data, size_t n);
+/** Hash of an entity name / of (origin adapter, source name). */
+uint64_t xg_ent_hash_str(const char *s);
+uint64_t xg_ent_hash_source(int origin, const char *source);
+/** At least `want` buckets (rehashing): 0 or -ENOMEM. */
+int xg_ent_hmap_grow(struct hmap *m, size_t want);
+/** Add (h, slot): 0 or -ENOMEM. */
+int xg_ent_hmap_put(struct hmap *m, uint64_t h, uint32_t slot);
+/** Remove the node (h, slot) if present. */
+void xg_ent_hmap_del(struct hmap *m, uint64_t h, uint32_t slot);
+/** Free every node and the buckets. */
+void xg_ent_hmap_free(struct hmap *m);
+
 #endif
