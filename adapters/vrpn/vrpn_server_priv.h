@@ -1,7 +1,8 @@
-/* `vrpn-server` adapter, private to its source files (vrpn_server.c: configuration and adapter
- * ops; vrpn_server_conn.c: listeners, connections, handshake and client messages;
- * vrpn_server_egress.c: tracker/sensor numbering and the per-client reports of each drain). The
- * behaviour is described at the top of vrpn_server.c; nothing outside adapters/vrpn includes this.
+/* `vrpn-server` adapter, private to its source files (vrpn_server.c: adapter ops;
+ * vrpn_server_conf.c: configuration; vrpn_server_conn.c: listeners, connections, handshake and
+ * client messages; vrpn_server_egress.c: tracker/sensor numbering and the per-client reports of
+ * each drain). The behaviour is described at the top of vrpn_server.c; nothing outside
+ * adapters/vrpn includes this.
  */
 #ifndef XG_VRPN_SERVER_PRIV_H
 #define XG_VRPN_SERVER_PRIV_H
@@ -143,6 +144,14 @@ static inline struct vrpn_header now_header(int64_t mono_ns)
     vrpn_header_set_wall_ns(&h, w > 0 ? w : 0);
     return h;
 }
+
+/* ---- vrpn_server_conf.c ---- */
+
+/** Read and check the configuration keys (listed at the top of vrpn_server.c) into s, with their
+ *  defaults; sets a->whole_frames (send_all) and a->egress_slice. 0, or a negative errno with err
+ *  naming the key and the value (-ENOMEM on allocation failure). */
+int vrpn_srv_conf_read(struct xg_adapter *a, struct vrpn_server *s, const struct xg_conf *conf,
+                       struct xg_error *err);
 
 /* ---- vrpn_server_conn.c ---- */
 
