@@ -41,6 +41,7 @@
 
 #include "core/transport.h"
 #include "adapters/rgmp/rgmp_codec.h"
+#include "adapters/rgmp/rgmp_server_priv.h"
 #include "adapters/rgmp/rgmp_solved_hand.h"
 #include "core/egress_controls.h"
 #include "core/adapter.h"
@@ -49,87 +50,6 @@
 #include "core/net.h"
 #include "core/transport_server.h"
 #include "mappings/frame.h"
-
-#define ENTITIES_PER_GROUP 1000u
-#define ENTITY_BYTES 52u /* 7 + 3 + 3 floats */
-#define MAX_HANDS 64     /* solved_hand devices (one bit each in client.known_hands) */
-#define MAX_HAND_MAPS 16
-
-struct origin {
-    uint32_t *ids; /* entity ids, ascending */
-    size_t n, cap;
-    uint32_t *new_ids; /* membership being rebuilt */
-    size_t new_n, new_cap;
-    char name[64];
-    uint32_t device_id;
-    struct rgmp_definition *def;
-    uint8_t *def_frame; /* encoded definition frame */
-    size_t def_len;
-    uint64_t last_ts_us;
-    bool dirty; /* an entity was updated since the last data frame */
-    bool too_big_warned;
-};
-
-/* A solved_hand device (rgmp_solved_hand.h): one hand entity (`solved_hands`) or one of the
- * `hand_maps`, identified by its source (the entity's name, or "hand_maps[i]"). */
-struct hand_dev {
-    bool used;
-    char side[8];                     /* "left" / "right" */
-    char source[XG_NAME_MAX + 16];    /* device_info.source */
-    uint32_t joint[RGMP_HAND_JOINTS]; /* entity ids, 0 = none (the wrist is never 0) */
-    uint32_t device_id;
-    struct rgmp_definition *def;
-    uint8_t *def_frame;
-    size_t def_len;
-    uint64_t last_ts_us;
-    bool dirty;
-};
-
-/* One entry of `hand_maps`: entity names per OpenXR joint (NULL = not mapped). */
-struct hand_map {
-    char side[8];
-    char *joint[RGMP_HAND_JOINTS];
-};
-
-struct client {
-    struct bufferevent *bev;
-    char peer[64];
-    uint64_t known;         /* origins whose definition this client has */
-    uint64_t known_hands;   /* solved_hand devices whose definition this client has */
-    uint64_t pending;       /* origins whose data frames were skipped (slow client) */
-    uint64_t pending_hands; /* solved_hand devices whose data frames were skipped */
-    int64_t slow_since;     /* slow-client state (xg_slow_decide) */
-    bool skip;              /* this drain skips the client (above max_output_bytes) */
-    uint64_t skipped;
-    struct client *next;
-};
-
-struct rgmp_server {
-    struct xg_egress_controls controls; /* RGMP v2 carries no buttons/analogs */
-    char listen[256];
-    int64_t max_clients, max_output, slow_timeout_ms;
-    char reference_frame[64];
-    const struct xg_frame *frame;
-    struct xg_tserver *ts; /* listener, client cap, slow-client policy (transport_server.h) */
-    struct event *kick;    /* drains after an entity event when rate_hz is 0 */
-    char bound[128];
-    struct client *clients;
-    int n_clients;
-    struct origin origins[XG_MAX_ADAPTERS];
-    bool solved_hands; /* every left_hand / right_hand entity is also a solved_hand device */
-    struct hand_map maps[MAX_HAND_MAPS];
-    int n_maps;
-    struct hand_dev hands[MAX_HANDS];
-    uint32_t *hand_ids; /* hand entities seen by the last membership rebuild */
-    size_t n_hand_ids, cap_hand_ids;
-    bool hands_full_warned;
-    bool members_dirty;
-    uint8_t *buf; /* scratch for data frames */
-    size_t buf_cap;
-    uint64_t frames_sent, frames_skipped, frames_coalesced, definitions_sent, disconnects_sent;
-    /* lines a client can trigger, one rate limiter per kind (core/log.h) */
-    struct xg_log_limit lim_conn;
-};
 
 /* ---- clients ---- */
 
@@ -227,16 +147,6 @@ static int accepted_cb(void *arg, struct bufferevent *bev, struct xg_tls_session
 }
 
 /* ---- origins ---- */
-
-static uint32_t fnv1a(const char *t)
-{
-    uint32_t h = 2166136261u;
-    for (; *t; t++) {
-        h ^= (uint8_t)*t;
-        h *= 16777619u;
-    }
-    return h;
-}
 
 static int push_id(uint32_t **v, size_t *n, size_t *cap, uint32_t id)
 {
@@ -336,19 +246,6 @@ static bool wanted_pending(const struct rgmp_server *s, bool hand, int i)
     return false;
 }
 
-/* true when a current device other than `self` (an origin or a hand_dev) has device_id id */
-static bool device_id_taken(const struct rgmp_server *s, uint32_t id, const void *self)
-{
-    for (int k = 0; k < XG_MAX_ADAPTERS; k++)
-        if ((const void *)&s->origins[k] != self && s->origins[k].def &&
-            s->origins[k].device_id == id)
-            return true;
-    for (int k = 0; k < MAX_HANDS; k++)
-        if ((const void *)&s->hands[k] != self && s->hands[k].used && s->hands[k].device_id == id)
-            return true;
-    return false;
-}
-
 static void origin_disconnect(struct xg_adapter *a, int i)
 {
     struct rgmp_server *s = a->priv;
@@ -374,67 +271,18 @@ static int origin_define(struct xg_adapter *a, int i)
     struct rgmp_server *s = a->priv;
     struct origin *o = &s->origins[i];
     struct xg_error err = {0};
-    if (!o->def) {
-        /* a stable device_id, unique among the current devices */
-        uint32_t id = fnv1a(o->name);
-        while (device_id_taken(s, id, o))
-            id++;
-        o->device_id = id;
-    }
+    if (!o->def) o->device_id = rgmp_server_device_id(s, o->name, o); /* stable, unique */
     struct rgmp_definition *def = rgmp_definition_new(o->device_id, o->name, RGMP_EPOCH_UNIX);
     if (!def) return -ENOMEM;
-    int rc = 0;
-    for (size_t k = 0; k < o->n && rc >= 0; k++) {
-        if (k % ENTITIES_PER_GROUP == 0) {
-            char gname[32];
-            snprintf(gname, sizeof gname, k ? "poses%zu" : "poses", k / ENTITIES_PER_GROUP);
-            rc = rgmp_definition_add_group(def, gname, a->rate_hz, &err);
-            if (rc < 0) break;
-        }
-        const struct xg_entity *e = xg_table_get(a->table, o->ids[k]);
-        char fallback[32];
-        snprintf(fallback, sizeof fallback, "entity-%" PRIu32, o->ids[k]);
-        const char *tf = e ? xg_entity_name(e) : fallback;
-        static const char *const types[] = {"FLOAT[7]", "FLOAT[3]", "FLOAT[3]"};
-        static const char *const measures[] = {"TRANSFORM", "LINEAR_VELOCITY", "ANGULAR_VELOCITY"};
-        for (int m = 0; m < 3 && rc >= 0; m++) {
-            struct rgmp_entry_spec spec = {.data_type = types[m],
-                                           .measure_type = measures[m],
-                                           .target_frame = tf,
-                                           .reference_frame = s->reference_frame};
-            rc = rgmp_definition_add_stream(def, def->n_groups - 1, &spec, &err);
-        }
-    }
     uint8_t *frame = NULL;
-    size_t cap = 0;
-    struct xg_writer w = {0};
-    if (rc >= 0) {
-        char *json = NULL;
-        size_t jlen = 0;
-        rc = rgmp_definition_to_json(def, &json, &jlen, &err);
-        free(json);
-        if (rc >= 0 && jlen > RGMP_MAX_DEFINITION_DEFAULT) {
-            rc = xg_error_set(&err, -EMSGSIZE,
-                              "definition of %zu entities is %zu bytes, above the 1 MiB clients "
-                              "accept (D8)",
-                              o->n, jlen);
-        } else if (rc >= 0) {
-            cap = jlen + RGMP_HEADER_LEN;
-            frame = malloc(cap);
-            if (!frame) rc = -ENOMEM;
-        }
-    }
-    if (rc >= 0) {
-        xg_writer_init(&w, frame, cap);
-        rc = rgmp_encode_definition(&w, def, &err);
-    }
+    size_t len = 0;
+    int rc = rgmp_server_origin_frame(a, s, o, def, &frame, &len, &err);
     if (rc < 0) {
         if (!o->too_big_warned) {
             o->too_big_warned = true;
             XG_ERR(a->name, "device for origin %s not served: %s", o->name, err.msg);
         }
         a->errors++;
-        free(frame);
         rgmp_definition_free(def);
         return rc;
     }
@@ -442,9 +290,9 @@ static int origin_define(struct xg_adapter *a, int i)
     free(o->def_frame);
     o->def = def;
     o->def_frame = frame;
-    o->def_len = w.len;
+    o->def_len = len;
     o->dirty = true;
-    send_all(a, false, i, frame, w.len, true);
+    send_all(a, false, i, frame, len, true);
     XG_DEBUG(a->name, "device %" PRIu32 " (%s): definition with %zu entities sent", o->device_id,
              o->name, o->n);
     return 0;
@@ -508,31 +356,20 @@ static int hand_define(struct xg_adapter *a, int k)
     struct hand_dev *h = &s->hands[k];
     struct xg_error err = {0};
     struct rgmp_definition *def = NULL;
-    int rc = rgmp_hand_definition(h->device_id, h->side, h->source, a->rate_hz, &def, &err);
-    char *json = NULL;
-    size_t jlen = 0;
-    if (rc == 0) rc = rgmp_definition_to_json(def, &json, &jlen, &err);
-    free(json);
-    uint8_t *frame = rc == 0 ? malloc(jlen + RGMP_HEADER_LEN) : NULL;
-    struct xg_writer w = {0};
-    if (rc == 0 && !frame) rc = -ENOMEM;
-    if (rc == 0) {
-        xg_writer_init(&w, frame, jlen + RGMP_HEADER_LEN);
-        rc = rgmp_encode_definition(&w, def, &err);
-    }
+    uint8_t *frame = NULL;
+    size_t len = 0;
+    int rc = rgmp_server_hand_frame(h, a->rate_hz, &def, &frame, &len, &err);
     if (rc < 0) {
         XG_ERR(a->name, "solved_hand device for %s not served: %s", h->source,
                err.msg[0] ? err.msg : strerror(-rc));
         a->errors++;
-        free(frame);
-        rgmp_definition_free(def);
         return rc;
     }
     h->def = def;
     h->def_frame = frame;
-    h->def_len = w.len;
+    h->def_len = len;
     h->dirty = true;
-    send_all(a, true, k, frame, w.len, true);
+    send_all(a, true, k, frame, len, true);
     XG_INFO(a->name, "solved_hand device %" PRIu32 " (%s hand, %s): definition sent", h->device_id,
             h->side, h->source);
     return 0;
@@ -614,9 +451,7 @@ static void rebuild_hands(struct xg_adapter *a)
         h->used = true;
         char key[sizeof h->source + 16];
         snprintf(key, sizeof key, "solved_hand/%s", h->source);
-        h->device_id = fnv1a(key);
-        while (device_id_taken(s, h->device_id, h))
-            h->device_id++;
+        h->device_id = rgmp_server_device_id(s, key, h);
         if (hand_define(a, k) < 0) memset(h, 0, sizeof *h);
     }
     free(want);
@@ -787,57 +622,6 @@ static void server_entity_event(struct xg_adapter *a, const struct xg_entity *e,
 
 /* ---- ops ---- */
 
-/* hand_maps: [{hand: left|right, joints: {<OpenXR joint>: <entity name>, ...}}] (wrist required) */
-static int parse_hand_maps(struct rgmp_server *s, const struct xg_conf *conf, struct xg_error *err)
-{
-    const struct xg_conf *l = xg_conf_get(conf, "hand_maps");
-    if (!l) return 0;
-    int rc = xg_conf_expect(l, XG_CONF_SEQ, "hand_maps", err);
-    if (rc) return rc;
-    if (l->n_items > MAX_HAND_MAPS)
-        return xg_conf_error(err, l, -EINVAL, "hand_maps: at most %d entries", MAX_HAND_MAPS);
-    for (size_t i = 0; i < l->n_items; i++) {
-        const struct xg_conf *m = l->items[i];
-        if ((rc = xg_conf_expect(m, XG_CONF_MAP, "hand_maps entry", err))) return rc;
-        const char *side = NULL;
-        if ((rc = xg_conf_string(m, "hand", NULL, &side, err))) return rc;
-        if (!side || (strcmp(side, "left") && strcmp(side, "right")))
-            return xg_conf_error(err, xg_conf_get(m, "hand") ? xg_conf_get(m, "hand") : m, -EINVAL,
-                                 "hand_maps[%zu]: hand: '%s' must be left or right", i,
-                                 side ? side : "");
-        struct hand_map *hm = &s->maps[s->n_maps++];
-        snprintf(hm->side, sizeof hm->side, "%s", side);
-        const struct xg_conf *js = xg_conf_get(m, "joints");
-        if (!js)
-            return xg_conf_error(err, m, -EINVAL,
-                                 "hand_maps[%zu]: joints: missing (OpenXR joint name: entity "
-                                 "name, at least wrist)",
-                                 i);
-        if ((rc = xg_conf_expect(js, XG_CONF_MAP, "hand_maps joints", err))) return rc;
-        for (size_t k = 0; k < js->n_items; k++) {
-            const struct xg_conf *it = js->items[k];
-            int j = rgmp_hand_joint_index(it->key);
-            if (j < 0)
-                return xg_conf_error(err, it, -EINVAL,
-                                     "hand_maps[%zu]: joints: '%s' is not an OpenXR hand joint "
-                                     "(palm, wrist, thumb_metacarpal .. thumb_tip, index_, "
-                                     "middle_, ring_, little_ metacarpal .. tip)",
-                                     i, it->key);
-            const char *v = NULL;
-            if ((rc = xg_conf_string(js, it->key, NULL, &v, err))) return rc;
-            if (!v || !*v)
-                return xg_conf_error(err, it, -EINVAL,
-                                     "hand_maps[%zu]: joints: %s: expected an entity name", i,
-                                     it->key);
-            free(hm->joint[j]);
-            if (!(hm->joint[j] = strdup(v))) return -ENOMEM;
-        }
-        if (!hm->joint[RGMP_HAND_WRIST])
-            return xg_conf_error(err, js, -EINVAL, "hand_maps[%zu]: joints: wrist is required", i);
-    }
-    return 0;
-}
-
 static int server_create(struct xg_adapter *a, const struct xg_conf *conf, struct xg_error *err)
 {
     struct rgmp_server *s = calloc(1, sizeof *s);
@@ -845,32 +629,8 @@ static int server_create(struct xg_adapter *a, const struct xg_conf *conf, struc
     if (!s) return -ENOMEM;
     a->priv = s;
     s->members_dirty = true;
-    const char *listen, *ref;
-    int rc;
     s->frame = a->frame; /* LTP_ENU unless configured: default_frame of xg_rgmp_server_ops */
-    const char *def_ref = !strcasecmp(s->frame->name, "LTP_NED") ? "LTP_NED" : "LTP_ENU";
-    if ((rc = xg_conf_string(conf, "listen", "0.0.0.0:12280", &listen, err)) ||
-        (rc = xg_conf_int(conf, "max_clients", 16, 1, 4096, &s->max_clients, err)) ||
-        (rc = xg_conf_int(conf, "max_output_bytes", 1 << 20, 4096, INT64_C(1) << 30, &s->max_output,
-                          err)) ||
-        (rc = xg_conf_int(conf, "slow_timeout_ms", 2000, 0, 3600000, &s->slow_timeout_ms, err)) ||
-        (rc = xg_conf_string(conf, "reference_frame", def_ref, &ref, err)) ||
-        (rc = xg_conf_bool(conf, "solved_hands", false, &s->solved_hands, err)) ||
-        (rc = parse_hand_maps(s, conf, err)))
-        return rc;
-    char host[200];
-    int port = -1;
-    if (strlen(listen) >= sizeof s->listen ||
-        xg_net_split_hostport(listen, host, sizeof host, &port, 12280) < 0 || port < 0 ||
-        port > 65535)
-        return xg_conf_error(err, xg_conf_get(conf, "listen"), -EINVAL,
-                             "listen: '%s' is not host:port", listen);
-    if (!ref[0] || strlen(ref) >= sizeof s->reference_frame)
-        return xg_conf_error(err, xg_conf_get(conf, "reference_frame"), -EINVAL,
-                             "reference_frame: '%s' must be a non-empty name below 64 bytes", ref);
-    snprintf(s->listen, sizeof s->listen, "%s", listen);
-    snprintf(s->reference_frame, sizeof s->reference_frame, "%s", ref);
-    return 0;
+    return rgmp_server_conf_read(s, conf, err);
 }
 
 static int server_start(struct xg_adapter *a)
