@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "core/transport.h"
+#include "adapters/rgmp/rgmp_client_priv.h"
 #include "adapters/rgmp/rgmp_codec.h"
 #include "core/adapter.h"
 #include "core/clock.h"
@@ -42,77 +43,6 @@
 #include "core/net.h"
 #include "core/transport_client.h"
 #include "mappings/frame.h"
-
-#define MAX_WARNED 64
-#define MAX_DEPTH 16
-#define CONNECT_TIMEOUT_NS (5 * XG_NS_PER_S)
-
-/* One pose entity of a device: a target_frame with a pose stream. */
-struct ent {
-    char *frame; /* target_frame (borrowed from the definition) */
-    char *ref;   /* reference frame of its pose stream (NULL: intrinsic) */
-    long parent; /* index of the entity named by ref, -1 if ref is not streamed */
-    char source[XG_NAME_MAX];
-    uint32_t id;     /* table id, 0 until the first sample */
-    int next_button; /* extras allocation */
-    int next_analog;
-    /* latest local pose (in ref coordinates) and its root-frame composition */
-    bool has_local, has_root;
-    struct rgmp_pose local, root;
-    /* per data frame accumulator */
-    bool touched;
-    struct xg_sample smp;
-    bool has_v, has_w;
-    struct xg_vec3 v, w;
-    char *v_ref, *w_ref; /* reference frames of the velocity values this frame */
-};
-
-/* Where one stream of a group goes. */
-enum sroute { R_NONE, R_POSE, R_VEL, R_ANGVEL, R_FLAGS, R_CUSTOM };
-struct route {
-    enum sroute kind;
-    long ent;  /* entity index */
-    int base;  /* first button / analog index */
-    int count; /* buttons / analogs used */
-};
-
-struct dev {
-    uint32_t device_id;
-    const struct rgmp_definition *def; /* owned by the session */
-    struct ent *ents;
-    size_t n_ents;
-    long root;             /* default entity for extras, -1 if none */
-    struct route **routes; /* per group, per stream */
-    struct xg_frame frame; /* wire frame of this device */
-    struct xg_time_map tmap;
-    int64_t last_mapped; /* last capture time from tmap */
-    bool clock_fallback_warned;
-};
-
-struct rgmp_client {
-    char connect[256];
-    bool strict, compose, explicit_frame;
-    int64_t max_devices;
-    struct rgmp_limits limits;
-    char host[200];
-    int port;
-    char peer[300]; /* the server's address (core/transport_client.h) */
-
-    struct xg_tclient *tc; /* connecting, backoff, state (core/transport_client.h) */
-    struct bufferevent *bev;
-    struct rgmp_session sess;
-    bool sess_live;
-    struct dev *devs;
-    size_t n_devs;
-
-    char *warned[MAX_WARNED]; /* keys already warned about (D4, D10) */
-    size_t n_warned;
-
-    uint64_t disconnects, protocol_errors, definitions, redefinitions, frames, out_of_order,
-        rejected, device_disconnects, bytes_in, unresolved, extras_dropped;
-    /* lines the server can trigger, one rate limiter per kind (core/log.h) */
-    struct xg_log_limit lim_definition, lim_mapping, lim_device, lim_protocol;
-};
 
 /* Warn once per key (bounded: past MAX_WARNED keys every occurrence is only logged at debug). */
 static bool first_warning(struct rgmp_client *c, const char *key)
@@ -732,33 +662,7 @@ static int client_create(struct xg_adapter *a, const struct xg_conf *conf, struc
     struct rgmp_client *c = calloc(1, sizeof *c);
     if (!c) return -ENOMEM;
     a->priv = c;
-    const char *connect;
-    int64_t maxdef, maxdata;
-    int rc;
-    if ((rc = xg_conf_string(conf, "connect", "127.0.0.1:12276", &connect, err)) ||
-        (rc = xg_conf_bool(conf, "strict", false, &c->strict, err)) ||
-        (rc = xg_conf_bool(conf, "compose", true, &c->compose, err)) ||
-        (rc = xg_conf_int(conf, "max_devices", 64, 1, 4096, &c->max_devices, err)) ||
-        (rc = xg_conf_int(conf, "max_definition_bytes", RGMP_MAX_DEFINITION_DEFAULT, 64, 64 << 20,
-                          &maxdef, err)) ||
-        (rc = xg_conf_int(conf, "max_data_bytes", RGMP_MAX_DATA_DEFAULT, 16, 16 << 20, &maxdata,
-                          err)))
-        return rc;
-    char host[200];
-    int port = 0;
-    if (strlen(connect) >= sizeof c->connect ||
-        xg_net_split_hostport(connect, host, sizeof host, &port, RGMP_DEFAULT_PORT) < 0 ||
-        port <= 0 || port > 65535 || !host[0])
-        return xg_conf_error(err, xg_conf_get(conf, "connect"), -EINVAL,
-                             "connect: '%s' is not host:port", connect);
-    snprintf(c->connect, sizeof c->connect, "%s", connect);
-    snprintf(c->peer, sizeof c->peer, "%s", connect);
-    snprintf(c->host, sizeof c->host, "%s", host);
-    c->port = port;
-    c->limits.max_definition_len = (uint32_t)maxdef;
-    c->limits.max_data_len = (uint32_t)maxdata;
-    c->explicit_frame = xg_conf_get(conf, "frame") != NULL;
-    return 0;
+    return rgmp_client_conf_read(c, conf, err);
 }
 
 static int client_start(struct xg_adapter *a)
