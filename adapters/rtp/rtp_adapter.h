@@ -141,8 +141,16 @@ void rtpa_group_close(struct rtpa *r);
 /** The `sdp` op (core/adapter.h): see rtp_sdp.c. */
 int rtpa_sdp(const struct xg_adapter *a, char *buf, size_t size);
 
-/* Shared between rtp_adapter.c (configuration, egress, RTCP out, life cycle) and rtp_ingress.c
- * (RTP/RTCP in). All run on the reactor's thread. */
+/* Shared between rtp_adapter.c (egress, RTCP out, life cycle), rtp_conf.c (configuration) and
+ * rtp_ingress.c (RTP/RTCP in). All run on the reactor's thread. */
+
+/** rtp_conf.c: read and check the configuration keys (listed at the top of rtp_adapter.c) into
+ *  a->priv (a struct rtpa) with their defaults: the ingress caps, egress object types, addresses
+ *  (rtpa_conf_addrs), allow_ssrc and srtp (key files read, one warning per key file others can
+ *  read). *ssrc is the configured `ssrc:` or -1 when absent. 0, or a negative errno with err
+ *  naming the key and the value. */
+int rtpa_conf_read(struct xg_adapter *a, const struct xg_conf *conf, int64_t *ssrc,
+                   struct xg_error *err);
 
 /** Count bad input under `reason` (R_*) and log it through that reason's rate limiter, naming
  *  `peer`. */
