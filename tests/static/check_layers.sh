@@ -4,7 +4,10 @@
 #    <event2/...> directly;
 # 2. protocol codecs and sessions include neither libevent nor the transport module: they take
 #    bytes and time in and give bytes, events and deadlines out;
-# 3. no source file under adapters/, core/ or gateway/ is longer than 1,000 lines.
+# 3. no source file under adapters/, core/ or gateway/ is longer than 1,000 lines;
+# 4. adapter glue files (adapters/*/*_adapter.c, *_client.c, *_server.c: the wiring of transport,
+#    session and table) are at most 800 lines: configuration goes to <proto>_conf.c, codecs,
+#    sessions and encoders to files of their own.
 # Prints every violation with its file and line; exits 1 if there is any.
 cd "${1:-.}" || exit 2
 bad=0
@@ -27,6 +30,15 @@ for f in adapters/*/*.[ch] core/*.[ch] gateway/*.[ch]; do
     n=$(wc -l < "$f")
     if [ "$n" -gt 1000 ]; then
         echo "check_layers: $f has $n lines (more than 1,000): split it along its seams" >&2
+        bad=1
+    fi
+done
+for f in adapters/*/*_adapter.c adapters/*/*_client.c adapters/*/*_server.c; do
+    [ -f "$f" ] || continue
+    n=$(wc -l < "$f")
+    if [ "$n" -gt 800 ]; then
+        echo "check_layers: $f has $n lines (an adapter glue file, more than 800): move its" \
+             "configuration to <proto>_conf.c and other non-glue code to files of their own" >&2
         bad=1
     fi
 done
