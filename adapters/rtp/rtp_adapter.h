@@ -1,4 +1,5 @@
-/* The rtp adapter's private state, shared by rtp_adapter.c (I/O, ingress, egress) and
+/* The rtp adapter's private state, shared by rtp_adapter.c (I/O, egress, life cycle),
+ * rtp_conf.c (configuration), rtp_ingress.c (ingress), rtp_dest.c (addresses by name) and
  * rtp_sdp.c (session identity, the SDP, the multicast group socket). Not a public interface. */
 #ifndef XG_RTP_ADAPTER_H
 #define XG_RTP_ADAPTER_H

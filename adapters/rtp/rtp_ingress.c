@@ -1,8 +1,8 @@
 /* RTP game-state adapter, ingress glue: datagrams read from the socket (SRTP unprotected first)
  * go to the session (rtp_session.h: SSRC table, sequence accounting, RTCP, FIR answers), whose
  * decoded objects become entity samples here (object ids, capture times from Time1). Split from
- * rtp_adapter.c (which keeps configuration, egress and the life cycle); the shared state is
- * struct rtpa in rtp_adapter.h. */
+ * rtp_adapter.c (which keeps egress and the life cycle; configuration is rtp_conf.c); the shared
+ * state is struct rtpa in rtp_adapter.h. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <math.h>
