@@ -1,6 +1,7 @@
 /* The rtp adapter's private state, shared by rtp_adapter.c (I/O, egress, life cycle),
- * rtp_conf.c (configuration), rtp_ingress.c (ingress), rtp_dest.c (addresses by name) and
- * rtp_sdp.c (session identity, the SDP, the multicast group socket). Not a public interface. */
+ * rtp_conf.c (configuration), rtp_egress.c (egress objects), rtp_ingress.c (ingress), rtp_dest.c
+ * (addresses by name) and rtp_sdp.c (session identity, the SDP, the multicast group socket). Not a
+ * public interface. */
 #ifndef XG_RTP_ADAPTER_H
 #define XG_RTP_ADAPTER_H
 
@@ -142,8 +143,9 @@ void rtpa_group_close(struct rtpa *r);
 /** The `sdp` op (core/adapter.h): see rtp_sdp.c. */
 int rtpa_sdp(const struct xg_adapter *a, char *buf, size_t size);
 
-/* Shared between rtp_adapter.c (egress, RTCP out, life cycle), rtp_conf.c (configuration) and
- * rtp_ingress.c (RTP/RTCP in). All run on the reactor's thread. */
+/* Shared between rtp_adapter.c (egress, RTCP out, life cycle), rtp_conf.c (configuration),
+ * rtp_egress.c (egress objects) and rtp_ingress.c (RTP/RTCP in). All run on the reactor's thread.
+ */
 
 /** rtp_conf.c: read and check the configuration keys (listed at the top of rtp_adapter.c) into
  *  a->priv (a struct rtpa) with their defaults: the ingress caps, egress object types, addresses
@@ -152,6 +154,17 @@ int rtpa_sdp(const struct xg_adapter *a, char *buf, size_t size);
  *  naming the key and the value. */
 int rtpa_conf_read(struct xg_adapter *a, const struct xg_conf *conf, int64_t *ssrc,
                    struct xg_error *err);
+/** rtp_egress.c: the game state object (*o, overwritten, tag set) of type `type` (an egress type;
+ *  any other becomes Object2) for pose p (already in the wire frame) with object id oid, Time1
+ *  time1 and the hand side `left` (Hand1/Hand2/SixDOF1/ThreeDOF1). Velocities are saturated to
+ *  binary16's range, angular rates clamped below RTPA_MAX_RATE (draft §3.5). */
+void rtpa_object_from_pose(struct rtp_gs_object *o, enum rtp_gs_type type, uint64_t oid,
+                           uint16_t time1, bool left, const struct xg_pose *p);
+/** rtp_egress.c: the GameControl1 object (*o, overwritten) of entity e's buttons 0..19 and
+ *  analogs 0..3 (clamped to [-1, 1]) with od's object id; updates od's last button mask and the
+ *  Time1 of its last change (time1 when the mask differs from the one last sent). */
+void rtpa_game_control(struct rtp_gs_object *o, const struct xg_entity *e, struct rtp_oid *od,
+                       uint16_t time1);
 
 /** Count bad input under `reason` (R_*) and log it through that reason's rate limiter, naming
  *  `peer`. */
