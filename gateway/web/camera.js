@@ -7,11 +7,12 @@ const MARGIN = 0.85; // use 85 % of the half-angles: a border around the outermo
 const EXTENT = 0.15; // m around each entity position (its glyph, its label's anchor)
 
 /** Where the camera must be to frame `points` (THREE.Vector3[]) looking along its current
- *  direction: {center, dist}, or null with no points. */
-export function requiredFit(camera, target, points) {
+ *  direction: {center, dist}, or null with no points. `at` (optional): look at this point
+ *  instead of the points' centre (the distance then frames them all from there). */
+export function requiredFit(camera, target, points, at = null) {
   if (!points.length) return null;
-  const box = new THREE.Box3().setFromPoints(points);
-  const center = box.getCenter(new THREE.Vector3());
+  const center = at ? at.clone()
+    : new THREE.Box3().setFromPoints(points).getCenter(new THREE.Vector3());
   const back = camera.position.clone().sub(target).normalize(); // target -> camera
   const fwd = back.clone().negate();
   const right = new THREE.Vector3().crossVectors(fwd, camera.up).normalize();
@@ -59,17 +60,21 @@ export function createFraming(camera, controls) {
     controls.update();
     f.fits++;
   };
-  /** One step of follow (dt: seconds since the last): glide the target to the entities'
-   *  centre and the distance to what frames them all. */
+  /** One step of follow (dt: seconds since the last frame drawn, uncapped: a slow machine
+   *  draws fewer frames and must not fall behind): glide the target to the entities' centre
+   *  and the distance to what frames them all from the glided target. */
   f.step = (points, dt) => {
     if (!f.follow) return;
     const r = requiredFit(camera, controls.target, points);
     if (!r) return;
     const k = 1 - Math.exp(-dt * 6);
+    const target = controls.target.clone().lerp(r.center, k);
+    // the target still trails the centre: the distance that frames every point from it
+    const need = requiredFit(camera, controls.target, points, target).dist;
     const dist = camera.position.distanceTo(controls.target);
     // never closer than needed: zoom out at once, zoom in slowly
-    const want = r.dist > dist ? r.dist : dist + (r.dist - dist) * k * 0.3;
-    place(controls.target.clone().lerp(r.center, k), want, r.back);
+    const want = need > dist ? need : dist + (need - dist) * k * 0.3;
+    place(target, want, r.back);
   };
   return f;
 }
