@@ -287,7 +287,9 @@ async function main() {
     await page.screenshot({ path: args.screenshot.replace(/\.png$/, '-disconnected.png') });
     console.log('START');
     await waitLine('RESTARTED');
-    const before = await page.evaluate(() => window.xrgateInspector.connects);
+    // connections counted while the gateway was down (the page may reconnect to the restarted
+    // one before we could read the count after RESTARTED: then a later count would never grow)
+    const before = gone.connects;
     await page.waitForFunction((c) => window.xrgateInspector.connects > c &&
                                       window.xrgateInspector.connection === 'live', before,
                                { timeout: 15000 });
