@@ -7,12 +7,11 @@ const MARGIN = 0.85; // use 85 % of the half-angles: a border around the outermo
 const EXTENT = 0.15; // m around each entity position (its glyph, its label's anchor)
 
 /** Where the camera must be to frame `points` (THREE.Vector3[]) looking along its current
- *  direction: {center, dist}, or null with no points. `at` (optional): look at this point
- *  instead of the points' centre (the distance then frames them all from there). */
-export function requiredFit(camera, target, points, at = null) {
+ *  direction: {center, dist}, or null with no points. */
+export function requiredFit(camera, target, points) {
   if (!points.length) return null;
-  const center = at ? at.clone()
-    : new THREE.Box3().setFromPoints(points).getCenter(new THREE.Vector3());
+  const box = new THREE.Box3().setFromPoints(points);
+  const center = box.getCenter(new THREE.Vector3());
   const back = camera.position.clone().sub(target).normalize(); // target -> camera
   const fwd = back.clone().negate();
   const right = new THREE.Vector3().crossVectors(fwd, camera.up).normalize();
@@ -62,19 +61,18 @@ export function createFraming(camera, controls) {
   };
   /** One step of follow (dt: seconds since the last frame drawn, uncapped: a slow machine
    *  draws fewer frames and must not fall behind): glide the target to the entities' centre
-   *  and the distance to what frames them all from the glided target. */
+   *  and the distance to what frames them all. */
   f.step = (points, dt) => {
     if (!f.follow) return;
     const r = requiredFit(camera, controls.target, points);
     if (!r) return;
+    // the target trails the centre by at most speed / 6 whatever the frame rate (a few frames
+    // per second give k near 1); the margin of the fit covers that for a walking take
     const k = 1 - Math.exp(-dt * 6);
-    const target = controls.target.clone().lerp(r.center, k);
-    // the target still trails the centre: the distance that frames every point from it
-    const need = requiredFit(camera, controls.target, points, target).dist;
     const dist = camera.position.distanceTo(controls.target);
     // never closer than needed: zoom out at once, zoom in slowly
-    const want = need > dist ? need : dist + (need - dist) * k * 0.3;
-    place(target, want, r.back);
+    const want = r.dist > dist ? r.dist : dist + (r.dist - dist) * k * 0.3;
+    place(controls.target.clone().lerp(r.center, k), want, r.back);
   };
   return f;
 }
