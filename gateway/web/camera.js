@@ -59,12 +59,15 @@ export function createFraming(camera, controls) {
     controls.update();
     f.fits++;
   };
-  /** One step of follow (dt: seconds since the last): glide the target to the entities'
-   *  centre and the distance to what frames them all. */
+  /** One step of follow (dt: seconds since the last frame drawn, uncapped: a slow machine
+   *  draws fewer frames and must not fall behind): glide the target to the entities' centre
+   *  and the distance to what frames them all. */
   f.step = (points, dt) => {
     if (!f.follow) return;
     const r = requiredFit(camera, controls.target, points);
     if (!r) return;
+    // the target trails the centre by at most speed / 6 whatever the frame rate (a few frames
+    // per second give k near 1); the margin of the fit covers that for a walking take
     const k = 1 - Math.exp(-dt * 6);
     const dist = camera.position.distanceTo(controls.target);
     // never closer than needed: zoom out at once, zoom in slowly

@@ -393,9 +393,12 @@ export function createView(container, inspector) {
       view.xrFrames++;
       return;
     }
-    framing.step(positions(), Math.min(0.1, (now - last) / 1000));
+    framing.step(positions(), (now - last) / 1000);
     last = now;
     controls.update();
+    // what the frame about to be drawn shows (inView() is the live answer, which SSE updates
+    // between two frames drawn can move ahead of the camera)
+    view.drawnInView = fractionInView(camera, positions());
     if (view.frames % DECLUTTER_EVERY === 0) {
       const r = container.getBoundingClientRect();
       declutter(view, view.labelMode, r.width, r.height, inspector.compare);

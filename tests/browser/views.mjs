@@ -129,16 +129,19 @@ export async function mocapChecks(ctx, url, check, shot, consoleErrors) {
     });
     check(q.full && q.inside && q.quality.length > 3 && q.title.startsWith(q.name),
           'a long entity name does not cut the quality column', q);
-    // follow (on by default): the walk stays in view -- once the camera has caught up (on a
-    // loaded machine it starts behind), sampled every 12 SSE frames (~0.4 s of the stream)
-    await page.waitForFunction(() => window.xrgateInspector.view.inView() === 1, null,
+    // follow (on by default): the walk stays in view in every frame drawn -- once the camera
+    // has caught up (on a loaded machine it starts behind), sampled every 12 SSE frames (~0.4 s
+    // of the stream) right after a frame was drawn (drawnInView: the fraction that frame shows;
+    // the live inView() also counts SSE poses that arrived after it, not drawn yet)
+    await page.waitForFunction(() => window.xrgateInspector.view.drawnInView === 1, null,
                                { timeout: 10000 }).catch(() => {});
     const seen = [];
     for (let i = 0; i < 6; i++) {
       const f0 = await page.evaluate(() => window.xrgateInspector.frames);
       await page.waitForFunction((f) => window.xrgateInspector.frames >= f + 12, f0,
                                  { timeout: 10000 }).catch(() => {});
-      seen.push(await page.evaluate(() => window.xrgateInspector.view.inView()));
+      seen.push(await page.evaluate(() => new Promise((done) => requestAnimationFrame(
+        () => setTimeout(() => done(window.xrgateInspector.view.drawnInView), 0)))));
     }
     check(seen.every((f) => f === 1), 'follow: every joint stays in view while the take walks', seen);
     // fit from an odd angle: entities at the edge stay in view

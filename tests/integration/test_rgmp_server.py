@@ -59,6 +59,7 @@ class Validator:
         if rcvbuf:
             self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
         self.sock.connect(("127.0.0.1", port))
+        self.opened_us = time.time() * 1e6
         self.buf = b""
         self.devices = {}   # device_id -> definition (dict) with "_groups" layouts
         self.last_ts = {}   # (device, group) -> timestamp_us
@@ -181,8 +182,13 @@ class Validator:
             f"device {dev} group {group}: timestamp {ts} not above the session's last " \
             f"{self.session_ts.get(dev)} (strictly increasing within a session)"
         self.session_ts[dev] = ts
+        # unix_epoch: made before we read it (this host's wall clock; 2 ms for rounding), and not
+        # long before we connected. Not "within N s of now": a validator slowed by load reads
+        # frames that waited in the socket buffers for as long as it was behind.
         now_us = time.time() * 1e6
-        assert abs(ts - now_us) < 5e6, f"timestamp_us {ts} is not unix_epoch now ({now_us})"
+        assert self.opened_us - 5e6 < ts <= now_us + 2e3, \
+            f"timestamp_us {ts} is not unix_epoch between connect ({self.opened_us}) and now " \
+            f"({now_us})"
         off = 16
         vals = {}
         for m, tf, ref, base, count, sz in layout:
@@ -396,10 +402,14 @@ def slow_client():
                  timeout=20, what="frames skipped for the slow client")
         c = adapter(gw, "out")["counters"]
         assert c["clients"] == 1 and c["clients_dropped_slow"] == 0, c
-        # now read: the frames that arrive are current (unix_epoch timestamps near now)
+        # now read: frames made after the client reads again arrive (their unix_epoch timestamp
+        # is later than this moment), once the backlog in the socket buffers is read. How long
+        # that takes depends on the load (the server under ASan, this script): a condition with
+        # a generous deadline, not a fixed 3 s nor an age bound on wall-clock time
         s.settimeout(5)
         buf, newest = b"", 0
-        t_end = time.monotonic() + 3
+        resumed_us = time.time() * 1e6
+        t_end = time.monotonic() + 30
         while time.monotonic() < t_end:
             buf += s.recv(1 << 20)
             while len(buf) >= 8:
@@ -409,9 +419,11 @@ def slow_client():
                 if p == 2:
                     newest = struct.unpack_from("<Q", buf, 16)[0]
                 buf = buf[8 + n:]
-            if newest and abs(newest - time.time() * 1e6) < 0.2e6:
+            if newest > resumed_us:
                 break
-        assert newest and abs(newest - time.time() * 1e6) < 0.5e6, (newest, time.time())
+        assert newest > resumed_us and newest <= time.time() * 1e6 + 2e3, (newest, resumed_us)
+        c2 = adapter(gw, "out")["counters"]
+        assert c2["clients_dropped_slow"] == 0, c2
         s.close()
 
 
@@ -423,7 +435,8 @@ adapters:
   - name: out
     type: rgmp-server
     listen: "127.0.0.1:0"
-    rate_hz: 30
+    rate_hz: 10                # each frame ~160 KB: this script validates them all, also under
+    slow_timeout_ms: 60000     # ASan next to other tests; if it falls behind, frames are skipped
 """
 
 

@@ -471,7 +471,11 @@ def run_bad(gw, bad, name, cases, cookies):
             bad.conn.shutdown(socket.SHUT_WR)
         assert bad.wait_closed(), f"{what}: connection not closed"
         a = adapter(gw, name)
-        assert a["state"] == "backoff", (what, a)
+        # reconnects + 1 proves the backoff was entered; the state itself may have moved on: the
+        # first backoff lasts 0.375..0.625 s, which a loaded machine can spend between the close
+        # and this request (then the client is connecting again, or waiting for our cookie in
+        # `handshake`: we accept only below). Never streaming: nothing answers it yet.
+        assert a["state"] in ("backoff", "connecting", "handshake"), (what, a)
         assert a["counters"]["reconnects"] == before_ctr["reconnects"] + 1, (what, a)
         assert a["counters"]["bad_messages"] == before_ctr["bad_messages"] + 1, (what, a)
         lines = wait_for(lambda: [l for l in gw.lines[before:] if "bad input from" in l and
