@@ -133,9 +133,9 @@ class reserve_port:
 class Gateway:
     """A running xrgate. Use as a context manager; .port is the admin port."""
 
-
     # seconds an admin request may take (a test of a deliberately saturated daemon raises it)
     http_timeout = 5.0
+
     def __init__(self, config_text=None, args=(), env=None, cwd=None, admin="127.0.0.1:0"):
         self.tmp = tempfile.TemporaryDirectory(prefix="xrgate-test-")
         self.cwd = cwd or self.tmp.name  # no conf/ here: the embedded default applies
