@@ -115,6 +115,24 @@ int xg_tserver_write(struct xg_tserver *ts, struct bufferevent *bev, const char 
     return 0;
 }
 
+int xg_tserver_flush(struct bufferevent *bev)
+{
+    if (!bev || bufferevent_get_underlying(bev)) return 0; /* TLS: records are sent by its BIO */
+    if (!(bufferevent_get_enabled(bev) & EV_WRITE)) return 0;
+    evutil_socket_t fd = bufferevent_getfd(bev);
+    struct evbuffer *out = bufferevent_get_output(bev);
+    if (fd < 0 || !evbuffer_get_length(out)) return 0;
+    /* a socket bufferevent freezes its output's front so that only its write callback drains
+     * it (evbuffer_write on it would fail at once); unfreeze it for this one write, as that
+     * callback does */
+    evbuffer_unfreeze(out, 1);
+    int n = evbuffer_write(out, fd);
+    int e = errno;
+    evbuffer_freeze(out, 1);
+    if (n >= 0) return n;
+    return e == EAGAIN || e == EWOULDBLOCK || e == EINTR ? 0 : -e;
+}
+
 /* ---- the listener ---- */
 
 static void accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct sockaddr *sa,

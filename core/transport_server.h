@@ -136,6 +136,19 @@ enum xg_slow_verdict xg_tserver_egress(struct xg_tserver *ts, struct bufferevent
 int xg_tserver_write(struct xg_tserver *ts, struct bufferevent *bev, const char *peer,
                      const void *p, size_t n);
 
+/** Hand a client's queued output to the kernel now, from the drain that queued it, instead of
+ *  on the next loop iteration (where libevent writes once epoll reports the socket writable).
+ *  Plain socket bufferevents only: one writev of the output buffer (libevent keeps the buffer's
+ *  front frozen outside its own write callback; this unfreezes it for the write). What the
+ *  socket does not take stays queued for libevent's write callback, so xg_tserver_unsent stays
+ *  the slow-client measure. A TLS bufferevent (a filter over the socket, core/tls.h) is left
+ *  alone: its records already reach the socket as they are written (its BIO sends directly when
+ *  nothing is queued before them), and its plaintext must never be written to the fd. Nor is a
+ *  bufferevent with writing disabled. Returns the bytes written (0: nothing queued, TLS, or the
+ *  socket full), or a negative errno when the write failed: the bytes stay queued and the
+ *  bufferevent's event callback reports the error as before (the caller need not act). */
+int xg_tserver_flush(struct bufferevent *bev);
+
 /** A client the adapter refused itself (e.g. a VRPN call-back request past the cap): counted in
  *  clients_refused (the adapter logged it). */
 void xg_tserver_count_refused(struct xg_tserver *ts);

@@ -103,17 +103,6 @@ const struct less_schema *schema_for_uri(const struct less_adapter *la, const ch
 }
 
 /* Send the pending messages as one packet (TCP). */
-/* Hand a client's queued bytes to the kernel now (one write per client per drain) instead of on
- * the next loop pass, when libevent would first poll the socket for writability: this drain's
- * output leaves before the next sink runs. What the socket does not take stays queued in the
- * bufferevent, which writes it when the socket is writable. Plain socket bufferevents only. */
-static void tcp_flush_now(struct bufferevent *bev)
-{
-    evutil_socket_t fd = bufferevent_getfd(bev);
-    struct evbuffer *out = bufferevent_get_output(bev);
-    if (fd >= 0 && evbuffer_get_length(out)) (void)evbuffer_write(out, fd);
-}
-
 int peer_flush(struct peer *p)
 {
     struct less_adapter *la = p->s.la;
@@ -142,7 +131,7 @@ int peer_flush(struct peer *p)
         return -ENOBUFS;
     } else
         bufferevent_write(p->bev, pkt, len);
-    if (!p->tls) tcp_flush_now(p->bev);
+    xg_tserver_flush(p->bev); /* to the kernel now, before the next sink drains (not TLS) */
     la->packets_out++;
     return 0;
 }

@@ -488,17 +488,6 @@ static void send_hand(struct xg_adapter *a, int k, int64_t now, bool dirty)
 
 /* ---- egress ---- */
 
-/* Hand a client's queued bytes to the kernel now (one write per client per drain) instead of on
- * the next loop pass, when libevent would first poll the socket for writability: this drain's
- * output leaves before the next sink runs. What the socket does not take stays queued in the
- * bufferevent, which writes it when the socket is writable. Plain socket bufferevents only. */
-static void flush_now(struct bufferevent *bev)
-{
-    evutil_socket_t fd = bufferevent_getfd(bev);
-    struct evbuffer *out = bufferevent_get_output(bev);
-    if (fd >= 0 && evbuffer_get_length(out)) (void)evbuffer_write(out, fd);
-}
-
 static int mark_dirty(void *user, const struct xg_entity *e, const struct xg_pose *pose)
 {
     struct xg_adapter *a = user;
@@ -596,8 +585,9 @@ static void server_drain(struct xg_adapter *a)
         if (!h->used || (!dirty && !wanted_pending(s, true, k))) continue;
         if (h->def) send_hand(a, k, now, dirty);
     }
+    /* this drain's frames to the kernel now, before the next sink drains */
     for (struct client *c = s->clients; c; c = c->next)
-        flush_now(c->bev);
+        xg_tserver_flush(c->bev);
 }
 
 static void kick_cb(evutil_socket_t fd, short what, void *arg)

@@ -381,17 +381,6 @@ static int visit_full(void *user, const struct xg_entity *e, const struct xg_pos
     return add_report(&s->full, a, e, pose);
 }
 
-/* Hand a client's queued bytes to the kernel now (one write per client per drain) instead of on
- * the next loop pass, when libevent would first poll the socket for writability: this drain's
- * output leaves before the next sink runs. What the socket does not take stays queued in the
- * bufferevent, which writes it when the socket is writable. Plain socket bufferevents only. */
-static void tcp_flush_now(struct bufferevent *bev)
-{
-    evutil_socket_t fd = bufferevent_getfd(bev);
-    struct evbuffer *out = bufferevent_get_output(bev);
-    if (fd >= 0 && evbuffer_get_length(out)) (void)evbuffer_write(out, fd);
-}
-
 /* Close the client's open datagram: it joins this drain's batch (sent by udp_send). */
 static void udp_flush(struct xg_adapter *a, struct conn *c)
 {
@@ -468,7 +457,7 @@ static bool conn_send(struct xg_adapter *a, struct conn *c, const struct reports
     if (c->udp_ok) udp_send(a, c);
     if (w.len) {
         if (!vrpn_srv_conn_write(a, c, s->scratch, w.len)) return false;
-        tcp_flush_now(c->bev);
+        xg_tserver_flush(c->bev); /* to the kernel now, before the next sink drains */
     }
     return true;
 }

@@ -2,11 +2,26 @@
  * xg_slow_write_ok, pure): send at or below max_output_bytes; above it skip, from the first pass
  * seen above, and drop once it has stayed above for more than slow_timeout_ms; recovering below
  * the bound resets the clock; the hard bound at a write is 2 x max_output_bytes. The adapters'
- * behaviour on sockets is tested in tests/integration/test_slow_clients.py. */
+ * behaviour on sockets is tested in tests/integration/test_slow_clients.py.
+ *
+ * xg_tserver_flush on a socketpair, without ever running the event loop before the check: the
+ * bytes a socket bufferevent queued are readable by the peer right after the flush (and not
+ * before it: bufferevent_write only queues, and a bare evbuffer_write fails on the frozen
+ * output); what the socket does not take stays queued and counted as unsent, and libevent
+ * writes it later in order; a TLS-style filter bufferevent and a write-disabled one are left
+ * alone; a failed write leaves the bytes queued and the error to the event callback. */
+#include <errno.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -70,6 +85,175 @@ static void test_hard_bound_at_write(void **state)
     assert_false(xg_slow_write_ok(2 * MAX + 1, MAX));
 }
 
+/* ---- xg_tserver_flush ---- */
+
+struct pair {
+    struct event_base *base;
+    struct bufferevent *bev; /* over sv[0] (closed with it) */
+    int peer;                /* sv[1] */
+};
+
+static void pair_open(struct pair *p)
+{
+    int sv[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
+    p->base = event_base_new();
+    assert_non_null(p->base);
+    p->bev = bufferevent_socket_new(p->base, sv[0], BEV_OPT_CLOSE_ON_FREE);
+    assert_non_null(p->bev);
+    assert_int_equal(bufferevent_enable(p->bev, EV_READ | EV_WRITE), 0);
+    p->peer = sv[1];
+}
+
+static void pair_close(struct pair *p)
+{
+    if (p->bev) bufferevent_free(p->bev);
+    if (p->peer >= 0) close(p->peer);
+    event_base_free(p->base);
+}
+
+/* Nothing readable on the peer now (no loop iteration runs). */
+static void assert_nothing_sent(int peer)
+{
+    char b[16];
+    errno = 0;
+    assert_int_equal(recv(peer, b, sizeof b, MSG_DONTWAIT), -1);
+    assert_true(errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
+static void test_flush_reaches_the_kernel_without_the_loop(void **state)
+{
+    (void)state;
+    struct pair p;
+    pair_open(&p);
+    assert_int_equal(xg_tserver_flush(p.bev), 0); /* nothing queued */
+    assert_int_equal(bufferevent_write(p.bev, "pose-frame-1", 12), 0);
+    assert_nothing_sent(p.peer); /* bufferevent_write only queues */
+    /* what the adapters did before: evbuffer_write on the socket bufferevent's output fails at
+     * once (its front is frozen) and the bytes waited for the next loop iteration */
+    struct evbuffer *out = bufferevent_get_output(p.bev);
+    assert_int_equal(evbuffer_write(out, bufferevent_getfd(p.bev)), -1);
+    assert_nothing_sent(p.peer);
+    assert_int_equal(xg_tserver_unsent(p.bev), 12);
+
+    assert_int_equal(xg_tserver_flush(p.bev), 12);
+    assert_int_equal(xg_tserver_unsent(p.bev), 0);
+    char b[32];
+    assert_int_equal(recv(p.peer, b, sizeof b, MSG_DONTWAIT), 12);
+    assert_memory_equal(b, "pose-frame-1", 12);
+    /* the buffer is frozen again for everyone but libevent: a second write queues as before */
+    assert_int_equal(bufferevent_write(p.bev, "2", 1), 0);
+    assert_int_equal(evbuffer_write(out, bufferevent_getfd(p.bev)), -1);
+    assert_int_equal(xg_tserver_flush(p.bev), 1);
+    assert_int_equal(recv(p.peer, b, sizeof b, MSG_DONTWAIT), 1);
+    assert_int_equal(b[0], '2');
+    pair_close(&p);
+}
+
+static void test_flush_partial_keeps_the_rest_queued_in_order(void **state)
+{
+    (void)state;
+    struct pair p;
+    pair_open(&p);
+    int small = 4096;
+    setsockopt(bufferevent_getfd(p.bev), SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
+    enum { TOTAL = 1 << 20 };
+    static unsigned char data[TOTAL], got[TOTAL];
+    for (size_t i = 0; i < TOTAL; i++)
+        data[i] = (unsigned char)(i * 7 + i / 251);
+    assert_int_equal(bufferevent_write(p.bev, data, TOTAL), 0);
+    int n = xg_tserver_flush(p.bev);
+    assert_true(n > 0 && n < TOTAL); /* the socket took part of it */
+    /* the slow-client measure is exactly what the socket did not take */
+    assert_int_equal(xg_tserver_unsent(p.bev), (size_t)(TOTAL - n));
+    assert_int_equal(xg_tserver_flush(p.bev), 0); /* socket full: EAGAIN is not an error */
+    assert_int_equal(xg_tserver_unsent(p.bev), (size_t)(TOTAL - n));
+    /* libevent's write callback sends the rest, in order, as the peer reads */
+    size_t have = 0;
+    for (int i = 0; i < 100000 && have < TOTAL; i++) {
+        ssize_t r = recv(p.peer, got + have, TOTAL - have, MSG_DONTWAIT);
+        if (r > 0) have += (size_t)r;
+        event_base_loop(p.base, EVLOOP_NONBLOCK);
+    }
+    assert_int_equal(have, TOTAL);
+    assert_memory_equal(got, data, TOTAL);
+    assert_int_equal(xg_tserver_unsent(p.bev), 0);
+    pair_close(&p);
+}
+
+static enum bufferevent_filter_result hold_output(struct evbuffer *src, struct evbuffer *dst,
+                                                  ev_ssize_t lim, enum bufferevent_flush_mode mode,
+                                                  void *ctx)
+{
+    (void)src;
+    (void)dst;
+    (void)lim;
+    (void)mode;
+    (void)ctx;
+    return BEV_NEED_MORE; /* like TLS before its handshake: plaintext waits in the filter */
+}
+
+static void test_flush_leaves_a_filter_alone(void **state)
+{
+    (void)state;
+    struct pair p;
+    pair_open(&p);
+    struct bufferevent *f =
+        bufferevent_filter_new(p.bev, NULL, hold_output, BEV_OPT_CLOSE_ON_FREE, NULL, NULL);
+    assert_non_null(f);
+    p.bev = NULL; /* freed with the filter */
+    assert_int_equal(bufferevent_enable(f, EV_READ | EV_WRITE), 0);
+    /* a filter reports the socket's fd: writing its output there would send plaintext */
+    assert_true(bufferevent_getfd(f) >= 0);
+    assert_int_equal(bufferevent_write(f, "plaintext", 9), 0);
+    assert_int_equal(xg_tserver_flush(f), 0);
+    assert_nothing_sent(p.peer);
+    assert_int_equal(xg_tserver_unsent(f), 9);
+    bufferevent_free(f);
+    pair_close(&p);
+}
+
+static void test_flush_respects_disabled_writing(void **state)
+{
+    (void)state;
+    struct pair p;
+    pair_open(&p);
+    assert_int_equal(bufferevent_write(p.bev, "abc", 3), 0);
+    assert_int_equal(bufferevent_disable(p.bev, EV_WRITE), 0);
+    assert_int_equal(xg_tserver_flush(p.bev), 0);
+    assert_nothing_sent(p.peer);
+    assert_int_equal(xg_tserver_unsent(p.bev), 3);
+    pair_close(&p);
+}
+
+static void on_event(struct bufferevent *bev, short what, void *arg)
+{
+    (void)bev;
+    *(short *)arg |= what;
+}
+
+static void test_flush_error_is_left_to_the_event_path(void **state)
+{
+    (void)state;
+    signal(SIGPIPE, SIG_IGN); /* as the daemon does */
+    struct pair p;
+    pair_open(&p);
+    short what = 0;
+    bufferevent_setcb(p.bev, NULL, NULL, on_event, &what);
+    close(p.peer);
+    p.peer = -1;
+    assert_int_equal(bufferevent_write(p.bev, "lost", 4), 0);
+    int rc = xg_tserver_flush(p.bev);
+    assert_true(rc == -EPIPE || rc == -ECONNRESET);
+    assert_int_equal(xg_tserver_unsent(p.bev), 4); /* nothing drained */
+    assert_int_equal(what, 0);                     /* no callback from inside the flush */
+    for (int i = 0; i < 1000 && !what; i++)
+        event_base_loop(p.base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+    assert_true(what & BEV_EVENT_ERROR);
+    assert_true(what & BEV_EVENT_WRITING);
+    pair_close(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -78,6 +262,11 @@ int main(void)
         cmocka_unit_test(test_recovery_resets_the_clock),
         cmocka_unit_test(test_zero_timeout),
         cmocka_unit_test(test_hard_bound_at_write),
+        cmocka_unit_test(test_flush_reaches_the_kernel_without_the_loop),
+        cmocka_unit_test(test_flush_partial_keeps_the_rest_queued_in_order),
+        cmocka_unit_test(test_flush_leaves_a_filter_alone),
+        cmocka_unit_test(test_flush_respects_disabled_writing),
+        cmocka_unit_test(test_flush_error_is_left_to_the_event_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
