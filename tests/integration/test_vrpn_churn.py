@@ -94,6 +94,10 @@ adapters:
     type: vrpn-server
     listen: "127.0.0.1:0"
     rate_hz: 50
+    # the raw reader must get every byte (it is not a slow-client test): under ASan on a
+    # loaded runner it lags by seconds, which the default policy would answer with a drop
+    max_output_bytes: 67108864
+    slow_timeout_ms: 3600000
 """
     # fixed malloc thresholds (glibc otherwise moves them with the workload): RSS then follows
     # what is allocated, not when the allocator last trimmed
