@@ -21,28 +21,15 @@
 #include "core/log.h"
 #include "core/net.h"
 #include "core/resolve.h"
+#include "core/udp_dests.h"
 #include "core/udp_batch.h"
 #include "mappings/frame.h"
 
-#define RTPA_MAX_DEST 16
 #define RTPA_MAX_ALLOW 64
 #define RTPA_RECV_BATCH 64
 #define RTPA_LOCAL_CACHE 4
 /* Rot2 cannot represent a turn of π or more per second (draft §3.5): clamp just below it. */
 #define RTPA_MAX_RATE (M_PI * 0.999)
-
-/* One destination: a numeric address (active from the start) or a host name, resolved at start
- * without blocking (core/resolve.h) and active once it has an address. */
-struct rtpa_dest {
-    struct sockaddr_storage ss;
-    socklen_t len;
-    char str[280];  /* "ip:port", or "name:port" while the name is not resolved */
-    char host[256]; /* the name ("" for a numeric address) */
-    int port;
-    bool active;            /* has an address: packets go to it */
-    struct xg_resolve *res; /* the name's resolver (start..stop) */
-    struct xg_adapter *a;   /* owner (the resolver's callback) */
-};
 
 /* ingress: one object of one SSRC → table entity id */
 struct rtpa_obj {
@@ -61,8 +48,7 @@ struct rtpa {
     socklen_t bind_len;
     char bind_host[256]; /* bind: a host name ("" when numeric), resolved at start */
     int bind_port;
-    struct rtpa_dest dest[RTPA_MAX_DEST];
-    int n_dest;
+    struct xg_udp_dests dests; /* `destinations` (core/udp_dests.h) */
     int pt;
     uint32_t ssrc;
     int64_t refresh_ms, rtcp_interval_ms, mtu, ttl, ssrc_timeout_ms, max_ssrcs, max_objects,

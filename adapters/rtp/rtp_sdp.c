@@ -61,10 +61,10 @@ uint64_t rtpa_default_session_id(const char *gateway_id, const char *name)
 const struct sockaddr *rtpa_dest_group(const struct rtpa *r)
 {
     if (rtpa_is_multicast((const struct sockaddr *)&r->bind_ss)) return NULL;
-    for (int i = 0; i < r->n_dest; i++)
-        if (r->dest[i].active && r->dest[i].ss.ss_family == AF_INET &&
-            rtpa_is_multicast((const struct sockaddr *)&r->dest[i].ss))
-            return (const struct sockaddr *)&r->dest[i].ss;
+    for (int i = 0; i < r->dests.n; i++)
+        if (r->dests.d[i].active && r->dests.d[i].ss.ss_family == AF_INET &&
+            rtpa_is_multicast((const struct sockaddr *)&r->dests.d[i].ss))
+            return (const struct sockaddr *)&r->dests.d[i].ss;
     return NULL;
 }
 
@@ -193,7 +193,7 @@ int rtpa_sdp(const struct xg_adapter *a, char *buf, size_t size)
         port = xg_net_addr_port(dgroup);
     }
     if (port <= 0) return -EINVAL; /* ephemeral port before start(): unknown yet */
-    bool sends = r->n_dest > 0;
+    bool sends = r->dests.n > 0;
     struct rtp_sdp_params p = {.session_name = a->name,
                                .session_id = r->session_id,
                                .origin_addr = origin,
