@@ -164,3 +164,82 @@ void xg_udp_dests_status(const struct xg_udp_dests *l, const struct xg_resolve *
     xg_status_gauge(st, "destinations_unresolved", xg_udp_dests_unresolved(l));
     xg_status_counter(st, "dns_failures", (double)failures);
 }
+
+int xg_udp_bind_conf(struct xg_udp_bind *b, const char *text, const char *def_host, int def_port,
+                     struct xg_error *err)
+{
+    int rc = xg_net_parse_numeric(text, def_host, def_port, &b->ss, &b->len, b->host,
+                                  sizeof b->host, &b->port, err);
+    if (rc < 0) return rc;
+    if (rc == 0) {
+        b->host[0] = 0;
+        b->port = xg_net_addr_port((struct sockaddr *)&b->ss);
+    }
+    return 0;
+}
+
+static void bind_resolved(void *arg, const struct sockaddr *sa, socklen_t len)
+{
+    struct xg_udp_bind *b = arg;
+    memcpy(&b->ss, sa, len);
+    b->len = len;
+    char as[64];
+    XG_INFO(b->component, "bind %s:%d resolved to %s", b->host, b->port,
+            xg_net_addr_str(sa, as, sizeof as));
+    int rc = b->open(b->arg);
+    if (b->starting) {
+        b->start_rc = rc;
+        return;
+    }
+    if (rc)
+        snprintf(b->error, sizeof b->error, "cannot open the socket on %s: %s", as, strerror(-rc));
+}
+
+int xg_udp_bind_start(struct xg_udp_bind *b, struct event_base *base, const char *component,
+                      int (*open)(void *arg), void *arg)
+{
+    snprintf(b->component, sizeof b->component, "%s", component);
+    b->open = open;
+    b->arg = arg;
+    b->error[0] = 0;
+    if (!b->host[0]) return open(arg);
+    struct xg_resolve_conf rc = {.component = b->component,
+                                 .what = "bind",
+                                 .host = b->host,
+                                 .port = b->port,
+                                 .family = AF_UNSPEC,
+                                 .socktype = SOCK_DGRAM,
+                                 .lim = &b->lim};
+    if (!b->res && !(b->res = xg_resolve_new(base, &rc, bind_resolved, b))) return -ENOMEM;
+    b->starting = true;
+    b->start_rc = 0;
+    xg_resolve_start(b->res);
+    b->starting = false;
+    if (xg_resolve_state(b->res) != XG_RS_RESOLVED)
+        XG_INFO(component, "bind %s:%d: resolving the name; the socket opens once it resolves",
+                b->host, b->port);
+    return b->start_rc;
+}
+
+void xg_udp_bind_stop(struct xg_udp_bind *b)
+{
+    xg_resolve_free(b->res);
+    b->res = NULL;
+}
+
+bool xg_udp_bind_named(const struct xg_udp_bind *b)
+{
+    return b->host[0] != 0;
+}
+
+const char *xg_udp_bind_state(const struct xg_udp_bind *b, bool open, const char *state,
+                              struct xg_status *st)
+{
+    if (b->error[0]) snprintf(st->last_error, sizeof st->last_error, "%s", b->error);
+    if (open || !b->res) return state;
+    enum xg_resolve_state s = xg_resolve_state(b->res);
+    return b->error[0]            ? "error"
+           : s == XG_RS_BACKOFF   ? "backoff"
+           : s == XG_RS_RESOLVING ? "resolving"
+                                  : state;
+}

@@ -86,4 +86,48 @@ char *xg_udp_dests_str(const struct xg_udp_dests *l, const char *sep, bool mark,
 void xg_udp_dests_status(const struct xg_udp_dests *l, const struct xg_resolve *extra,
                          bool extra_named, struct xg_status *st);
 
+/* ---- a bind address given by name ----
+ *
+ * The local address of a UDP adapter ("host:port", numeric or by host name) parsed at load
+ * without DNS; at start a numeric address opens the socket at once, a name is resolved first
+ * (same resolver and backoff) and the socket opens once it has an address: until then the
+ * adapter shows state "backoff" (or "resolving") with the DNS error in last_error. A name that
+ * does not resolve never stops the gateway; a socket that cannot be opened on the resolved
+ * address is the adapter's "error" state with that error in last_error. */
+
+/** The bind address (embed it zeroed in the adapter's state). */
+struct xg_udp_bind {
+    struct sockaddr_storage ss; /* the address (AF_UNSPEC while a name is not resolved) */
+    socklen_t len;
+    char host[256]; /* the name ("" for a numeric address) */
+    int port;
+    struct xg_resolve *res; /* the name's resolver (start..stop) */
+    char error[200];        /* opening the socket on the resolved address failed ("" if not) */
+    char component[64];
+    int (*open)(void *arg); /* opens the socket on ss (0 or a negative errno) */
+    void *arg;
+    bool starting; /* in xg_udp_bind_start: open()'s result is start's */
+    int start_rc;
+    struct xg_log_limit lim; /* the DNS failure lines */
+};
+
+/** Parse `text` ("host:port", "port", ":port"; host defaults to def_host, port to def_port when
+ *  def_port > 0) without DNS. 0, or -EINVAL with err naming the text (the caller adds the key). */
+int xg_udp_bind_conf(struct xg_udp_bind *b, const char *text, const char *def_host, int def_port,
+                     struct xg_error *err);
+/** Open the socket: open(arg) now for a numeric address (its result returned), else resolve the
+ *  name and call open(arg) once it resolves (now for /etc/hosts names: its result returned; else
+ *  0 with one line saying the socket opens once the name resolves). -ENOMEM. */
+int xg_udp_bind_start(struct xg_udp_bind *b, struct event_base *base, const char *component,
+                      int (*open)(void *arg), void *arg);
+/** Cancel and free the resolver (stop()). */
+void xg_udp_bind_stop(struct xg_udp_bind *b);
+/** Whether the address is a name. */
+bool xg_udp_bind_named(const struct xg_udp_bind *b);
+/** The adapter's state while it has no socket (`open` false) and its bind is a name: "error"
+ *  (the socket could not be opened), "backoff" or "resolving"; `state` otherwise. The error of a
+ *  failed open goes to st->last_error. */
+const char *xg_udp_bind_state(const struct xg_udp_bind *b, bool open, const char *state,
+                              struct xg_status *st);
+
 #endif

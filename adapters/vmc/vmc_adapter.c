@@ -41,16 +41,8 @@
 #define VMC_RBUF 65536
 
 struct vmca {
-    struct sockaddr_storage bind_ss;
-    socklen_t bind_len;
-    char bind_host[256]; /* bind: a host name ("" when numeric), resolved at start */
-    int bind_port;
-    struct xg_resolve *bind_res; /* the bind name's resolver (start..stop) */
-    struct xg_udp_dests dests;   /* `destinations` (core/udp_dests.h) */
-    struct xg_log_limit lim_dns; /* the bind name's DNS failure lines */
-    char bind_error[200];        /* the socket could not be opened once bind resolved */
-    bool starting;               /* in vmca_start: a bind_resolved result is start()'s */
-    int start_rc;
+    struct xg_udp_bind bind;   /* `bind` (core/udp_dests.h) */
+    struct xg_udp_dests dests; /* `destinations` (core/udp_dests.h) */
     int fd;
     uint16_t bound_port;
     struct event *rx_ev, *sweep_ev;
@@ -140,12 +132,11 @@ static int vmca_create(struct xg_adapter *a, const struct xg_conf *conf, struct 
                              "profile '%s' is not vmc or vmt", profile);
     const struct xg_conf *bn = xg_conf_get(conf, "bind");
     /* no DNS at load (--check checks the syntax): names resolve at start without blocking */
-    rc = xg_net_parse_numeric(bind, "0.0.0.0", 39539, &r->bind_ss, &r->bind_len, r->bind_host,
-                              sizeof r->bind_host, &r->bind_port, err);
-    if (rc < 0) return bn ? xg_conf_error(err, bn, rc, "bind: %s", err->msg) : rc;
-    if (rc == 0) r->bind_host[0] = 0;
+    if ((rc = xg_udp_bind_conf(&r->bind, bind, "0.0.0.0", 39539, err)))
+        return bn ? xg_conf_error(err, bn, rc, "bind: %s", err->msg) : rc;
     if ((rc = xg_udp_dests_conf(&r->dests, conf, "destinations", 0,
-                                r->bind_host[0] ? AF_UNSPEC : r->bind_ss.ss_family, err)))
+                                xg_udp_bind_named(&r->bind) ? AF_UNSPEC : r->bind.ss.ss_family,
+                                err)))
         return rc;
     if ((rc = vmc_egress_init(&r->out, a, prof, (size_t)mtu)) ||
         (rc = vmc_ingress_init(&r->in, a, (int)depth, (size_t)max_devices)))
@@ -216,18 +207,18 @@ static void sweep_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 /* Open the socket on the (resolved) bind address and start resolving the destinations. */
-static int open_socket(struct xg_adapter *a)
+static int open_socket(void *arg)
 {
+    struct xg_adapter *a = arg;
     struct vmca *r = a->priv;
     struct xg_error err = {0};
-    struct xg_udp_endpoint_conf uc = {.bind = (struct sockaddr *)&r->bind_ss,
-                                      .bind_len = r->bind_len,
+    struct xg_udp_endpoint_conf uc = {.bind = (struct sockaddr *)&r->bind.ss,
+                                      .bind_len = r->bind.len,
                                       .ttl = -1,
                                       .rcvbuf = XG_UDP_RCVBUF_DEFAULT};
     int fd = xg_udp_endpoint_open(&uc, &r->bound_port, &err);
     if (fd < 0) {
         XG_ERR(a->name, "%s", err.msg);
-        snprintf(r->bind_error, sizeof r->bind_error, "%s", err.msg);
         return fd;
     }
     r->fd = fd;
@@ -240,11 +231,11 @@ static int open_socket(struct xg_adapter *a)
     r->out.send_user = a;
     r->out.start_ns = xg_clock_mono_ns();
     /* names: resolved without blocking, sent to once they resolve */
-    xg_udp_dests_start(&r->dests, a->base, a->name, r->bind_ss.ss_family);
+    xg_udp_dests_start(&r->dests, a->base, a->name, r->bind.ss.ss_family);
     char dests[256];
     xg_udp_dests_str(&r->dests, ", ", false, dests, sizeof dests);
     char bs[64];
-    xg_net_addr_str((struct sockaddr *)&r->bind_ss, bs, sizeof bs);
+    xg_net_addr_str((struct sockaddr *)&r->bind.ss, bs, sizeof bs);
     XG_INFO(a->name, "OSC (VMC protocol in) on %s (port %u), frame %s, sending %s to %s at %g Hz",
             bs, r->bound_port, a->frame->name,
             r->out.profile == VMC_PROFILE_VMT ? "VMT /VMT/Room/Unity" : "VMC",
@@ -252,42 +243,11 @@ static int open_socket(struct xg_adapter *a)
     return 0;
 }
 
-/* The bind name resolved: open the socket (a failure then is this adapter's error state). */
-static void bind_resolved(void *arg, const struct sockaddr *sa, socklen_t len)
-{
-    struct xg_adapter *a = arg;
-    struct vmca *r = a->priv;
-    memcpy(&r->bind_ss, sa, len);
-    r->bind_len = len;
-    char as[64];
-    XG_INFO(a->name, "bind %s:%d resolved to %s", r->bind_host, r->bind_port,
-            xg_net_addr_str(sa, as, sizeof as));
-    int rc = open_socket(a);
-    if (r->starting) r->start_rc = rc;
-}
-
 static int vmca_start(struct xg_adapter *a)
 {
     struct vmca *r = a->priv;
-    r->bind_error[0] = 0;
-    if (!r->bind_host[0]) return open_socket(a);
-    struct xg_resolve_conf rc = {.component = a->name,
-                                 .what = "bind",
-                                 .host = r->bind_host,
-                                 .port = r->bind_port,
-                                 .family = AF_UNSPEC,
-                                 .socktype = SOCK_DGRAM,
-                                 .lim = &r->lim_dns};
-    if (!r->bind_res && !(r->bind_res = xg_resolve_new(a->base, &rc, bind_resolved, a)))
-        return -ENOMEM;
-    r->starting = true;
-    r->start_rc = 0;
-    xg_resolve_start(r->bind_res); /* /etc/hosts and numeric names: open_socket runs now */
-    r->starting = false;
-    if (xg_resolve_state(r->bind_res) != XG_RS_RESOLVED)
-        XG_INFO(a->name, "bind %s:%d: resolving the name; the socket opens once it resolves",
-                r->bind_host, r->bind_port);
-    return r->start_rc;
+    /* a bind name is resolved first without blocking: the socket opens once it resolves */
+    return xg_udp_bind_start(&r->bind, a->base, a->name, open_socket, a);
 }
 
 static void vmca_drain(struct xg_adapter *a)
@@ -328,15 +288,8 @@ static void vmca_status(const struct xg_adapter *a, struct xg_status *st)
     xg_status_counter(st, "send_errors", (double)r->send_errors);
     xg_status_counter(st, "controls_not_carried", (double)out->controls.not_carried);
     /* host names: their resolution (destinations_unresolved, dns_failures, last_error) */
-    xg_udp_dests_status(&r->dests, r->bind_res, r->bind_host[0] != 0, st);
-    if (r->bind_error[0]) snprintf(st->last_error, sizeof st->last_error, "%s", r->bind_error);
-    if (r->fd < 0 && r->bind_res) {
-        enum xg_resolve_state s = xg_resolve_state(r->bind_res);
-        st->state = r->bind_error[0]       ? "error"
-                    : s == XG_RS_BACKOFF   ? "backoff"
-                    : s == XG_RS_RESOLVING ? "resolving"
-                                           : st->state;
-    }
+    xg_udp_dests_status(&r->dests, r->bind.res, xg_udp_bind_named(&r->bind), st);
+    st->state = xg_udp_bind_state(&r->bind, r->fd >= 0, st->state, st);
 }
 
 static void vmca_stop(struct xg_adapter *a)
@@ -344,8 +297,7 @@ static void vmca_stop(struct xg_adapter *a)
     struct vmca *r = a->priv;
     if (!r) return;
     r->out.send = NULL;
-    xg_resolve_free(r->bind_res);
-    r->bind_res = NULL;
+    xg_udp_bind_stop(&r->bind);
     xg_udp_dests_stop(&r->dests);
     struct event **evs[] = {&r->rx_ev, &r->sweep_ev};
     for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
