@@ -472,7 +472,7 @@ void rtpa_arm(struct xg_adapter *a)
 
 /* ---- life cycle ---- */
 
-static int rtpa_open(struct xg_adapter *a);
+static int rtpa_open(void *arg);
 
 static int rtpa_start(struct xg_adapter *a)
 {
@@ -490,12 +490,13 @@ static int rtpa_start(struct xg_adapter *a)
 }
 
 /* Open the socket on the (resolved) bind address and start the session. */
-static int rtpa_open(struct xg_adapter *a)
+static int rtpa_open(void *arg)
 {
+    struct xg_adapter *a = arg;
     struct rtpa *r = a->priv;
     struct xg_error err = {0};
-    struct xg_udp_endpoint_conf uc = {.bind = (struct sockaddr *)&r->bind_ss,
-                                      .bind_len = r->bind_len,
+    struct xg_udp_endpoint_conf uc = {.bind = (struct sockaddr *)&r->bind.ss,
+                                      .bind_len = r->bind.len,
                                       .iface = r->has_iface ? r->iface : NULL,
                                       .ttl = (int)r->ttl,
                                       .rcvbuf = XG_UDP_RCVBUF_DEFAULT};
@@ -505,7 +506,7 @@ static int rtpa_open(struct xg_adapter *a)
         return fd;
     }
     r->fd = fd;
-    if (rtp_icmp_enable(fd, r->bind_ss.ss_family) < 0)
+    if (rtp_icmp_enable(fd, r->bind.ss.ss_family) < 0)
         XG_DEBUG(a->name, "IP_RECVERR: %s (ICMP unreachable not reported)", strerror(errno));
     r->rx_ev = event_new(a->base, fd, EV_READ | EV_PERSIST, rtpa_rx_cb, a);
     r->tick_ev = evtimer_new(a->base, tick_cb, a);
@@ -520,7 +521,7 @@ static int rtpa_open(struct xg_adapter *a)
         snprintf(dests + strlen(dests), sizeof dests - strlen(dests), "%s%s", i ? ", " : "",
                  r->dests.d[i].str);
     char bs[64];
-    xg_net_addr_str((struct sockaddr *)&r->bind_ss, bs, sizeof bs);
+    xg_net_addr_str((struct sockaddr *)&r->bind.ss, bs, sizeof bs);
     XG_INFO(a->name,
             "RTP game state on %s (port %u, RTCP muxed), SSRC %08x, PT %d, frame %s, sending to %s "
             "at %g Hz, refresh %lld ms",
@@ -546,7 +547,7 @@ static void rtpa_status(const struct xg_adapter *a, struct xg_status *st)
                 : r->sess.n_ssrcs ? "streaming"
                                   : "listening";
     char bs[64];
-    struct sockaddr_storage ss = r->bind_ss;
+    struct sockaddr_storage ss = r->bind.ss;
     if (r->bound_port) {
         if (ss.ss_family == AF_INET) ((struct sockaddr_in *)&ss)->sin_port = htons(r->bound_port);
         if (ss.ss_family == AF_INET6)

@@ -44,10 +44,7 @@ struct rtpa {
     char bind_text[128];
     char iface[64];
     bool has_iface;
-    struct sockaddr_storage bind_ss; /* AF_UNSPEC while a bind host name is not resolved */
-    socklen_t bind_len;
-    char bind_host[256]; /* bind: a host name ("" when numeric), resolved at start */
-    int bind_port;
+    struct xg_udp_bind bind;   /* `bind` (core/udp_dests.h): ss AF_UNSPEC while a name resolves */
     struct xg_udp_dests dests; /* `destinations` (core/udp_dests.h) */
     int pt;
     uint32_t ssrc;
@@ -77,12 +74,7 @@ struct rtpa {
     } local[RTPA_LOCAL_CACHE];
     int n_local, local_next;
     /* lines a peer can trigger, one rate limiter per kind (core/log.h) */
-    struct xg_log_limit lim_reason[R_COUNT], lim_srtp, lim_icmp, lim_dns;
-    struct xg_resolve *bind_res; /* bind host name's resolver (start..stop) */
-    char bind_error[200];        /* the socket could not be opened after a late resolution */
-    int (*open_fn)(struct xg_adapter *); /* opens the socket once bind resolved (rtp_dest.c) */
-    bool starting;                       /* in start(): open_fn's result is start()'s */
-    int start_rc;
+    struct xg_log_limit lim_reason[R_COUNT], lim_srtp, lim_icmp;
     struct xg_srtp *srtp_tx, *srtp_rx; /* send (local key) / receive (remote key) sessions */
     /* counters (the session's are in sess) */
     uint64_t packets_out, octets_out, payload_octets_out, objects_out, send_errors;
@@ -168,14 +160,14 @@ void rtpa_obj_sweep(void *user, struct rtp_sess_ssrc *s);
 bool rtpa_is_own(void *user, const struct sockaddr *from, socklen_t len);
 /* rtp_dest.c: addresses by name (core/resolve.h) */
 
-/** Read `bind` (text) and `destinations`: numeric addresses into r->bind_ss / r->dest, host names
+/** Read `bind` (text) and `destinations`: numeric addresses into r->bind / r->dests, host names
  *  kept to be resolved at start (syntax checked: --check). Configuration errors name the key. */
 int rtpa_conf_addrs(struct xg_adapter *a, const struct xg_conf *conf, const char *bind,
                     struct xg_error *err);
 /** start(): with a numeric bind, open(a) at once and return its result; with a bind host name,
  *  resolve it first: open(a) runs when it resolves (before this returns for /etc/hosts names,
  *  its result returned then); a later failure to open is logged and shown as state "error". */
-int rtpa_bind_start(struct xg_adapter *a, int (*open)(struct xg_adapter *));
+int rtpa_bind_start(struct xg_adapter *a, int (*open)(void *a));
 /** Resolve the destinations given by name (after the socket is open: of its family). */
 void rtpa_dests_start(struct xg_adapter *a);
 /** Free the resolvers (stop()). */
