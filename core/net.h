@@ -13,7 +13,10 @@
 /** Parse "host:port", "[v6]:port", ":port" or "port" (host defaults to `def_host`, port to
  *  `def_port` when absent and def_port > 0) and resolve it numerically or by name (blocking
  *  getaddrinfo: call at start-up, not on hot paths). Writes the first result to *ss / *len.
- *  -EINVAL (unparsable, names the text) or -EHOSTUNREACH (resolution failed). */
+ *  -EINVAL (unparsable, names the text) or -EHOSTUNREACH (resolution failed). Not for the
+ *  gateway's addresses: a DNS lookup can block for its timeout, so configuration addresses are
+ *  parsed with xg_net_parse_numeric and names resolved with core/resolve.h (UDP destinations and
+ *  binds: core/udp_dests.h; listening addresses: xg_resolve_listen_addr). */
 int xg_net_parse_addr(const char *text, const char *def_host, int def_port,
                       struct sockaddr_storage *ss, socklen_t *len, struct xg_error *err);
 /** Like xg_net_parse_addr, but never resolves (no blocking, fine for --check): 0 with *ss / *len

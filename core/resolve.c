@@ -179,3 +179,64 @@ int64_t xg_resolve_last_error_ns(const struct xg_resolve *r)
 {
     return r->last_error_ns;
 }
+
+/* ---- listening addresses: numeric or /etc/hosts, never DNS ---- */
+
+struct hosts_answer {
+    bool done;
+    int result;
+    struct sockaddr_storage ss;
+    socklen_t len;
+};
+
+static void hosts_cb(int result, struct evutil_addrinfo *res, void *arg)
+{
+    struct hosts_answer *h = arg;
+    h->done = true;
+    h->result = result;
+    if (!result && res && res->ai_addrlen <= sizeof h->ss) {
+        memcpy(&h->ss, res->ai_addr, res->ai_addrlen);
+        h->len = (socklen_t)res->ai_addrlen;
+    } else if (!result) {
+        h->result = EVUTIL_EAI_FAIL;
+    }
+    if (res) evutil_freeaddrinfo(res);
+}
+
+int xg_resolve_listen_addr(const char *text, const char *def_host, int def_port,
+                           struct sockaddr_storage *ss, socklen_t *len, struct xg_error *err)
+{
+    char host[256];
+    int port = 0;
+    int rc = xg_net_parse_numeric(text, def_host, def_port, ss, len, host, sizeof host, &port, err);
+    if (rc <= 0) return rc; /* numeric (0) or not host:port (-EINVAL) */
+    /* a private base and resolver with no nameserver, only the hosts file: a name in it is
+     * answered before evdns_getaddrinfo returns; any other name is cancelled unsent */
+    struct event_base *base = event_base_new();
+    struct evdns_base *dns = base ? evdns_base_new(base, 0) : NULL;
+    if (!dns || evdns_base_load_hosts(dns, NULL) != 0) {
+        if (dns) evdns_base_free(dns, 1);
+        if (base) event_base_free(base);
+        return xg_error_set(err, -ENOMEM, "address '%s': cannot read /etc/hosts", text);
+    }
+    struct hosts_answer h = {0};
+    char ps[16];
+    snprintf(ps, sizeof ps, "%d", port);
+    struct evutil_addrinfo hints = {
+        .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = EVUTIL_AI_NUMERICSERV};
+    struct evdns_getaddrinfo_request *req = evdns_getaddrinfo(dns, host, ps, &hints, hosts_cb, &h);
+    if (!h.done && req) evdns_getaddrinfo_cancel(req);
+    evdns_base_free(dns, 1);
+    event_base_loop(base, EVLOOP_NONBLOCK); /* deferred callbacks of the cancelled request */
+    event_base_free(base); /* nothing can call hosts_cb after this: h may live on the stack */
+    if (!h.done || h.result || !h.len)
+        return xg_error_set(err, -EHOSTUNREACH,
+                            "address '%s': '%s' is not in /etc/hosts: a listening address must be "
+                            "numeric or a name in /etc/hosts (listening addresses are not looked "
+                            "up in DNS)",
+                            text, host);
+    memset(ss, 0, sizeof *ss);
+    memcpy(ss, &h.ss, h.len);
+    *len = h.len;
+    return 0;
+}

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "core/error.h"
 #include "core/log.h"
 
 struct event_base;
@@ -56,5 +57,16 @@ uint64_t xg_resolve_failures(const struct xg_resolve *r);
 /** The last failure's text ("" if none), and when (monotonic ns, 0 if never). */
 const char *xg_resolve_last_error(const struct xg_resolve *r);
 int64_t xg_resolve_last_error_ns(const struct xg_resolve *r);
+
+/** A listening address ("host:port", "[v6]:port", ":port"; host defaults to def_host, port to
+ *  def_port when def_port > 0) resolved at once and without DNS: a numeric address, or a name in
+ *  /etc/hosts (looked up with evdns's hosts table on a private resolver, never sent to a DNS
+ *  server, so that a DNS outage cannot stall start-up). The first address is written to *ss /
+ *  *len. -EINVAL when the text is not host:port or the host is neither an address nor a host name;
+ *  -EHOSTUNREACH ("'name' is not in /etc/hosts: a listening address must be numeric or a name in
+ *  /etc/hosts (listening addresses are not looked up in DNS)") for other names; err names the
+ *  text. Blocks for no network I/O. */
+int xg_resolve_listen_addr(const char *text, const char *def_host, int def_port,
+                           struct sockaddr_storage *ss, socklen_t *len, struct xg_error *err);
 
 #endif

@@ -18,6 +18,7 @@
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/net.h"
+#include "core/resolve.h"
 #include "core/tls.h"
 
 struct xg_tserver {
@@ -192,7 +193,8 @@ int xg_tserver_start(struct xg_tserver *ts, struct xg_error *err)
 {
     struct sockaddr_storage ss;
     socklen_t len;
-    int rc = xg_net_parse_addr(ts->listen, "0.0.0.0", ts->default_port, &ss, &len, err);
+    /* numeric or /etc/hosts only: no DNS query on the reactor (core/resolve.h) */
+    int rc = xg_resolve_listen_addr(ts->listen, "0.0.0.0", ts->default_port, &ss, &len, err);
     if (rc < 0) return rc;
     ts->lis = xg_net_listener_new_bind(
         ts->base, accept_cb, ts, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_EXEC,

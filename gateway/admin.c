@@ -39,6 +39,7 @@
 
 #include "core/clock.h"
 #include "core/net.h"
+#include "core/resolve.h"
 #include "core/tls.h"
 #include "gateway/admin_auth.h"
 #include "gateway/admin_conn.h"
@@ -674,6 +675,16 @@ int xg_admin_start(struct xg_gateway *gw, struct xg_error *err)
     if (*end || pl < 0 || pl > 65535)
         return xg_error_set(err, -EINVAL, "admin listen '%s': bad port", l);
     port = (int)pl;
+    /* numeric or /etc/hosts only: no DNS query on the reactor (core/resolve.h); evhttp then
+     * binds the numeric address */
+    struct sockaddr_storage a;
+    socklen_t al;
+    if (xg_resolve_listen_addr(l, NULL, -1, &a, &al, err))
+        return xg_error_prefix(err, "admin listen: ");
+    const void *ap = a.ss_family == AF_INET6 ? (const void *)&((struct sockaddr_in6 *)&a)->sin6_addr
+                                             : (const void *)&((struct sockaddr_in *)&a)->sin_addr;
+    if (!evutil_inet_ntop(a.ss_family, ap, host, sizeof host))
+        return xg_error_set(err, -EINVAL, "admin listen '%s': bad address", l);
     gw->http = evhttp_new(gw->base);
     if (!gw->http) return xg_error_set(err, -ENOMEM, "out of memory");
     evhttp_set_gencb(gw->http, handle, gw);
@@ -696,9 +707,6 @@ int xg_admin_start(struct xg_gateway *gw, struct xg_error *err)
         if (!(t->ctx = xg_tls_ctx_new(&tc, err))) return xg_error_prefix(err, "admin.tls: ");
         int rc;
         if ((rc = tls_internal_listener(gw, t, err))) return rc;
-        struct sockaddr_storage a;
-        socklen_t al;
-        if ((rc = xg_net_parse_addr(l, NULL, -1, &a, &al, err))) return rc;
         t->listener = xg_net_listener_new_bind(gw->base, tls_accept_cb, t,
                                                LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE |
                                                    LEV_OPT_CLOSE_ON_EXEC,

@@ -294,6 +294,8 @@ static void sweep_cb(evutil_socket_t fd, short what, void *arg)
         xg_tclient_closed(la->tc, la->closed_why);
 }
 
+static int udp_open(void *arg);
+
 static int less_start(struct xg_adapter *a)
 {
     struct less_adapter *la = a->priv;
@@ -348,13 +350,18 @@ static int less_start(struct xg_adapter *a)
                 la->signature_none ? " (signature: none)" : "");
         return 0;
     }
-    /* UDP */
-    struct sockaddr_storage ss;
-    socklen_t len;
-    if ((rc = xg_net_parse_addr(la->target, "0.0.0.0", 0, &ss, &len, &err))) {
-        XG_ERR(a->name, "bind: %s", err.msg);
-        return rc;
-    }
+    /* UDP: a bind name is resolved first without blocking; the socket opens once it resolves */
+    return xg_udp_bind_start(&la->ubind, a->base, a->name, udp_open, la);
+}
+
+/* UDP mode: open the socket on the (resolved) bind address, the peer and the timers. */
+static int udp_open(void *arg)
+{
+    struct less_adapter *la = arg;
+    struct xg_adapter *a = la->a;
+    struct xg_error err = {0};
+    struct sockaddr_storage ss = la->ubind.ss;
+    socklen_t len = la->ubind.len;
     la->udp_fd = xg_net_udp_bind((struct sockaddr *)&ss, len, NULL, &err);
     if (la->udp_fd < 0) {
         XG_ERR(a->name, "bind: %s", err.msg);
@@ -380,7 +387,7 @@ static int less_start(struct xg_adapter *a)
                                       .port = port,
                                       .family = ss.ss_family};
         struct xg_tclient_ops ops = {.resolved = on_udp_peer};
-        if (!(la->tc = xg_tclient_new(a->base, &tcc, &ops, la))) return -ENOMEM;
+        if (!la->tc && !(la->tc = xg_tclient_new(a->base, &tcc, &ops, la))) return -ENOMEM;
         la->udp_peer_fixed = true;
     }
     la->udp_ev = event_new(a->base, la->udp_fd, EV_READ | EV_PERSIST, udp_read_cb, la);
@@ -469,7 +476,8 @@ static void less_status(const struct xg_adapter *a, struct xg_status *st)
 {
     const struct less_adapter *la = a->priv;
     st->state = la->state;
-    if (la->tc) xg_tclient_status(&la->tc, 1, st); /* connect mode */
+    if (la->tc) xg_tclient_status(&la->tc, 1, st); /* connect mode; UDP mode's peer by name */
+    if (la->mode == MODE_UDP) less_udp_bind_status(la, st); /* a bind by name: its DNS */
     size_t off = 0;
     if (la->mode == MODE_LISTEN || la->mode == MODE_UDP)
         off += (size_t)snprintf(st->peer, sizeof st->peer, "%s", la->bound);
@@ -516,6 +524,7 @@ static void less_stop(struct xg_adapter *a)
     struct less_adapter *la = a->priv;
     if (!la) return;
     xg_tclient_stop(la->tc);
+    xg_udp_bind_stop(&la->ubind);
     if (la->sweep_ev) {
         event_free(la->sweep_ev);
         la->sweep_ev = NULL;

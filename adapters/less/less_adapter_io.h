@@ -57,6 +57,9 @@ int udp_flush(struct peer *p, bool force);
 /** The datagram event of a UDP peer's session: queued on the adapter's batch. */
 void udp_datagram(void *user, const uint8_t *buf, size_t len);
 int on_udp_peer(void *arg, const struct sockaddr *sa, socklen_t len, char *why, size_t why_size);
+/** Status of a bind address given by name (state while it resolves, last_error, its failures in
+ *  dns_failures); nothing for a numeric bind. */
+void less_udp_bind_status(const struct less_adapter *la, struct xg_status *st);
 
 /** UDP: the socket is readable (less_udp.c); handles up to 64 datagrams. */
 void udp_read_cb(evutil_socket_t fd, short what, void *arg);

@@ -21,6 +21,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/udp_batch.h"
+#include "core/udp_dests.h"
 #include "core/net.h"
 #include "core/tls.h"
 #include "core/transport_client.h"
@@ -70,7 +71,8 @@ struct less_adapter {
     struct event *sweep_ev;
     const char *state;
     int udp_fd;
-    struct xg_udp_batch ubatch;        /* UDP datagrams queued until udp_flush */
+    struct xg_udp_bind ubind;   /* UDP mode: `bind` (a name resolves at start, no DNS at load) */
+    struct xg_udp_batch ubatch; /* UDP datagrams queued until udp_flush */
     uint64_t batch_sent, batch_errors; /* ubatch counts already in packets_out / drops */
     struct event *udp_ev, *udp_timer;
     bool udp_peer_fixed;

@@ -128,6 +128,14 @@ int less_create(struct xg_adapter *a, const struct xg_conf *conf, struct xg_erro
         return xg_conf_error(err, xg_conf_get(conf, addr_key), -EINVAL, "%s: '%s' is not host:port",
                              addr_key, addr);
     if ((rc = copy_conf(la->target, sizeof la->target, addr, conf, addr_key, err))) return rc;
+    if (la->mode == MODE_UDP) { /* syntax only (--check): names resolve at start, no DNS here */
+        if ((rc = xg_udp_bind_conf(&la->ubind, addr, "0.0.0.0", 0, err)))
+            return xg_conf_error(err, xg_conf_get(conf, "bind"), rc, "bind: %s", err->msg);
+        struct xg_udp_bind pb = {0};
+        if (peer && ((rc = xg_udp_bind_conf(&pb, peer, "127.0.0.1", 0, err)) || pb.port <= 0))
+            return xg_conf_error(err, xg_conf_get(conf, "peer"), -EINVAL, "peer: %s",
+                                 rc ? err->msg : "port 0");
+    }
     if (peer && (rc = copy_conf(la->udp_peer, sizeof la->udp_peer, peer, conf, "peer", err)))
         return rc;
     if ((rc = copy_conf(la->key_id, sizeof la->key_id, key_id, conf, "key_id", err))) return rc;

@@ -150,3 +150,23 @@ int on_udp_peer(void *arg, const struct sockaddr *sa, socklen_t len, char *why, 
     udp_flush(p, false);
     return 0;
 }
+
+/* UDP mode, a bind address by name (core/udp_dests.h xg_udp_bind): state "backoff" or
+ * "resolving" without a socket, the DNS error in last_error, and its failures added to
+ * dns_failures (which also counts the configured peer's, when it is a name). */
+void less_udp_bind_status(const struct less_adapter *la, struct xg_status *st)
+{
+    if (!xg_udp_bind_named(&la->ubind)) return;
+    const struct xg_resolve *res = la->ubind.res;
+    uint64_t failures = res ? xg_resolve_failures(res) : 0;
+    st->client = true; /* last_error applies: the name's resolution */
+    if (res && la->udp_fd < 0 && xg_resolve_last_error(res)[0])
+        snprintf(st->last_error, sizeof st->last_error, "%s", xg_resolve_last_error(res));
+    st->state = xg_udp_bind_state(&la->ubind, la->udp_fd >= 0, st->state, st);
+    for (int i = 0; i < st->n_counters; i++)
+        if (!strcmp(st->counters[i].name, "dns_failures")) {
+            st->counters[i].value += (double)failures;
+            return;
+        }
+    xg_status_counter(st, "dns_failures", (double)failures);
+}

@@ -236,10 +236,10 @@ static bool icmp_errno(int e)
 static void send_to_all(struct xg_adapter *a, const uint8_t *buf, size_t len)
 {
     struct rtpa *r = a->priv;
-    for (int i = 0; i < r->n_dest; i++)
-        if (r->dest[i].active) /* a name not resolved (yet) gets nothing */
-            xg_udp_batch_add(&r->ubatch, r->fd, (struct sockaddr *)&r->dest[i].ss, r->dest[i].len,
-                             buf, len, i);
+    for (int i = 0; i < r->dests.n; i++)
+        if (r->dests.d[i].active) /* a name not resolved (yet) gets nothing */
+            xg_udp_batch_add(&r->ubatch, r->fd, (struct sockaddr *)&r->dests.d[i].ss,
+                             r->dests.d[i].len, buf, len, i);
 }
 
 /* Hand the queued packets to the kernel, one sendmmsg(2) per XG_UDP_BATCH of them (udp_sends);
@@ -256,7 +256,7 @@ static void send_flush(struct xg_adapter *a)
     int d = r->ubatch.last_tag;
     if (old == 0 || old / 1000 != r->send_errors / 1000)
         XG_WARN(a->name, "send to %s: %s (%llu send errors)",
-                d >= 0 && d < r->n_dest ? r->dest[d].str : "?", strerror(r->ubatch.last_errno),
+                d >= 0 && d < r->dests.n ? r->dests.d[d].str : "?", strerror(r->ubatch.last_errno),
                 (unsigned long long)r->send_errors);
 }
 
@@ -472,7 +472,7 @@ void rtpa_arm(struct xg_adapter *a)
 
 /* ---- life cycle ---- */
 
-static int rtpa_open(struct xg_adapter *a);
+static int rtpa_open(void *arg);
 
 static int rtpa_start(struct xg_adapter *a)
 {
@@ -490,12 +490,13 @@ static int rtpa_start(struct xg_adapter *a)
 }
 
 /* Open the socket on the (resolved) bind address and start the session. */
-static int rtpa_open(struct xg_adapter *a)
+static int rtpa_open(void *arg)
 {
+    struct xg_adapter *a = arg;
     struct rtpa *r = a->priv;
     struct xg_error err = {0};
-    struct xg_udp_endpoint_conf uc = {.bind = (struct sockaddr *)&r->bind_ss,
-                                      .bind_len = r->bind_len,
+    struct xg_udp_endpoint_conf uc = {.bind = (struct sockaddr *)&r->bind.ss,
+                                      .bind_len = r->bind.len,
                                       .iface = r->has_iface ? r->iface : NULL,
                                       .ttl = (int)r->ttl,
                                       .rcvbuf = XG_UDP_RCVBUF_DEFAULT};
@@ -505,7 +506,7 @@ static int rtpa_open(struct xg_adapter *a)
         return fd;
     }
     r->fd = fd;
-    if (rtp_icmp_enable(fd, r->bind_ss.ss_family) < 0)
+    if (rtp_icmp_enable(fd, r->bind.ss.ss_family) < 0)
         XG_DEBUG(a->name, "IP_RECVERR: %s (ICMP unreachable not reported)", strerror(errno));
     r->rx_ev = event_new(a->base, fd, EV_READ | EV_PERSIST, rtpa_rx_cb, a);
     r->tick_ev = evtimer_new(a->base, tick_cb, a);
@@ -516,16 +517,16 @@ static int rtpa_open(struct xg_adapter *a)
     rtpa_arm(a);
     rtpa_dests_start(a); /* names: resolved without blocking, sent to once they resolve */
     char dests[256] = "";
-    for (int i = 0; i < r->n_dest; i++)
+    for (int i = 0; i < r->dests.n; i++)
         snprintf(dests + strlen(dests), sizeof dests - strlen(dests), "%s%s", i ? ", " : "",
-                 r->dest[i].str);
+                 r->dests.d[i].str);
     char bs[64];
-    xg_net_addr_str((struct sockaddr *)&r->bind_ss, bs, sizeof bs);
+    xg_net_addr_str((struct sockaddr *)&r->bind.ss, bs, sizeof bs);
     XG_INFO(a->name,
             "RTP game state on %s (port %u, RTCP muxed), SSRC %08x, PT %d, frame %s, sending to %s "
             "at %g Hz, refresh %lld ms",
             bs, r->bound_port, r->ssrc, r->pt, a->frame->name,
-            r->n_dest ? dests : "nobody (receive only)", a->rate_hz, (long long)r->refresh_ms);
+            r->dests.n ? dests : "nobody (receive only)", a->rate_hz, (long long)r->refresh_ms);
     if (r->srtp.enabled)
         XG_INFO(a->name,
                 "SRTP %s: sending with key file '%s', receiving with '%s'%s; packets packed to %zu "
@@ -546,7 +547,7 @@ static void rtpa_status(const struct xg_adapter *a, struct xg_status *st)
                 : r->sess.n_ssrcs ? "streaming"
                                   : "listening";
     char bs[64];
-    struct sockaddr_storage ss = r->bind_ss;
+    struct sockaddr_storage ss = r->bind.ss;
     if (r->bound_port) {
         if (ss.ss_family == AF_INET) ((struct sockaddr_in *)&ss)->sin_port = htons(r->bound_port);
         if (ss.ss_family == AF_INET6)
@@ -554,9 +555,9 @@ static void rtpa_status(const struct xg_adapter *a, struct xg_status *st)
     }
     xg_net_addr_str((struct sockaddr *)&ss, bs, sizeof bs);
     int n = snprintf(st->peer, sizeof st->peer, "%s ->", bs);
-    for (int i = 0; i < r->n_dest && n > 0 && (size_t)n < sizeof st->peer; i++)
+    for (int i = 0; i < r->dests.n && n > 0 && (size_t)n < sizeof st->peer; i++)
         n += snprintf(st->peer + n, sizeof st->peer - (size_t)n, "%s%s%s", i ? "," : " ",
-                      r->dest[i].str, r->dest[i].active ? "" : " (unresolved)");
+                      r->dests.d[i].str, r->dests.d[i].active ? "" : " (unresolved)");
     /* Plain RTP has 32 counters, SRTP 36 (XG_STATUS_MAX_COUNTERS is 40). Were that limit below
      * 36, the 4 SRTP counters would replace drop_truncated and drop_bad_version, which cannot move
      * then (the SRTP check counts such packets as drop_srtp_malformed first), and the diagnostics

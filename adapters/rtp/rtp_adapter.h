@@ -21,28 +21,15 @@
 #include "core/log.h"
 #include "core/net.h"
 #include "core/resolve.h"
+#include "core/udp_dests.h"
 #include "core/udp_batch.h"
 #include "mappings/frame.h"
 
-#define RTPA_MAX_DEST 16
 #define RTPA_MAX_ALLOW 64
 #define RTPA_RECV_BATCH 64
 #define RTPA_LOCAL_CACHE 4
 /* Rot2 cannot represent a turn of π or more per second (draft §3.5): clamp just below it. */
 #define RTPA_MAX_RATE (M_PI * 0.999)
-
-/* One destination: a numeric address (active from the start) or a host name, resolved at start
- * without blocking (core/resolve.h) and active once it has an address. */
-struct rtpa_dest {
-    struct sockaddr_storage ss;
-    socklen_t len;
-    char str[280];  /* "ip:port", or "name:port" while the name is not resolved */
-    char host[256]; /* the name ("" for a numeric address) */
-    int port;
-    bool active;            /* has an address: packets go to it */
-    struct xg_resolve *res; /* the name's resolver (start..stop) */
-    struct xg_adapter *a;   /* owner (the resolver's callback) */
-};
 
 /* ingress: one object of one SSRC → table entity id */
 struct rtpa_obj {
@@ -57,12 +44,8 @@ struct rtpa {
     char bind_text[128];
     char iface[64];
     bool has_iface;
-    struct sockaddr_storage bind_ss; /* AF_UNSPEC while a bind host name is not resolved */
-    socklen_t bind_len;
-    char bind_host[256]; /* bind: a host name ("" when numeric), resolved at start */
-    int bind_port;
-    struct rtpa_dest dest[RTPA_MAX_DEST];
-    int n_dest;
+    struct xg_udp_bind bind;   /* `bind` (core/udp_dests.h): ss AF_UNSPEC while a name resolves */
+    struct xg_udp_dests dests; /* `destinations` (core/udp_dests.h) */
     int pt;
     uint32_t ssrc;
     int64_t refresh_ms, rtcp_interval_ms, mtu, ttl, ssrc_timeout_ms, max_ssrcs, max_objects,
@@ -91,12 +74,7 @@ struct rtpa {
     } local[RTPA_LOCAL_CACHE];
     int n_local, local_next;
     /* lines a peer can trigger, one rate limiter per kind (core/log.h) */
-    struct xg_log_limit lim_reason[R_COUNT], lim_srtp, lim_icmp, lim_dns;
-    struct xg_resolve *bind_res; /* bind host name's resolver (start..stop) */
-    char bind_error[200];        /* the socket could not be opened after a late resolution */
-    int (*open_fn)(struct xg_adapter *); /* opens the socket once bind resolved (rtp_dest.c) */
-    bool starting;                       /* in start(): open_fn's result is start()'s */
-    int start_rc;
+    struct xg_log_limit lim_reason[R_COUNT], lim_srtp, lim_icmp;
     struct xg_srtp *srtp_tx, *srtp_rx; /* send (local key) / receive (remote key) sessions */
     /* counters (the session's are in sess) */
     uint64_t packets_out, octets_out, payload_octets_out, objects_out, send_errors;
@@ -182,14 +160,14 @@ void rtpa_obj_sweep(void *user, struct rtp_sess_ssrc *s);
 bool rtpa_is_own(void *user, const struct sockaddr *from, socklen_t len);
 /* rtp_dest.c: addresses by name (core/resolve.h) */
 
-/** Read `bind` (text) and `destinations`: numeric addresses into r->bind_ss / r->dest, host names
+/** Read `bind` (text) and `destinations`: numeric addresses into r->bind / r->dests, host names
  *  kept to be resolved at start (syntax checked: --check). Configuration errors name the key. */
 int rtpa_conf_addrs(struct xg_adapter *a, const struct xg_conf *conf, const char *bind,
                     struct xg_error *err);
 /** start(): with a numeric bind, open(a) at once and return its result; with a bind host name,
  *  resolve it first: open(a) runs when it resolves (before this returns for /etc/hosts names,
  *  its result returned then); a later failure to open is logged and shown as state "error". */
-int rtpa_bind_start(struct xg_adapter *a, int (*open)(struct xg_adapter *));
+int rtpa_bind_start(struct xg_adapter *a, int (*open)(void *a));
 /** Resolve the destinations given by name (after the socket is open: of its family). */
 void rtpa_dests_start(struct xg_adapter *a);
 /** Free the resolvers (stop()). */

@@ -60,11 +60,11 @@ uint64_t rtpa_default_session_id(const char *gateway_id, const char *name)
 
 const struct sockaddr *rtpa_dest_group(const struct rtpa *r)
 {
-    if (rtpa_is_multicast((const struct sockaddr *)&r->bind_ss)) return NULL;
-    for (int i = 0; i < r->n_dest; i++)
-        if (r->dest[i].active && r->dest[i].ss.ss_family == AF_INET &&
-            rtpa_is_multicast((const struct sockaddr *)&r->dest[i].ss))
-            return (const struct sockaddr *)&r->dest[i].ss;
+    if (rtpa_is_multicast((const struct sockaddr *)&r->bind.ss)) return NULL;
+    for (int i = 0; i < r->dests.n; i++)
+        if (r->dests.d[i].active && r->dests.d[i].ss.ss_family == AF_INET &&
+            rtpa_is_multicast((const struct sockaddr *)&r->dests.d[i].ss))
+            return (const struct sockaddr *)&r->dests.d[i].ss;
     return NULL;
 }
 
@@ -75,7 +75,7 @@ int rtpa_group_open(struct xg_adapter *a, event_callback_fn rx)
     if (!g) return 0;
     char gs[64];
     xg_net_addr_str(g, gs, sizeof gs);
-    const struct sockaddr_in *bin = (const struct sockaddr_in *)&r->bind_ss;
+    const struct sockaddr_in *bin = (const struct sockaddr_in *)&r->bind.ss;
     struct ip_mreq mr = {.imr_multiaddr = ((const struct sockaddr_in *)g)->sin_addr};
     mr.imr_interface.s_addr = htonl(INADDR_ANY);
     if (r->has_iface) inet_pton(AF_INET, r->iface, &mr.imr_interface);
@@ -148,13 +148,13 @@ static void unicast_addr(const struct rtpa *r, char *out, size_t cap)
         snprintf(out, cap, "%s", r->sdp_address);
         return;
     }
-    if (r->bind_ss.ss_family == AF_UNSPEC) { /* a bind host name not resolved (yet) */
-        snprintf(out, cap, "%s", r->bind_host);
+    if (r->bind.ss.ss_family == AF_UNSPEC) { /* a bind host name not resolved (yet) */
+        snprintf(out, cap, "%s", r->bind.host);
         return;
     }
-    host_of((const struct sockaddr *)&r->bind_ss, out, cap);
+    host_of((const struct sockaddr *)&r->bind.ss, out, cap);
     if (strcmp(out, "0.0.0.0") && strcmp(out, "::") &&
-        !rtpa_is_multicast((const struct sockaddr *)&r->bind_ss))
+        !rtpa_is_multicast((const struct sockaddr *)&r->bind.ss))
         return;
     if (r->has_iface) { /* the interface the group is joined and sent on */
         snprintf(out, cap, "%s", r->iface);
@@ -182,18 +182,18 @@ int rtpa_sdp(const struct xg_adapter *a, char *buf, size_t size)
     unicast_addr(r, origin, sizeof origin);
     snprintf(conn, sizeof conn, "%s", origin);
     int port = r->bound_port ? r->bound_port
-               : r->bind_ss.ss_family == AF_UNSPEC
-                   ? r->bind_port
-                   : xg_net_addr_port((struct sockaddr *)&r->bind_ss);
+               : r->bind.ss.ss_family == AF_UNSPEC
+                   ? r->bind.port
+                   : xg_net_addr_port((struct sockaddr *)&r->bind.ss);
     const struct sockaddr *dgroup = rtpa_dest_group(r);
-    if (rtpa_is_multicast((const struct sockaddr *)&r->bind_ss)) {
-        host_of((const struct sockaddr *)&r->bind_ss, conn, sizeof conn);
+    if (rtpa_is_multicast((const struct sockaddr *)&r->bind.ss)) {
+        host_of((const struct sockaddr *)&r->bind.ss, conn, sizeof conn);
     } else if (dgroup) {
         host_of(dgroup, conn, sizeof conn);
         port = xg_net_addr_port(dgroup);
     }
     if (port <= 0) return -EINVAL; /* ephemeral port before start(): unknown yet */
-    bool sends = r->n_dest > 0;
+    bool sends = r->dests.n > 0;
     struct rtp_sdp_params p = {.session_name = a->name,
                                .session_id = r->session_id,
                                .origin_addr = origin,

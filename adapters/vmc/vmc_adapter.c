@@ -5,8 +5,11 @@
  * Config keys (besides the common name/type/frame/rename/rate_hz/include/exclude):
  *   profile: vmc | vmt          egress format (default vmc)
  *   bind: "host:port"           where VMC senders reach us (default "0.0.0.0:39539"); egress is
- *                               sent from this socket too
- *   destinations: [host:port]   where egress goes (default none: receive only)
+ *                               sent from this socket too; a host name is resolved at start
+ *                               without blocking, the socket opens once it resolves
+ *   destinations: [host:port]   where egress goes (default none: receive only); host names
+ *                               resolve at start without blocking (core/udp_dests.h), each
+ *                               inactive until its name resolves
  *   mtu: 1200                   largest datagram we send (256..65507)
  *   max_bundle_depth: 8         nested OSC bundles accepted (1..64)
  *   max_devices: 64             hmd/con/tra entities of this adapter alive at once (1..4096)
@@ -29,24 +32,17 @@
 #include "adapters/vmc/vmc.h"
 #include "core/clock.h"
 #include "core/net.h"
+#include "core/resolve.h"
+#include "core/udp_dests.h"
 #include "core/udp_endpoint.h"
 #include "mappings/frame.h"
 
-#define VMC_MAX_DEST 16
 #define VMC_RECV_BATCH 64
 #define VMC_RBUF 65536
 
-struct vmc_dest {
-    struct sockaddr_storage ss;
-    socklen_t len;
-    char str[64];
-};
-
 struct vmca {
-    struct sockaddr_storage bind_ss;
-    socklen_t bind_len;
-    struct vmc_dest dest[VMC_MAX_DEST];
-    int n_dest;
+    struct xg_udp_bind bind;   /* `bind` (core/udp_dests.h) */
+    struct xg_udp_dests dests; /* `destinations` (core/udp_dests.h) */
     int fd;
     uint16_t bound_port;
     struct event *rx_ev, *sweep_ev;
@@ -55,35 +51,6 @@ struct vmca {
     struct vmc_egress out;
     uint64_t send_errors;
 };
-
-static int parse_dests(struct vmca *r, const struct xg_conf *conf, struct xg_error *err)
-{
-    const struct xg_conf *dl = xg_conf_get(conf, "destinations");
-    if (!dl) return 0;
-    int rc;
-    if (dl->type != XG_CONF_SCALAR && (rc = xg_conf_expect(dl, XG_CONF_SEQ, "destinations", err)))
-        return rc;
-    size_t n = dl->type == XG_CONF_SCALAR ? 1 : dl->n_items;
-    if (n > VMC_MAX_DEST)
-        return xg_conf_error(err, dl, -EINVAL, "destinations: at most %d", VMC_MAX_DEST);
-    for (size_t i = 0; i < n; i++) {
-        const struct xg_conf *it = dl->type == XG_CONF_SCALAR ? dl : dl->items[i];
-        if (it->type != XG_CONF_SCALAR || !it->value)
-            return xg_conf_error(err, it, -EINVAL, "destinations: expected \"host:port\"");
-        struct vmc_dest *d = &r->dest[r->n_dest];
-        if ((rc = xg_net_parse_addr(it->value, NULL, 0, &d->ss, &d->len, err)))
-            return xg_conf_error(err, it, rc, "destinations: %s", err->msg);
-        if (xg_net_addr_port((struct sockaddr *)&d->ss) == 0)
-            return xg_conf_error(err, it, -EINVAL, "destinations: '%s' has port 0", it->value);
-        if (d->ss.ss_family != r->bind_ss.ss_family)
-            return xg_conf_error(err, it, -EINVAL,
-                                 "destinations: '%s' is not of the bind address's family",
-                                 it->value);
-        xg_net_addr_str((struct sockaddr *)&d->ss, d->str, sizeof d->str);
-        r->n_dest++;
-    }
-    return 0;
-}
 
 static int parse_trackers(struct vmca *r, const struct xg_conf *conf, struct xg_error *err)
 {
@@ -164,9 +131,13 @@ static int vmca_create(struct xg_adapter *a, const struct xg_conf *conf, struct 
         return xg_conf_error(err, xg_conf_get(conf, "profile"), -EINVAL,
                              "profile '%s' is not vmc or vmt", profile);
     const struct xg_conf *bn = xg_conf_get(conf, "bind");
-    if ((rc = xg_net_parse_addr(bind, "0.0.0.0", 39539, &r->bind_ss, &r->bind_len, err)))
+    /* no DNS at load (--check checks the syntax): names resolve at start without blocking */
+    if ((rc = xg_udp_bind_conf(&r->bind, bind, "0.0.0.0", 39539, err)))
         return bn ? xg_conf_error(err, bn, rc, "bind: %s", err->msg) : rc;
-    if ((rc = parse_dests(r, conf, err))) return rc;
+    if ((rc = xg_udp_dests_conf(&r->dests, conf, "destinations", 0,
+                                xg_udp_bind_named(&r->bind) ? AF_UNSPEC : r->bind.ss.ss_family,
+                                err)))
+        return rc;
     if ((rc = vmc_egress_init(&r->out, a, prof, (size_t)mtu)) ||
         (rc = vmc_ingress_init(&r->in, a, (int)depth, (size_t)max_devices)))
         return rc;
@@ -195,14 +166,16 @@ static void send_all(void *user, const uint8_t *buf, size_t len)
 {
     struct xg_adapter *a = user;
     struct vmca *r = a->priv;
-    for (int i = 0; i < r->n_dest; i++) {
-        ssize_t n = sendto(r->fd, buf, len, 0, (struct sockaddr *)&r->dest[i].ss, r->dest[i].len);
+    for (int i = 0; i < r->dests.n; i++) {
+        const struct xg_udp_dest *d = &r->dests.d[i];
+        if (!d->active) continue; /* a name not resolved (yet) gets nothing */
+        ssize_t n = sendto(r->fd, buf, len, 0, (const struct sockaddr *)&d->ss, d->len);
         if (n < 0) {
             r->send_errors++;
             a->errors++;
             if (r->send_errors == 1 || r->send_errors % 1000 == 0)
-                XG_WARN(a->name, "send to %s: %s (%llu send errors)", r->dest[i].str,
-                        strerror(errno), (unsigned long long)r->send_errors);
+                XG_WARN(a->name, "send to %s: %s (%llu send errors)", d->str, strerror(errno),
+                        (unsigned long long)r->send_errors);
         }
     }
 }
@@ -233,12 +206,14 @@ static void sweep_cb(evutil_socket_t fd, short what, void *arg)
     (void)what;
 }
 
-static int vmca_start(struct xg_adapter *a)
+/* Open the socket on the (resolved) bind address and start resolving the destinations. */
+static int open_socket(void *arg)
 {
+    struct xg_adapter *a = arg;
     struct vmca *r = a->priv;
     struct xg_error err = {0};
-    struct xg_udp_endpoint_conf uc = {.bind = (struct sockaddr *)&r->bind_ss,
-                                      .bind_len = r->bind_len,
+    struct xg_udp_endpoint_conf uc = {.bind = (struct sockaddr *)&r->bind.ss,
+                                      .bind_len = r->bind.len,
                                       .ttl = -1,
                                       .rcvbuf = XG_UDP_RCVBUF_DEFAULT};
     int fd = xg_udp_endpoint_open(&uc, &r->bound_port, &err);
@@ -255,23 +230,31 @@ static int vmca_start(struct xg_adapter *a)
     r->out.send = send_all;
     r->out.send_user = a;
     r->out.start_ns = xg_clock_mono_ns();
-    char dests[256] = "";
-    for (int i = 0; i < r->n_dest; i++)
-        snprintf(dests + strlen(dests), sizeof dests - strlen(dests), "%s%s", i ? ", " : "",
-                 r->dest[i].str);
+    /* names: resolved without blocking, sent to once they resolve */
+    xg_udp_dests_start(&r->dests, a->base, a->name, r->bind.ss.ss_family);
+    char dests[256];
+    xg_udp_dests_str(&r->dests, ", ", false, dests, sizeof dests);
     char bs[64];
-    xg_net_addr_str((struct sockaddr *)&r->bind_ss, bs, sizeof bs);
+    xg_net_addr_str((struct sockaddr *)&r->bind.ss, bs, sizeof bs);
     XG_INFO(a->name, "OSC (VMC protocol in) on %s (port %u), frame %s, sending %s to %s at %g Hz",
             bs, r->bound_port, a->frame->name,
             r->out.profile == VMC_PROFILE_VMT ? "VMT /VMT/Room/Unity" : "VMC",
-            r->n_dest ? dests : "nobody (receive only)", a->rate_hz);
+            r->dests.n ? dests : "nobody (receive only)", a->rate_hz);
     return 0;
+}
+
+static int vmca_start(struct xg_adapter *a)
+{
+    struct vmca *r = a->priv;
+    /* a bind name is resolved first without blocking: the socket opens once it resolves */
+    return xg_udp_bind_start(&r->bind, a->base, a->name, open_socket, a);
 }
 
 static void vmca_drain(struct xg_adapter *a)
 {
     struct vmca *r = a->priv;
-    if (r->fd < 0 || !r->n_dest) r->out.send = NULL; /* the dirty set is only emptied */
+    if (r->fd < 0 || !xg_udp_dests_active(&r->dests))
+        r->out.send = NULL; /* the dirty set is only emptied */
     vmc_egress_drain(&r->out, xg_clock_mono_ns());
 }
 
@@ -281,10 +264,10 @@ static void vmca_status(const struct xg_adapter *a, struct xg_status *st)
     const struct vmc_ingress *in = &r->in;
     const struct vmc_egress *out = &r->out;
     st->state = r->fd >= 0 ? (in->datagrams ? "streaming" : "listening") : "stopped";
-    int n = snprintf(st->peer, sizeof st->peer, "udp:%u ->", r->bound_port);
-    for (int i = 0; i < r->n_dest && n > 0 && (size_t)n < sizeof st->peer; i++)
-        n += snprintf(st->peer + n, sizeof st->peer - (size_t)n, "%s%s", i ? "," : " ",
-                      r->dest[i].str);
+    char dests[sizeof st->peer];
+    xg_udp_dests_str(&r->dests, ",", true, dests, sizeof dests);
+    snprintf(st->peer, sizeof st->peer, "udp:%u ->%s%s", r->bound_port, r->dests.n ? " " : "",
+             dests);
     xg_status_id(st, "port", r->bound_port);
     xg_status_counter(st, "datagrams_in", (double)in->datagrams);
     xg_status_counter(st, "messages_in", (double)in->messages);
@@ -304,6 +287,9 @@ static void vmca_status(const struct xg_adapter *a, struct xg_status *st)
     xg_status_counter(st, "oversize", (double)out->oversize);
     xg_status_counter(st, "send_errors", (double)r->send_errors);
     xg_status_counter(st, "controls_not_carried", (double)out->controls.not_carried);
+    /* host names: their resolution (destinations_unresolved, dns_failures, last_error) */
+    xg_udp_dests_status(&r->dests, r->bind.res, xg_udp_bind_named(&r->bind), st);
+    st->state = xg_udp_bind_state(&r->bind, r->fd >= 0, st->state, st);
 }
 
 static void vmca_stop(struct xg_adapter *a)
@@ -311,6 +297,8 @@ static void vmca_stop(struct xg_adapter *a)
     struct vmca *r = a->priv;
     if (!r) return;
     r->out.send = NULL;
+    xg_udp_bind_stop(&r->bind);
+    xg_udp_dests_stop(&r->dests);
     struct event **evs[] = {&r->rx_ev, &r->sweep_ev};
     for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
         if (*evs[i]) {
