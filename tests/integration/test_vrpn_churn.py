@@ -8,7 +8,7 @@ size) sets the baseline; then 49,000 more names churn through. Each batch is wai
 xrgate_entities_created_total and the end through xrgate_entities / xrgate_entities_expired_total
 (no sleeps). Afterwards vrpn-server remembers at most its 1,024 most recently departed names
 (`sensor_names`), serves no sensor, and the process's RSS (sampled after each batch: the lowest
-of the last five) is within 10 % of the warm-up's highest (before
+of the last five) is within 4 MiB of the warm-up's highest (before
 the fix every name kept ~150 bytes for ever: ~8 MB more here). Under AddressSanitizer (which
 holds freed memory in quarantine) the RSS comparison is skipped; the counters are still checked.
 """
@@ -140,7 +140,10 @@ adapters:
             if asan_build():
                 print("AddressSanitizer build: RSS comparison skipped (quarantine)")
             else:
-                assert rss1 <= rss0 * 1.10, f"RSS grew from {rss0} KiB to {rss1} KiB"
+                # an absolute margin, not a ratio: a warm-up that ended low (17.8 MB against
+                # 19.5-22.8 MB in other runs) made 10 % of it too tight once; the state the fix
+                # removed was ~150 B per name, 7 MiB over these 49,000 names
+                assert rss1 <= rss0 + 4096, f"RSS grew from {rss0} KiB to {rss1} KiB"
             reader.close()
         except Exception:
             print(gw.log()[-4000:])
