@@ -1,0 +1,35 @@
+/* The vmc adapter's own state, shared by its glue (vmc_adapter.c) and its configuration
+ * reading (vmc_conf.c). Not for other adapters. */
+#ifndef XG_VMC_ADAPTER_PRIV_H
+#define XG_VMC_ADAPTER_PRIV_H
+
+#include <stdint.h>
+
+#include "adapters/vmc/vmc.h"
+#include "core/adapter.h"
+#include "core/conf.h"
+#include "core/error.h"
+#include "core/udp_dests.h"
+
+struct event;
+
+struct vmca {
+    struct xg_udp_bind bind;   /* `bind` (core/udp_dests.h) */
+    struct xg_udp_dests dests; /* `destinations` (core/udp_dests.h) */
+    int fd;
+    uint16_t bound_port;
+    struct event *rx_ev, *sweep_ev;
+    uint8_t *rbuf;
+    struct vmc_ingress in;
+    struct vmc_egress out;
+    uint64_t send_errors;
+};
+
+/** Read and check the adapter's configuration keys (see vmc_adapter.c's top comment) into r,
+ *  which vmca_create allocated zeroed: profile, bind, destinations (syntax only, no DNS), mtu,
+ *  max_bundle_depth, max_devices, skeleton, bones, trackers; initialises r->in and r->out.
+ *  0, or a negative errno with the message (naming the key) in err. */
+int vmc_conf_read(struct vmca *r, struct xg_adapter *a, const struct xg_conf *conf,
+                  struct xg_error *err);
+
+#endif
