@@ -12,6 +12,7 @@
 
 #include "core/transport.h"
 #include "adapters/synth/synth.h"
+#include "adapters/synth/synth_priv.h"
 #include "core/adapter.h"
 #include "core/clock.h"
 #include "core/log.h"
@@ -68,21 +69,6 @@ void xg_synth_velocity(int which, double t, struct xg_vec3 *v, struct xg_vec3 *w
 
 /* ---- the adapter ---- */
 
-struct synth {
-    double rate_hz;
-    int64_t bodies;
-    bool head, hands, send_velocity;
-    double noise_m, noise_rad, dropout;
-    uint64_t rng;
-    int64_t t0_ns;
-    struct event *timer;
-    int n;         /* entities */
-    int *which;    /* per entity: synth index */
-    uint32_t *ids; /* cached table ids (0 = unknown) */
-    char (*names)[32];
-    uint64_t ticks, dropouts;
-};
-
 static uint64_t rng_next(uint64_t *s)
 {
     /* xorshift64* */
@@ -111,43 +97,7 @@ static int synth_create(struct xg_adapter *a, const struct xg_conf *conf, struct
     struct synth *s = calloc(1, sizeof *s);
     if (!s) return -ENOMEM;
     a->priv = s;
-    int64_t seed;
-    double noise_mm, noise_deg;
-    int rc;
-    if ((rc = xg_conf_double(conf, "rate_hz", 120.0, 0.01, 10000.0, &s->rate_hz, err)) ||
-        (rc = xg_conf_int(conf, "bodies", 3, 0, 1000000, &s->bodies, err)) ||
-        (rc = xg_conf_bool(conf, "head", true, &s->head, err)) ||
-        (rc = xg_conf_bool(conf, "hands", true, &s->hands, err)) ||
-        (rc = xg_conf_bool(conf, "send_velocity", true, &s->send_velocity, err)) ||
-        (rc = xg_conf_double(conf, "noise_mm", 0.0, 0.0, 1000.0, &noise_mm, err)) ||
-        (rc = xg_conf_double(conf, "noise_deg", 0.0, 0.0, 180.0, &noise_deg, err)) ||
-        (rc = xg_conf_double(conf, "dropout", 0.0, 0.0, 1.0, &s->dropout, err)) ||
-        (rc = xg_conf_int(conf, "seed", 1, 0, INT64_MAX, &seed, err)))
-        return rc;
-    s->noise_m = noise_mm * 1e-3;
-    s->noise_rad = noise_deg * M_PI / 180.0;
-    s->rng = (uint64_t)seed * UINT64_C(0x9E3779B97F4A7C15) + 1;
-    s->n = (s->head ? 1 : 0) + (s->hands ? 2 : 0) + (int)s->bodies;
-    s->which = calloc((size_t)s->n + 1, sizeof *s->which);
-    s->ids = calloc((size_t)s->n + 1, sizeof *s->ids);
-    s->names = calloc((size_t)s->n + 1, sizeof *s->names);
-    if (!s->which || !s->ids || !s->names) return -ENOMEM;
-    int k = 0;
-    if (s->head) {
-        s->which[k] = XG_SYNTH_HEAD;
-        snprintf(s->names[k++], 32, "head");
-    }
-    if (s->hands) {
-        s->which[k] = XG_SYNTH_LEFT_HAND;
-        snprintf(s->names[k++], 32, "left_hand");
-        s->which[k] = XG_SYNTH_RIGHT_HAND;
-        snprintf(s->names[k++], 32, "right_hand");
-    }
-    for (int64_t i = 0; i < s->bodies; i++) {
-        s->which[k] = XG_SYNTH_BODY0 + (int)i;
-        snprintf(s->names[k++], 32, "body%lld", (long long)i);
-    }
-    return 0;
+    return synth_read_conf(s, conf, err);
 }
 
 static enum xg_kind kind_of(int which)
