@@ -19,12 +19,12 @@
  * topics (PoseStamped topics to read), pose_topics / twist_topics (false), topic_prefix
  * ("/xrgate"), qos (sensor_data | reliable), config_file (Cyclone DDS XML configuration:
  * interfaces, multicast, peers; default: the CYCLONEDDS_URI environment variable), plus
- * frame, rename, rate_hz, include, exclude. */
+ * frame, rename, rate_hz, include, exclude. The adapter's own keys are read and checked in
+ * dds_conf.c. */
 #include "core/transport.h"
 #include "adapters/dds/dds_adapter.h"
 
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,37 +38,7 @@
 
 typedef struct geometry_msgs_msg_dds__TransformStamped_ ts_t;
 
-/* ---- configuration ---- */
-
-static int conf_topics(struct dds *d, const struct xg_conf *conf, struct xg_error *err)
-{
-    const struct xg_conf *list = xg_conf_get(conf, "topics");
-    if (!list) return 0;
-    int rc = xg_conf_expect(list, XG_CONF_SEQ, "topics", err);
-    if (rc) return rc;
-    if (list->n_items > DDS_MAX_IN_TOPICS)
-        return xg_conf_error(err, list, -EINVAL, "topics: %zu entries, at most %d", list->n_items,
-                             DDS_MAX_IN_TOPICS);
-    for (size_t i = 0; i < list->n_items; i++) {
-        const struct xg_conf *it = list->items[i];
-        if ((rc = xg_conf_expect(it, XG_CONF_SCALAR, "topics entry", err))) return rc;
-        struct dds_in_topic *t = &d->in[d->n_in];
-        const char *why = "longer than 256 bytes";
-        if (strlen(it->value) > DDS_TOPIC_MAX ||
-            dds_topic_from_ros(it->value, t->dds, sizeof t->dds, &why))
-            return xg_conf_error(err, it, -EINVAL,
-                                 "topics: '%.80s%s' is not a ROS 2 topic name (%s)", it->value,
-                                 strlen(it->value) > 80 ? "..." : "", why);
-        for (int j = 0; j < d->n_in; j++)
-            if (!strcmp(d->in[j].dds, t->dds))
-                return xg_conf_error(err, it, -EINVAL, "topics: '%s' is listed twice", it->value);
-        snprintf(t->ros, sizeof t->ros, "%s", it->value);
-        const char *src = t->dds + 3; /* after "rt/" */
-        xg_name_fit(t->source, sizeof t->source, src, strlen(src));
-        d->n_in++;
-    }
-    return 0;
-}
+/* ---- create ---- */
 
 static int dds_create(struct xg_adapter *a, const struct xg_conf *conf, struct xg_error *err)
 {
@@ -80,59 +50,7 @@ static int dds_create(struct xg_adapter *a, const struct xg_conf *conf, struct x
         "TransformStamped, PoseStamped and TwistStamped have no field for them");
     d->pipe_r = d->pipe_w = -1;
     d->frame = a->frame; /* `ros` unless configured: default_frame of xg_dds_ops */
-    int rc;
-    const char *world, *prefix, *qos, *config_file;
-    if ((rc = xg_conf_int(conf, "domain_id", 0, 0, 232, &d->domain_id, err)) ||
-        (rc = xg_conf_string(conf, "world_frame", "world", &world, err)) ||
-        (rc = xg_conf_bool(conf, "publish_tf", true, &d->publish_tf, err)) ||
-        (rc = xg_conf_bool(conf, "read_tf", true, &d->read_tf, err)) ||
-        (rc = xg_conf_bool(conf, "pose_topics", false, &d->pose_topics, err)) ||
-        (rc = xg_conf_bool(conf, "twist_topics", false, &d->twist_topics, err)) ||
-        (rc = xg_conf_string(conf, "topic_prefix", "/xrgate", &prefix, err)) ||
-        (rc = xg_conf_string(conf, "qos", "sensor_data", &qos, err)) ||
-        (rc = xg_conf_string(conf, "config_file", NULL, &config_file, err)) ||
-        (rc = conf_topics(d, conf, err)))
-        return rc;
-    const char *wf = world[0] == '/' ? world + 1 : world;
-    char mapped[DDS_TOPIC_MAX + 1];
-    dds_ros_name(mapped, sizeof mapped, wf);
-    if (!*wf || strlen(wf) >= sizeof d->world_frame || strcmp(wf, mapped))
-        return xg_conf_error(err, xg_conf_get(conf, "world_frame"), -EINVAL,
-                             "world_frame '%s' is not a TF frame id (1-127 bytes of "
-                             "[A-Za-z0-9_/], no empty token, no token starting with a digit)",
-                             world);
-    snprintf(d->world_frame, sizeof d->world_frame, "%s", wf);
-    char probe[DDS_TOPIC_MAX + 1];
-    const char *why = "longer than 128 bytes";
-    if (strlen(prefix) > 128 || dds_topic_from_ros(prefix, probe, sizeof probe, &why))
-        return xg_conf_error(err, xg_conf_get(conf, "topic_prefix"), -EINVAL,
-                             "topic_prefix '%.80s%s' is not a ROS 2 name of at most 128 bytes "
-                             "(%s)",
-                             prefix, strlen(prefix) > 80 ? "..." : "", why);
-    snprintf(d->prefix, sizeof d->prefix, "%s", probe + 2); /* "/..." */
-    if (!strcmp(qos, "reliable"))
-        d->reliable = true;
-    else if (strcmp(qos, "sensor_data"))
-        return xg_conf_error(err, xg_conf_get(conf, "qos"), -EINVAL,
-                             "qos '%s' must be sensor_data or reliable", qos);
-    if (config_file) {
-        char abs[PATH_MAX];
-        FILE *f = fopen(config_file, "r");
-        if (!f)
-            return xg_conf_error(err, xg_conf_get(conf, "config_file"), -errno,
-                                 "config_file '%s': %s", config_file, strerror(errno));
-        fclose(f);
-        if (!realpath(config_file, abs) || strlen(abs) + 8 > sizeof d->config_uri)
-            return xg_conf_error(err, xg_conf_get(conf, "config_file"), -EINVAL,
-                                 "config_file '%s': cannot resolve the path", config_file);
-        snprintf(d->config_uri, sizeof d->config_uri, "file://%s", abs);
-    }
-    if (!d->publish_tf && !d->pose_topics && !d->twist_topics && !d->read_tf && !d->n_in)
-        return xg_conf_error(err, conf, -EINVAL,
-                             "dds adapter '%s' neither publishes nor reads anything (publish_tf, "
-                             "pose_topics, twist_topics, read_tf and topics are all off)",
-                             a->name);
-    return 0;
+    return dds_read_conf(d, a->name, conf, err);
 }
 
 /* ---- Cyclone DDS entities ---- */

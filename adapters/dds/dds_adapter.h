@@ -1,5 +1,5 @@
-/* `dds` adapter internals shared by dds_adapter.c (configuration, Cyclone DDS entities, egress)
- * and dds_ingress.c (readers, TF chaining, stamps). Not a public interface.
+/* `dds` adapter internals shared by dds_adapter.c (Cyclone DDS entities, egress), dds_conf.c
+ * (configuration) and dds_ingress.c (readers, TF chaining, stamps). Not a public interface.
  *
  * Threads: Cyclone DDS delivers data on its own threads (receive threads, or the writer's thread
  * for local writers). Its data_available listener only signals the reactor: an atomic flag, and
@@ -95,6 +95,14 @@ struct dds {
     struct xg_log_limit lim_bad, lim_unresolved, lim_write, lim_frames;
 };
 
+/** Read and check a dds adapter's keys from `conf` into `d` (zeroed by the caller, which owns it
+ *  and frees it through the adapter's destroy, also on error): domain_id, world_frame,
+ *  publish_tf, read_tf, pose_topics, twist_topics, topic_prefix, qos, config_file (opened and
+ *  resolved to a file:// URI) and topics (at most DDS_MAX_IN_TOPICS). `name` is the adapter's
+ *  name for the "neither publishes nor reads anything" error. Returns 0 or a negative errno
+ *  (-EINVAL, or config_file's open error) with `err` naming the key. */
+int dds_read_conf(struct dds *d, const char *name, const struct xg_conf *conf,
+                  struct xg_error *err);
 /** Create the readers (rt/tf when read_tf, every `topics:` entry) with the hand-off listener on
  *  d->pp, and the pipe event on a->base. 0 or a negative errno (logged). */
 int dds_ingress_start(struct xg_adapter *a);
