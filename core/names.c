@@ -51,7 +51,7 @@ size_t xg_name_fit(char *out, size_t size, const char *s, size_t len)
 
 size_t xg_name_fitf(char *out, size_t size, const char *fmt, ...)
 {
-    char small[256];
+    char small[256] = {0}; /* (expand() fills it; zeroed so that no compiler sees it unset) */
     va_list ap;
     va_start(ap, fmt);
     int n = vsnprintf(small, sizeof small, fmt, ap);
@@ -170,7 +170,7 @@ static size_t expand(char *out, const char *tpl, const struct xg_name_vars *v)
 
 size_t xg_name_expand(char *out, size_t size, const char *tpl, const struct xg_name_vars *v)
 {
-    char small[256];
+    char small[256] = {0}; /* (expand() fills it; zeroed so that no compiler sees it unset) */
     size_t n = expand(NULL, tpl, v);
     char *buf = n < sizeof small ? small : malloc(n + 1);
     if (!buf) {
