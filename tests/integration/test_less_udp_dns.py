@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 
-from test_transport_client import DnsStub
+from test_transport_client import DnsStub, free_udp_port
 from xgtest import BIN, Gateway, wait_until
 
 
@@ -53,13 +53,8 @@ def test_check():
 
 def test_bind_names(d):
     dns = DnsStub("lessbind.test")
-    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    probe.bind(("127.0.0.2", 0))
-    bind_port = probe.getsockname()[1]
-    probe.close()
-    resolv = os.path.join(d, "resolv.conf")
-    with open(resolv, "w") as f:
-        f.write(f"nameserver 127.0.0.1:{dns.port}\noptions timeout:1 attempts:1\n")
+    bind_port = free_udp_port("127.0.0.2")  # where lessbind.test resolves (its first address)
+    resolv = dns.resolv_conf(d)
     conf = f"""gateway:
   resolv_conf: {resolv}
 adapters:

@@ -91,6 +91,31 @@ class DnsStub:
         self.thread.join(5)
         self.sock.close()
 
+    def resolv_conf(self, folder):
+        """A resolv.conf in folder that points the gateway's resolver (gateway.resolv_conf) at
+        this stub, one attempt of 1 s per query; returns its path."""
+        path = os.path.join(folder, "resolv.conf")
+        with open(path, "w") as f:
+            f.write(f"nameserver 127.0.0.1:{self.port}\noptions timeout:1 attempts:1\n")
+        return path
+
+
+def udp_socket(addr="127.0.0.1", timeout=0.5):
+    """A UDP socket bound to addr on a port of its own (recv times out after timeout s)."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind((addr, 0))
+    s.settimeout(timeout)
+    return s
+
+
+def free_udp_port(addr="127.0.0.2"):
+    """A UDP port free on addr (where DnsStub's name resolves first) for a bind by name."""
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    probe.bind((addr, 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    return port
+
 
 def have_all():
     return [n for n, (t, _) in CLIENTS.items() if F.have(t)]

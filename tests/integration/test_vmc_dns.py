@@ -19,7 +19,7 @@ import sys
 import tempfile
 import time
 
-from test_transport_client import DnsStub
+from test_transport_client import DnsStub, free_udp_port, udp_socket
 from test_vmc import adapter, performer_bundle
 from xgtest import BIN, Gateway, wait_until
 
@@ -66,19 +66,10 @@ def datagrams(sock, n, timeout=10.0):
 
 def test_names(d):
     dns = DnsStub("vmcdest.test")
-    live = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    live.bind(("127.0.0.1", 0))
-    live.settimeout(0.5)
-    late = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    late.bind(("127.0.0.2", 0))  # where vmcdest.test resolves (its first address)
-    late.settimeout(0.5)
-    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    probe.bind(("127.0.0.2", 0))
-    bind_port = probe.getsockname()[1]
-    probe.close()
-    resolv = os.path.join(d, "resolv.conf")
-    with open(resolv, "w") as f:
-        f.write(f"nameserver 127.0.0.1:{dns.port}\noptions timeout:1 attempts:1\n")
+    live = udp_socket("127.0.0.1")
+    late = udp_socket("127.0.0.2")  # where vmcdest.test resolves (its first address)
+    bind_port = free_udp_port("127.0.0.2")
+    resolv = dns.resolv_conf(d)
     lp, tp = live.getsockname()[1], late.getsockname()[1]
     conf = f"""gateway:
   resolv_conf: {resolv}
