@@ -176,7 +176,7 @@ static const char *const field_names[] = {
     [LESS_F_SAMPLE_TIME] = "sample_time",
 };
 
-static int kind_to_wire(enum xg_kind k)
+int less_kind_to_wire(enum xg_kind k)
 {
     switch (k) {
     case XG_KIND_HEAD:
@@ -286,7 +286,7 @@ int less_mapping_load(const char *path, struct less_mapping **out, struct xg_err
             goto out;
         }
         m->has_kind = true;
-        m->kind = kind_to_wire(k);
+        m->kind = less_kind_to_wire(k);
     }
     comps = xg_conf_get(root, "components");
     if (!comps) {

@@ -27,6 +27,7 @@
 #include <stdbool.h>
 
 #include "adapters/less/less_codec.h"
+#include "core/entity.h"
 #include "core/error.h"
 
 /** Entity field a property feeds. */
@@ -84,5 +85,9 @@ bool less_mapping_pose_compatible(const struct less_mapping *m);
  *  `p` may be partly updated then. */
 int less_mapping_apply(const struct less_mapping *m, const struct less_comp_values_list *cl,
                        struct less_pose *p, uint32_t *got, struct xg_error *err);
+
+/** The pose schema's `kind` value (LESS_KIND_*) of an entity kind: head, left/right hand,
+ *  controller and object have their own; every other kind is a rigid body. */
+int less_kind_to_wire(enum xg_kind k);
 
 #endif

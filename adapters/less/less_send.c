@@ -12,6 +12,7 @@
 #include "adapters/less/less_adapter_priv.h"
 #include "adapters/less/less_codec.h"
 #include "adapters/less/less_imap.h"
+#include "adapters/less/less_mapping.h"
 #include "adapters/less/less_session.h"
 #include "core/adapter.h"
 #include "core/clock.h"
@@ -248,24 +249,6 @@ void send_connection_control(struct less_session *p)
     queue_msg(p, &t);
 }
 
-static int kind_to_wire(enum xg_kind k)
-{
-    switch (k) {
-    case XG_KIND_HEAD:
-        return LESS_KIND_HEAD;
-    case XG_KIND_LEFT_HAND:
-        return LESS_KIND_LEFT_HAND;
-    case XG_KIND_RIGHT_HAND:
-        return LESS_KIND_RIGHT_HAND;
-    case XG_KIND_CONTROLLER:
-        return LESS_KIND_CONTROLLER;
-    case XG_KIND_OBJECT:
-        return LESS_KIND_OBJECT;
-    default:
-        return LESS_KIND_RIGID_BODY;
-    }
-}
-
 enum xg_kind kind_from_wire(int64_t k)
 {
     switch (k) {
@@ -373,7 +356,7 @@ void send_entity(struct less_session *p, const struct xg_entity *e, const struct
     struct less_pose lp = {0};
     lp.name = name;
     lp.name_len = strlen(name);
-    lp.kind = kind_to_wire(xg_entity_kind(e));
+    lp.kind = less_kind_to_wire(xg_entity_kind(e));
     lp.position = pose.position;
     lp.orientation = pose.orientation;
     lp.velocity = pose.velocity;
