@@ -187,6 +187,18 @@ static bool conflict_known(const struct rtp_session *s, const struct sockaddr *f
     return false;
 }
 
+/* A packet from our own socket carrying one of our earlier SSRCs (sent before a collision changed
+ * it, or our BYE for it, looped back): our own, dropped. From anywhere else that SSRC is the
+ * colliding sender's. */
+static bool own_earlier_ssrc(const struct rtp_session *s, const struct sockaddr *from,
+                             socklen_t from_len, uint32_t ssrc)
+{
+    for (int i = 0; i < s->n_prev_ssrc; i++)
+        if (s->prev_ssrc[i] == ssrc)
+            return s->conf.ops->is_own && s->conf.ops->is_own(s->conf.user, from, from_len);
+    return false;
+}
+
 /* A packet carries our SSRC: true when it is to be dropped (our own, looped back); false after a
  * collision was resolved by a new SSRC (the packet is then another sender's). */
 static bool own_ssrc_seen(struct rtp_session *s, const struct sockaddr *from, socklen_t from_len,
@@ -210,6 +222,9 @@ static bool own_ssrc_seen(struct rtp_session *s, const struct sockaddr *from, so
         n = rtcp_rand32(&s->rng);
     while (n == old || n == their_ssrc || rtp_session_find(s, n));
     s->ssrc = n;
+    s->prev_ssrc[s->prev_ssrc_next] = old;
+    s->prev_ssrc_next = (s->prev_ssrc_next + 1) % RTP_SESS_CONFLICTS;
+    if (s->n_prev_ssrc < RTP_SESS_CONFLICTS) s->n_prev_ssrc++;
     /* RFC 3550 §6.4.1: the SR's counts start again with the new SSRC */
     s->packets_out = s->payload_octets_out = 0;
     XG_WARN_PEER(&s->lim_collision, s->conf.component,
@@ -341,6 +356,7 @@ static void handle_rtp(struct rtp_session *s, const uint8_t *buf, size_t len,
     }
     if (pk.hdr.ssrc == s->ssrc && own_ssrc_seen(s, from, from_len, pk.hdr.ssrc, peer, recv_ns))
         return; /* our own packets (multicast loopback) */
+    if (own_earlier_ssrc(s, from, from_len, pk.hdr.ssrc)) return;
     if (pk.hdr.pt != s->conf.pt) {
         bad(s, peer, R_WRONG_PT, "RTP payload type %u (expected %d) from SSRC %08x", pk.hdr.pt,
             s->conf.pt, pk.hdr.ssrc);
@@ -419,6 +435,7 @@ void rtp_session_receive(struct rtp_session *s, const uint8_t *buf, size_t len, 
     if (len >= 8 && xg_load_be32(buf + 4) == s->ssrc &&
         own_ssrc_seen(s, from, from_len, s->ssrc, peer, now_ns))
         return;
+    if (len >= 8 && own_earlier_ssrc(s, from, from_len, xg_load_be32(buf + 4))) return;
     if ((buf[0] >> 6) != RTP_VERSION) {
         bad(s, peer, R_VERSION, "RTCP version %u (must be 2)", buf[0] >> 6);
         return;

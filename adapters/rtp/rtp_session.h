@@ -148,6 +148,10 @@ struct rtp_session {
     int fir_next;
     struct sockaddr_storage conflicts[RTP_SESS_CONFLICTS];
     int n_conflicts, conflict_next;
+    /* our SSRCs before a collision changed them: our own packets still in flight (or looped back
+     * by the group) carry them, and must not make us a sender of our own */
+    uint32_t prev_ssrc[RTP_SESS_CONFLICTS];
+    int n_prev_ssrc, prev_ssrc_next;
     /* deadlines (monotonic ns; 0: none) */
     int64_t rtcp_due_ns, refresh_due_ns, sweep_due_ns, fir_due_ns;
     int64_t last_requested_ns; /* last full state sent for an FIR/PLI */

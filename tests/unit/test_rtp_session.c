@@ -482,6 +482,18 @@ static void test_ssrc_collision(void **state)
     assert_int_equal(xg_load_be32(F.sent[1].buf + 4), s.ssrc);
     assert_non_null(rtp_session_find(&s, OUR_SSRC));
     assert_int_equal(F.objects, 1);
+    /* our BYE for the old SSRC and our last packet under it come back from our own socket (a
+     * group we send to and joined, or our own address as a destination): ours, not the colliding
+     * sender's - its SSRC stays known and nothing of ours becomes its objects */
+    {
+        uint8_t bye[64];
+        size_t bn = rtcp_bye(bye, sizeof bye, OUR_SSRC);
+        feed_rtcp(&s, &F.own, bye, bn, T0 + 2 * MS + 1);
+        feed_rtp(&s, &F.own, OUR_SSRC, 2, T0 + 2 * MS + 2);
+        assert_non_null(rtp_session_find(&s, OUR_SSRC));
+        assert_int_equal(F.objects, 1);
+        assert_int_equal(s.collisions, 1);
+    }
     /* egress uses the new SSRC */
     struct rtp_header h;
     rtp_session_header(&s, T0, &h);
