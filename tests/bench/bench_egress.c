@@ -5,8 +5,8 @@
  *
  * 53 entities (moving and turning, velocities reported) are pushed per frame, then four sinks
  * drain them, each converting to its own frame like its adapter would (vrpn-server: vrpn-zup, rtp:
- * gamestate-lh, rgmp-server: LTP_ENU, less: the internal frame) and handing the pose to a stub
- * encoder (a sum). Variants:
+ * gamestate-lh, rgmp-server: LTP_ENU, less: the internal frame) and handing the pose to a
+ * consumer that only sums its fields (the encoders are outside this measurement). Variants:
  *   per_sink_ref     every sink drains on its own (xg_table_drain outside a pass: one prediction
  *                    per entity per sink) and converts with the reference frame code (before)
  *   per_sink_matrix  the same with finalized frames (one 3x3 / 4x4 product per field)
