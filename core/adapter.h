@@ -128,8 +128,8 @@ struct xg_adapter {
     bool whole_frames;      /* egress policy of this instance: ops->whole_frames, set by the gateway
                                before create(), which may set it (e.g. a mode that sends every entity
                                per drain); read after create() */
-    unsigned egress_slice;  /* entities per slice when drained in slices (after the first slice of
-                               XG_EGRESS_FIRST_SLICE); 0 = XG_EGRESS_SLICE. create() may set it,
+    unsigned egress_slice;  /* entities per slice when drained in slices; 0 = XG_EGRESS_SLICE.
+                               create() may set it,
                                e.g. to what fills its packets (core/egress_pass.h) */
     const char *gateway_id; /* gateway.id (borrowed, lives as long as the gateway) */
     void *priv;             /* adapter-owned state */

@@ -13,7 +13,6 @@ void xg_egress_pass_run(struct xg_table *t, int64_t now_ns, const struct xg_egre
                         xg_egress_drain_fn fn, void *user, struct xg_egress_result *res)
 {
     struct xg_egress_result r = {0};
-    size_t first = plan->first_slice ? plan->first_slice : XG_EGRESS_FIRST_SLICE;
     uint64_t sliced = plan->due & plan->sliced;
     (void)xg_table_pass_begin(t, now_ns); /* without its cache, the pass predicts per sink */
     /* round 1: every due sink once, in configuration order; sliced ones send their first slice */
@@ -22,7 +21,9 @@ void xg_egress_pass_run(struct xg_table *t, int64_t now_ns, const struct xg_egre
         int i = __builtin_ctzll(m);
         bool sl = (sliced >> i) & 1;
         size_t later = plan->slice[i] ? plan->slice[i] : XG_EGRESS_SLICE;
-        size_t lim = !sl ? 0 : (plan->first_sent >> i) & 1 ? later : first;
+        size_t lim = !sl                                                 ? 0
+                     : (plan->first_sent >> i) & 1 || !plan->first_slice ? later
+                                                                         : plan->first_slice;
         size_t before = xg_table_dirty_count(t, i);
         drain_one(t, i, lim, fn, user, &r);
         size_t after = xg_table_dirty_count(t, i);

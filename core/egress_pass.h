@@ -26,18 +26,17 @@
 
 #include "core/entity.h"
 
-#define XG_EGRESS_FIRST_SLICE 1 /* entities in a sliced sink's first drain of a pass */
-#define XG_EGRESS_SLICE 32      /* entities in each later drain (default) */
+#define XG_EGRESS_SLICE 64 /* entities per drain of a sliced sink (default) */
 
 /** Drain sink `sink` (adapter index) once: the adapter's drain, which calls xg_table_drain(). */
 typedef void (*xg_egress_drain_fn)(void *user, int sink);
 
 /** Which sinks a pass drains, and how (bit i = adapter index i). */
 struct xg_egress_plan {
-    uint64_t due;                  /* drain these */
-    uint64_t sliced;               /* of the due ones, these in slices; the rest whole, once */
-    size_t first_slice;            /* 0 = XG_EGRESS_FIRST_SLICE */
-    size_t slice[XG_MAX_ADAPTERS]; /* entities per later slice, per sink; 0 = XG_EGRESS_SLICE */
+    uint64_t due;       /* drain these */
+    uint64_t sliced;    /* of the due ones, these in slices; the rest whole, once */
+    size_t first_slice; /* entities in a sliced sink's first drain of the pass; 0 = its slice */
+    size_t slice[XG_MAX_ADAPTERS]; /* entities per slice, per sink; 0 = XG_EGRESS_SLICE */
     uint64_t first_sent; /* sliced sinks whose first slice already left (during the ingress call:
                             xg_table_set_cut_through): they start with a later slice */
     bool first_only;     /* run the first round only (the cut-through itself) */

@@ -53,7 +53,9 @@ struct xg_table {
     int64_t pass_ns;
     xg_cut_fn cut; /* cut-through hook (xg_table_set_cut_through) */
     void *cut_user;
-    uint64_t woken;              /* sinks whose set became non-empty during the current update */
+    uint64_t woken;     /* sinks whose set became non-empty since the last cut or pass */
+    unsigned cut_after; /* updates of a batch before the hook runs (xg_table_set_cut_after) */
+    unsigned cut_count; /* updates since a sink was woken, while woken != 0 */
     struct xg_pose_cache *poses; /* NULL until the first pass, or when it could not be had */
     /* peer-triggered warnings, one limiter per kind and origin adapter */
     struct xg_log_limit reject_lim[XG_MAX_ADAPTERS], refuse_lim[XG_MAX_ADAPTERS];
@@ -106,6 +108,7 @@ struct xg_table *xg_table_new(const struct xg_table_params *params)
     if (t->p.velocity_window_ns <= 0) t->p.velocity_window_ns = 100 * INT64_C(1000000);
     if (!t->p.max_entities) t->p.max_entities = 65536;
     t->next_id = 1;
+    t->cut_after = XG_CUT_AFTER;
     if (xg_ent_hmap_grow(&t->by_id, 64) || xg_ent_hmap_grow(&t->by_source, 64) ||
         xg_ent_hmap_grow(&t->by_name, 64)) {
         xg_table_free(t);
@@ -573,16 +576,23 @@ void xg_table_set_cut_through(struct xg_table *t, xg_cut_fn fn, void *user)
     t->cut_user = user;
 }
 
-/* The end of an update: the table is consistent again; sinks it woke may send now. */
+void xg_table_set_cut_after(struct xg_table *t, unsigned updates)
+{
+    t->cut_after = updates ? updates : 1;
+}
+
+/* The end of an update: the table is consistent again; sinks woken since the last cut may send
+ * now, once the batch has pushed cut_after updates since the first of them woke a sink. */
 static int cut_point(struct xg_table *t, int origin, int rc)
 {
+    if (!t->woken || !t->cut || t->in_pass || t->in_cut) return rc;
+    if (++t->cut_count < t->cut_after) return rc;
     uint64_t w = t->woken;
     t->woken = 0;
-    if (w && t->cut && !t->in_pass && !t->in_cut) {
-        t->in_cut = true;
-        t->cut(t->cut_user, w, origin);
-        t->in_cut = false;
-    }
+    t->cut_count = 0;
+    t->in_cut = true;
+    t->cut(t->cut_user, w, origin);
+    t->in_cut = false;
     return rc;
 }
 
@@ -762,6 +772,8 @@ void xg_table_set_drain_limit(struct xg_table *t, int sink, size_t max)
 int xg_table_pass_begin(struct xg_table *t, int64_t now_ns)
 {
     t->in_pass = true;
+    t->woken = 0; /* the pass drains what woke them */
+    t->cut_count = 0;
     t->pass_ns = now_ns;
     int rc = xg_pose_cache_reserve(&t->poses, t->n_slots);
     if (t->poses) xg_pose_cache_new_pass(t->poses);

@@ -311,14 +311,23 @@ size_t xg_table_drain(struct xg_table *t, int sink, int64_t now_ns, xg_visit_fn 
  *  gateway's egress pass (core/egress_pass.h) sets it around the drains of sliced sinks. */
 void xg_table_set_drain_limit(struct xg_table *t, int sink, size_t max);
 
-/** Cut-through hook: called at the end of xg_table_update*(), xg_table_push(),
- *  xg_table_set_button() and xg_table_set_analog() when that call made the dirty sets of the sinks
- *  in `woken` (bit = sink index) go from empty to non-empty, i.e. for the first sample of an
- *  ingress batch: the table is consistent then, and those sinks may send that sample before the
- *  caller pushes the rest of its batch. `origin` is the updating adapter. Not called from within
- *  the hook or during an egress pass. */
+/** Updates of one ingress batch after which the cut-through hook runs (default). */
+#define XG_CUT_AFTER 64
+
+/** Cut-through hook (docs/performance.md "Cut-through egress"): called at the end of
+ *  xg_table_update*(), xg_table_push(), xg_table_set_button() and xg_table_set_analog() once
+ *  xg_table_set_cut_after() updates have been made since a sink's dirty set went from empty to
+ *  non-empty (bit i of `woken` = sink i, every sink woken since the hook last ran), i.e. in the
+ *  middle of a long ingress batch: the table is consistent then, and those sinks may send what
+ *  is marked before the caller pushes the rest of its batch. A batch shorter than that never
+ *  calls it (the egress pass after the read sends it whole). `origin` is the updating adapter.
+ *  Not called from within the hook or during an egress pass; xg_table_pass_begin() forgets the
+ *  woken sinks and the count. */
 typedef void (*xg_cut_fn)(void *user, uint64_t woken, int origin);
 void xg_table_set_cut_through(struct xg_table *t, xg_cut_fn fn, void *user);
+/** Updates before the hook runs: 1 = at the end of the update that woke a sink; 0 is taken as 1.
+ *  Default XG_CUT_AFTER. */
+void xg_table_set_cut_after(struct xg_table *t, unsigned updates);
 
 /** Egress pass (issue 19 item 3): from xg_table_pass_begin() to xg_table_pass_end(), every
  *  xg_table_drain() and every xg_table_foreach() with sink >= 0 predicts to the pass time

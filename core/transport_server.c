@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "core/adapter.h"
 #include "core/clock.h"
@@ -103,6 +104,14 @@ enum xg_slow_verdict xg_tserver_egress(struct xg_tserver *ts, struct bufferevent
     return v;
 }
 
+/* A plain socket bufferevent that may write now: its fd, else -1 (TLS, writing disabled). */
+static evutil_socket_t plain_fd(struct bufferevent *bev, short what)
+{
+    if (!bev || bufferevent_get_underlying(bev)) return -1; /* TLS: records go through its BIO */
+    if (!(bufferevent_get_enabled(bev) & what)) return -1;
+    return bufferevent_getfd(bev);
+}
+
 int xg_tserver_write(struct xg_tserver *ts, struct bufferevent *bev, const char *peer,
                      const void *p, size_t n)
 {
@@ -111,18 +120,30 @@ int xg_tserver_write(struct xg_tserver *ts, struct bufferevent *bev, const char 
         log_drop(ts, peer, unsent, XG_SLOW_DROP_HARD);
         return -ENOBUFS;
     }
-    if (bufferevent_write(bev, p, n) < 0) return -EIO;
     ts->bytes_out += n;
+    /* nothing queued before these bytes: straight to the kernel, so that libevent never has to
+     * watch the socket for writability (two epoll_ctl calls and a loop iteration per write) */
+    evutil_socket_t fd = unsent ? -1 : plain_fd(bev, EV_WRITE);
+    if (fd >= 0) {
+        ssize_t k = send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        /* an error other than a full socket: queue the bytes; libevent's write meets it again
+         * and reports it through the event callback, as for any queued write */
+        if (k > 0) {
+            p = (const uint8_t *)p + k;
+            n -= (size_t)k;
+        }
+        if (!n) return 0;
+    }
+    if (bufferevent_write(bev, p, n) < 0) return -EIO;
     return 0;
 }
 
 int xg_tserver_flush(struct bufferevent *bev)
 {
-    if (!bev || bufferevent_get_underlying(bev)) return 0; /* TLS: records are sent by its BIO */
-    if (!(bufferevent_get_enabled(bev) & EV_WRITE)) return 0;
-    evutil_socket_t fd = bufferevent_getfd(bev);
+    evutil_socket_t fd = plain_fd(bev, EV_WRITE);
+    if (fd < 0) return 0;
     struct evbuffer *out = bufferevent_get_output(bev);
-    if (fd < 0 || !evbuffer_get_length(out)) return 0;
+    if (!evbuffer_get_length(out)) return 0;
     /* a socket bufferevent freezes its output's front so that only its write callback drains
      * it (evbuffer_write on it would fail at once); unfreeze it for this one write, as that
      * callback does */
@@ -132,6 +153,29 @@ int xg_tserver_flush(struct bufferevent *bev)
     evbuffer_freeze(out, 1);
     if (n >= 0) return n;
     return e == EAGAIN || e == EWOULDBLOCK || e == EINTR ? 0 : -e;
+}
+
+size_t xg_tserver_read_more(struct bufferevent *bev)
+{
+    evutil_socket_t fd = plain_fd(bev, EV_READ);
+    if (fd < 0) return 0;
+    struct evbuffer *in = bufferevent_get_input(bev);
+    /* libevent 2.1 reads at most 4 KiB per pass (EVBUFFER_MAX_READ): a fuller read just now
+     * means more may be waiting */
+    if (evbuffer_get_length(in) < XG_LIBEVENT_READ) return 0;
+    size_t got = 0;
+    /* the bufferevent freezes its input's end so that only its read callback adds to it */
+    evbuffer_unfreeze(in, 0);
+    while (evbuffer_get_length(in) + XG_LIBEVENT_READ <= XG_TSERVER_READ_CAP) {
+        /* 0 (end of stream) or an error: left for libevent's next read, which meets the same
+         * state of the socket and reports it through the event callback */
+        int k = evbuffer_read(in, fd, XG_LIBEVENT_READ);
+        if (k <= 0) break;
+        got += (size_t)k;
+        if (k < XG_LIBEVENT_READ) break; /* that was everything the socket had */
+    }
+    evbuffer_freeze(in, 0);
+    return got;
 }
 
 /* ---- the listener ---- */

@@ -49,8 +49,10 @@ struct xg_tls_ctx;
 struct xg_tls_session;
 struct xg_status;
 
-/** Bytes read from one client per pass of the reactor. */
+/** Bytes read from one client per pass of the reactor (xg_tserver_read_more). */
 #define XG_TSERVER_READ_CAP (16 * 1024)
+/** What libevent 2.1's bufferevent reads per pass by itself (EVBUFFER_MAX_READ). */
+#define XG_LIBEVENT_READ 4096
 
 /** What an egress pass does with one client (see the file comment). */
 enum xg_slow_verdict {
@@ -130,11 +132,22 @@ size_t xg_tserver_unsent(struct bufferevent *bev);
  *  the client. `*slow_since` is the client's state (0 initially). */
 enum xg_slow_verdict xg_tserver_egress(struct xg_tserver *ts, struct bufferevent *bev,
                                        const char *peer, int64_t *slow_since, int64_t now_ns);
-/** Queue n bytes at p for a client: 0, -ENOBUFS when its unsent output is already above
+/** Send n bytes at p to a client: 0, -ENOBUFS when its unsent output is already above
  *  2 x max_output_bytes (counted and logged as a drop: the adapter frees the client), or -EIO
- *  when the write fails. Bytes queued are counted (bytes_out). */
+ *  when they cannot be queued. When nothing is queued for it (plain socket, writing enabled),
+ *  the bytes go to the kernel at once with one send(); what the socket does not take (full, or
+ *  an error that the bufferevent reports later) is queued, as are all bytes when something is
+ *  queued already or under TLS. Counted in bytes_out. */
 int xg_tserver_write(struct xg_tserver *ts, struct bufferevent *bev, const char *peer,
                      const void *p, size_t n);
+
+/** Read up to XG_TSERVER_READ_CAP bytes per pass: libevent 2.1 reads at most 4 KiB per pass,
+ *  so a frame of 4.4 KiB (50 VRPN reports) came in two passes, each with its own egress. Called
+ *  first in an adapter's read callback: when that read filled 4 KiB, read on (4 KiB per call,
+ *  until the socket has nothing more or the input holds XG_TSERVER_READ_CAP). Plain socket
+ *  bufferevents with reading enabled only (TLS reads through its own filter). End of stream and
+ *  errors are left to the bufferevent, whose next read reports them. Returns the bytes added. */
+size_t xg_tserver_read_more(struct bufferevent *bev);
 
 /** Hand a client's queued output to the kernel now, from the drain that queued it, instead of
  *  on the next loop iteration (where libevent writes once epoll reports the socket writable).

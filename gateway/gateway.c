@@ -384,14 +384,15 @@ static uint64_t sliced_sinks(struct xg_gateway *gw)
     return m;
 }
 
-/* Cut-through (xg_table_set_cut_through): an update woke sinks; the sliced ones other than the
- * updating adapter send their first slice now, before the ingress callback pushes the rest of its
- * batch. The pass event, already active, continues with their later slices. */
+/* Cut-through (xg_table_set_cut_through): a long ingress batch has pushed XG_CUT_AFTER updates
+ * since it woke sinks; the sliced ones other than the updating adapter send a slice now, before
+ * the ingress callback pushes the rest of its batch. The pass event, already active, sends what
+ * remains after the read. */
 static void cut_through(void *user, uint64_t woken, int origin)
 {
     struct xg_gateway *gw = user;
     struct xg_egress_plan plan = {.first_only = true};
-    plan.due = woken & sliced_sinks(gw) & ~gw->egress_first;
+    plan.due = woken & sliced_sinks(gw);
     if (origin >= 0 && origin < XG_MAX_ADAPTERS) plan.due &= ~(UINT64_C(1) << origin);
     plan.sliced = plan.due;
     if (!plan.due) return;

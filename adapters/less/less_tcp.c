@@ -70,7 +70,8 @@ static void tcp_read_cb(struct bufferevent *bev, void *arg)
     struct peer *p = arg;
     struct less_adapter *la = p->s.la;
     struct evbuffer *in = bufferevent_get_input(bev);
-    while (!p->s.closing) { /* what this pass read (at most XG_TSERVER_READ_CAP bytes) */
+    xg_tserver_read_more(bev); /* a whole frame per pass, not 4 KiB of it */
+    while (!p->s.closing) {    /* what this pass read (at most XG_TSERVER_READ_CAP bytes) */
         size_t avail = evbuffer_get_length(in);
         if (!avail) return;
         /* the splitter reads the packet-length INTEGER only (at most LESS_INT_MAX_BYTES bytes)

@@ -535,6 +535,7 @@ static void read_cb(struct bufferevent *bev, void *arg)
     struct xg_adapter *a = arg;
     struct rgmp_client *c = a->priv;
     struct evbuffer *in = bufferevent_get_input(bev);
+    xg_tserver_read_more(bev); /* a whole frame per pass, not 4 KiB of it */
     for (;;) {
         size_t len = evbuffer_get_length(in);
         if (len < RGMP_HEADER_LEN) return;

@@ -65,9 +65,9 @@ int vrpn_srv_conf_read(struct xg_adapter *a, struct vrpn_server *s, const struct
         (rc = parse_rules(s, xg_conf_get(conf, "trackers"), err)))
         return rc;
     if (s->send_all) a->whole_frames = true; /* every sensor per drain: never sliced */
-    /* slices of two full datagrams (16 Pos_Quat of 88 bytes each in 1472): a UDP client still gets
-     * full datagrams, two per sendmmsg call */
-    a->egress_slice = 2 * (1472 / (VRPN_HEADER_SIZE + POS_QUAT_LEN));
+    /* slices of four full datagrams (16 Pos_Quat of 88 bytes each in 1472): a UDP client still
+     * gets full datagrams, four per sendmmsg call */
+    a->egress_slice = 4 * (1472 / (VRPN_HEADER_SIZE + POS_QUAT_LEN));
     char host[200];
     int port = -1;
     if (strlen(listen) >= sizeof s->listen ||

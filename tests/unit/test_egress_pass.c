@@ -214,9 +214,9 @@ static void test_pass_due_and_lazy_sinks(void **state)
     xg_egress_pass_run(t, T0, &plan, drain, &l, &r);
     assert_int_equal(l.drains[1], 1);
     assert_int_equal(l.drains[2], 0);
-    /* sink 3: the default slices: first 1, then 32, then the last 7 */
-    assert_int_equal(l.drains[3], 3);
-    assert_int_equal(r.drains, 4);
+    /* sink 3: the default slice (64) takes all 40 at once */
+    assert_int_equal(l.drains[3], 1);
+    assert_int_equal(r.drains, 2);
     assert_int_equal(l.n, 40);
     assert_int_equal(xg_table_dirty_count(t, 1), 40);
     assert_int_equal(xg_table_dirty_count(t, 2), 40);
@@ -272,6 +272,7 @@ static void test_cut_through_hook(void **state)
     struct xg_table *t = new_table();
     struct cut_log c = {.t = t};
     xg_table_set_cut_through(t, cut_cb, &c);
+    xg_table_set_cut_after(t, 1); /* at the end of the update that woke a sink */
     uint32_t e0 = push(t, 0, T0);
     assert_int_equal(c.calls, 1); /* after the update: the entity is in every set */
     assert_int_equal(c.woken[0], 0xe);
@@ -308,6 +309,7 @@ static void test_cut_through_first_slice(void **state)
     struct log l = {.t = t};
     struct cut_log c = {.t = t, .drains = &l};
     xg_table_set_cut_through(t, cut_cb, &c);
+    xg_table_set_cut_after(t, 1);
     uint32_t id[12];
     /* the first sample of the batch leaves before the second is pushed */
     id[0] = push(t, 0, T0);
@@ -344,6 +346,57 @@ static void test_cut_through_first_slice(void **state)
     assert_int_equal(xg_table_dirty_count(t, 1), 0);
     assert_int_equal(xg_table_dirty_count(t, 2), 0);
     assert_int_equal(xg_table_dirty_count(t, 3), 11);
+    xg_table_free(t);
+}
+
+/* the gateway's cut: every woken sink's slice, as often as the batch wakes it */
+static void cut_every_time(void *user, uint64_t woken, int origin)
+{
+    struct cut_log *c = user;
+    (void)origin;
+    assert_true(c->calls < 8);
+    c->woken[c->calls] = woken;
+    c->dirty1[c->calls] = xg_table_dirty_count(c->t, 1);
+    c->calls++;
+    struct xg_egress_plan plan = {.due = woken & 0x6, .sliced = woken & 0x6, .first_only = true};
+    if (plan.due) xg_egress_pass_run(c->t, T0, &plan, drain, c->drains, NULL);
+}
+
+static void test_cut_after_long_batches_only(void **state)
+{
+    (void)state;
+    struct xg_table *t = new_table();
+    struct log l = {.t = t};
+    struct cut_log c = {.t = t, .drains = &l};
+    xg_table_set_cut_through(t, cut_every_time, &c);
+    /* a batch shorter than XG_CUT_AFTER updates never calls back: the pass sends it whole */
+    for (int k = 0; k < XG_CUT_AFTER - 1; k++)
+        push(t, k, T0);
+    assert_int_equal(c.calls, 0);
+    struct xg_egress_plan plan = {.due = 0xe, .sliced = 0x6};
+    xg_egress_pass_run(t, T0, &plan, drain, &l, NULL);
+    assert_int_equal(l.n, 3 * (XG_CUT_AFTER - 1));
+    assert_int_equal(l.drains[1], 1);
+    /* the pass forgot the count: 150 updates of one batch call back after the 64th and the
+     * 128th; sinks 1 and 2 (sliced, slices of 64) send 64 entities each time, sink 3 (whole
+     * frames) waits for the pass */
+    l.n = 0;
+    memset(l.drains, 0, sizeof l.drains);
+    for (int k = 0; k < 150; k++) {
+        push(t, k, T0 + MS);
+        if (k == XG_CUT_AFTER - 2) assert_int_equal(c.calls, 0);
+    }
+    assert_int_equal(c.calls, 2);
+    assert_int_equal(c.woken[0], 0xe);
+    assert_int_equal(c.dirty1[0], 64);
+    assert_int_equal(c.woken[1], 0x6); /* sink 3's set never emptied */
+    assert_int_equal(c.dirty1[1], 64);
+    assert_int_equal(l.drains[1], 2);
+    assert_int_equal(l.drains[2], 2);
+    assert_int_equal(l.drains[3], 0);
+    assert_int_equal(l.n, 4 * 64);
+    assert_int_equal(xg_table_dirty_count(t, 1), 150 - 128);
+    assert_int_equal(xg_table_dirty_count(t, 3), 150);
     xg_table_free(t);
 }
 
@@ -439,6 +492,7 @@ int main(void)
         cmocka_unit_test(test_pass_due_and_lazy_sinks),
         cmocka_unit_test(test_cut_through_hook),
         cmocka_unit_test(test_cut_through_first_slice),
+        cmocka_unit_test(test_cut_after_long_batches_only),
         cmocka_unit_test(test_pass_shares_one_prediction),
         cmocka_unit_test(test_pose_cache),
     };

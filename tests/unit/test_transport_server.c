@@ -9,11 +9,18 @@
  * before it: bufferevent_write only queues, and a bare evbuffer_write fails on the frozen
  * output); what the socket does not take stays queued and counted as unsent, and libevent
  * writes it later in order; a TLS-style filter bufferevent and a write-disabled one are left
- * alone; a failed write leaves the bytes queued and the error to the event callback. */
+ * alone; a failed write leaves the bytes queued and the error to the event callback.
+ *
+ * xg_tserver_write on a socketpair: with nothing queued the bytes reach the peer at once and
+ * libevent is never asked to watch the socket for writability; behind queued bytes, or what the
+ * socket does not take, they are queued in order. xg_tserver_read_more: after libevent's 4 KiB
+ * read, the rest of a 13 KB frame is in the input in the same pass, up to
+ * XG_TSERVER_READ_CAP; a short read does not read on. */
 #include <errno.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
+#include <event2/bufferevent_struct.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -254,6 +261,143 @@ static void test_flush_error_is_left_to_the_event_path(void **state)
     pair_close(&p);
 }
 
+/* ---- xg_tserver_write ---- */
+
+static int no_clients(void *arg)
+{
+    (void)arg;
+    return 0;
+}
+
+static struct xg_tserver *new_ts(struct event_base *base, int64_t max_output)
+{
+    static const struct xg_tserver_ops ops = {.clients = no_clients};
+    struct xg_tserver_conf conf = {.component = "test",
+                                   .listen = "127.0.0.1:0",
+                                   .max_clients = 4,
+                                   .max_output = max_output,
+                                   .slow_timeout_ms = 1000};
+    struct xg_tserver *ts = xg_tserver_new(base, &conf, &ops, NULL);
+    assert_non_null(ts);
+    return ts;
+}
+
+static void test_write_goes_to_the_kernel_at_once(void **state)
+{
+    (void)state;
+    struct pair p;
+    pair_open(&p);
+    struct xg_tserver *ts = new_ts(p.base, 1 << 20);
+    /* enabling writing watches the socket until libevent finds nothing to write */
+    event_base_loop(p.base, EVLOOP_NONBLOCK);
+    assert_false(event_pending(&p.bev->ev_write, EV_WRITE, NULL));
+    assert_int_equal(xg_tserver_write(ts, p.bev, "peer", "frame-1", 7), 0);
+    /* readable right away, nothing queued, and libevent does not watch for writability */
+    char b[32];
+    assert_int_equal(recv(p.peer, b, sizeof b, MSG_DONTWAIT), 7);
+    assert_memory_equal(b, "frame-1", 7);
+    assert_int_equal(xg_tserver_unsent(p.bev), 0);
+    assert_false(event_pending(&p.bev->ev_write, EV_WRITE, NULL));
+    assert_int_equal(xg_tserver_bytes_out(ts), 7);
+    /* behind queued bytes: queued after them, in order */
+    assert_int_equal(bufferevent_write(p.bev, "A", 1), 0);
+    assert_int_equal(xg_tserver_write(ts, p.bev, "peer", "B", 1), 0);
+    assert_nothing_sent(p.peer);
+    assert_int_equal(xg_tserver_unsent(p.bev), 2);
+    assert_int_equal(xg_tserver_flush(p.bev), 2);
+    assert_int_equal(recv(p.peer, b, sizeof b, MSG_DONTWAIT), 2);
+    assert_memory_equal(b, "AB", 2);
+    /* writing disabled: queued, as before */
+    assert_int_equal(bufferevent_disable(p.bev, EV_WRITE), 0);
+    assert_int_equal(xg_tserver_write(ts, p.bev, "peer", "C", 1), 0);
+    assert_nothing_sent(p.peer);
+    assert_int_equal(xg_tserver_unsent(p.bev), 1);
+    xg_tserver_free(ts);
+    pair_close(&p);
+}
+
+static void test_write_queues_what_the_socket_does_not_take(void **state)
+{
+    (void)state;
+    struct pair p;
+    pair_open(&p);
+    struct xg_tserver *ts = new_ts(p.base, 1 << 22);
+    int small = 4096;
+    setsockopt(bufferevent_getfd(p.bev), SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
+    enum { TOTAL = 1 << 20 };
+    static unsigned char data[TOTAL], got[TOTAL];
+    for (size_t i = 0; i < TOTAL; i++)
+        data[i] = (unsigned char)(i * 13 + i / 241);
+    assert_int_equal(xg_tserver_write(ts, p.bev, "peer", data, TOTAL / 2), 0);
+    size_t queued = xg_tserver_unsent(p.bev);
+    assert_true(queued > 0 && queued < TOTAL / 2);                /* the socket took part of it */
+    assert_true(event_pending(&p.bev->ev_write, EV_WRITE, NULL)); /* libevent sends the rest */
+    assert_int_equal(xg_tserver_write(ts, p.bev, "peer", data + TOTAL / 2, TOTAL / 2), 0);
+    assert_int_equal(xg_tserver_unsent(p.bev), queued + TOTAL / 2);
+    size_t have = 0;
+    for (int i = 0; i < 100000 && have < TOTAL; i++) {
+        ssize_t r = recv(p.peer, got + have, TOTAL - have, MSG_DONTWAIT);
+        if (r > 0) have += (size_t)r;
+        event_base_loop(p.base, EVLOOP_NONBLOCK);
+    }
+    assert_int_equal(have, TOTAL);
+    assert_memory_equal(got, data, TOTAL);
+    assert_int_equal(xg_tserver_bytes_out(ts), TOTAL);
+    xg_tserver_free(ts);
+    pair_close(&p);
+}
+
+/* ---- xg_tserver_read_more ---- */
+
+struct reads {
+    size_t calls;
+    size_t seen[8]; /* input length at each read callback, after xg_tserver_read_more */
+};
+
+static void counting_read_cb(struct bufferevent *bev, void *arg)
+{
+    struct reads *r = arg;
+    xg_tserver_read_more(bev);
+    struct evbuffer *in = bufferevent_get_input(bev);
+    if (r->calls < 8) r->seen[r->calls] = evbuffer_get_length(in);
+    r->calls++;
+    evbuffer_drain(in, evbuffer_get_length(in));
+}
+
+static void test_read_more_takes_a_whole_frame_per_pass(void **state)
+{
+    (void)state;
+    struct pair p;
+    pair_open(&p);
+    struct reads r = {0};
+    bufferevent_setcb(p.bev, counting_read_cb, NULL, NULL, &r);
+    static unsigned char frame[13200]; /* 150 VRPN reports of 88 bytes */
+    memset(frame, 7, sizeof frame);
+    assert_int_equal(send(p.peer, frame, sizeof frame, 0), (ssize_t)sizeof frame);
+    event_base_loop(p.base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+    assert_int_equal(r.calls, 1);
+    assert_int_equal(r.seen[0], sizeof frame); /* libevent alone: 4096 */
+    /* at most XG_TSERVER_READ_CAP per pass: 40 KB arrive in three passes */
+    static unsigned char big[40000];
+    assert_int_equal(send(p.peer, big, sizeof big, 0), (ssize_t)sizeof big);
+    for (int i = 0; i < 10 && r.calls < 4; i++)
+        event_base_loop(p.base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+    assert_int_equal(r.calls, 4);
+    assert_int_equal(r.seen[1], XG_TSERVER_READ_CAP);
+    assert_int_equal(r.seen[2], XG_TSERVER_READ_CAP);
+    assert_int_equal(r.seen[3], sizeof big - 2 * XG_TSERVER_READ_CAP);
+    /* a short read (under 4 KiB) does not read on; a TLS-style filter is left alone */
+    assert_int_equal(send(p.peer, "x", 1, 0), 1);
+    event_base_loop(p.base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+    assert_int_equal(r.calls, 5);
+    assert_int_equal(r.seen[4], 1);
+    struct bufferevent *f = bufferevent_filter_new(p.bev, NULL, NULL, 0, NULL, NULL);
+    assert_non_null(f);
+    assert_int_equal(xg_tserver_read_more(f), 0);
+    bufferevent_free(f);
+    pair_close(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -267,6 +411,9 @@ int main(void)
         cmocka_unit_test(test_flush_leaves_a_filter_alone),
         cmocka_unit_test(test_flush_respects_disabled_writing),
         cmocka_unit_test(test_flush_error_is_left_to_the_event_path),
+        cmocka_unit_test(test_write_goes_to_the_kernel_at_once),
+        cmocka_unit_test(test_write_queues_what_the_socket_does_not_take),
+        cmocka_unit_test(test_read_more_takes_a_whole_frame_per_pass),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
