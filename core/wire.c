@@ -1,6 +1,7 @@
 #include "core/wire.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "core/float16.h"
@@ -46,24 +47,65 @@ uint8_t xg_read_u8(struct xg_reader *r)
     return p ? p[0] : 0;
 }
 
-static uint64_t read_be(struct xg_reader *r, size_t n)
+/* n is a constant at every call (1, 2, 4 or 8): each accessor compiles to one load and a byte
+ * swap where the host order differs */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define HOST_LE 1
+#else
+#define HOST_LE 0
+#endif
+
+static inline __attribute__((always_inline)) uint64_t load_n(const uint8_t *p, size_t n, bool be)
 {
-    const uint8_t *p = xg_read_bytes(r, n);
     uint64_t v = 0;
-    if (p)
+    if (n == 2) {
+        uint16_t x;
+        memcpy(&x, p, 2);
+        v = be == HOST_LE ? __builtin_bswap16(x) : x;
+    } else if (n == 4) {
+        uint32_t x;
+        memcpy(&x, p, 4);
+        v = be == HOST_LE ? __builtin_bswap32(x) : x;
+    } else if (n == 8) {
+        uint64_t x;
+        memcpy(&x, p, 8);
+        v = be == HOST_LE ? __builtin_bswap64(x) : x;
+    } else {
         for (size_t i = 0; i < n; i++)
-            v = (v << 8) | p[i];
+            v |= (uint64_t)p[be ? i : n - 1 - i] << (8 * (n - 1 - i));
+    }
     return v;
 }
 
-static uint64_t read_le(struct xg_reader *r, size_t n)
+static inline __attribute__((always_inline)) void store_n(uint8_t *p, uint64_t v, size_t n, bool be)
+{
+    if (n == 2) {
+        uint16_t x = (uint16_t)v;
+        if (be == HOST_LE) x = __builtin_bswap16(x);
+        memcpy(p, &x, 2);
+    } else if (n == 4) {
+        uint32_t x = (uint32_t)v;
+        if (be == HOST_LE) x = __builtin_bswap32(x);
+        memcpy(p, &x, 4);
+    } else if (n == 8) {
+        if (be == HOST_LE) v = __builtin_bswap64(v);
+        memcpy(p, &v, 8);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            p[be ? n - 1 - i : i] = (uint8_t)(v >> (8 * i));
+    }
+}
+
+static inline __attribute__((always_inline)) uint64_t read_be(struct xg_reader *r, size_t n)
 {
     const uint8_t *p = xg_read_bytes(r, n);
-    uint64_t v = 0;
-    if (p)
-        for (size_t i = n; i-- > 0;)
-            v = (v << 8) | p[i];
-    return v;
+    return p ? load_n(p, n, true) : 0;
+}
+
+static inline __attribute__((always_inline)) uint64_t read_le(struct xg_reader *r, size_t n)
+{
+    const uint8_t *p = xg_read_bytes(r, n);
+    return p ? load_n(p, n, false) : 0;
 }
 
 uint16_t xg_read_be16(struct xg_reader *r)
@@ -157,21 +199,19 @@ int xg_write_zeros(struct xg_writer *w, size_t n)
     return 0;
 }
 
-static int write_be(struct xg_writer *w, uint64_t v, size_t n)
+static inline __attribute__((always_inline)) int write_be(struct xg_writer *w, uint64_t v, size_t n)
 {
     uint8_t *p = xg_write_reserve(w, n);
     if (!p) return w->err;
-    for (size_t i = n; i-- > 0; v >>= 8)
-        p[i] = (uint8_t)v;
+    store_n(p, v, n, true);
     return 0;
 }
 
-static int write_le(struct xg_writer *w, uint64_t v, size_t n)
+static inline __attribute__((always_inline)) int write_le(struct xg_writer *w, uint64_t v, size_t n)
 {
     uint8_t *p = xg_write_reserve(w, n);
     if (!p) return w->err;
-    for (size_t i = 0; i < n; i++, v >>= 8)
-        p[i] = (uint8_t)v;
+    store_n(p, v, n, false);
     return 0;
 }
 
