@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include "core/adapter.h"
 #include "core/clock.h"
@@ -162,20 +163,36 @@ size_t xg_tserver_read_more(struct bufferevent *bev)
     struct evbuffer *in = bufferevent_get_input(bev);
     /* libevent 2.1 reads at most 4 KiB per pass (EVBUFFER_MAX_READ): a fuller read just now
      * means more may be waiting */
-    if (evbuffer_get_length(in) < XG_LIBEVENT_READ) return 0;
-    size_t got = 0;
+    size_t len = evbuffer_get_length(in);
+    if (len < XG_LIBEVENT_READ || len >= XG_TSERVER_READ_CAP) return 0;
+    size_t room = XG_TSERVER_READ_CAP - len;
     /* the bufferevent freezes its input's end so that only its read callback adds to it */
     evbuffer_unfreeze(in, 0);
-    while (evbuffer_get_length(in) + XG_LIBEVENT_READ <= XG_TSERVER_READ_CAP) {
-        /* 0 (end of stream) or an error: left for libevent's next read, which meets the same
-         * state of the socket and reports it through the event callback */
-        int k = evbuffer_read(in, fd, XG_LIBEVENT_READ);
-        if (k <= 0) break;
-        got += (size_t)k;
-        if (k < XG_LIBEVENT_READ) break; /* that was everything the socket had */
+    struct evbuffer_iovec v[2];
+    int nv = evbuffer_reserve_space(in, (ev_ssize_t)room, v, 2);
+    ssize_t k = -1;
+    if (nv > 0) {
+        struct iovec iov[2];
+        size_t want = room;
+        for (int i = 0; i < nv; i++) {
+            iov[i].iov_base = v[i].iov_base;
+            iov[i].iov_len = v[i].iov_len < want ? v[i].iov_len : want;
+            want -= iov[i].iov_len;
+        }
+        /* one readv for the rest (no FIONREAD first); 0 (end of stream) or an error is left
+         * to libevent's next read, which meets the same state of the socket and reports it
+         * through the event callback */
+        k = readv(fd, iov, nv);
+        size_t left = k > 0 ? (size_t)k : 0;
+        int used = 0;
+        for (int i = 0; i < nv && left; i++, used++) {
+            v[i].iov_len = iov[i].iov_len < left ? iov[i].iov_len : left;
+            left -= v[i].iov_len;
+        }
+        evbuffer_commit_space(in, v, used);
     }
     evbuffer_freeze(in, 0);
-    return got;
+    return k > 0 ? (size_t)k : 0;
 }
 
 /* ---- the listener ---- */
