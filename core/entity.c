@@ -535,8 +535,8 @@ static int apply_sample(struct xg_table *t, struct xg_entity *e, const struct xg
         n_used = m.n_used;
         rot_gain = m.rot_gain;
         if (need_w && n_used >= 2) { /* how far to extrapolate it (core/predict_rot.h) */
-            const struct xg_hist h1 = xg_history_pose_at(&e->hist, 1); /* the newest is L */
-            rot_gain = xg_rot_update(&e->rot, L->capture_ns, L->orientation, h1.t_ns, h1.q,
+            /* the sample before the newest (L), as the estimator decoded it */
+            rot_gain = xg_rot_update(&e->rot, L->capture_ns, L->orientation, m.prev_t_ns, m.prev_q,
                                      m.fit_angular_velocity, &ew);
         }
     }

@@ -123,6 +123,8 @@ void xg_motion_estimate(const struct xg_history *hist, int64_t window_ns, struct
 {
     const unsigned n = xg_history_count(hist);
     out->velocity = out->angular_velocity = out->fit_angular_velocity = XG_VEC3_ZERO;
+    out->prev_t_ns = 0;
+    out->prev_q = XG_QUAT_IDENTITY;
     out->rot_gain = 0;
     out->n_used = 0;
     if (n < 2) return;
@@ -155,6 +157,9 @@ void xg_motion_estimate(const struct xg_history *hist, int64_t window_ns, struct
         }
         wr[i] = wr[i - 1] * df[c];
     }
+    const struct xg_hist h1 = ring_at(hist, 1);
+    out->prev_t_ns = h1.t_ns;
+    out->prev_q = h1.q;
     struct fit fp, fr;
     fit(t, (const double(*)[3])p, m, NULL, true, false, &fp);
     fit(t, (const double(*)[3])r, m, wr, false, true, &fr);
@@ -223,10 +228,10 @@ static void left_jacobian(const double f[3], double J[3][3])
         }
 }
 
-static void acc_solve(const struct xg_motion_acc *a, const struct xg_history *hist,
-                      struct xg_motion_est *out)
+/* h0, h1: the newest sample and the one before it, decoded by the caller */
+static void acc_solve(const struct xg_motion_acc *a, const struct xg_hist *h0,
+                      const struct xg_hist *h1, struct xg_motion_est *out)
 {
-    const struct xg_hist h0v = ring_at(hist, 0), h1v = ring_at(hist, 1), *h0 = &h0v, *h1 = &h1v;
     const double t0 = (double)(a->newest_ns - a->anchor_ns) * 1e-9;
     const double t02 = t0 * t0, t03 = t02 * t0, t04 = t03 * t0;
     const double *S = a->s;
@@ -282,6 +287,8 @@ static void acc_solve(const struct xg_motion_acc *a, const struct xg_history *hi
     rel_axis(&h1->q, &h0->q, r1);
     if (!ok) w[0] = w[1] = w[2] = NAN; /* as the batch fit: 0 / 0, answered as holding */
     finish(v, w, se2, r1, (double)(h1->t_ns - h0->t_ns) * 1e-9, a->m, out);
+    out->prev_t_ns = h1->t_ns;
+    out->prev_q = h1->q;
 }
 
 void xg_motion_update(struct xg_motion_acc *acc, const struct xg_history *hist,
@@ -289,6 +296,8 @@ void xg_motion_update(struct xg_motion_acc *acc, const struct xg_history *hist,
 {
     const unsigned n = xg_history_count(hist);
     out->velocity = out->angular_velocity = out->fit_angular_velocity = XG_VEC3_ZERO;
+    out->prev_t_ns = 0;
+    out->prev_q = XG_QUAT_IDENTITY;
     out->rot_gain = 0;
     out->n_used = 0;
     if (n < 2) {
@@ -327,5 +336,6 @@ void xg_motion_update(struct xg_motion_acc *acc, const struct xg_history *hist,
             acc->m--;
         }
     }
-    acc_solve(acc, hist, out);
+    const struct xg_hist h1 = ring_at(hist, 1);
+    acc_solve(acc, h0, &h1, out);
 }

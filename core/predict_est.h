@@ -29,6 +29,9 @@ struct xg_motion_est {
     int n_used;      /* samples used (0: fewer than two, nothing estimated) */
     struct xg_vec3 fit_angular_velocity; /* rad/s, the fitted value before damping (the input of
                                             xg_rot_update, core/predict_rot.h) */
+    int64_t prev_t_ns; /* n_used >= 2: the sample before the newest as the history holds it
+                          (capture time ns, unit quaternion): decoded once here for the caller */
+    struct xg_quat prev_q;
 };
 
 /** Estimate from the pose history `hist` (core/history.h; capture times strictly increasing)
