@@ -4,20 +4,20 @@
  * One pass drains every sink that is due (a send-on-change sink whose dirty set became non-empty,
  * a rate-limited sink whose tick fired) at one pass time, so that the sinks share one predicted
  * pose per entity (xg_table_pass_begin). Sinks that may send part of an ingress batch drain in
- * slices, interleaved in configuration order: first `first_slice` entities of each (its first
- * packet goes out before any sink encodes the rest), then rounds of `slice` entities until every
- * set is empty. The others (rate-limited sinks, and sinks that send whole frames: rgmp-server,
- * less, dds, vmc; xg_adapter.whole_frames) drain their whole set once, in the first round.
+ * slices, interleaved in configuration order: rounds of `slice` entities of each (64 by
+ * default; a plan may give a different `first_slice` for the first round) until every set is
+ * empty. The others (rate-limited sinks, and sinks that send whole frames: rgmp-server, less,
+ * dds, vmc; xg_adapter.whole_frames) drain their whole set once, in the first round.
  *
- * Cut-through: the first sample of an ingress batch need not wait for the rest of the batch. The
- * table calls the gateway back (xg_table_set_cut_through) at the end of the update that woke a
- * sink; the gateway then runs a pass with `first_only` over the woken sliced sinks (not the
- * updating adapter), and the pass after the ingress callback continues with their later slices
- * (`first_sent`).
+ * Cut-through: a long ingress batch need not be pushed whole before anything leaves. The table
+ * calls the gateway back (xg_table_set_cut_through) once a batch has made XG_CUT_AFTER updates
+ * since it woke sinks; the gateway then runs a pass with `first_only` over the woken sliced sinks
+ * (not the updating adapter), and the pass after the ingress callback sends what remains.
  *
- * Trade-off: each slice is a drain of its own, i.e. its own packets and syscalls; the batch a
- * slice could have shared with the rest of the set is given up for the latency of the first
- * samples. Socket-free: the caller supplies the drain. Single-threaded. */
+ * Trade-off: each slice is a drain of its own, i.e. its own packets and syscalls, which on the
+ * measured relay cost more than the wait they save below a few dozen entities: a batch of up to
+ * 64 leaves whole (docs/performance.md "Cut-through egress", the figures). Socket-free: the caller
+ * supplies the drain. Single-threaded. */
 #ifndef XG_EGRESS_PASS_H
 #define XG_EGRESS_PASS_H
 

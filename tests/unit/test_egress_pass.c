@@ -1,7 +1,8 @@
 /* Unit tests for cut-through egress and shared prediction (issue 19 items 1 and 3): the drain
  * limit of core/entity (slices keep the rest of the set in order), the pass of core/egress_pass
  * (first slice of every sink before any sink's second, whole-frame sinks drained once, a sink
- * that takes nothing does not loop), and the pose cache of core/pose_cache (one prediction per
+ * that takes nothing does not loop), the cut-through hook (after XG_CUT_AFTER updates of a long
+ * batch, never for a short one), and the pose cache of core/pose_cache (one prediction per
  * entity per pass, invalidated by a new sample or a new pass). */
 #include <errno.h>
 #include <setjmp.h>
