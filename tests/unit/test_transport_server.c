@@ -128,6 +128,20 @@ static void assert_nothing_sent(int peer)
     assert_true(errno == EAGAIN || errno == EWOULDBLOCK);
 }
 
+/* The peer reads exactly `want` (n bytes) while libevent's loop writes what is queued. */
+static void assert_peer_gets(struct pair *p, const unsigned char *want, unsigned char *got,
+                             size_t n)
+{
+    size_t have = 0;
+    for (int i = 0; i < 100000 && have < n; i++) {
+        ssize_t r = recv(p->peer, got + have, n - have, MSG_DONTWAIT);
+        if (r > 0) have += (size_t)r;
+        event_base_loop(p->base, EVLOOP_NONBLOCK);
+    }
+    assert_int_equal(have, n);
+    assert_memory_equal(got, want, n);
+}
+
 static void test_flush_reaches_the_kernel_without_the_loop(void **state)
 {
     (void)state;
@@ -176,14 +190,7 @@ static void test_flush_partial_keeps_the_rest_queued_in_order(void **state)
     assert_int_equal(xg_tserver_flush(p.bev), 0); /* socket full: EAGAIN is not an error */
     assert_int_equal(xg_tserver_unsent(p.bev), (size_t)(TOTAL - n));
     /* libevent's write callback sends the rest, in order, as the peer reads */
-    size_t have = 0;
-    for (int i = 0; i < 100000 && have < TOTAL; i++) {
-        ssize_t r = recv(p.peer, got + have, TOTAL - have, MSG_DONTWAIT);
-        if (r > 0) have += (size_t)r;
-        event_base_loop(p.base, EVLOOP_NONBLOCK);
-    }
-    assert_int_equal(have, TOTAL);
-    assert_memory_equal(got, data, TOTAL);
+    assert_peer_gets(&p, data, got, TOTAL);
     assert_int_equal(xg_tserver_unsent(p.bev), 0);
     pair_close(&p);
 }
@@ -334,14 +341,7 @@ static void test_write_queues_what_the_socket_does_not_take(void **state)
     assert_true(event_pending(&p.bev->ev_write, EV_WRITE, NULL)); /* libevent sends the rest */
     assert_int_equal(xg_tserver_write(ts, p.bev, "peer", data + TOTAL / 2, TOTAL / 2), 0);
     assert_int_equal(xg_tserver_unsent(p.bev), queued + TOTAL / 2);
-    size_t have = 0;
-    for (int i = 0; i < 100000 && have < TOTAL; i++) {
-        ssize_t r = recv(p.peer, got + have, TOTAL - have, MSG_DONTWAIT);
-        if (r > 0) have += (size_t)r;
-        event_base_loop(p.base, EVLOOP_NONBLOCK);
-    }
-    assert_int_equal(have, TOTAL);
-    assert_memory_equal(got, data, TOTAL);
+    assert_peer_gets(&p, data, got, TOTAL);
     assert_int_equal(xg_tserver_bytes_out(ts), TOTAL);
     xg_tserver_free(ts);
     pair_close(&p);
