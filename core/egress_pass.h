@@ -11,8 +11,9 @@
  *
  * Cut-through: a long ingress batch need not be pushed whole before anything leaves. The table
  * calls the gateway back (xg_table_set_cut_through) once a batch has made XG_CUT_AFTER updates
- * since it woke sinks; the gateway then runs a pass with `first_only` over the woken sliced sinks
- * (not the updating adapter), and the pass after the ingress callback sends what remains.
+ * since it woke sinks, then after twice as many each time; the gateway then runs a pass with
+ * `first_only` over the woken sliced sinks (not the updating adapter) that sends everything
+ * marked, and the pass after the ingress callback sends what remains.
  *
  * Trade-off: each slice is a drain of its own, i.e. its own packets and syscalls, which on the
  * measured relay cost more than the wait they save below a few dozen entities: a batch of up to

@@ -56,6 +56,7 @@ struct xg_table {
     uint64_t woken;     /* sinks whose set became non-empty since the last cut or pass */
     unsigned cut_after; /* updates of a batch before the hook runs (xg_table_set_cut_after) */
     unsigned cut_count; /* updates since a sink was woken, while woken != 0 */
+    unsigned cut_next;  /* updates before the next cut of this batch */
     struct xg_pose_cache *poses; /* NULL until the first pass, or when it could not be had */
     /* peer-triggered warnings, one limiter per kind and origin adapter */
     struct xg_log_limit reject_lim[XG_MAX_ADAPTERS], refuse_lim[XG_MAX_ADAPTERS];
@@ -108,7 +109,7 @@ struct xg_table *xg_table_new(const struct xg_table_params *params)
     if (t->p.velocity_window_ns <= 0) t->p.velocity_window_ns = 100 * INT64_C(1000000);
     if (!t->p.max_entities) t->p.max_entities = 65536;
     t->next_id = 1;
-    t->cut_after = XG_CUT_AFTER;
+    t->cut_after = t->cut_next = XG_CUT_AFTER;
     if (xg_ent_hmap_grow(&t->by_id, 64) || xg_ent_hmap_grow(&t->by_source, 64) ||
         xg_ent_hmap_grow(&t->by_name, 64)) {
         xg_table_free(t);
@@ -578,21 +579,26 @@ void xg_table_set_cut_through(struct xg_table *t, xg_cut_fn fn, void *user)
 
 void xg_table_set_cut_after(struct xg_table *t, unsigned updates)
 {
-    t->cut_after = updates ? updates : 1;
+    t->cut_after = t->cut_next = updates ? updates : 1;
 }
 
 /* The end of an update: the table is consistent again; sinks woken since the last cut may send
- * now, once the batch has pushed cut_after updates since the first of them woke a sink. */
+ * now, once the batch has pushed cut_next updates since the first of them woke a sink. Each cut
+ * of a batch doubles the next threshold (64, 128, 256 ... updates), so that a batch of n
+ * updates is cut about log2(n / 64) times: its first entities leave early, the rest in few,
+ * large drains. */
 static int cut_point(struct xg_table *t, int origin, int rc)
 {
     if (!t->woken || !t->cut || t->in_pass || t->in_cut) return rc;
-    if (++t->cut_count < t->cut_after) return rc;
+    if (++t->cut_count < t->cut_next) return rc;
     uint64_t w = t->woken;
+    unsigned next = t->cut_next < XG_CUT_MAX / 2 ? 2 * t->cut_next : XG_CUT_MAX;
     t->woken = 0;
     t->cut_count = 0;
     t->in_cut = true;
     t->cut(t->cut_user, w, origin);
     t->in_cut = false;
+    t->cut_next = next; /* the cut's pass reset it */
     return rc;
 }
 
@@ -774,6 +780,7 @@ int xg_table_pass_begin(struct xg_table *t, int64_t now_ns)
     t->in_pass = true;
     t->woken = 0; /* the pass drains what woke them */
     t->cut_count = 0;
+    t->cut_next = t->cut_after; /* a new batch */
     t->pass_ns = now_ns;
     int rc = xg_pose_cache_reserve(&t->poses, t->n_slots);
     if (t->poses) xg_pose_cache_new_pass(t->poses);

@@ -311,8 +311,10 @@ size_t xg_table_drain(struct xg_table *t, int sink, int64_t now_ns, xg_visit_fn 
  *  gateway's egress pass (core/egress_pass.h) sets it around the drains of sliced sinks. */
 void xg_table_set_drain_limit(struct xg_table *t, int sink, size_t max);
 
-/** Updates of one ingress batch after which the cut-through hook runs (default). */
+/** Updates of one ingress batch after which the cut-through hook first runs (default); each
+ *  further cut of the same batch waits twice as many, up to XG_CUT_MAX. */
 #define XG_CUT_AFTER 64
+#define XG_CUT_MAX 4096
 
 /** Cut-through hook (docs/performance.md "Cut-through egress"): called at the end of
  *  xg_table_update*(), xg_table_push(), xg_table_set_button() and xg_table_set_analog() once
@@ -320,9 +322,11 @@ void xg_table_set_drain_limit(struct xg_table *t, int sink, size_t max);
  *  non-empty (bit i of `woken` = sink i, every sink woken since the hook last ran), i.e. in the
  *  middle of a long ingress batch: the table is consistent then, and those sinks may send what
  *  is marked before the caller pushes the rest of its batch. A batch shorter than that never
- *  calls it (the egress pass after the read sends it whole). `origin` is the updating adapter.
- *  Not called from within the hook or during an egress pass; xg_table_pass_begin() forgets the
- *  woken sinks and the count. */
+ *  calls it (the egress pass after the read sends it whole). Each call doubles the updates the
+ *  next one waits for (up to XG_CUT_MAX), until xg_table_pass_begin() outside the hook (the pass
+ *  after the read: a new batch) forgets the woken sinks and the count and starts again at
+ *  xg_table_set_cut_after(). `origin` is the updating adapter. Not called from within the hook
+ *  or during an egress pass. */
 typedef void (*xg_cut_fn)(void *user, uint64_t woken, int origin);
 void xg_table_set_cut_through(struct xg_table *t, xg_cut_fn fn, void *user);
 /** Updates before the hook runs: 1 = at the end of the update that woke a sink; 0 is taken as 1.

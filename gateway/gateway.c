@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <event2/event.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -391,7 +392,8 @@ static uint64_t sliced_sinks(struct xg_gateway *gw)
 static void cut_through(void *user, uint64_t woken, int origin)
 {
     struct xg_gateway *gw = user;
-    struct xg_egress_plan plan = {.first_only = true};
+    /* everything marked since the last cut, in one drain per sink */
+    struct xg_egress_plan plan = {.first_only = true, .first_slice = SIZE_MAX};
     plan.due = woken & sliced_sinks(gw);
     if (origin >= 0 && origin < XG_MAX_ADAPTERS) plan.due &= ~(UINT64_C(1) << origin);
     plan.sliced = plan.due;

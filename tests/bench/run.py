@@ -455,7 +455,7 @@ def pipeline_daemon(o, avail):
     from xgtest import Gateway
     if not avail.get("rtp"):
         return None
-    ladder = [50] if o.quick else [50, 500, 1000, 2000, 2800]
+    ladder = [50] if o.quick else [50, 500, 1000, 2000, 2800, 3600, 4400]
     rate = 240
     secs = 0.5 if o.quick else 1.5
     n_win = 2 if o.quick else 3

@@ -284,6 +284,9 @@ static void test_cut_through_hook(void **state)
     assert_int_equal(c.calls, 1);
     struct log l = {.t = t};
     xg_table_drain(t, 1, T0, record, &l); /* sink 1 empty again */
+    /* the batch ends with the gateway's pass (here an empty one): the next starts at 1 again */
+    xg_table_pass_begin(t, T0);
+    xg_table_pass_end(t);
     assert_int_equal(xg_table_set_button(t, e0, 3, true), 0);
     assert_int_equal(c.calls, 2);
     assert_int_equal(c.woken[1], 0x2);
@@ -319,14 +322,16 @@ static void test_cut_through_first_slice(void **state)
         assert_int_equal(l.v[s].sink, s + 1);
         assert_int_equal(l.v[s].id, id[0]);
     }
-    /* the sets emptied by it wake their sinks again with the next sample, but each sink sends one
-     * first slice per batch */
+    /* the sets emptied by it wake their sinks again with the next sample; the next cut of the
+     * batch waits twice as long (update 3); this hook sends one first slice per sink and batch,
+     * so the sets stay non-empty and nothing wakes a sink again */
     id[1] = push(t, 1, T0);
-    assert_int_equal(c.calls, 2);
+    assert_int_equal(c.calls, 1);
     assert_int_equal(l.n, 3);
-    for (int k = 2; k < 12; k++)
+    for (int k = 2; k < 12; k++) {
         id[k] = push(t, k, T0);
-    assert_int_equal(c.calls, 2);
+        assert_int_equal(c.calls, k < 2 ? 1 : 2);
+    }
     assert_int_equal(l.n, 3);
     /* the pass after the batch continues with later slices at once (no second first slice) */
     struct xg_egress_plan plan = {.due = 0x6, .sliced = 0x6, .first_sent = 0x6};
@@ -350,54 +355,89 @@ static void test_cut_through_first_slice(void **state)
     xg_table_free(t);
 }
 
-/* the gateway's cut: every woken sink's slice, as often as the batch wakes it */
+/* the gateway's cut: every woken sliced sink sends what is marked, in one drain; entities are
+ * counted per sink, not recorded (a long batch) */
+static int count_visit(void *user, const struct xg_entity *e, const struct xg_pose *pose)
+{
+    (void)e;
+    (void)pose;
+    (*(int *)user)++;
+    return 0;
+}
+
+struct cut_count {
+    struct xg_table *t;
+    int calls;
+    size_t dirty1[8]; /* sink 1's set when called */
+    uint64_t woken[8];
+    int sent[4]; /* entities drained by the cuts, per sink */
+};
+
+static void count_drain(void *user, int sink)
+{
+    struct cut_count *c = user;
+    xg_table_drain(c->t, sink, T0, count_visit, &c->sent[sink]);
+}
+
 static void cut_every_time(void *user, uint64_t woken, int origin)
 {
-    struct cut_log *c = user;
+    struct cut_count *c = user;
     (void)origin;
     assert_true(c->calls < 8);
     c->woken[c->calls] = woken;
     c->dirty1[c->calls] = xg_table_dirty_count(c->t, 1);
     c->calls++;
-    struct xg_egress_plan plan = {.due = woken & 0x6, .sliced = woken & 0x6, .first_only = true};
-    if (plan.due) xg_egress_pass_run(c->t, T0, &plan, drain, c->drains, NULL);
+    struct xg_egress_plan plan = {
+        .due = woken & 0x6, .sliced = woken & 0x6, .first_slice = SIZE_MAX, .first_only = true};
+    if (plan.due) xg_egress_pass_run(c->t, T0, &plan, count_drain, c, NULL);
 }
 
 static void test_cut_after_long_batches_only(void **state)
 {
     (void)state;
     struct xg_table *t = new_table();
-    struct log l = {.t = t};
-    struct cut_log c = {.t = t, .drains = &l};
+    struct cut_count c = {.t = t};
     xg_table_set_cut_through(t, cut_every_time, &c);
     /* a batch shorter than XG_CUT_AFTER updates never calls back: the pass sends it whole */
     for (int k = 0; k < XG_CUT_AFTER - 1; k++)
         push(t, k, T0);
     assert_int_equal(c.calls, 0);
+    struct log l = {.t = t};
     struct xg_egress_plan plan = {.due = 0xe, .sliced = 0x6};
     xg_egress_pass_run(t, T0, &plan, drain, &l, NULL);
     assert_int_equal(l.n, 3 * (XG_CUT_AFTER - 1));
     assert_int_equal(l.drains[1], 1);
-    /* the pass forgot the count: 150 updates of one batch call back after the 64th and the
-     * 128th; sinks 1 and 2 (sliced, slices of 64) send 64 entities each time, sink 3 (whole
-     * frames) waits for the pass */
-    l.n = 0;
-    memset(l.drains, 0, sizeof l.drains);
-    for (int k = 0; k < 150; k++) {
+    /* the pass forgot the count: in a batch of 1000 updates the cuts come after the 64th, then
+     * 128, 256 and 512 more (each threshold twice the last): 64, 192, 448 and 960 updates in;
+     * sinks 1 and 2 (sliced) send everything marked since the last cut, sink 3 (whole frames)
+     * waits for the pass */
+    static const int at[] = {64, 192, 448, 960};
+    for (int k = 0; k < 1000; k++) {
         push(t, k, T0 + MS);
-        if (k == XG_CUT_AFTER - 2) assert_int_equal(c.calls, 0);
+        int expect = 0;
+        for (size_t i = 0; i < 4; i++)
+            expect += k + 1 >= at[i];
+        assert_int_equal(c.calls, expect);
     }
-    assert_int_equal(c.calls, 2);
     assert_int_equal(c.woken[0], 0xe);
-    assert_int_equal(c.dirty1[0], 64);
     assert_int_equal(c.woken[1], 0x6); /* sink 3's set never emptied */
-    assert_int_equal(c.dirty1[1], 64);
-    assert_int_equal(l.drains[1], 2);
-    assert_int_equal(l.drains[2], 2);
-    assert_int_equal(l.drains[3], 0);
-    assert_int_equal(l.n, 4 * 64);
-    assert_int_equal(xg_table_dirty_count(t, 1), 150 - 128);
-    assert_int_equal(xg_table_dirty_count(t, 3), 150);
+    static const size_t dirty[] = {64, 128, 256, 512};
+    for (size_t i = 0; i < 4; i++)
+        assert_int_equal(c.dirty1[i], dirty[i]);
+    assert_int_equal(c.sent[1], 960);
+    assert_int_equal(c.sent[2], 960);
+    assert_int_equal(c.sent[3], 0);
+    assert_int_equal(xg_table_dirty_count(t, 1), 1000 - 960);
+    assert_int_equal(xg_table_dirty_count(t, 3), 1000);
+    /* the pass after the batch starts the next one at XG_CUT_AFTER again */
+    plan = (struct xg_egress_plan){.due = 0xe, .sliced = 0x6};
+    struct log l2 = {.t = t};
+    l2.lazy[3] = true; /* sink 3's 1000 are not recorded */
+    xg_egress_pass_run(t, T0, &plan, drain, &l2, NULL);
+    assert_int_equal(l2.n, 2 * 40);
+    for (int k = 0; k < XG_CUT_AFTER; k++)
+        push(t, k, T0 + 2 * MS);
+    assert_int_equal(c.calls, 5);
     xg_table_free(t);
 }
 
