@@ -9,6 +9,11 @@ static void drain_one(struct xg_table *t, int sink, size_t limit, xg_egress_drai
     r->drains++;
 }
 
+static size_t slice_of(const struct xg_egress_plan *plan, int i)
+{
+    return plan->slice[i] ? plan->slice[i] : XG_EGRESS_SLICE;
+}
+
 void xg_egress_pass_run(struct xg_table *t, int64_t now_ns, const struct xg_egress_plan *plan,
                         xg_egress_drain_fn fn, void *user, struct xg_egress_result *res)
 {
@@ -20,24 +25,20 @@ void xg_egress_pass_run(struct xg_table *t, int64_t now_ns, const struct xg_egre
     for (uint64_t m = plan->due; m; m &= m - 1) {
         int i = __builtin_ctzll(m);
         bool sl = (sliced >> i) & 1;
-        size_t later = plan->slice[i] ? plan->slice[i] : XG_EGRESS_SLICE;
-        size_t lim = !sl                                                 ? 0
-                     : (plan->first_sent >> i) & 1 || !plan->first_slice ? later
-                                                                         : plan->first_slice;
+        size_t lim = !sl ? 0 : plan->first_slice ? plan->first_slice : slice_of(plan, i);
         size_t before = xg_table_dirty_count(t, i);
         drain_one(t, i, lim, fn, user, &r);
         size_t after = xg_table_dirty_count(t, i);
         if (sl && after && after < before) more |= UINT64_C(1) << i;
     }
     r.rounds = 1;
-    if (plan->first_only) more = 0;
     /* then slices, interleaved, until the sets are empty */
     while (more) {
         r.rounds++;
         for (uint64_t m = more; m; m &= m - 1) {
             int i = __builtin_ctzll(m);
             size_t before = xg_table_dirty_count(t, i);
-            drain_one(t, i, plan->slice[i] ? plan->slice[i] : XG_EGRESS_SLICE, fn, user, &r);
+            drain_one(t, i, slice_of(plan, i), fn, user, &r);
             size_t after = xg_table_dirty_count(t, i);
             if (!after || after >= before) more &= ~(UINT64_C(1) << i);
         }

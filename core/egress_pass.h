@@ -11,9 +11,9 @@
  *
  * Cut-through: a long ingress batch need not be pushed whole before anything leaves. The table
  * calls the gateway back (xg_table_set_cut_through) once a batch has made XG_CUT_AFTER updates
- * since it woke sinks, then after twice as many each time; the gateway then runs a pass with
- * `first_only` over the woken sliced sinks (not the updating adapter) that sends everything
- * marked, and the pass after the ingress callback sends what remains.
+ * since it woke sinks, then after twice as many each time; the gateway then runs a pass over the
+ * woken sliced sinks (not the updating adapter) that drains each one's whole set once (`sliced`
+ * left empty), and the pass after the ingress callback sends what remains.
  *
  * Trade-off: each slice is a drain of its own, i.e. its own packets and syscalls, which on the
  * measured relay cost more than the wait they save below a few dozen entities: a batch of up to
@@ -38,9 +38,6 @@ struct xg_egress_plan {
     uint64_t sliced;    /* of the due ones, these in slices; the rest whole, once */
     size_t first_slice; /* entities in a sliced sink's first drain of the pass; 0 = its slice */
     size_t slice[XG_MAX_ADAPTERS]; /* entities per slice, per sink; 0 = XG_EGRESS_SLICE */
-    uint64_t first_sent; /* sliced sinks whose first slice already left (during the ingress call:
-                            xg_table_set_cut_through): they start with a later slice */
-    bool first_only;     /* run the first round only (the cut-through itself) */
 };
 
 /** What a pass did. */

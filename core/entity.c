@@ -592,13 +592,12 @@ static int cut_point(struct xg_table *t, int origin, int rc)
     if (!t->woken || !t->cut || t->in_pass || t->in_cut) return rc;
     if (++t->cut_count < t->cut_next) return rc;
     uint64_t w = t->woken;
-    unsigned next = t->cut_next < XG_CUT_MAX / 2 ? 2 * t->cut_next : XG_CUT_MAX;
     t->woken = 0;
     t->cut_count = 0;
+    t->cut_next = t->cut_next < XG_CUT_MAX / 2 ? 2 * t->cut_next : XG_CUT_MAX;
     t->in_cut = true;
     t->cut(t->cut_user, w, origin);
     t->in_cut = false;
-    t->cut_next = next; /* the cut's pass reset it */
     return rc;
 }
 
@@ -778,9 +777,11 @@ void xg_table_set_drain_limit(struct xg_table *t, int sink, size_t max)
 int xg_table_pass_begin(struct xg_table *t, int64_t now_ns)
 {
     t->in_pass = true;
-    t->woken = 0; /* the pass drains what woke them */
-    t->cut_count = 0;
-    t->cut_next = t->cut_after; /* a new batch */
+    if (!t->in_cut) { /* the pass after a read: it drains what woke them; a new batch follows */
+        t->woken = 0;
+        t->cut_count = 0;
+        t->cut_next = t->cut_after;
+    }
     t->pass_ns = now_ns;
     int rc = xg_pose_cache_reserve(&t->poses, t->n_slots);
     if (t->poses) xg_pose_cache_new_pass(t->poses);

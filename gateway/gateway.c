@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <event2/event.h>
 #include <signal.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -386,21 +385,18 @@ static uint64_t sliced_sinks(struct xg_gateway *gw)
 }
 
 /* Cut-through (xg_table_set_cut_through): a long ingress batch has pushed XG_CUT_AFTER updates
- * since it woke sinks; the sliced ones other than the updating adapter send a slice now, before
- * the ingress callback pushes the rest of its batch. The pass event, already active, sends what
- * remains after the read. */
+ * since it woke sinks; the sliced ones other than the updating adapter send what is marked now,
+ * before the ingress callback pushes the rest of its batch. The pass event, already active, sends
+ * what remains after the read. */
 static void cut_through(void *user, uint64_t woken, int origin)
 {
     struct xg_gateway *gw = user;
-    /* everything marked since the last cut, in one drain per sink */
-    struct xg_egress_plan plan = {.first_only = true, .first_slice = SIZE_MAX};
-    plan.due = woken & sliced_sinks(gw);
+    /* everything marked since the last cut, in one drain per sink (not sliced) */
+    struct xg_egress_plan plan = {.due = woken & sliced_sinks(gw)};
     if (origin >= 0 && origin < XG_MAX_ADAPTERS) plan.due &= ~(UINT64_C(1) << origin);
-    plan.sliced = plan.due;
     if (!plan.due) return;
     struct xg_egress_result r;
     xg_egress_pass_run(gw->table, xg_clock_mono_ns(), &plan, pass_drain, gw, &r);
-    gw->egress_first |= plan.due;
     gw->egress_passes++;
     gw->egress_drains += r.drains;
 }
@@ -421,8 +417,7 @@ static void pass_cb(evutil_socket_t fd, short what, void *arg)
         if (ga->a.rate_hz <= 0 && !ga->a.whole_frames) plan.sliced |= bit;
         plan.slice[i] = ga->a.egress_slice;
     }
-    plan.first_sent = gw->egress_first & plan.sliced;
-    gw->egress_due = gw->egress_first = 0;
+    gw->egress_due = 0;
     if (!plan.due) return;
     struct xg_egress_result r;
     xg_egress_pass_run(gw->table, xg_clock_mono_ns(), &plan, pass_drain, gw, &r);

@@ -69,7 +69,6 @@ struct xg_gateway {
     struct evconnlistener *admin_listener; /* evhttp's listener (owned by evhttp), guarded */
     struct event *pass_ev; /* the egress pass (core/egress_pass.h), active while sinks are due */
     uint64_t egress_due;   /* sinks (bit = adapter index) the next pass drains */
-    uint64_t egress_first; /* of those, sinks whose first slice left in a cut-through */
     uint64_t egress_passes, egress_drains; /* passes run, drains in them (/metrics) */
     struct event *expire_ev, *lag_ev, *sigint_ev, *sigterm_ev;
     struct event *sighup_ev, *sigusr1_ev, *sigusr2_ev; /* logged and ignored */

@@ -240,7 +240,7 @@ struct cut_log {
     int origin[8];
     size_t dirty1[8];   /* sink 1's set when called */
     struct log *drains; /* when set: run the gateway's first-only pass */
-    uint64_t first;     /* sinks whose first slice left (the gateway's egress_first) */
+    uint64_t first;     /* sinks this hook already drained in the batch */
 };
 
 static void cut_cb(void *user, uint64_t woken, int origin)
@@ -251,9 +251,9 @@ static void cut_cb(void *user, uint64_t woken, int origin)
     c->origin[c->calls] = origin;
     c->dirty1[c->calls] = xg_table_dirty_count(c->t, 1);
     c->calls++;
-    uint64_t due = woken & ~c->first; /* once per sink per batch, as the gateway does */
+    uint64_t due = woken & ~c->first; /* once per sink per batch (this hook's own rule) */
     if (c->drains && due) {
-        struct xg_egress_plan plan = {.due = due, .sliced = due, .first_only = true};
+        struct xg_egress_plan plan = {.due = due}; /* a whole drain each, as the gateway's */
         xg_egress_pass_run(c->t, T0, &plan, drain, c->drains, NULL);
         c->first |= due;
     }
@@ -333,8 +333,8 @@ static void test_cut_through_first_slice(void **state)
         assert_int_equal(c.calls, k < 2 ? 1 : 2);
     }
     assert_int_equal(l.n, 3);
-    /* the pass after the batch continues with later slices at once (no second first slice) */
-    struct xg_egress_plan plan = {.due = 0x6, .sliced = 0x6, .first_sent = 0x6};
+    /* the pass after the batch drains the rest in the sinks' slices */
+    struct xg_egress_plan plan = {.due = 0x6, .sliced = 0x6};
     plan.slice[1] = 4;
     plan.slice[2] = 8;
     struct xg_egress_result r;
@@ -387,8 +387,7 @@ static void cut_every_time(void *user, uint64_t woken, int origin)
     c->woken[c->calls] = woken;
     c->dirty1[c->calls] = xg_table_dirty_count(c->t, 1);
     c->calls++;
-    struct xg_egress_plan plan = {
-        .due = woken & 0x6, .sliced = woken & 0x6, .first_slice = SIZE_MAX, .first_only = true};
+    struct xg_egress_plan plan = {.due = woken & 0x6}; /* one whole drain each */
     if (plan.due) xg_egress_pass_run(c->t, T0, &plan, count_drain, c, NULL);
 }
 
