@@ -119,14 +119,16 @@ static struct xg_hist ring_at(const struct xg_history *hist, unsigned k)
     return xg_history_pose_at(hist, k);
 }
 
+/* nothing estimated: zero velocities, held */
+static void est_clear(struct xg_motion_est *out)
+{
+    *out = (struct xg_motion_est){.prev_q = XG_QUAT_IDENTITY};
+}
+
 void xg_motion_estimate(const struct xg_history *hist, int64_t window_ns, struct xg_motion_est *out)
 {
     const unsigned n = xg_history_count(hist);
-    out->velocity = out->angular_velocity = out->fit_angular_velocity = XG_VEC3_ZERO;
-    out->prev_t_ns = 0;
-    out->prev_q = XG_QUAT_IDENTITY;
-    out->rot_gain = 0;
-    out->n_used = 0;
+    est_clear(out);
     if (n < 2) return;
     const struct xg_hist h0v = ring_at(hist, 0), *h0 = &h0v;
     double t[XG_HISTORY], p[XG_HISTORY][3], r[XG_HISTORY][3];
@@ -139,6 +141,10 @@ void xg_motion_estimate(const struct xg_history *hist, int64_t window_ns, struct
         t[m] = (double)(h->t_ns - h0->t_ns) * 1e-9;
         p[m][0] = h->p.x - h0->p.x, p[m][1] = h->p.y - h0->p.y, p[m][2] = h->p.z - h0->p.z;
         rel_rotvec(&h->q, &h0->q, r[m]);
+        if (k == 1) { /* always used: at least two samples are */
+            out->prev_t_ns = h->t_ns;
+            out->prev_q = h->q;
+        }
         m++;
     }
     /* rotation weights exp(age / tau) as a running product over the intervals: sources at a
@@ -157,9 +163,6 @@ void xg_motion_estimate(const struct xg_history *hist, int64_t window_ns, struct
         }
         wr[i] = wr[i - 1] * df[c];
     }
-    const struct xg_hist h1 = ring_at(hist, 1);
-    out->prev_t_ns = h1.t_ns;
-    out->prev_q = h1.q;
     struct fit fp, fr;
     fit(t, (const double(*)[3])p, m, NULL, true, false, &fp);
     fit(t, (const double(*)[3])r, m, wr, false, true, &fr);
@@ -295,11 +298,7 @@ void xg_motion_update(struct xg_motion_acc *acc, const struct xg_history *hist,
                       const struct xg_hist *evicted, int64_t window_ns, struct xg_motion_est *out)
 {
     const unsigned n = xg_history_count(hist);
-    out->velocity = out->angular_velocity = out->fit_angular_velocity = XG_VEC3_ZERO;
-    out->prev_t_ns = 0;
-    out->prev_q = XG_QUAT_IDENTITY;
-    out->rot_gain = 0;
-    out->n_used = 0;
+    est_clear(out);
     if (n < 2) {
         acc->newest_ns = 0, acc->m = 0;
         return;

@@ -143,8 +143,8 @@ int xg_tserver_write(struct xg_tserver *ts, struct bufferevent *bev, const char 
 
 /** Read up to XG_TSERVER_READ_CAP bytes per pass: libevent 2.1 reads at most 4 KiB per pass,
  *  so a frame of 4.4 KiB (50 VRPN reports) came in two passes, each with its own egress. Called
- *  first in an adapter's read callback: when that read filled 4 KiB, read on (4 KiB per call,
- *  until the socket has nothing more or the input holds XG_TSERVER_READ_CAP). Plain socket
+ *  first in an adapter's read callback: when the input holds 4 KiB or more, one readv() for the
+ *  rest, up to XG_TSERVER_READ_CAP in the input (no FIONREAD first). Plain socket
  *  bufferevents with reading enabled only (TLS reads through its own filter). End of stream and
  *  errors are left to the bufferevent, whose next read reports them. Returns the bytes added. */
 size_t xg_tserver_read_more(struct bufferevent *bev);

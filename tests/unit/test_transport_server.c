@@ -128,6 +128,17 @@ static void assert_nothing_sent(int peer)
     assert_true(errno == EAGAIN || errno == EWOULDBLOCK);
 }
 
+/* A 4 KiB send buffer on the bufferevent's socket, so that a large write only partly fits, and
+ * n bytes of a pattern (byte i = i * mul + i / div) to write. */
+static void fill_for_a_small_socket(struct pair *p, unsigned char *data, size_t n, unsigned mul,
+                                    unsigned div)
+{
+    int small = 4096;
+    setsockopt(bufferevent_getfd(p->bev), SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
+    for (size_t i = 0; i < n; i++)
+        data[i] = (unsigned char)(i * mul + i / div);
+}
+
 /* The peer reads exactly `want` (n bytes) while libevent's loop writes what is queued. */
 static void assert_peer_gets(struct pair *p, const unsigned char *want, unsigned char *got,
                              size_t n)
@@ -176,12 +187,9 @@ static void test_flush_partial_keeps_the_rest_queued_in_order(void **state)
     (void)state;
     struct pair p;
     pair_open(&p);
-    int small = 4096;
-    setsockopt(bufferevent_getfd(p.bev), SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
     enum { TOTAL = 1 << 20 };
     static unsigned char data[TOTAL], got[TOTAL];
-    for (size_t i = 0; i < TOTAL; i++)
-        data[i] = (unsigned char)(i * 7 + i / 251);
+    fill_for_a_small_socket(&p, data, TOTAL, 7, 251);
     assert_int_equal(bufferevent_write(p.bev, data, TOTAL), 0);
     int n = xg_tserver_flush(p.bev);
     assert_true(n > 0 && n < TOTAL); /* the socket took part of it */
@@ -329,12 +337,9 @@ static void test_write_queues_what_the_socket_does_not_take(void **state)
     struct pair p;
     pair_open(&p);
     struct xg_tserver *ts = new_ts(p.base, 1 << 22);
-    int small = 4096;
-    setsockopt(bufferevent_getfd(p.bev), SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
     enum { TOTAL = 1 << 20 };
     static unsigned char data[TOTAL], got[TOTAL];
-    for (size_t i = 0; i < TOTAL; i++)
-        data[i] = (unsigned char)(i * 13 + i / 241);
+    fill_for_a_small_socket(&p, data, TOTAL, 13, 241);
     assert_int_equal(xg_tserver_write(ts, p.bev, "peer", data, TOTAL / 2), 0);
     size_t queued = xg_tserver_unsent(p.bev);
     assert_true(queued > 0 && queued < TOTAL / 2);                /* the socket took part of it */
