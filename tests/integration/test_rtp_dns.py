@@ -55,7 +55,9 @@ def rtp_packets(sock, n, timeout=10.0):
             pkt = sock.recv(65536)
         except socket.timeout:
             continue
-        if len(pkt) >= 12 and not 72 <= (pkt[1] & 0x7f) <= 76:  # RTCP PTs 200-204 (RFC 5761)
+        # RTP version 2 only (the suite runs in parallel: another test's datagrams, e.g. DDS
+        # discovery, can reach this port), and not RTCP (PTs 200-204, RFC 5761)
+        if len(pkt) >= 12 and pkt[0] >> 6 == 2 and not 72 <= (pkt[1] & 0x7f) <= 76:
             got.append(pkt)
     assert len(got) == n, f"{len(got)} of {n} RTP packets"
     return got

@@ -50,13 +50,17 @@ def test_check():
           "destination without a port and 'no_such..name' are refused, naming the text")
 
 
-def datagrams(sock, n, timeout=10.0):
-    """n datagrams received on sock (VMC bundles)."""
+def datagrams(sock, n, sender, timeout=10.0):
+    """n datagrams received on sock from sender ("ip:port", the vmc adapter's socket): VMC
+    bundles. Datagrams from elsewhere are not ours and are skipped (the suite runs in parallel:
+    another test's DDS discovery once reached this port)."""
     got, deadline = [], time.monotonic() + timeout
     while len(got) < n and time.monotonic() < deadline:
         try:
-            d = sock.recv(65536)
+            d, src = sock.recvfrom(65536)
         except socket.timeout:
+            continue
+        if f"{src[0]}:{src[1]}" != sender:
             continue
         assert d.startswith(b"#bundle\0"), d[:16]
         got.append(d)
@@ -99,7 +103,8 @@ adapters:
                                f"'vmcdest.test': "), gw.log()
             # the numeric destination keeps receiving meanwhile, and nothing else is sent: every
             # datagram counted out reached it (one destination active)
-            datagrams(live, 30)
+            out_addr = f"127.0.0.1:{a['peer'].split()[0].split(':')[1]}"  # "udp:PORT -> ..."
+            datagrams(live, 30, out_addr)
             # the bind name: no socket yet, in backoff with the DNS error; the gateway runs on
             b = wait_until(lambda: (lambda x: x if x["state"] == "backoff" else None)(
                 adapter(gw, "in")), what="'in' in backoff")
@@ -114,7 +119,7 @@ adapters:
             dns.resolvable = True
             assert gw.wait_log(f"[out] destination vmcdest.test:{tp} resolved to "
                                f"127.0.0.2:{tp}: sending to it", timeout=25), gw.log()
-            datagrams(late, 10)
+            datagrams(late, 10, out_addr)
             a = adapter(gw, "out")
             assert a["counters"]["destinations_unresolved"] == 1, a
             assert a["peer"].endswith(f" -> nohost.invalid:{lp} (unresolved),127.0.0.2:{tp},"
