@@ -172,8 +172,11 @@ class Peer:
     def read_packet(self, timeout=5.0):
         self.s.settimeout(timeout)
         while True:
-            if self.buf:
-                n, i = dec_int(self.buf, 0)
+            try:  # the length prefix itself may be cut by a read (a varint of several bytes)
+                n, i = dec_int(self.buf, 0) if self.buf else (None, 0)
+            except IndexError:
+                n = None
+            if n is not None:
                 if len(self.buf) >= i + n:
                     f, self.buf = self.buf[:i + n], self.buf[i + n:]
                     self.parse(f, i)

@@ -83,6 +83,10 @@ class LessClient(L.Peer):
                         return
                 except socket.timeout:
                     continue
+                except OSError:
+                    if self.stop_ev.is_set():  # close() while this thread was in recv
+                        return
+                    raise
                 self.updates += sum(1 for c, _ in self.msgs if c == 6)
                 del self.msgs[:]
         threading.Thread(target=run, daemon=True).start()
