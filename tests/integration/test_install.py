@@ -2,9 +2,10 @@
 man finds them (usr/bin/xrgate, usr/share/man/man8/xrgate.8, usr/share/man/man5/xrgate.yaml.5),
 the installed binary runs (`--version`), and both pages render without a single warning:
 `groff -ww -z -man` prints nothing, and `man --warnings -l` prints nothing on stderr and the
-page's NAME line on stdout. The man page of the CLI names every long option main.c accepts, and
-the configuration page every key of the gateway section. Uses the test's build directory
-(BUILD=...), which is already built: make only checks it."""
+page's NAME line on stdout. The man page of the CLI names every long option main.c accepts and
+every adapter type; the configuration page every key of the gateway section, every adapter type
+(with its own entry) and frame preset the binary knows, and every key of the adapter pages.
+Uses the test's build directory (BUILD=...), which is already built: make only checks it."""
 import os
 import re
 import shutil
@@ -57,14 +58,80 @@ def main():
         longopts = re.findall(r'\{"([a-z-]+)", (?:no|required|optional)_argument', f.read())
     for opt in longopts:
         assert f"--{opt}" in text["xrgate.8"], f"xrgate(8) omits --{opt}"
-    for key in ("admin.listen", "admin.token_file", "admin.max_connections",
+    for key in ("id", "resolv_conf", "admin.listen", "admin.token_file", "admin.max_connections",
                 "admin.request_timeout_ms", "admin.tls", "predict.max_horizon_ms",
                 "predict.velocity_window_ms", "entity.stale_ms", "entity.expire_ms",
                 "entity.max_entities", "log_level", "strict"):
         assert key in text["xrgate.yaml.5"], f"xrgate.yaml(5) omits {key}"
+    check_adapters(text)
     print("make install: bin/xrgate, man8/xrgate.8 and man5/xrgate.yaml.5 installed; both pages "
           "render without warnings")
     return 0
+
+
+def known(config):
+    """The names the gateway lists as known when `xrgate --check` refuses one."""
+    r = subprocess.run([BIN, "--check", "--config", "/dev/stdin"], input=config,
+                       capture_output=True, text=True, timeout=30)
+    m = re.search(r"\(known: ([^)]*)\)", r.stderr)
+    assert r.returncode == 1 and m, r.stderr
+    return m.group(1).split(", ")
+
+
+def man_entries(path):
+    """xrgate.yaml(5)'s source as {section: {entry tag: text}}: `.SH` sections, `.TP` entries
+    tagged by their first word, with troff's escapes and font requests taken out."""
+    sections, sec, tag = {}, None, None
+    with open(path) as f:
+        lines = f.read().replace("\\-", "-").splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith(".SH "):
+            sec, tag = line[4:].strip('"'), None
+            sections[sec] = {}
+        elif line == ".TP" and sec and i + 1 < len(lines):
+            tag = lines[i + 1].split()[1] if len(lines[i + 1].split()) > 1 else None
+            sections[sec][tag] = ""
+        elif tag:
+            sections[sec][tag] += re.sub(r'^\.[A-Z]+ ?|"', " ", line) + "\n"
+    return sections
+
+
+def check_adapters(text):
+    """Every adapter type and frame preset the binary knows has its place in the pages: each type
+    in xrgate.yaml(5)'s `type` key and its own entry under ADAPTER TYPES, and named in xrgate(8);
+    each preset in the `frame` key; every key of the adapter pages' key tables
+    (docs/adapters/*.md, "| key | default | meaning |") somewhere in xrgate.yaml(5)."""
+    types = known("adapters:\n  - {name: x, type: zz-none}\n")
+    presets = known("adapters:\n  - {name: x, type: synth, frame: zz-none}\n")
+    assert "vrpn-server" in types and "yup-rh" in presets, (types, presets)
+    man = man_entries(os.path.join(SOURCE_DIR, "docs", "man", "xrgate.yaml.5"))
+    common, entries = man["KEYS OF EVERY ADAPTER"], man["ADAPTER TYPES"]
+    word = r"(?<![\w-]){}(?![\w-])"
+    for t in types:
+        assert re.search(word.format(re.escape(t)), common["type"]), \
+            f"xrgate.yaml(5): type omits {t}"
+        assert t in entries, f"xrgate.yaml(5): no entry for the {t} adapter under ADAPTER TYPES"
+        assert re.search(word.format(re.escape(t)), text["xrgate.8"]), \
+            f"xrgate(8) does not name the {t} adapter"
+    for p in presets:
+        assert re.search(word.format(re.escape(p)), common["frame"]), \
+            f"xrgate.yaml(5): frame omits the preset {p}"
+    page = text["xrgate.yaml.5"]
+    pages = os.path.join(SOURCE_DIR, "docs", "adapters")
+    for md in sorted(os.listdir(pages)):
+        with open(os.path.join(pages, md)) as f:
+            keys, in_table = [], False
+            for line in f:
+                if line.startswith("| key | default | meaning |"):
+                    in_table = True
+                elif in_table and not line.startswith("|"):
+                    in_table = False
+                elif in_table:
+                    keys += re.findall(r"`([a-z_]+)`", line.split("|")[1])
+        for k in keys:
+            assert re.search(rf"\b{k}\b", page), f"xrgate.yaml(5) omits {k} (docs/adapters/{md})"
+    print(f"man pages: {len(types)} adapter types, {len(presets)} frame presets, the adapter "
+          "pages' keys")
 
 
 if __name__ == "__main__":
