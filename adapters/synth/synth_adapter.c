@@ -170,7 +170,8 @@ static void synth_status(const struct xg_adapter *a, struct xg_status *st)
 {
     const struct synth *s = a->priv;
     st->state = s->timer ? "running" : "stopped";
-    snprintf(st->peer, sizeof st->peer, "synthetic (%d entities)", s->n);
+    snprintf(st->peer, sizeof st->peer, "synthetic (%d %s)", s->n,
+             s->n == 1 ? "entity" : "entities");
     xg_status_counter(st, "ticks", (double)s->ticks);
     xg_status_counter(st, "dropouts", (double)s->dropouts);
     xg_status_gauge(st, "entities", (double)s->n);

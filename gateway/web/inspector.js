@@ -70,8 +70,8 @@ function render() {
   renderAdapters(ui, inspector, st.adapters, live);
   renderEntities(ui, inspector, st, live, performance.now() - inspector.lastAt);
   const stale = st.entities.filter((e) => e.quality === 'STALE').length;
-  ui.summary.textContent = `${st.entities.length} entities` + (stale ? `, ${stale} stale` : '') +
-    ` · ${st.adapters.length} adapters`;
+  ui.summary.textContent = `${st.entities.length} ${st.entities.length === 1 ? 'entity' : 'entities'}` + (stale ? `, ${stale} stale` : '') +
+    ` · ${st.adapters.length} ${st.adapters.length === 1 ? 'adapter' : 'adapters'}`;
 }
 
 // Trails and axis triads help with a few entities and clutter many (a skeleton's joints, a

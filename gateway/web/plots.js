@@ -88,6 +88,13 @@ export function createPlots(doc) {
   function lines(cv, series, t0, t1, unit, label) {
     const g = frame(cv);
     const vals = series.flatMap((s) => s.v).filter(Number.isFinite);
+    cv.dataset.empty = vals.length ? '0' : '1';
+    if (!vals.length) { // nothing selected yet, or no sample in the window: no scale to show
+      g.fillStyle = '#8a93a2';
+      g.fillText(label, 48, 10);
+      g.fillText('no data', cv.width / 2 - 20, cv.height / 2 + 3);
+      return;
+    }
     let lo = Math.min(0, ...vals), hi = Math.max(...vals, lo + 1e-3);
     const pad = (hi - lo) * 0.08;
     lo -= pad; hi += pad;
@@ -97,8 +104,9 @@ export function createPlots(doc) {
     g.strokeStyle = '#2a2f38';
     g.beginPath(); g.moveTo(L, y(0)); g.lineTo(R, y(0)); g.stroke();
     g.fillStyle = '#8a93a2';
-    g.fillText(`${hi.toFixed(hi - lo < 5 ? 2 : 0)} ${unit}`, 2, T + 3);
-    g.fillText(`${lo.toFixed(hi - lo < 5 ? 2 : 0)}`, 2, B);
+    const num = (v) => v.toFixed(hi - lo < 5 ? 2 : 0).replace(/^-(0(\.0+)?)$/, '$1'); // no "-0.00"
+    g.fillText(`${num(hi)} ${unit}`, 2, T + 3);
+    g.fillText(num(lo), 2, B);
     g.fillText(label, L + 4, T - 2);
     g.fillText(`-${Math.round(t1 - t0)} s`, L, cv.height - 1);
     g.fillText('now', R - 20, cv.height - 1);

@@ -121,7 +121,7 @@ export function renderEntities(ui, inspector, st, live, ageExtraMs) {
     rows.push({
       key: '\u0000group:' + origin, cls: 'group' + (collapsed ? ' collapsed' : ''),
       data: { origin },
-      cells: [{ text: `${collapsed ? '▸' : '▾'} ${origin} · ${j - i} entities` +
+      cells: [{ text: `${collapsed ? '▸' : '▾'} ${origin} · ${j - i} ${j - i === 1 ? 'entity' : 'entities'}` +
                       (stale ? ` · ${stale} stale` : ''), span: 6,
                 style: `border-left:4px solid ${inspector.colors.get(origin) || '#ccc'}` }],
     });

@@ -29,8 +29,11 @@ export async function tableChecks(page, check) {
   check(out.collapsed.includes('[slow]') && !out.collapsed.includes('slow/body0') &&
         out.collapsed.includes('demo/head'), 'an origin group collapses to its header',
         out.collapsed);
-  check(/▸ slow · 1 entities/.test(await page.textContent('#entities tr.group[data-origin="slow"]')),
-        'a collapsed group says so and counts its entities');
+  check(/▸ slow · 1 entity\b/.test(await page.textContent('#entities tr.group[data-origin="slow"]')),
+        'a collapsed group says so and counts its entities ("1 entity")');
+  const peers = await page.$$eval('#adapters tbody tr', (rows) => rows.map((r) => r.textContent));
+  check(peers.some((t) => t.includes('synthetic (1 entity)')) &&
+        peers.some((t) => t.includes('synthetic (6 entities)')), 'adapter peers count in words', peers);
   await page.click('#entities tr.group[data-origin="slow"]');
   await nextFrame(page);
   out.expanded = await rowNames(page);
@@ -39,6 +42,10 @@ export async function tableChecks(page, check) {
 }
 
 export async function plotChecks(page, check, n) {
+  // nothing selected yet: the entity plots say so instead of drawing a scale around nothing
+  const before = await page.evaluate(() => ['plot-position', 'plot-rotation', 'plot-rate']
+    .map((id) => document.getElementById(id).dataset.empty));
+  check(before.every((e) => e === '1'), 'entity plots show "no data" before a selection', before);
   await page.click('#entities tr[data-name="demo/head"]');
   await page.waitForFunction(() => window.xrgateInspector.plots.entity.t.length > 20, null,
                              { timeout: 5000 });
@@ -65,6 +72,8 @@ export async function plotChecks(page, check, n) {
       frameRate: ins.last.entities.find((e) => e.name === 'demo/head').rate_hz, adapterPoints: demo ? demo.t.length : 0,
       adapterIn: demo ? demo.in[demo.in.length - 1] : 0,
       age: ins.plots.age.reduce((s, b) => s + b.count, 0),
+      empty: ['plot-position', 'plot-rotation', 'plot-rate']
+        .map((id) => document.getElementById(id).dataset.empty),
       ink: Object.fromEntries(['plot-position', 'plot-rotation', 'plot-rate', 'plot-adapters',
                                'plot-age'].map((id) => [id, ink(id)])),
     };
@@ -78,6 +87,7 @@ export async function plotChecks(page, check, n) {
   check(p.adapterPoints >= 2 && p.adapterIn > 0, 'per-adapter rate history', p);
   check(p.age === n, 'age histogram counts every entity', p.age);
   check(Object.values(p.ink).every((k) => k > 150), 'every plot draws', p.ink);
+  check(p.empty.every((e) => e === '0'), 'the selected entity\'s plots have data', p.empty);
   return p;
 }
 
