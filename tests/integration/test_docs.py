@@ -3,8 +3,9 @@ SECURITY.md and docs/ (pages and man pages aside) points at a file of the reposi
 `#anchor` at a heading of the target page (GitHub's slugs); the pages carry no internal jargon
 (tracker issue numbers, design-document references, "decision D1", profile rules "P5"); no
 tracked file refers to the design folder that sits next to the repository (its relative path
-or its specs folder). The link checker is first run on a made-up page with one good and three broken
-links, so it cannot pass by finding nothing."""
+or its specs folder); every test reference `file::function` in those pages and in
+tests/BAD_INPUT.md names a tracked file that defines that function. Both checkers are first run on
+made-up pages with good and broken references, so they cannot pass by finding nothing."""
 import os
 import re
 import subprocess
@@ -93,6 +94,52 @@ def self_test():
         assert [t for _, t, _ in got] == ["c.md", "b.md#nope", "../../etc/passwd"], got
 
 
+TEST_REF = re.compile(r"([\w./-]+\.(?:py|c|mjs))::(\w+)")
+
+
+def defines(text, func):
+    """True if a test source defines `func` (a Python def, a C function, a JS function)."""
+    return re.search(rf"^\s*(?:async\s+)?def {func}\(|^(?:static\s+)?[\w \t*]+\b{func}\(|"
+                     rf"\bfunction {func}\(", text, re.M) is not None
+
+
+def broken_test_refs(path, files):
+    """[(line number, reference, reason)] for every `file::function` in a page (the BAD_INPUT table,
+    "proven by ..." in the docs) whose file is not tracked or does not define the function.
+    `files`: the tracked files' paths."""
+    bad, sources = [], {}
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    for no, line in enumerate(lines, 1):
+        for m in TEST_REF.finditer(line):
+            name, func = m.group(1), m.group(2)
+            cands = [f for f in files if f == name or f.endswith("/" + name)]
+            if not cands:
+                bad.append((no, m.group(0), "no such file"))
+                continue
+            for c in cands:
+                if c not in sources:
+                    with open(c, encoding="utf-8", errors="replace") as f:
+                        sources[c] = f.read()
+            if not any(defines(sources[c], func) for c in cands):
+                bad.append((no, m.group(0), f"{name} does not define {func}"))
+    return bad
+
+
+def self_test_refs():
+    with tempfile.TemporaryDirectory() as d:
+        for name, text in (("t_a.py", "def real_one(gw):\n    pass\n"),
+                           ("t_b.c", "static void test_real(void **state)\n{\n}\n")):
+            with open(os.path.join(d, name), "w") as f:
+                f.write(text)
+        page = os.path.join(d, "p.md")
+        with open(page, "w") as f:
+            f.write("`t_a.py::real_one`, `t_b.c::test_real`; `t_a.py::gone`, `t_c.py::x`, "
+                    "`t_b.c::test_re`\n")
+        got = broken_test_refs(page, [os.path.join(d, "t_a.py"), os.path.join(d, "t_b.c")])
+        assert [r for _, r, _ in got] == ["t_a.py::gone", "t_c.py::x", "t_b.c::test_re"], got
+
+
 def doc_files(root):
     files = [os.path.join(root, "README.md"), os.path.join(root, "SECURITY.md")]
     for dirpath, _, names in os.walk(os.path.join(root, "docs")):
@@ -116,6 +163,7 @@ def tracked_files(root):
 
 def main():
     self_test()
+    self_test_refs()
     root = SOURCE_DIR
     with open(os.path.join(root, "README.md"), encoding="utf-8") as f:
         n = sum(1 for _ in f)
@@ -138,6 +186,16 @@ def main():
                     problems.append(f"{os.path.relpath(page, root)}:{no}: internal jargon "
                                     f"'{m.group(0)}'")
 
+    # "proven by `file::function`": the test named exists (BAD_INPUT.md, SECURITY.md, docs/)
+    tracked = tracked_files(root)
+    refs = 0
+    for page in pages + [os.path.join(root, "tests", "BAD_INPUT.md")]:
+        with open(page, encoding="utf-8") as f:
+            refs += len(TEST_REF.findall(f.read()))
+        for no, ref, why in broken_test_refs(page, tracked):
+            problems.append(f"{os.path.relpath(page, root)}:{no}: test reference '{ref}': {why}")
+    assert refs >= 100, refs  # the checker finds the references it is meant to check
+
     outside = re.compile(rb"\.\./" + b"shared|" + b"shared" + rb"/specs")
     for path in tracked_files(root):
         if path.endswith("test_docs.py") or not os.path.isfile(path):
@@ -149,7 +207,8 @@ def main():
                 problems.append(f"{os.path.relpath(path, root)}:{no}: refers to the design folder "
                                 f"outside the repository")
     assert not problems, "\n".join(problems)
-    print(f"docs: README {n} lines; {len(pages)} pages, every relative link resolves")
+    print(f"docs: README {n} lines; {len(pages)} pages, every relative link resolves; "
+          f"{refs} test references name tests that exist")
 
 
 if __name__ == "__main__":
