@@ -567,13 +567,7 @@ static void test_mesh2_vector(void **state)
  * stated and re-encodes to itself, or to the decided form given. */
 static bool read_vector(const char *name, struct buf *b)
 {
-    char path[512];
-    snprintf(path, sizeof path, "%s/tests/vectors/rtp/%s.bin", XG_SOURCE_DIR, name);
-    FILE *f = fopen(path, "rb");
-    if (!f) return false;
-    b->n = fread(b->b, 1, sizeof b->b, f);
-    fclose(f);
-    return true;
+    return xg_test_read_vector("rtp", name, b->b, sizeof b->b, &b->n);
 }
 
 static void test_vector_files(void **state)

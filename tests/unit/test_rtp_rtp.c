@@ -736,13 +736,7 @@ static void test_sdp(void **state)
 /* tests/vectors/rtp/rtp_*.bin and rtcp_*.bin decode completely, and the builders reproduce them. */
 static bool read_vector(const char *name, struct buf *b)
 {
-    char path[512];
-    snprintf(path, sizeof path, "%s/tests/vectors/rtp/%s.bin", XG_SOURCE_DIR, name);
-    FILE *f = fopen(path, "rb");
-    if (!f) return false;
-    b->n = fread(b->b, 1, sizeof b->b, f);
-    fclose(f);
-    return true;
+    return xg_test_read_vector("rtp", name, b->b, sizeof b->b, &b->n);
 }
 
 static void test_vector_files(void **state)

@@ -2,6 +2,7 @@
 #ifndef XG_TEST_UTIL_H
 #define XG_TEST_UTIL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -78,6 +79,22 @@ static inline void xg_test_capture_stderr(void (*fn)(void *), void *arg, char *o
     out[n] = '\0';
     fclose(tmp);
 }
+
+#ifdef XG_SOURCE_DIR
+/** Read tests/vectors/<dir>/<name>.bin of the source tree into out (at most cap bytes; a longer
+ *  file is cut at cap); *n gets the byte count. Returns false if the file cannot be opened. */
+static inline bool xg_test_read_vector(const char *dir, const char *name, uint8_t *out, size_t cap,
+                                       size_t *n)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/tests/vectors/%s/%s.bin", XG_SOURCE_DIR, dir, name);
+    FILE *f = fopen(path, "rb");
+    if (!f) return false;
+    *n = fread(out, 1, cap, f);
+    fclose(f);
+    return true;
+}
+#endif
 
 /** Number of '\n' in s. */
 static inline int xg_test_count_lines(const char *s)
