@@ -123,6 +123,7 @@ static void entity_free(struct xg_entity *e)
     if (!e) return;
     free(e->buttons);
     free(e->analogs);
+    free(e->skel);
     free(e);
 }
 
@@ -417,6 +418,11 @@ static void mark_dirty(struct xg_table *t, struct xg_entity *e)
     }
 }
 
+void xg_ent_mark_dirty(struct xg_table *t, struct xg_entity *e)
+{
+    mark_dirty(t, e);
+}
+
 static struct xg_vec3 load3f(const float f[3])
 {
     return (struct xg_vec3){f[0], f[1], f[2]};
@@ -539,7 +545,12 @@ static int apply_sample(struct xg_table *t, struct xg_entity *e, const struct xg
             /* the sample before the newest (L), as the estimator decoded it */
             rot_gain = xg_rot_update(&e->rot, L->capture_ns, L->orientation, m.prev_t_ns, m.prev_q,
                                      m.fit_angular_velocity, &ew);
+            if (pose) xg_ent_skel_sample(e, &m);
+        } else if (pose) {
+            xg_ent_skel_sample(e, NULL);
         }
+    } else if (pose) {
+        xg_ent_skel_sample(e, NULL);
     }
     if (!need_v) {
         e->velocity = L->velocity;
@@ -562,6 +573,7 @@ static int apply_sample(struct xg_table *t, struct xg_entity *e, const struct xg
     /* the velocities in force at the newest pose, for past-time queries */
     xg_history_set_velocity(&e->hist, e->velocity, e->angular_velocity);
     e->rot_damped = need_w && e->has_angular_velocity && rot_gain < XG_ROT_GAIN_DAMPED;
+    if (pose) xg_ent_skel_update(t, e); /* a skeleton's joints refine each other */
     e->samples++;
     t->stats.samples_in[e->origin]++;
     mark_dirty(t, e);
@@ -646,6 +658,8 @@ int xg_table_forget_history(struct xg_table *t, uint32_t id)
     xg_history_clear(&e->hist);
     memset(&e->est, 0, sizeof e->est);
     xg_rot_reset(&e->rot);
+    if (e->skel) xg_rot_skel_reset(e->skel);
+    e->bone_t_ns = 0;
     return 0;
 }
 

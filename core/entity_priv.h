@@ -7,6 +7,7 @@
 
 #include "core/entity.h"
 #include "core/history.h"
+#include "core/predict_skel.h"
 
 /** An entity. Written by the table only. */
 struct xg_entity {
@@ -35,6 +36,11 @@ struct xg_entity {
     uint64_t samples, dropped_backwards;
     uint32_t parent; /* id of the parent entity in the source's hierarchy (a skeleton's parent
                         joint), 0 = none: see xg_table_set_parent() */
+    /* skeleton-informed rotation (core/entity_skel.c): set up at the first child whose bone
+     * turns with this entity, NULL before */
+    struct xg_rot_skel *skel;
+    struct xg_vec3 bone_local; /* position - parent's position, in the parent's frame (m) */
+    int64_t bone_t_ns;         /* capture time of bone_local, 0 = none */
     /* protocol extras: buttons / analogs (NULL until first set) */
     uint8_t *buttons;         /* XG_MAX_BUTTONS states */
     double *analogs;          /* XG_MAX_ANALOGS values */
@@ -71,5 +77,18 @@ int xg_ent_hmap_put(struct hmap *m, uint64_t h, uint32_t slot);
 void xg_ent_hmap_del(struct hmap *m, uint64_t h, uint32_t slot);
 /** Free every node and the buckets. */
 void xg_ent_hmap_free(struct hmap *m);
+
+struct xg_motion_est;
+
+/** Mark e changed for every sink that accepts it (core/entity.c). */
+void xg_ent_mark_dirty(struct xg_table *t, struct xg_entity *e);
+/** After e's sample at capture time e->last.capture_ns was applied: if e's parent has a sample
+ *  at the same time and e's bone turns with it, refine the parent's extrapolated angular
+ *  velocity from e's bone (core/predict_skel.h); then hold e's own estimated rotation while
+ *  its parent's is held (until a child of e's own refines it). core/entity_skel.c. */
+void xg_ent_skel_update(struct xg_table *t, struct xg_entity *e);
+/** The skeleton's inputs of e's newest sample (core/entity_skel.c): call after every sample
+ *  with a pose; `m` = the estimate when the angular velocity was estimated, else NULL. */
+void xg_ent_skel_sample(struct xg_entity *e, const struct xg_motion_est *m);
 
 #endif

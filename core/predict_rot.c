@@ -29,30 +29,17 @@ void xg_rot_reset(struct xg_rot_state *s)
     memset(s, 0, sizeof *s);
 }
 
-double xg_rot_update(struct xg_rot_state *s, int64_t t0_ns, struct xg_quat q0, int64_t t1_ns,
-                     struct xg_quat q1, struct xg_vec3 w_fit, struct xg_vec3 *w_out)
+void xg_rot_learn(struct xg_rot_state *s, int64_t t0_ns, int64_t t1_ns, const double d[3],
+                  double dt, double hold_max)
 {
-    if (s->t_ns && s->t_ns == t0_ns) {
-        *w_out = s->w;
-        return s->gain;
-    }
-    const double dt = (double)(t0_ns - t1_ns) * 1e-9;
-    /* the newest interval's rotation, world frame: log(q0 ⊗ q1*) */
-    struct xg_vec3 d = xg_quat_log(xg_quat_mul(q0, xg_quat_conj(q1)));
-    const double D[3] = {d.x, d.y, d.z};
-    double rate[3] = {D[0] / dt, D[1] / dt, D[2] / dt};
-    double w[3] = {w_fit.x, w_fit.y, w_fit.z};
-    if (!(dt > 0) || !isfinite(w[0] + w[1] + w[2])) w[0] = w[1] = w[2] = 0;
-    /* a stop or a reversal: the newest interval did not turn the way the fit says */
-    if (dot3(w, w) > 0 && !(dot3(w, D) > 0)) w[0] = w[1] = w[2] = 0;
-
+    const double rate[3] = {d[0] / dt, d[1] / dt, d[2] / dt};
     const int continues = s->t_ns && s->t_ns == t1_ns && dt > 0;
     int slowing = 0;
     if (continues) {
         /* what the previous sample's fit would have turned over this interval, against what
          * happened */
         const double P[3] = {s->pred[0] * dt, s->pred[1] * dt, s->pred[2] * dt};
-        s->num = GAIN_FORGET * s->num + dot3(D, P);
+        s->num = GAIN_FORGET * s->num + dot3(d, P);
         s->den = GAIN_FORGET * s->den + dot3(P, P);
         if (s->n_rates) {
             slowing = dot3(rate, rate) < SLOWING * SLOWING * dot3(s->rate, s->rate);
@@ -70,16 +57,45 @@ double xg_rot_update(struct xg_rot_state *s, int64_t t0_ns, struct xg_quat q0, i
     if (!(k > 0)) k = 0;
     if (k > XG_ROT_GAIN_MAX) k = XG_ROT_GAIN_MAX;
     if (slowing) k *= SLOWING_GAIN;
-    double hold_below = XG_ROT_HOLD_BELOW;
+    double hold_below = hold_max;
     if (s->n_rates > 1 && CHANGE_K * sqrt(s->change2) < hold_below)
         hold_below = CHANGE_K * sqrt(s->change2);
-    if (sqrt(dot3(w, w)) < hold_below) k = 0;
-
-    memcpy(s->pred, w, sizeof s->pred);
+    s->k_learned = k;
+    s->hold_below = hold_below;
     memcpy(s->rate, rate, sizeof s->rate);
+    memset(s->pred, 0, sizeof s->pred);
     s->t_ns = t0_ns;
+}
+
+double xg_rot_decide(struct xg_rot_state *s, const double d[3], const double w_in[3],
+                     struct xg_vec3 *w_out)
+{
+    double w[3] = {w_in[0], w_in[1], w_in[2]};
+    if (!isfinite(w[0] + w[1] + w[2])) w[0] = w[1] = w[2] = 0;
+    /* a stop or a reversal: the newest interval did not turn the way the estimate says */
+    if (dot3(w, w) > 0 && !(dot3(w, d) > 0)) w[0] = w[1] = w[2] = 0;
+    double k = s->k_learned;
+    if (sqrt(dot3(w, w)) < s->hold_below) k = 0;
+    memcpy(s->pred, w, sizeof s->pred);
     s->gain = k;
     s->w = (struct xg_vec3){k * w[0], k * w[1], k * w[2]};
     *w_out = s->w;
     return k;
+}
+
+double xg_rot_update(struct xg_rot_state *s, int64_t t0_ns, struct xg_quat q0, int64_t t1_ns,
+                     struct xg_quat q1, struct xg_vec3 w_fit, struct xg_vec3 *w_out)
+{
+    if (s->t_ns && s->t_ns == t0_ns) {
+        *w_out = s->w;
+        return s->gain;
+    }
+    const double dt = (double)(t0_ns - t1_ns) * 1e-9;
+    /* the newest interval's rotation, world frame: log(q0 ⊗ q1*) */
+    struct xg_vec3 d = xg_quat_log(xg_quat_mul(q0, xg_quat_conj(q1)));
+    const double D[3] = {d.x, d.y, d.z};
+    double w[3] = {w_fit.x, w_fit.y, w_fit.z};
+    if (!(dt > 0)) w[0] = w[1] = w[2] = 0;
+    xg_rot_learn(s, t0_ns, t1_ns, D, dt, XG_ROT_HOLD_BELOW);
+    return xg_rot_decide(s, D, w, w_out);
 }

@@ -19,15 +19,17 @@
 
 /** Per-entity state; all zero = nothing seen yet (xg_rot_reset). */
 struct xg_rot_state {
-    int64_t t_ns;     /* capture time of the newest sample seen, 0 = none */
-    double pred[3];   /* the fitted angular velocity at that sample (rad/s, after the
-                         direction check): what an extrapolation from it would have used */
-    double rate[3];   /* the newest interval's mean angular velocity at that sample, rad/s */
-    double num, den;  /* gain fit: Σ λ^i d_true·d_pred, Σ λ^i |d_pred|² (rad²) */
-    double change2;   /* EW mean of |rate_k - rate_k-1|² ((rad/s)²): how unsteady the turn is */
-    unsigned n_rates; /* interval rates seen in a row (0, 1, 2 = change2 valid) */
-    double gain;      /* the gain applied at the newest sample (0 = held) */
-    struct xg_vec3 w; /* the angular velocity to extrapolate at the newest sample, rad/s */
+    int64_t t_ns;      /* capture time of the newest sample seen, 0 = none */
+    double pred[3];    /* the fitted angular velocity at that sample (rad/s, after the
+                          direction check): what an extrapolation from it would have used */
+    double rate[3];    /* the newest interval's mean angular velocity at that sample, rad/s */
+    double num, den;   /* gain fit: Σ λ^i d_true·d_pred, Σ λ^i |d_pred|² (rad²) */
+    double change2;    /* EW mean of |rate_k - rate_k-1|² ((rad/s)²): how unsteady the turn is */
+    unsigned n_rates;  /* interval rates seen in a row (0, 1, 2 = change2 valid) */
+    double k_learned;  /* the gain fit's factor at the newest sample (slowing applied), 0..1 */
+    double hold_below; /* rad/s: held below this turn rate at the newest sample */
+    double gain;       /* the gain applied at the newest sample (0 = held) */
+    struct xg_vec3 w;  /* the angular velocity to extrapolate at the newest sample, rad/s */
 };
 
 /** Forget everything (e.g. after the table forgot the entity's history). */
@@ -52,5 +54,21 @@ void xg_rot_reset(struct xg_rot_state *s);
  *  with that interval. */
 double xg_rot_update(struct xg_rot_state *s, int64_t t0_ns, struct xg_quat q0, int64_t t1_ns,
                      struct xg_quat q1, struct xg_vec3 w_fit, struct xg_vec3 *w_out);
+
+/** The two stages of xg_rot_update(), for a caller that splits an angular velocity into parts
+ *  with a state each (core/predict_skel.h) and may decide a part again with a better estimate
+ *  before the next sample.
+ *  xg_rot_learn(): once per sample. `d` is the rotation vector over the newest interval (rad,
+ *  world frame, the part's share of it), dt > 0 its length (s); t1_ns the sample before t0_ns.
+ *  Updates the gain fit with the previous decision (xg_rot_decide()'s last w_in) and stores the
+ *  gain and the hold threshold, min(hold_max, 4 x the rms change of the interval rate), rad/s.
+ *  xg_rot_decide(): any number of times after it; `w_in` is the angular velocity estimate
+ *  (rad/s); returns the gain (0 = held: w_in turned against `d`, or |w_in| below the
+ *  threshold) and *w_out = gain x w_in. The last call's w_in is what the next sample's gain fit
+ *  compares with what happened. */
+void xg_rot_learn(struct xg_rot_state *s, int64_t t0_ns, int64_t t1_ns, const double d[3],
+                  double dt, double hold_max);
+double xg_rot_decide(struct xg_rot_state *s, const double d[3], const double w_in[3],
+                     struct xg_vec3 *w_out);
 
 #endif

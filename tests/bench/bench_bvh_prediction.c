@@ -1,7 +1,8 @@
 /* Prediction quality on real human motion (issues 7 and 23): the CMU walk in tests/vectors/mocap
  * replayed into the entity table (core/entity.h, in-process) the way the `bvh` adapter replays it
- * by default: poses only, so that the table estimates velocities causally from the samples it
- * has received, exactly as for a live source that sends poses only. Nothing here looks ahead.
+ * by default: poses only, each joint linked to its parent joint (xg_table_set_parent()), so that
+ * the table estimates velocities causally from the samples it has received, exactly as for a live
+ * source that sends poses only. Nothing here looks ahead.
  *
  * Ground truth is an independent forward kinematics written here (own tokenizer, rotation
  * matrices; none of adapters/bvh or core/xmath is used for it). Quaternions handed to the table
@@ -480,6 +481,13 @@ int main(int argc, char **argv)
                         return 1;
                     }
                 }
+                if (k == START + phase) /* the hierarchy, as the bvh adapter links it */
+                    for (int j = 0; j < nj; j++)
+                        if (!tk.j[j].end && tk.j[j].parent >= 0 &&
+                            (rc = xg_table_set_parent(t, ids[j], ids[tk.j[j].parent]))) {
+                            fprintf(stderr, "xg_table_set_parent: %d\n", rc);
+                            return 1;
+                        }
                 if (tk_ns < WARMUP_NS) continue;
                 for (int h = 0; h < N_H; h++) {
                     long kt = k + horizon_frames[h];

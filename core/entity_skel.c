@@ -1,0 +1,65 @@
+/* The entity table's side of skeleton-informed rotation prediction (core/predict_skel.h): a
+ * joint's children refine its extrapolated angular velocity from their bones, and a joint that
+ * no child refines is held while its parent is (docs/prediction.md "Joints with children").
+ *
+ * Only bones that turn with their parent count: a child's offset in its parent's frame must stay
+ * put (XG_SKEL_RIGID_TOL) from one sample to the next. Links that skip joints (a bvh adapter
+ * playing only some joints links each to its nearest played ancestor) change that offset as the
+ * joints in between turn, and so do entities whose parent is not a skeleton's; for those, and
+ * for every entity without a parent, the rules of core/predict_rot.h stay exactly as they are. */
+#include <stdlib.h>
+
+#include "core/entity_priv.h"
+#include "core/predict_est.h"
+
+void xg_ent_skel_sample(struct xg_entity *e, const struct xg_motion_est *m)
+{
+    if (!e->skel) return; /* no child has used this entity yet */
+    if (m)
+        xg_rot_skel_sample(e->skel, e->last.capture_ns, e->last.orientation, m->prev_t_ns,
+                           m->prev_q, m->fit_angular_velocity);
+    else
+        xg_rot_skel_sample(e->skel, 0, XG_QUAT_IDENTITY, 0, XG_QUAT_IDENTITY, XG_VEC3_ZERO);
+}
+
+void xg_ent_skel_update(struct xg_table *t, struct xg_entity *e)
+{
+    if (!e->parent) return;
+    struct xg_entity *p = (struct xg_entity *)xg_table_get(t, e->parent);
+    const unsigned pose = XG_SAMPLE_POSITION | XG_SAMPLE_ORIENTATION;
+    if (!p || p->last.capture_ns != e->last.capture_ns || (p->last.flags & pose) != pose ||
+        !(e->last.flags & XG_SAMPLE_POSITION)) {
+        e->bone_t_ns = 0;
+        return;
+    }
+    const struct xg_vec3 bone = xg_vec3_sub(e->last.position, p->last.position);
+    const struct xg_vec3 local = xg_quat_rotate(xg_quat_conj(p->last.orientation), bone);
+    const bool rigid =
+        e->bone_t_ns && xg_vec3_norm(xg_vec3_sub(local, e->bone_local)) <= XG_SKEL_RIGID_TOL;
+    e->bone_local = local;
+    e->bone_t_ns = e->last.capture_ns;
+    if (!p->angular_velocity_estimated) return;
+    /* p has a child: from p's next sample on, p keeps what its children need */
+    if (!p->skel) p->skel = calloc(1, sizeof *p->skel);
+    if (!rigid) return;
+
+    if (e->has_velocity && p->has_velocity) { /* e's bone refines p's rotation */
+        struct xg_vec3 w;
+        double gain =
+            p->skel ? xg_rot_skel_add(p->skel, bone, xg_vec3_sub(e->velocity, p->velocity), &w)
+                    : -1;
+        if (gain >= 0) {
+            p->angular_velocity = w;
+            p->rot_damped = gain < XG_ROT_GAIN_DAMPED;
+            xg_history_set_velocity(&p->hist, p->velocity, w);
+            xg_ent_mark_dirty(t, p);
+        }
+    }
+    /* e itself, until a child of its own refines it: held while its parent is held */
+    const struct xg_vec3 wp = p->angular_velocity;
+    if (e->angular_velocity_estimated && wp.x == 0 && wp.y == 0 && wp.z == 0) {
+        e->angular_velocity = XG_VEC3_ZERO;
+        e->rot_damped = true;
+        xg_history_set_velocity(&e->hist, e->velocity, XG_VEC3_ZERO);
+    }
+}
