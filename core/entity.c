@@ -545,11 +545,11 @@ static int apply_sample(struct xg_table *t, struct xg_entity *e, const struct xg
             /* the sample before the newest (L), as the estimator decoded it */
             rot_gain = xg_rot_update(&e->rot, L->capture_ns, L->orientation, m.prev_t_ns, m.prev_q,
                                      m.fit_angular_velocity, &ew);
-            if (pose) xg_ent_skel_sample(e, &m);
-        } else if (pose) {
+            if (pose && e->skel) xg_ent_skel_sample(e, &m);
+        } else if (pose && e->skel) {
             xg_ent_skel_sample(e, NULL);
         }
-    } else if (pose) {
+    } else if (pose && e->skel) {
         xg_ent_skel_sample(e, NULL);
     }
     if (!need_v) {
@@ -573,7 +573,7 @@ static int apply_sample(struct xg_table *t, struct xg_entity *e, const struct xg
     /* the velocities in force at the newest pose, for past-time queries */
     xg_history_set_velocity(&e->hist, e->velocity, e->angular_velocity);
     e->rot_damped = need_w && e->has_angular_velocity && rot_gain < XG_ROT_GAIN_DAMPED;
-    if (pose) xg_ent_skel_update(t, e); /* a skeleton's joints refine each other */
+    if (pose && e->parent) xg_ent_skel_update(t, e); /* a skeleton's joints refine each other */
     e->samples++;
     t->stats.samples_in[e->origin]++;
     mark_dirty(t, e);
