@@ -3,11 +3,13 @@
  * Measured on the CMU walk in tests/vectors/mocap (bench_bvh_prediction, 30 Hz, 33 ms, all
  * joints): the fitted rate is the mean over the newest interval, half an interval late; a
  * child's velocity comes from a quadratic fit of its positions and is not. The swing from the
- * children with its own gain and hold rule, the twist from the fitted rate with its own, took
- * the rotation from 0.562 / 0.619 / 4.6 % (mean / p95 x hold / worse than hold) to about
- * 0.558 / 0.605 / 4.5 %; holding joints without children while their parent is held (in
- * core/entity_skel.c) brought the share worse than holding low enough to hold each part only
- * below 1.75 rad/s. */
+ * children with its own gain and hold rule and the twist from the fitted rate with its own
+ * (each held below 2.25 and 1.75 rad/s) gave 0.558 / 0.605 / 4.5 % (rotation mean / p95 x hold
+ * / worse than hold) in a scratch copy of the benchmark, against 0.562 / 0.619 / 4.6 %; holding
+ * joints without children while their parent is held (core/entity_skel.c) lowered the share
+ * worse than holding enough to hold both parts only below 1.75 rad/s: 0.551 / 0.611 / 4.55 %
+ * in the benchmark. Comparing the two swing estimates (hold where they disagree, extrapolate
+ * slower turns where they agree) did not do better; docs/prediction.md lists the variants. */
 #include "core/predict_skel.h"
 
 #include <math.h>
