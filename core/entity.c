@@ -533,8 +533,9 @@ static int apply_sample(struct xg_table *t, struct xg_entity *e, const struct xg
     bool need_v = !(e->reported_vel_ns && L->capture_ns - e->reported_vel_ns <= fresh);
     bool need_w = !(e->reported_angvel_ns && L->capture_ns - e->reported_angvel_ns <= fresh);
     double rot_gain = 1;
+    struct xg_motion_est m;
+    const struct xg_motion_est *m_rot = NULL; /* &m when the angular velocity was estimated */
     if ((need_v || need_w) && xg_history_count(&e->hist) >= 2) {
-        struct xg_motion_est m;
         xg_motion_update(&e->est, &e->hist, have_evicted ? &evicted : NULL, t->p.velocity_window_ns,
                          &m);
         ev = m.velocity;
@@ -545,13 +546,10 @@ static int apply_sample(struct xg_table *t, struct xg_entity *e, const struct xg
             /* the sample before the newest (L), as the estimator decoded it */
             rot_gain = xg_rot_update(&e->rot, L->capture_ns, L->orientation, m.prev_t_ns, m.prev_q,
                                      m.fit_angular_velocity, &ew);
-            if (pose && e->skel) xg_ent_skel_sample(e, &m);
-        } else if (pose && e->skel) {
-            xg_ent_skel_sample(e, NULL);
+            m_rot = &m;
         }
-    } else if (pose && e->skel) {
-        xg_ent_skel_sample(e, NULL);
     }
+    if (pose && e->skel) xg_ent_skel_sample(e, m_rot);
     if (!need_v) {
         e->velocity = L->velocity;
         e->has_velocity = true;
@@ -573,7 +571,8 @@ static int apply_sample(struct xg_table *t, struct xg_entity *e, const struct xg
     /* the velocities in force at the newest pose, for past-time queries */
     xg_history_set_velocity(&e->hist, e->velocity, e->angular_velocity);
     e->rot_damped = need_w && e->has_angular_velocity && rot_gain < XG_ROT_GAIN_DAMPED;
-    if (pose && e->parent) xg_ent_skel_update(t, e); /* a skeleton's joints refine each other */
+    if (pose && e->parent)
+        xg_ent_skel_update(t, e, m_rot); /* a skeleton's joints refine each other */
     e->samples++;
     t->stats.samples_in[e->origin]++;
     mark_dirty(t, e);

@@ -82,11 +82,13 @@ struct xg_motion_est;
 
 /** Mark e changed for every sink that accepts it (core/entity.c). */
 void xg_ent_mark_dirty(struct xg_table *t, struct xg_entity *e);
-/** After e's sample at capture time e->last.capture_ns was applied: if e's parent has a sample
- *  at the same time and e's bone turns with it, refine the parent's extrapolated angular
- *  velocity from e's bone (core/predict_skel.h); then hold e's own estimated rotation while
- *  its parent's is held (until a child of e's own refines it). core/entity_skel.c. */
-void xg_ent_skel_update(struct xg_table *t, struct xg_entity *e);
+/** After e's sample at capture time e->last.capture_ns was applied (`m`: its estimate when its
+ *  angular velocity was estimated, else NULL): if e's parent has a sample at the same time and
+ *  e's bone turns with it, refine the parent's extrapolated angular velocity from e's bone
+ *  (core/predict_skel.h); then, until a child of e's own refines it, e turns with its parent:
+ *  held while the parent is held, else the parent's angular velocity plus half of e's own
+ *  fitted turn relative to the parent. core/entity_skel.c. */
+void xg_ent_skel_update(struct xg_table *t, struct xg_entity *e, const struct xg_motion_est *m);
 /** The skeleton's inputs of e's newest sample (core/entity_skel.c): call after every sample
  *  with a pose; `m` = the estimate when the angular velocity was estimated, else NULL. */
 void xg_ent_skel_sample(struct xg_entity *e, const struct xg_motion_est *m);

@@ -1,6 +1,6 @@
 /* The entity table's side of skeleton-informed rotation prediction (core/predict_skel.h): a
  * joint's children refine its extrapolated angular velocity from their bones, and a joint that
- * no child refines is held while its parent is (docs/prediction.md "Joints with children").
+ * no child refines turns with its parent (docs/prediction.md "Joints with children").
  *
  * Only bones that turn with their parent count: a child's offset in its parent's frame must stay
  * put (XG_SKEL_RIGID_TOL) from one sample to the next. Links that skip joints (a bvh adapter
@@ -22,9 +22,8 @@ void xg_ent_skel_sample(struct xg_entity *e, const struct xg_motion_est *m)
         xg_rot_skel_sample(e->skel, 0, XG_QUAT_IDENTITY, 0, XG_QUAT_IDENTITY, XG_VEC3_ZERO);
 }
 
-void xg_ent_skel_update(struct xg_table *t, struct xg_entity *e)
+void xg_ent_skel_update(struct xg_table *t, struct xg_entity *e, const struct xg_motion_est *m)
 {
-    if (!e->parent) return;
     struct xg_entity *p = (struct xg_entity *)xg_table_get(t, e->parent);
     const unsigned pose = XG_SAMPLE_POSITION | XG_SAMPLE_ORIENTATION;
     if (!p || p->last.capture_ns != e->last.capture_ns || (p->last.flags & pose) != pose ||
@@ -55,11 +54,24 @@ void xg_ent_skel_update(struct xg_table *t, struct xg_entity *e)
             xg_ent_mark_dirty(t, p);
         }
     }
-    /* e itself, until a child of its own refines it: held while its parent is held */
+    /* e itself, until a child of its own refines it: it turns with its parent */
+    if (!e->angular_velocity_estimated) return;
     const struct xg_vec3 wp = p->angular_velocity;
-    if (e->angular_velocity_estimated && wp.x == 0 && wp.y == 0 && wp.z == 0) {
-        e->angular_velocity = XG_VEC3_ZERO;
+    struct xg_vec3 w;
+    if (wp.x == 0 && wp.y == 0 && wp.z == 0) { /* held while the parent is held */
+        w = XG_VEC3_ZERO;
         e->rot_damped = true;
-        xg_history_set_velocity(&e->hist, e->velocity, XG_VEC3_ZERO);
+    } else if (m && p->skel && p->skel->t_ns == p->last.capture_ns && p->skel->n) {
+        /* the parent refined by its children: its turn, plus part of e's own relative to it */
+        const double *f = p->skel->w_fit;
+        struct xg_vec3 rel =
+            xg_vec3_sub(m->fit_angular_velocity, (struct xg_vec3){f[0], f[1], f[2]});
+        if (!xg_vec3_finite(rel) || xg_vec3_norm(rel) < XG_SKEL_END_REL_MIN) rel = XG_VEC3_ZERO;
+        w = xg_vec3_add(wp, xg_vec3_scale(rel, XG_SKEL_END_REL_GAIN));
+        e->rot_damped = p->rot_damped;
+    } else {
+        return; /* e keeps its own rule */
     }
+    e->angular_velocity = w;
+    xg_history_set_velocity(&e->hist, e->velocity, w);
 }

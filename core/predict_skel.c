@@ -98,8 +98,8 @@ double xg_rot_skel_add(struct xg_rot_skel *s, struct xg_vec3 bone, struct xg_vec
             s->axis[i] = b[i] / n;
         double ds[3], dtw[3];
         split(s->d, s->axis, ds, dtw);
-        xg_rot_learn(&s->swing, s->t_ns, s->t1_ns, ds, s->dt, XG_SKEL_HOLD_BELOW);
-        xg_rot_learn(&s->twist, s->t_ns, s->t1_ns, dtw, s->dt, XG_SKEL_HOLD_BELOW);
+        xg_rot_learn(&s->swing, s->t_ns, s->t1_ns, ds, s->dt, XG_SKEL_SWING_HOLD_BELOW);
+        xg_rot_learn(&s->twist, s->t_ns, s->t1_ns, dtw, s->dt, XG_SKEL_TWIST_HOLD_BELOW);
     }
     /* w x b = u for a rigid bone: normal equations sum (|b|² I - b bᵀ) w = sum b x u */
     const double bxu[3] = {b[1] * u[2] - b[2] * u[1], b[2] * u[0] - b[0] * u[2],

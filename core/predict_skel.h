@@ -13,8 +13,14 @@
 #include "core/predict_rot.h"
 #include "core/xmath.h"
 
-/** Each part is held below this turn rate (rad/s), or below 4 x its recent rms rate change. */
-#define XG_SKEL_HOLD_BELOW 1.75
+/** The swing part is held below this turn rate (rad/s), or below 4 x its recent rms rate
+ *  change; the twist part below XG_SKEL_TWIST_HOLD_BELOW likewise. */
+#define XG_SKEL_SWING_HOLD_BELOW 2.0
+#define XG_SKEL_TWIST_HOLD_BELOW 1.75
+/** A joint that no child refines turns with its parent plus this share of its own fitted turn
+ *  relative to the parent, when that relative turn is at least XG_SKEL_END_REL_MIN (rad/s). */
+#define XG_SKEL_END_REL_GAIN 0.5
+#define XG_SKEL_END_REL_MIN 1.0
 /** An interval over which the joint turned less than this (rad) did not turn. */
 #define XG_SKEL_STILL 1e-9
 /** A child closer than this to its parent (m) says nothing about the parent's rotation. */
@@ -58,8 +64,8 @@ void xg_rot_skel_sample(struct xg_rot_skel *s, int64_t t0_ns, struct xg_quat q0,
  *    axis. Twist: w_fit's component along the axis. The first child added for a sample sets the
  *    axis and lets each part's gain fit learn (xg_rot_learn(), from its previous decision);
  *    every child added decides both parts again (xg_rot_decide(), with the part of the
- *    interval's rotation; held below XG_SKEL_HOLD_BELOW or 4 x its rms rate change, or when it
- *    turned against the part).
+ *    interval's rotation; held below XG_SKEL_SWING_HOLD_BELOW / XG_SKEL_TWIST_HOLD_BELOW or 4 x
+ *    its rms rate change, or when it turned against the part).
  *  A steady spin of a rigid skeleton gives the spin exactly (both parts' gains 1). */
 double xg_rot_skel_add(struct xg_rot_skel *s, struct xg_vec3 bone, struct xg_vec3 rel_vel,
                        struct xg_vec3 *w_out);
