@@ -5,11 +5,11 @@
  * child's velocity comes from a quadratic fit of its positions and is not. The swing from the
  * children with its own gain and hold rule and the twist from the fitted rate with its own
  * (each held below 2.25 and 1.75 rad/s) gave 0.558 / 0.605 / 4.5 % (rotation mean / p95 x hold
- * / worse than hold) in a scratch copy of the benchmark, against 0.562 / 0.619 / 4.6 %; holding
- * joints without children while their parent is held (core/entity_skel.c) lowered the share
- * worse than holding enough to hold both parts only below 1.75 rad/s: 0.551 / 0.611 / 4.55 %
- * in the benchmark. Comparing the two swing estimates (hold where they disagree, extrapolate
- * slower turns where they agree) did not do better; docs/prediction.md lists the variants. */
+ * / worse than hold) in a scratch copy of the benchmark, against 0.562 / 0.619 / 4.6 %. Letting
+ * joints without children turn with their parent (core/entity_skel.c) lowered the share worse
+ * than holding enough to hold the swing only below 2 rad/s: 0.550 / 0.599 / 4.4 % in the
+ * benchmark. Comparing the two swing estimates (hold where they disagree, extrapolate slower
+ * turns where they agree) did not do better; docs/prediction.md lists the variants. */
 #include "core/predict_skel.h"
 
 #include <math.h>
