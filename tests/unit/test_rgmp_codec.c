@@ -241,16 +241,8 @@ static void test_6_1_builder_matches_spec(void **state)
 
 static char *read_spec(void)
 {
-    FILE *f = fopen(XG_VECTORS_DIR "/rgmp/wire-rules-section6.md", "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    size_t got = fread(buf, 1, (size_t)n, f);
-    buf[got] = 0;
-    fclose(f);
-    return buf;
+    size_t len;
+    return (char *)xg_test_read_file(XG_VECTORS_DIR "/rgmp/wire-rules-section6.md", &len);
 }
 
 static int hexval(char c)

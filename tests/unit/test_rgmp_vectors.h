@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "tests/unit/test_util.h"
+
 #include "adapters/rgmp/rgmp_codec.h"
 
 #define VEC_DIR XG_SOURCE_DIR "/tests/vectors/rgmp/"
@@ -38,17 +40,8 @@ static inline uint8_t *read_vec(const char *name, size_t *len)
 {
     char path[512];
     snprintf(path, sizeof path, "%s%s", VEC_DIR, name);
-    FILE *f = fopen(path, "rb");
-    if (!f) fail_msg("cannot open golden vector %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *buf = malloc((size_t)n + 1);
-    assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    buf[n] = 0;
-    *len = (size_t)n;
+    uint8_t *buf = xg_test_read_file(path, len);
+    if (!buf) fail_msg("cannot open golden vector %s", path);
     return buf;
 }
 

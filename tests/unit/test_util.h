@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -78,6 +79,27 @@ static inline void xg_test_capture_stderr(void (*fn)(void *), void *arg, char *o
     size_t n = fread(out, 1, cap - 1, tmp);
     out[n] = '\0';
     fclose(tmp);
+}
+
+/** The whole file at `path` in a malloc'd buffer with a NUL after its last byte (the caller frees
+ *  it), *len = its size in bytes; NULL if the file cannot be opened. A failed read fails the
+ *  test. */
+static inline uint8_t *xg_test_read_file(const char *path, size_t *len)
+{
+    *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    assert_true(n >= 0);
+    uint8_t *buf = malloc((size_t)n + 1);
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    buf[n] = 0;
+    *len = (size_t)n;
+    return buf;
 }
 
 #ifdef XG_SOURCE_DIR

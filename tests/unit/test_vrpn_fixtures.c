@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include "tests/unit/test_util.h"
+
 #include "adapters/vrpn/vrpn_codec.h"
 
 #define FIX_DIR XG_VECTORS_DIR "/vrpn-recorded/"
@@ -28,18 +30,7 @@ static uint8_t *slurp(const char *name, size_t *len)
 {
     char path[512];
     snprintf(path, sizeof path, "%s%s", FIX_DIR, name);
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *buf = malloc((size_t)n + 1);
-    assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-    buf[n] = 0;
-    fclose(f);
-    *len = (size_t)n;
-    return buf;
+    return xg_test_read_file(path, len);
 }
 
 #define REQUIRE_FIXTURE(var, name, len)                                                            \

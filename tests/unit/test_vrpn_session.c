@@ -17,6 +17,8 @@
 
 #include <cmocka.h>
 
+#include "tests/unit/test_util.h"
+
 #include "adapters/vrpn/vrpn_session.h"
 #include "core/wire.h"
 
@@ -29,16 +31,8 @@
 
 static uint8_t *load(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) fail_msg("cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *b = malloc((size_t)n + 1);
-    assert_non_null(b);
-    assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    *len = (size_t)n;
+    uint8_t *b = xg_test_read_file(path, len);
+    if (!b) fail_msg("cannot open %s", path);
     return b;
 }
 
