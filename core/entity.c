@@ -124,6 +124,7 @@ static void entity_free(struct xg_entity *e)
     free(e->buttons);
     free(e->analogs);
     free(e->skel);
+    free(e->rot_rel);
     free(e);
 }
 
@@ -658,6 +659,7 @@ int xg_table_forget_history(struct xg_table *t, uint32_t id)
     memset(&e->est, 0, sizeof e->est);
     xg_rot_reset(&e->rot);
     if (e->skel) xg_rot_skel_reset(e->skel);
+    if (e->rot_rel) xg_rot_reset(e->rot_rel);
     e->bone_t_ns = 0;
     return 0;
 }

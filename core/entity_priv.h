@@ -39,6 +39,9 @@ struct xg_entity {
     /* skeleton-informed rotation (core/entity_skel.c): set up at the first child whose bone
      * turns with this entity, NULL before */
     struct xg_rot_skel *skel;
+    /* the learned share of its own turn relative to its parent that a joint without children
+     * extrapolates (xg_rot_skel_rel_gain()): set up the first time it turns with its parent */
+    struct xg_rot_state *rot_rel;
     struct xg_vec3 bone_local; /* position - parent's position, in the parent's frame (m) */
     int64_t bone_t_ns;         /* capture time of bone_local, 0 = none */
     /* protocol extras: buttons / analogs (NULL until first set) */
@@ -86,8 +89,8 @@ void xg_ent_mark_dirty(struct xg_table *t, struct xg_entity *e);
  *  angular velocity was estimated, else NULL): if e's parent has a sample at the same time and
  *  e's bone turns with it, refine the parent's extrapolated angular velocity from e's bone
  *  (core/predict_skel.h); then, until a child of e's own refines it, e turns with its parent:
- *  held while the parent is held, else the parent's angular velocity plus half of e's own
- *  fitted turn relative to the parent. core/entity_skel.c. */
+ *  held while the parent is held, else the parent's angular velocity plus a learned share of
+ *  e's own fitted turn relative to the parent (xg_rot_skel_rel_gain()). core/entity_skel.c. */
 void xg_ent_skel_update(struct xg_table *t, struct xg_entity *e, const struct xg_motion_est *m);
 /** The skeleton's inputs of e's newest sample (core/entity_skel.c): call after every sample
  *  with a pose; `m` = the estimate when the angular velocity was estimated, else NULL. */

@@ -1,6 +1,7 @@
 /* The entity table's side of skeleton-informed rotation prediction (core/predict_skel.h): a
  * joint's children refine its extrapolated angular velocity from their bones, and a joint that
- * no child refines turns with its parent (docs/prediction.md "Joints with children").
+ * no child refines turns with its parent plus a learned share of its own turn relative to it
+ * (docs/prediction.md "Joints with children").
  *
  * Only bones that turn with their parent count: a child's offset in its parent's frame must stay
  * put (XG_SKEL_RIGID_TOL) from one sample to the next. Links that skip joints (a bvh adapter
@@ -20,6 +21,21 @@ void xg_ent_skel_sample(struct xg_entity *e, const struct xg_motion_est *m)
                            m->prev_q, m->fit_angular_velocity);
     else
         xg_rot_skel_sample(e->skel, 0, XG_QUAT_IDENTITY, 0, XG_QUAT_IDENTITY, XG_VEC3_ZERO);
+}
+
+/* the share of e's own fitted turn relative to its parent (rel, rad/s) that e extrapolates;
+ * ps: the parent's skeleton state at the same sample. 0 if the state cannot be allocated. */
+static double end_rel_gain(struct xg_entity *e, const struct xg_rot_skel *ps,
+                           const struct xg_motion_est *m, struct xg_vec3 rel)
+{
+    if (!e->rot_rel && !(e->rot_rel = calloc(1, sizeof *e->rot_rel))) return 0;
+    /* e's turn over its newest interval less its parent's over the same interval */
+    const struct xg_vec3 d = xg_quat_log(xg_quat_mul(e->last.orientation, xg_quat_conj(m->prev_q)));
+    const double d_rel[3] = {d.x - ps->d[0], d.y - ps->d[1], d.z - ps->d[2]};
+    const double w_rel[3] = {rel.x, rel.y, rel.z};
+    const double dt = (double)(e->last.capture_ns - m->prev_t_ns) * 1e-9;
+    return xg_rot_skel_rel_gain(e->rot_rel, e->last.capture_ns,
+                                ps->t1_ns == m->prev_t_ns ? m->prev_t_ns : 0, d_rel, dt, w_rel);
 }
 
 void xg_ent_skel_update(struct xg_table *t, struct xg_entity *e, const struct xg_motion_est *m)
@@ -66,8 +82,9 @@ void xg_ent_skel_update(struct xg_table *t, struct xg_entity *e, const struct xg
         const double *f = p->skel->w_fit;
         struct xg_vec3 rel =
             xg_vec3_sub(m->fit_angular_velocity, (struct xg_vec3){f[0], f[1], f[2]});
+        const double g = end_rel_gain(e, p->skel, m, rel);
         if (!xg_vec3_finite(rel) || xg_vec3_norm(rel) < XG_SKEL_END_REL_MIN) rel = XG_VEC3_ZERO;
-        w = xg_vec3_add(wp, xg_vec3_scale(rel, XG_SKEL_END_REL_GAIN));
+        w = xg_vec3_add(wp, xg_vec3_scale(rel, g));
         e->rot_damped = p->rot_damped;
     } else {
         return; /* e keeps its own rule */

@@ -9,7 +9,10 @@
  * joints without children turn with their parent (core/entity_skel.c) lowered the share worse
  * than holding enough to hold the swing only below 2 rad/s: 0.550 / 0.599 / 4.4 % in the
  * benchmark. Comparing the two swing estimates (hold where they disagree, extrapolate slower
- * turns where they agree) did not do better; docs/prediction.md lists the variants. */
+ * turns where they agree) did not do better; docs/prediction.md lists the variants. The share of
+ * a joint's own turn relative to its parent that a joint without children adds, learned per
+ * joint (xg_rot_skel_rel_gain()) instead of a fixed half: 0.541 / 0.579 / 4.1 % (played
+ * backwards 0.558 / 0.613 / 3.5 % -> 0.550 / 0.603 / 3.5 %). */
 #include "core/predict_skel.h"
 
 #include <math.h>
@@ -122,4 +125,17 @@ double xg_rot_skel_add(struct xg_rot_skel *s, struct xg_vec3 bone, struct xg_vec
     *w_out = xg_vec3_add(ws, wt);
     const double es = dot3(s->swing.pred, s->swing.pred), et = dot3(s->twist.pred, s->twist.pred);
     return es + et > 0 ? (ks * es + kt * et) / (es + et) : 0;
+}
+
+double xg_rot_skel_rel_gain(struct xg_rot_state *s, int64_t t0_ns, int64_t t1_ns,
+                            const double d_rel[3], double dt, const double w_rel[3])
+{
+    if (s->t_ns && s->t_ns == t0_ns) return s->k_learned;
+    if (!(dt > 0) || !isfinite(dot3(d_rel, d_rel) + dot3(w_rel, w_rel))) return 0;
+    /* no rate threshold for the relative turn (hold_max 0); xg_rot_decide() keeps the relative
+     * rate (cleared when the interval turned against it) for the next interval's fit */
+    xg_rot_learn(s, t0_ns, t1_ns, d_rel, dt, 0);
+    struct xg_vec3 unused;
+    xg_rot_decide(s, d_rel, w_rel, &unused);
+    return s->k_learned;
 }

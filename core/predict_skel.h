@@ -17,9 +17,9 @@
  *  change; the twist part below XG_SKEL_TWIST_HOLD_BELOW likewise. */
 #define XG_SKEL_SWING_HOLD_BELOW 2.0
 #define XG_SKEL_TWIST_HOLD_BELOW 1.75
-/** A joint that no child refines turns with its parent plus this share of its own fitted turn
- *  relative to the parent, when that relative turn is at least XG_SKEL_END_REL_MIN (rad/s). */
-#define XG_SKEL_END_REL_GAIN 0.5
+/** A joint that no child refines turns with its parent plus a learned share of its own fitted
+ *  turn relative to the parent (xg_rot_skel_rel_gain()), when that relative turn is at least
+ *  XG_SKEL_END_REL_MIN (rad/s). */
 #define XG_SKEL_END_REL_MIN 1.0
 /** An interval over which the joint turned less than this (rad) did not turn. */
 #define XG_SKEL_STILL 1e-9
@@ -69,5 +69,24 @@ void xg_rot_skel_sample(struct xg_rot_skel *s, int64_t t0_ns, struct xg_quat q0,
  *  A steady spin of a rigid skeleton gives the spin exactly (both parts' gains 1). */
 double xg_rot_skel_add(struct xg_rot_skel *s, struct xg_vec3 bone, struct xg_vec3 rel_vel,
                        struct xg_vec3 *w_out);
+
+/** The share of a joint's own fitted turn relative to its parent that it extrapolates on top of
+ *  its parent's angular velocity (a joint that no child refines, core/entity_skel.c), learned
+ *  per joint like a whole rotation's gain (core/predict_rot.h: xg_rot_learn() and
+ *  xg_rot_decide() on the relative turn, never held by a rate threshold): the exponentially
+ *  weighted least-squares factor between what the previous sample's relative rate would have
+ *  turned over the interval that just ended and the relative turn that happened, clamped to
+ *  [0, 1], 0.8 until one interval is known, times 0.75 while the relative turn slows down.
+ *  - s: the joint's state (all zero = nothing seen; xg_rot_reset() forgets).
+ *  - t0_ns: the joint's newest sample (ns); t1_ns: the sample before it (t1_ns < t0_ns), or 0
+ *    when d_rel is not known for that interval (it is then not learned from).
+ *  - d_rel: the joint's rotation over that interval less its parent's over the same interval
+ *    (rad, world frame); dt: the interval (s, > 0); w_rel: the joint's fitted angular velocity
+ *    less its parent's (rad/s, world frame).
+ *  Calling again for the same t0_ns returns the same gain without learning. A steady relative
+ *  spin gives exactly 1; a relative turn that reverses at every sample gives 0.
+ *  Returns the gain, 0..1 (0 without learning when dt is not > 0 or an input is not finite). */
+double xg_rot_skel_rel_gain(struct xg_rot_state *s, int64_t t0_ns, int64_t t1_ns,
+                            const double d_rel[3], double dt, const double w_rel[3]);
 
 #endif

@@ -231,8 +231,9 @@ static void test_end_joint_held_with_parent(void **state)
 /* A joint without children (G) turns with its parent (C) refined by its bone: C turns steadily
  * about z at 3 rad/s (its swing from G's bone), G about z at 3 + r rad/s (its own rotation; its
  * position stays at the end of C's bone). G extrapolates C's published angular velocity plus
- * half of its own fitted turn relative to C, r/2 about z, when r is at least 1 rad/s, and C's
- * alone below; its quality follows C's (PREDICTED). */
+ * its own fitted turn relative to C at the learned gain, which a steady relative turn makes
+ * exactly 1 (r about z), when r is at least 1 rad/s, and C's alone below; its quality follows
+ * C's (PREDICTED). */
 static void test_end_joint_turns_with_parent(void **state)
 {
     (void)state;
@@ -253,7 +254,7 @@ static void test_end_joint_turns_with_parent(void **state)
             if (k == 0) assert_int_equal(xg_table_set_parent(t, ids[1], ids[0]), 0);
             if (k < 6) continue;
             const struct xg_entity *c = ent(t, ids[0]), *g = ent(t, ids[1]);
-            const double extra = fabs(rels[ri]) >= 1 ? 0.5 * rels[ri] : 0;
+            const double extra = fabs(rels[ri]) >= 1 ? rels[ri] : 0;
             const struct xg_vec3 want =
                 xg_vec3_add(c->angular_velocity, (struct xg_vec3){0, 0, extra});
             assert_true(xg_vec3_norm(xg_vec3_sub(g->angular_velocity, want)) < 1e-9);
@@ -266,6 +267,44 @@ static void test_end_joint_turns_with_parent(void **state)
         assert_int_equal(checked, 14);
         xg_table_free(t);
     }
+}
+
+/* G's own turn relative to C zig-zags (0.1 rad about z, there and back at every 30 Hz sample:
+ * 3 rad/s, reversing) while C turns steadily at 3 rad/s: each interval turns against the
+ * relative rate fitted at the sample before, so G's learned gain for it falls to 0 and G
+ * extrapolates C's angular velocity alone, although its fitted relative turn (3 rad/s) is far
+ * above the 1 rad/s floor. G's gain state is set up only once G turns with its parent; C, which
+ * has a child, never needs one. */
+static void test_end_joint_learns_relative_gain(void **state)
+{
+    (void)state;
+    struct xg_table *t = new_table();
+    uint32_t ids[2] = {0, 0};
+    int checked = 0;
+    for (int k = 0; k < 20; k++) {
+        const int64_t tk = T0 + (int64_t)k * 1000000000 / 30;
+        const double ts = (double)(tk - T0) * 1e-9;
+        const struct xg_quat qc = xg_quat_exp((struct xg_vec3){0, 0, 3 * ts});
+        const struct xg_quat qg =
+            xg_quat_mul(qc, xg_quat_exp((struct xg_vec3){0, 0, k % 2 ? 0.1 : 0}));
+        const struct xg_vec3 pc = {0, 0, 1};
+        ids[0] = feed(t, "C", tk, pc, qc);
+        ids[1] =
+            feed(t, "G", tk, xg_vec3_add(pc, xg_quat_rotate(qc, (struct xg_vec3){0.3, 0, 0})), qg);
+        if (k == 0) assert_int_equal(xg_table_set_parent(t, ids[1], ids[0]), 0);
+        if (k < 6) continue;
+        const struct xg_entity *c = ent(t, ids[0]), *g = ent(t, ids[1]);
+        assert_null(c->rot_rel);
+        assert_non_null(g->rot_rel);
+        assert_true(fabs(g->rot_rel->k_learned) < 1e-12);
+        /* the relative turn G's own fit sees: well above the floor, so only the gain holds it */
+        assert_true(fabs(g->rot.rate[2] - c->rot.rate[2]) > 2.9);
+        assert_true(xg_vec3_norm(xg_vec3_sub(g->angular_velocity, c->angular_velocity)) < 1e-12);
+        assert_true(fabs(c->angular_velocity.z - 3) < 0.06);
+        checked++;
+    }
+    assert_int_equal(checked, 14);
+    xg_table_free(t);
 }
 
 /* A parent link that is not a rigid bone (the child's offset in the parent's frame moves, as
@@ -315,6 +354,7 @@ int main(void)
         cmocka_unit_test(test_swing_without_lag),
         cmocka_unit_test(test_end_joint_held_with_parent),
         cmocka_unit_test(test_end_joint_turns_with_parent),
+        cmocka_unit_test(test_end_joint_learns_relative_gain),
         cmocka_unit_test(test_non_rigid_link_unchanged),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
