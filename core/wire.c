@@ -47,7 +47,7 @@ uint8_t xg_read_u8(struct xg_reader *r)
     return p ? p[0] : 0;
 }
 
-/* n is a constant at every call (1, 2, 4 or 8): each accessor compiles to one load and a byte
+/* n is a constant at every call (2, 4 or 8): each accessor compiles to one load and a byte
  * swap where the host order differs */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define HOST_LE 1
@@ -57,24 +57,19 @@ uint8_t xg_read_u8(struct xg_reader *r)
 
 static inline __attribute__((always_inline)) uint64_t load_n(const uint8_t *p, size_t n, bool be)
 {
-    uint64_t v = 0;
     if (n == 2) {
         uint16_t x;
         memcpy(&x, p, 2);
-        v = be == HOST_LE ? __builtin_bswap16(x) : x;
-    } else if (n == 4) {
+        return be == HOST_LE ? __builtin_bswap16(x) : x;
+    }
+    if (n == 4) {
         uint32_t x;
         memcpy(&x, p, 4);
-        v = be == HOST_LE ? __builtin_bswap32(x) : x;
-    } else if (n == 8) {
-        uint64_t x;
-        memcpy(&x, p, 8);
-        v = be == HOST_LE ? __builtin_bswap64(x) : x;
-    } else {
-        for (size_t i = 0; i < n; i++)
-            v |= (uint64_t)p[be ? i : n - 1 - i] << (8 * (n - 1 - i));
+        return be == HOST_LE ? __builtin_bswap32(x) : x;
     }
-    return v;
+    uint64_t x; /* n == 8 */
+    memcpy(&x, p, 8);
+    return be == HOST_LE ? __builtin_bswap64(x) : x;
 }
 
 static inline __attribute__((always_inline)) void store_n(uint8_t *p, uint64_t v, size_t n, bool be)
@@ -87,12 +82,9 @@ static inline __attribute__((always_inline)) void store_n(uint8_t *p, uint64_t v
         uint32_t x = (uint32_t)v;
         if (be == HOST_LE) x = __builtin_bswap32(x);
         memcpy(p, &x, 4);
-    } else if (n == 8) {
+    } else { /* n == 8 */
         if (be == HOST_LE) v = __builtin_bswap64(v);
         memcpy(p, &v, 8);
-    } else {
-        for (size_t i = 0; i < n; i++)
-            p[be ? n - 1 - i : i] = (uint8_t)(v >> (8 * i));
     }
 }
 
@@ -217,7 +209,10 @@ static inline __attribute__((always_inline)) int write_le(struct xg_writer *w, u
 
 int xg_write_u8(struct xg_writer *w, uint8_t v)
 {
-    return write_be(w, v, 1);
+    uint8_t *p = xg_write_reserve(w, 1);
+    if (!p) return w->err;
+    *p = v;
+    return 0;
 }
 int xg_write_be16(struct xg_writer *w, uint16_t v)
 {
