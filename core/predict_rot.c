@@ -19,11 +19,6 @@
 #define SLOWING 0.99      /* the newest interval's rate below SLOWING x the previous one's: */
 #define SLOWING_GAIN 0.75 /* the gain is multiplied by this */
 
-static double dot3(const double a[3], const double b[3])
-{
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-}
-
 void xg_rot_reset(struct xg_rot_state *s)
 {
     memset(s, 0, sizeof *s);
@@ -39,14 +34,14 @@ void xg_rot_learn(struct xg_rot_state *s, int64_t t0_ns, int64_t t1_ns, const do
         /* what the previous sample's fit would have turned over this interval, against what
          * happened */
         const double P[3] = {s->pred[0] * dt, s->pred[1] * dt, s->pred[2] * dt};
-        s->num = GAIN_FORGET * s->num + dot3(d, P);
-        s->den = GAIN_FORGET * s->den + dot3(P, P);
+        s->num = GAIN_FORGET * s->num + xg_dot3(d, P);
+        s->den = GAIN_FORGET * s->den + xg_dot3(P, P);
         if (s->n_rates) {
-            slowing = dot3(rate, rate) < SLOWING * SLOWING * dot3(s->rate, s->rate);
+            slowing = xg_dot3(rate, rate) < SLOWING * SLOWING * xg_dot3(s->rate, s->rate);
             const double c[3] = {rate[0] - s->rate[0], rate[1] - s->rate[1], rate[2] - s->rate[2]};
             s->change2 = s->n_rates > 1
-                             ? CHANGE_FORGET * s->change2 + (1 - CHANGE_FORGET) * dot3(c, c)
-                             : dot3(c, c);
+                             ? CHANGE_FORGET * s->change2 + (1 - CHANGE_FORGET) * xg_dot3(c, c)
+                             : xg_dot3(c, c);
         }
         if (s->n_rates < 2) s->n_rates++;
     } else {
@@ -73,9 +68,9 @@ double xg_rot_decide(struct xg_rot_state *s, const double d[3], const double w_i
     double w[3] = {w_in[0], w_in[1], w_in[2]};
     if (!isfinite(w[0] + w[1] + w[2])) w[0] = w[1] = w[2] = 0;
     /* a stop or a reversal: the newest interval did not turn the way the estimate says */
-    if (dot3(w, w) > 0 && !(dot3(w, d) > 0)) w[0] = w[1] = w[2] = 0;
+    if (xg_dot3(w, w) > 0 && !(xg_dot3(w, d) > 0)) w[0] = w[1] = w[2] = 0;
     double k = s->k_learned;
-    if (sqrt(dot3(w, w)) < s->hold_below) k = 0;
+    if (sqrt(xg_dot3(w, w)) < s->hold_below) k = 0;
     memcpy(s->pred, w, sizeof s->pred);
     s->gain = k;
     s->w = (struct xg_vec3){k * w[0], k * w[1], k * w[2]};

@@ -18,11 +18,6 @@
 #include <math.h>
 #include <string.h>
 
-static double dot3(const double a[3], const double b[3])
-{
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-}
-
 void xg_rot_skel_reset(struct xg_rot_skel *s)
 {
     memset(s, 0, sizeof *s);
@@ -56,7 +51,7 @@ static void solve(const struct xg_rot_skel *s, double x[3])
 /* v split into its part across the unit axis (swing) and along it (twist) */
 static void split(const double v[3], const double axis[3], double swing[3], double twist[3])
 {
-    const double c = dot3(v, axis);
+    const double c = xg_dot3(v, axis);
     for (int i = 0; i < 3; i++) {
         twist[i] = c * axis[i];
         swing[i] = v[i] - twist[i];
@@ -92,8 +87,8 @@ double xg_rot_skel_add(struct xg_rot_skel *s, struct xg_vec3 bone, struct xg_vec
                        struct xg_vec3 *w_out)
 {
     const double b[3] = {bone.x, bone.y, bone.z}, u[3] = {rel_vel.x, rel_vel.y, rel_vel.z};
-    const double bb = dot3(b, b);
-    if (!s->t_ns || !(bb >= XG_SKEL_BONE_MIN * XG_SKEL_BONE_MIN) || !isfinite(bb + dot3(u, u)))
+    const double bb = xg_dot3(b, b);
+    if (!s->t_ns || !(bb >= XG_SKEL_BONE_MIN * XG_SKEL_BONE_MIN) || !isfinite(bb + xg_dot3(u, u)))
         return -1;
     if (s->n++ == 0) { /* the first child's bone is the twist axis; the parts learn once */
         const double n = sqrt(bb);
@@ -123,7 +118,8 @@ double xg_rot_skel_add(struct xg_rot_skel *s, struct xg_vec3 bone, struct xg_vec
     const double ks = xg_rot_decide(&s->swing, ds, sw, &ws);
     const double kt = xg_rot_decide(&s->twist, dtw, ftw, &wt);
     *w_out = xg_vec3_add(ws, wt);
-    const double es = dot3(s->swing.pred, s->swing.pred), et = dot3(s->twist.pred, s->twist.pred);
+    const double es = xg_dot3(s->swing.pred, s->swing.pred),
+                 et = xg_dot3(s->twist.pred, s->twist.pred);
     return es + et > 0 ? (ks * es + kt * et) / (es + et) : 0;
 }
 
@@ -131,7 +127,7 @@ double xg_rot_skel_rel_gain(struct xg_rot_state *s, int64_t t0_ns, int64_t t1_ns
                             const double d_rel[3], double dt, const double w_rel[3])
 {
     if (s->t_ns && s->t_ns == t0_ns) return s->k_learned;
-    if (!(dt > 0) || !isfinite(dot3(d_rel, d_rel) + dot3(w_rel, w_rel))) return 0;
+    if (!(dt > 0) || !isfinite(xg_dot3(d_rel, d_rel) + xg_dot3(w_rel, w_rel))) return 0;
     /* no rate threshold for the relative turn (hold_max 0); xg_rot_decide() keeps the relative
      * rate (cleared when the interval turned against it) for the next interval's fit */
     xg_rot_learn(s, t0_ns, t1_ns, d_rel, dt, 0);

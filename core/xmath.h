@@ -28,6 +28,11 @@ double xg_vec3_norm(struct xg_vec3 a);
 /** a + (b - a)·t */
 struct xg_vec3 xg_vec3_lerp(struct xg_vec3 a, struct xg_vec3 b, double t);
 bool xg_vec3_finite(struct xg_vec3 a);
+/** a·b for vectors held as double[3] (the estimators' and predictors' arrays). */
+static inline double xg_dot3(const double a[3], const double b[3])
+{
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
 
 /** Unit quaternion of q; the identity if q is zero or not finite. */
 struct xg_quat xg_quat_normalize(struct xg_quat q);
