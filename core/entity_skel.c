@@ -13,14 +13,22 @@
 #include "core/entity_priv.h"
 #include "core/predict_est.h"
 
+/* e's rotation vector over its newest interval (rad, world frame) and that interval's length
+ * (s): xg_rot_update() took it at this sample (m: its estimate), and its state keeps the rate */
+static double newest_turn(const struct xg_entity *e, const struct xg_motion_est *m, double d[3])
+{
+    const double dt = (double)(e->last.capture_ns - m->prev_t_ns) * 1e-9;
+    xg_rot_interval(&e->rot, dt, d);
+    return dt;
+}
+
 void xg_ent_skel_sample(struct xg_entity *e, const struct xg_motion_est *m)
 {
     if (!e->skel) return; /* no child has used this entity yet */
-    if (m)
-        xg_rot_skel_sample(e->skel, e->last.capture_ns, e->last.orientation, m->prev_t_ns,
-                           m->prev_q, m->fit_angular_velocity);
-    else
-        xg_rot_skel_sample(e->skel, 0, XG_QUAT_IDENTITY, 0, XG_QUAT_IDENTITY, XG_VEC3_ZERO);
+    double d[3] = {0, 0, 0};
+    if (m) newest_turn(e, m, d);
+    xg_rot_skel_sample(e->skel, m ? e->last.capture_ns : 0, m ? m->prev_t_ns : 0, d,
+                       m ? m->fit_angular_velocity : XG_VEC3_ZERO);
 }
 
 /* the share of e's own fitted turn relative to its parent (rel, rad/s) that e extrapolates;
@@ -30,10 +38,10 @@ static double end_rel_gain(struct xg_entity *e, const struct xg_rot_skel *ps,
 {
     if (!e->rot_rel && !(e->rot_rel = calloc(1, sizeof *e->rot_rel))) return 0;
     /* e's turn over its newest interval less its parent's over the same interval */
-    const struct xg_vec3 d = xg_quat_log(xg_quat_mul(e->last.orientation, xg_quat_conj(m->prev_q)));
-    const double d_rel[3] = {d.x - ps->d[0], d.y - ps->d[1], d.z - ps->d[2]};
+    double d[3];
+    const double dt = newest_turn(e, m, d);
+    const double d_rel[3] = {d[0] - ps->d[0], d[1] - ps->d[1], d[2] - ps->d[2]};
     const double w_rel[3] = {rel.x, rel.y, rel.z};
-    const double dt = (double)(e->last.capture_ns - m->prev_t_ns) * 1e-9;
     return xg_rot_skel_rel_gain(e->rot_rel, e->last.capture_ns,
                                 ps->t1_ns == m->prev_t_ns ? m->prev_t_ns : 0, d_rel, dt, w_rel);
 }

@@ -62,6 +62,12 @@ void xg_rot_learn(struct xg_rot_state *s, int64_t t0_ns, int64_t t1_ns, const do
     s->t_ns = t0_ns;
 }
 
+void xg_rot_interval(const struct xg_rot_state *s, double dt, double d[3])
+{
+    for (int i = 0; i < 3; i++)
+        d[i] = s->rate[i] * dt;
+}
+
 double xg_rot_decide(struct xg_rot_state *s, const double d[3], const double w_in[3],
                      struct xg_vec3 *w_out)
 {

@@ -55,6 +55,11 @@ void xg_rot_reset(struct xg_rot_state *s);
 double xg_rot_update(struct xg_rot_state *s, int64_t t0_ns, struct xg_quat q0, int64_t t1_ns,
                      struct xg_quat q1, struct xg_vec3 w_fit, struct xg_vec3 *w_out);
 
+/** The rotation vector d (rad, world frame) over the newest interval the state learned from,
+ *  log(q0 ⊗ q1*) of xg_rot_update(), given that interval's length dt (s): rebuilt from the rate
+ *  it keeps, so that a caller need not take the logarithm again. */
+void xg_rot_interval(const struct xg_rot_state *s, double dt, double d[3]);
+
 /** The two stages of xg_rot_update(), for a caller that splits an angular velocity into parts
  *  with a state each (core/predict_skel.h) and may decide a part again with a better estimate
  *  before the next sample.

@@ -58,8 +58,8 @@ static void split(const double v[3], const double axis[3], double swing[3], doub
     }
 }
 
-void xg_rot_skel_sample(struct xg_rot_skel *s, int64_t t0_ns, struct xg_quat q0, int64_t t1_ns,
-                        struct xg_quat q1, struct xg_vec3 w_fit)
+void xg_rot_skel_sample(struct xg_rot_skel *s, int64_t t0_ns, int64_t t1_ns, const double d[3],
+                        struct xg_vec3 w_fit)
 {
     s->n = 0;
     s->b2 = 0;
@@ -69,12 +69,12 @@ void xg_rot_skel_sample(struct xg_rot_skel *s, int64_t t0_ns, struct xg_quat q0,
         s->t_ns = 0;
         return;
     }
-    struct xg_vec3 d = xg_quat_log(xg_quat_mul(q0, xg_quat_conj(q1)));
     /* an interval that did not turn (the history's stored orientation is rounded to about
      * 1e-12): no direction for the parts, which are then held; the children's velocities,
      * fitted over the window, still carry a turn that has stopped */
-    if (xg_vec3_norm(d) < XG_SKEL_STILL) d = XG_VEC3_ZERO;
-    s->d[0] = d.x, s->d[1] = d.y, s->d[2] = d.z;
+    const bool still = sqrt(xg_dot3(d, d)) < XG_SKEL_STILL;
+    for (int i = 0; i < 3; i++)
+        s->d[i] = still ? 0 : d[i];
     s->dt = (double)(t0_ns - t1_ns) * 1e-9;
     s->w_fit[0] = w_fit.x, s->w_fit[1] = w_fit.y, s->w_fit[2] = w_fit.z;
     if (!isfinite(s->w_fit[0] + s->w_fit[1] + s->w_fit[2]))
@@ -90,12 +90,15 @@ double xg_rot_skel_add(struct xg_rot_skel *s, struct xg_vec3 bone, struct xg_vec
     const double bb = xg_dot3(b, b);
     if (!s->t_ns || !(bb >= XG_SKEL_BONE_MIN * XG_SKEL_BONE_MIN) || !isfinite(bb + xg_dot3(u, u)))
         return -1;
-    if (s->n++ == 0) { /* the first child's bone is the twist axis; the parts learn once */
+    const bool first = s->n++ == 0;
+    if (first) { /* the first child's bone is the twist axis */
         const double n = sqrt(bb);
         for (int i = 0; i < 3; i++)
             s->axis[i] = b[i] / n;
-        double ds[3], dtw[3];
-        split(s->d, s->axis, ds, dtw);
+    }
+    double ds[3], dtw[3]; /* the interval's rotation across and about the axis */
+    split(s->d, s->axis, ds, dtw);
+    if (first) { /* the parts learn once per sample */
         xg_rot_learn(&s->swing, s->t_ns, s->t1_ns, ds, s->dt, XG_SKEL_SWING_HOLD_BELOW);
         xg_rot_learn(&s->twist, s->t_ns, s->t1_ns, dtw, s->dt, XG_SKEL_TWIST_HOLD_BELOW);
     }
@@ -109,11 +112,10 @@ double xg_rot_skel_add(struct xg_rot_skel *s, struct xg_vec3 bone, struct xg_vec
     }
     s->b2 += bb;
 
-    double w[3], sw[3], ftw[3], ds[3], dtw[3], unused[3];
+    double w[3], sw[3], ftw[3], unused[3];
     solve(s, w);
     split(w, s->axis, sw, unused);
     split(s->w_fit, s->axis, unused, ftw);
-    split(s->d, s->axis, ds, dtw);
     struct xg_vec3 ws, wt;
     const double ks = xg_rot_decide(&s->swing, ds, sw, &ws);
     const double kt = xg_rot_decide(&s->twist, dtw, ftw, &wt);

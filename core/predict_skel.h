@@ -46,12 +46,14 @@ struct xg_rot_skel {
 /** Forget everything (e.g. after the table forgot the entity's history). */
 void xg_rot_skel_reset(struct xg_rot_skel *s);
 
-/** The joint's newest sample: t0_ns/q0 (capture time ns, unit quaternion), the sample before it
- *  t1_ns/q1 (t1_ns < t0_ns), and w_fit its fitted angular velocity there (rad/s,
- *  core/predict_est.h). Drops the children added for an earlier sample. t1_ns >= t0_ns: no
- *  estimate at this sample (xg_rot_skel_add() then adds nothing). */
-void xg_rot_skel_sample(struct xg_rot_skel *s, int64_t t0_ns, struct xg_quat q0, int64_t t1_ns,
-                        struct xg_quat q1, struct xg_vec3 w_fit);
+/** The joint's newest sample at t0_ns (capture time, ns), the sample before it at t1_ns
+ *  (t1_ns < t0_ns), d the joint's rotation vector over that interval (rad, world frame:
+ *  log(q0 ⊗ q1*), e.g. xg_rot_interval() of the joint's own state) and w_fit its fitted angular
+ *  velocity at t0_ns (rad/s, core/predict_est.h). Drops the children added for an earlier
+ *  sample. t1_ns >= t0_ns: no estimate at this sample (d unused; xg_rot_skel_add() then adds
+ *  nothing). */
+void xg_rot_skel_sample(struct xg_rot_skel *s, int64_t t0_ns, int64_t t1_ns, const double d[3],
+                        struct xg_vec3 w_fit);
 
 /** Add one child of the joint at the sample set last and return the joint's gain (0..1, 0 =
  *  held; the two parts' gains weighted by their squared rates), with *w_out the angular
