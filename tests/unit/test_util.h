@@ -103,17 +103,18 @@ static inline uint8_t *xg_test_read_file(const char *path, size_t *len)
 }
 
 #ifdef XG_SOURCE_DIR
-/** Read tests/vectors/<dir>/<name>.bin of the source tree into out (at most cap bytes; a longer
- *  file is cut at cap); *n gets the byte count. Returns false if the file cannot be opened. */
+/** Read tests/vectors/<dir>/<name>.bin of the source tree into out (cap bytes; a longer file
+ *  fails the test); *n gets the byte count. Returns false if the file cannot be opened. */
 static inline bool xg_test_read_vector(const char *dir, const char *name, uint8_t *out, size_t cap,
                                        size_t *n)
 {
     char path[512];
     snprintf(path, sizeof path, "%s/tests/vectors/%s/%s.bin", XG_SOURCE_DIR, dir, name);
-    FILE *f = fopen(path, "rb");
-    if (!f) return false;
-    *n = fread(out, 1, cap, f);
-    fclose(f);
+    uint8_t *b = xg_test_read_file(path, n);
+    if (!b) return false;
+    assert_true(*n <= cap);
+    memcpy(out, b, *n);
+    free(b);
     return true;
 }
 #endif
