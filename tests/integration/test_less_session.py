@@ -172,15 +172,15 @@ class Peer:
     def read_packet(self, timeout=5.0):
         self.s.settimeout(timeout)
         while True:
-            try:  # the length prefix itself may be cut by a read (a varint of several bytes)
-                n, i = dec_int(self.buf, 0) if self.buf else (None, 0)
-            except IndexError:
-                n = None
-            if n is not None:
-                if len(self.buf) >= i + n:
-                    f, self.buf = self.buf[:i + n], self.buf[i + n:]
-                    self.parse(f, i)
-                    return True
+            try:
+                n, i = dec_int(self.buf, 0)
+                whole = len(self.buf) >= i + n
+            except IndexError:  # empty, or a read ended inside the length prefix (a varint)
+                whole = False
+            if whole:
+                f, self.buf = self.buf[:i + n], self.buf[i + n:]
+                self.parse(f, i)
+                return True
             chunk = self.s.recv(65536)
             if not chunk:
                 return False
