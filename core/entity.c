@@ -569,11 +569,11 @@ static int apply_sample(struct xg_table *t, struct xg_entity *e, const struct xg
         e->has_angular_velocity = n_used >= 2 && (L->flags & XG_SAMPLE_ORIENTATION);
         e->angular_velocity_estimated = e->has_angular_velocity;
     }
-    /* the velocities in force at the newest pose, for past-time queries */
-    xg_history_set_velocity(&e->hist, e->velocity, e->angular_velocity);
     e->rot_damped = need_w && e->has_angular_velocity && rot_gain < XG_ROT_GAIN_DAMPED;
     if (pose && e->parent)
         xg_ent_skel_update(t, e, m_rot); /* a skeleton's joints refine each other */
+    /* the velocities in force at the newest pose, for past-time queries */
+    xg_history_set_velocity(&e->hist, e->velocity, e->angular_velocity);
     e->samples++;
     t->stats.samples_in[e->origin]++;
     mark_dirty(t, e);

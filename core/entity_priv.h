@@ -90,7 +90,9 @@ void xg_ent_mark_dirty(struct xg_table *t, struct xg_entity *e);
  *  e's bone turns with it, refine the parent's extrapolated angular velocity from e's bone
  *  (core/predict_skel.h); then, until a child of e's own refines it, e turns with its parent:
  *  held while the parent is held, else the parent's angular velocity plus a learned share of
- *  e's own fitted turn relative to the parent (xg_rot_skel_rel_gain()). core/entity_skel.c. */
+ *  e's own fitted turn relative to the parent (xg_rot_skel_rel_gain()). Sets e's
+ *  angular_velocity and rot_damped; the caller then stores e's velocities with its newest pose
+ *  (the parent's it stores itself). core/entity_skel.c. */
 void xg_ent_skel_update(struct xg_table *t, struct xg_entity *e, const struct xg_motion_est *m);
 /** The skeleton's inputs of e's newest sample (core/entity_skel.c): call after every sample
  *  with a pose; `m` = the estimate when the angular velocity was estimated, else NULL. */

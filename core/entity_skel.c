@@ -97,6 +97,5 @@ void xg_ent_skel_update(struct xg_table *t, struct xg_entity *e, const struct xg
     } else {
         return; /* e keeps its own rule */
     }
-    e->angular_velocity = w;
-    xg_history_set_velocity(&e->hist, e->velocity, w);
+    e->angular_velocity = w; /* the caller stores it with e's newest pose */
 }
