@@ -9,6 +9,7 @@
 
 #include "core/adapter.h"
 #include "core/log.h"
+#include "core/motion_memory.h"
 #include "core/pose_cache.h"
 #include "core/predict_est.h"
 #include "core/names.h"
@@ -64,8 +65,8 @@ struct xg_table {
 
 static const char *const kind_names[XG_KIND_COUNT] = {
     "rigid_body", "head", "left_hand", "right_hand", "controller", "joint", "object"};
-static const char *const quality_names[XG_QUALITY_COUNT] = {"EXACT", "INTERPOLATED", "PREDICTED",
-                                                            "HELD",  "STALE",        "DAMPED"};
+static const char *const quality_names[XG_QUALITY_COUNT] = {
+    "EXACT", "INTERPOLATED", "PREDICTED", "HELD", "STALE", "DAMPED", "MATCHED"};
 
 const char *xg_kind_name(enum xg_kind k)
 {
@@ -93,6 +94,7 @@ void xg_table_params_default(struct xg_table_params *p)
     p->stale_ns = 500 * INT64_C(1000000);
     p->expire_ns = 10000 * INT64_C(1000000);
     p->velocity_window_ns = 100 * INT64_C(1000000);
+    p->motion_memory_ns = 2000 * INT64_C(1000000);
     p->max_entities = 65536;
 }
 
@@ -125,6 +127,7 @@ static void entity_free(struct xg_entity *e)
     free(e->analogs);
     free(e->skel);
     free(e->rot_rel);
+    xg_memory_free(e->memory);
     free(e);
 }
 
@@ -570,10 +573,12 @@ static int apply_sample(struct xg_table *t, struct xg_entity *e, const struct xg
         e->angular_velocity_estimated = e->has_angular_velocity;
     }
     e->rot_damped = need_w && e->has_angular_velocity && rot_gain < XG_ROT_GAIN_DAMPED;
+    e->rot_matched = false;
     if (pose && e->parent)
         xg_ent_skel_update(t, e, m_rot); /* a skeleton's joints refine each other */
     /* the velocities in force at the newest pose, for past-time queries */
     xg_history_set_velocity(&e->hist, e->velocity, e->angular_velocity);
+    if (pose) xg_ent_memory_sample(t, e); /* a skeleton's repeating motion */
     e->samples++;
     t->stats.samples_in[e->origin]++;
     mark_dirty(t, e);
@@ -661,6 +666,7 @@ int xg_table_forget_history(struct xg_table *t, uint32_t id)
     if (e->skel) xg_rot_skel_reset(e->skel);
     if (e->rot_rel) xg_rot_reset(e->rot_rel);
     e->bone_t_ns = 0;
+    xg_ent_memory_forget(t, e);
     return 0;
 }
 
@@ -767,7 +773,9 @@ void xg_entity_predict_at(struct xg_table *t, const struct xg_entity *e, int64_t
         else if (dt_ns > t->p.max_horizon_ns)
             q = XG_QUALITY_HELD;
         else
-            q = e->rot_damped ? XG_QUALITY_DAMPED : XG_QUALITY_PREDICTED;
+            q = e->rot_matched  ? XG_QUALITY_MATCHED
+                : e->rot_damped ? XG_QUALITY_DAMPED
+                                : XG_QUALITY_PREDICTED;
     }
     if (dt_ns > t->p.stale_ns) q = XG_QUALITY_STALE;
     out->quality = q;

@@ -70,10 +70,13 @@ enum xg_quality {
     XG_QUALITY_DAMPED,       /* extrapolated like PREDICTED, but the rotation's estimate was
                                 unstable (core/predict_est.h): it was extrapolated over a shorter
                                 horizon, i.e. blended toward holding (issue 23) */
+    XG_QUALITY_MATCHED,      /* extrapolated like PREDICTED, with the rotation's rate blended with
+                                the rate after the matching earlier moment of the skeleton's
+                                motion memory (core/motion_memory.h, issue 23) */
     XG_QUALITY_COUNT
 };
 
-/** "EXACT", "INTERPOLATED", "PREDICTED", "HELD", "STALE", "DAMPED". */
+/** "EXACT", "INTERPOLATED", "PREDICTED", "HELD", "STALE", "DAMPED", "MATCHED". */
 const char *xg_quality_name(enum xg_quality q);
 
 /* xg_sample.flags: which fields are set */
@@ -194,6 +197,7 @@ struct xg_entity_info {
     bool has_velocity, has_angular_velocity;             /* used for prediction */
     bool velocity_estimated, angular_velocity_estimated; /* from the history, not reported */
     bool rot_damped;  /* the estimated angular velocity was damped (core/predict_est.h) */
+    bool rot_matched; /* its rate was blended with the motion memory's (XG_QUALITY_MATCHED) */
     unsigned history; /* samples in the pose history */
 };
 /** Fill *out with e's bookkeeping. */
@@ -207,6 +211,8 @@ struct xg_table_params {
     int64_t stale_ns;           /* default 500 ms */
     int64_t expire_ns;          /* default 10 s */
     int64_t velocity_window_ns; /* default 100 ms */
+    int64_t motion_memory_ns;   /* a skeleton's motion memory span (core/motion_memory.h):
+                                   default 2 s, 0 = none */
     uint32_t max_entities;      /* default 65536; creation beyond it fails with -ENOSPC */
 };
 

@@ -26,7 +26,9 @@ struct xg_entity {
     struct xg_vec3 velocity, angular_velocity; /* used for prediction */
     bool has_velocity, has_angular_velocity;
     bool velocity_estimated, angular_velocity_estimated;
-    bool rot_damped; /* the estimated angular velocity was damped (core/predict_rot.h) */
+    bool rot_damped;  /* the estimated angular velocity was damped (core/predict_rot.h) */
+    bool rot_matched; /* the estimated angular velocity was blended with the skeleton's motion
+                         memory at the newest sample (core/entity_memory.c) */
     int64_t reported_vel_ns, reported_angvel_ns; /* capture time of reported velocities, 0 = none */
     struct xg_history hist;                      /* compact pose history (core/history.h) */
     struct xg_motion_acc est; /* running sums of the velocity estimator over the history */
@@ -43,7 +45,10 @@ struct xg_entity {
      * extrapolates (xg_rot_skel_rel_gain()): set up the first time it turns with its parent */
     struct xg_rot_state *rot_rel;
     struct xg_vec3 bone_local; /* position - parent's position, in the parent's frame (m) */
-    int64_t bone_t_ns;         /* capture time of bone_local, 0 = none */
+    /* a skeleton root's motion memory (core/motion_memory.h): set up when a joint below it
+     * first has a sample, NULL before and for every entity with a parent */
+    struct xg_motion_memory *memory;
+    int64_t bone_t_ns; /* capture time of bone_local, 0 = none */
     /* protocol extras: buttons / analogs (NULL until first set) */
     uint8_t *buttons;         /* XG_MAX_BUTTONS states */
     double *analogs;          /* XG_MAX_ANALOGS values */
@@ -97,5 +102,16 @@ void xg_ent_skel_update(struct xg_table *t, struct xg_entity *e, const struct xg
 /** The skeleton's inputs of e's newest sample (core/entity_skel.c): call after every sample
  *  with a pose; `m` = the estimate when the angular velocity was estimated, else NULL. */
 void xg_ent_skel_sample(struct xg_entity *e, const struct xg_motion_est *m);
+
+/** After e's sample (its velocities stored): record e's orientation in its skeleton root's
+ *  motion memory (set up on first use, span t's motion_memory_ns; nothing when that is 0 or e
+ *  has neither parent nor memory). When e's sample completes the skeleton's frame and the
+ *  memory finds a match (core/motion_memory.h), every joint of the frame whose angular velocity
+ *  is estimated and whose analog rate turns at least XG_MEMORY_TURN_MIN gets its angular
+ *  velocity blended XG_MEMORY_BLEND of the way toward that rate, rot_matched set, its history
+ *  updated and (other than e) marked dirty. core/entity_memory.c. */
+void xg_ent_memory_sample(struct xg_table *t, struct xg_entity *e);
+/** e's poses jumped (its history was forgotten): its skeleton's memory starts again. */
+void xg_ent_memory_forget(struct xg_table *t, struct xg_entity *e);
 
 #endif

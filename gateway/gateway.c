@@ -207,6 +207,8 @@ static int load_gateway_section(struct xg_gateway *gw, const struct xg_conf *g,
         c->table.max_horizon_ns = v * XG_NS_PER_MS;
         if ((rc = xg_conf_int(predict, "velocity_window_ms", 100, 1, 10000, &v, err))) return rc;
         c->table.velocity_window_ns = v * XG_NS_PER_MS;
+        if ((rc = xg_conf_int(predict, "motion_memory_ms", 2000, 0, 60000, &v, err))) return rc;
+        c->table.motion_memory_ns = v * XG_NS_PER_MS;
     }
     const struct xg_conf *entity = xg_conf_get(g, "entity");
     if (entity) {
