@@ -15,6 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+_Static_assert(XG_MEMORY_GAP_NS >= (int64_t)(XG_MEMORY_SPEED_MAX * XG_MEMORY_RATE_SPAN_NS),
+               "the turn after a candidate must be kept at the fastest speed");
+
 struct xg_motion_memory {
     int64_t span_ns, spacing_ns;
     unsigned n_joints, cap_joints;
@@ -33,6 +36,7 @@ struct xg_motion_memory {
     int64_t match_for_ns; /* the newest frame's time when found, 0 = none */
     unsigned match_age;   /* frames between the match and the newest */
     double match_d;
+    double match_speed; /* how much faster the pose changes now than at the match */
     double scratch[XG_MEMORY_FRAMES];
 };
 
@@ -247,6 +251,48 @@ static double distance(const struct xg_motion_memory *m, unsigned a, unsigned b)
     return d / (3.0 * m->n_feat);
 }
 
+/* the age of the newest frame at least `back` ns older than the frame at `age`, or 0 if none */
+static unsigned age_before(const struct xg_motion_memory *m, unsigned age, int64_t back)
+{
+    const int64_t t = m->t_ns[idx(m, age)] - back;
+    for (unsigned a = age + 1; a < m->n_frames; a++)
+        if (m->t_ns[idx(m, a)] <= t) return a;
+    return 0;
+}
+
+/* how much faster the pose changes now than at the matched frame (age): the ratio of the pose's
+ * speeds (feature change per second) over the XG_MEMORY_SPEED_SPAN_NS before each, clamped to
+ * [XG_MEMORY_SPEED_MIN, XG_MEMORY_SPEED_MAX]; 1 when the span before the match is not kept, the
+ * pose did not change then, or it changes the other way now */
+static double speed(const struct xg_motion_memory *m, unsigned age)
+{
+    const unsigned an = age_before(m, 0, XG_MEMORY_SPEED_SPAN_NS),
+                   ak = age_before(m, age, XG_MEMORY_SPEED_SPAN_NS);
+    if (!an || !ak) return 1;
+    const unsigned n0 = idx(m, 0), n1 = idx(m, an), k0 = idx(m, age), k1 = idx(m, ak);
+    const double dtn = (double)(m->t_ns[n0] - m->t_ns[n1]),
+                 dtk = (double)(m->t_ns[k0] - m->t_ns[k1]);
+    const size_t cap3 = (size_t)m->cap_joints * 3;
+    const float *a0 = m->f + n0 * cap3, *a1 = m->f + n1 * cap3, *b0 = m->f + k0 * cap3,
+                *b1 = m->f + k1 * cap3;
+    double nn = 0, kk = 0, nk = 0;
+    for (unsigned i = 0; i < m->n_joints; i++) {
+        if (m->parent_slot[i] < 0) continue;
+        for (unsigned c = i * 3; c < i * 3 + 3; c++) {
+            const double vn = ((double)a0[c] - (double)a1[c]) / dtn;
+            const double vk = ((double)b0[c] - (double)b1[c]) / dtk;
+            nn += vn * vn;
+            kk += vk * vk;
+            nk += vn * vk;
+        }
+    }
+    if (!(kk > 0) || !(nk > 0)) return 1;
+    const double r = sqrt(nn / kk);
+    return r < XG_MEMORY_SPEED_MIN   ? XG_MEMORY_SPEED_MIN
+           : r > XG_MEMORY_SPEED_MAX ? XG_MEMORY_SPEED_MAX
+                                     : r;
+}
+
 bool xg_memory_match(struct xg_motion_memory *m)
 {
     m->match_for_ns = 0;
@@ -273,6 +319,7 @@ bool xg_memory_match(struct xg_motion_memory *m)
     m->match_for_ns = tn;
     m->match_age = best_age;
     m->match_d = best;
+    m->match_speed = speed(m, best_age);
     return true;
 }
 
@@ -291,7 +338,8 @@ bool xg_memory_rate(const struct xg_motion_memory *m, unsigned slot, struct xg_v
     if (!m->match_for_ns || m->match_for_ns != m->t_ns[m->head] || slot >= m->n_joints)
         return false;
     const unsigned k = idx(m, m->match_age);
-    const int64_t target = m->t_ns[k] + XG_MEMORY_RATE_SPAN_NS;
+    /* the turn over the span the motion now covers in XG_MEMORY_RATE_SPAN_NS */
+    const int64_t target = m->t_ns[k] + (int64_t)llround(m->match_speed * XG_MEMORY_RATE_SPAN_NS);
     /* the frames around target (it is within the kept frames: xg_memory_match() checked) */
     unsigned age = m->match_age - 1;
     while (age > 0 && m->t_ns[idx(m, age)] < target)

@@ -41,6 +41,15 @@
  *  (a recurrence). A slow, steady motion matches none of its own recent past, and a skeleton
  *  that does not move relative to itself matches nothing. */
 #define XG_MEMORY_AWAY 0.012
+/** The analog rate is the turn over the span the motion now covers in XG_MEMORY_RATE_SPAN_NS:
+ *  scaled by how much faster the pose changes now than before the match (the ratio of the
+ *  pose's speeds over the XG_MEMORY_SPEED_SPAN_NS before each; 1 if they point apart), within
+ *  these bounds: the same motion, done faster or slower. XG_MEMORY_GAP_NS must be at
+ *  least XG_MEMORY_SPEED_MAX x XG_MEMORY_RATE_SPAN_NS (the turn after the match is kept). */
+#define XG_MEMORY_SPEED_MIN 0.5
+#define XG_MEMORY_SPEED_MAX 2.0
+/** The span over which the pose's speed is measured, now and before the match (ns). */
+#define XG_MEMORY_SPEED_SPAN_NS (100 * INT64_C(1000000))
 /** Candidates needed before a match is looked for. */
 #define XG_MEMORY_MIN_CANDIDATES 8
 

@@ -19,15 +19,20 @@
  * extremities = the rest: legs, feet, toes, arms, hands, fingers): mean and p95 of the position
  * error (m) and rotation error (deg) for prediction and hold, their ratios, and the share of
  * joint-instants where the prediction is worse than holding (error larger by more than 1e-9).
- * Also the share of answers per quality (PREDICTED vs DAMPED).
+ * Also the share of answers per quality (PREDICTED, DAMPED, MATCHED), the rotation ratio at 30 Hz
+ * and 33 ms over the take's first and second half (the motion memory can only match once the
+ * motion has recurred), and the skeleton's motion memory size.
  *
  * Issue 23's "done when" at 30 Hz and 33 ms (all joints): position mean <= 0.25 x hold, rotation
  * mean <= 0.5 x hold, rotation p95 <= 0.6 x hold p95, rotation worse than hold in <= 5 % of
  * joint-instants. Printed as MET / NOT MET (not asserted: figures belong here, not in tests).
  *
- * Usage: bench_bvh_prediction [--reverse] [--bound] [OUT_DIR [FILE.bvh]]   (other arguments
- * starting with "--" are ignored, for run.py). --reverse plays the take backwards (a second
- * motion of the same body, to check that a change does not only fit this take's dynamics);
+ * Usage: bench_bvh_prediction [--reverse] [--warp] [--no-memory] [--bound] [OUT_DIR [FILE.bvh]]
+ * (other arguments starting with "--" are ignored, for run.py). --reverse plays the take
+ * backwards (a second motion of the same body, to check that a change does not only fit this
+ * take's dynamics); --warp replays it at a smoothly varying speed (warp_take: no gait cycle
+ * repeats the one before at the same speed); --no-memory runs the table without the skeleton's
+ * motion memory (xg_table_params.motion_memory_ns = 0: the rules alone);
  * --bound also prints a reference that is NOT causal (print_bound: constant angular velocity with
  * the take's true angular velocity at each sample), the best that extrapolating at a constant
  * angular velocity could do here. FILE defaults to the CMU walk (XG_VECTORS_DIR); units: cmu
@@ -45,6 +50,8 @@
 #include <strings.h>
 
 #include "core/entity.h"
+#include "core/entity_priv.h"
+#include "core/motion_memory.h"
 
 #define CLIP XG_VECTORS_DIR "/mocap/cmu_08_10_walk.bvh"
 #define SCALE (0.0254 / 0.45)
@@ -151,6 +158,37 @@ static int load_take(const char *path, struct take *tk)
 bad:
     free(buf);
     return -EINVAL;
+}
+
+/* --warp: the take replayed at a speed that varies smoothly between 0.7 and 1.3 x (period
+ * WARP_PERIOD_S, not a multiple of the gait cycle), so that no cycle repeats the one before at the
+ * same speed: each output frame interpolates the channels at its source time (rotation channels
+ * the short way round). Frame 0 (START - 1) stays. Returns 0 or -ENOMEM. */
+#define WARP_AMPLITUDE 0.3
+#define WARP_PERIOD_S 1.7
+static int warp_take(struct take *tk)
+{
+    const long cap = 2 * tk->nf;
+    double *rows = malloc((size_t)cap * (size_t)tk->ncol * sizeof *rows);
+    if (!rows) return -ENOMEM;
+    memcpy(rows, tk->rows, (size_t)tk->ncol * sizeof *rows);
+    long n = START;
+    for (double src = START; src < (double)(tk->nf - 1) && n < cap; n++) {
+        const long a = (long)src;
+        const double u = src - (double)a;
+        for (int c = 0; c < tk->ncol; c++) {
+            const double x = tk->rows[a * tk->ncol + c];
+            double d = tk->rows[(a + 1) * tk->ncol + c] - x;
+            d -= 360.0 * round(d / 360.0); /* positions never move that far in one frame */
+            rows[n * tk->ncol + c] = x + u * d;
+        }
+        const double ts = (double)(n - START) * tk->ft;
+        src += 1.0 + WARP_AMPLITUDE * sin(2 * M_PI * ts / WARP_PERIOD_S);
+    }
+    free(tk->rows);
+    tk->rows = rows;
+    tk->nf = n;
+    return 0;
 }
 
 typedef double mat3[3][3];
@@ -411,10 +449,15 @@ int main(int argc, char **argv)
 {
     const char *dir = ".", *path = CLIP;
     int pos_args = 0;
-    bool reverse = false, bound = false;
+    bool reverse = false, bound = false, warp = false, no_memory = false;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--reverse") || !strcmp(argv[i], "--bound")) {
-            *(argv[i][2] == 'r' ? &reverse : &bound) = true;
+        bool *flag = !strcmp(argv[i], "--reverse")     ? &reverse
+                     : !strcmp(argv[i], "--bound")     ? &bound
+                     : !strcmp(argv[i], "--warp")      ? &warp
+                     : !strcmp(argv[i], "--no-memory") ? &no_memory
+                                                       : NULL;
+        if (flag) {
+            *flag = true;
             continue;
         }
         if (!strncmp(argv[i], "--", 2)) {
@@ -432,6 +475,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s: cannot read the take (%s)\n", path, rc ? strerror(-rc) : "short");
         return 1;
     }
+    if (warp && warp_take(&tk)) return 1;
     const int nj = tk.nj;
     const long nf = tk.nf;
     if (reverse) /* the take played backwards from its last frame: a second motion, same body */
@@ -455,13 +499,18 @@ int main(int argc, char **argv)
         if (!tk.j[j].end) n_sel++, n_trunk += is_trunk(tk.j[j].name);
 
     static struct cell C[N_R][N_H][N_G];
+    double half_rot[2][2] = {{0, 0}, {0, 0}}; /* 30 Hz, 33 ms, all: [half][predicted, held] */
+    size_t memory_bytes = 0;
 
     uint64_t quality[N_R][XG_QUALITY_COUNT];
     memset(quality, 0, sizeof quality);
     for (int r = 0; r < N_R; r++) {
         const long step = rate_step[r];
         for (long phase = 0; phase < step; phase++) {
-            struct xg_table *t = xg_table_new(NULL); /* defaults: 100 ms horizon and window */
+            struct xg_table_params params;
+            xg_table_params_default(&params); /* 100 ms horizon and window, 2 s motion memory */
+            if (no_memory) params.motion_memory_ns = 0;
+            struct xg_table *t = xg_table_new(&params);
             if (!t) return 1;
             xg_table_set_adapter_name(t, 0, "take");
             uint32_t ids[MAXJ] = {0};
@@ -509,6 +558,11 @@ int main(int argc, char **argv)
                         e[S_POS_HOLD] = hypot(hypot(hp[0] - tp[0], hp[1] - tp[1]), hp[2] - tp[2]);
                         e[S_ROT_PRED] = quat_angle_deg(pq, tq4);
                         e[S_ROT_HOLD] = quat_angle_deg(hq, tq4);
+                        if (r == 0 && h == 0) {
+                            double *hr = half_rot[2 * (k - START) >= nf - START];
+                            hr[0] += e[S_ROT_PRED];
+                            hr[1] += e[S_ROT_HOLD];
+                        }
                         int gs[2] = {0, is_trunk(tk.j[j].name) ? 1 : 2};
                         for (int g = 0; g < 2; g++) {
                             struct cell *c = &C[r][h][gs[g]];
@@ -520,6 +574,12 @@ int main(int argc, char **argv)
                     }
                 }
             }
+            if (r == 0 && phase == 0) /* the root's memory: the skeleton's */
+                for (int j = 0; j < nj; j++) {
+                    const struct xg_entity *root = xg_table_get(t, ids[j]);
+                    if (!tk.j[j].end && tk.j[j].parent < 0 && root && root->memory)
+                        memory_bytes = xg_memory_bytes(root->memory);
+                }
             xg_table_free(t);
         }
     }
@@ -551,11 +611,19 @@ int main(int argc, char **argv)
                        100.0 * (double)c->worse_pos / n, 100.0 * (double)c->worse_rot / n);
             }
     for (int r = 0; r < N_R; r++) {
-        uint64_t pr = quality[r][XG_QUALITY_PREDICTED], dm = quality[r][XG_QUALITY_DAMPED];
-        printf("quality at %.0f Hz: PREDICTED %.1f %%, DAMPED %.1f %% of answers\n",
-               1.0 / (tk.ft * (double)rate_step[r]), 100.0 * (double)pr / (double)(pr + dm),
-               100.0 * (double)dm / (double)(pr + dm));
+        const uint64_t pr = quality[r][XG_QUALITY_PREDICTED], dm = quality[r][XG_QUALITY_DAMPED],
+                       ma = quality[r][XG_QUALITY_MATCHED];
+        const double n = (double)(pr + dm + ma);
+        printf(
+            "quality at %.0f Hz: PREDICTED %.1f %%, DAMPED %.1f %%, MATCHED %.1f %% of answers\n",
+            1.0 / (tk.ft * (double)rate_step[r]), 100.0 * (double)pr / n, 100.0 * (double)dm / n,
+            100.0 * (double)ma / n);
     }
+    printf("rotation at 30 Hz, 33 ms, all joints, by half of the take: first %.3f x hold, second "
+           "%.3f x hold\n",
+           ratio(half_rot[0][0], half_rot[0][1]), ratio(half_rot[1][0], half_rot[1][1]));
+    printf("motion memory of the skeleton (%d joints, 30 Hz): %zu bytes%s\n", n_sel, memory_bytes,
+           no_memory ? " (--no-memory)" : "");
     const struct cell *d = &C[0][0][0];
     double dn = (double)d->s[0].n;
     double d_pos = ratio(d->st[S_POS_PRED].mean, d->st[S_POS_HOLD].mean),
@@ -577,9 +645,10 @@ int main(int argc, char **argv)
         return 1;
     }
     fprintf(f,
-            "{\n  \"clip\": \"%s\",\n  \"reversed\": %s,\n  \"joints\": %d,\n  "
-            "\"velocities\": \"causal\",\n",
-            base, reverse ? "true" : "false", n_sel);
+            "{\n  \"clip\": \"%s\",\n  \"reversed\": %s,\n  \"warped\": %s,\n  "
+            "\"motion_memory\": %s,\n  \"joints\": %d,\n  \"velocities\": \"causal\",\n",
+            base, reverse ? "true" : "false", warp ? "true" : "false", no_memory ? "false" : "true",
+            n_sel);
     fprintf(f, "  \"grid\": [\n");
     for (int r = 0; r < N_R; r++)
         for (int h = 0; h < N_H; h++) {
