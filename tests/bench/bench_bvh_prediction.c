@@ -37,7 +37,8 @@
  * the take's true angular velocity at each sample), the best that extrapolating at a constant
  * angular velocity could do here. FILE defaults to the CMU walk (XG_VECTORS_DIR); units: cmu
  * (0.0254 / 0.45 m per unit), first frame skipped (the converter's T-pose). Prints the table and
- * writes OUT_DIR/bvh_prediction.json (OUT_DIR defaults to "."). Deterministic (no timing involved).
+ * writes OUT_DIR/bvh_prediction.json (OUT_DIR defaults to "."). Deterministic, except the one
+ * timed figure (update_cost_ns: thread CPU per joint sample with and without the motion memory).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -52,6 +53,7 @@
 #include "core/entity.h"
 #include "core/entity_priv.h"
 #include "core/motion_memory.h"
+#include "tests/bench/bench_util.h"
 
 #define CLIP XG_VECTORS_DIR "/mocap/cmu_08_10_walk.bvh"
 #define SCALE (0.0254 / 0.45)
@@ -445,6 +447,47 @@ static void print_bound(const struct take *tk, const double (*Q)[4], long nf)
     }
 }
 
+/* Thread CPU per joint sample (ns) of feeding the whole take at 120 Hz into a table, with or
+ * without the motion memory, over COST_REPS replays (the only timing in this program). */
+#define COST_REPS 20
+static double update_cost_ns(const struct take *tk, const double (*P)[3], const double (*Q)[4],
+                             bool memory)
+{
+    const int nj = tk->nj;
+    int64_t cpu = 0, n = 0;
+    for (int rep = 0; rep < COST_REPS; rep++) {
+        struct xg_table_params params;
+        xg_table_params_default(&params);
+        if (!memory) params.motion_memory_ns = 0;
+        struct xg_table *t = xg_table_new(&params);
+        if (!t) return -1;
+        uint32_t ids[MAXJ] = {0};
+        const int64_t c0 = bench_thread_cpu_ns();
+        for (long k = START; k < tk->nf; k++) {
+            const int64_t ts = (int64_t)llround((double)(k - START) * tk->ft * 1e9);
+            for (int j = 0; j < nj; j++) {
+                if (tk->j[j].end) continue;
+                const double *p = P[k * nj + j], *q = Q[k * nj + j];
+                struct xg_sample s = {.capture_ns = ts,
+                                      .receive_ns = ts,
+                                      .flags = XG_SAMPLE_POSE,
+                                      .position = {p[0], p[1], p[2]},
+                                      .orientation = {q[0], q[1], q[2], q[3]}};
+                struct xg_entity_key key = {.source = tk->j[j].name, .kind = XG_KIND_JOINT};
+                if (xg_table_update_origin(t, 0, &key, &s, &ids[j])) return -1;
+                n++;
+            }
+            if (k == START)
+                for (int j = 0; j < nj; j++)
+                    if (!tk->j[j].end && tk->j[j].parent >= 0)
+                        xg_table_set_parent(t, ids[j], ids[tk->j[j].parent]);
+        }
+        cpu += bench_thread_cpu_ns() - c0;
+        xg_table_free(t);
+    }
+    return n ? (double)cpu / (double)n : -1;
+}
+
 int main(int argc, char **argv)
 {
     const char *dir = ".", *path = CLIP;
@@ -624,6 +667,12 @@ int main(int argc, char **argv)
            ratio(half_rot[0][0], half_rot[0][1]), ratio(half_rot[1][0], half_rot[1][1]));
     printf("motion memory of the skeleton (%d joints, 30 Hz): %zu bytes%s\n", n_sel, memory_bytes,
            no_memory ? " (--no-memory)" : "");
+    const double cost_on = update_cost_ns(&tk, (const double(*)[3])P, (const double(*)[4])Q, true),
+                 cost_off =
+                     update_cost_ns(&tk, (const double(*)[3])P, (const double(*)[4])Q, false);
+    printf("table update at 120 Hz, thread CPU per joint sample: %.0f ns with the motion memory, "
+           "%.0f ns without (the only timed figure here)\n",
+           cost_on, cost_off);
     const struct cell *d = &C[0][0][0];
     double dn = (double)d->s[0].n;
     double d_pos = ratio(d->st[S_POS_PRED].mean, d->st[S_POS_HOLD].mean),
@@ -646,9 +695,11 @@ int main(int argc, char **argv)
     }
     fprintf(f,
             "{\n  \"clip\": \"%s\",\n  \"reversed\": %s,\n  \"warped\": %s,\n  "
-            "\"motion_memory\": %s,\n  \"joints\": %d,\n  \"velocities\": \"causal\",\n",
+            "\"motion_memory\": %s,\n  \"joints\": %d,\n  \"velocities\": \"causal\",\n  "
+            "\"memory_bytes\": %zu,\n  \"update_cpu_ns_per_joint_sample\": {\"memory\": %.1f, "
+            "\"no_memory\": %.1f},\n",
             base, reverse ? "true" : "false", warp ? "true" : "false", no_memory ? "false" : "true",
-            n_sel);
+            n_sel, memory_bytes, cost_on, cost_off);
     fprintf(f, "  \"grid\": [\n");
     for (int r = 0; r < N_R; r++)
         for (int h = 0; h < N_H; h++) {
