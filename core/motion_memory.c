@@ -154,8 +154,9 @@ static void open_frame(struct xg_motion_memory *m, int64_t t_ns)
         m->n_frames = 0;
         m->parents_valid = false;
     }
-    if (m->n_frames >= 2 && t_ns - m->t_ns[idx(m, 1)] < m->spacing_ns) {
-        /* too close to the frame before the newest: the new frame replaces the newest */
+    if (m->n_frames >= 2 && m->t_ns[m->head] - m->t_ns[idx(m, 1)] < m->spacing_ns) {
+        /* the newest frame is closer than spacing_ns to the one before it: the new frame
+         * replaces it, so that kept frames are at least spacing_ns apart */
     } else {
         m->head = (m->head + 1) % XG_MEMORY_FRAMES;
         if (m->n_frames < XG_MEMORY_FRAMES) m->n_frames++;
