@@ -158,6 +158,8 @@ export const QUALITY_TITLE = {
   EXACT: 'a sample captured at the frame time',
   INTERPOLATED: 'between two samples',
   PREDICTED: 'extrapolated from the newest sample to the frame time (normal for live sources)',
+  DAMPED: 'extrapolated, the rotation less far: the source\'s turn rate was unstable',
+  MATCHED: 'extrapolated, the turn rate blended with what the skeleton did the last time it was in this pose',
   HELD: 'newest sample older than the prediction horizon: the pose is held, not extrapolated',
   STALE: 'no sample for longer than entity.stale_ms: the source stopped',
   unknown: 'the gateway is unreachable: these values are from the last frame received',

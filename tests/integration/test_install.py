@@ -60,7 +60,7 @@ def main():
         assert f"--{opt}" in text["xrgate.8"], f"xrgate(8) omits --{opt}"
     for key in ("id", "resolv_conf", "admin.listen", "admin.token_file", "admin.max_connections",
                 "admin.request_timeout_ms", "admin.tls", "predict.max_horizon_ms",
-                "predict.velocity_window_ms", "entity.stale_ms", "entity.expire_ms",
+                "predict.velocity_window_ms", "predict.motion_memory_ms", "entity.stale_ms", "entity.expire_ms",
                 "entity.max_entities", "log_level", "strict"):
         assert key in text["xrgate.yaml.5"], f"xrgate.yaml(5) omits {key}"
     check_adapters(text)

@@ -55,7 +55,29 @@ static void test_embedded_default_is_valid(void **state)
     assert_true(gw.conf.table.max_horizon_ns == 100 * INT64_C(1000000));
     assert_true(gw.conf.table.stale_ns == 500 * INT64_C(1000000));
     assert_true(gw.conf.table.expire_ns == 10000 * INT64_C(1000000));
+    assert_true(gw.conf.table.motion_memory_ns == 2000 * INT64_C(1000000));
     xg_gateway_free(&gw);
+}
+
+/* predict.motion_memory_ms: 0 turns the skeleton's motion memory off; 0..60000 */
+static void test_motion_memory_key(void **state)
+{
+    (void)state;
+    struct xg_gateway gw;
+    struct xg_error err = {0};
+    struct xg_gateway_opts o = {.config_text = "gateway:\n  predict: {motion_memory_ms: 0}\n",
+                                .config_name = "t.yaml"};
+    assert_int_equal(xg_gateway_load(&gw, &o, &err), 0);
+    assert_true(gw.conf.table.motion_memory_ns == 0);
+    xg_gateway_free(&gw);
+    o.config_text = "gateway:\n  predict: {motion_memory_ms: 1500}\n";
+    assert_int_equal(xg_gateway_load(&gw, &o, &err), 0);
+    assert_true(gw.conf.table.motion_memory_ns == 1500 * INT64_C(1000000));
+    xg_gateway_free(&gw);
+    expect_error("gateway:\n  predict:\n    motion_memory_ms: 60001\n",
+                 "t.yaml:3:23: 'motion_memory_ms' = 60001 is out of range");
+    expect_error("gateway:\n  predict:\n    motion_memory_ms: -1\n",
+                 "t.yaml:3:23: 'motion_memory_ms' = -1 is out of range");
 }
 
 /* "did you mean": the nearest key the section asked for, within 2 edits and under half the
@@ -298,6 +320,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_embedded_default_is_valid),
         cmocka_unit_test(test_errors_have_positions),
+        cmocka_unit_test(test_motion_memory_key),
         cmocka_unit_test(test_did_you_mean),
         cmocka_unit_test(test_defaults_without_gateway_section),
         cmocka_unit_test(test_env_expansion),
