@@ -447,6 +447,40 @@ static void print_bound(const struct take *tk, const double (*Q)[4], long nf)
     }
 }
 
+/* Feed frame k of the take into t as one sample per joint (poses only, capture time = the frame's
+ * time since START), the way the bvh adapter pushes a frame; on the first frame (`link`) also
+ * link each joint to its parent. ids: the joints' entity ids, filled in. 0 or the table's error
+ * (printed). */
+static int feed_frame(struct xg_table *t, const struct take *tk, const double (*P)[3],
+                      const double (*Q)[4], long k, bool link, uint32_t *ids)
+{
+    const int nj = tk->nj;
+    const int64_t ts = (int64_t)llround((double)(k - START) * tk->ft * 1e9);
+    int rc;
+    for (int j = 0; j < nj; j++) {
+        if (tk->j[j].end) continue;
+        const double *p = P[k * nj + j], *q = Q[k * nj + j];
+        struct xg_sample s = {.capture_ns = ts,
+                              .receive_ns = ts,
+                              .flags = XG_SAMPLE_POSE,
+                              .position = {p[0], p[1], p[2]},
+                              .orientation = {q[0], q[1], q[2], q[3]}};
+        struct xg_entity_key key = {.source = tk->j[j].name, .kind = XG_KIND_JOINT};
+        if ((rc = xg_table_update_origin(t, 0, &key, &s, &ids[j]))) {
+            fprintf(stderr, "xg_table_update: %d\n", rc);
+            return rc;
+        }
+    }
+    if (link) /* the hierarchy, as the bvh adapter links it */
+        for (int j = 0; j < nj; j++)
+            if (!tk->j[j].end && tk->j[j].parent >= 0 &&
+                (rc = xg_table_set_parent(t, ids[j], ids[tk->j[j].parent]))) {
+                fprintf(stderr, "xg_table_set_parent: %d\n", rc);
+                return rc;
+            }
+    return 0;
+}
+
 /* Thread CPU per joint sample (ns) of feeding the whole take at 120 Hz into a table, with or
  * without the motion memory, over COST_REPS replays (the only timing in this program). */
 #define COST_REPS 20
@@ -464,23 +498,9 @@ static double update_cost_ns(const struct take *tk, const double (*P)[3], const 
         uint32_t ids[MAXJ] = {0};
         const int64_t c0 = bench_thread_cpu_ns();
         for (long k = START; k < tk->nf; k++) {
-            const int64_t ts = (int64_t)llround((double)(k - START) * tk->ft * 1e9);
-            for (int j = 0; j < nj; j++) {
-                if (tk->j[j].end) continue;
-                const double *p = P[k * nj + j], *q = Q[k * nj + j];
-                struct xg_sample s = {.capture_ns = ts,
-                                      .receive_ns = ts,
-                                      .flags = XG_SAMPLE_POSE,
-                                      .position = {p[0], p[1], p[2]},
-                                      .orientation = {q[0], q[1], q[2], q[3]}};
-                struct xg_entity_key key = {.source = tk->j[j].name, .kind = XG_KIND_JOINT};
-                if (xg_table_update_origin(t, 0, &key, &s, &ids[j])) return -1;
-                n++;
-            }
-            if (k == START)
-                for (int j = 0; j < nj; j++)
-                    if (!tk->j[j].end && tk->j[j].parent >= 0)
-                        xg_table_set_parent(t, ids[j], ids[tk->j[j].parent]);
+            if (feed_frame(t, tk, P, Q, k, k == START, ids)) return -1;
+            for (int j = 0; j < nj; j++)
+                n += !tk->j[j].end;
         }
         cpu += bench_thread_cpu_ns() - c0;
         xg_table_free(t);
@@ -558,28 +578,10 @@ int main(int argc, char **argv)
             xg_table_set_adapter_name(t, 0, "take");
             uint32_t ids[MAXJ] = {0};
             for (long k = START + phase; k < nf; k += step) {
-                int64_t tk_ns = (int64_t)llround((double)(k - START) * tk.ft * 1e9);
-                for (int j = 0; j < nj; j++) {
-                    if (tk.j[j].end) continue;
-                    const double *p = P[k * nj + j], *q = Q[k * nj + j];
-                    struct xg_sample s = {.capture_ns = tk_ns,
-                                          .receive_ns = tk_ns,
-                                          .flags = XG_SAMPLE_POSE,
-                                          .position = {p[0], p[1], p[2]},
-                                          .orientation = {q[0], q[1], q[2], q[3]}};
-                    struct xg_entity_key key = {.source = tk.j[j].name, .kind = XG_KIND_JOINT};
-                    if ((rc = xg_table_update_origin(t, 0, &key, &s, &ids[j]))) {
-                        fprintf(stderr, "xg_table_update: %d\n", rc);
-                        return 1;
-                    }
-                }
-                if (k == START + phase) /* the hierarchy, as the bvh adapter links it */
-                    for (int j = 0; j < nj; j++)
-                        if (!tk.j[j].end && tk.j[j].parent >= 0 &&
-                            (rc = xg_table_set_parent(t, ids[j], ids[tk.j[j].parent]))) {
-                            fprintf(stderr, "xg_table_set_parent: %d\n", rc);
-                            return 1;
-                        }
+                const int64_t tk_ns = (int64_t)llround((double)(k - START) * tk.ft * 1e9);
+                if (feed_frame(t, &tk, (const double(*)[3])P, (const double(*)[4])Q, k,
+                               k == START + phase, ids))
+                    return 1;
                 if (tk_ns < WARMUP_NS) continue;
                 for (int h = 0; h < N_H; h++) {
                     long kt = k + horizon_frames[h];
