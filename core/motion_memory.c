@@ -1,13 +1,15 @@
 /* A skeleton's motion memory (see motion_memory.h and docs/prediction.md).
  *
  * Measured on the CMU walk in tests/vectors/mocap (bench_bvh_prediction, 30 Hz, 33 ms, all
- * joints; a scratch model of the rules before this round gave the table's 0.541 / 0.579 / 4.1 %
- * rotation mean / p95 x hold / worse than hold): with the analog rate blended half and half with
- * the rules' where it turns at least 1.05 rad/s, 0.449 / 0.477 / 4.1 %; played backwards 0.457 /
- * 0.493 / 3.8 %. The analog on its own (no blend) was 0.43 / 0.47 but worse than holding in 9 %;
+ * joints; rotation mean / p95 x hold / worse than hold): the rules alone 0.541 / 0.579 / 4.1 %;
+ * with the rate after the match blended half way where it turns at least 1.05 rad/s, 0.457 /
+ * 0.494 / 4.0 % (played backwards 0.468 / 0.512 / 3.8 %). In a scratch model of the benchmark,
+ * the rate after the match on its own (no blend) was 0.43 / 0.47 but worse than holding in 9 %;
  * a match per joint (each joint's own pose history) instead of the whole skeleton's: 0.61 and
  * 13 % worse; the turn at exactly the query's horizon instead of a fixed span: the same at 33 ms,
- * better at 100 ms, but one angular velocity per answer is what the wire carries. */
+ * better at 100 ms, but one angular velocity per answer is what the wire carries. Scaling the span
+ * by the motion's speed ratio cost 0.003 of the mean on the take and lowered the share worse than
+ * holding on the take replayed at a varying speed (--warp) from 6.3 to 5.0 %. */
 #include "core/motion_memory.h"
 
 #include <errno.h>
