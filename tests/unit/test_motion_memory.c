@@ -505,9 +505,9 @@ static void test_new_and_free(void **state)
 static void test_fast_source_keeps_span(void **state)
 {
     (void)state;
-    const int rates[] = {240, 480};
+    const int rates[] = {120, 240, 480};
     const double periods[] = {0.8, 1.5};
-    for (size_t ri = 0; ri < 2; ri++)
+    for (size_t ri = 0; ri < 3; ri++)
         for (size_t pi = 0; pi < 2; pi++) {
             const int rate = rates[ri];
             const struct skel s = chain(4, periods[pi], PERIODIC);
