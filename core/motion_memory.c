@@ -123,7 +123,9 @@ static int grow(struct xg_motion_memory *m, unsigned want)
         free(set);
         return -ENOMEM;
     }
-    if (m->n_frames) { /* the newest frame only: keep_newest() follows */
+    /* the newest frame only: keep_newest() follows (nothing before the first joint: m->q is
+     * still NULL then, and a memcpy() from NULL is undefined even for 0 bytes) */
+    if (m->n_frames && m->n_joints) {
         const size_t h = m->head;
         memcpy(q + h * cap * 4, m->q + h * m->cap_joints * 4, m->n_joints * 4 * sizeof *q);
         memcpy(set + h * cap, m->set + h * m->cap_joints, m->n_joints);
