@@ -578,7 +578,7 @@ static int apply_sample(struct xg_table *t, struct xg_entity *e, const struct xg
         xg_ent_skel_update(t, e, m_rot); /* a skeleton's joints refine each other */
     /* the velocities in force at the newest pose, for past-time queries */
     xg_history_set_velocity(&e->hist, e->velocity, e->angular_velocity);
-    if (pose) xg_ent_memory_sample(t, e); /* a skeleton's repeating motion */
+    if (s.flags & XG_SAMPLE_ORIENTATION) xg_ent_memory_sample(t, e); /* repeating motion */
     e->samples++;
     t->stats.samples_in[e->origin]++;
     mark_dirty(t, e);

@@ -55,7 +55,11 @@ static void apply_match(struct xg_table *t, struct xg_entity *e, struct xg_motio
 void xg_ent_memory_sample(struct xg_table *t, struct xg_entity *e)
 {
     const int64_t span = xg_table_params(t)->motion_memory_ns;
-    if (span <= 0 || !(e->last.flags & XG_SAMPLE_ORIENTATION)) return;
+    if (e->parent && e->memory) { /* a root that got a parent: its joints lead further now */
+        xg_memory_free(e->memory);
+        e->memory = NULL;
+    }
+    if (span <= 0) return;
     if (!e->parent && !e->memory) return; /* not (yet) a skeleton's root */
     struct xg_entity *r = root_of(t, e);
     if (!r) return;

@@ -341,6 +341,49 @@ static void test_memory_owner_and_removal(void **state)
     xg_table_free(t);
 }
 
+/* A root that gets a parent of its own is no longer a root: its memory is freed at its next
+ * sample and the skeleton's new root keeps one. A sample without an orientation (position only)
+ * is not recorded: the joint that sends only positions drops out of its skeleton's frames. */
+static void test_root_relinked_and_position_only(void **state)
+{
+    (void)state;
+    struct xg_table *t = new_table(-1);
+    uint32_t ids[3] = {0, 0, 0};
+    for (int k = 0; k < 8; k++) {
+        const double tau = tau_of(t_at(k));
+        for (int j = 0; j < 2; j++)
+            ids[j] = feed(t, names[j], t_at(k), place(j, tau), world(j, tau), NULL);
+        if (k == 0) assert_int_equal(xg_table_set_parent(t, ids[1], ids[0]), 0);
+    }
+    assert_non_null(ent(t, ids[0])->memory);
+    assert_int_equal(xg_memory_count(ent(t, ids[0])->memory), 2);
+    /* a new root above the old one */
+    for (int k = 8; k < 12; k++) {
+        const double tau = tau_of(t_at(k));
+        ids[2] = feed(t, "world", t_at(k), (struct xg_vec3){0, 0, 0}, q_start, NULL);
+        if (k == 8) assert_int_equal(xg_table_set_parent(t, ids[0], ids[2]), 0);
+        for (int j = 0; j < 2; j++)
+            ids[j] = feed(t, names[j], t_at(k), place(j, tau), world(j, tau), NULL);
+    }
+    assert_null(ent(t, ids[0])->memory);
+    assert_non_null(ent(t, ids[2])->memory);
+    assert_int_equal(xg_memory_count(ent(t, ids[2])->memory), 3);
+    /* the lowest joint sends positions only from now on */
+    for (int k = 12; k < 16; k++) {
+        const double tau = tau_of(t_at(k));
+        ids[2] = feed(t, "world", t_at(k), (struct xg_vec3){0, 0, 0}, q_start, NULL);
+        ids[0] = feed(t, names[0], t_at(k), place(0, tau), world(0, tau), NULL);
+        struct xg_entity_key key = {.source = names[1], .kind = XG_KIND_JOINT};
+        struct xg_sample s = {.capture_ns = t_at(k),
+                              .receive_ns = t_at(k),
+                              .flags = XG_SAMPLE_POSITION,
+                              .position = place(1, tau)};
+        assert_int_equal(xg_table_update_origin(t, 0, &key, &s, NULL), 0);
+    }
+    assert_int_equal(xg_memory_count(ent(t, ids[2])->memory), 2);
+    xg_table_free(t);
+}
+
 /* The admin API, the inspector and the metrics name the quality "MATCHED". */
 static void test_quality_name(void **state)
 {
@@ -358,6 +401,7 @@ int main(void)
         cmocka_unit_test(test_reported_angular_velocity_not_blended),
         cmocka_unit_test(test_forget_history_resets_memory),
         cmocka_unit_test(test_memory_owner_and_removal),
+        cmocka_unit_test(test_root_relinked_and_position_only),
         cmocka_unit_test(test_quality_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
