@@ -103,14 +103,14 @@ void xg_ent_skel_update(struct xg_table *t, struct xg_entity *e, const struct xg
  *  with a pose; `m` = the estimate when the angular velocity was estimated, else NULL. */
 void xg_ent_skel_sample(struct xg_entity *e, const struct xg_motion_est *m);
 
-/** After e's sample with an orientation (its velocities stored): record e's orientation in its
- *  skeleton root's motion memory (a root that has got a parent since frees its own first) (set up
- * on first use, span t's motion_memory_ns; nothing when that is 0 or e has neither parent nor
- * memory). When e's sample completes the skeleton's frame and the memory finds a match
- * (core/motion_memory.h), every joint of the frame whose angular velocity is estimated and whose
- * analog rate turns at least XG_MEMORY_TURN_MIN gets its angular velocity blended XG_MEMORY_BLEND
- * of the way toward that rate, rot_matched set, its history updated and (other than e) marked
- * dirty. core/entity_memory.c. */
+/** After e's sample with an orientation (its velocities stored): record that orientation in
+ *  the motion memory of e's skeleton root, set up on first use with span t's motion_memory_ns
+ *  (nothing when that is 0, or when e has neither parent nor memory; a root that has got a
+ *  parent since frees its own first). When e's sample completes the skeleton's frame and the
+ *  memory finds a match (core/motion_memory.h), every joint of the frame whose angular velocity
+ *  is estimated and whose analog rate turns at least XG_MEMORY_TURN_MIN gets its angular
+ *  velocity blended XG_MEMORY_BLEND of the way toward that rate, rot_matched set, its history
+ *  updated and (other than e) marked dirty. core/entity_memory.c. */
 void xg_ent_memory_sample(struct xg_table *t, struct xg_entity *e);
 /** e's poses jumped (its history was forgotten): its skeleton's memory starts again. */
 void xg_ent_memory_forget(struct xg_table *t, struct xg_entity *e);
