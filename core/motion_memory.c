@@ -17,7 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-_Static_assert(XG_MEMORY_GAP_NS >= (int64_t)(XG_MEMORY_SPEED_MAX * XG_MEMORY_RATE_SPAN_NS),
+/* the turn after a candidate must be kept at the fastest speed: XG_MEMORY_GAP_NS >=
+ * XG_MEMORY_SPEED_MAX (2.0) x XG_MEMORY_RATE_SPAN_NS (integers only: a constant expression with
+ * a floating-point operand is not an integer constant expression for clang) */
+_Static_assert(XG_MEMORY_GAP_NS >= 2 * XG_MEMORY_RATE_SPAN_NS,
                "the turn after a candidate must be kept at the fastest speed");
 
 struct xg_motion_memory {
