@@ -20,8 +20,9 @@
 
 #include "core/xmath.h"
 
-/** Frames kept per skeleton: a ring; frames closer than span / XG_MEMORY_FRAMES to the frame
- *  before them replace the newest instead of adding one, so a fast source keeps the span. */
+/** Frames kept per skeleton: a ring. While the newest frame is closer than span /
+ *  XG_MEMORY_FRAMES to the one before it, the next frame replaces it instead of adding one, so
+ *  that kept frames are at least that far apart and a fast source keeps the span. */
 #define XG_MEMORY_FRAMES 128
 /** Most joints per memory; more joints are left out of it (they keep the other rules). */
 #define XG_MEMORY_MAX_JOINTS 256
@@ -75,11 +76,11 @@ int xg_memory_record(struct xg_motion_memory *m, uint32_t id, uint32_t parent_id
                      struct xg_quat q);
 
 /** Look for the newest complete frame's match among the frames at least XG_MEMORY_GAP_NS older
- *  whose XG_MEMORY_RATE_SPAN_NS after them is kept: the frame with the least mean squared
- *  feature difference, if at most XG_MEMORY_MATCH_MAX and below XG_MEMORY_DISTINCT x the
- *  median over the candidates (itself above XG_MEMORY_MATCH_MAX) (at least
- * XG_MEMORY_MIN_CANDIDATES). Returns whether one was found (kept for xg_memory_rate() until the
- * next frame). */
+ *  (at least XG_MEMORY_MIN_CANDIDATES of them) that the pose went XG_MEMORY_AWAY from since:
+ *  the frame with the least mean squared feature difference, if at most XG_MEMORY_MATCH_MAX and
+ *  below XG_MEMORY_DISTINCT x the median over the candidates. Also measures how much faster the
+ *  pose changes now than at the match (XG_MEMORY_SPEED_*). Returns whether one was found (kept
+ *  for xg_memory_rate() until the next frame). */
 bool xg_memory_match(struct xg_motion_memory *m);
 
 /** Joints in the memory, and the entity id of slot i (0 <= i < count). */
@@ -87,8 +88,9 @@ unsigned xg_memory_count(const struct xg_motion_memory *m);
 uint32_t xg_memory_joint(const struct xg_motion_memory *m, unsigned slot);
 
 /** After a match: the analog angular velocity of the joint in `slot` (rad/s, world frame): the
- *  joint's turn over XG_MEMORY_RATE_SPAN_NS after the matched frame, in its own frame then,
- *  turned into its frame at the newest sample, divided by the span. false (w untouched) without
+ *  joint's turn after the matched frame over XG_MEMORY_RATE_SPAN_NS x the speed ratio
+ *  (interpolated between kept frames), in its own frame then, turned into its frame at the
+ *  newest sample, divided by XG_MEMORY_RATE_SPAN_NS. false (w untouched) without
  *  a match for the newest frame. */
 bool xg_memory_rate(const struct xg_motion_memory *m, unsigned slot, struct xg_vec3 *w);
 
