@@ -237,10 +237,41 @@ int xg_memory_record(struct xg_motion_memory *m, uint32_t id, uint32_t parent_id
     return 1;
 }
 
-static int cmp_double(const void *a, const void *b)
+/* the median of v[0..n) (n > 0; v is reordered): the k-th smallest by quickselect (Hoare's
+ * partition), and for an even n the mean of the two middle values */
+static double median_of(double *v, unsigned n)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    const unsigned k = n / 2;
+    unsigned lo = 0, hi = n - 1;
+    while (lo < hi) {
+        const double pivot = v[lo + (hi - lo) / 2];
+        unsigned i = lo, j = hi;
+        while (i <= j) {
+            while (v[i] < pivot)
+                i++;
+            while (v[j] > pivot)
+                j--;
+            if (i <= j) {
+                const double x = v[i];
+                v[i] = v[j];
+                v[j] = x;
+                i++;
+                if (j == 0) break;
+                j--;
+            }
+        }
+        if (k <= j)
+            hi = j;
+        else if (k >= i)
+            lo = i;
+        else
+            break; /* v[k] == pivot */
+    }
+    if (n % 2) return v[k];
+    double below = v[0]; /* the largest of v[0..k), all <= v[k] */
+    for (unsigned i = 1; i < k; i++)
+        if (v[i] > below) below = v[i];
+    return 0.5 * (below + v[k]);
 }
 
 /* mean squared feature difference between frames a and b (rad²) */
@@ -320,9 +351,7 @@ bool xg_memory_match(struct xg_motion_memory *m)
         if (d > away) away = d;
     }
     if (nc < XG_MEMORY_MIN_CANDIDATES || !(best <= XG_MEMORY_MATCH_MAX)) return false;
-    qsort(m->scratch, nc, sizeof m->scratch[0], cmp_double);
-    const double median =
-        nc % 2 ? m->scratch[nc / 2] : 0.5 * (m->scratch[nc / 2 - 1] + m->scratch[nc / 2]);
+    const double median = median_of(m->scratch, nc);
     if (!(best < XG_MEMORY_DISTINCT * median)) return false; /* the best must stand out */
     m->match_for_ns = tn;
     m->match_age = best_age;
