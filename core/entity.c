@@ -422,8 +422,11 @@ static void mark_dirty(struct xg_table *t, struct xg_entity *e)
     }
 }
 
-void xg_ent_mark_dirty(struct xg_table *t, struct xg_entity *e)
+void xg_ent_refine_angular_velocity(struct xg_table *t, struct xg_entity *e, struct xg_vec3 w)
 {
+    e->angular_velocity = w;
+    e->has_angular_velocity = true;
+    xg_history_set_velocity(&e->hist, e->velocity, w);
     mark_dirty(t, e);
 }
 

@@ -30,8 +30,7 @@ static struct xg_entity *root_of(struct xg_table *t, struct xg_entity *e)
 }
 
 /* blend every joint of the newest frame (time t_ns) toward the memory's rate */
-static void apply_match(struct xg_table *t, struct xg_entity *e, struct xg_motion_memory *m,
-                        int64_t t_ns)
+static void apply_match(struct xg_table *t, struct xg_motion_memory *m, int64_t t_ns)
 {
     const unsigned n = xg_memory_count(m);
     for (unsigned slot = 0; slot < n; slot++) {
@@ -44,11 +43,8 @@ static void apply_match(struct xg_table *t, struct xg_entity *e, struct xg_motio
             xg_vec3_add(j->angular_velocity,
                         xg_vec3_scale(xg_vec3_sub(wa, j->angular_velocity), XG_MEMORY_BLEND));
         if (!xg_vec3_finite(w)) continue;
-        j->angular_velocity = w;
-        j->has_angular_velocity = true;
         j->rot_matched = true;
-        xg_history_set_velocity(&j->hist, j->velocity, w);
-        if (j != e) xg_ent_mark_dirty(t, j); /* the caller marks e */
+        xg_ent_refine_angular_velocity(t, j, w);
     }
 }
 
@@ -67,7 +63,7 @@ void xg_ent_memory_sample(struct xg_table *t, struct xg_entity *e)
     if (xg_memory_record(r->memory, e->id, e->parent, e->last.capture_ns, e->last.orientation) ==
             1 &&
         xg_memory_match(r->memory))
-        apply_match(t, e, r->memory, e->last.capture_ns);
+        apply_match(t, r->memory, e->last.capture_ns);
 }
 
 void xg_ent_memory_forget(struct xg_table *t, struct xg_entity *e)

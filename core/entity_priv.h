@@ -88,8 +88,12 @@ void xg_ent_hmap_free(struct hmap *m);
 
 struct xg_motion_est;
 
-/** Mark e changed for every sink that accepts it (core/entity.c). */
-void xg_ent_mark_dirty(struct xg_table *t, struct xg_entity *e);
+/** Another entity's sample refined e's angular velocity at e's newest sample (a skeleton's
+ *  child, core/entity_skel.c; its motion memory, core/entity_memory.c): set it to w (rad/s,
+ *  world frame; has_angular_velocity), store it with e's newest pose in the history (for
+ *  past-time queries) and mark e changed for every sink that accepts it, so that a sink that
+ *  has already sent e is woken to send it again. core/entity.c. */
+void xg_ent_refine_angular_velocity(struct xg_table *t, struct xg_entity *e, struct xg_vec3 w);
 /** After e's sample at capture time e->last.capture_ns was applied (`m`: its estimate when its
  *  angular velocity was estimated, else NULL): if e's parent has a sample at the same time and
  *  e's bone turns with it, refine the parent's extrapolated angular velocity from e's bone
@@ -109,8 +113,8 @@ void xg_ent_skel_sample(struct xg_entity *e, const struct xg_motion_est *m);
  *  parent since frees its own first). When e's sample completes the skeleton's frame and the
  *  memory finds a match (core/motion_memory.h), every joint of the frame whose angular velocity
  *  is estimated and whose analog rate turns at least XG_MEMORY_TURN_MIN gets its angular
- *  velocity blended XG_MEMORY_BLEND of the way toward that rate, rot_matched set, its history
- *  updated and (other than e) marked dirty. core/entity_memory.c. */
+ *  velocity blended XG_MEMORY_BLEND of the way toward that rate, rot_matched set
+ *  (xg_ent_refine_angular_velocity()). core/entity_memory.c. */
 void xg_ent_memory_sample(struct xg_table *t, struct xg_entity *e);
 /** e's poses jumped (its history was forgotten): its skeleton's memory starts again. */
 void xg_ent_memory_forget(struct xg_table *t, struct xg_entity *e);

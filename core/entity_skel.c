@@ -72,10 +72,8 @@ void xg_ent_skel_update(struct xg_table *t, struct xg_entity *e, const struct xg
             p->skel ? xg_rot_skel_add(p->skel, bone, xg_vec3_sub(e->velocity, p->velocity), &w)
                     : -1;
         if (gain >= 0) {
-            p->angular_velocity = w;
             p->rot_damped = gain < XG_ROT_GAIN_DAMPED;
-            xg_history_set_velocity(&p->hist, p->velocity, w);
-            xg_ent_mark_dirty(t, p);
+            xg_ent_refine_angular_velocity(t, p, w);
         }
     }
     /* e itself, until a child of its own refines it: it turns with its parent */
