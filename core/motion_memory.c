@@ -26,6 +26,7 @@ _Static_assert(XG_MEMORY_GAP_NS >= 2 * XG_MEMORY_RATE_SPAN_NS,
 struct xg_motion_memory {
     int64_t span_ns, spacing_ns;
     unsigned n_joints, cap_joints;
+    unsigned next_slot; /* the slot after the joint recorded last: the next one's, usually */
     uint32_t *ids, *parent_ids; /* [cap_joints] */
     int *parent_slot;           /* [cap_joints]: the parent's slot, -1 = none in the memory */
     bool parents_valid;
@@ -208,7 +209,9 @@ int xg_memory_record(struct xg_motion_memory *m, uint32_t id, uint32_t parent_id
 {
     if (m->n_frames && t_ns < m->t_ns[m->head]) return 0; /* late: that frame is done */
     if (!m->n_frames || t_ns > m->t_ns[m->head]) open_frame(m, t_ns);
-    int slot = find_slot(m, id);
+    /* a source pushes its joints in the same order every frame: try the slot after the last */
+    int slot = m->next_slot < m->n_joints && m->ids[m->next_slot] == id ? (int)m->next_slot
+                                                                        : find_slot(m, id);
     if (slot < 0) {
         int rc = grow(m, m->n_joints + 1);
         if (rc == -ENOMEM) {
@@ -224,6 +227,7 @@ int xg_memory_record(struct xg_motion_memory *m, uint32_t id, uint32_t parent_id
         m->parent_ids[slot] = parent_id;
         keep_newest(m);
     }
+    m->next_slot = (unsigned)slot + 1;
     const size_t at = (size_t)m->head * m->cap_joints + (size_t)slot;
     float *p = m->q + at * 4;
     p[0] = (float)q.x;
