@@ -16,6 +16,7 @@
 
 #include "core/entity_priv.h" /* white-box: reads the entity's internals */
 #include "core/motion_memory.h"
+#include "tests/unit/test_skeleton.h"
 
 #define MS INT64_C(1000000)
 #define S (1000 * MS)
@@ -28,24 +29,19 @@
 #define BLEND 0.5     /* core/entity_memory.c XG_MEMORY_BLEND */
 #define TURN_MIN 1.05 /* core/entity_memory.c XG_MEMORY_TURN_MIN, rad/s */
 
-static const struct xg_quat q_start = {0.1825742, 0.3651484, 0.5477226, 0.7302967};
 static const char *const names[NJ] = {"hips", "thigh", "shin", "foot"};
-
-static double f(double x)
-{
-    return sin(x) + 0.45 * sin(2 * x + 0.7) + 0.25 * cos(3 * x + 0.3);
-}
 
 /* joint j's world orientation at tau (s): the root turns steadily (0.7 rad/s), joint j > 0 is
  * its parent's turned by a periodic rotation vector */
 static struct xg_quat world(int j, double tau)
 {
     if (j == 0)
-        return xg_quat_mul(xg_quat_exp((struct xg_vec3){0.14 * tau, 0.7 * tau, 0}), q_start);
+        return xg_quat_mul(xg_quat_exp((struct xg_vec3){0.14 * tau, 0.7 * tau, 0}),
+                           xg_test_q_start);
     const double x = 2 * M_PI * tau / PERIOD + 0.9 * j, a = 0.45 / (1 + 0.1 * j);
-    return xg_quat_mul(
-        world(j - 1, tau),
-        xg_quat_exp((struct xg_vec3){a * f(x), 0.7 * a * f(x + 2.1), 0.5 * a * f(x + 4.2)}));
+    return xg_quat_mul(world(j - 1, tau), xg_quat_exp((struct xg_vec3){
+                                              a * xg_test_wave(x), 0.7 * a * xg_test_wave(x + 2.1),
+                                              0.5 * a * xg_test_wave(x + 4.2)}));
 }
 
 /* joint j's position: the root walks, each bone is 0.3 m along its parent's x axis */
@@ -78,22 +74,6 @@ static struct xg_table *new_table(int64_t memory_ns)
     return t;
 }
 
-static uint32_t feed(struct xg_table *t, const char *name, int64_t t_ns, struct xg_vec3 p,
-                     struct xg_quat q, const struct xg_vec3 *w)
-{
-    struct xg_entity_key key = {.source = name, .kind = XG_KIND_JOINT};
-    struct xg_sample s = {.capture_ns = t_ns, .receive_ns = t_ns, .flags = XG_SAMPLE_POSE};
-    s.position = p;
-    s.orientation = q;
-    if (w) {
-        s.flags |= XG_SAMPLE_ANGULAR_VELOCITY;
-        s.angular_velocity = *w;
-    }
-    uint32_t id = 0;
-    assert_int_equal(xg_table_update_origin(t, 0, &key, &s, &id), 0);
-    return id;
-}
-
 /* the skeleton in a table; `reported`: joint 2's samples carry this angular velocity */
 struct rig {
     struct xg_table *t;
@@ -106,18 +86,11 @@ static void push(struct rig *r, int k)
 {
     const double tau = tau_of(t_at(k));
     for (int j = 0; j < NJ; j++)
-        r->ids[j] = feed(r->t, names[j], t_at(k), place(j, tau), world(j, tau),
-                         j == 2 ? r->reported : NULL);
+        r->ids[j] = xg_test_feed_joint(r->t, names[j], t_at(k), place(j, tau), world(j, tau),
+                                       j == 2 ? r->reported : NULL);
     if (k == 0)
         for (int j = 1; j < NJ; j++)
             assert_int_equal(xg_table_set_parent(r->t, r->ids[j], r->ids[j - 1]), 0);
-}
-
-static const struct xg_entity *ent(struct xg_table *t, uint32_t id)
-{
-    const struct xg_entity *e = xg_table_get(t, id);
-    assert_non_null(e);
-    return e;
 }
 
 /* the memory's rate for entity `id` after the newest frame's match: false without one */
@@ -153,13 +126,14 @@ static void test_periodic_blend_and_error(void **state)
         push(&mem, k);
         push(&rule, k);
         const int64_t t = t_at(k);
-        const struct xg_motion_memory *m = ent(mem.t, mem.ids[0])->memory;
+        const struct xg_motion_memory *m = xg_test_entity(mem.t, mem.ids[0])->memory;
         const bool matched = m && xg_memory_last_match(m, NULL, NULL);
         if (tau_of(t) < 0.7) assert_false(matched);
         if (k >= PERIOD_FRAMES + 2) assert_true(matched); /* the memory starts at frame 2 */
         matched_frames += matched;
         for (int j = 0; j < NJ; j++) {
-            const struct xg_entity *em = ent(mem.t, mem.ids[j]), *er = ent(rule.t, rule.ids[j]);
+            const struct xg_entity *em = xg_test_entity(mem.t, mem.ids[j]),
+                                   *er = xg_test_entity(rule.t, rule.ids[j]);
             struct xg_pose pm, pr;
             assert_int_equal(xg_entity_predict(mem.t, mem.ids[j], t + AHEAD, &pm), 0);
             assert_int_equal(xg_entity_predict(rule.t, rule.ids[j], t + AHEAD, &pr), 0);
@@ -211,11 +185,11 @@ static void test_memory_off(void **state)
     for (int k = 0; k < 3 * PERIOD_FRAMES; k++) {
         push(&r, k);
         for (int j = 0; j < NJ; j++) {
-            assert_null(ent(r.t, r.ids[j])->memory);
+            assert_null(xg_test_entity(r.t, r.ids[j])->memory);
             struct xg_pose p;
             assert_int_equal(xg_entity_predict(r.t, r.ids[j], t_at(k) + AHEAD, &p), 0);
             assert_int_not_equal(p.quality, XG_QUALITY_MATCHED);
-            assert_false(ent(r.t, r.ids[j])->rot_matched);
+            assert_false(xg_test_entity(r.t, r.ids[j])->rot_matched);
         }
     }
     assert_int_equal(xg_table_stats(r.t)->predictions[XG_QUALITY_MATCHED], 0);
@@ -234,14 +208,14 @@ static void test_reported_angular_velocity_not_blended(void **state)
     int fast = 0, others_matched = 0;
     for (int k = 0; k < 3 * PERIOD_FRAMES; k++) {
         push(&r, k);
-        const struct xg_motion_memory *m = ent(r.t, r.ids[0])->memory;
+        const struct xg_motion_memory *m = xg_test_entity(r.t, r.ids[0])->memory;
         struct xg_vec3 wa;
         fast += memory_rate(m, r.ids[2], &wa) && xg_vec3_norm(wa) >= TURN_MIN;
         for (int j = 0; j < NJ; j++) {
             struct xg_pose p;
             assert_int_equal(xg_entity_predict(r.t, r.ids[j], t_at(k) + AHEAD, &p), 0);
             if (j == 2) {
-                assert_true(same_vec(ent(r.t, r.ids[2])->angular_velocity, reported));
+                assert_true(same_vec(xg_test_entity(r.t, r.ids[2])->angular_velocity, reported));
                 assert_true(same_vec(p.angular_velocity, reported));
                 assert_int_equal(p.quality, XG_QUALITY_PREDICTED);
             } else {
@@ -264,7 +238,7 @@ static void test_forget_history_resets_memory(void **state)
     const int forget = 2 * PERIOD_FRAMES;
     for (int k = 0; k <= forget; k++)
         push(&r, k);
-    const struct xg_motion_memory *m = ent(r.t, r.ids[0])->memory;
+    const struct xg_motion_memory *m = xg_test_entity(r.t, r.ids[0])->memory;
     assert_non_null(m);
     assert_true(xg_memory_last_match(m, NULL, NULL));
     assert_int_equal(xg_table_forget_history(r.t, r.ids[1]), 0);
@@ -274,7 +248,7 @@ static void test_forget_history_resets_memory(void **state)
     int matched_after = 0;
     for (int k = first; k < first + PERIOD_FRAMES + 12; k++) {
         push(&r, k);
-        assert_ptr_equal(ent(r.t, r.ids[0])->memory, m);
+        assert_ptr_equal(xg_test_entity(r.t, r.ids[0])->memory, m);
         assert_int_equal(xg_memory_count(m), NJ);
         const bool matched = xg_memory_last_match(m, NULL, NULL);
         int answers_matched = 0;
@@ -307,33 +281,33 @@ static void test_memory_owner_and_removal(void **state)
     for (int k = 0; k < 2 * PERIOD_FRAMES; k++) {
         const int64_t tk = t_at(k);
         const double tau = tau_of(tk);
-        x = feed(t, "lonely", tk, place(3, tau), world(3, tau), NULL);
-        root = feed(t, names[0], tk, place(0, tau), world(0, tau), NULL);
+        x = xg_test_feed_joint(t, "lonely", tk, place(3, tau), world(3, tau), NULL);
+        root = xg_test_feed_joint(t, names[0], tk, place(0, tau), world(0, tau), NULL);
         if (k < 5) {
-            assert_null(ent(t, root)->memory); /* fed alone */
+            assert_null(xg_test_entity(t, root)->memory); /* fed alone */
         } else {
-            child = feed(t, names[1], tk, place(1, tau), world(1, tau), NULL);
+            child = xg_test_feed_joint(t, names[1], tk, place(1, tau), world(1, tau), NULL);
             if (k == 5) {
                 /* its first sample came before the link */
-                assert_null(ent(t, root)->memory);
+                assert_null(xg_test_entity(t, root)->memory);
                 assert_int_equal(xg_table_set_parent(t, child, root), 0);
             } else {
-                const struct xg_motion_memory *m = ent(t, root)->memory;
+                const struct xg_motion_memory *m = xg_test_entity(t, root)->memory;
                 assert_non_null(m);
                 /* the root joins at its first sample after the child's */
                 assert_int_equal(xg_memory_count(m), k == 6 ? 1 : 2);
                 assert_int_equal(xg_memory_joint(m, 0), child);
-                assert_null(ent(t, child)->memory);
+                assert_null(xg_test_entity(t, child)->memory);
             }
         }
-        assert_null(ent(t, x)->memory);
+        assert_null(xg_test_entity(t, x)->memory);
     }
     assert_int_equal(xg_table_remove(t, root), 0);
     assert_null(xg_table_get(t, root));
     for (int k = 2 * PERIOD_FRAMES; k < 3 * PERIOD_FRAMES; k++) {
         const double tau = tau_of(t_at(k));
-        child = feed(t, names[1], t_at(k), place(1, tau), world(1, tau), NULL);
-        assert_null(ent(t, child)->memory);
+        child = xg_test_feed_joint(t, names[1], t_at(k), place(1, tau), world(1, tau), NULL);
+        assert_null(xg_test_entity(t, child)->memory);
         struct xg_pose p;
         assert_int_equal(xg_entity_predict(t, child, t_at(k) + AHEAD, &p), 0);
         assert_int_not_equal(p.quality, XG_QUALITY_MATCHED);
@@ -352,27 +326,29 @@ static void test_root_relinked_and_position_only(void **state)
     for (int k = 0; k < 8; k++) {
         const double tau = tau_of(t_at(k));
         for (int j = 0; j < 2; j++)
-            ids[j] = feed(t, names[j], t_at(k), place(j, tau), world(j, tau), NULL);
+            ids[j] = xg_test_feed_joint(t, names[j], t_at(k), place(j, tau), world(j, tau), NULL);
         if (k == 0) assert_int_equal(xg_table_set_parent(t, ids[1], ids[0]), 0);
     }
-    assert_non_null(ent(t, ids[0])->memory);
-    assert_int_equal(xg_memory_count(ent(t, ids[0])->memory), 2);
+    assert_non_null(xg_test_entity(t, ids[0])->memory);
+    assert_int_equal(xg_memory_count(xg_test_entity(t, ids[0])->memory), 2);
     /* a new root above the old one */
     for (int k = 8; k < 12; k++) {
         const double tau = tau_of(t_at(k));
-        ids[2] = feed(t, "world", t_at(k), (struct xg_vec3){0, 0, 0}, q_start, NULL);
+        ids[2] = xg_test_feed_joint(t, "world", t_at(k), (struct xg_vec3){0, 0, 0}, xg_test_q_start,
+                                    NULL);
         if (k == 8) assert_int_equal(xg_table_set_parent(t, ids[0], ids[2]), 0);
         for (int j = 0; j < 2; j++)
-            ids[j] = feed(t, names[j], t_at(k), place(j, tau), world(j, tau), NULL);
+            ids[j] = xg_test_feed_joint(t, names[j], t_at(k), place(j, tau), world(j, tau), NULL);
     }
-    assert_null(ent(t, ids[0])->memory);
-    assert_non_null(ent(t, ids[2])->memory);
-    assert_int_equal(xg_memory_count(ent(t, ids[2])->memory), 3);
+    assert_null(xg_test_entity(t, ids[0])->memory);
+    assert_non_null(xg_test_entity(t, ids[2])->memory);
+    assert_int_equal(xg_memory_count(xg_test_entity(t, ids[2])->memory), 3);
     /* the lowest joint sends positions only from now on */
     for (int k = 12; k < 16; k++) {
         const double tau = tau_of(t_at(k));
-        ids[2] = feed(t, "world", t_at(k), (struct xg_vec3){0, 0, 0}, q_start, NULL);
-        ids[0] = feed(t, names[0], t_at(k), place(0, tau), world(0, tau), NULL);
+        ids[2] = xg_test_feed_joint(t, "world", t_at(k), (struct xg_vec3){0, 0, 0}, xg_test_q_start,
+                                    NULL);
+        ids[0] = xg_test_feed_joint(t, names[0], t_at(k), place(0, tau), world(0, tau), NULL);
         struct xg_entity_key key = {.source = names[1], .kind = XG_KIND_JOINT};
         struct xg_sample s = {.capture_ns = t_at(k),
                               .receive_ns = t_at(k),
@@ -380,7 +356,7 @@ static void test_root_relinked_and_position_only(void **state)
                               .position = place(1, tau)};
         assert_int_equal(xg_table_update_origin(t, 0, &key, &s, NULL), 0);
     }
-    assert_int_equal(xg_memory_count(ent(t, ids[2])->memory), 2);
+    assert_int_equal(xg_memory_count(xg_test_entity(t, ids[2])->memory), 2);
     xg_table_free(t);
 }
 

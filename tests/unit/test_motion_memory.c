@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "core/motion_memory.h"
+#include "tests/unit/test_skeleton.h"
 
 #define MS INT64_C(1000000)
 #define S (1000 * MS)
@@ -23,8 +24,9 @@
 
 /* A skeleton: joint j (entity id j + 1) has parent parent[j] (-1 = the root). Its rotation
  * relative to its parent at time tau (s) is the rotation vector
- * amp[j] (x) f(2 pi tau / period + phase[j] (+) axis offsets): periodic with `period`, not a
- * sinusoid (f has three harmonics); mode SLOW turns it steadily instead, mode RIGID holds it. */
+ * amp[j] (x) xg_test_wave(2 pi tau / period + phase[j] (+) axis offsets): periodic with `period`,
+ * not a sinusoid (the wave has three harmonics); mode SLOW turns it steadily instead, mode RIGID
+ * holds it. */
 enum gen_mode { PERIODIC, SLOW, RIGID };
 struct skel {
     int n;
@@ -32,13 +34,6 @@ struct skel {
     double period;      /* s */
     enum gen_mode mode; /* how the joints move relative to their parents */
 };
-
-static const struct xg_quat q_start = {0.1825742, 0.3651484, 0.5477226, 0.7302967};
-
-static double f(double x)
-{
-    return sin(x) + 0.45 * sin(2 * x + 0.7) + 0.25 * cos(3 * x + 0.3);
-}
 
 /* joint j's rotation relative to its parent at tau (s) */
 static struct xg_quat rel_rot(const struct skel *s, int j, double tau)
@@ -52,7 +47,8 @@ static struct xg_quat rel_rot(const struct skel *s, int j, double tau)
     case PERIODIC:
     default: {
         const double x = 2 * M_PI * tau / s->period + ph;
-        return xg_quat_exp((struct xg_vec3){a * f(x), 0.7 * a * f(x + 2.1), 0.5 * a * f(x + 4.2)});
+        return xg_quat_exp((struct xg_vec3){a * xg_test_wave(x), 0.7 * a * xg_test_wave(x + 2.1),
+                                            0.5 * a * xg_test_wave(x + 4.2)});
     }
     }
 }
@@ -62,7 +58,8 @@ static struct xg_quat world(const struct skel *s, int j, double tau)
 {
     if (s->parent[j] < 0) {
         const double spin = s->mode == RIGID ? 3.0 : 0.7;
-        return xg_quat_mul(xg_quat_exp((struct xg_vec3){0.2 * spin * tau, spin * tau, 0}), q_start);
+        return xg_quat_mul(xg_quat_exp((struct xg_vec3){0.2 * spin * tau, spin * tau, 0}),
+                           xg_test_q_start);
     }
     return xg_quat_mul(world(s, s->parent[j], tau), rel_rot(s, j, tau));
 }
@@ -370,7 +367,7 @@ static void test_joint_limit(void **state)
     (void)state;
     struct xg_motion_memory *m = xg_memory_new(2 * S);
     assert_non_null(m);
-    const struct xg_quat q = q_start;
+    const struct xg_quat q = xg_test_q_start;
     for (int k = 0; k < 3; k++) {
         const int64_t t = t_at(k, 30);
         for (uint32_t id = 1; id <= XG_MEMORY_MAX_JOINTS; id++)
@@ -435,7 +432,7 @@ static void test_late_and_repeated_samples(void **state)
             snap(m, &before);
             assert_true(before.found);
             assert_int_equal(record(m, &s, 2, t_at(k - 1, rate)), 0);
-            assert_int_equal(xg_memory_record(m, 99, 1, t_at(k - 3, rate), q_start), 0);
+            assert_int_equal(xg_memory_record(m, 99, 1, t_at(k - 3, rate), xg_test_q_start), 0);
             assert_int_equal(xg_memory_record(m, 2, 1, t - 1, XG_QUAT_IDENTITY), 0);
             snap(m, &after);
             assert_memory_equal(&before, &after, sizeof before);
@@ -495,7 +492,7 @@ static void test_new_and_free(void **state)
     assert_int_equal(xg_memory_count(m), 0);
     assert_false(xg_memory_match(m));
     assert_false(xg_memory_last_match(m, NULL, NULL));
-    assert_int_equal(xg_memory_record(m, 7, 0, T0, q_start), 1);
+    assert_int_equal(xg_memory_record(m, 7, 0, T0, xg_test_q_start), 1);
     assert_int_equal(xg_memory_count(m), 1);
     assert_int_equal(xg_memory_joint(m, 0), 7);
     xg_memory_free(m);

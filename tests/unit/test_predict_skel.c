@@ -13,11 +13,10 @@
 
 #include "core/entity_priv.h" /* white-box: reads the entity's internals */
 #include "core/predict_skel.h"
+#include "tests/unit/test_skeleton.h"
 
 #define MS INT64_C(1000000)
 #define T0 (INT64_C(1000) * 1000 * MS)
-
-static const struct xg_quat q_start = {0.1825742, 0.3651484, 0.5477226, 0.7302967};
 
 static struct xg_table *new_table(void)
 {
@@ -25,18 +24,6 @@ static struct xg_table *new_table(void)
     assert_non_null(t);
     xg_table_set_adapter_name(t, 0, "src");
     return t;
-}
-
-static uint32_t feed(struct xg_table *t, const char *name, int64_t t_ns, struct xg_vec3 p,
-                     struct xg_quat q)
-{
-    struct xg_entity_key key = {.source = name, .kind = XG_KIND_JOINT};
-    struct xg_sample s = {.capture_ns = t_ns, .receive_ns = t_ns, .flags = XG_SAMPLE_POSE};
-    s.position = p;
-    s.orientation = q;
-    uint32_t id = 0;
-    assert_int_equal(xg_table_update_origin(t, 0, &key, &s, &id), 0);
-    return id;
 }
 
 /* A chain P -> C -> G (bones 0.3 m and 0.2 m along each joint's x axis), pushed parent first
@@ -54,21 +41,14 @@ static void push_chain(struct xg_table *t, struct chain *c, int64_t t_ns, struct
     const struct xg_quat qc = xg_quat_mul(qp, c->lc);
     const struct xg_vec3 pc = xg_vec3_add(pp, xg_quat_rotate(qp, (struct xg_vec3){0.3, 0, 0}));
     const struct xg_vec3 pg = xg_vec3_add(pc, xg_quat_rotate(qc, (struct xg_vec3){0.2, 0, 0}));
-    c->ids[0] = feed(t, "P", t_ns, pp, qp);
-    c->ids[1] = feed(t, "C", t_ns, pc, qc);
-    c->ids[2] = feed(t, "G", t_ns, pg, qc);
+    c->ids[0] = xg_test_feed_joint(t, "P", t_ns, pp, qp, NULL);
+    c->ids[1] = xg_test_feed_joint(t, "C", t_ns, pc, qc, NULL);
+    c->ids[2] = xg_test_feed_joint(t, "G", t_ns, pg, qc, NULL);
     if (c->link && !c->linked) {
         assert_int_equal(xg_table_set_parent(t, c->ids[1], c->ids[0]), 0);
         assert_int_equal(xg_table_set_parent(t, c->ids[2], c->ids[1]), 0);
         c->linked = true;
     }
-}
-
-static const struct xg_entity *ent(struct xg_table *t, uint32_t id)
-{
-    const struct xg_entity *e = xg_table_get(t, id);
-    assert_non_null(e);
-    return e;
 }
 
 /* A rigid chain spinning at a constant angular velocity, 30 to 120 Hz. P and C get their swing
@@ -89,9 +69,9 @@ static void test_constant_spin(void **state)
         for (size_t si = 0; si < 2; si++)
             for (size_t ri = 0; ri < 3; ri++) {
                 struct xg_table *t = new_table();
-                struct chain c = {.lc = twist ? XG_QUAT_IDENTITY : q_start, .link = true};
+                struct chain c = {.lc = twist ? XG_QUAT_IDENTITY : xg_test_q_start, .link = true};
                 /* twist: about P's x axis, which the straight chain lies along */
-                const struct xg_quat q0 = twist ? XG_QUAT_IDENTITY : q_start;
+                const struct xg_quat q0 = twist ? XG_QUAT_IDENTITY : xg_test_q_start;
                 const struct xg_vec3 w =
                     twist ? (struct xg_vec3){xg_vec3_norm(spins[si]), 0, 0} : spins[si];
                 const double tol = twist ? 1e-9 : 0.02 * xg_vec3_norm(w);
@@ -100,11 +80,11 @@ static void test_constant_spin(void **state)
                     const struct xg_quat qp = xg_quat_integrate(q0, w, (double)(tk - T0) * 1e-9);
                     push_chain(t, &c, tk, (struct xg_vec3){1, 2, 0.5}, qp);
                     if (k < 6) continue;
-                    assert_non_null(ent(t, c.ids[0])->skel);
-                    assert_non_null(ent(t, c.ids[1])->skel);
-                    assert_null(ent(t, c.ids[2])->skel);
+                    assert_non_null(xg_test_entity(t, c.ids[0])->skel);
+                    assert_non_null(xg_test_entity(t, c.ids[1])->skel);
+                    assert_null(xg_test_entity(t, c.ids[2])->skel);
                     for (int j = 0; j < 3; j++) {
-                        const struct xg_entity *e = ent(t, c.ids[j]);
+                        const struct xg_entity *e = xg_test_entity(t, c.ids[j]);
                         const double err = xg_vec3_norm(xg_vec3_sub(e->angular_velocity, w));
                         assert_true(err < tol);
                         for (int h = 5; h <= 100; h += 19) {
@@ -134,13 +114,13 @@ static void test_sudden_stop_never_overshoots(void **state)
     const struct xg_vec3 w = {0, 6, 1};
     for (size_t ri = 0; ri < 3; ri++) {
         struct xg_table *t = new_table();
-        struct chain c = {.lc = q_start, .link = true};
+        struct chain c = {.lc = xg_test_q_start, .link = true};
         const int stop = rates[ri] / 3;
         int predicted_before = 0, checked_after = 0;
         for (int k = 0; k < stop + 20; k++) {
             const int64_t tk = T0 + (int64_t)k * 1000000000 / rates[ri];
             const int ks = k < stop ? k : stop;
-            const struct xg_quat qp = xg_quat_integrate(q_start, w, (double)ks / rates[ri]);
+            const struct xg_quat qp = xg_quat_integrate(xg_test_q_start, w, (double)ks / rates[ri]);
             push_chain(t, &c, tk, (struct xg_vec3){0, 1, 0}, qp);
             for (int j = 0; j < 3; j++) {
                 struct xg_pose out;
@@ -148,8 +128,9 @@ static void test_sudden_stop_never_overshoots(void **state)
                 if (k >= 6 && k < stop) {
                     predicted_before += out.quality == XG_QUALITY_PREDICTED;
                 } else if (k > stop) {
-                    assert_true(xg_quat_angle_between(out.orientation,
-                                                      ent(t, c.ids[j])->last.orientation) < 1e-12);
+                    assert_true(xg_quat_angle_between(
+                                    out.orientation,
+                                    xg_test_entity(t, c.ids[j])->last.orientation) < 1e-12);
                     assert_int_equal(out.quality, XG_QUALITY_DAMPED);
                     checked_after++;
                 }
@@ -179,7 +160,7 @@ static void test_swing_without_lag(void **state)
             const double ts = (double)(tk - T0) * 1e-9;
             const struct xg_quat qp = xg_quat_exp((struct xg_vec3){0, 0, 0.5 * alpha * ts * ts});
             push_chain(t, &c, tk, (struct xg_vec3){0, 0, 1}, qp);
-            const struct xg_entity *p = ent(t, c.ids[0]);
+            const struct xg_entity *p = xg_test_entity(t, c.ids[0]);
             if (k == 11) {
                 assert_true(p->angular_velocity.z > 0);
                 last_err = fabs(p->angular_velocity.z - alpha * ts);
@@ -208,8 +189,9 @@ static void test_end_joint_held_with_parent(void **state)
             const int64_t tk = T0 + (int64_t)k * 1000000000 / 30;
             const double ts = (double)(tk - T0) * 1e-9;
             const struct xg_quat qg = xg_quat_exp((struct xg_vec3){3 * ts, 0, 0});
-            ids[0] = feed(t, "C", tk, (struct xg_vec3){0, 0, 1}, XG_QUAT_IDENTITY);
-            ids[1] = feed(t, "G", tk, (struct xg_vec3){0.2, 0, 1}, qg);
+            ids[0] =
+                xg_test_feed_joint(t, "C", tk, (struct xg_vec3){0, 0, 1}, XG_QUAT_IDENTITY, NULL);
+            ids[1] = xg_test_feed_joint(t, "G", tk, (struct xg_vec3){0.2, 0, 1}, qg, NULL);
             if (k == 0 && link) assert_int_equal(xg_table_set_parent(t, ids[1], ids[0]), 0);
             if (k < 6) continue;
             struct xg_pose out;
@@ -248,12 +230,13 @@ static void test_end_joint_turns_with_parent(void **state)
             const struct xg_quat qc = xg_quat_exp((struct xg_vec3){0, 0, 3 * ts});
             const struct xg_quat qg = xg_quat_exp((struct xg_vec3){0, 0, (3 + rels[ri]) * ts});
             const struct xg_vec3 pc = {0, 0, 1};
-            ids[0] = feed(t, "C", tk, pc, qc);
-            ids[1] = feed(t, "G", tk,
-                          xg_vec3_add(pc, xg_quat_rotate(qc, (struct xg_vec3){0.3, 0, 0})), qg);
+            ids[0] = xg_test_feed_joint(t, "C", tk, pc, qc, NULL);
+            ids[1] = xg_test_feed_joint(
+                t, "G", tk, xg_vec3_add(pc, xg_quat_rotate(qc, (struct xg_vec3){0.3, 0, 0})), qg,
+                NULL);
             if (k == 0) assert_int_equal(xg_table_set_parent(t, ids[1], ids[0]), 0);
             if (k < 6) continue;
-            const struct xg_entity *c = ent(t, ids[0]), *g = ent(t, ids[1]);
+            const struct xg_entity *c = xg_test_entity(t, ids[0]), *g = xg_test_entity(t, ids[1]);
             const double extra = fabs(rels[ri]) >= 1 ? rels[ri] : 0;
             const struct xg_vec3 want =
                 xg_vec3_add(c->angular_velocity, (struct xg_vec3){0, 0, extra});
@@ -288,12 +271,12 @@ static void test_end_joint_learns_relative_gain(void **state)
         const struct xg_quat qg =
             xg_quat_mul(qc, xg_quat_exp((struct xg_vec3){0, 0, k % 2 ? 0.1 : 0}));
         const struct xg_vec3 pc = {0, 0, 1};
-        ids[0] = feed(t, "C", tk, pc, qc);
-        ids[1] =
-            feed(t, "G", tk, xg_vec3_add(pc, xg_quat_rotate(qc, (struct xg_vec3){0.3, 0, 0})), qg);
+        ids[0] = xg_test_feed_joint(t, "C", tk, pc, qc, NULL);
+        ids[1] = xg_test_feed_joint(
+            t, "G", tk, xg_vec3_add(pc, xg_quat_rotate(qc, (struct xg_vec3){0.3, 0, 0})), qg, NULL);
         if (k == 0) assert_int_equal(xg_table_set_parent(t, ids[1], ids[0]), 0);
         if (k < 6) continue;
-        const struct xg_entity *c = ent(t, ids[0]), *g = ent(t, ids[1]);
+        const struct xg_entity *c = xg_test_entity(t, ids[0]), *g = xg_test_entity(t, ids[1]);
         assert_null(c->rot_rel);
         assert_non_null(g->rot_rel);
         assert_true(fabs(g->rot_rel->k_learned) < 1e-12);
@@ -318,17 +301,19 @@ static void test_non_rigid_link_unchanged(void **state)
     for (int k = 0; k < 40; k++) {
         const int64_t tk = T0 + (int64_t)k * 1000000000 / 60;
         const double ts = (double)(tk - T0) * 1e-9;
-        const struct xg_quat qa = xg_quat_integrate(q_start, (struct xg_vec3){0.2, 1, 0}, ts);
-        const struct xg_quat qb = xg_quat_integrate(q_start, (struct xg_vec3){3, -2, 1}, ts);
+        const struct xg_quat qa =
+            xg_quat_integrate(xg_test_q_start, (struct xg_vec3){0.2, 1, 0}, ts);
+        const struct xg_quat qb =
+            xg_quat_integrate(xg_test_q_start, (struct xg_vec3){3, -2, 1}, ts);
         const struct xg_vec3 pa = {0, 0, 1};
         /* the offset turns at 2 rad/s relative to A: not rigid */
         const struct xg_vec3 pb = xg_vec3_add(
             pa, xg_quat_rotate(xg_quat_mul(qa, xg_quat_exp((struct xg_vec3){0, 0, 2 * ts})),
                                (struct xg_vec3){0.4, 0, 0}));
-        il[0] = feed(tl, "A", tk, pa, qa);
-        il[1] = feed(tl, "B", tk, pb, qb);
-        iu[0] = feed(tu, "A", tk, pa, qa);
-        iu[1] = feed(tu, "B", tk, pb, qb);
+        il[0] = xg_test_feed_joint(tl, "A", tk, pa, qa, NULL);
+        il[1] = xg_test_feed_joint(tl, "B", tk, pb, qb, NULL);
+        iu[0] = xg_test_feed_joint(tu, "A", tk, pa, qa, NULL);
+        iu[1] = xg_test_feed_joint(tu, "B", tk, pb, qb, NULL);
         if (k == 0) assert_int_equal(xg_table_set_parent(tl, il[1], il[0]), 0);
         for (int j = 0; j < 2; j++) {
             struct xg_pose a, b;
@@ -341,7 +326,7 @@ static void test_non_rigid_link_unchanged(void **state)
         }
     }
     /* A's rotation was never refined: no child was added to it */
-    assert_true(!ent(tl, il[0])->skel || ent(tl, il[0])->skel->n == 0);
+    assert_true(!xg_test_entity(tl, il[0])->skel || xg_test_entity(tl, il[0])->skel->n == 0);
     xg_table_free(tl);
     xg_table_free(tu);
 }
