@@ -197,7 +197,6 @@ struct xg_entity_info {
     bool has_velocity, has_angular_velocity;             /* used for prediction */
     bool velocity_estimated, angular_velocity_estimated; /* from the history, not reported */
     bool rot_damped;  /* the estimated angular velocity was damped (core/predict_est.h) */
-    bool rot_matched; /* its rate was blended with the motion memory's (XG_QUALITY_MATCHED) */
     unsigned history; /* samples in the pose history */
 };
 /** Fill *out with e's bookkeeping. */

@@ -82,6 +82,5 @@ void xg_entity_info(const struct xg_entity *e, struct xg_entity_info *out)
     out->velocity_estimated = e->velocity_estimated;
     out->angular_velocity_estimated = e->angular_velocity_estimated;
     out->rot_damped = e->rot_damped;
-    out->rot_matched = e->rot_matched;
     out->history = xg_history_count(&e->hist);
 }
