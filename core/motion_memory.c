@@ -39,8 +39,8 @@ struct xg_motion_memory {
     float *f;     /* [XG_MEMORY_FRAMES][cap_joints][3]: rotation relative to the parent, rad */
     uint8_t *set; /* [XG_MEMORY_FRAMES][cap_joints] */
     /* the newest frame's match */
-    int64_t match_for_ns; /* the newest frame's time when found, 0 = none */
-    unsigned match_age;   /* frames between the match and the newest */
+    bool matched;       /* a match was found for the newest frame (cleared by a new frame) */
+    unsigned match_age; /* frames between the match and the newest */
     double match_d;
     double match_speed; /* how much faster the pose changes now than at the match */
     double scratch[XG_MEMORY_FRAMES];
@@ -85,7 +85,7 @@ void xg_memory_reset(struct xg_motion_memory *m)
     m->n_frames = 0;
     m->n_feat = 0;
     m->parents_valid = false;
-    m->match_for_ns = 0;
+    m->matched = false;
 }
 
 /* keep only the newest frame (the joints or their links changed: older frames lack them) */
@@ -93,7 +93,7 @@ static void keep_newest(struct xg_motion_memory *m)
 {
     if (m->n_frames > 1) m->n_frames = 1;
     m->parents_valid = false;
-    m->match_for_ns = 0;
+    m->matched = false;
 }
 
 static int find_slot(const struct xg_motion_memory *m, uint32_t id)
@@ -174,7 +174,7 @@ static void open_frame(struct xg_motion_memory *m, int64_t t_ns)
     m->t_ns[m->head] = t_ns;
     m->n_set[m->head] = 0;
     if (cap) memset(m->set + (size_t)m->head * cap, 0, cap);
-    m->match_for_ns = 0;
+    m->matched = false;
 }
 
 static void resolve_parents(struct xg_motion_memory *m)
@@ -229,12 +229,12 @@ int xg_memory_record(struct xg_motion_memory *m, uint32_t id, uint32_t parent_id
     }
     m->next_slot = (unsigned)slot + 1;
     const size_t at = (size_t)m->head * m->cap_joints + (size_t)slot;
+    if (m->set[at]) return 0; /* again at the same time: the first sample stands */
     float *p = m->q + at * 4;
     p[0] = (float)q.x;
     p[1] = (float)q.y;
     p[2] = (float)q.z;
     p[3] = (float)q.w;
-    if (m->set[at]) return 0; /* again at the same time: the frame was counted */
     m->set[at] = 1;
     if (++m->n_set[m->head] < m->n_joints) return 0;
     features(m);
@@ -338,7 +338,7 @@ static double speed(const struct xg_motion_memory *m, unsigned age)
 
 bool xg_memory_match(struct xg_motion_memory *m)
 {
-    m->match_for_ns = 0;
+    m->matched = false;
     if (!m->n_frames || m->n_set[m->head] < m->n_joints || !m->n_feat || !m->parents_valid)
         return false;
     const int64_t tn = m->t_ns[m->head];
@@ -357,7 +357,7 @@ bool xg_memory_match(struct xg_motion_memory *m)
     if (nc < XG_MEMORY_MIN_CANDIDATES || !(best <= XG_MEMORY_MATCH_MAX)) return false;
     const double median = median_of(m->scratch, nc);
     if (!(best < XG_MEMORY_DISTINCT * median)) return false; /* the best must stand out */
-    m->match_for_ns = tn;
+    m->matched = true;
     m->match_age = best_age;
     m->match_d = best;
     m->match_speed = speed(m, best_age);
@@ -376,8 +376,7 @@ uint32_t xg_memory_joint(const struct xg_motion_memory *m, unsigned slot)
 
 bool xg_memory_rate(const struct xg_motion_memory *m, unsigned slot, struct xg_vec3 *w)
 {
-    if (!m->match_for_ns || m->match_for_ns != m->t_ns[m->head] || slot >= m->n_joints)
-        return false;
+    if (!m->matched || slot >= m->n_joints) return false;
     const unsigned k = idx(m, m->match_age);
     /* the turn over the span the motion now covers in XG_MEMORY_RATE_SPAN_NS */
     const int64_t target = m->t_ns[k] + (int64_t)llround(m->match_speed * XG_MEMORY_RATE_SPAN_NS);
@@ -400,7 +399,7 @@ bool xg_memory_rate(const struct xg_motion_memory *m, unsigned slot, struct xg_v
 
 bool xg_memory_last_match(const struct xg_motion_memory *m, int64_t *t_ns, double *distance)
 {
-    if (!m->match_for_ns || m->match_for_ns != m->t_ns[m->head]) return false;
+    if (!m->matched) return false;
     if (t_ns) *t_ns = m->t_ns[idx(m, m->match_age)];
     if (distance) *distance = m->match_d;
     return true;

@@ -68,6 +68,7 @@ void xg_memory_reset(struct xg_motion_memory *m);
  *  - t_ns newer than the newest frame opens a frame (when the newest frame was not complete,
  *    the memory starts again with the joints it had); t_ns older than the newest frame: ignored.
  *  - A joint new to the memory, or whose parent changed, keeps only the newest frame.
+ *  - A joint's second sample at the same time is ignored: the first stands.
  *  Returns 1 when this sample completed the frame at t_ns (its features are then computed: call
  *  xg_memory_match()), 0 otherwise, -ENOMEM (nothing recorded; the memory starts again at the
  *  next frame), -ENOSPC when the memory has XG_MEMORY_MAX_JOINTS joints already (this joint is

@@ -403,7 +403,7 @@ static void snap(const struct xg_motion_memory *m, struct snapshot *o)
  * changes nothing: the match, count and rates stay, and every later frame answers exactly as
  * in a twin memory that never got it. A joint's sample repeated at the same time counts once:
  * repeated before the frame is complete, only the last joint completes it; repeated after, it
- * returns 0. */
+ * returns 0 and changes nothing (the first sample at that time stands). */
 static void test_late_and_repeated_samples(void **state)
 {
     (void)state;
@@ -434,6 +434,8 @@ static void test_late_and_repeated_samples(void **state)
             assert_int_equal(record(m, &s, 2, t_at(k - 1, rate)), 0);
             assert_int_equal(xg_memory_record(m, 99, 1, t_at(k - 3, rate), xg_test_q_start), 0);
             assert_int_equal(xg_memory_record(m, 2, 1, t - 1, XG_QUAT_IDENTITY), 0);
+            /* joint 2 (id 3, parent id 2) again at the newest time, turned: the first stands */
+            assert_int_equal(xg_memory_record(m, 3, 2, t, XG_QUAT_IDENTITY), 0);
             snap(m, &after);
             assert_memory_equal(&before, &after, sizeof before);
         }
