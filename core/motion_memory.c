@@ -35,8 +35,9 @@ struct xg_motion_memory {
     unsigned head, n_frames;
     int64_t t_ns[XG_MEMORY_FRAMES];
     unsigned n_set[XG_MEMORY_FRAMES];
-    float *q;     /* [XG_MEMORY_FRAMES][cap_joints][4]: world orientation, x y z w */
-    float *f;     /* [XG_MEMORY_FRAMES][cap_joints][3]: rotation relative to the parent, rad */
+    float *q; /* [XG_MEMORY_FRAMES][cap_joints][4]: world orientation, x y z w */
+    float
+        *f; /* [XG_MEMORY_FRAMES][cap_joints][3]: rotation relative to the parent, rad (0: none) */
     uint8_t *set; /* [XG_MEMORY_FRAMES][cap_joints] */
     /* the newest frame's match */
     bool matched;       /* a match was found for the newest frame (cleared by a new frame) */
@@ -55,6 +56,12 @@ static struct xg_quat load_q(const struct xg_motion_memory *m, unsigned frame, u
 {
     const float *p = m->q + ((size_t)frame * m->cap_joints + slot) * 4;
     return (struct xg_quat){p[0], p[1], p[2], p[3]};
+}
+
+/* frame's features: 3 per joint slot, 0 for a joint without a parent in the memory */
+static float *feat(const struct xg_motion_memory *m, unsigned frame)
+{
+    return m->f + (size_t)frame * m->cap_joints * 3;
 }
 
 struct xg_motion_memory *xg_memory_new(int64_t span_ns)
@@ -192,12 +199,13 @@ static void features(struct xg_motion_memory *m)
 {
     if (!m->parents_valid) resolve_parents(m);
     const unsigned h = m->head;
-    float *f = m->f + (size_t)h * m->cap_joints * 3;
+    float *f = feat(m, h);
     for (unsigned i = 0; i < m->n_joints; i++) {
         const int p = m->parent_slot[i];
-        if (p < 0) continue;
-        struct xg_vec3 r =
-            xg_quat_log(xg_quat_mul(xg_quat_conj(load_q(m, h, (unsigned)p)), load_q(m, h, i)));
+        const struct xg_vec3 r =
+            p < 0 ? XG_VEC3_ZERO
+                  : xg_quat_log(
+                        xg_quat_mul(xg_quat_conj(load_q(m, h, (unsigned)p)), load_q(m, h, i)));
         f[i * 3] = (float)r.x;
         f[i * 3 + 1] = (float)r.y;
         f[i * 3 + 2] = (float)r.z;
@@ -281,15 +289,11 @@ static double median_of(double *v, unsigned n)
 /* mean squared feature difference between frames a and b (rad²) */
 static double distance(const struct xg_motion_memory *m, unsigned a, unsigned b)
 {
-    const float *fa = m->f + (size_t)a * m->cap_joints * 3,
-                *fb = m->f + (size_t)b * m->cap_joints * 3;
+    const float *fa = feat(m, a), *fb = feat(m, b);
     double d = 0;
-    for (unsigned i = 0; i < m->n_joints; i++) {
-        if (m->parent_slot[i] < 0) continue;
-        for (int c = 0; c < 3; c++) {
-            const double x = (double)fa[i * 3 + c] - (double)fb[i * 3 + c];
-            d += x * x;
-        }
+    for (unsigned c = 0; c < 3 * m->n_joints; c++) { /* a joint without a parent adds 0 */
+        const double x = (double)fa[c] - (double)fb[c];
+        d += x * x;
     }
     return d / (3.0 * m->n_feat);
 }
@@ -315,19 +319,14 @@ static double speed(const struct xg_motion_memory *m, unsigned age)
     const unsigned n0 = idx(m, 0), n1 = idx(m, an), k0 = idx(m, age), k1 = idx(m, ak);
     const double dtn = (double)(m->t_ns[n0] - m->t_ns[n1]),
                  dtk = (double)(m->t_ns[k0] - m->t_ns[k1]);
-    const size_t cap3 = (size_t)m->cap_joints * 3;
-    const float *a0 = m->f + n0 * cap3, *a1 = m->f + n1 * cap3, *b0 = m->f + k0 * cap3,
-                *b1 = m->f + k1 * cap3;
+    const float *a0 = feat(m, n0), *a1 = feat(m, n1), *b0 = feat(m, k0), *b1 = feat(m, k1);
     double nn = 0, kk = 0, nk = 0;
-    for (unsigned i = 0; i < m->n_joints; i++) {
-        if (m->parent_slot[i] < 0) continue;
-        for (unsigned c = i * 3; c < i * 3 + 3; c++) {
-            const double vn = ((double)a0[c] - (double)a1[c]) / dtn;
-            const double vk = ((double)b0[c] - (double)b1[c]) / dtk;
-            nn += vn * vn;
-            kk += vk * vk;
-            nk += vn * vk;
-        }
+    for (unsigned c = 0; c < 3 * m->n_joints; c++) {
+        const double vn = ((double)a0[c] - (double)a1[c]) / dtn;
+        const double vk = ((double)b0[c] - (double)b1[c]) / dtk;
+        nn += vn * vn;
+        kk += vk * vk;
+        nk += vn * vk;
     }
     if (!(kk > 0) || !(nk > 0)) return 1;
     const double r = sqrt(nn / kk);
