@@ -1,15 +1,20 @@
 #!/bin/sh
-# Builds the image's base, debian:bookworm-slim, offline from the Debian archive (no Docker Hub):
-# mmdebstrap --variant=minbase with bookworm-slim's path excludes, fixed timestamps
-# (SOURCE_DATE_EPOCH), loaded with `docker load` under a fixed config, so the same archive state
-# gives the same image ID -- the digest docker/Dockerfile pins (ARG XRGATE_BASE).
+# Makes the image's default base, debian:bookworm-slim, offline from the Debian archive (no
+# Docker Hub): mmdebstrap --variant=minbase with bookworm-slim's path excludes, fixed timestamps
+# (SOURCE_DATE_EPOCH), loaded with `docker load` under a fixed config and tagged
+# debian:bookworm-slim in the daemon it talks to, so that docker/Dockerfile's default
+# `ARG XRGATE_BASE=debian:bookworm-slim` builds without a registry. The same root filesystem
+# gives the same image ID (printed), a local way to pin the base reproducibly:
+#   docker build --build-arg XRGATE_BASE=<that sha256:...> ...
 #
 #   sh docker/base-image.sh [CACHE_DIR]     prints the image ID (sha256:...) on stdout
 #
 # The root filesystem tarball is cached in CACHE_DIR (default /var/lib/xrgate-base): a second run
-# only loads it. Needs root (mmdebstrap --mode=root) and the packages mmdebstrap, docker.io
+# only loads it (delete CACHE_DIR to take the archive's current state, security updates
+# included). Needs root (mmdebstrap --mode=root) and the packages mmdebstrap, docker.io
 # (docker/install-deps.sh --test installs them). DOCKER (default "docker") is the client command,
 # e.g. "docker -H unix:///run/other.sock"; MIRROR (default http://deb.debian.org/debian) the archive.
+# On a host that pulls from Docker Hub this is not needed (and it replaces the local tag).
 set -eu
 cache="${1:-/var/lib/xrgate-base}"
 DOCKER="${DOCKER:-docker}"
@@ -52,4 +57,5 @@ if ! $DOCKER image inspect "sha256:$id" >/dev/null 2>&1; then
     tar -C "$work" --dereference --owner=0 --group=0 --mtime=@0 -cf - "$id.json" manifest.json \
         layer.tar | $DOCKER load >&2
 fi
+$DOCKER tag "sha256:$id" debian:bookworm-slim >&2
 echo "sha256:$id"
