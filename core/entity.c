@@ -546,9 +546,7 @@ static int apply_sample(struct xg_table *t, struct xg_entity *e, const struct xg
         xg_motion_update(&e->est, &e->hist, have_evicted ? &evicted : NULL, t->p.velocity_window_ns,
                          &m);
         ev = m.velocity;
-        ew = m.angular_velocity;
         n_used = m.n_used;
-        rot_gain = m.rot_gain;
         if (need_w && n_used >= 2) { /* how far to extrapolate it (core/predict_rot.h) */
             /* the sample before the newest (L), as the estimator decoded it */
             rot_gain = xg_rot_update(&e->rot, L->capture_ns, L->orientation, m.prev_t_ns, m.prev_q,

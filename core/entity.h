@@ -147,13 +147,12 @@ struct xg_motion_acc {
     int64_t anchor_ns, newest_ns; /* capture times; newest_ns 0 = empty */
     struct xg_vec3 anchor_p;
     struct xg_quat anchor_q;
-    double r0[3];          /* R of the newest sample */
-    unsigned m, pushes;    /* samples in the window; pushes since the last exact rebuild */
-    int64_t rescale_dt_ns; /* the last interval between newest samples, ns, and */
-    double rescale;        /* its weight factor exp(-interval / 10 ms) */
-    double s[5], y[3][3];  /* Σ τ^k (k = 0..4); Σ τ^k P (k = 0..2) per axis */
-    double a[3], b0[3], b1[3], mm[6]; /* weighted: Σ w τ^k; Σ w R; Σ w τ R; Σ w R Rᵀ (xx xy xz
-                                         yy yz zz) */
+    double r0[3];              /* R of the newest sample */
+    unsigned m, pushes;        /* samples in the window; pushes since the last exact rebuild */
+    int64_t rescale_dt_ns;     /* the last interval between newest samples, ns, and */
+    double rescale;            /* its weight factor exp(-interval / 10 ms) */
+    double s[5], y[3][3];      /* Σ τ^k (k = 0..4); Σ τ^k P (k = 0..2) per axis */
+    double a[3], b0[3], b1[3]; /* weighted: Σ w τ^k; Σ w R; Σ w τ R */
 };
 
 /** An entity: opaque outside the table (core/entity_priv.h); read it through the xg_entity_*()

@@ -11,10 +11,10 @@
  *   30 Hz this is almost the newest interval alone; at 120 Hz a few samples average the capture
  *   noise). A quadratic term or an angular acceleration in the extrapolation made rotation worse
  *   on real motion (joints reverse often: foot strikes, arm swing), so there is none.
- * - Damping: the fitted angular velocity w is kept only as far as it stands out of its own
- *   uncertainty: gain = 1 - ROT_SE_K x se^2 / |w|^2 (0 if negative), se = the fit's standard
- *   error from its weighted residuals; and 0 if the newest interval turned the other way (a
- *   sudden stop or a reversal: hold rather than keep spinning). */
+ *
+ * How far the fitted angular velocity is extrapolated (a stop, a reversal, a slow unsteady turn:
+ * hold) is decided by the entity table with core/predict_rot.c (xg_rot_update), from the fit
+ * given here (fit_angular_velocity) and the newest interval; nothing here damps it. */
 #include "core/predict_est.h"
 
 #include <math.h>
@@ -22,7 +22,6 @@
 #include <string.h>
 
 #define ROT_TAU_S 0.01 /* s: weight of a sample = exp(age / tau), age <= 0 */
-#define ROT_SE_K 2.0   /* how many squared standard errors |w|^2 must exceed to be used at all */
 
 /* vector part of a ⊗ conj(b), sign chosen for the shortest arc (w >= 0): parallel to its
  * rotation vector, same direction; returns w */
@@ -48,68 +47,30 @@ static void rel_rotvec(const struct xg_quat *a, const struct xg_quat *b, double 
     r[0] = q[0] * k, r[1] = q[1] * k, r[2] = q[2] * k;
 }
 
-struct fit {
-    double v[3], se2; /* slope at t = 0; its squared standard error (sum over axes), -1 unknown */
-};
-
-/* weighted least squares through the origin of x(t) = a t (+ b t^2); weights w[1..m-1] (NULL:
- * all 1) */
+/* weighted least squares through the origin of x(t) = a t (+ b t^2): the slope a at t = 0 in
+ * v; weights w[1..m-1] (NULL: all 1) */
 static void fit(const double *t, const double (*x)[3], unsigned m, const double *wt, bool quad,
-                bool want_se, struct fit *out)
+                double v[3])
 {
-    double w[XG_HISTORY], s2 = 0, s3 = 0, s4 = 0, sw = 0, s1x[3] = {0}, s2x[3] = {0};
+    double s2 = 0, s3 = 0, s4 = 0, s1x[3] = {0}, s2x[3] = {0};
     for (unsigned i = 1; i < m; i++) {
-        double ti = t[i];
-        w[i] = wt ? wt[i] : 1.0;
-        sw += w[i];
-        s2 += w[i] * ti * ti, s3 += w[i] * ti * ti * ti, s4 += w[i] * ti * ti * ti * ti;
+        double ti = t[i], w = wt ? wt[i] : 1.0;
+        s2 += w * ti * ti, s3 += w * ti * ti * ti, s4 += w * ti * ti * ti * ti;
         for (int a = 0; a < 3; a++)
-            s1x[a] += w[i] * ti * x[i][a], s2x[a] += w[i] * ti * ti * x[i][a];
+            s1x[a] += w * ti * x[i][a], s2x[a] += w * ti * ti * x[i][a];
     }
-    double det = s2 * s4 - s3 * s3, b[3] = {0};
+    double det = s2 * s4 - s3 * s3;
     quad = quad && m >= 3 && det > 1e-9 * s2 * s4;
-    for (int a = 0; a < 3; a++) {
-        if (quad) {
-            out->v[a] = (s1x[a] * s4 - s2x[a] * s3) / det;
-            b[a] = (s2 * s2x[a] - s3 * s1x[a]) / det;
-        } else {
-            out->v[a] = s1x[a] / s2;
-        }
-    }
-    int dof = (int)m - 1 - (quad ? 2 : 1);
-    out->se2 = -1;
-    if (dof < 1 || !want_se) return;
-    double rr = 0;
-    for (unsigned i = 1; i < m; i++)
-        for (int a = 0; a < 3; a++) {
-            double e = x[i][a] - out->v[a] * t[i] - b[a] * t[i] * t[i];
-            rr += w[i] * e * e;
-        }
-    double var = rr / sw * (double)(m - 1) / (double)dof;
-    out->se2 = quad ? var * s4 / det : var / s2;
+    for (int a = 0; a < 3; a++)
+        v[a] = quad ? (s1x[a] * s4 - s2x[a] * s3) / det : s1x[a] / s2;
 }
 
-/* the damping and clamping shared by the batch and the incremental estimator: v the velocity,
- * w the fitted angular velocity, se2 its squared standard error (-1 unknown), r1 / t1 the
- * rotation vector back to the previous sample and its time (< 0) */
-static void finish(const double v[3], const double w[3], double se2, const double r1[3], double t1,
-                   unsigned m, struct xg_motion_est *out)
+/* the clamping shared by the batch and the incremental estimator: v the velocity, w the fitted
+ * angular velocity, m the samples used */
+static void finish(const double v[3], const double w[3], unsigned m, struct xg_motion_est *out)
 {
     out->velocity = xg_vec3_clamp((struct xg_vec3){v[0], v[1], v[2]}, XG_VELOCITY_MAX);
-    double wn2 = w[0] * w[0] + w[1] * w[1] + w[2] * w[2];
-    /* direction: the newest interval must turn the same way */
-    double dot = (w[0] * r1[0] + w[1] * r1[1] + w[2] * r1[2]) / t1;
-    double g = 1;
-    if (wn2 == 0)
-        g = 1; /* not turning: nothing to damp */
-    else if (!(dot > 0))
-        g = 0;
-    else if (se2 >= 0)
-        g = wn2 > ROT_SE_K * se2 ? 1 - ROT_SE_K * se2 / wn2 : 0;
-    out->rot_gain = g;
     out->fit_angular_velocity = xg_vec3_clamp((struct xg_vec3){w[0], w[1], w[2]}, XG_ANGVEL_MAX);
-    out->angular_velocity =
-        xg_vec3_clamp((struct xg_vec3){g * w[0], g * w[1], g * w[2]}, XG_ANGVEL_MAX);
     out->n_used = (int)m;
 }
 
@@ -163,10 +124,10 @@ void xg_motion_estimate(const struct xg_history *hist, int64_t window_ns, struct
         }
         wr[i] = wr[i - 1] * df[c];
     }
-    struct fit fp, fr;
-    fit(t, (const double(*)[3])p, m, NULL, true, false, &fp);
-    fit(t, (const double(*)[3])r, m, wr, false, true, &fr);
-    finish(fp.v, fr.v, fr.se2, r[1], t[1], m, out);
+    double v[3], w[3];
+    fit(t, (const double(*)[3])p, m, NULL, true, v);
+    fit(t, (const double(*)[3])r, m, wr, false, w);
+    finish(v, w, m, out);
 }
 
 /* ---- incremental (issue 19 item 2) ---- */
@@ -189,8 +150,6 @@ static void acc_add(struct xg_motion_acc *a, const struct xg_hist *h, double w, 
     a->a[0] += sw, a->a[1] += sw * tau, a->a[2] += sw * tau * tau;
     for (int ax = 0; ax < 3; ax++)
         a->b0[ax] += sw * R[ax], a->b1[ax] += sw * tau * R[ax];
-    a->mm[0] += sw * R[0] * R[0], a->mm[1] += sw * R[0] * R[1], a->mm[2] += sw * R[0] * R[2];
-    a->mm[3] += sw * R[1] * R[1], a->mm[4] += sw * R[1] * R[2], a->mm[5] += sw * R[2] * R[2];
 }
 
 /* exact: anchor on the newest sample, sums over the window as xg_motion_estimate() takes it */
@@ -255,41 +214,16 @@ static void acc_solve(const struct xg_motion_acc *a, const struct xg_hist *h0,
     /* rotation: D = R - R0 around the newest, mapped to rotation vectors relative to it by the
      * left Jacobian at R0 (exact to first order in D, and exactly when D is parallel to R0) */
     const double *R0 = a->r0, *A = a->a;
-    double st2 = A[2] - 2 * t0 * A[1] + t02 * A[0], sd[3], w[3] = {0, 0, 0}, se2 = -1;
+    double st2 = A[2] - 2 * t0 * A[1] + t02 * A[0], sd[3], w[3];
     for (int ax = 0; ax < 3; ax++)
         sd[ax] = a->b1[ax] - t0 * a->b0[ax] - R0[ax] * A[1] + t0 * R0[ax] * A[0];
     double J[3][3], js[3];
     left_jacobian(R0, J);
     for (int i = 0; i < 3; i++)
         js[i] = J[i][0] * sd[0] + J[i][1] * sd[1] + J[i][2] * sd[2];
-    bool ok = st2 > 0;
-    if (ok)
-        for (int ax = 0; ax < 3; ax++)
-            w[ax] = js[ax] / st2;
-    int dof = (int)a->m - 2;
-    if (ok && dof >= 1) {
-        /* weighted residual Σ w |J D - ω t|² = tr(JᵀJ Σ w D Dᵀ) - |J Σ w t D|² / Σ w t² */
-        static const int ix[3][3] = {{0, 1, 2}, {1, 3, 4}, {2, 4, 5}};
-        double rr = 0;
-        for (int i = 0; i < 3; i++)
-            for (int j = 0; j < 3; j++) {
-                double q =
-                    a->mm[ix[i][j]] - a->b0[i] * R0[j] - R0[i] * a->b0[j] + A[0] * R0[i] * R0[j];
-                double g = J[0][i] * J[0][j] + J[1][i] * J[1][j] + J[2][i] * J[2][j];
-                rr += g * q;
-            }
-        rr -= (js[0] * js[0] + js[1] * js[1] + js[2] * js[2]) / st2;
-        if (rr < 0) rr = 0;
-        double sw = A[0] - 1; /* the newest sample weighs 1 and sits at t = 0 */
-        double var = rr / sw * (double)(a->m - 1) / (double)dof;
-        se2 = var / st2;
-    }
-    /* the direction test needs only the sign of ω · r1: the vector part of q1 ⊗ q0* (shortest
-     * arc) points along the rotation vector r1, which saves its atan2 */
-    double r1[3];
-    rel_axis(&h1->q, &h0->q, r1);
-    if (!ok) w[0] = w[1] = w[2] = NAN; /* as the batch fit: 0 / 0, answered as holding */
-    finish(v, w, se2, r1, (double)(h1->t_ns - h0->t_ns) * 1e-9, a->m, out);
+    for (int ax = 0; ax < 3; ax++) /* st2 = 0: NAN, as the batch fit's 0 / 0 */
+        w[ax] = st2 > 0 ? js[ax] / st2 : NAN;
+    finish(v, w, a->m, out);
     out->prev_t_ns = h1->t_ns;
     out->prev_q = h1->q;
 }
@@ -322,8 +256,6 @@ void xg_motion_update(struct xg_motion_acc *acc, const struct xg_history *hist,
         double f = acc->rescale;
         for (int i = 0; i < 3; i++)
             acc->a[i] *= f, acc->b0[i] *= f, acc->b1[i] *= f;
-        for (int i = 0; i < 6; i++)
-            acc->mm[i] *= f;
         acc_add(acc, h0, 1, 1, acc->r0);
         acc->m++;
         acc->newest_ns = h0->t_ns;

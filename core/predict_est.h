@@ -13,22 +13,18 @@
 #include "core/entity.h"
 #include "core/history.h"
 
-/** Below this rot_gain the table answers XG_QUALITY_DAMPED instead of PREDICTED: the rotation
- *  was extrapolated over less than half the horizon (down to holding it). */
+/** Below this gain (xg_rot_update(), core/predict_rot.h) the table answers XG_QUALITY_DAMPED
+ *  instead of PREDICTED: the rotation was extrapolated at less than half the fitted rate (down to
+ *  holding it). */
 #define XG_ROT_GAIN_DAMPED 0.5
 
 /** What the estimator found. */
 struct xg_motion_est {
-    struct xg_vec3 velocity;         /* m/s at the newest sample */
-    struct xg_vec3 angular_velocity; /* rad/s, world frame, at the newest sample, after damping:
-                                        rot_gain x the fitted value */
-    double rot_gain; /* 1 = the rotation estimate is stable and used in full; < 1 = unstable
-                        (direction changing, fit residual or angular acceleration high), the
-                        angular velocity was shrunk toward 0 (toward holding); 0 = hold. The
-                        entity table extrapolates with core/predict_rot.h's gain instead */
-    int n_used;      /* samples used (0: fewer than two, nothing estimated) */
-    struct xg_vec3 fit_angular_velocity; /* rad/s, the fitted value before damping (the input of
-                                            xg_rot_update, core/predict_rot.h) */
+    struct xg_vec3 velocity;             /* m/s at the newest sample */
+    int n_used;                          /* samples used (0: fewer than two, nothing estimated) */
+    struct xg_vec3 fit_angular_velocity; /* rad/s, world frame, at the newest sample, as fitted:
+                                            not damped here (how far it is extrapolated is
+                                            xg_rot_update's gain, core/predict_rot.h) */
     int64_t prev_t_ns; /* n_used >= 2: the sample before the newest as the history holds it
                           (capture time ns, unit quaternion): decoded once here for the caller */
     struct xg_quat prev_q;
@@ -39,8 +35,8 @@ struct xg_motion_est {
  *  the newest (at least two are always used). Positions in m, orientations unit quaternions.
  *  Velocity: least-squares fit of a quadratic in time through the newest sample, newest samples
  *  weighted most, its slope at the newest sample. Angular velocity (world frame): least-squares
- *  slope of the rotation vectors log(q_i ⊗ q_newest*), newest samples weighted most, then damped
- *  toward zero by rot_gain (fit uncertainty; zero when the newest interval turned the other way).
+ *  slope of the rotation vectors log(q_i ⊗ q_newest*), newest samples weighted most
+ *  (fit_angular_velocity; not damped: core/predict_rot.h decides how far it is extrapolated).
  *  Results are clamped to XG_VELOCITY_MAX / XG_ANGVEL_MAX. n < 2: everything zero, n_used 0. */
 void xg_motion_estimate(const struct xg_history *hist, int64_t window_ns,
                         struct xg_motion_est *out);

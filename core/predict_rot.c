@@ -74,7 +74,8 @@ double xg_rot_decide(struct xg_rot_state *s, const double d[3], const double w_i
     double w[3] = {w_in[0], w_in[1], w_in[2]};
     if (!isfinite(w[0] + w[1] + w[2])) w[0] = w[1] = w[2] = 0;
     /* a stop or a reversal: the newest interval did not turn the way the estimate says */
-    if (xg_dot3(w, w) > 0 && !(xg_dot3(w, d) > 0)) w[0] = w[1] = w[2] = 0;
+    const double wn = sqrt(xg_dot3(w, w));
+    if (wn > 0 && !(xg_dot3(w, d) > XG_ROT_STILL_RAD * wn)) w[0] = w[1] = w[2] = 0;
     double k = s->k_learned;
     if (sqrt(xg_dot3(w, w)) < s->hold_below) k = 0;
     memcpy(s->pred, w, sizeof s->pred);

@@ -14,6 +14,11 @@
 
 /** Hold below this turn rate (rad/s) unless the entity turns steadily (see xg_rot_update). */
 #define XG_ROT_HOLD_BELOW 2.25
+/** The newest interval turned less than this along the fitted angular velocity (rad): a stop
+ *  (or a reversal), held. Far above the precision of the orientations the history keeps (about
+ *  1e-13, core/history.h), so that a sample that repeats the one before is a stop whatever the
+ *  sign of that rounding; far below any real turn (1e-9 rad in 8 ms is 1.2e-7 rad/s). */
+#define XG_ROT_STILL_RAD 1e-9
 /** Largest gain applied to the fitted angular velocity. */
 #define XG_ROT_GAIN_MAX 1.0
 
@@ -40,7 +45,8 @@ void xg_rot_reset(struct xg_rot_state *s);
  *  extrapolates and publishes.
  *  - t0_ns/q0: the newest sample (capture time ns, unit quaternion); t1_ns/q1: the one before it
  *    (t1_ns < t0_ns). w_fit: the fitted angular velocity at the newest sample, undamped (rad/s).
- *  - Direction: the gain is 0 when the newest interval turned against w_fit (a stop or reversal).
+ *  - Direction: the gain is 0 when the newest interval turned against w_fit or not along it by
+ *    more than XG_ROT_STILL_RAD (a stop or reversal).
  *  - Gain: the exponentially weighted least-squares factor k (forgetting 0.98 per sample) that
  *    best maps each previous sample's fitted rotation over the following interval onto the
  *    rotation that really happened, clamped to [0, XG_ROT_GAIN_MAX]; 0.8 until known. A steady

@@ -27,7 +27,8 @@
  * mean <= 0.5 x hold, rotation p95 <= 0.6 x hold p95, rotation worse than hold in <= 5 % of
  * joint-instants. Printed as MET / NOT MET (not asserted: figures belong here, not in tests).
  *
- * Usage: bench_bvh_prediction [--reverse] [--warp] [--no-memory] [--bound] [OUT_DIR [FILE.bvh]]
+ * Usage: bench_bvh_prediction [--reverse] [--warp] [--no-memory] [--bound] [--fast] [OUT_DIR
+ * [FILE.bvh]]
  * (other arguments starting with "--" are ignored, for run.py). --reverse plays the take
  * backwards (a second motion of the same body, to check that a change does not only fit this
  * take's dynamics); --warp replays it at a smoothly varying speed (warp_take: no gait cycle
@@ -35,7 +36,9 @@
  * motion memory (xg_table_params.motion_memory_ns = 0: the rules alone);
  * --bound also prints a reference that is NOT causal (print_bound: constant angular velocity with
  * the take's true angular velocity at each sample), the best that extrapolating at a constant
- * angular velocity could do here. FILE defaults to the CMU walk (XG_VECTORS_DIR); units: cmu
+ * angular velocity could do here. --fast leaves the one timed figure out (printed as skipped,
+ * null in the JSON): every other figure is the same, for the guard under ctest
+ * (tests/bench/prediction_guard.py). FILE defaults to the CMU walk (XG_VECTORS_DIR); units: cmu
  * (0.0254 / 0.45 m per unit), first frame skipped (the converter's T-pose). Prints the table and
  * writes OUT_DIR/bvh_prediction.json (OUT_DIR defaults to "."). Deterministic, except the one
  * timed figure (update_cost_ns: thread CPU per joint sample with and without the motion memory).
@@ -512,12 +515,13 @@ int main(int argc, char **argv)
 {
     const char *dir = ".", *path = CLIP;
     int pos_args = 0;
-    bool reverse = false, bound = false, warp = false, no_memory = false;
+    bool reverse = false, bound = false, warp = false, no_memory = false, fast = false;
     for (int i = 1; i < argc; i++) {
         bool *flag = !strcmp(argv[i], "--reverse")     ? &reverse
                      : !strcmp(argv[i], "--bound")     ? &bound
                      : !strcmp(argv[i], "--warp")      ? &warp
                      : !strcmp(argv[i], "--no-memory") ? &no_memory
+                     : !strcmp(argv[i], "--fast")      ? &fast
                                                        : NULL;
         if (flag) {
             *flag = true;
@@ -669,12 +673,16 @@ int main(int argc, char **argv)
            ratio(half_rot[0][0], half_rot[0][1]), ratio(half_rot[1][0], half_rot[1][1]));
     printf("motion memory of the skeleton (%d joints, 30 Hz): %zu bytes%s\n", n_sel, memory_bytes,
            no_memory ? " (--no-memory)" : "");
-    const double cost_on = update_cost_ns(&tk, (const double(*)[3])P, (const double(*)[4])Q, true),
-                 cost_off =
-                     update_cost_ns(&tk, (const double(*)[3])P, (const double(*)[4])Q, false);
-    printf("table update at 120 Hz, thread CPU per joint sample: %.0f ns with the motion memory, "
-           "%.0f ns without (the only timed figure here)\n",
-           cost_on, cost_off);
+    double cost_on = -1, cost_off = -1;
+    if (fast) {
+        printf("table update at 120 Hz, thread CPU per joint sample: skipped (--fast)\n");
+    } else {
+        cost_on = update_cost_ns(&tk, (const double(*)[3])P, (const double(*)[4])Q, true);
+        cost_off = update_cost_ns(&tk, (const double(*)[3])P, (const double(*)[4])Q, false);
+        printf("table update at 120 Hz, thread CPU per joint sample: %.0f ns with the motion "
+               "memory, %.0f ns without (the only timed figure here)\n",
+               cost_on, cost_off);
+    }
     const struct cell *d = &C[0][0][0];
     double dn = (double)d->s[0].n;
     double d_pos = ratio(d->st[S_POS_PRED].mean, d->st[S_POS_HOLD].mean),
@@ -698,10 +706,15 @@ int main(int argc, char **argv)
     fprintf(f,
             "{\n  \"clip\": \"%s\",\n  \"reversed\": %s,\n  \"warped\": %s,\n  "
             "\"motion_memory\": %s,\n  \"joints\": %d,\n  \"velocities\": \"causal\",\n  "
-            "\"memory_bytes\": %zu,\n  \"update_cpu_ns_per_joint_sample\": {\"memory\": %.1f, "
-            "\"no_memory\": %.1f},\n",
+            "\"memory_bytes\": %zu,\n",
             base, reverse ? "true" : "false", warp ? "true" : "false", no_memory ? "false" : "true",
-            n_sel, memory_bytes, cost_on, cost_off);
+            n_sel, memory_bytes);
+    if (fast)
+        fprintf(f, "  \"update_cpu_ns_per_joint_sample\": null,\n");
+    else
+        fprintf(f,
+                "  \"update_cpu_ns_per_joint_sample\": {\"memory\": %.1f, \"no_memory\": %.1f},\n",
+                cost_on, cost_off);
     fprintf(f, "  \"grid\": [\n");
     for (int r = 0; r < N_R; r++)
         for (int h = 0; h < N_H; h++) {

@@ -358,12 +358,12 @@ static double estimator_ns_per_push(int ms, int mode)
             bool evicted = xg_history_push(&ring, t_ns, p, q, &ev);
             struct xg_motion_est m = {.n_used = 0};
             if (mode == 0)
-                m.velocity = p, m.angular_velocity = p;
+                m.velocity = p, m.fit_angular_velocity = p;
             else if (mode == 2)
                 xg_motion_update(&acc, &ring, evicted ? &ev : NULL, 100 * INT64_C(1000000), &m);
             else
                 xg_motion_estimate(&ring, 100 * INT64_C(1000000), &m);
-            sink += m.velocity.x + m.angular_velocity.y;
+            sink += m.velocity.x + m.fit_angular_velocity.y;
         }
     } while (bench_now_ns() < end);
     int64_t c1 = bench_thread_cpu_ns();

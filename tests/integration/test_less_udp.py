@@ -10,6 +10,11 @@ them after the next one (reordering), and — for k = 5 — injects corrupted co
   - A re-sent lost packets (counter `resends`), B acknowledged/ignored duplicates and stale
     (reordered) packets, and corrupted datagrams were dropped and counted (`bad_signature`)
     without disturbing the session;
+  - fast re-send (P13: lost = a later packet was acknowledged first): the relay reads each of A's
+    datagrams' sequence number and timestamp (A's own clock, the one its 250 ms loss timeout
+    runs on) and sees a re-send of a sequence number less than 200 ms after A sent it before:
+    the timeout alone can never do that (its re-sends come >= 250 ms apart on that clock), so
+    the test fails without fast re-send, whatever the load on the machine;
   - every datagram the relay saw was at most the configured MTU (400 bytes here);
   - A's datagrams left batched: at most one sendmmsg call (`udp_sends`) per datagram (fewer
     when a flush holds several; test_rtp_batch proves the batching itself)."""
@@ -23,6 +28,7 @@ import time
 
 from xgtest import Gateway
 import lesstest
+import test_less_session as ls
 
 KEY = "a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90"
 MTU = 400
@@ -43,6 +49,11 @@ class Relay:
         self.held = {self.ra: None, self.rb: None}
         self.reordered = 0
         self.corrupted = 0
+        # A's datagrams: the newest new sequence number, each one's last timestamp (us, A's
+        # clock) and the gaps between a re-send and the transmission before it
+        self.top = None
+        self.last_ts = {}
+        self.resend_gaps = []
         self.max_len = 0
         self.stop = False
         self.t = threading.Thread(target=self.run, daemon=True)
@@ -57,6 +68,8 @@ class Relay:
             for s in r:
                 data, _src = s.recvfrom(65536)
                 self.max_len = max(self.max_len, len(data))
+                if s is self.ra:
+                    self.note_a(data)
                 out, dst = (self.rb, self.b_addr) if s is self.ra else (self.ra, self.a_addr)
                 self.count[s] += 1
                 n = self.count[s]
@@ -76,6 +89,24 @@ class Relay:
                     out.sendto(self.held[s], dst)
                     self.held[s] = None
                     self.reordered += 1
+
+    def note_a(self, d):
+        """One of A's datagrams as A sent it (before any drop): `seq ack-last ack-bitmask`,
+        the 8-byte signature, then the timestamp (us). A sequence number not ahead of the newest
+        one (within half the 8-bit space) is a re-send of that packet."""
+        seq = d[0]
+        _mask, i = ls.dec_int(d, 2)
+        ts, _ = ls.dec_int(d, i + 8)
+        if self.top is None or 0 < (seq - self.top) % 256 < 128:
+            self.top = seq
+        elif seq in self.last_ts:
+            self.resend_gaps.append(ts - self.last_ts[seq])
+        self.last_ts[seq] = ts
+
+    def fast_resends(self):
+        """Re-sends less than 200 ms (A's clock) after the packet's previous transmission: only
+        the fast rule makes those (the loss timeout is 250 ms on the same clock)."""
+        return sum(1 for g in self.resend_gaps if g < 200_000)
 
     def close(self):
         self.stop = True
@@ -168,8 +199,9 @@ adapters:
                      what=f"k={k}: all of A's entities on B")
             # enough traffic through the lossy relay: drops both ways and A's resends seen
             wait_for(lambda: relay.dropped[relay.ra] > 5 and relay.dropped[relay.rb] > 5 and
-                     adapter(a, "up")["counters"]["resends"] > 0, timeout=20,
-                     what=f"k={k}: drops both ways and resends")
+                     adapter(a, "up")["counters"]["resends"] > 0 and relay.fast_resends() > 0,
+                     timeout=20, what=f"k={k}: drops both ways and resends, one of them fast "
+                     f"(re-send gaps seen, us: {relay.resend_gaps[:20]})")
             worst = 0.0
             for _ in range(5):
                 # the same capture time on both sides (same_time())
@@ -194,6 +226,8 @@ adapters:
             ca, cb = adapter(a, "up")["counters"], adapter(b, "fed")["counters"]
             assert relay.dropped[relay.ra] > 5 and relay.dropped[relay.rb] > 5, relay.dropped
             assert ca["resends"] > 0, ca
+            assert relay.fast_resends() > 0, relay.resend_gaps
+            assert min(relay.resend_gaps) >= 0, relay.resend_gaps
             # issue 19: a flush's datagrams (and the re-sends) leave in one sendmmsg call
             assert 0 < ca["udp_sends"] <= ca["packets_out"], ca
             assert cb["framing_errors"] == 0 and ca["framing_errors"] == 0, (ca, cb)
@@ -208,7 +242,8 @@ adapters:
             assert sorted(entities(a)) == sorted(f"demo/{n}" for n in names)
             print(f"k={k}: converged (max {worst * 1000:.1f} mm), dropped "
                   f"{relay.dropped[relay.ra]}+{relay.dropped[relay.rb]}, reordered "
-                  f"{relay.reordered}, corrupted {relay.corrupted}, A resends {ca['resends']:.0f}, "
+                  f"{relay.reordered}, corrupted {relay.corrupted}, A resends {ca['resends']:.0f} "
+                  f"({relay.fast_resends()} of {len(relay.resend_gaps)} seen fast), "
                   f"B stale {cb['stale_packets']:.0f} dup {cb['duplicates']:.0f} "
                   f"bad sig {cb['bad_signature']:.0f}, largest datagram {relay.max_len} B, "
                   f"A {ca['packets_out']:.0f} datagrams in {ca['udp_sends']:.0f} sendmmsg calls")

@@ -220,7 +220,7 @@ static void test_constant_angular_velocity_exact(void **state)
         }
         for (int64_t ahead = 1; ahead <= 100; ahead += 33) {
             struct xg_pose pose;
-            xg_entity_predict(t, id, last + ahead * MS, &pose);
+            assert_int_equal(xg_entity_predict(t, id, last + ahead * MS, &pose), 0);
             double ts = (double)(last + ahead * MS - T0) * 1e-9;
             double err = xg_quat_angle_between(pose.orientation, xg_quat_integrate(q0, w, ts));
             assert_true(err < 1e-6);
@@ -246,7 +246,7 @@ static void test_rot2_semantics(void **state)
     assert_int_equal(xg_table_update_origin(t, 0, &key, &smp, &id), 0);
     struct xg_quat e = xg_quat_integrate(s, w, 1.0);
     struct xg_pose pose;
-    xg_entity_predict(t, id, T0 + 70 * MS, &pose);
+    assert_int_equal(xg_entity_predict(t, id, T0 + 70 * MS, &pose), 0);
     assert_true(xg_quat_angle_between(pose.orientation, xg_quat_slerp(s, e, 0.07)) < 1e-9);
     xg_table_free(t);
 }
@@ -262,34 +262,34 @@ static void test_horizon_and_quality(void **state)
     int64_t last = T0 + 90 * MS; /* position 0.09 */
     struct xg_pose p;
     /* exact at the newest and at an older sample */
-    xg_entity_predict(t, id, last, &p);
+    assert_int_equal(xg_entity_predict(t, id, last, &p), 0);
     assert_int_equal(p.quality, XG_QUALITY_EXACT);
     assert_float_equal(p.position.x, 0.09, 1e-12);
-    xg_entity_predict(t, id, T0 + 30 * MS, &p);
+    assert_int_equal(xg_entity_predict(t, id, T0 + 30 * MS, &p), 0);
     assert_int_equal(p.quality, XG_QUALITY_EXACT);
     assert_float_equal(p.position.x, 0.03, 1e-12);
     /* between two samples */
-    xg_entity_predict(t, id, T0 + 35 * MS, &p);
+    assert_int_equal(xg_entity_predict(t, id, T0 + 35 * MS, &p), 0);
     assert_int_equal(p.quality, XG_QUALITY_INTERPOLATED);
     assert_float_equal(p.position.x, 0.035, 1e-12);
     /* the velocity in force then, kept in single precision in the history (issue 19 item 5) */
     assert_float_equal(p.velocity.x, 1.0, 1e-6);
     assert_float_equal(p.velocity.y, 0.0, 1e-6);
     /* within the horizon */
-    xg_entity_predict(t, id, last + 40 * MS, &p);
+    assert_int_equal(xg_entity_predict(t, id, last + 40 * MS, &p), 0);
     assert_int_equal(p.quality, XG_QUALITY_PREDICTED);
     assert_float_equal(p.position.x, 0.13, 1e-9);
     /* past the horizon (100 ms): held at the horizon */
-    xg_entity_predict(t, id, last + 300 * MS, &p);
+    assert_int_equal(xg_entity_predict(t, id, last + 300 * MS, &p), 0);
     assert_int_equal(p.quality, XG_QUALITY_HELD);
     assert_float_equal(p.position.x, 0.19, 1e-9);
     /* past stale_ms (500 ms) */
-    xg_entity_predict(t, id, last + 501 * MS, &p);
+    assert_int_equal(xg_entity_predict(t, id, last + 501 * MS, &p), 0);
     assert_int_equal(p.quality, XG_QUALITY_STALE);
     assert_float_equal(p.position.x, 0.19, 1e-9);
     /* a single sample without velocity cannot be predicted: held */
     uint32_t one = feed(t, "one", T0, (struct xg_vec3){5, 5, 5}, XG_QUAT_IDENTITY);
-    xg_entity_predict(t, one, T0 + 10 * MS, &p);
+    assert_int_equal(xg_entity_predict(t, one, T0 + 10 * MS, &p), 0);
     assert_int_equal(p.quality, XG_QUALITY_HELD);
     assert_float_equal(p.position.x, 5, 0);
     const struct xg_table_stats *st = xg_table_stats(t);
@@ -313,7 +313,7 @@ static void test_horizon_param(void **state)
     uint32_t id;
     assert_int_equal(xg_table_update_origin(t, 0, &key, &s, &id), 0);
     struct xg_pose p;
-    xg_entity_predict(t, id, T0 + 50 * MS, &p);
+    assert_int_equal(xg_entity_predict(t, id, T0 + 50 * MS, &p), 0);
     assert_int_equal(p.quality, XG_QUALITY_HELD);
     assert_float_equal(p.position.y, 0.04, 1e-12);
     xg_table_free(t);
@@ -369,13 +369,13 @@ static void test_history_bound(void **state)
     assert_int_equal(xg_history_count(&e->hist), XG_HISTORY);
     int oldest = n - XG_HISTORY;
     struct xg_pose pose;
-    xg_entity_predict(t, id, ts[oldest], &pose);
+    assert_int_equal(xg_entity_predict(t, id, ts[oldest], &pose), 0);
     assert_int_equal(pose.quality, XG_QUALITY_EXACT);
     assert_float_equal(pose.position.x, (double)oldest, 1e-12);
-    xg_entity_predict(t, id, (ts[oldest + 3] + ts[oldest + 4]) / 2, &pose);
+    assert_int_equal(xg_entity_predict(t, id, (ts[oldest + 3] + ts[oldest + 4]) / 2, &pose), 0);
     assert_int_equal(pose.quality, XG_QUALITY_INTERPOLATED);
     assert_float_equal(pose.position.x, oldest + 3.5, 1e-6);
-    xg_entity_predict(t, id, ts[oldest - 5], &pose);
+    assert_int_equal(xg_entity_predict(t, id, ts[oldest - 5], &pose), 0);
     assert_int_equal(pose.quality, XG_QUALITY_HELD);
     assert_float_equal(pose.position.x, (double)oldest, 1e-12);
     xg_table_free(t);
@@ -610,14 +610,14 @@ static void test_partial_samples_and_extras(void **state)
     s.flags = XG_SAMPLE_POSITION;
     assert_int_equal(xg_table_push(t, id, &s), 0);
     struct xg_pose p;
-    xg_entity_predict(t, id, T0 + 2 * MS, &p);
+    assert_int_equal(xg_entity_predict(t, id, T0 + 2 * MS, &p), 0);
     assert_float_equal(p.position.x, 4, 0);
     assert_true(xg_quat_angle_between(p.orientation, q) < 1e-12);
     /* a velocity-only sample is used for prediction */
     s = (struct xg_sample){.capture_ns = T0 + 2 * MS, .flags = XG_SAMPLE_VELOCITY};
     s.velocity = (struct xg_vec3){0, 0, 10};
     assert_int_equal(xg_table_push(t, id, &s), 0);
-    xg_entity_predict(t, id, T0 + 12 * MS, &p);
+    assert_int_equal(xg_entity_predict(t, id, T0 + 12 * MS, &p), 0);
     assert_float_equal(p.position.z, 6.1, 1e-9);
     /* buttons and analogs */
     assert_int_equal(xg_table_set_button(t, id, 3, true), 0);

@@ -17,7 +17,8 @@
  *     (-EPROTO, the dry pass): the first message is not applied either;
  *   - UDP out: datagrams carry sequence 0, 1, ...; none acked and 250 ms later both are re-sent
  *     under their old numbers; an ack covering them stops the re-sends; 63 packets in flight hold
- *     back the next flush (window_full);
+ *     back the next flush (window_full); fast re-send: a packet is re-sent as soon as a later one
+ *     was acknowledged first (test_udp_fast_resend), once per such evidence;
  *   - UDP in: the peer's datagrams are acknowledged in ours, a duplicate and a stale one are
  *     counted and not applied, a new session token restarts our side at sequence 0. */
 #include <errno.h>
@@ -50,7 +51,7 @@ struct fixture {
     int ups, subscribes, flushes;
     uint8_t dgrams[8][1500];
     size_t dgram_len[8];
-    int n_dgrams; /* all datagrams; the first 8 are kept */
+    int n_dgrams; /* all datagrams; the newest 8 are kept, datagram i in dgrams[i % 8] */
 };
 
 static void ev_up(void *user)
@@ -72,10 +73,8 @@ static void ev_datagram(void *user, const uint8_t *buf, size_t len)
 {
     struct fixture *fx = user;
     assert_true(len <= sizeof fx->dgrams[0]);
-    if (fx->n_dgrams < 8) {
-        memcpy(fx->dgrams[fx->n_dgrams], buf, len);
-        fx->dgram_len[fx->n_dgrams] = len;
-    }
+    memcpy(fx->dgrams[fx->n_dgrams % 8], buf, len);
+    fx->dgram_len[fx->n_dgrams % 8] = len;
     fx->n_dgrams++;
 }
 
@@ -341,13 +340,15 @@ static void test_packet_refused_whole(void **state)
     fixture_free(fx);
 }
 
-/* (seq, ack_last, message count) of one of our datagrams */
+/* (seq, ack_last, message count) of our datagram i (0 = the first sent; one of the newest 8) */
 static void dgram_fields(struct fixture *fx, int i, int *seq, int *ack, uint64_t *count)
 {
+    assert_true(i >= 0 && i < fx->n_dgrams && i >= fx->n_dgrams - 8);
     struct less_frame f;
     struct xg_error e = {0};
     assert_int_equal(
-        less_udp_decode(fx->dgrams[i], fx->dgram_len[i], 1200, &fx->la->keys[0], &f, &e), 0);
+        less_udp_decode(fx->dgrams[i % 8], fx->dgram_len[i % 8], 1200, &fx->la->keys[0], &f, &e),
+        0);
     *seq = f.seq;
     *ack = f.ack_last;
     *count = f.message_count;
@@ -413,9 +414,10 @@ static void test_udp_ack_resend(void **state)
     fixture_free(fx);
 }
 
-/* One of the peer's UDP datagrams (no signature) with sequence `seq` and timestamp `ts`. */
-static int feed_udp(struct fixture *fx, uint8_t seq, int64_t ts, const struct less_msg *msgs,
-                    size_t n, int64_t now)
+/* One of the peer's UDP datagrams (no signature) with sequence `seq`, timestamp `ts` and the
+ * acknowledgements (ack_last, mask) of our packets, encoded, decoded and handed to the session. */
+static int feed_udp_ack(struct fixture *fx, uint8_t seq, int64_t ts, uint8_t ack_last,
+                        uint64_t mask, const struct less_msg *msgs, size_t n, int64_t now)
 {
     static uint8_t body[4096], dgram[1200];
     struct less_context ctx = peer_ctx;
@@ -427,10 +429,17 @@ static int feed_udp(struct fixture *fx, uint8_t seq, int64_t ts, const struct le
         assert_int_equal(less_encode_msg(&w, &ctx, &msgs[i], &err), 0);
     size_t bl = w.len;
     xg_writer_init(&w, dgram, sizeof dgram);
-    assert_int_equal(less_udp_encode(&w, NULL, seq, 255, 0, ts, n, body, bl, &err), 0);
+    assert_int_equal(less_udp_encode(&w, NULL, seq, ack_last, mask, ts, n, body, bl, &err), 0);
     struct less_frame f;
     assert_int_equal(less_udp_decode(dgram, w.len, sizeof dgram, NULL, &f, &err), 0);
     return (int)less_session_rx_udp(&fx->s, &f, 0, NULL, now);
+}
+
+/* The same, acknowledging nothing of ours (ack-last 255, which we have not sent, empty mask). */
+static int feed_udp(struct fixture *fx, uint8_t seq, int64_t ts, const struct less_msg *msgs,
+                    size_t n, int64_t now)
+{
+    return feed_udp_ack(fx, seq, ts, 255, 0, msgs, n, now);
 }
 
 static struct less_msg cc_msg(struct less_prop_value *cp, const char *schema)
@@ -490,10 +499,64 @@ static void test_udp_receive(void **state)
     int before = fx->n_dgrams;
     assert_int_equal(less_session_udp_out(p, false, t0), 0);
     assert_int_equal(fx->n_dgrams, before + 1);
-    if (fx->n_dgrams <= 8) {
-        dgram_fields(fx, fx->n_dgrams - 1, &seq, &ack, &count);
-        assert_true(seq == 0 && ack == 0 && count == 2); /* connection-control + type */
-    }
+    dgram_fields(fx, fx->n_dgrams - 1, &seq, &ack, &count);
+    assert_true(seq == 0 && ack == 0 && count == 2); /* connection-control + type */
+    fixture_free(fx);
+}
+
+/* Fast re-send (P13: a packet is lost when a later one was acknowledged first): our packets 0, 1
+ * and 2 go out; the peer's datagram acknowledges 1 only. 0 is re-sent at the next resend pass,
+ * 2 ms after it was sent, long before the 250 ms timeout could say so; 2 (sent after 1) is not.
+ * The re-sent 0 is not re-sent again on the same evidence, nor when 2 (sent before the re-send)
+ * is acknowledged; only when a packet sent after the re-send is. */
+static void test_udp_fast_resend(void **state)
+{
+    (void)state;
+    struct fixture *fx = fixture_new(MODE_UDP);
+    struct less_session *p = &fx->s;
+    const int64_t t0 = 1000 * XG_NS_PER_S, ms = XG_NS_PER_MS;
+    send_connection_control(p);
+    assert_int_equal(less_session_udp_out(p, false, t0), 0);
+    assert_int_equal(less_session_udp_out(p, true, t0), 0);
+    assert_int_equal(less_session_udp_out(p, true, t0), 0);
+    assert_int_equal(fx->n_dgrams, 3);
+    assert_int_equal(p->tx_seq, 3);
+    udp_resend(p, t0 + 1 * ms); /* nothing acknowledged, nothing timed out: nothing */
+    assert_int_equal(fx->la->resends, 0);
+
+    /* the peer's first datagram acknowledges our 1 only (ack-last 1, empty mask) */
+    struct less_prop_value cp[1];
+    struct less_msg cc = cc_msg(cp, "peer gateway=gwB session=s1");
+    assert_int_equal(feed_udp_ack(fx, 0, 100, 1, 0, &cc, 1, t0 + 1 * ms), LESS_SESSION_APPLIED);
+    assert_true(p->sent[1].acked && !p->sent[0].acked && !p->sent[2].acked);
+    udp_resend(p, t0 + 2 * ms);
+    assert_int_equal(fx->la->resends, 1);
+    assert_int_equal(fx->n_dgrams, 4);
+    int seq, ack;
+    uint64_t count;
+    dgram_fields(fx, 3, &seq, &ack, &count);
+    assert_int_equal(seq, 0);
+    assert_int_equal(count, 2); /* connection-control and introduce-type stay current */
+    assert_int_equal(ack, 0);   /* and it acknowledges the peer's 0 */
+    assert_int_equal(p->tx_seq, 3);
+
+    /* the same evidence again: no second re-send */
+    udp_resend(p, t0 + 3 * ms);
+    assert_int_equal(fx->la->resends, 1);
+    /* 2 acknowledged: sent before the re-send of 0, so no news about it */
+    assert_int_equal(feed_udp_ack(fx, 1, 200, 2, 0, NULL, 0, t0 + 4 * ms), LESS_SESSION_APPLIED);
+    assert_true(p->sent[2].acked && !p->sent[0].acked);
+    udp_resend(p, t0 + 5 * ms);
+    assert_int_equal(fx->la->resends, 1);
+    assert_int_equal(fx->n_dgrams, 4);
+    /* 3, sent after the re-send, acknowledged first: 0 is re-sent again */
+    assert_int_equal(less_session_udp_out(p, true, t0 + 6 * ms), 0);
+    assert_int_equal(feed_udp_ack(fx, 2, 300, 3, 0, NULL, 0, t0 + 7 * ms), LESS_SESSION_APPLIED);
+    udp_resend(p, t0 + 8 * ms);
+    assert_int_equal(fx->la->resends, 2);
+    assert_int_equal(fx->n_dgrams, 6);
+    dgram_fields(fx, 5, &seq, &ack, &count);
+    assert_int_equal(seq, 0);
     fixture_free(fx);
 }
 
@@ -611,6 +674,7 @@ int main(void)
         cmocka_unit_test(test_entities),
         cmocka_unit_test(test_packet_refused_whole),
         cmocka_unit_test(test_udp_ack_resend),
+        cmocka_unit_test(test_udp_fast_resend),
         cmocka_unit_test(test_udp_receive),
         cmocka_unit_test(test_subscription),
         cmocka_unit_test(test_tcp_order_rules),

@@ -1,15 +1,20 @@
-/* Causal motion estimation and the rotation predictor that degrades gracefully (issue 23,
- * core/predict_est.h), on synthetic motion through the entity table:
+/* Causal motion estimation (core/predict_est.c: the fit) and how far the table extrapolates it
+ * (core/predict_rot.c: xg_rot_update, called by core/entity.c with the fit), on synthetic motion
+ * through the entity table:
  * - constant angular velocity is predicted near-exactly at 30, 60 and 120 Hz and 33 / 50 / 100 ms
  *   (quality PREDICTED, nothing damped);
  * - a sudden stop does not keep spinning: once the newest interval shows no turn the prediction
- *   holds the orientation (quality DAMPED), where the straight-line fit over the whole 100 ms
- *   window that it replaced kept turning at 7/10 of the old rate;
- * - a reversal is not extrapolated backwards from the old direction;
+ *   holds the orientation (quality DAMPED); at 120 Hz the fit still turns fast there (asserted),
+ *   so the hold is the direction rule's (xg_rot_decide: the newest interval did not turn along
+ *   the fit);
+ * - a reversal is not extrapolated along the old direction: the fit still points that way
+ *   (asserted), the direction rule holds;
  * - the estimator reads only the samples it is given (the `bvh` adapter's test_causal_default
- *   shows that a replayed take hands it no later frame);
+ *   shows that a replayed take hands it no later frame), and its estimate is theirs;
  * - xg_table_forget_history: no velocity is estimated across a jump the source announces.
- * Figures on real motion belong to the benchmark (bench_bvh_prediction), not here. */
+ * A slow noisy source that is still (the hold threshold) and the learned gain are
+ * test_predict_rot's. Figures on real motion belong to the benchmark (bench_bvh_prediction, and
+ * its guard under ctest, bench/prediction_guard), not here. */
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>
@@ -22,6 +27,7 @@
 
 #include "core/entity_priv.h" /* white-box: reads the entity's internals */
 #include "core/predict_est.h"
+#include "core/predict_rot.h"
 
 #define MS INT64_C(1000000)
 #define T0 (INT64_C(1000) * 1000 * MS)
@@ -84,70 +90,87 @@ static void test_constant_angular_velocity_exact(void **state)
     }
 }
 
-/* Turning at 3 rad/s about Y at 30 Hz, then the joint stops dead: the first sample after the
- * stop repeats the orientation. */
+/* The angular velocity the estimator fitted to the entity's history as it stands (product code:
+ * xg_motion_estimate over the table's window), to show which rule decided. */
+static struct xg_vec3 fitted(const struct xg_entity *e)
+{
+    struct xg_motion_est m;
+    xg_motion_estimate(&e->hist, 100 * MS, &m);
+    assert_true(m.n_used >= 2);
+    return m.fit_angular_velocity;
+}
+
+/* Turning at 8 rad/s about Y, then the joint stops dead: the first sample after the stop repeats
+ * the orientation. At 120 Hz the fit still carries most of the turn (the samples before the stop
+ * weigh in), well above the hold threshold: only the direction rule (xg_rot_decide, the newest
+ * interval did not turn along the fit) holds it; at 30 Hz the fit is nearly the newest interval
+ * (0 rad/s) and both rules agree. */
 static void test_sudden_stop_does_not_keep_spinning(void **state)
 {
     (void)state;
-    const struct xg_vec3 w = {0, 3.0, 0};
-    struct xg_table *t = new_table();
-    uint32_t id = 0;
-    int64_t tk = 0;
-    struct xg_quat q = Q0;
-    for (int k = 0; k < 10; k++) {
-        tk = T0 + (int64_t)k * 1000000000 / 30;
-        q = spin(w, (double)(tk - T0) * 1e-9);
+    const struct xg_vec3 w = {0, 8.0, 0};
+    const int rates[] = {30, 120};
+    for (int r = 0; r < 2; r++) {
+        struct xg_table *t = new_table();
+        uint32_t id = 0;
+        int64_t tk = 0;
+        struct xg_quat q = Q0;
+        for (int k = 0; k < 12; k++) {
+            tk = T0 + (int64_t)k * 1000000000 / rates[r];
+            q = spin(w, (double)(tk - T0) * 1e-9);
+            id = feed(t, tk, XG_VEC3_ZERO, q);
+        }
+        /* while turning: predicted, 8 rad/s */
+        struct xg_pose p;
+        assert_int_equal(xg_entity_predict(t, id, tk + 33 * MS, &p), 0);
+        assert_int_equal(p.quality, XG_QUALITY_PREDICTED);
+        assert_float_equal(xg_quat_angle_between(p.orientation, q), 8.0 * 0.033, 1e-9);
+        /* stopped */
+        tk += 1000000000 / rates[r];
         id = feed(t, tk, XG_VEC3_ZERO, q);
+        const struct xg_entity *e = xg_table_get(t, id);
+        if (rates[r] == 120) /* the fit still turns along +Y, faster than any hold threshold */
+            assert_true(fitted(e).y > XG_ROT_HOLD_BELOW);
+        assert_true(e->rot_damped);
+        assert_true(e->has_angular_velocity);
+        assert_true(xg_vec3_norm(e->angular_velocity) == 0);
+        for (int64_t h = 10 * MS; h <= 100 * MS; h += 10 * MS) {
+            assert_int_equal(xg_entity_predict(t, id, tk + h, &p), 0);
+            assert_int_equal(p.quality, XG_QUALITY_DAMPED);
+            assert_true(xg_quat_angle_between(p.orientation, q) < 1e-12);
+        }
+        xg_table_free(t);
     }
-    /* while turning: predicted, 3 rad/s */
-    struct xg_pose p;
-    xg_entity_predict(t, id, tk + 33 * MS, &p);
-    assert_int_equal(p.quality, XG_QUALITY_PREDICTED);
-    assert_true(fabs(xg_quat_angle_between(p.orientation, q) - 3.0 * 0.033) < 1e-9);
-    /* stopped */
-    tk += 1000000000 / 30;
-    id = feed(t, tk, XG_VEC3_ZERO, q);
-    const struct xg_entity *e = xg_table_get(t, id);
-    assert_true(e->rot_damped);
-    assert_true(xg_vec3_norm(e->angular_velocity) == 0);
-    for (int64_t h = 10 * MS; h <= 100 * MS; h += 10 * MS) {
-        xg_entity_predict(t, id, tk + h, &p);
-        assert_int_equal(p.quality, XG_QUALITY_DAMPED);
-        assert_true(xg_quat_angle_between(p.orientation, q) < 1e-12);
-    }
-    /* what the straight-line fit over the 100 ms window (samples at 0, -33, -67, -100 ms, three
-     * of them turning) said: slope = 0.7 x 3 rad/s, i.e. it kept spinning */
-    double ts[4] = {0, -1.0 / 30, -2.0 / 30, -3.0 / 30}, ang[4] = {0, 0, -0.1, -0.2};
-    double st = 0, stt = 0, sa = 0, sta = 0;
-    for (int i = 0; i < 4; i++)
-        st += ts[i], stt += ts[i] * ts[i], sa += ang[i], sta += ts[i] * ang[i];
-    double old = (4 * sta - st * sa) / (4 * stt - st * st);
-    assert_float_equal(old, 0.7 * 3.0, 1e-9);
-    xg_table_free(t);
 }
 
-/* Turning one way, then the newest interval turns back: no extrapolation along the old
- * direction (or along a fit that still points that way). */
+/* Turning one way at 8 rad/s about Z at 120 Hz, then the newest interval turns back by 0.01 rad:
+ * the fit over the window still points along +Z (asserted), the newest interval against it: the
+ * direction rule holds the orientation (DAMPED, exactly the newest sample), where extrapolating
+ * the fit would carry on along the old direction. */
 static void test_reversal_holds(void **state)
 {
     (void)state;
     struct xg_table *t = new_table();
+    const struct xg_vec3 w = {0, 0, 8.0};
     uint32_t id = 0;
     int64_t tk = 0;
-    for (int k = 0; k < 8; k++) {
-        tk = T0 + (int64_t)k * 1000000000 / 60;
-        id = feed(t, tk, XG_VEC3_ZERO, spin((struct xg_vec3){0, 0, 2.0}, (double)k / 60));
+    for (int k = 0; k < 12; k++) {
+        tk = T0 + (int64_t)k * 1000000000 / 120;
+        id = feed(t, tk, XG_VEC3_ZERO, spin(w, (double)k / 120));
     }
-    tk += 1000000000 / 60;
-    struct xg_quat back = spin((struct xg_vec3){0, 0, 2.0}, 6.5 / 60);
+    tk += 1000000000 / 120;
+    struct xg_quat back = spin(w, 11.0 / 120 - 0.01 / 8.0);
     id = feed(t, tk, XG_VEC3_ZERO, back);
     const struct xg_entity *e = xg_table_get(t, id);
-    /* whatever the fit says, it does not turn along +Z any more */
-    assert_true(e->angular_velocity.z <= 0);
-    struct xg_pose p;
-    xg_entity_predict(t, id, tk + 50 * MS, &p);
-    struct xg_vec3 d = xg_quat_log(xg_quat_mul(p.orientation, xg_quat_conj(back)));
-    assert_true(d.z <= 1e-12);
+    assert_true(fitted(e).z > XG_ROT_HOLD_BELOW); /* the fit: still the old direction */
+    assert_true(e->rot_damped);
+    assert_true(xg_vec3_norm(e->angular_velocity) == 0);
+    for (int64_t h = 5 * MS; h <= 100 * MS; h += 5 * MS) {
+        struct xg_pose p;
+        assert_int_equal(xg_entity_predict(t, id, tk + h, &p), 0);
+        assert_int_equal(p.quality, XG_QUALITY_DAMPED);
+        assert_true(xg_quat_angle_between(p.orientation, back) < 1e-12);
+    }
     xg_table_free(t);
 }
 
@@ -174,7 +197,17 @@ static void test_estimator_reads_only_given_samples(void **state)
     xg_motion_estimate(&ring2, 100 * MS, &m2);
     assert_memory_equal(&m1, &m2, sizeof m1);
     assert_int_equal(m1.n_used, 6);
-    assert_true(m1.rot_gain > 0.5);
+    /* and it is the estimate of the 6 samples: position t^2, t (the quadratic fit is exact),
+     * rotation about Y by (1 + t) t, turning at 1 + 2 t rad/s at the newest (t = 5/60 s; the fit
+     * weighs mostly the newest interval, whose mean rate is 1 + 2 t - 1/60, and the ones before) */
+    const double tn = 5.0 / 60;
+    assert_float_equal(m1.velocity.x, 2 * tn, 1e-9);
+    assert_float_equal(m1.velocity.y, 1, 1e-9);
+    assert_float_equal(m1.velocity.z, 0, 1e-9);
+    assert_float_equal(m1.fit_angular_velocity.y, 1 + 2 * tn, 0.04);
+    assert_float_equal(m1.fit_angular_velocity.x, 0, 1e-9);
+    assert_float_equal(m1.fit_angular_velocity.z, 0, 1e-9);
+    assert_int_equal(m1.prev_t_ns, T0 + 4 * (int64_t)1000000000 / 60);
 }
 
 /* xg_table_forget_history: the next sample starts a new history (nothing estimated from one
@@ -193,7 +226,7 @@ static void test_forget_history(void **state)
     assert_int_equal(xg_history_count(&e->hist), 1);
     assert_false(e->has_velocity);
     struct xg_pose p;
-    xg_entity_predict(t, id, T0 + 60 * MS, &p);
+    assert_int_equal(xg_entity_predict(t, id, T0 + 60 * MS, &p), 0);
     assert_int_equal(p.quality, XG_QUALITY_HELD);
     assert_float_equal(p.position.x, -3, 0);
     feed(t, T0 + 60 * MS, (struct xg_vec3){-2.99, 0, 0}, XG_QUAT_IDENTITY);
