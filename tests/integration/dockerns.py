@@ -18,7 +18,6 @@ import ctypes
 import os
 import select
 import socket
-import subprocess
 import threading
 import urllib.parse
 
@@ -209,7 +208,3 @@ def pid_alive(pid):
     except (ProcessLookupError, PermissionError):
         return False
 
-
-def run_in_netns(pid, argv, **kw):
-    """subprocess.run(argv) inside pid's network namespace (nsenter, util-linux)."""
-    return subprocess.run(["nsenter", f"--net=/proc/{pid}/ns/net", "--"] + list(argv), **kw)
