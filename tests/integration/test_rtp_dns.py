@@ -21,7 +21,7 @@ import sys
 import tempfile
 import time
 
-from test_rtp import adapter, object2, rtp, rtp_available
+from test_rtp import adapter, object2, require_rtp, rtp
 from test_transport_client import DnsStub, free_udp_port, udp_socket
 from xgtest import BIN, Gateway, wait_until
 
@@ -150,9 +150,7 @@ adapters:
 
 
 def main():
-    if not rtp_available():
-        print("test_rtp_dns: skipped (rtp adapter not built)")
-        return 77
+    require_rtp()
     test_check()
     with tempfile.TemporaryDirectory(prefix="xrgate-rtpdns-") as d:
         test_names(d)
