@@ -20,6 +20,9 @@ static inline bool xg_test_ci(void)
     return ci && (!strcmp(ci, "1") || !strcasecmp(ci, "true") || !strcasecmp(ci, "yes"));
 }
 
+/* tests skipped so far in this program (xg_test_exit() turns them into exit status 77) */
+static int xg_test_skipped;
+
 /** Skip the current test because `what` (a string naming the missing facility) is missing;
  *  under CI fail it instead. Does not return. A macro, so that cmocka reports the caller's
  *  file and line. */
@@ -30,7 +33,16 @@ static inline bool xg_test_ci(void)
                      "make test)",                                                                 \
                      (what));                                                                      \
         fprintf(stderr, "SKIP: %s is missing\n", (what));                                          \
+        xg_test_skipped++;                                                                         \
         skip();                                                                                    \
     } while (0)
+
+/** main()'s exit status from cmocka_run_group_tests()'s result `failed`: the failures, else 77
+ *  (ctest's SKIP_RETURN_CODE for unit tests) when a test was skipped, so that ctest shows the
+ *  program as skipped instead of passed. */
+static inline int xg_test_exit(int failed)
+{
+    return failed ? failed : xg_test_skipped ? 77 : 0;
+}
 
 #endif

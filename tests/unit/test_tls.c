@@ -317,5 +317,5 @@ int main(void)
         cmocka_unit_test(test_missing_client_cert),
         cmocka_unit_test(test_bad_files),
     };
-    return cmocka_run_group_tests(tests, make_certs, remove_certs);
+    return xg_test_exit(cmocka_run_group_tests(tests, make_certs, remove_certs));
 }

@@ -124,5 +124,5 @@ int main(void)
         cmocka_unit_test(test_multicast_options),
         cmocka_unit_test(test_rcvbuf),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return xg_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }
