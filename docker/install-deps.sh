@@ -24,6 +24,9 @@ TEST_PKGS="$TEST_PKGS groff-base man-db"
 TEST_PKGS="$TEST_PKGS prometheus"
 # the vmc adapter's interop test: liblo's oscsend/oscdump, an OSC peer that is not ours
 TEST_PKGS="$TEST_PKGS liblo-tools"
+# the TLS tests (test_tls, test_admin_tls*, test_less_tls, test_check) make their certificates
+# with the openssl CLI (under CI=true a missing one fails them, as a missing cppcheck does)
+TEST_PKGS="$TEST_PKGS openssl"
 # fuzzing (make fuzz): clang with libFuzzer and the sanitizer runtimes
 FUZZ_PKGS="clang libclang-rt-14-dev"
 # the binary at run time (netbase: /etc/protocols and /etc/services; libddsc0debian: Cyclone

@@ -31,6 +31,8 @@ for bin in "$BUILD"/tests/fuzz_*; do
         cp "$VEC"/vrpn/*.bin "$VEC"/vrpn-recorded/*.bin "$corpus/" ;;
     bvh)
         head -c 60000 "$VEC/mocap/cmu_08_10_walk.bvh" > "$corpus/cmu_head.bvh" ;;
+    vmc_ingress)
+        cp "$SRC"/tests/fuzz/seeds/fuzz_osc/* "$corpus/" ;;
     esac
     echo "== $name: ${SECONDS_EACH}s, $(ls "$corpus" | wc -l) seeds"
     if ! "$bin" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \

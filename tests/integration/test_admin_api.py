@@ -5,7 +5,7 @@ import math
 import signal
 import sys
 
-from xgtest import Gateway, parse_prometheus, wait_until
+from xgtest import Gateway, parse_prometheus, time_bound, wait_until
 
 
 def norm(v):
@@ -95,9 +95,10 @@ def main():
         status, _, body = gw.get("/api/sdp/nope")
         assert status == 404 and b"no such adapter" in body, body
 
-        code, took = gw.stop(signal.SIGTERM)
+        # the stated 1 s (docs/reliability.md "Clean shutdown"), scaled for load and the build
+        code, took = gw.stop(signal.SIGTERM, timeout=time_bound(1.0) + 5)
         assert code == 0, gw.log()
-        assert took < 1.0, took
+        assert took < time_bound(1.0), took
 
     # bearer token: required everywhere but /healthz
     with Gateway(env={"XRGATE_ADMIN_TOKEN": "s3cret-token"}) as gw:
@@ -109,8 +110,8 @@ def main():
         assert status == 401 and b"does not match" in body
         status, _, _ = gw.get("/api/adapters", {"Authorization": "Bearer s3cret-token"})
         assert status == 200
-        code, took = gw.stop(signal.SIGINT)
-        assert code == 0 and took < 1.0, (code, took)
+        code, took = gw.stop(signal.SIGINT, timeout=time_bound(1.0) + 5)
+        assert code == 0 and took < time_bound(1.0), (code, took)
 
     # JSON logs for collectors
     with Gateway(args=["--log-format", "json"]) as gw:

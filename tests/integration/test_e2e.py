@@ -72,14 +72,13 @@ Protocols whose adapters are not registered in this build are skipped with a not
 import bisect
 import math
 import os
-import subprocess
 import sys
 import tempfile
 import time
 
 from e2elib import (Proxy, Truth, f32_half_ulp, qangle, qconj, qlog, qmul,
                     rot2_bound, vdot, vnorm, vsub)
-from xgtest import BIN, VECTORS_DIR, Gateway, reserve_port, skip
+from xgtest import VECTORS_DIR, Gateway, adapter_types, reserve_port, skip, skip_part
 
 CMU = os.path.join(VECTORS_DIR, "mocap", "cmu_08_10_walk.bvh")
 SCALE = 0.0254 / 0.45  # units: cmu
@@ -93,16 +92,6 @@ PROTOS = ["vrpn", "rgmp", "rtp", "less"]
 TYPES = {"vrpn": ("vrpn-server", "vrpn-client"), "rgmp": ("rgmp-server", "rgmp-client"),
          "rtp": ("rtp",), "less": ("less",)}
 COLLECT_S = 3.5  # wall time of collection (the 2.29 s clip loops)
-
-
-def known_types():
-    with tempfile.NamedTemporaryFile("w", suffix=".yaml") as f:
-        f.write("adapters:\n  - {name: x, type: no-such-type}\n")
-        f.flush()
-        r = subprocess.run([BIN, "--check", "--config", f.name], capture_output=True, text=True,
-                           timeout=10)
-    txt = r.stderr.split("known:")[-1]
-    return {t.strip(" )\n") for t in txt.split(",")}
 
 
 def wait_for(pred, timeout=15.0, step=0.05, what="condition"):
@@ -244,11 +233,11 @@ def stats(xs):
 
 
 def main():
-    types = known_types()
+    types = adapter_types()
     protos = [pr for pr in PROTOS if all(t in types for t in TYPES[pr])]
     for pr in PROTOS:
         if pr not in protos:
-            print(f"NOTE: {pr} part skipped: adapter type(s) {TYPES[pr]} not registered")
+            skip_part(f"adapter type(s) {', '.join(TYPES[pr])} not registered: {pr} part left out")
     if not protos:
         skip("no protocol adapters registered")
     truth = Truth(CMU, JOINTS, SCALE, START)
@@ -582,7 +571,8 @@ def main():
                   f"{after['rg']['counters']['connects']:.0f}): {', '.join(others)} kept "
                   f"streaming without reconnects; same {len(names_after)} entity names after")
         else:
-            print("NOTE: link drop/restore part skipped (needs rgmp)")
+            skip_part("adapter types rgmp-server, rgmp-client not registered: link drop/restore "
+                      "part left out")
     except BaseException:
         for g, n in ((ga, "A"), (gb, "B")):
             if g:

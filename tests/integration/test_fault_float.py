@@ -324,8 +324,7 @@ def main():
         sink = UdpSink()
     for t, n in (("rgmp-client", "rg"), ("vrpn-client", "vc"), ("less", "lc"), ("rtp", "rx")):
         if n not in [s.name for s in srcs]:
-            print(f"SKIP section {t}: adapter type not in this build")
-            sec.skipped.append(t)
+            sec.leave_out(t, "adapter type not in this build")
     if not srcs:
         return sec.finish()
     ads = [s.cfg for s in srcs if hasattr(s, "cfg")]

@@ -146,15 +146,13 @@ def run(gw, peers):
 
 def main():
     sec = F.Sections()
-    if not F.have("synth"):
-        return F.SKIP
-    if not (F.have("rgmp-server") or F.have("vrpn-server")):
+    F.require_adapters("synth")
+    if not (F.have("rgmp-server", "the egress client") or F.have("vrpn-server")):
         print("note: no rgmp-server / vrpn-server in this build: no egress client to watch")
     peers = make_peers()
     for t, n in (("rgmp-client", "rg"), ("vrpn-client", "vc"), ("less", "lc")):
         if n not in peers:
-            sec.skipped.append(t)
-            print(f"SKIP section {t}: adapter type not in this build")
+            sec.leave_out(t, "adapter type not in this build")
     if not peers:
         return sec.finish()
     with Gateway(config(peers)) as gw:

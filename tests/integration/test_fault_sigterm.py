@@ -15,7 +15,7 @@ import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import faultlib as F  # noqa: E402
-from xgtest import Gateway  # noqa: E402
+from xgtest import LOAD, SLOWDOWN, Gateway, time_bound  # noqa: E402
 
 
 def config(peers, sink_port):
@@ -84,12 +84,15 @@ def load_and_stop(sig):
                                for a in F.adapters(gw).values())
                 n0 = samples_in()
                 F.wait_for(lambda: samples_in() >= n0 + 100, what="100 more samples in")
-                code, took = gw.stop(sig, timeout=5.0)
+                code, took = gw.stop(sig, timeout=time_bound(1.0) + 5)
                 log = gw.log()
                 print(f"{signal.Signals(sig).name} under load ({len(names)} adapters): exit "
                       f"{code} after {took:.3f} s")
                 assert code == 0, f"exit status {code}:\n{log[-3000:]}"
-                assert took < 1.0, f"{signal.Signals(sig).name} took {took:.2f} s"
+                # the stated 1 s (docs/reliability.md), scaled for load and the build (xgtest);
+                # the figure itself: tests/bench and the log line above
+                assert took < time_bound(1.0), f"{signal.Signals(sig).name} took {took:.2f} s " \
+                    f"(bound {time_bound(1.0):.0f} s: 1 s x {LOAD:.0f} load x {SLOWDOWN:.0f} build)"
                 for bad in ("Sanitizer", "runtime error"):
                     assert bad not in log, log[-5000:]
             except BaseException:
@@ -107,11 +110,9 @@ def load_and_stop(sig):
 
 
 def main():
-    if not F.have("synth"):
-        return F.SKIP
+    F.require_adapters("synth")
     for t in ("rgmp-server", "vrpn-server", "rtp", "rgmp-client", "vrpn-client", "less"):
-        if not F.have(t):
-            print(f"note: {t} not in this build: left out of the load")
+        F.have(t, "its part of the load")  # a SKIP line, and under CI=true a failure
     load_and_stop(signal.SIGTERM)
     load_and_stop(signal.SIGINT)
     return 0

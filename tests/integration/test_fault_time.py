@@ -290,8 +290,7 @@ def main():
     if F.have("rgmp-server"):
         ads.append('  - {name: ro, type: rgmp-server, listen: "127.0.0.1:0", rate_hz: 0}')
     if not ads:
-        print("SKIP: none of rgmp-client, vrpn-client, less, rtp is in this build")
-        return F.SKIP
+        F.skip("none of rgmp-client, vrpn-client, less, rtp is in this build")
     cfg = ("gateway:\n  predict: {max_horizon_ms: 0}\n"
            "  entity: {stale_ms: 5000, expire_ms: 60000}\nadapters:\n" + "\n".join(ads) + "\n")
     with Gateway(cfg) as gw:

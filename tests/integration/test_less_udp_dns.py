@@ -19,7 +19,7 @@ import tempfile
 import time
 
 from test_transport_client import DnsStub, free_udp_port
-from xgtest import BIN, Gateway, wait_until
+from xgtest import BIN, Gateway, time_bound, wait_until
 
 
 def check(conf_text):
@@ -36,7 +36,8 @@ def test_check():
     r = check('adapters:\n  - {name: x, type: less, mode: udp, bind: "nohost.invalid:7000", '
               'peer: "other.invalid:7001", signature: none, insecure: true}\n')
     assert r.returncode == 0, r.stderr
-    assert time.monotonic() - t0 < 5  # no DNS at load
+    # no DNS at load: well within a resolver timeout (scaled for load and the build)
+    assert time.monotonic() - t0 < time_bound(1.0)
     r = check('adapters:\n  - {name: x, type: less, mode: udp, bind: "no_such..name:7000", '
               'signature: none, insecure: true}\n')
     assert r.returncode != 0 and "bind: " in r.stderr and "no_such..name" in r.stderr, r.stderr

@@ -51,8 +51,7 @@ def flood(port, opening):
 
 def main():
     sec = F.Sections()
-    if not F.have("synth"):
-        return F.SKIP
+    F.require_adapters("synth")
     ads = ["  - {name: demo, type: synth, bodies: 2, rate_hz: 60}"]
     ports = {}
     if F.have("rgmp-server"):
@@ -64,8 +63,7 @@ def main():
                    'signature: none, rate_hz: 30}')
     for t in ("rgmp-server", "vrpn-server", "less"):
         if not F.have(t):
-            print(f"SKIP section {t}: adapter type not in this build")
-            sec.skipped.append(t)
+            sec.leave_out(t, "adapter type not in this build")
     cfg = "gateway:\n  entity: {stale_ms: 500, expire_ms: 60000}\nadapters:\n" + "\n".join(ads) + "\n"
     with Gateway(cfg) as gw:
         try:

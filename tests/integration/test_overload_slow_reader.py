@@ -124,13 +124,11 @@ def run(gw, sec):
 
 def main():
     sec = F.Sections()
-    if not F.have("synth"):
-        return F.SKIP
+    F.require_adapters("synth")
     servers = [t for t in ("rgmp-server", "vrpn-server") if F.have(t)]
     for t in ("rgmp-server", "vrpn-server"):
         if t not in servers:
-            print(f"SKIP section {t}: adapter type not in this build")
-            sec.skipped.append(t)
+            sec.leave_out(t, "adapter type not in this build")
     if not servers:
         return sec.finish()
     with Gateway(config()) as gw:

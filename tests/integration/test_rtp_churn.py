@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 
-from xgtest import BIN, Gateway, skip
+from xgtest import BIN, Gateway
 import test_less_session as ls
 import test_rtp as t
 
@@ -60,8 +60,7 @@ def wait(fn, what, timeout=10.0):
 
 
 def main():
-    if not t.rtp_available():
-        skip("rtp adapter not built")
+    t.require_rtp()
     with open(BIN, "rb") as f:
         asan = b"__asan_init" in f.read()
     sink = t.udp()

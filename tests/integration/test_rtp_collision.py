@@ -14,7 +14,7 @@ import socket
 import struct
 import sys
 
-from test_rtp import adapter, object2, rtp, rtp_available
+from test_rtp import adapter, object2, require_rtp, rtp
 from xgtest import Gateway, wait_until
 
 OLD = 0x01020304
@@ -41,9 +41,7 @@ def rtcp_packets(sock, want_pt, tries=50):
 
 
 def main():
-    if not rtp_available():
-        print("test_rtp_collision: skipped (rtp adapter not built)")
-        return 77
+    require_rtp()
     probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     probe.bind(("127.0.0.1", 0))
     port = probe.getsockname()[1]

@@ -12,7 +12,7 @@ import re
 import sys
 import time
 
-from xgtest import Gateway, skip, wait_until
+from xgtest import Gateway, wait_until
 import test_rtp as t
 
 BURST = 5
@@ -20,8 +20,7 @@ SUMMARY = r"\((\d+) similar lines suppressed in the last \d+ s\)"
 
 
 def main():
-    if not t.rtp_available():
-        skip("rtp adapter not built")
+    t.require_rtp()
     with Gateway("""
 adapters:
   - name: rx

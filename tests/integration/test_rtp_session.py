@@ -19,10 +19,10 @@ import subprocess
 import sys
 import time
 
-from test_rtp import (adapter, loc2, obj, pli, recv_all, rot2, rtp, rtp_available, udp,
+from test_rtp import (adapter, loc2, obj, pli, recv_all, require_rtp, rot2, rtp, udp,
                       varuint, wait_entities)
 from test_rtp_chain import GROUP, multicast_works
-from xgtest import BIN, Gateway, skip
+from xgtest import BIN, Gateway, skip_part
 
 
 def sdp_fields(text):
@@ -102,7 +102,7 @@ def multicast_destination():
     gport = s.getsockname()[1]
     s.close()
     if not multicast_works(gport):
-        print("multicast destination: skipped (no multicast loopback on this host)")
+        skip_part("no multicast loopback on this host: multicast destination left out")
         return
     cfg = f"""
 adapters:
@@ -188,8 +188,7 @@ adapters:
 
 
 def main():
-    if not rtp_available():
-        skip("this build has no rtp adapter")
+    require_rtp()
     sdp_and_bye()
     multicast_destination()
     both_tag_forms()

@@ -25,7 +25,7 @@ import tempfile
 import threading
 import time
 
-from test_rtp import adapter, dist, head1, pli, rtp, rtp_available, wait_entities
+from test_rtp import adapter, dist, head1, pli, require_rtp, rtp, wait_entities
 from xgtest import BIN, Gateway, wait_until
 
 SUITE_LEN = {"AES_CM_128_HMAC_SHA1_80": 30, "AEAD_AES_128_GCM": 28}
@@ -335,9 +335,7 @@ adapters:
 
 
 def main():
-    if not rtp_available():
-        print("SKIP: this build has no rtp adapter")
-        return 77
+    require_rtp()
     with tempfile.TemporaryDirectory(prefix="xrgate-srtp-") as d:
         test_config_and_cli(d)
         test_exchange(d)

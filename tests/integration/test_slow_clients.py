@@ -120,9 +120,7 @@ def check_server(gw, name, noun, item_counter, good_progress, good_closed, slow_
 
 
 def main():
-    if not all(F.have(t) for t in ("synth", "vrpn-server", "rgmp-server", "less")):
-        print("SKIP: synth, vrpn-server, rgmp-server or less not built")
-        sys.exit(77)
+    F.require_adapters("synth", "vrpn-server", "rgmp-server", "less")
     with tempfile.TemporaryDirectory(prefix="xrgate-slow-") as tmp:
         key = os.path.join(tmp, "k.hex")
         with open(key, "w") as f:

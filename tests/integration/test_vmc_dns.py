@@ -21,7 +21,7 @@ import time
 
 from test_transport_client import DnsStub, free_udp_port, udp_socket
 from test_vmc import adapter, performer_bundle
-from xgtest import BIN, Gateway, wait_until
+from xgtest import BIN, Gateway, time_bound, wait_until
 
 
 def check(conf_text):
@@ -36,7 +36,8 @@ def test_check():
     assert r.returncode == 0, r.stderr
     r = check('adapters:\n  - {name: x, type: vmc, bind: "nohost.invalid:39539"}\n')
     assert r.returncode == 0, r.stderr
-    assert time.monotonic() - t0 < 5  # no DNS at load
+    # no DNS at load: well within a resolver timeout (scaled for load and the build)
+    assert time.monotonic() - t0 < time_bound(1.0)
     r = check('adapters:\n  - {name: x, type: vmc, bind: "127.0.0.1:0", '
               'destinations: ["bad host!:39539"]}\n')
     assert r.returncode != 0, r.stderr

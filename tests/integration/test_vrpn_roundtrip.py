@@ -25,13 +25,12 @@ Skipped (77) when this build has no vrpn-client."""
 import os
 import socket
 import struct
-import subprocess
 import sys
 import threading
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from xgtest import BIN, Gateway, skip  # noqa: E402
+from xgtest import Gateway, require_adapters  # noqa: E402
 from test_vrpn_server import COOKIE, Client, counters, describe, msg, server_port  # noqa: E402
 
 TOL = 1e-9
@@ -39,12 +38,7 @@ TOL = 1e-9
 
 
 def main():
-    probe = subprocess.run([BIN, "--check", "--config", "/dev/stdin"], input=(
-        "adapters:\n  - {name: x, type: vrpn-client, devices: ['a@tcp://127.0.0.1:3883']}\n"),
-        capture_output=True, text=True)
-    if probe.returncode != 0 and "unknown adapter type 'vrpn-client'" in probe.stdout + probe.stderr:
-        skip("vrpn-client is not a known adapter type in this build: "
-             + (probe.stdout + probe.stderr).strip())
+    require_adapters("vrpn-client", "vrpn-server")
     # the server in one gateway (port 0), the clients in a second one told the chosen port: no
     # port is picked before the daemon that binds it
     server_cfg = """

@@ -34,17 +34,121 @@ BIN = os.environ.get("XRGATE_BIN") or os.path.join(
 SOURCE_DIR = os.environ.get("XG_SOURCE_DIR") or os.path.join(os.path.dirname(__file__), "..", "..")
 VECTORS_DIR = os.environ.get("XG_VECTORS_DIR") or os.path.join(SOURCE_DIR, "tests", "vectors")
 SKIP = 77  # ctest SKIP_RETURN_CODE
+BUILD_DIR = os.environ.get("XG_BUILD_DIR") or os.path.dirname(os.path.abspath(BIN))
+
+# ---- one skip path: a missing facility is a skip, and under CI a failure naming it ----
+#
+# CI=true (also 1 or yes; .ci/run sets it after docker/install-deps.sh has installed every test
+# package, on a full build) means nothing may be missing: every tool, library and adapter a test
+# needs is there, so a missing one is a broken set-up that must fail the suite, not a skip that
+# passes it. Every test routes "X is missing" through skip() (the whole test) or skip_part() (one
+# part, the rest runs) or have_adapter(); nothing else exits 77 or leaves a part out silently.
+# (C unit tests: tests/unit/test_skip.h does the same for cmocka; ctest registration:
+# tests/CMakeLists.txt registers every test, also when its tool is missing.)
+CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
 def skip(msg):
-    """Skip the test (ctest's SKIP_RETURN_CODE) because something it needs is missing. Under CI
-    (CI=true, set by .ci/run after docker/install-deps.sh has installed every test package) a
-    missing tool or adapter is a broken set-up, not a reason to skip: the test fails instead."""
-    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+    """Skip the test (ctest's SKIP_RETURN_CODE) because something it needs is missing (`msg`
+    names it). Under CI (see CI above) the test fails instead, naming it."""
+    if CI:
         print(f"FAIL: {msg} (CI=true: nothing may be skipped on a machine set up by make test)")
         sys.exit(1)
     print(f"SKIP: {msg}")
     sys.exit(SKIP)
+
+
+def skip_part(msg):
+    """Leave out one part of a test because something it needs is missing (`msg` names it); the
+    rest of the test runs. Under CI the whole test fails here instead, naming it."""
+    if CI:
+        print(f"FAIL: {msg} (CI=true: no part of a test may be left out on a machine set up by "
+              "make test)")
+        sys.exit(1)
+    print(f"SKIP part: {msg}")
+
+
+_adapter_types = None
+_left_out = set()
+
+
+def adapter_types():
+    """The adapter types this build registers, as the binary itself lists them: `xrgate --check`
+    of a configuration naming an unknown type fails with "unknown adapter type '...' (known: a,
+    b, ...)". That list is the explicit "built" marker: a binary that does not start, or answers
+    anything else, is a failure of the test (AssertionError), never "not built"."""
+    global _adapter_types
+    if _adapter_types is None:
+        r = subprocess.run([BIN, "--check", "--config", "/dev/stdin"], capture_output=True,
+                           text=True, timeout=10,
+                           input="adapters:\n  - {name: x, type: xg-no-such-type}\n")
+        m = re.search(r"unknown adapter type 'xg-no-such-type' \(known: ([a-z0-9, -]*)\)",
+                      r.stderr)
+        assert r.returncode == 1 and m, \
+            f"{BIN} --check did not list the known adapter types: rc {r.returncode}, {r.stderr!r}"
+        # gateway/registry.c builds that list in 256 bytes: one that long may have been cut
+        assert len(m.group(1)) < 240, f"the list of adapter types may be truncated: {m.group(1)}"
+        _adapter_types = frozenset(t for t in m.group(1).split(", ") if t)
+    return _adapter_types
+
+
+def have_adapter(t, part=None):
+    """True when this build registers adapter type t. When it does not, the part of the test that
+    needs it is left out through skip_part() (`part` names it; under CI: a failure naming t)."""
+    if t in adapter_types():
+        return True
+    if (t, part) not in _left_out:  # one line per type (and part), however often it is asked
+        _left_out.add((t, part))
+        skip_part(f"adapter type {t} is not in this build" + (f": {part} left out" if part else ""))
+    return False
+
+
+def require_adapters(*types):
+    """skip() the whole test (under CI: fail) unless this build registers every adapter type."""
+    missing = [t for t in types if t not in adapter_types()]
+    if missing:
+        skip(f"adapter type(s) {', '.join(missing)} not in this build")
+
+
+# ---- time bounds ----
+#
+# A functional test never asserts a fixed wall-clock figure. Where the product states a time
+# bound (SIGTERM: exit within 1 s; a handshake timeout of 1 s) a test may check it as
+# time_bound(stated): the stated figure times LOAD (the suite must pass at 4x slowdown: ctest -j
+# on a loaded 2-core machine) times SLOWDOWN (how much slower this build runs than a release
+# build). The figures themselves are measured by tests/bench.
+
+
+def _slowdown():
+    """XG_SLOWDOWN if set; else 3 for a sanitizer build (XRGATE_SANITIZE=ON in XG_BUILD_DIR's
+    CMakeCache.txt: ASan+UBSan, `make sanitize`), 2 for an unoptimised one (CMAKE_BUILD_TYPE
+    Debug or empty), 1 otherwise (Release, RelWithDebInfo)."""
+    if os.environ.get("XG_SLOWDOWN"):
+        return float(os.environ["XG_SLOWDOWN"])
+    cache = {}
+    try:
+        with open(os.path.join(BUILD_DIR, "CMakeCache.txt")) as f:
+            for line in f:
+                k, sep, v = line.partition("=")
+                if sep and not line.startswith(("#", "//")):
+                    cache[k.split(":")[0]] = v.strip()
+    except OSError:
+        return 1.0
+    if cache.get("XRGATE_SANITIZE", "").upper() in ("ON", "1", "TRUE", "YES"):
+        return 3.0
+    if cache.get("CMAKE_BUILD_TYPE", "") in ("", "Debug"):
+        return 2.0
+    return 1.0
+
+
+LOAD = 4.0
+SLOWDOWN = _slowdown()
+
+
+def time_bound(seconds):
+    """The wall-clock bound a functional test may assert for a time the product states as
+    `seconds`: seconds * LOAD * SLOWDOWN (see above)."""
+    return seconds * LOAD * SLOWDOWN
 
 
 def wait_until(fn, timeout=10.0, what="condition", every=0.02):

@@ -16,6 +16,7 @@
 
 #include "core/net.h"
 #include "core/udp_endpoint.h"
+#include "tests/unit/test_skip.h"
 
 static struct sockaddr_in loopback(int port)
 {
@@ -97,7 +98,7 @@ static void test_rcvbuf(void **state)
 {
     (void)state;
     long max = read_long("/proc/sys/net/core/rmem_max");
-    if (max <= 0) skip();
+    if (max <= 0) XG_TEST_SKIP("/proc/sys/net/core/rmem_max (a readable positive value)");
     struct sockaddr_in a = loopback(0);
     struct xg_udp_endpoint_conf c = {.bind = (struct sockaddr *)&a,
                                      .bind_len = sizeof a,
@@ -123,5 +124,5 @@ int main(void)
         cmocka_unit_test(test_multicast_options),
         cmocka_unit_test(test_rcvbuf),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return xg_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }
