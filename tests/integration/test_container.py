@@ -37,11 +37,10 @@ import tempfile
 import time
 
 import dockerns
-from xgtest import BIN, SOURCE_DIR, Gateway, skip, wait_until
+from xgtest import BIN, SOURCE_DIR, Gateway, skip, time_bound, wait_until
 
 SOCK = "/run/xrgate-ci-docker.sock"
 ROOT = "/var/lib/xrgate-ci-docker"
-CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 IMAGE = "xrgate:ci"
 
 
@@ -51,10 +50,7 @@ def read(path):
 
 
 def unavailable(msg):
-    if CI:
-        print(f"FAIL (CI=true, so no skip): {msg}")
-        sys.exit(1)
-    skip(msg)
+    skip(msg)  # xgtest's one skip path: under CI=true a failure naming what is missing
 
 
 # ---------------------------------------------------------------------------------------------
@@ -140,10 +136,10 @@ def check_sigterm_under_load():
         # under load: SIGTERM once the synth has produced ten rounds of its 3000 bodies
         wait_until(lambda: gw.port and gw.counters("load")["samples_in"] >= 30000, 30,
                    what="the load running")
-        code, took = gw.stop(signal.SIGTERM)
+        code, took = gw.stop(signal.SIGTERM, timeout=time_bound(1.0) + 5)
         assert code == 0, gw.log()[-2000:]
-        # a figure, not a limit (the suite runs on loaded machines): Gateway.stop fails a
-        # shutdown that hangs
+        # 1 s stated; xgtest.time_bound scales it for a loaded machine and the build type
+        assert took < time_bound(1.0), f"SIGTERM under load took {took:.2f} s"
         print(f"container: SIGTERM under load (3000 bodies at 240 Hz): exit 0 after {took:.2f} s")
 
 
@@ -413,6 +409,7 @@ def check_image(daemon, tmp, ctx, canary):
         st = json.loads(dk("inspect", "-f", "{{json .State}}", cid).stdout)
         # 0: the gateway ended on SIGTERM (docker's SIGKILL after -t would give 137)
         assert st["ExitCode"] == 0, st
+        assert took < time_bound(1.0), f"docker stop took {took:.2f} s"
         out = dk("logs", cid).stderr + dk("logs", cid).stdout
         assert "received SIGTERM, stopping" in out, out
     finally:
