@@ -3,12 +3,13 @@ independent ROS 2 peer (tests/dds/dds_peer.c, Cyclone DDS's C API, no xrgate cod
 
 Cyclone DDS is configured for loopback only, without multicast: interface `lo`, unicast
 discovery to 127.0.0.1 (participant indices 0..MAX_PARTICIPANTS-1). Each test takes a domain id
-that no other running test holds (a lock file per id), so parallel tests never see each other."""
-import fcntl
+that no other running test in this network namespace holds (an abstract Unix socket per id), so
+parallel tests never see each other."""
 import json
 import math
 import os
 import random
+import socket
 import subprocess
 import threading
 import time
@@ -40,17 +41,20 @@ _locks = []
 
 
 def domain():
-    """A DDS domain id (100..230) held by this process until it exits."""
+    """A DDS domain id (100..230) held by this process until it exits: an abstract Unix socket
+    named after the id, bound in this network namespace, which is where DDS domains meet (a test
+    of another checkout, chroot or container on the same network sees the hold; a lock file in
+    /tmp would not be seen from another root), and nothing is left on disk."""
     ids = list(range(100, 231))
     random.shuffle(ids)
     for d in ids:
-        f = open(f"/tmp/xrgate-test-dds-domain-{d}.lock", "w")
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            s.bind(f"\0xrgate-test-dds-domain-{d}")
         except OSError:
-            f.close()
+            s.close()
             continue
-        _locks.append(f)
+        _locks.append(s)
         return d
     raise RuntimeError("no free DDS domain id")
 

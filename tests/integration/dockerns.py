@@ -69,9 +69,17 @@ def host_interfaces():
     return out
 
 
-# brings `lo` up (SIOCGIFFLAGS / SIOCSIFFLAGS, IFF_UP) in the new namespace, then execs dockerd
+# in the new namespaces: makes every mount private (so the daemon's overlay mounts never
+# propagate to the host's mount namespace; where / is not a mount point, as in a chroot, that is
+# not possible and the daemon's mounts propagate as the host's set-up says, as a plain dockerd's
+# do), brings `lo` up (SIOCGIFFLAGS / SIOCSIFFLAGS, IFF_UP), then execs dockerd
 _LAUNCH = r"""
-import fcntl, os, socket, struct, sys
+import ctypes, fcntl, os, socket, struct, sys
+libc = ctypes.CDLL(None, use_errno=True)
+MS_REC, MS_PRIVATE = 0x4000, 0x40000
+if libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) != 0:
+    print("dockerns: cannot make / private (" + os.strerror(ctypes.get_errno()) + "): not a "
+          "mount point here (a chroot?)", file=sys.stderr)
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 flags = struct.unpack("16sH", fcntl.ioctl(s, 0x8913, struct.pack("16sH", b"lo", 0)))[1]
 fcntl.ioctl(s, 0x8914, struct.pack("16sH", b"lo", flags | 1))
@@ -83,7 +91,7 @@ os.execv(sys.argv[1], sys.argv[1:])
 def dockerd_command(dockerd, args):
     """The command that runs `dockerd ARGS` in new network and mount namespaces; the process it
     starts is dockerd itself (unshare and the launcher exec), so Popen.pid is dockerd's pid."""
-    return ["unshare", "--net", "--mount", "--propagation", "private", "--",
+    return ["unshare", "--net", "--mount", "--propagation", "unchanged", "--",
             "python3", "-c", _LAUNCH, dockerd] + list(args)
 
 
