@@ -148,5 +148,9 @@ struct xg_time_map;
  *  Returns the mapped capture time (ns, gateway clock, never after receive_ns). */
 int64_t xg_adapter_map_time(struct xg_adapter *a, struct xg_time_map *m, int64_t source_ns,
                             int64_t receive_ns, const char *peer);
+/** The counting and logging part of xg_adapter_map_time(), for an adapter that calls
+ *  xg_time_map_update() itself and saw m->steps change (e.g. to name the peer only when the line
+ *  is printed). */
+void xg_adapter_clock_step(struct xg_adapter *a, const struct xg_time_map *m, const char *peer);
 
 #endif

@@ -273,6 +273,12 @@ int64_t xg_time_map_update(struct xg_time_map *m, int64_t source_ns, int64_t rec
         /* the source claims a time well ahead of / behind what its clock has been: a wild
          * stamp or a step; applied at its receive time until confirmed */
         if (!time_map_candidate(m, d, receive_ns, behind)) {
+            if (behind) {
+                /* older than the clock so far: a late sample (dropped as not advancing) until
+                 * the step is confirmed */
+                int64_t t = sat_add(source_ns, m->offset_ns);
+                return t > receive_ns ? receive_ns : t;
+            }
             if (receive_ns > m->last_mapped) m->last_mapped = receive_ns;
             return receive_ns;
         }
