@@ -79,6 +79,7 @@ struct dds {
     int pipe_r, pipe_w;
     atomic_bool signalled;
     struct event *ev;
+    struct event *yield_ev; /* zero timeout: continue the work left on the next loop pass */
     /* ingress state */
     struct dds_frames names; /* TF frames and entity names' owners (dds_frames.h) */
     /* a batch taken and not finished when a wake-up's budget ran out: resumed next pass */

@@ -397,14 +397,10 @@ static bool take_next(struct dds *d)
     return false;
 }
 
-static void on_wake(evutil_socket_t fd, short what, void *arg)
+/* Take and feed samples until the budget is spent or every reader is empty. */
+static void ingest(struct xg_adapter *a)
 {
-    struct xg_adapter *a = arg;
     struct dds *d = a->priv;
-    char tmp[64];
-    while (read(d->pipe_r, tmp, sizeof tmp) > 0) {}
-    /* clear before taking: data that arrives from now on signals again */
-    atomic_store(&d->signalled, false);
     d->wakeups++;
     int work = 0;
     for (;;) {
@@ -413,9 +409,29 @@ static void on_wake(evutil_socket_t fd, short what, void *arg)
         if (!take_next(d)) return; /* every reader is empty */
     }
     /* the budget is spent and work is left: continue on the next pass of the loop, after the
-     * other events (the admin API, the other adapters) */
+     * other events (the admin API, the other adapters). A zero timeout, not event_active():
+     * libevent runs an event activated from a callback in the same pass, before it polls the
+     * sockets again, which would starve them. */
     d->budget_yields++;
-    event_active(d->ev, EV_READ, 0);
+    static const struct timeval zero = {0, 0};
+    event_add(d->yield_ev, &zero);
+}
+
+static void on_wake(evutil_socket_t fd, short what, void *arg)
+{
+    struct xg_adapter *a = arg;
+    struct dds *d = a->priv;
+    char tmp[64];
+    while (read(d->pipe_r, tmp, sizeof tmp) > 0) {}
+    /* clear before taking: data that arrives from now on signals again */
+    atomic_store(&d->signalled, false);
+    if (evtimer_pending(d->yield_ev, NULL)) return; /* work left already: it continues there */
+    ingest(a);
+}
+
+static void on_yield(evutil_socket_t fd, short what, void *arg)
+{
+    ingest(arg);
 }
 
 void dds_ingress_release(struct xg_adapter *a)
@@ -440,6 +456,8 @@ int dds_ingress_start(struct xg_adapter *a)
     d->pipe_w = fds[1];
     d->ev = event_new(a->base, d->pipe_r, EV_READ | EV_PERSIST, on_wake, a);
     if (!d->ev || event_add(d->ev, NULL)) return -ENOMEM;
+    d->yield_ev = evtimer_new(a->base, on_yield, a);
+    if (!d->yield_ev) return -ENOMEM;
     if (dds_frames_init(&d->names)) return -ENOMEM;
     d->listener = dds_create_listener(d);
     if (!d->listener) return -ENOMEM;
@@ -464,7 +482,8 @@ int dds_ingress_start(struct xg_adapter *a)
         }
     }
     /* samples that arrived before the listener was attached */
-    event_active(d->ev, EV_READ, 0);
+    static const struct timeval zero = {0, 0};
+    event_add(d->yield_ev, &zero);
     return 0;
 }
 
@@ -474,6 +493,10 @@ void dds_ingress_stop(struct xg_adapter *a)
     if (d->ev) {
         event_free(d->ev);
         d->ev = NULL;
+    }
+    if (d->yield_ev) {
+        event_free(d->yield_ev);
+        d->yield_ev = NULL;
     }
     if (d->pipe_r >= 0) close(d->pipe_r);
     if (d->pipe_w >= 0) close(d->pipe_w);
