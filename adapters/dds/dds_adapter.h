@@ -30,7 +30,7 @@
 #define DDS_READER_DEPTH 100                  /* reader history (keep last), as tf2's listener */
 #define DDS_RELIABLE_DEPTH 100                /* writer history with qos: reliable */
 #define DDS_TAKE_BATCH 64                     /* samples per dds_take */
-#define DDS_WORK_PER_WAKE 1024                /* work units per reactor wake-up (see above) */
+#define DDS_WORK_PER_WAKE 256                 /* work units per reactor wake-up (see above) */
 #define DDS_COST_SAMPLE 4                     /* units per sample taken */
 #define DDS_COST_BYTES 128                    /* bytes of frame names per extra unit */
 #define DDS_OWNER_HOLD_NS INT64_C(2000000000) /* a name's owner silent this long loses it */
