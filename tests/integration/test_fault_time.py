@@ -173,6 +173,22 @@ def vrpn_section(gw, peer):
     print(f"  vc: tv_sec 0xFFFFFFFF spike: counters {moved(before, anomalies(gw, 'vc'))}")
     assert F.adapter(gw, "vc")["state"] == "streaming"
     p.applied("a normal report after the 0xFFFFFFFF spike", retries=3)
+    # the server's clock steps back 2 h (an NTP step, a restarted server) and goes on from
+    # there: after a few dropped reports the sensor is applied again and the step is counted
+    steps = F.adapter(gw, "vc")["counters"]["clock_steps"]
+    clock["t"] = max(clock["t"], time.time()) - 2 * 3600
+    x = p.marker()
+    deadline = time.monotonic() + 5
+    while True:
+        clock["t"] += 0.01
+        send(x, tv=(int(clock["t"]), int((clock["t"] % 1) * 1e6)))
+        e = p.ent()
+        if abs(e["position"][0] - x) < 1e-5:
+            break
+        assert time.monotonic() < deadline, ("vc: frozen after a clock step back", e)
+        time.sleep(0.01)
+    assert F.adapter(gw, "vc")["counters"]["clock_steps"] == steps + 1
+    print("  vc: clock 2 h back: applied again, clock_steps + 1")
 
 
 # ---- LESS ----
