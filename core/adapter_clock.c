@@ -8,8 +8,8 @@ void xg_adapter_clock_step(struct xg_adapter *a, const struct xg_time_map *m, co
     a->clock_steps++;
     double s = (double)m->last_step_ns * 1e-9;
     XG_WARN_PEER(&a->lim_clock, a->name,
-                 "%s%sclock stepped %s by %.3f s (source time now maps with the new offset; "
-                 "samples meanwhile were applied at their receive time)",
+                 "%s%sclock stepped %s by %.3f s: re-synchronised (its times map with the new "
+                 "offset from now on; counted in clock_steps)",
                  peer ? peer : "", peer ? ": " : "", s > 0 ? "back" : "forward", s > 0 ? s : -s);
 }
 

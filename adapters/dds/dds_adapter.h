@@ -118,6 +118,12 @@ int dds_read_conf(struct dds *d, const char *name, const struct xg_conf *conf,
 /** Create the readers (rt/tf when read_tf, every `topics:` entry) with the hand-off listener on
  *  d->pp, and the pipe event on a->base. 0 or a negative errno (logged). */
 int dds_ingress_start(struct xg_adapter *a);
+/** Feed one decoded tf2_msgs/TFMessage (`msg`, the generated tf2_msgs_msg_dds__TFMessage_) from
+ *  the writer with publication handle `pub`, received at `rx_ns` (gateway clock), whole (no
+ *  work budget): what the reactor does with a sample over as many wake-ups as it takes. For the
+ *  fuzz target and tests; `a` is a created dds adapter (started or not: the name table is
+ *  allocated on first use; without a reader, log lines name the writer by its handle). */
+void dds_ingress_tf(struct xg_adapter *a, const void *msg, uint64_t pub, int64_t rx_ns);
 /** Return a batch still loaned from a reader (work left when a wake-up's budget ran out) to
  *  Cyclone DDS; before the readers are deleted. */
 void dds_ingress_release(struct xg_adapter *a);

@@ -434,6 +434,24 @@ static void on_yield(evutil_socket_t fd, short what, void *arg)
     ingest(arg);
 }
 
+void dds_ingress_tf(struct xg_adapter *a, const void *msg, uint64_t pub, int64_t rx_ns)
+{
+    struct dds *d = a->priv;
+    if (!d->names.slot && dds_frames_init(&d->names)) return;
+    struct in_ctx c = {.a = a,
+                       .reader = d->tf_reader,
+                       .pub = pub,
+                       .topic = "rt/tf",
+                       .rx_ns = rx_ns,
+                       .tmap = time_map(d, pub, rx_ns)};
+    uint32_t next = 0;
+    d->messages_in++;
+    for (;;) {
+        int work = 0;
+        if (tf_message_in(&c, msg, &next, &work)) return;
+    }
+}
+
 void dds_ingress_release(struct xg_adapter *a)
 {
     struct dds *d = a->priv;
