@@ -268,7 +268,10 @@ int64_t xg_time_map_update(struct xg_time_map *m, int64_t source_ns, int64_t rec
     if (d > INT64_MAX / 4) d = INT64_MAX / 4;
     if (d < INT64_MIN / 4) d = INT64_MIN / 4;
     bool ahead = m->valid && d < m->offset_ns - XG_TIME_STEP_AHEAD_NS;
-    bool behind = m->valid && d > m->offset_ns + XG_TIME_STEP_BEHIND_NS;
+    /* behind the clock so far, and so far that it would not advance: a step back (a sample
+     * that is only late by a delay spike still advances and maps as usual) */
+    bool behind = m->valid && d > m->offset_ns + XG_TIME_STEP_BEHIND_NS &&
+                  sat_add(source_ns, m->offset_ns) <= m->last_mapped;
     if (ahead || behind) {
         /* the source claims a time well ahead of / behind what its clock has been: a wild
          * stamp or a step; applied at its receive time until confirmed */

@@ -61,8 +61,10 @@ void xg_backoff_reset(struct xg_backoff *b);
  *
  *  Clock steps (issue 30): a source time more than XG_TIME_STEP_AHEAD_NS ahead of that estimate
  *  is an outlier mapped to its receive time (the sample is still applied), one more than
- *  XG_TIME_STEP_BEHIND_NS behind it (a sim-time reset, an NTP step, a restarted source, or just a
- *  late sample) is mapped into the past as before (dropped as not advancing), until
+ *  XG_TIME_STEP_BEHIND_NS behind it that would not advance past the last mapped time (a sim-time
+ *  reset, an NTP step, a restarted source, or just an old sample) is mapped into the past as
+ *  before (dropped as not advancing; a sample that is only delayed still advances and maps as
+ *  usual), until
  *  XG_TIME_STEP_CONFIRM samples in a row agree on the new clock (within ±100 ms; a step back also
  *  needs them to span XG_TIME_STEP_SPAN_NS of receive time, so a burst of delayed samples after a
  *  stall is not taken for one), which is then adopted at once: `steps` counts it and

@@ -251,6 +251,19 @@ static void test_time_map_steps(void **state)
     assert_true(m.steps == 3);
     t = xg_time_map_update(&m, src + 2 * period, rx + period);
     assert_true(t == rx + period);
+    /* a latency episode: every sample delayed by 400 ms for a second is no step; each still
+     * advances and maps to its capture time on the source's clock */
+    last = t;
+    src += 2 * period; /* the source time and receive time of that last sample */
+    rx += period;
+    for (int k = 0; k < 100; k++) {
+        src += period;
+        rx += period;
+        t = xg_time_map_update(&m, src, rx + INT64_C(400000000));
+        assert_true(t > last && t == rx);
+        last = t;
+    }
+    assert_true(m.steps == 3);
     /* reset keeps the count */
     xg_time_map_reset(&m);
     assert_true(m.steps == 3 && !m.valid);
