@@ -48,16 +48,21 @@ static void on_data_available(dds_entity_t reader, void *arg)
     }
 }
 
-/* True when a line through `lim` at `lvl` would be printed now. When not, the line is counted as
- * suppressed right away (xg_log_limited() returns before formatting), so that the caller can skip
- * the work of building it (the writer's GUID from Cyclone DDS). */
-static bool lim_open(struct xg_log_limit *lim, enum xg_log_level lvl, const char *component)
+/* True when a line through `lim` at `lvl` would be printed now (no side effect). */
+static bool lim_passes(const struct xg_log_limit *lim, enum xg_log_level lvl)
 {
     if (!xg_log_enabled(lvl)) return false;
     int64_t now = xg_clock_mono_ns();
-    if (!lim->window_start_ns || now - lim->window_start_ns >= XG_LOG_LIMIT_INTERVAL_NS ||
-        lim->in_window < XG_LOG_LIMIT_BURST)
-        return true;
+    return !lim->window_start_ns || now - lim->window_start_ns >= XG_LOG_LIMIT_INTERVAL_NS ||
+           lim->in_window < XG_LOG_LIMIT_BURST;
+}
+
+/* lim_passes(); when not, the line is counted as suppressed right away (xg_log_limited() returns
+ * before formatting), so that the caller can skip the work of building it (the writer's GUID
+ * from Cyclone DDS). */
+static bool lim_open(struct xg_log_limit *lim, enum xg_log_level lvl, const char *component)
+{
+    if (lim_passes(lim, lvl)) return true;
     xg_log_limited(lim, lvl, component, "%s", "-");
     return false;
 }
@@ -133,7 +138,7 @@ static int64_t capture_time(struct in_ctx *c, int64_t stamp)
     int64_t t = xg_time_map_update(c->tmap, stamp, c->rx_ns);
     if (c->tmap->steps != steps) {
         char w[200];
-        bool named = lim_open(&c->a->lim_clock, XG_LOG_WARN, c->a->name);
+        bool named = lim_passes(&c->a->lim_clock, XG_LOG_WARN);
         if (named) writer_name(c->reader, c->pub, c->topic, w, sizeof w);
         xg_adapter_clock_step(c->a, c->tmap, named ? w : NULL);
     }
