@@ -23,6 +23,7 @@
 #include "core/conf.h"
 #include "core/entity.h"
 #include "core/error.h"
+#include "core/log.h"
 
 struct event_base;
 struct event;
@@ -135,6 +136,21 @@ struct xg_adapter {
     void *priv;             /* adapter-owned state */
     /* common counters, maintained by the adapter */
     uint64_t samples_in, samples_out, drops, errors;
+    uint64_t clock_steps;          /* source clock steps adopted (xg_adapter_map_time), all peers */
+    struct xg_log_limit lim_clock; /* the lines of those steps */
 };
+
+struct xg_time_map;
+/** Source time → gateway time through `m` (xg_time_map_update(), core/net.h) for adapter `a`:
+ *  when the map adopts a clock step (a source whose stamps jumped forward or back), counts it in
+ *  a->clock_steps (/api/adapters and /metrics `clock_steps`) and logs one rate-limited line
+ *  naming `peer` (the source: an address, a device, a DDS writer; NULL = none) and the step.
+ *  Returns the mapped capture time (ns, gateway clock, never after receive_ns). */
+int64_t xg_adapter_map_time(struct xg_adapter *a, struct xg_time_map *m, int64_t source_ns,
+                            int64_t receive_ns, const char *peer);
+/** The counting and logging part of xg_adapter_map_time(), for an adapter that calls
+ *  xg_time_map_update() itself and saw m->steps change (e.g. to name the peer only when the line
+ *  is printed). */
+void xg_adapter_clock_step(struct xg_adapter *a, const struct xg_time_map *m, const char *peer);
 
 #endif

@@ -196,6 +196,7 @@ static void handle_adapters(struct xg_gateway *gw, struct evhttp_request *req)
             json_integer((json_int_t)(ga->a.drops + ts->dropped_backwards[i] + ts->rejected[i])));
         json_object_set_new(cnt, "errors", json_integer((json_int_t)ga->a.errors));
         json_object_set_new(cnt, "entities_refused", json_integer((json_int_t)ts->refused[i]));
+        json_object_set_new(cnt, "clock_steps", json_integer((json_int_t)ga->a.clock_steps));
         for (int k = 0; k < st.n_counters; k++) {
             double v = st.counters[k].value;
             json_object_set_new(cnt, st.counters[k].name,

@@ -135,6 +135,10 @@ static void adapter_families(struct xg_gateway *gw, int i, const char *lbl, stru
     set_metric(gw, "xrgate_entities_refused_total",
                "New entities refused because entity.max_entities was reached, per origin",
                XG_METRIC_COUNTER, lbl, (double)ts->refused[i]);
+    set_metric(gw, "xrgate_clock_steps_total",
+               "Source clock steps adopted (a source's timestamps jumped forward or back), per "
+               "adapter",
+               XG_METRIC_COUNTER, lbl, (double)ga->a.clock_steps);
     if (ga->a.ops->is_sink)
         set_metric(gw, "xrgate_dirty_entities", "Entities waiting in a sink's dirty set",
                    XG_METRIC_GAUGE, lbl, (double)xg_table_dirty_count(gw->table, i));

@@ -314,8 +314,11 @@ static void dds_status(const struct xg_adapter *a, struct xg_status *st)
     xg_status_counter(st, "own_samples_skipped", (double)d->own_skipped);
     xg_status_counter(st, "tf_unresolved", (double)d->unresolved);
     xg_status_counter(st, "bad_input", (double)d->bad_input);
-    xg_status_gauge(st, "frames_known", (double)d->n_frames);
+    xg_status_gauge(st, "frames_known", (double)d->names.n_posed);
     xg_status_counter(st, "frames_not_remembered", (double)d->frames_full);
+    xg_status_counter(st, "budget_yields", (double)d->budget_yields);
+    xg_status_counter(st, "writer_conflicts", (double)d->writer_conflicts);
+    xg_status_counter(st, "frames_filtered", (double)d->frames_filtered);
     xg_status_counter(st, "wakeups", (double)d->wakeups);
 }
 
@@ -324,6 +327,7 @@ static void dds_stop(struct xg_adapter *a)
     struct dds *d = a->priv;
     if (!d) return;
     xg_table_sink_slots_clear(a->table, a->index); /* the entities' writers */
+    dds_ingress_release(a); /* a batch loaned from a reader, before the reader goes */
     /* deleting the participant deletes its readers, writers and topics and waits for listener
      * calls in progress; the domain goes with its last participant */
     if (d->pp > 0) dds_delete(d->pp);
@@ -345,7 +349,9 @@ static void dds_destroy(struct xg_adapter *a)
     if (d->rqos) dds_delete_qos(d->rqos);
     free(d->tf_buf);
     free(d->tf_names);
-    free(d->frames);
+    dds_frames_free(&d->names);
+    xg_globs_free(&d->read_include);
+    xg_globs_free(&d->read_exclude);
     free(d);
     a->priv = NULL;
 }

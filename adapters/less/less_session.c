@@ -134,7 +134,8 @@ static int apply_props(struct less_session *p, struct in_ent *ie,
     int64_t q = (got & LESS_POSE_BIT(LESS_POSE_SAMPLE_TIME)) ? lp->sample_time : ts_quanta;
     int64_t src_ns = q * p->quantum_ns;
     struct xg_sample s = {.receive_ns = now};
-    s.capture_ns = xg_time_map_update(&p->tmap, src_ns, now);
+    s.capture_ns =
+        xg_adapter_map_time(la->a, &p->tmap, src_ns, now, p->peer_gw[0] ? p->peer_gw : NULL);
     if (lp->present & LESS_POSE_BIT(LESS_POSE_POSITION)) {
         s.flags |= XG_SAMPLE_POSITION;
         s.position = lp->position;

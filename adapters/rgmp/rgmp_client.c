@@ -313,7 +313,7 @@ static int64_t capture_time(struct xg_adapter *a, struct rgmp_client *c, struct 
         }
     }
     /* frames read in one burst map to (nearly) the same receive time: keep them apart */
-    int64_t t = xg_time_map_update(&d->tmap, src_ns, receive_ns);
+    int64_t t = xg_adapter_map_time(a, &d->tmap, src_ns, receive_ns, c->peer);
     if (t <= d->last_mapped) t = d->last_mapped + 1;
     d->last_mapped = t;
     return t;

@@ -535,6 +535,14 @@ int rgmp_group_check_timestamp(struct rgmp_definition *def, const struct rgmp_da
     l.group_name = g->name;
     if (g->has_timestamp && f->timestamp_us <= g->last_timestamp_us) {
         int code = strict ? -EPROTO : RGMP_OUT_OF_ORDER;
+        /* a clock step back (or a wild timestamp before): confirmed by frames that increase */
+        g->back_n = g->back_n && f->timestamp_us > g->back_last_us ? g->back_n + 1 : 1;
+        g->back_last_us = f->timestamp_us;
+        if (!strict && g->back_n >= RGMP_STEP_CONFIRM) {
+            g->back_n = 0;
+            g->last_timestamp_us = f->timestamp_us;
+            return 0;
+        }
         rgmp_fail(err, code, &l,
                   "timestamp_us = %" PRIu64 ": not greater than the previous %" PRIu64
                   " (rule 18, D2%s)",
@@ -543,6 +551,7 @@ int rgmp_group_check_timestamp(struct rgmp_definition *def, const struct rgmp_da
     }
     g->has_timestamp = true;
     g->last_timestamp_us = f->timestamp_us;
+    g->back_n = 0;
     return 0;
 }
 

@@ -209,6 +209,8 @@ struct rgmp_group {
     /* Session state for D2 (rgmp_group_check_timestamp): */
     bool has_timestamp;
     uint64_t last_timestamp_us;
+    uint32_t back_n;       /* consecutive frames at or before last_timestamp_us, increasing */
+    uint64_t back_last_us; /* the newest of them */
 };
 
 /** A decoded (or built) Stream Definition. Owns everything it points to; free it with
@@ -338,7 +340,11 @@ const uint8_t *rgmp_data_stream(const struct rgmp_definition *def, const struct 
 /** Timestamp monotonicity per (device, group) (rule 18 with D2): returns 0 and records the time
  *  when f->timestamp_us is greater than the group's previous one (or the first); otherwise
  *  RGMP_OUT_OF_ORDER (drop the frame and count rgmp_frames_out_of_order; err is filled for a
- *  debug log), or -EPROTO when `strict`. */
+ *  debug log), or -EPROTO when `strict`. Clock steps (issue 30): when RGMP_STEP_CONFIRM frames in
+ *  a row are at or before the previous time but increase among themselves (the server's clock
+ *  stepped back, or one wild timestamp far ahead came before), the last of them is accepted (0)
+ *  and becomes the new reference: one wild timestamp never blocks a group for good. */
+#define RGMP_STEP_CONFIRM 3
 int rgmp_group_check_timestamp(struct rgmp_definition *def, const struct rgmp_data_frame *f,
                                bool strict, struct xg_error *err);
 

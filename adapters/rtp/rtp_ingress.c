@@ -109,11 +109,11 @@ static bool sample_rot2(struct xg_sample *smp, const struct rtp_gs_rot2 *rot)
 /* Time1 → capture time: unwrapped against our wall clock (the sender's is NTP-synced, wire-rules
  * §6), converted to the gateway clock, then through the SSRC's offset estimate (core/net.h), so a
  * sender whose clock is off still gets consistent capture times, never after receipt. */
-static int64_t time1_capture(struct rtp_sess_ssrc *s, uint16_t time1, int64_t recv_ns,
-                             int64_t wall_ns)
+static int64_t time1_capture(struct xg_adapter *a, struct rtp_sess_ssrc *s, uint16_t time1,
+                             int64_t recv_ns, int64_t wall_ns, const char *peer)
 {
     int64_t t = xg_clock_wall_to_mono_ns(xg_ms16_to_ns(time1, wall_ns));
-    return xg_time_map_update(&s->tmap, t, recv_ns);
+    return xg_adapter_map_time(a, &s->tmap, t, recv_ns, peer);
 }
 
 /* GameControl1: buttons (bit n-1 → button n-1, D6) and sticks (analogs 0..3) go to the entity of
@@ -141,7 +141,7 @@ static void apply_game_control(struct xg_adapter *a, struct rtp_sess_ssrc *s,
                 (unsigned long long)g->object_id, s->ssrc);
             return;
         }
-        struct xg_sample smp = {.capture_ns = time1_capture(s, g->time, recv_ns, wall_ns),
+        struct xg_sample smp = {.capture_ns = time1_capture(a, s, g->time, recv_ns, wall_ns, peer),
                                 .receive_ns = recv_ns,
                                 .flags = XG_SAMPLE_INACTIVE};
         int rc = -ENOENT;
@@ -262,7 +262,7 @@ void rtpa_object(void *user, struct rtp_sess_ssrc *s, const struct rtp_gs_object
         return;
     }
     /* Time1: wall-clock ms mod 65536, unwrapped against our wall clock, never after receipt */
-    smp.capture_ns = has_time ? time1_capture(s, time1, recv_ns, wall_ns) : recv_ns;
+    smp.capture_ns = has_time ? time1_capture(a, s, time1, recv_ns, wall_ns, peer) : recv_ns;
     xg_frame_sample_in(a->frame, &smp);
     struct rtpa_obj *ob = obj_get(r, s, o->tag, oid);
     if (!ob) {

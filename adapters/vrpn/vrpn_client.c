@@ -199,11 +199,19 @@ static void on_pos_quat(struct xg_adapter *a, struct vdev *d, const struct vrpn_
         return;
     }
     int64_t src = vrpn_header_wall_ns(h);
-    if (sn->last_src && src < sn->last_src) {
+    /* older than the last report: reordered (dropped), or the server's clock stepped back (a
+     * sim-time reset, an NTP step): dropped until the mapping confirms the step (issue 30) */
+    bool older = sn->last_src && src < sn->last_src;
+    if (older && src > sn->last_src - XG_TIME_STEP_BEHIND_NS) {
         a->drops++;
         return;
     }
-    int64_t t = xg_time_map_update(&d->tmap, src, rx);
+    uint64_t steps = d->tmap.steps;
+    int64_t t = xg_adapter_map_time(a, &d->tmap, src, rx, d->name);
+    if (older && d->tmap.steps == steps) {
+        a->drops++;
+        return;
+    }
     /* a timestamp far ahead of the server's clock is held by the mapping until confirmed: it
      * is applied, but is not the reference for "older" (or one wild timeval would make every
      * later report look old and freeze the sensor) */

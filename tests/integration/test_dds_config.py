@@ -49,6 +49,10 @@ def main():
         (f'    topic_prefix: "/{"b" * 200}"\n',
          f"x.yaml:4:19: topic_prefix '/{'b' * 79}...' is not a ROS 2 name of at most 128 "
          "bytes (longer than 128 bytes)"),
+        # issue 30: read_include / read_exclude, the syntax of include / exclude
+        ("    read_include: {a: b}\n", "x.yaml:4:19: 'read_include' must be a glob or a list of "
+         "globs"),
+        ("    read_exclude: [[x]]\n", "x.yaml:4:20: 'read_exclude' items must be strings"),
     ]
     for body, want in cases:
         rc, out = check(body)
@@ -56,7 +60,8 @@ def main():
     rc, out = check('    domain_id: 42\n    world_frame: /map\n    topics: ["/robot/pose", '
                     '"drone/pose"]\n    pose_topics: true\n    twist_topics: true\n'
                     '    topic_prefix: /lab/xrgate\n    qos: reliable\n    rate_hz: 90\n'
-                    '    include: ["*"]\n')
+                    '    include: ["*"]\n    read_include: ["robot/*", "drone/*"]\n'
+                    '    read_exclude: "*/debug"\n')
     assert rc == 0, out
     print("dds config: ok")
 

@@ -160,13 +160,121 @@ static void test_time_map(void **state)
     assert_true(m.window_ns == INT64_C(1000000000));
 }
 
+/* Issue 30: clock steps recover. Every sample after a step (or a wild stamp) is applied: its
+ * mapped time advances past the previous one and lies within 1 s of the truth once adopted. */
+static void test_time_map_steps(void **state)
+{
+    (void)state;
+    const int64_t off = INT64_C(7000000000), delay = 2000000, period = 10000000;
+    const int64_t year = INT64_C(365) * 24 * 3600 * INT64_C(1000000000);
+    struct xg_time_map m = {0};
+    int64_t src = INT64_C(1700000000) * INT64_C(1000000000), last = INT64_MIN;
+    /* the very first stamp is ten years ahead, then normal ones: applied again within 1 s */
+    int64_t t = xg_time_map_update(&m, src + 10 * year, src + off + delay);
+    assert_true(t <= src + off + delay);
+    last = t;
+    int applied_at = -1;
+    for (int k = 1; k < 100; k++) {
+        src += period;
+        t = xg_time_map_update(&m, src, src + off + delay);
+        assert_true(t <= src + off + delay);
+        if (t > last) {
+            if (applied_at < 0) applied_at = k;
+            last = t;
+        } else {
+            assert_true(applied_at < 0); /* once applied, every later sample is */
+        }
+    }
+    assert_true(applied_at > 0 && applied_at * period <= INT64_C(1000000000));
+    assert_true(m.steps == 1);
+    assert_true(m.offset_ns == off + delay);
+    assert_true(t == src + off + delay);
+    /* a wild stamp mid-stream (ten years ahead, then one ten years back): no step, the next
+     * normal sample maps as before */
+    src += period;
+    t = xg_time_map_update(&m, src + 10 * year, src + off + delay);
+    assert_true(t == src + off + delay && t > last);
+    src += period;
+    t = xg_time_map_update(&m, src - 10 * year, src + off + delay);
+    src += period;
+    t = xg_time_map_update(&m, src, src + off + delay);
+    assert_true(t == src + off + delay);
+    assert_true(m.steps == 1);
+    last = t;
+    /* a sim-time reset: the source's clock goes back by an hour; applied again within 1 s */
+    const int64_t back = INT64_C(3600000000000);
+    int64_t rx = src + off + delay;
+    applied_at = -1;
+    for (int k = 0; k < 100; k++) {
+        src += period;
+        rx += period;
+        t = xg_time_map_update(&m, src - back, rx);
+        assert_true(t <= rx);
+        if (t > last) {
+            if (applied_at < 0) applied_at = k;
+            last = t;
+        } else {
+            assert_true(applied_at < 0);
+        }
+    }
+    assert_true(applied_at >= 0 && applied_at * period <= INT64_C(1000000000));
+    assert_true(m.steps == 2);
+    assert_true(m.last_step_ns == back);
+    assert_true(t == rx); /* the new offset: (src − back) + (off + back + delay) */
+    /* a forward step of a year */
+    for (int k = 0; k < 10; k++) {
+        src += period;
+        rx += period;
+        t = xg_time_map_update(&m, src - back + year, rx);
+        assert_true(t > last && t <= rx);
+        last = t;
+    }
+    assert_true(m.steps == 3);
+    assert_true(m.last_step_ns == -year);
+    /* a burst of samples delayed by a 500 ms stall, read at once, is no step */
+    int64_t cur = src - back + year;
+    for (int k = 0; k < 5; k++) {
+        cur += period;
+        t = xg_time_map_update(&m, cur - INT64_C(500000000), rx + period + k);
+    }
+    rx += period + 5;
+    assert_true(m.steps == 3);
+    src = cur;
+    rx += period;
+    t = xg_time_map_update(&m, src + period, rx);
+    assert_true(t == rx);
+    /* a stamp at the edge of int64 neither overflows nor moves the estimate */
+    t = xg_time_map_update(&m, INT64_MAX, rx + 1);
+    assert_true(t == rx + 1);
+    t = xg_time_map_update(&m, INT64_MIN, rx + 2);
+    assert_true(t < rx); /* a late sample: dropped */
+    assert_true(m.steps == 3);
+    t = xg_time_map_update(&m, src + 2 * period, rx + period);
+    assert_true(t == rx + period);
+    /* a latency episode: every sample delayed by 400 ms for a second is no step; each still
+     * advances and maps to its capture time on the source's clock */
+    last = t;
+    src += 2 * period; /* the source time and receive time of that last sample */
+    rx += period;
+    for (int k = 0; k < 100; k++) {
+        src += period;
+        rx += period;
+        t = xg_time_map_update(&m, src, rx + INT64_C(400000000));
+        assert_true(t > last && t == rx);
+        last = t;
+    }
+    assert_true(m.steps == 3);
+    /* reset keeps the count */
+    xg_time_map_reset(&m);
+    assert_true(m.steps == 3 && !m.valid);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_split_and_parse),
-        cmocka_unit_test(test_parse_numeric),
-        cmocka_unit_test(test_backoff),
-        cmocka_unit_test(test_time_map),
+        cmocka_unit_test(test_split_and_parse), cmocka_unit_test(test_parse_numeric),
+        cmocka_unit_test(test_backoff),         cmocka_unit_test(test_time_map),
+        cmocka_unit_test(test_time_map_steps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

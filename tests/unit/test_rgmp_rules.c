@@ -787,6 +787,28 @@ static void test_rule_18_timestamps(void **state)
     rgmp_definition_free(d);
 }
 
+/* Issue 30: one wild timestamp (ten years ahead) does not block a group until the clock passes
+ * it: the third increasing frame after it is accepted, and so is every later one. A clock step
+ * back (a restarted server) likewise. */
+static void test_rule_18_clock_step(void **state)
+{
+    (void)state;
+    struct xg_error err = {0};
+    struct rgmp_definition *d = def7();
+    uint8_t b[64];
+    struct rgmp_data_frame f;
+    const uint64_t wild = UINT64_C(315360000000000); /* ten years in µs */
+    const uint64_t ts[] = {1000, 2000, wild, 3000, 4000, 5000, 6000, 7000, 100, 200, 300, 400};
+    const int D = RGMP_OUT_OF_ORDER;
+    const int want[] = {0, 0, 0, D, D, 0, 0, 0, D, D, 0, 0};
+    for (int i = 0; i < 12; i++) {
+        size_t n = frame(b, sizeof b, 7, 1, ts[i], 20);
+        assert_int_equal(rgmp_data_decode(b, n, d, &f, &err), 0);
+        assert_int_equal(rgmp_group_check_timestamp(d, &f, false, &err), want[i]);
+    }
+    rgmp_definition_free(d);
+}
+
 /* Rule 19: 64-bit values at 4-byte (and odd) addresses decode by byte-wise loads. */
 static void test_rule_19_unaligned_values(void **state)
 {
@@ -938,6 +960,7 @@ int main(void)
         cmocka_unit_test(test_rule_16_group_id),
         cmocka_unit_test(test_rule_17_exact_length),
         cmocka_unit_test(test_rule_18_timestamps),
+        cmocka_unit_test(test_rule_18_clock_step),
         cmocka_unit_test(test_rule_19_unaligned_values),
         cmocka_unit_test(test_rule_20_disconnect_length),
         cmocka_unit_test(test_rule_21_disconnect_unknown),
