@@ -130,13 +130,4 @@ void dds_ingress_release(struct xg_adapter *a);
 /** Free the ingress state that start made on the reactor side (the pipe and its event). */
 void dds_ingress_stop(struct xg_adapter *a);
 
-struct tf2_msgs_msg_dds__TFMessage_;
-/** One decoded TFMessage from publication `pub`, received at rx_ns (gateway clock), through the
- *  rt/tf reader's path after the split-horizon check: every transform resolved against
- *  world_frame or a frame received before, remembered for chaining and fed to the table; bad
- *  input dropped, counted and logged. Needs d->frames (read_tf). The reader calls the same code;
- *  this entry point is for tests/fuzz/fuzz_dds_ingress.c. */
-void dds_tf_message_in(struct xg_adapter *a, dds_instance_handle_t pub,
-                       const struct tf2_msgs_msg_dds__TFMessage_ *m, int64_t rx_ns);
-
 #endif

@@ -525,18 +525,3 @@ void dds_ingress_stop(struct xg_adapter *a)
     if (d->pipe_w >= 0) close(d->pipe_w);
     d->pipe_r = d->pipe_w = -1;
 }
-
-/* ---- one decoded TFMessage, outside the reader (tests/fuzz/fuzz_dds_ingress.c) ---- */
-
-void dds_tf_message_in(struct xg_adapter *a, dds_instance_handle_t pub,
-                       const struct tf2_msgs_msg_dds__TFMessage_ *m, int64_t rx_ns)
-{
-    struct dds *d = a->priv;
-    struct in_ctx c = {.a = a,
-                       .reader = d->tf_reader,
-                       .pub = pub,
-                       .topic = "rt/tf",
-                       .rx_ns = rx_ns,
-                       .tmap = time_map(d, pub, rx_ns)};
-    tf_message_in(&c, m);
-}

@@ -1,7 +1,7 @@
 /* libFuzzer target for the dds adapter's TF ingress (adapters/dds/dds_ingress.c): decoded
  * tf2_msgs/TFMessage samples through the frame/parent logic (world_frame, chaining through frames
  * received before, the known-frame table, stamps, per-publication clock maps) into a real entity
- * table, via dds_tf_message_in(), the code the rt/tf reader runs after taking a sample. Cyclone
+ * table, via dds_ingress_tf(), the code the rt/tf reader runs after taking a sample. Cyclone
  * DDS's own CDR decoding is not ours and not fuzzed here; fuzz_dds covers the name mapping.
  *
  * The input is a sequence of messages, each built from the bytes (not CDR):
@@ -132,12 +132,18 @@ static int check_entity(void *user, const struct xg_entity *e, const struct xg_p
 
 static void check(const struct dds *d, struct xg_table *t, int64_t now)
 {
-    if (d->n_frames > DDS_MAX_FRAMES) abort();
-    for (size_t i = 0; i < d->n_frames; i++) {
-        const struct dds_known_frame *f = &d->frames[i];
+    if (d->names.n > DDS_MAX_NAMES || d->names.n_posed > DDS_MAX_FRAMES) abort();
+    uint32_t posed = 0;
+    for (uint32_t i = 0; i < d->names.n; i++) {
+        const struct dds_frame *f = &d->names.v[i];
         if (!memchr(f->name, '\0', sizeof f->name) || !f->name[0] || f->name[0] == '/') abort();
+        /* every name is found again under the name it was stored under */
+        if (dds_frames_find(&d->names, f->name, dds_name_hash(f->name)) != f) abort();
+        if (!f->has_pose) continue;
+        posed++;
         if (!isfinite(f->p.x) || !isfinite(f->p.y) || !isfinite(f->p.z) || !unit(f->q)) abort();
     }
+    if (posed != d->names.n_posed) abort();
     xg_table_foreach(t, -1, now, check_entity, NULL);
 }
 
@@ -146,7 +152,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size > 1 << 16) return 0;
     struct xg_table *t = xg_table_new(NULL);
     struct dds *d = calloc(1, sizeof *d);
-    if (!t || !d || !(d->frames = calloc(DDS_MAX_FRAMES, sizeof *d->frames))) abort();
+    if (!t || !d) abort();
     xg_table_set_adapter_name(t, 0, "ros");
     strcpy(d->world_frame, "world");
     d->read_tf = true;
@@ -189,12 +195,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             .transforms_ = {._maximum = (uint32_t)n, ._length = (uint32_t)n, ._buffer = tr}};
         uint64_t tin = d->transforms_in, dropped = d->bad_input + d->unresolved;
         now += MS;
-        dds_tf_message_in(&a, (dds_instance_handle_t)(pub < 0 ? 1 : pub + 1), &m, now);
+        dds_ingress_tf(&a, &m, (uint64_t)(pub < 0 ? 1 : pub + 1), now);
         if (d->transforms_in != tin + (uint64_t)n) abort();
         if (d->bad_input + d->unresolved > dropped + (uint64_t)n) abort();
         check(d, t, now);
     }
-    free(d->frames);
+    dds_frames_free(&d->names);
     free(d);
     xg_table_free(t);
     return 0;
