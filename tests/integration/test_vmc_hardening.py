@@ -164,8 +164,8 @@ def test_invalid_utf8_serial_gives_a_named_entity():
         for e in ents:
             assert "name" in e and "source" in e and "origin" in e, e
         bad = [e for e in ents if "ok" not in e["name"]][0]
-        assert bad["name"].startswith("in/tra/\ufffd\ufffd\u00e3bad"), bad
-        assert bad["source"].startswith("tra/\ufffd\ufffd\u00e3bad"), bad
+        assert bad["name"].startswith("in/tra/\ufffd\ufffd\ufffdbad"), bad
+        assert bad["source"].startswith("tra/\ufffd\ufffd\ufffdbad"), bad
         assert "\ufffd" in bad["name"]
         # /events: every entity has a name there too (and the frame is valid UTF-8 JSON)
         c = http.client.HTTPConnection("127.0.0.1", g.port, timeout=5)
