@@ -51,7 +51,7 @@
 #define COMPONENT "admin"
 
 /* Peer-triggered lines of the admin server (one admin server per process). */
-static struct xg_log_limit bad_uri_lim, bad_host_lim;
+static struct xg_log_limit bad_uri_lim, bad_host_lim, bad_host_form_lim;
 
 static void send_text(struct evhttp_request *req, int code, const char *reason, const char *ctype,
                       const char *text)
@@ -609,6 +609,12 @@ static void handle(struct evhttp_request *req, void *arg)
     const char *path = evhttp_uri_get_path(u);
     char p[256];
     snprintf(p, sizeof p, "%s", path && *path ? path : "/");
+    /* an absolute-form target (RFC 9112 §3.2.2) names a host: checked below like Host */
+    const char *uh = evhttp_uri_get_host(u);
+    char uri_host[272];
+    if (uh)
+        snprintf(uri_host, sizeof uri_host, strchr(uh, ':') && uh[0] != '[' ? "[%.256s]" : "%.256s",
+                 uh);
     evhttp_uri_free(u);
 
     if (gw->admin_tls && !from_tls_front(req)) {
@@ -628,6 +634,24 @@ static void handle(struct evhttp_request *req, void *arg)
                  (int)(colon ? (size_t)(colon - gw->admin_bound) : strlen(gw->admin_bound)),
                  gw->admin_bound);
         const char *h = evhttp_find_header(in, "Host");
+        int n_host = 0;
+        for (struct evkeyval *kv = in->tqh_first; kv; kv = kv->next.tqe_next)
+            if (!evutil_ascii_strcasecmp(kv->key, "Host")) n_host++;
+        const char *why = xg_admin_host_form(n_host, uh ? uri_host : NULL, host);
+        if (why) {
+            /* RFC 9112 §3.2: which host the request is for cannot be told: not served */
+            XG_WARN_PEER(&bad_host_form_lim, COMPONENT,
+                         "admin client %s: %s%s%.200s%s: answered 400",
+                         req_peer(gw, req, peer, sizeof peer), why, uh && n_host == 1 ? " ('" : "",
+                         uh && n_host == 1 ? uri_host : "", uh && n_host == 1 ? "')" : "");
+            char body[160];
+            snprintf(body, sizeof body,
+                     "400 bad request: %s (RFC 9112 section 3.2; without admin.token_file the Host "
+                     "must name this gateway)\n",
+                     why);
+            send_text(req, 400, "Bad Request", "text/plain", body);
+            return;
+        }
         if (!xg_admin_host_ok(h, host)) {
             XG_WARN_PEER(&bad_host_lim, COMPONENT,
                          "admin client %s: Host '%.200s' is not an address of this gateway "
