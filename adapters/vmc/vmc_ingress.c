@@ -369,15 +369,32 @@ static void on_message(void *user, const struct osc_message *m, uint64_t timetag
     }
 }
 
+static enum vmc_reason reason_of(enum osc_error cls)
+{
+    return cls == OSC_E_TYPE_TAG  ? VMC_R_TYPE_TAG
+           : cls == OSC_E_ADDRESS ? VMC_R_ADDRESS
+           : cls == OSC_E_BUNDLE  ? VMC_R_BUNDLE
+           : cls == OSC_E_DEPTH   ? VMC_R_DEPTH
+                                  : VMC_R_MALFORMED;
+}
+
+/* A refused OSC element: counted here, before any text is formatted (osc_walk_ops.admit); the
+ * codec formats the error, and on_error logs it, only when the rate limiter lets it through. */
+static bool on_admit(void *user, enum osc_error cls)
+{
+    struct vmc_ingress *in = user;
+    enum vmc_reason r = reason_of(cls);
+    in->reasons[r]++;
+    in->a->drops++;
+    return xg_log_admit(&in->lim[r], XG_LOG_WARN);
+}
+
 static void on_error(void *user, enum osc_error cls, const struct xg_error *err)
 {
     struct vmc_ingress *in = user;
-    enum vmc_reason r = cls == OSC_E_TYPE_TAG  ? VMC_R_TYPE_TAG
-                        : cls == OSC_E_ADDRESS ? VMC_R_ADDRESS
-                        : cls == OSC_E_BUNDLE  ? VMC_R_BUNDLE
-                        : cls == OSC_E_DEPTH   ? VMC_R_DEPTH
-                                               : VMC_R_MALFORMED;
-    bad(in, r, "OSC %s", err->msg);
+    enum vmc_reason r = reason_of(cls);
+    xg_log_admitted(&in->lim[r], XG_LOG_WARN, in->a->name, "peer %s: OSC %s (dropped; %s)",
+                    in->peer, err->msg, vmc_reason_names[r]);
 }
 
 void vmc_ingress_datagram(struct vmc_ingress *in, const uint8_t *buf, size_t len, const char *peer,
@@ -386,8 +403,11 @@ void vmc_ingress_datagram(struct vmc_ingress *in, const uint8_t *buf, size_t len
     in->peer = peer;
     in->now_ns = now_ns;
     in->datagrams++;
-    const struct osc_walk_ops ops = {
-        .max_depth = in->max_depth, .message = on_message, .error = on_error, .user = in};
+    const struct osc_walk_ops ops = {.max_depth = in->max_depth,
+                                     .message = on_message,
+                                     .error = on_error,
+                                     .admit = on_admit,
+                                     .user = in};
     osc_walk_packet(buf, len, &ops);
     if (in->dev.n_pend) flush_devices(in);
     bool any = in->root_dirty;
