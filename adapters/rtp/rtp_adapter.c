@@ -614,7 +614,7 @@ static void rtpa_status(const struct xg_adapter *a, struct xg_status *st)
     xg_status_counter(st, "packets_lost", (double)rtp_session_lost(&r->sess));
     xg_status_counter(st, "packets_reordered", (double)rtp_session_reordered(&r->sess));
     xg_status_counter(st, "ssrc_collisions", (double)r->sess.collisions);
-    rtpa_dests_status(r, st); /* host names: their resolution */
+    rtpa_dests_status(r, st);          /* host names: their resolution */
     xg_ingress_status(&r->budget, st); /* rx_wakes, rx_yields (core/ingress_budget.h) */
 }
 
