@@ -330,6 +330,8 @@ static int create_entity(struct xg_table *t, int origin, const struct xg_entity_
             int sl = snprintf(suffix, sizeof suffix, "#%d", k);
             int bl = (int)strlen(base);
             if (bl + sl >= XG_NAME_MAX) bl = XG_NAME_MAX - 1 - sl;
+            while (bl > 0 && ((unsigned char)base[bl] & 0xC0) == 0x80)
+                bl--; /* not inside a UTF-8 sequence */
             snprintf(name, sizeof name, "%.*s%s", bl, base, suffix);
         }
     }
@@ -625,6 +627,28 @@ int xg_table_update_origin(struct xg_table *t, int origin, const struct xg_entit
     if (origin < 0 || origin >= XG_MAX_ADAPTERS || !key || !key->source || !key->source[0] ||
         strlen(key->source) >= XG_NAME_MAX)
         return -EINVAL;
+    /* names are UTF-8 from here on, whichever adapter read them from the wire (issue 30 item 4):
+     * the one place every source name passes */
+    char fixed[XG_NAME_MAX], fixed_og[64];
+    struct xg_entity_key k2;
+    size_t sl = strlen(key->source);
+    bool src_ok = xg_utf8_valid(key->source, sl);
+    bool og_ok =
+        !key->origin_gateway || (strlen(key->origin_gateway) < sizeof fixed_og &&
+                                 xg_utf8_valid(key->origin_gateway, strlen(key->origin_gateway)));
+    if (!src_ok || !og_ok) {
+        k2 = *key;
+        if (!src_ok) {
+            xg_name_utf8(fixed, sizeof fixed, key->source, sl);
+            k2.source = fixed;
+        }
+        if (!og_ok) {
+            xg_name_utf8(fixed_og, sizeof fixed_og, key->origin_gateway,
+                         strlen(key->origin_gateway));
+            k2.origin_gateway = fixed_og;
+        }
+        key = &k2;
+    }
     struct xg_entity *e = find_source(t, origin, key->source);
     if (check_sample(t, origin, e ? e->name : NULL, key->source, s)) return -EINVAL;
     if (!e) {

@@ -152,30 +152,32 @@ void xg_log(enum xg_log_level lvl, const char *component, const char *fmt, ...)
     emit(lvl, component, msg);
 }
 
-void xg_log_limited(struct xg_log_limit *lim, enum xg_log_level lvl, const char *component,
-                    const char *fmt, ...)
+bool xg_log_admit(struct xg_log_limit *lim, enum xg_log_level lvl)
 {
-    if (lvl > g_level) return;
-    char msg[1024];
-    size_t len = 0;
-    if (lim) {
-        int64_t now = xg_clock_mono_ns();
-        if (!lim->window_start_ns || now - lim->window_start_ns >= XG_LOG_LIMIT_INTERVAL_NS) {
-            lim->window_start_ns = now;
-            lim->in_window = 0;
-        }
-        if (lim->in_window >= XG_LOG_LIMIT_BURST) {
-            if (!lim->suppressed++) lim->suppressed_since_ns = now;
-            g_suppressed_total++;
-            return;
-        }
-        lim->in_window++;
+    if (lvl > g_level) return false;
+    if (!lim) return true;
+    int64_t now = xg_clock_mono_ns();
+    if (!lim->window_start_ns || now - lim->window_start_ns >= XG_LOG_LIMIT_INTERVAL_NS) {
+        lim->window_start_ns = now;
+        lim->in_window = 0;
     }
-    va_list ap;
-    va_start(ap, fmt);
+    if (lim->in_window >= XG_LOG_LIMIT_BURST) {
+        if (!lim->suppressed++) lim->suppressed_since_ns = now;
+        g_suppressed_total++;
+        return false;
+    }
+    lim->in_window++;
+    return true;
+}
+
+static void vadmitted(struct xg_log_limit *lim, enum xg_log_level lvl, const char *component,
+                      const char *fmt, va_list ap) __attribute__((format(printf, 4, 0)));
+static void vadmitted(struct xg_log_limit *lim, enum xg_log_level lvl, const char *component,
+                      const char *fmt, va_list ap)
+{
+    char msg[1024];
     int n = vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    len = n < 0 ? 0 : (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1;
+    size_t len = n < 0 ? 0 : (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1;
     if (lim && lim->suppressed) {
         double s = (double)(xg_clock_mono_ns() - lim->suppressed_since_ns) * 1e-9;
         snprintf(msg + len, sizeof msg - len,
@@ -184,4 +186,23 @@ void xg_log_limited(struct xg_log_limit *lim, enum xg_log_level lvl, const char 
         lim->suppressed = 0;
     }
     emit(lvl, component, msg);
+}
+
+void xg_log_admitted(struct xg_log_limit *lim, enum xg_log_level lvl, const char *component,
+                     const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vadmitted(lim, lvl, component, fmt, ap);
+    va_end(ap);
+}
+
+void xg_log_limited(struct xg_log_limit *lim, enum xg_log_level lvl, const char *component,
+                    const char *fmt, ...)
+{
+    if (!xg_log_admit(lim, lvl)) return; /* decided before anything is formatted */
+    va_list ap;
+    va_start(ap, fmt);
+    vadmitted(lim, lvl, component, fmt, ap);
+    va_end(ap);
 }

@@ -51,6 +51,17 @@ struct xg_log_limit {
 void xg_log_limited(struct xg_log_limit *lim, enum xg_log_level lvl, const char *component,
                     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/** The limiter's decision alone, taken before anything is formatted: true when a line at `lvl`
+ *  through `lim` (NULL: not limited) is to be printed now (it is then counted in the window),
+ *  false when the level is off or the window is full (counted as suppressed, as by
+ *  xg_log_limited). A caller that builds its message in several steps (a reason, a peer, a
+ *  value) calls this first and formats only on true, then prints with xg_log_admitted(). */
+bool xg_log_admit(struct xg_log_limit *lim, enum xg_log_level lvl);
+/** Print a line that xg_log_admit() let through (with the "N similar lines suppressed" note
+ *  when lines were held back); no new decision is taken. */
+void xg_log_admitted(struct xg_log_limit *lim, enum xg_log_level lvl, const char *component,
+                     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
 /** Lines held back by every limiter since start (for /metrics). */
 uint64_t xg_log_suppressed_total(void);
 

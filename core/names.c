@@ -20,6 +20,30 @@ static bool looks_fitted(const char *s, size_t len)
     return true;
 }
 
+/* text[0..tlen) cut to fit (at a UTF-8 character boundary) + "~" + the first 96 bits of the
+ * SHA-256 of raw[0..rlen) in hex */
+static size_t fit_hashed(char *out, size_t size, const char *text, size_t tlen, const char *raw,
+                         size_t rlen)
+{
+    unsigned char h[32];
+    const mbedtls_md_info_t *md = mbedtls_md_info_from_type(MBEDTLS_MD_SHA256);
+    if (!md || mbedtls_md(md, (const unsigned char *)raw, rlen, h)) memset(h, 0, sizeof h);
+    size_t keep = size - 1 - (XG_NAME_HASH_HEX + 1);
+    if (keep > tlen) keep = tlen;
+    /* do not cut a UTF-8 sequence: back off over continuation bytes to a lead byte */
+    if (keep < tlen && ((unsigned char)text[keep] & 0xC0) == 0x80) {
+        size_t k = keep;
+        while (k > 0 && ((unsigned char)text[k] & 0xC0) == 0x80)
+            k--;
+        keep = k;
+    }
+    memcpy(out, text, keep);
+    out[keep] = '~';
+    for (int i = 0; i < XG_NAME_HASH_HEX / 2; i++)
+        snprintf(out + keep + 1 + 2 * i, 3, "%02x", h[i]);
+    return keep + 1 + XG_NAME_HASH_HEX;
+}
+
 size_t xg_name_fit(char *out, size_t size, const char *s, size_t len)
 {
     /* an embedded NUL would end the name early: "A\0x" and "A\0y" must not both become "A" */
@@ -30,23 +54,84 @@ size_t xg_name_fit(char *out, size_t size, const char *s, size_t len)
         out[len] = '\0';
         return len;
     }
-    unsigned char h[32];
-    const mbedtls_md_info_t *md = mbedtls_md_info_from_type(MBEDTLS_MD_SHA256);
-    if (!md || mbedtls_md(md, (const unsigned char *)s, len, h)) memset(h, 0, sizeof h);
-    size_t keep = size - 1 - (XG_NAME_HASH_HEX + 1);
-    if (keep > text) keep = text;
-    /* do not cut a UTF-8 sequence: back off over continuation bytes to a lead byte */
-    if (keep < text && ((unsigned char)s[keep] & 0xC0) == 0x80) {
-        size_t k = keep;
-        while (k > 0 && ((unsigned char)s[k] & 0xC0) == 0x80)
-            k--;
-        keep = k;
+    return fit_hashed(out, size, s, text, s, len);
+}
+
+size_t xg_utf8_seq(const char *str, size_t left)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    unsigned char c = s[0];
+    size_t n;
+    unsigned cp;
+    if (c < 0x80) return 1;
+    if (c >= 0xc2 && c <= 0xdf) {
+        n = 2;
+        cp = c & 0x1f;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        n = 3;
+        cp = c & 0x0f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        n = 4;
+        cp = c & 0x07;
+    } else {
+        return 0;
     }
-    memcpy(out, s, keep);
-    out[keep] = '~';
-    for (int i = 0; i < XG_NAME_HASH_HEX / 2; i++)
-        snprintf(out + keep + 1 + 2 * i, 3, "%02x", h[i]);
-    return keep + 1 + XG_NAME_HASH_HEX;
+    if (n > left) return 0;
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80) return 0;
+        cp = (cp << 6) | (s[i] & 0x3fu);
+    }
+    if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+        (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+        return 0;
+    return n;
+}
+
+bool xg_utf8_valid(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len;) {
+        if ((unsigned char)s[i] < 0x80) { /* ASCII: the common case */
+            i++;
+            continue;
+        }
+        size_t n = xg_utf8_seq(s + i, len - i);
+        if (!n) return false;
+        i += n;
+    }
+    return true;
+}
+
+size_t xg_utf8_repair(char *out, const char *s, size_t len)
+{
+    size_t tl = 0;
+    for (size_t i = 0; i < len;) {
+        size_t n = xg_utf8_seq(s + i, len - i);
+        if (n && s[i]) {
+            memcpy(out + tl, s + i, n);
+            tl += n;
+            i += n;
+        } else {
+            memcpy(out + tl, "\xef\xbf\xbd", 3);
+            tl += 3;
+            i++;
+        }
+    }
+    return tl;
+}
+
+size_t xg_name_utf8(char *out, size_t size, const char *s, size_t len)
+{
+    if (xg_utf8_valid(s, len)) return xg_name_fit(out, size, s, len);
+    /* each invalid byte becomes U+FFFD (3 bytes): at most 3·len */
+    char small[384];
+    char *t = 3 * len <= sizeof small ? small : malloc(3 * len);
+    if (!t) {
+        out[0] = '\0';
+        return 0;
+    }
+    size_t r = fit_hashed(out, size, t, xg_utf8_repair(t, s, len), s, len);
+    if (t != small) free(t);
+    return r;
 }
 
 size_t xg_name_fitf(char *out, size_t size, const char *fmt, ...)

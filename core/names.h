@@ -9,6 +9,7 @@
 #ifndef XG_NAMES_H
 #define XG_NAMES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define XG_NAME_HASH_HEX 24 /* hex digits of the hash suffix (96 bits) */
@@ -21,6 +22,31 @@ size_t xg_name_fit(char *out, size_t size, const char *s, size_t len);
  *  or 0 with out = "" if formatting fails (ENOMEM). */
 size_t xg_name_fitf(char *out, size_t size, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* ---- UTF-8 (issue 30 item 4) ----
+ *
+ * Names are UTF-8 from ingress on (docs/configuration.md, "Names"): the entity table passes
+ * every source name through xg_name_utf8() before it looks it up or creates an entity, so that
+ * every adapter that takes names from the wire (a VMC serial, a DDS child_frame_id, a VRPN
+ * sender, an RGMP name...) gives a name that JSON (/api/entities, /events) and clients can
+ * carry. */
+
+/** Length (1..4) of the valid UTF-8 sequence at s (`left` bytes readable, >= 1), or 0 when the
+ *  bytes there are not UTF-8 (a stray continuation byte, an overlong form, a surrogate, a code
+ *  point past U+10FFFF, a truncated sequence). */
+size_t xg_utf8_seq(const char *s, size_t left);
+/** True when s[0..len) is valid UTF-8. */
+bool xg_utf8_valid(const char *s, size_t len);
+/** Copy s[0..len) to out (room for 3·len bytes, not NUL-terminated) with every byte that does
+ *  not start a valid sequence, and every NUL, replaced by U+FFFD (ef bf bd). Returns the bytes
+ *  written. */
+size_t xg_utf8_repair(char *out, const char *s, size_t len);
+/** Valid UTF-8 s[0..len) is fitted as by xg_name_fit(). Otherwise every byte that does not start
+ *  a valid sequence (and every NUL) is replaced with U+FFFD, and the result gets "~" + the first
+ *  96 bits of the SHA-256 of the original bytes (cut to fit first), so that two different
+ *  invalid names (ff and fe) never become one name, and the same bytes always give the same
+ *  name. Returns the length written (0 with out = "" on ENOMEM). `size` >= 64. */
+size_t xg_name_utf8(char *out, size_t size, const char *s, size_t len);
 
 /* ---- name templates ----
  *

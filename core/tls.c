@@ -1,6 +1,7 @@
 /* TLS over bufferevents with mbedtls 2.28: a filtering bufferevent whose filters drive an
  * mbedtls_ssl_context through a BIO over the underlying socket bufferevent (see tls.h). */
 #include "core/tls.h"
+#include "core/path.h"
 
 #include <errno.h>
 #include <event2/buffer.h>
@@ -91,6 +92,16 @@ struct xg_tls_ctx *xg_tls_ctx_new(const struct xg_tls_conf *c, struct xg_error *
     if ((c->cert == NULL) != (c->key == NULL)) {
         xg_error_set(err, -EINVAL, "TLS: 'cert' and 'key' go together");
         goto fail;
+    }
+    /* regular files only: mbedtls would block on a FIFO (core/path.h) */
+    const char *files[][2] = {{"certificate", c->cert}, {"key", c->key}, {"CA", c->ca}};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        const char *kind = NULL;
+        if (files[i][1] && (rc = xg_file_check_regular(files[i][1], &kind))) {
+            xg_error_set(err, rc, "TLS %s '%s': %s", files[i][0], files[i][1],
+                         xg_file_strerror(rc, kind));
+            goto fail;
+        }
     }
     if (c->cert) {
         if ((rc = mbedtls_x509_crt_parse_file(&t->cert, c->cert))) {

@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/names.h"
 #include "core/net.h"
 #include "core/resolve.h"
 #include "core/tls.h"
@@ -50,7 +51,7 @@
 #define COMPONENT "admin"
 
 /* Peer-triggered lines of the admin server (one admin server per process). */
-static struct xg_log_limit bad_uri_lim, bad_host_lim;
+static struct xg_log_limit bad_uri_lim, bad_host_lim, bad_host_form_lim;
 
 static void send_text(struct evhttp_request *req, int code, const char *reason, const char *ctype,
                       const char *text)
@@ -79,6 +80,30 @@ static void send_json(struct evhttp_request *req, json_t *j)
     evbuffer_free(b);
 }
 
+/* A JSON string, never NULL: bytes that are not UTF-8 become U+FFFD (jansson refuses such a
+ * string, and the key would then be dropped without a word: issue 30 item 4). */
+static json_t *jstr(const char *s)
+{
+    if (!s) s = "";
+    size_t n = strlen(s);
+    if (xg_utf8_valid(s, n)) return json_stringn(s, n);
+    char *t = malloc(3 * n + 1);
+    json_t *j = t ? json_stringn(t, xg_utf8_repair(t, s, n)) : NULL;
+    free(t);
+    return j;
+}
+
+/* Set key of object o to v: a key is never dropped silently (a value that could not be built,
+ * out of memory, is null and logged). */
+static void set(json_t *o, const char *key, json_t *v)
+{
+    if (!v) {
+        XG_WARN("admin", "JSON key '%s': value could not be built (out of memory): null", key);
+        v = json_null();
+    }
+    if (json_object_set_new(o, key, v)) XG_WARN("admin", "JSON key '%s' could not be set", key);
+}
+
 static json_t *vec3(struct xg_vec3 v)
 {
     return json_pack("[fff]", v.x, v.y, v.z);
@@ -96,31 +121,29 @@ static int entity_visit(void *user, const struct xg_entity *e, const struct xg_p
     struct xg_entity_info info;
     xg_entity_info(e, &info);
     json_t *o = json_object();
-    json_object_set_new(o, "id", json_integer(xg_entity_id(e)));
-    json_object_set_new(o, "name", json_string(xg_entity_name(e)));
-    json_object_set_new(o, "kind", json_string(xg_kind_name(xg_entity_kind(e))));
-    json_object_set_new(o, "origin", json_string(c->gw->adapters[xg_entity_origin(e)]->a.name));
-    if (xg_entity_origin_gateway(e)[0])
-        json_object_set_new(o, "origin_gateway", json_string(xg_entity_origin_gateway(e)));
-    json_object_set_new(o, "source", json_string(xg_entity_source(e)));
+    set(o, "id", json_integer(xg_entity_id(e)));
+    set(o, "name", jstr(xg_entity_name(e)));
+    set(o, "kind", jstr(xg_kind_name(xg_entity_kind(e))));
+    set(o, "origin", jstr(c->gw->adapters[xg_entity_origin(e)]->a.name));
+    if (xg_entity_origin_gateway(e)[0]) set(o, "origin_gateway", jstr(xg_entity_origin_gateway(e)));
+    set(o, "source", jstr(xg_entity_source(e)));
     const char *parent = xg_table_parent_name(c->gw->table, e);
-    if (parent) json_object_set_new(o, "parent", json_string(parent));
-    json_object_set_new(o, "position", vec3(p->position));
-    json_object_set_new(o, "orientation",
-                        json_pack("[ffff]", p->orientation.x, p->orientation.y, p->orientation.z,
-                                  p->orientation.w));
-    json_object_set_new(o, "velocity", vec3(p->velocity));
-    json_object_set_new(o, "angular_velocity", vec3(p->angular_velocity));
-    json_object_set_new(o, "velocity_estimated", json_boolean(info.velocity_estimated));
-    json_object_set_new(o, "angular_velocity_estimated",
-                        json_boolean(info.angular_velocity_estimated));
-    json_object_set_new(o, "quality", json_string(xg_quality_name(p->quality)));
-    json_object_set_new(o, "active", json_boolean(p->active));
-    json_object_set_new(o, "age_ms", json_real((double)(c->now - p->sample_ns) * 1e-6));
-    json_object_set_new(o, "sample_ns", json_integer(p->sample_ns));
-    json_object_set_new(o, "rate_hz", json_real(info.interval_s > 0 ? 1.0 / info.interval_s : 0.0));
-    json_object_set_new(o, "samples", json_integer((json_int_t)info.samples));
-    if (info.last_flags & XG_SAMPLE_SCALE) json_object_set_new(o, "scale", vec3(p->scale));
+    if (parent) set(o, "parent", jstr(parent));
+    set(o, "position", vec3(p->position));
+    set(o, "orientation",
+        json_pack("[ffff]", p->orientation.x, p->orientation.y, p->orientation.z,
+                  p->orientation.w));
+    set(o, "velocity", vec3(p->velocity));
+    set(o, "angular_velocity", vec3(p->angular_velocity));
+    set(o, "velocity_estimated", json_boolean(info.velocity_estimated));
+    set(o, "angular_velocity_estimated", json_boolean(info.angular_velocity_estimated));
+    set(o, "quality", jstr(xg_quality_name(p->quality)));
+    set(o, "active", json_boolean(p->active));
+    set(o, "age_ms", json_real((double)(c->now - p->sample_ns) * 1e-6));
+    set(o, "sample_ns", json_integer(p->sample_ns));
+    set(o, "rate_hz", json_real(info.interval_s > 0 ? 1.0 / info.interval_s : 0.0));
+    set(o, "samples", json_integer((json_int_t)info.samples));
+    if (info.last_flags & XG_SAMPLE_SCALE) set(o, "scale", vec3(p->scale));
     json_t *extra = json_object();
     const uint8_t *buttons;
     const double *analogs;
@@ -129,15 +152,15 @@ static int entity_visit(void *user, const struct xg_entity *e, const struct xg_p
         json_t *b = json_array();
         for (int i = 0; i < nb; i++)
             json_array_append_new(b, json_integer(buttons[i]));
-        json_object_set_new(extra, "buttons", b);
+        set(extra, "buttons", b);
     }
     if (na) {
         json_t *a = json_array();
         for (int i = 0; i < na; i++)
             json_array_append_new(a, json_real(analogs[i]));
-        json_object_set_new(extra, "analogs", a);
+        set(extra, "analogs", a);
     }
-    json_object_set_new(o, "extra", extra);
+    set(o, "extra", extra);
     json_array_append_new(c->list, o);
     return 0;
 }
@@ -166,8 +189,8 @@ static void handle_entities(struct xg_gateway *gw, struct evhttp_request *req)
     struct ent_ctx c = {gw, json_array(), at};
     xg_table_foreach(gw->table, -1, c.now, entity_visit, &c);
     json_t *root = json_object();
-    json_object_set_new(root, "time_ns", json_integer(c.now));
-    json_object_set_new(root, "entities", c.list);
+    set(root, "time_ns", json_integer(c.now));
+    set(root, "entities", c.list);
     send_json(req, root);
 }
 
@@ -179,35 +202,33 @@ static void handle_adapters(struct xg_gateway *gw, struct evhttp_request *req)
         struct xg_status st = {.state = ga->started ? "running" : "stopped"};
         if (ga->a.ops->status) ga->a.ops->status(&ga->a, &st);
         json_t *o = json_object();
-        json_object_set_new(o, "name", json_string(ga->a.name));
-        json_object_set_new(o, "type", json_string(ga->a.ops->type));
-        json_object_set_new(o, "state", json_string(st.state ? st.state : "running"));
-        json_object_set_new(o, "peer", json_string(st.peer));
-        if (st.client) json_object_set_new(o, "last_error", json_string(st.last_error));
-        json_object_set_new(o, "frame", json_string(ga->a.frame->name));
-        json_object_set_new(o, "sink", json_boolean(ga->a.ops->is_sink));
-        if (ga->a.ops->is_sink) json_object_set_new(o, "rate_hz", json_real(ga->a.rate_hz));
+        set(o, "name", jstr(ga->a.name));
+        set(o, "type", jstr(ga->a.ops->type));
+        set(o, "state", jstr(st.state ? st.state : "running"));
+        set(o, "peer", jstr(st.peer));
+        if (st.client) set(o, "last_error", jstr(st.last_error));
+        set(o, "frame", jstr(ga->a.frame->name));
+        set(o, "sink", json_boolean(ga->a.ops->is_sink));
+        if (ga->a.ops->is_sink) set(o, "rate_hz", json_real(ga->a.rate_hz));
         json_t *cnt = json_object();
         const struct xg_table_stats *ts = xg_table_stats(gw->table);
-        json_object_set_new(cnt, "samples_in", json_integer((json_int_t)ts->samples_in[i]));
-        json_object_set_new(cnt, "samples_out", json_integer((json_int_t)ga->a.samples_out));
-        json_object_set_new(
-            cnt, "drops",
+        set(cnt, "samples_in", json_integer((json_int_t)ts->samples_in[i]));
+        set(cnt, "samples_out", json_integer((json_int_t)ga->a.samples_out));
+        set(cnt, "drops",
             json_integer((json_int_t)(ga->a.drops + ts->dropped_backwards[i] + ts->rejected[i])));
-        json_object_set_new(cnt, "errors", json_integer((json_int_t)ga->a.errors));
-        json_object_set_new(cnt, "entities_refused", json_integer((json_int_t)ts->refused[i]));
-        json_object_set_new(cnt, "clock_steps", json_integer((json_int_t)ga->a.clock_steps));
+        set(cnt, "errors", json_integer((json_int_t)ga->a.errors));
+        set(cnt, "entities_refused", json_integer((json_int_t)ts->refused[i]));
+        set(cnt, "clock_steps", json_integer((json_int_t)ga->a.clock_steps));
         for (int k = 0; k < st.n_counters; k++) {
             double v = st.counters[k].value;
-            json_object_set_new(cnt, st.counters[k].name,
-                                v == floor(v) && fabs(v) < 9e15 ? json_integer((json_int_t)v)
-                                                                : json_real(v));
+            set(cnt, st.counters[k].name,
+                v == floor(v) && fabs(v) < 9e15 ? json_integer((json_int_t)v) : json_real(v));
         }
-        json_object_set_new(o, "counters", cnt);
+        set(o, "counters", cnt);
         json_array_append_new(list, o);
     }
     json_t *root = json_object();
-    json_object_set_new(root, "adapters", list);
+    set(root, "adapters", list);
     send_json(req, root);
 }
 
@@ -589,6 +610,12 @@ static void handle(struct evhttp_request *req, void *arg)
     const char *path = evhttp_uri_get_path(u);
     char p[256];
     snprintf(p, sizeof p, "%s", path && *path ? path : "/");
+    /* an absolute-form target (RFC 9112 §3.2.2) names a host: checked below like Host */
+    const char *uh = evhttp_uri_get_host(u);
+    char uri_host[272];
+    if (uh)
+        snprintf(uri_host, sizeof uri_host, strchr(uh, ':') && uh[0] != '[' ? "[%.256s]" : "%.256s",
+                 uh);
     evhttp_uri_free(u);
 
     if (gw->admin_tls && !from_tls_front(req)) {
@@ -608,6 +635,24 @@ static void handle(struct evhttp_request *req, void *arg)
                  (int)(colon ? (size_t)(colon - gw->admin_bound) : strlen(gw->admin_bound)),
                  gw->admin_bound);
         const char *h = evhttp_find_header(in, "Host");
+        int n_host = 0;
+        for (struct evkeyval *kv = in->tqh_first; kv; kv = kv->next.tqe_next)
+            if (!evutil_ascii_strcasecmp(kv->key, "Host")) n_host++;
+        const char *why = xg_admin_host_form(n_host, uh ? uri_host : NULL, host);
+        if (why) {
+            /* RFC 9112 §3.2: which host the request is for cannot be told: not served */
+            XG_WARN_PEER(&bad_host_form_lim, COMPONENT,
+                         "admin client %s: %s%s%.200s%s: answered 400",
+                         req_peer(gw, req, peer, sizeof peer), why, uh && n_host == 1 ? " ('" : "",
+                         uh && n_host == 1 ? uri_host : "", uh && n_host == 1 ? "')" : "");
+            char body[160];
+            snprintf(body, sizeof body,
+                     "400 bad request: %s (RFC 9112 section 3.2; without admin.token_file the Host "
+                     "must name this gateway)\n",
+                     why);
+            send_text(req, 400, "Bad Request", "text/plain", body);
+            return;
+        }
         if (!xg_admin_host_ok(h, host)) {
             XG_WARN_PEER(&bad_host_lim, COMPONENT,
                          "admin client %s: Host '%.200s' is not an address of this gateway "

@@ -79,3 +79,12 @@ bool xg_admin_host_ok(const char *host, const char *bound_host)
     }
     return false;
 }
+
+const char *xg_admin_host_form(int n_host, const char *uri_host, const char *bound_host)
+{
+    if (n_host == 0) return "no Host header";
+    if (n_host > 1) return "more than one Host header";
+    if (uri_host && !xg_admin_host_ok(uri_host, bound_host))
+        return "the request target names another host";
+    return NULL;
+}

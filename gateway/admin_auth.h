@@ -24,4 +24,12 @@ bool xg_admin_token_equal(const char *got, size_t n, const char *want);
  *  rebound to 127.0.0.1) is false. */
 bool xg_admin_host_ok(const char *host, const char *bound_host);
 
+/** The request-target and Host rules of RFC 9112 §3.2 (§3.2.2: absolute-form), checked, like
+ *  the Host check above, when no token is configured: NULL when the request may go on, else
+ *  the reason it is answered 400: "no Host header" (n_host 0), "more than one Host header"
+ *  (n_host > 1), "the request target names another host" (`uri_host`, the host of an
+ *  absolute-form target such as http://evil.example/api, fails xg_admin_host_ok; NULL for the
+ *  usual origin-form "/api"). */
+const char *xg_admin_host_form(int n_host, const char *uri_host, const char *bound_host);
+
 #endif

@@ -72,10 +72,12 @@ static void cut_through(void *user, uint64_t woken, int origin); /* runtime, bel
 static int read_secret_file(const char *path, char *out, size_t size, const struct xg_conf *at,
                             struct xg_error *err)
 {
-    FILE *f = fopen(path, "r");
+    int orc = 0;
+    const char *kind = NULL;
+    FILE *f = xg_file_fopen_regular(path, "r", false, &orc, &kind); /* never blocks (a FIFO) */
     if (!f)
-        return xg_conf_error(err, at, -errno, "cannot read token_file '%s': %s", path,
-                             strerror(errno));
+        return xg_conf_error(err, at, orc, "cannot read token_file '%s': %s", path,
+                             xg_file_strerror(orc, kind));
     char line[1024];
     bool got = fgets(line, sizeof line, f) != NULL;
     fclose(f);
@@ -85,6 +87,10 @@ static int read_secret_file(const char *path, char *out, size_t size, const stru
     if (!n)
         return xg_conf_error(err, at, -EINVAL,
                              "token_file '%s': the first line (the token) is empty", path);
+    if (strspn(line, " \t\v\f") == n) /* every request would then get 401 */
+        return xg_conf_error(err, at, -EINVAL,
+                             "token_file '%s': the first line (the token) is only whitespace",
+                             path);
     if (!whole || n >= size)
         return xg_conf_error(err, at, -EINVAL,
                              "token_file '%s': the token (first line) is longer than %zu bytes",
@@ -116,9 +122,9 @@ static int load_resolv_conf(const struct xg_conf *g, struct xg_error *err)
     if (!s) return xg_tclient_set_resolv_conf(NULL);
     const struct xg_conf *at = xg_conf_get(g, "resolv_conf");
     if ((rc = conf_path(at, s, path, sizeof path, err))) return rc;
-    FILE *f = fopen(path, "r");
-    if (!f) return xg_conf_error(err, at, -errno, "resolv_conf '%s': %s", path, strerror(errno));
-    fclose(f);
+    const char *kind = NULL;
+    if ((rc = xg_file_check_regular(path, &kind)))
+        return xg_conf_error(err, at, rc, "resolv_conf '%s': %s", path, xg_file_strerror(rc, kind));
     return xg_tclient_set_resolv_conf(path);
 }
 

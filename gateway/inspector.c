@@ -15,6 +15,7 @@
 #include <sys/queue.h>
 
 #include "core/clock.h"
+#include "core/names.h"
 #include "gateway/admin_auth.h"
 #include "gateway/admin_conn.h"
 #include "gateway/gateway.h"
@@ -52,7 +53,8 @@ struct xg_inspector {
 
 /* ---- helpers ----------------------------------------------------------------------------- */
 
-/* JSON string (with quotes): escapes '"', '\\' and control characters; other bytes verbatim. */
+/* JSON string (with quotes): escapes '"', '\\' and control characters; bytes that are not UTF-8
+ * become U+FFFD (a frame stays valid JSON: issue 30 item 4); other bytes verbatim. */
 static void json_str(struct evbuffer *b, const char *s)
 {
     static const char hex[] = "0123456789abcdef";
@@ -60,6 +62,17 @@ static void json_str(struct evbuffer *b, const char *s)
     const char *run = s;
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
+        if (c >= 0x80) {
+            size_t n = xg_utf8_seq(s, 4); /* a NUL ends a truncated sequence: never read past */
+            if (n) {
+                s += n - 1;
+                continue;
+            }
+            if (s > run) evbuffer_add(b, run, (size_t)(s - run));
+            ADD_LIT(b, "\\ufffd");
+            run = s + 1;
+            continue;
+        }
         if (c >= 0x20 && c != '"' && c != '\\') continue;
         if (s > run) evbuffer_add(b, run, (size_t)(s - run));
         char esc[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};

@@ -1,4 +1,5 @@
 #include "mappings/conf_yaml.h"
+#include "core/path.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -315,15 +316,16 @@ struct xg_conf *xg_conf_yaml_parse(const char *text, size_t len, const char *fil
 
 struct xg_conf *xg_conf_yaml_load(const char *path, struct xg_error *err)
 {
-    FILE *f = fopen(path, "rb");
+    /* a regular file, or our own standard input (--config /dev/stdin); never a FIFO or a device
+     * that would block or never end (core/path.h) */
+    int orc = 0;
+    const char *kind = NULL;
+    FILE *f = xg_file_fopen_regular(path, "rb", true, &orc, &kind);
     if (!f) {
-        xg_error_set(err, -errno, "%s: cannot open: %s", path, strerror(errno));
-        return NULL;
-    }
-    struct stat st;
-    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) { /* pipes (/dev/stdin) are fine */
-        fclose(f);
-        xg_error_set(err, -EISDIR, "%s: cannot read: is a directory", path);
+        if (kind && !strcmp(kind, "a directory"))
+            xg_error_set(err, -EISDIR, "%s: cannot read: is a directory", path);
+        else
+            xg_error_set(err, orc, "%s: cannot open: %s", path, xg_file_strerror(orc, kind));
         return NULL;
     }
     size_t cap = 4096, len = 0;

@@ -1,5 +1,6 @@
 /* BVH parser (see bvh_parser.h). */
 #include "adapters/bvh/bvh_parser.h"
+#include "core/path.h"
 
 #include <errno.h>
 #include <math.h>
@@ -407,11 +408,11 @@ int bvh_load(const char *path, const struct bvh_limits *lim, struct bvh_file *ou
              struct xg_error *err)
 {
     memset(out, 0, sizeof *out);
-    FILE *fp = fopen(path, "rb");
-    if (!fp) {
-        int e = errno;
-        return xg_error_set(err, -e, "%s: cannot open: %s", path, strerror(e));
-    }
+    int orc = 0;
+    const char *kind = NULL;
+    FILE *fp = xg_file_fopen_regular(path, "rb", false, &orc, &kind); /* never blocks */
+    if (!fp)
+        return xg_error_set(err, orc, "%s: cannot open: %s", path, xg_file_strerror(orc, kind));
     struct stat st;
     if (fstat(fileno(fp), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (1L << 30)) {
         fclose(fp);

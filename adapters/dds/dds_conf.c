@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/names.h"
+#include "core/path.h"
 #include "mappings/naming.h"
 
 static int conf_topics(struct dds *d, const struct xg_conf *conf, struct xg_error *err)
@@ -84,11 +85,11 @@ int dds_read_conf(struct dds *d, const char *name, const struct xg_conf *conf, s
                              "qos '%s' must be sensor_data or reliable", qos);
     if (config_file) {
         char abs[PATH_MAX];
-        FILE *f = fopen(config_file, "r");
-        if (!f)
-            return xg_conf_error(err, xg_conf_get(conf, "config_file"), -errno,
-                                 "config_file '%s': %s", config_file, strerror(errno));
-        fclose(f);
+        const char *kind = NULL; /* a regular file: Cyclone would block on a FIFO */
+        int frc = xg_file_check_regular(config_file, &kind);
+        if (frc)
+            return xg_conf_error(err, xg_conf_get(conf, "config_file"), frc, "config_file '%s': %s",
+                                 config_file, xg_file_strerror(frc, kind));
         if (!realpath(config_file, abs) || strlen(abs) + 8 > sizeof d->config_uri)
             return xg_conf_error(err, xg_conf_get(conf, "config_file"), -EINVAL,
                                  "config_file '%s': cannot resolve the path", config_file);

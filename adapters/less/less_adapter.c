@@ -489,6 +489,7 @@ static void less_status(const struct xg_adapter *a, struct xg_status *st)
     if (la->tc && !la->peers) snprintf(st->peer, sizeof st->peer, "%s", xg_tclient_peer(la->tc));
     xg_status_gauge(st, "peers", la->n_peers);
     xg_status_counter(st, "packets_in", (double)la->packets_in);
+    if (la->mode == MODE_UDP) xg_ingress_status(&la->udp_budget, st);
     xg_status_counter(st, "packets_out", (double)la->packets_out);
     xg_status_counter(st, "controls_not_carried", (double)la->controls.not_carried);
     xg_status_counter(st, "bad_signature", (double)la->bad_signature);

@@ -26,6 +26,7 @@
 #include "core/tls.h"
 #include "core/transport_client.h"
 #include "core/transport_server.h"
+#include "core/ingress_budget.h"
 
 struct event;
 struct peer; /* the glue's (less_adapter_io.h): a session + its socket */
@@ -86,6 +87,7 @@ struct less_adapter {
         not_found_404, resends, duplicates, duplicates_ignored, window_full, hub_relayed,
         peer_restarts, entities_introduced, entities_removed, unknown_requests;
     /* lines a peer can trigger, one rate limiter per kind (core/log.h) */
+    struct xg_ingress_budget udp_budget; /* per wake-up of the UDP socket (core/ingress_budget.h) */
     struct xg_log_limit lim_connected, lim_closed, lim_session, lim_request, lim_dgram, lim_packet,
         lim_stale, lim_send;
 };

@@ -42,8 +42,11 @@ static bool host_is_loopback(const char *text)
 static int read_key_file(const char *path, struct less_key *key, const struct xg_conf *at,
                          struct xg_error *err)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) return xg_conf_error(err, at, -errno, "key_file '%s': %s", path, strerror(errno));
+    int orc = 0;
+    const char *kind = NULL;
+    FILE *f = xg_file_fopen_regular(path, "r", false, &orc, &kind); /* never blocks */
+    if (!f)
+        return xg_conf_error(err, at, orc, "key_file '%s': %s", path, xg_file_strerror(orc, kind));
     char buf[1024];
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);

@@ -61,12 +61,16 @@ static struct peer *udp_peer_get(struct less_adapter *la)
 void udp_read_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct less_adapter *la = arg;
-    for (int n = 0; n < 64; n++) {
+    /* bounded by what the datagrams cost (bytes, messages; core/ingress_budget.h): the rest
+     * waits for the next pass of the loop */
+    xg_ingress_begin(&la->udp_budget);
+    while (xg_ingress_more(&la->udp_budget)) {
         uint8_t dgram[65536];
         struct sockaddr_storage from;
         socklen_t flen = sizeof from;
         ssize_t len = recvfrom(fd, dgram, sizeof dgram, 0, (struct sockaddr *)&from, &flen);
         if (len < 0) return;
+        xg_ingress_charge(&la->udp_budget, (size_t)len, 1);
         struct peer *p = udp_peer_get(la);
         char addr[80];
         xg_net_addr_str((struct sockaddr *)&from, addr, sizeof addr);

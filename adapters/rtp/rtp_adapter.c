@@ -102,19 +102,31 @@ static uint64_t rand64(void)
 }
 
 /* Bad input: counted per reason, logged through the reason's rate limiter. */
-void rtpa_bad_input(struct xg_adapter *a, const char *peer, int reason, const char *fmt, ...)
+/* Counted first; true when the reason's rate limiter lets a line through (then formatted). */
+static bool bad_admit(struct xg_adapter *a, int reason)
 {
     struct rtpa *r = a->priv;
     r->reasons[reason]++;
     a->drops++;
-    if (!xg_log_enabled(XG_LOG_WARN)) return;
+    return xg_log_admit(&r->lim_reason[reason], XG_LOG_WARN);
+}
+
+static void bad_log(struct xg_adapter *a, const char *peer, int reason, const char *msg)
+{
+    struct rtpa *r = a->priv;
+    xg_log_admitted(&r->lim_reason[reason], XG_LOG_WARN, a->name, "peer %s: %s (dropped; %s)", peer,
+                    msg, reason_names[reason]);
+}
+
+void rtpa_bad_input(struct xg_adapter *a, const char *peer, int reason, const char *fmt, ...)
+{
+    if (!bad_admit(a, reason)) return;
     char msg[XG_ERROR_MAX + 64];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    XG_WARN_PEER(&r->lim_reason[reason], a->name, "peer %s: %s (dropped; %s)", peer, msg,
-                 reason_names[reason]);
+    bad_log(a, peer, reason, msg);
 }
 
 /* ---- create ---- */
@@ -418,9 +430,14 @@ static int send_cb(void *user, uint8_t *buf, size_t len, size_t cap, bool rtcp,
     return 0;
 }
 
+static bool bad_admit_cb(void *user, int reason)
+{
+    return bad_admit(user, reason);
+}
+
 static void bad_input_cb(void *user, const char *peer, int reason, const char *msg)
 {
-    rtpa_bad_input(user, peer, reason, "%s", msg);
+    bad_log(user, peer, reason, msg); /* counted by bad_admit_cb */
 }
 
 /* After a collision (RFC 3550 §8.2) the new SSRC is ours: egress, SRTP's loopback check and
@@ -440,6 +457,7 @@ static const struct rtp_session_ops session_ops = {
     .forget = rtpa_ssrc_forget,
     .sweep = rtpa_obj_sweep,
     .bad_input = bad_input_cb,
+    .bad_admit = bad_admit_cb,
     .is_own = rtpa_is_own,
     .ssrc_changed = ssrc_changed_cb,
 };
@@ -558,7 +576,7 @@ static void rtpa_status(const struct xg_adapter *a, struct xg_status *st)
     for (int i = 0; i < r->dests.n && n > 0 && (size_t)n < sizeof st->peer; i++)
         n += snprintf(st->peer + n, sizeof st->peer - (size_t)n, "%s%s%s", i ? "," : " ",
                       r->dests.d[i].str, r->dests.d[i].active ? "" : " (unresolved)");
-    /* Plain RTP has 32 counters, SRTP 36 (XG_STATUS_MAX_COUNTERS is 40). Were that limit below
+    /* Plain RTP has 34 counters, SRTP 38 (XG_STATUS_MAX_COUNTERS is 40). Were that limit below
      * 36, the 4 SRTP counters would replace drop_truncated and drop_bad_version, which cannot move
      * then (the SRTP check counts such packets as drop_srtp_malformed first), and the diagnostics
      * full_states_coalesced and gse_tags_in. */
@@ -596,7 +614,8 @@ static void rtpa_status(const struct xg_adapter *a, struct xg_status *st)
     xg_status_counter(st, "packets_lost", (double)rtp_session_lost(&r->sess));
     xg_status_counter(st, "packets_reordered", (double)rtp_session_reordered(&r->sess));
     xg_status_counter(st, "ssrc_collisions", (double)r->sess.collisions);
-    rtpa_dests_status(r, st); /* host names: their resolution */
+    rtpa_dests_status(r, st);          /* host names: their resolution */
+    xg_ingress_status(&r->budget, st); /* rx_wakes, rx_yields (core/ingress_budget.h) */
 }
 
 static void rtpa_stop(struct xg_adapter *a)

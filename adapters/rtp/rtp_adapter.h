@@ -24,9 +24,9 @@
 #include "core/udp_dests.h"
 #include "core/udp_batch.h"
 #include "mappings/frame.h"
+#include "core/ingress_budget.h"
 
 #define RTPA_MAX_ALLOW 64
-#define RTPA_RECV_BATCH 64
 #define RTPA_LOCAL_CACHE 4
 /* Rot2 cannot represent a turn of π or more per second (draft §3.5): clamp just below it. */
 #define RTPA_MAX_RATE (M_PI * 0.999)
@@ -81,10 +81,11 @@ struct rtpa {
     uint64_t objects_in, full_states, oversize;
     uint64_t reasons[R_COUNT];
     uint64_t srtp_send_errors, srtp_other_errors;
-    struct xg_udp_batch ubatch; /* RTP/RTCP to the destinations, sent with sendmmsg */
-    uint64_t batch_errors;      /* ubatch.errors already added to send_errors */
-    uint64_t dest_unreachable;  /* ICMP destination/port unreachable for packets we sent */
-    int64_t unreachable_ns;     /* when the last one arrived (0: never) */
+    struct xg_ingress_budget budget; /* per wake-up of the socket (core/ingress_budget.h) */
+    struct xg_udp_batch ubatch;      /* RTP/RTCP to the destinations, sent with sendmmsg */
+    uint64_t batch_errors;           /* ubatch.errors already added to send_errors */
+    uint64_t dest_unreachable;       /* ICMP destination/port unreachable for packets we sent */
+    int64_t unreachable_ns;          /* when the last one arrived (0: never) */
     int64_t last_rtp_ts_ns;
     bool ssrc_random; /* SSRC drawn at random (srtp without ssrc:): the SDP names none */
     int gfd;          /* multicast group socket (rtpa_group_open), -1 = none */

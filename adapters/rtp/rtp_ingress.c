@@ -343,7 +343,10 @@ void rtpa_rx_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct xg_adapter *a = arg;
     struct rtpa *r = a->priv;
-    for (int i = 0; i < RTPA_RECV_BATCH; i++) {
+    /* bounded by what the packets cost (objects and bytes; core/ingress_budget.h): the rest
+     * waits for the next pass of the loop */
+    xg_ingress_begin(&r->budget);
+    while (xg_ingress_more(&r->budget)) {
         struct sockaddr_storage ss;
         socklen_t sl = sizeof ss;
         ssize_t n = recvfrom(fd, r->rbuf, 65536, 0, (struct sockaddr *)&ss, &sl);
@@ -357,9 +360,14 @@ void rtpa_rx_cb(evutil_socket_t fd, short what, void *arg)
         xg_net_addr_str((struct sockaddr *)&ss, peer, sizeof peer);
         size_t len = (size_t)n;
         bool rtcp = rtp_is_rtcp(r->rbuf, len);
-        if (r->srtp.enabled && !srtp_in(a, r->rbuf, &len, rtcp, (struct sockaddr *)&ss, sl, peer))
+        if (r->srtp.enabled && !srtp_in(a, r->rbuf, &len, rtcp, (struct sockaddr *)&ss, sl, peer)) {
+            xg_ingress_charge(&r->budget, (size_t)n, 1);
             continue;
+        }
+        uint64_t work = r->objects_in + r->sess.ignored_objects + a->drops;
         rtp_session_receive(&r->sess, r->rbuf, len, rtcp, (struct sockaddr *)&ss, sl, peer, now);
+        xg_ingress_charge(&r->budget, (size_t)n,
+                          (size_t)(r->objects_in + r->sess.ignored_objects + a->drops - work));
     }
     rtpa_arm(a); /* a FIR/PLI may have set the coalesced full state's deadline */
     (void)what;

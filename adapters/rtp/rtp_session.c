@@ -20,6 +20,8 @@ static void bad(struct rtp_session *s, const char *peer, int reason, const char 
     __attribute__((format(printf, 4, 5)));
 static void bad(struct rtp_session *s, const char *peer, int reason, const char *fmt, ...)
 {
+    if (s->conf.ops->bad_admit && !s->conf.ops->bad_admit(s->conf.user, reason))
+        return; /* counted; not formatted: the rate limiter holds the line back */
     char msg[XG_ERROR_MAX + 64];
     va_list ap;
     va_start(ap, fmt);

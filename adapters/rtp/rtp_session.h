@@ -99,8 +99,12 @@ struct rtp_session_ops {
     void (*forget)(void *user, struct rtp_sess_ssrc *s, bool remove_entities);
     /** Periodic sweep of sender s (every ssrc_timeout / 4), before its silence is checked. */
     void (*sweep)(void *user, struct rtp_sess_ssrc *s);
-    /** Bad input of kind `reason` (R_*) from peer: count and log msg (already formatted). */
+    /** Bad input of kind `reason` (R_*) from peer: count and log msg (already formatted). With
+     *  bad_admit set, it is only called when bad_admit returned true, and only logs. */
     void (*bad_input)(void *user, const char *peer, int reason, const char *msg);
+    /** Optional: count bad input of kind `reason` and say whether a log line passes the rate
+     *  limiter (core/log.h xg_log_admit): the message is formatted only then (issue 30 item 2). */
+    bool (*bad_admit)(void *user, int reason);
     /** Is `from` one of our own sockets (a packet we sent, looped back)? NULL: never. */
     bool (*is_own)(void *user, const struct sockaddr *from, socklen_t len);
     /** Our SSRC changed after a collision (RFC 3550 §8.2). May be NULL. */

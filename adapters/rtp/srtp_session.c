@@ -287,8 +287,10 @@ int xg_srtp_key_parse(const char *text, enum xg_srtp_suite suite, struct xg_srtp
 static int key_file_line(const char *path, char *line, size_t cap, bool *world_readable,
                          struct xg_error *err)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) return xg_error_set(err, -errno, "key file '%s': %s", path, strerror(errno));
+    int orc = 0;
+    const char *kind = NULL;
+    FILE *f = xg_file_fopen_regular(path, "r", false, &orc, &kind); /* never blocks */
+    if (!f) return xg_error_set(err, orc, "key file '%s': %s", path, xg_file_strerror(orc, kind));
     struct stat st;
     if (world_readable) *world_readable = fstat(fileno(f), &st) == 0 && (st.st_mode & 044);
     char buf[4096];

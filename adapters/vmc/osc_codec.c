@@ -254,6 +254,12 @@ static void report(struct walk *w, enum osc_error cls, struct xg_error *e)
     if (w->ops->error) w->ops->error(w->ops->user, cls, e);
 }
 
+/* Is the error text of a refused element of class cls wanted (ops->admit)? */
+static bool admitted(struct walk *w, enum osc_error cls)
+{
+    return !w->ops->admit || w->ops->admit(w->ops->user, cls);
+}
+
 static void walk_element(struct walk *w, const uint8_t *buf, size_t len, uint64_t timetag,
                          int depth, size_t base);
 
@@ -261,12 +267,14 @@ static void walk_bundle(struct walk *w, const uint8_t *buf, size_t len, int dept
 {
     struct xg_error e = {0};
     if (depth > w->max_depth) {
+        if (!admitted(w, OSC_E_DEPTH)) return;
         xg_error_set(&e, -EBADMSG, "bundle nested %d deep (at most %d; offset %zu)", depth,
                      w->max_depth, base);
         report(w, OSC_E_DEPTH, &e);
         return;
     }
     if (len < 16 || len % 4) {
+        if (!admitted(w, OSC_E_BUNDLE)) return;
         xg_error_set(&e, -EBADMSG,
                      "bundle of %zu bytes (header is 16, length a multiple of 4; "
                      "offset %zu)",
@@ -278,12 +286,14 @@ static void walk_bundle(struct walk *w, const uint8_t *buf, size_t len, int dept
     size_t off = 16;
     while (off < len) {
         if (len - off < 4) {
+            if (!admitted(w, OSC_E_BUNDLE)) return;
             xg_error_set(&e, -EBADMSG, "element size runs past the end (offset %zu)", base + off);
             report(w, OSC_E_BUNDLE, &e);
             return;
         }
         int32_t sz = (int32_t)xg_load_be32(buf + off);
         if (sz <= 0 || sz % 4 || (size_t)sz > len - off - 4) {
+            if (!admitted(w, OSC_E_BUNDLE)) return;
             xg_error_set(&e, -EBADMSG,
                          "element size %d at offset %zu (must be a positive multiple of 4 and "
                          "at most the %zu bytes left): rest of the bundle dropped",
@@ -307,13 +317,19 @@ static void walk_element(struct walk *w, const uint8_t *buf, size_t len, uint64_
         return;
     }
     if (len && buf[0] == '#') {
+        if (!admitted(w, OSC_E_ADDRESS)) return;
         xg_error_set(&e, -EBADMSG, "'#' packet that is not \"#bundle\" (offset %zu)", base);
         report(w, OSC_E_ADDRESS, &e);
         return;
     }
     struct osc_message m;
     enum osc_error cls;
-    if (osc_decode_message(buf, len, &m, &cls, &e)) {
+    /* with ops->admit, the text is formatted only for an admitted error: decoded again then */
+    if (osc_decode_message(buf, len, &m, &cls, w->ops->admit ? NULL : &e)) {
+        if (w->ops->admit) {
+            if (!w->ops->admit(w->ops->user, cls)) return;
+            osc_decode_message(buf, len, &m, &cls, &e);
+        }
         xg_error_prefix(&e, "message at offset %zu: ", base);
         report(w, cls, &e);
         return;

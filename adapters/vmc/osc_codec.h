@@ -109,6 +109,10 @@ struct osc_walk_ops {
     void (*message)(void *user, const struct osc_message *m, uint64_t timetag, int depth);
     /* one call per refused message, element or bundle tail; err names field, value, offset */
     void (*error)(void *user, enum osc_error cls, const struct xg_error *err);
+    /* optional: called first for every refused element (count it there); the error text is
+     * formatted, and `error` called, only when it returns true (e.g. when a rate limiter lets
+     * the log line through: a flood of bad elements costs no formatting) */
+    bool (*admit)(void *user, enum osc_error cls);
     void *user;
 };
 

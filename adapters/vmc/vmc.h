@@ -20,6 +20,7 @@
 
 #include "adapters/vmc/osc_codec.h"
 #include "adapters/vmc/vmc_bones.h"
+#include "adapters/vmc/vmc_devices.h"
 #include "core/egress_controls.h"
 #include "core/adapter.h"
 #include "core/log.h"
@@ -56,16 +57,17 @@ struct vmc_ingress {
     size_t max_devices;   /* device entities (hmd/con/tra) alive at once */
     struct vmc_local root, bone[VMC_BONES];
     bool root_dirty, bone_dirty[VMC_BONES];
-    uint32_t bone_id[VMC_BONES];     /* table ids, 0 = none yet */
-    int bone_parent[VMC_BONES];      /* resolved parent (nearest received ancestor), -1 = root */
-    uint32_t *device_ids;            /* max_devices entries, 0 = free */
-    char (*device_src)[XG_NAME_MAX]; /* their source names ("tra/<serial>") */
-    size_t n_devices;
+    uint32_t bone_id[VMC_BONES]; /* table ids, 0 = none yet */
+    int bone_parent[VMC_BONES];  /* resolved parent (nearest received ancestor), -1 = root */
+    struct vmc_devices dev;      /* device entities, max_devices slots (vmc_devices.h) */
+    int64_t swept_ns;            /* last sweep for a full device set (once per datagram) */
     /* per-datagram context */
     const char *peer;
     int64_t now_ns;
+    uint64_t root_tt, bone_tt[VMC_BONES]; /* OSC time tag of the value set in this datagram */
     /* counters */
     uint64_t datagrams, messages, bone_msgs, root_msgs, device_msgs, ok_msgs, t_msgs, ignored;
+    uint64_t superseded; /* values replaced by a newer one of the same datagram (not drops) */
     uint64_t reasons[VMC_R_COUNT];
     int64_t last_ok_loaded; /* last /VMC/Ext/OK loaded value, -1 = none */
     /* one rate limiter per kind of line a peer can trigger (core/log.h) */
@@ -77,8 +79,12 @@ int vmc_ingress_init(struct vmc_ingress *in, struct xg_adapter *a, int max_depth
                      size_t max_devices);
 void vmc_ingress_free(struct vmc_ingress *in);
 /** Process one UDP payload from `peer` ("ip:port") received at now_ns (gateway clock): every
- *  VMC message it holds updates the table; bones are resolved to world poses once the whole
- *  datagram has been read. Bad input is dropped, counted per reason and logged (rate-limited). */
+ *  VMC message it holds updates the table; bones are resolved to world poses and devices pushed
+ *  once the whole datagram has been read, each with the newest value the datagram carried for
+ *  it: the later message in bundle order, or the one of the later OSC time tag when both carry
+ *  one (an earlier value is counted as `superseded`, not as a drop). Bad input is dropped,
+ *  counted per reason (counted first; the warning is formatted only when its rate limiter lets
+ *  it through). */
 void vmc_ingress_datagram(struct vmc_ingress *in, const uint8_t *buf, size_t len, const char *peer,
                           int64_t now_ns);
 /** Forget device entities the table no longer has (expired or removed). */

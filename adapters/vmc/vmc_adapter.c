@@ -32,13 +32,13 @@
 #include "adapters/vmc/vmc.h"
 #include "adapters/vmc/vmc_adapter_priv.h"
 #include "core/clock.h"
+#include "core/ingress_budget.h"
 #include "core/net.h"
 #include "core/resolve.h"
 #include "core/udp_dests.h"
 #include "core/udp_endpoint.h"
 #include "mappings/frame.h"
 
-#define VMC_RECV_BATCH 64
 #define VMC_RBUF 65536
 
 static int vmca_create(struct xg_adapter *a, const struct xg_conf *conf, struct xg_error *err)
@@ -75,14 +75,20 @@ static void rx_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct xg_adapter *a = arg;
     struct vmca *r = a->priv;
-    for (int i = 0; i < VMC_RECV_BATCH; i++) {
+    /* bounded by what the datagrams cost (OSC messages and bytes): the rest waits for the next
+     * pass of the loop (core/ingress_budget.h) */
+    xg_ingress_begin(&r->budget);
+    while (xg_ingress_more(&r->budget)) {
         struct sockaddr_storage ss;
         socklen_t sl = sizeof ss;
         ssize_t n = recvfrom(r->fd, r->rbuf, VMC_RBUF, 0, (struct sockaddr *)&ss, &sl);
         if (n < 0) break;
         char peer[64];
         xg_net_addr_str((struct sockaddr *)&ss, peer, sizeof peer);
+        /* messages read, and malformed elements rejected */
+        uint64_t work = r->in.messages + a->drops;
         vmc_ingress_datagram(&r->in, r->rbuf, (size_t)n, peer, xg_clock_mono_ns());
+        xg_ingress_charge(&r->budget, (size_t)n, (size_t)(r->in.messages + a->drops - work));
     }
     (void)fd;
     (void)what;
@@ -166,7 +172,9 @@ static void vmca_status(const struct xg_adapter *a, struct xg_status *st)
     xg_status_counter(st, "root_messages_in", (double)in->root_msgs);
     xg_status_counter(st, "device_messages_in", (double)in->device_msgs);
     xg_status_counter(st, "messages_ignored", (double)in->ignored);
-    xg_status_gauge(st, "devices", (double)in->n_devices);
+    xg_status_gauge(st, "devices", (double)in->dev.n_used);
+    xg_status_counter(st, "superseded", (double)in->superseded);
+    xg_ingress_status(&r->budget, st);
     for (int i = 0; i < VMC_R_COUNT; i++)
         xg_status_counter(st, vmc_reason_names[i], (double)in->reasons[i]);
     xg_status_counter(st, "datagrams_out", (double)out->datagrams_out);

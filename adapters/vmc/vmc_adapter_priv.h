@@ -9,6 +9,7 @@
 #include "core/adapter.h"
 #include "core/conf.h"
 #include "core/error.h"
+#include "core/ingress_budget.h"
 #include "core/udp_dests.h"
 
 struct event;
@@ -21,6 +22,7 @@ struct vmca {
     struct event *rx_ev, *sweep_ev;
     uint8_t *rbuf;
     struct vmc_ingress in;
+    struct xg_ingress_budget budget; /* per wake-up of rx_cb (core/ingress_budget.h) */
     struct vmc_egress out;
     uint64_t send_errors;
 };

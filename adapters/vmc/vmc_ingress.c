@@ -13,7 +13,10 @@
  * entity's `parent` is the parent bone's entity (none for the Hips).
  *
  * A datagram is read whole first; then every bone whose local pose, or an ancestor's, or the root
- * changed in it is recomputed and pushed once, with the receive time as capture time. A bone with
+ * changed in it is recomputed and pushed once, and every device it carried is pushed once, with
+ * the receive time as capture time. When a datagram carries several values of one bone or device,
+ * the newest wins: the later in bundle order, or the one of the later OSC time tag when both are
+ * in bundles with a time tag (issue 30 item 3); the others are counted as `superseded`. A bone with
  * no message for the table's entity.stale_ms is forgotten (no longer an ancestor, no longer pushed
  * when its ancestors move; its entity goes STALE and expires): a sender that switches to an avatar
  * without, say, an UpperChest does not keep the old one's.
@@ -43,14 +46,15 @@ static void bad(struct vmc_ingress *in, enum vmc_reason r, const char *fmt, ...)
 {
     in->reasons[r]++;
     in->a->drops++;
-    if (!xg_log_enabled(XG_LOG_WARN)) return;
+    /* counted first; formatted only when the rate limiter lets the line through */
+    if (!xg_log_admit(&in->lim[r], XG_LOG_WARN)) return;
     char msg[XG_ERROR_MAX + 64];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    XG_WARN_PEER(&in->lim[r], in->a->name, "peer %s: %s (dropped; %s)", in->peer, msg,
-                 vmc_reason_names[r]);
+    xg_log_admitted(&in->lim[r], XG_LOG_WARN, in->a->name, "peer %s: %s (dropped; %s)", in->peer,
+                    msg, vmc_reason_names[r]);
 }
 
 int vmc_ingress_init(struct vmc_ingress *in, struct xg_adapter *a, int max_depth,
@@ -64,26 +68,25 @@ int vmc_ingress_init(struct vmc_ingress *in, struct xg_adapter *a, int max_depth
     in->root.q = XG_QUAT_IDENTITY;
     for (int i = 0; i < VMC_BONES; i++)
         in->bone_parent[i] = -2; /* unresolved */
-    in->device_ids = calloc(max_devices ? max_devices : 1, sizeof *in->device_ids);
-    in->device_src = calloc(max_devices ? max_devices : 1, sizeof *in->device_src);
-    return in->device_ids && in->device_src ? 0 : -ENOMEM;
+    return vmc_devices_init(&in->dev, max_devices);
 }
 
 void vmc_ingress_free(struct vmc_ingress *in)
 {
-    free(in->device_ids);
-    free(in->device_src);
-    in->device_ids = NULL;
-    in->device_src = NULL;
+    vmc_devices_free(&in->dev);
 }
 
 void vmc_ingress_sweep(struct vmc_ingress *in)
 {
-    for (size_t i = 0; i < in->max_devices; i++)
-        if (in->device_ids[i] && !xg_table_get(in->a->table, in->device_ids[i])) {
-            in->device_ids[i] = 0;
-            in->n_devices--;
+    bool freed = false;
+    for (size_t i = 0; i < in->dev.max; i++) {
+        struct vmc_device *d = &in->dev.d[i];
+        if (d->used && !d->pending && (!d->id || !xg_table_get(in->a->table, d->id))) {
+            vmc_devices_release(&in->dev, i);
+            freed = true;
         }
+    }
+    if (freed) vmc_devices_reindex(&in->dev);
     for (int b = 0; b < VMC_BONES; b++)
         if (in->bone_id[b] && !xg_table_get(in->a->table, in->bone_id[b])) in->bone_id[b] = 0;
 }
@@ -105,10 +108,9 @@ static bool want_types(struct vmc_ingress *in, const struct osc_message *m, cons
 }
 
 /* Position (args 1-3) and quaternion (args 4-7) of a "sfffffff" message; drop_bad_value when not
- * a pose (named field and value). */
+ * a pose (named field and value; `what` is args[0], the serial or bone name). */
 static bool read_pose(struct vmc_ingress *in, const struct osc_message *m,
-                      const struct osc_arg *args, const char *what, struct xg_vec3 *p,
-                      struct xg_quat *q)
+                      const struct osc_arg *args, struct xg_vec3 *p, struct xg_quat *q)
 {
     struct xg_sample s = {.flags = XG_SAMPLE_POSE};
     s.position = (struct xg_vec3){args[1].v.f, args[2].v.f, args[3].v.f};
@@ -116,13 +118,21 @@ static bool read_pose(struct vmc_ingress *in, const struct osc_message *m,
     const char *field = "";
     double value = 0;
     if (xg_sample_check(&s, &field, &value)) {
+        size_t wl = args[0].v.s.len > NAME_LOG_MAX ? NAME_LOG_MAX : args[0].v.s.len;
         bad(in, VMC_R_VALUE, "%.*s '%.*s': %s = %.9g is not a pose", (int)m->address_len,
-            m->address, NAME_LOG_MAX, what, field, value);
+            m->address, (int)wl, args[0].v.s.p, field, value);
         return false;
     }
     *p = s.position;
     *q = xg_quat_normalize(s.orientation);
     return true;
+}
+
+/* Does a value of time tag `tt` replace one of `old` set earlier in the same datagram? Yes,
+ * unless both carry a time tag and the new one is earlier. */
+static bool newer(uint64_t tt, uint64_t old)
+{
+    return tt == OSC_TIMETAG_IMMEDIATE || old == OSC_TIMETAG_IMMEDIATE || tt >= old;
 }
 
 /* ---- devices ---- */
@@ -134,15 +144,25 @@ static const struct {
                {"/VMC/Ext/Con/Pos", "con", XG_KIND_CONTROLLER},
                {"/VMC/Ext/Tra/Pos", "tra", XG_KIND_RIGID_BODY}};
 
-/* Slot of device source `src`, or -1. */
-static long device_slot(const struct vmc_ingress *in, const char *src)
+/* Source name "<prefix>/<serial>" (fitted: two serials never become one name). */
+static void device_src(char *src, const char *prefix, const struct osc_arg *serial)
 {
-    for (size_t i = 0; i < in->max_devices; i++)
-        if (in->device_ids[i] && strcmp(in->device_src[i], src) == 0) return (long)i;
-    return -1;
+    char tmp[256];
+    size_t pl = strlen(prefix), n = serial->v.s.len;
+    if (pl + 1 + n <= sizeof tmp) {
+        memcpy(tmp, prefix, pl);
+        tmp[pl] = '/';
+        memcpy(tmp + pl + 1, serial->v.s.p, n);
+        xg_name_fit(src, XG_NAME_MAX, tmp, pl + 1 + n);
+    } else {
+        xg_name_fitf(src, XG_NAME_MAX, "%s/%.*s", prefix, (int)n, serial->v.s.p);
+    }
 }
 
-static void device_msg(struct vmc_ingress *in, const struct osc_message *m, int d)
+/* A device message: its value waits in the device's slot until the datagram has been read (a
+ * later value of the same device in the datagram replaces it). The max_devices cap is checked
+ * here, before the table creates anything. */
+static void device_msg(struct vmc_ingress *in, const struct osc_message *m, int d, uint64_t timetag)
 {
     struct osc_arg args[8];
     if (!want_types(in, m, "sfffffff") || osc_args_get(m, args, 8) != 8) return;
@@ -153,46 +173,57 @@ static void device_msg(struct vmc_ingress *in, const struct osc_message *m, int 
     }
     struct xg_sample s = {
         .capture_ns = in->now_ns, .receive_ns = in->now_ns, .flags = XG_SAMPLE_POSE};
-    char what[NAME_LOG_MAX + 1];
-    snprintf(what, sizeof what, "%.*s",
-             (int)(serial->v.s.len > NAME_LOG_MAX ? NAME_LOG_MAX : serial->v.s.len), serial->v.s.p);
-    if (!read_pose(in, m, args, what, &s.position, &s.orientation)) return;
+    if (!read_pose(in, m, args, &s.position, &s.orientation)) return;
     char src[XG_NAME_MAX];
-    xg_name_fitf(src, sizeof src, "%s/%.*s", devices[d].prefix, (int)serial->v.s.len,
-                 serial->v.s.p);
-    struct xg_entity_key key = {.source = src, .kind = devices[d].kind};
-    xg_frame_sample_in(in->a->frame, &s);
-    /* the cap is checked before the table creates anything */
-    long slot = device_slot(in, src);
-    if (slot >= 0 && !xg_table_get(in->a->table, in->device_ids[slot])) {
-        in->device_ids[slot] = 0; /* expired: counts as new */
-        in->n_devices--;
-        slot = -1;
+    device_src(src, devices[d].prefix, serial);
+    long slot = vmc_devices_find(&in->dev, src);
+    if (slot < 0 && in->dev.n_used >= in->dev.max && in->swept_ns != in->now_ns) {
+        vmc_ingress_sweep(in); /* at most once per datagram */
+        in->swept_ns = in->now_ns;
     }
-    if (slot < 0 && in->n_devices >= in->max_devices) {
-        vmc_ingress_sweep(in);
-        if (in->n_devices >= in->max_devices) {
-            bad(in, VMC_R_LIMIT, "%s '%.*s': max_devices (%zu) device entities already exist",
-                devices[d].address, NAME_LOG_MAX, src, in->max_devices);
-            return;
+    if (slot < 0 && (slot = vmc_devices_add(&in->dev, src, (uint8_t)d)) < 0) {
+        bad(in, VMC_R_LIMIT, "%s '%.*s': max_devices (%zu) device entities already exist",
+            devices[d].address, NAME_LOG_MAX, src, in->dev.max);
+        return;
+    }
+    struct vmc_device *dv = &in->dev.d[slot];
+    in->device_msgs++;
+    if (dv->pending) {
+        in->superseded++; /* one of the two values is not pushed: not a drop */
+        if (!newer(timetag, dv->timetag)) return;
+    }
+    xg_frame_sample_in(in->a->frame, &s);
+    dv->s = s;
+    dv->kind = (uint8_t)d;
+    dv->timetag = timetag;
+    vmc_devices_mark(&in->dev, (size_t)slot);
+}
+
+/* Push every device value the datagram carried (the newest of each), once. */
+static void flush_devices(struct vmc_ingress *in)
+{
+    bool freed = false;
+    for (size_t k = 0; k < in->dev.n_pend; k++) {
+        size_t i = in->dev.pend[k];
+        struct vmc_device *dv = &in->dev.d[i];
+        dv->pending = false;
+        struct xg_entity_key key = {.source = dv->src, .kind = devices[dv->kind].kind};
+        uint32_t id = 0;
+        if (xg_table_update(in->a->table, in->a, &key, &dv->s, &id) == 0 || id)
+            dv->id = id;
+        else if (!dv->id || !xg_table_get(in->a->table, dv->id)) {
+            vmc_devices_release(&in->dev, i); /* refused by the table: no entity, no slot */
+            freed = true;
         }
     }
-    uint32_t id = 0;
-    if (xg_table_update(in->a->table, in->a, &key, &s, &id) == 0 && slot < 0) {
-        for (size_t i = 0; i < in->max_devices; i++)
-            if (!in->device_ids[i]) {
-                in->device_ids[i] = id;
-                memcpy(in->device_src[i], src, sizeof src);
-                in->n_devices++;
-                break;
-            }
-    }
-    in->device_msgs++;
+    in->dev.n_pend = 0;
+    if (freed) vmc_devices_reindex(&in->dev);
 }
 
 /* ---- bones ---- */
 
-static void bone_msg(struct vmc_ingress *in, const struct osc_message *m, bool root)
+static void bone_msg(struct vmc_ingress *in, const struct osc_message *m, bool root,
+                     uint64_t timetag)
 {
     struct osc_arg args[8];
     if (!want_types(in, m, "sfffffff") || osc_args_get(m, args, 8) != 8) return;
@@ -204,22 +235,27 @@ static void bone_msg(struct vmc_ingress *in, const struct osc_message *m, bool r
         return;
     }
     struct vmc_local l = {.have = true, .last_ns = in->now_ns};
-    char what[NAME_LOG_MAX + 1];
-    snprintf(what, sizeof what, "%.*s",
-             (int)(name->v.s.len > NAME_LOG_MAX ? NAME_LOG_MAX : name->v.s.len), name->v.s.p);
-    if (!read_pose(in, m, args, what, &l.p, &l.q)) return;
+    if (!read_pose(in, m, args, &l.p, &l.q)) return;
+    /* a second value of the same bone in this datagram: the newest wins (bundle order, or the
+     * later time tag when both carry one) */
+    bool again = root ? in->root_dirty : in->bone_dirty[b];
+    uint64_t *tt = root ? &in->root_tt : &in->bone_tt[b];
+    if (again) in->superseded++;
     if (root) {
+        in->root_msgs++;
+        if (again && !newer(timetag, *tt)) return;
         in->root = l;
         in->root_dirty = true;
-        in->root_msgs++;
     } else {
+        in->bone_msgs++;
+        if (again && !newer(timetag, *tt)) return;
         if (!in->bone[b].have) /* a new bone may become the parent of others */
             for (int i = 0; i < VMC_BONES; i++)
                 in->bone_parent[i] = -2;
         in->bone[b] = l;
         in->bone_dirty[b] = true;
-        in->bone_msgs++;
     }
+    *tt = timetag;
 }
 
 /* Nearest received ancestor of b (-1: the root). */
@@ -307,15 +343,14 @@ static void resolve_bones(struct vmc_ingress *in)
 static void on_message(void *user, const struct osc_message *m, uint64_t timetag, int depth)
 {
     struct vmc_ingress *in = user;
-    (void)timetag;
     (void)depth;
     in->messages++;
     const char *ad = m->address;
     size_t al = m->address_len;
     if (osc_str_eq(ad, al, "/VMC/Ext/Bone/Pos")) {
-        bone_msg(in, m, false);
+        bone_msg(in, m, false, timetag);
     } else if (osc_str_eq(ad, al, "/VMC/Ext/Root/Pos")) {
-        bone_msg(in, m, true);
+        bone_msg(in, m, true, timetag);
     } else if (osc_str_eq(ad, al, "/VMC/Ext/OK")) {
         struct osc_arg a;
         if (!want_types(in, m, "i") || osc_args_get(m, &a, 1) != 1) return;
@@ -327,22 +362,39 @@ static void on_message(void *user, const struct osc_message *m, uint64_t timetag
     } else {
         for (int d = 0; d < 3; d++)
             if (osc_str_eq(ad, al, devices[d].address)) {
-                device_msg(in, m, d);
+                device_msg(in, m, d, timetag);
                 return;
             }
         in->ignored++;
     }
 }
 
+static enum vmc_reason reason_of(enum osc_error cls)
+{
+    return cls == OSC_E_TYPE_TAG  ? VMC_R_TYPE_TAG
+           : cls == OSC_E_ADDRESS ? VMC_R_ADDRESS
+           : cls == OSC_E_BUNDLE  ? VMC_R_BUNDLE
+           : cls == OSC_E_DEPTH   ? VMC_R_DEPTH
+                                  : VMC_R_MALFORMED;
+}
+
+/* A refused OSC element: counted here, before any text is formatted (osc_walk_ops.admit); the
+ * codec formats the error, and on_error logs it, only when the rate limiter lets it through. */
+static bool on_admit(void *user, enum osc_error cls)
+{
+    struct vmc_ingress *in = user;
+    enum vmc_reason r = reason_of(cls);
+    in->reasons[r]++;
+    in->a->drops++;
+    return xg_log_admit(&in->lim[r], XG_LOG_WARN);
+}
+
 static void on_error(void *user, enum osc_error cls, const struct xg_error *err)
 {
     struct vmc_ingress *in = user;
-    enum vmc_reason r = cls == OSC_E_TYPE_TAG  ? VMC_R_TYPE_TAG
-                        : cls == OSC_E_ADDRESS ? VMC_R_ADDRESS
-                        : cls == OSC_E_BUNDLE  ? VMC_R_BUNDLE
-                        : cls == OSC_E_DEPTH   ? VMC_R_DEPTH
-                                               : VMC_R_MALFORMED;
-    bad(in, r, "OSC %s", err->msg);
+    enum vmc_reason r = reason_of(cls);
+    xg_log_admitted(&in->lim[r], XG_LOG_WARN, in->a->name, "peer %s: OSC %s (dropped; %s)",
+                    in->peer, err->msg, vmc_reason_names[r]);
 }
 
 void vmc_ingress_datagram(struct vmc_ingress *in, const uint8_t *buf, size_t len, const char *peer,
@@ -351,9 +403,13 @@ void vmc_ingress_datagram(struct vmc_ingress *in, const uint8_t *buf, size_t len
     in->peer = peer;
     in->now_ns = now_ns;
     in->datagrams++;
-    const struct osc_walk_ops ops = {
-        .max_depth = in->max_depth, .message = on_message, .error = on_error, .user = in};
+    const struct osc_walk_ops ops = {.max_depth = in->max_depth,
+                                     .message = on_message,
+                                     .error = on_error,
+                                     .admit = on_admit,
+                                     .user = in};
     osc_walk_packet(buf, len, &ops);
+    if (in->dev.n_pend) flush_devices(in);
     bool any = in->root_dirty;
     for (int b = 0; b < VMC_BONES && !any; b++)
         any = in->bone_dirty[b];

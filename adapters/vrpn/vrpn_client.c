@@ -702,6 +702,7 @@ static void client_status(const struct xg_adapter *a, struct xg_status *st)
     xg_status_gauge(st, "connections_streaming", streaming);
     xg_status_gauge(st, "devices", v->n_devs);
     xg_status_gauge(st, "sensors", sensors);
+    xg_ingress_status(&v->udp_budget, st);
 }
 
 static void client_stop(struct xg_adapter *a)

@@ -23,6 +23,7 @@
 #include "core/net.h"
 #include "core/transport_client.h"
 #include "mappings/frame.h"
+#include "core/ingress_budget.h"
 
 #define DIAL_ANALOG_BASE 64 /* dial d -> analogs[64 + d] */
 
@@ -96,7 +97,8 @@ struct vclient {
     bool started;
     /* peer-triggered log lines (core/log.h): bad input from a server, foreign datagrams */
     struct xg_log_limit lim_bad, lim_foreign;
-    struct xg_log_limit lim_nopong; /* devices the server never answers for */
+    struct xg_ingress_budget udp_budget; /* per wake-up of a UDP socket (core/ingress_budget.h) */
+    struct xg_log_limit lim_nopong;      /* devices the server never answers for */
 };
 
 /* ---- vrpn_client_conf.c ---- */

@@ -43,11 +43,16 @@ static void udp_cb(evutil_socket_t fd, short what, void *arg)
     struct vclient *v = c->a->priv;
     (void)what;
     static uint8_t dg[65536];
-    for (int n = 0; n < 256 && c->udp_fd >= 0; n++) {
+    /* bounded by what the datagrams cost (messages and bytes; core/ingress_budget.h): the rest
+     * waits for the next pass of the loop */
+    xg_ingress_begin(&v->udp_budget);
+    while (c->udp_fd >= 0 && xg_ingress_more(&v->udp_budget)) {
         struct sockaddr_storage from;
         socklen_t fl = sizeof from;
         ssize_t r = recvfrom(fd, dg, sizeof dg, 0, (struct sockaddr *)&from, &fl);
         if (r < 0) return;
+        uint64_t msgs = vrpn_session_stats(&c->sess)->messages;
+        xg_ingress_charge(&v->udp_budget, (size_t)r, 1);
         if (!udp_from_server(c, &from)) {
             char fs[64], ss[64];
             struct sockaddr_in srv = {
@@ -66,6 +71,8 @@ static void udp_cb(evutil_socket_t fd, short what, void *arg)
         }
         bool up = vrpn_session_state(&c->sess) == VRPN_SESS_STREAMING;
         int rc = vrpn_session_feed_datagram(&c->sess, dg, (size_t)r, xg_clock_mono_ns());
+        uint64_t more = vrpn_session_stats(&c->sess)->messages - msgs; /* the rest of its cost */
+        if (more > 1) xg_ingress_charge(&v->udp_budget, 0, (size_t)(more - 1));
         if (rc < 0) {
             char where[96], fs[64];
             snprintf(where, sizeof where, "udp datagram from %s",

@@ -455,12 +455,14 @@ void vrpn_srv_lob_read_cb(evutil_socket_t fd, short what, void *arg)
     struct xg_adapter *a = arg;
     struct vrpn_server *s = a->priv;
     (void)what;
-    for (int i = 0; i < 64; i++) {
+    xg_ingress_begin(&s->lob_budget); /* core/ingress_budget.h: one request = one message */
+    while (xg_ingress_more(&s->lob_budget)) {
         uint8_t b[VRPN_LOB_MAX + 64];
         struct sockaddr_storage from;
         socklen_t fl = sizeof from;
         ssize_t n = recvfrom(fd, b, sizeof b, MSG_TRUNC, (struct sockaddr *)&from, &fl);
         if (n < 0) return;
+        xg_ingress_charge(&s->lob_budget, (size_t)n, 1);
         char peer[64];
         xg_net_addr_str((struct sockaddr *)&from, peer, sizeof peer);
         struct vrpn_lob lob;

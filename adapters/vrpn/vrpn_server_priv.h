@@ -21,6 +21,7 @@
 #include "core/log.h"
 #include "core/transport_server.h"
 #include "core/udp_batch.h"
+#include "core/ingress_budget.h"
 
 #define MAX_TRACKERS 1000
 #define MAX_CTL_DEVICES 500 /* device names made for entities' controls (the rest: trackers) */
@@ -119,6 +120,8 @@ struct vrpn_server {
     struct vrpn_names names;          /* entity name -> (tracker, sensor) */
     struct sockaddr_storage bound_ss; /* our TCP listen address (call-back self checks) */
     /* peer-triggered log lines, one limiter per kind (core/log.h) */
+    struct xg_ingress_budget
+        lob_budget; /* per wake-up of the request socket (core/ingress_budget.h) */
     struct xg_log_limit lim_bad, lim_refused, lim_request, lim_callback, lim_session, lim_conflict,
         lim_ctl, lim_no_ctl; /* sensor conflicts; controls served / not served */
     bool members_dirty;

@@ -875,6 +875,8 @@ def main():
                    f"{dds['gateway']['lost_out']} lost on the way out")
     results["relay"] = rel
     print_relay(rel, table, fmt)
+    from udp_flood import udp_flood  # issue 30 item 2: /healthz under a vmc datagram flood
+    results["udp_flood"] = udp_flood(o, table)
     with open(out, "w") as f:
         json.dump(results, f, indent=1, allow_nan=False)
     print(f"\nwrote {out} ({results['elapsed_s']:.0f} s)")

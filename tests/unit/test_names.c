@@ -145,12 +145,76 @@ static void test_vrpn_agrees(void **state)
     assert_string_equal(t, n);
 }
 
+/* names are UTF-8 at ingress (issue 30 item 4): invalid bytes become U+FFFD plus a hash of the
+ * original bytes, so ff and fe stay two names; the table applies it to every source name */
+static void test_utf8_at_ingress(void **state)
+{
+    (void)state;
+    assert_true(xg_utf8_valid("abc \xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", 16));
+    assert_false(xg_utf8_valid("\xff\xfe\xc3"
+                               "bad",
+                               6));
+    assert_false(xg_utf8_valid("\xc3", 1));         /* truncated */
+    assert_false(xg_utf8_valid("\xc0\xaf", 2));     /* overlong */
+    assert_false(xg_utf8_valid("\xed\xa0\x80", 3)); /* surrogate */
+    char a[XG_NAME_MAX], b[XG_NAME_MAX], c[XG_NAME_MAX];
+    xg_name_utf8(a, sizeof a,
+                 "tra/\xff\xfe\xc3"
+                 "bad",
+                 10);
+    xg_name_utf8(b, sizeof b,
+                 "tra/\xff\xff\xc3"
+                 "bad",
+                 10);
+    assert_true(xg_utf8_valid(a, strlen(a)));
+    assert_memory_equal(a,
+                        "tra/\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+                        "bad~",
+                        17);
+    assert_int_equal(strlen(a), 17 + XG_NAME_HASH_HEX);
+    assert_string_not_equal(a, b); /* never merged */
+    xg_name_utf8(c, sizeof c,
+                 "tra/\xff\xfe\xc3"
+                 "bad",
+                 10);
+    assert_string_equal(a, c); /* stable */
+    xg_name_utf8(c, sizeof c, "tra/ok", 6);
+    assert_string_equal(c, "tra/ok"); /* valid: kept */
+    char big[300];
+    memset(big, 0xff, sizeof big); /* 900 bytes once replaced: fitted */
+    xg_name_utf8(c, sizeof c, big, sizeof big);
+    assert_true(strlen(c) < sizeof c && xg_utf8_valid(c, strlen(c)));
+
+    /* the table: one entity per raw name, named in UTF-8, found again by the same bytes */
+    struct xg_table *t = xg_table_new(NULL);
+    assert_non_null(t);
+    assert_int_equal(xg_table_set_adapter_name(t, 0, "in"), 0);
+    struct xg_sample s = {.capture_ns = 1000, .flags = XG_SAMPLE_POSE, .orientation = {0, 0, 0, 1}};
+    struct xg_entity_key k = {.source = "tra/\xff\xfe\xc3"
+                                        "bad",
+                              .kind = XG_KIND_RIGID_BODY};
+    uint32_t id1 = 0, id2 = 0, id3 = 0;
+    assert_int_equal(xg_table_update_origin(t, 0, &k, &s, &id1), 0);
+    s.capture_ns = 2000;
+    assert_int_equal(xg_table_update_origin(t, 0, &k, &s, &id2), 0);
+    assert_int_equal(id1, id2);
+    k.source = "tra/\xfe\xff\xc3"
+               "bad";
+    assert_int_equal(xg_table_update_origin(t, 0, &k, &s, &id3), 0);
+    assert_int_not_equal(id1, id3);
+    const struct xg_entity *e = xg_table_get(t, id1);
+    assert_true(xg_utf8_valid(xg_entity_name(e), strlen(xg_entity_name(e))));
+    assert_true(xg_utf8_valid(xg_entity_source(e), strlen(xg_entity_source(e))));
+    assert_memory_equal(xg_entity_name(e), "in/tra/\xef\xbf\xbd", 10);
+    xg_table_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_placeholders), cmocka_unit_test(test_long_results_are_fitted),
         cmocka_unit_test(test_check),        cmocka_unit_test(test_rename_uses_engine),
-        cmocka_unit_test(test_vrpn_agrees),
+        cmocka_unit_test(test_vrpn_agrees),  cmocka_unit_test(test_utf8_at_ingress),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

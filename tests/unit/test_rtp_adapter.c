@@ -446,7 +446,7 @@ static void test_srtp_egress(void **state)
     /* status: the SRTP counters, within the core limit */
     struct xg_status st = {0};
     g.a.ops->status(&g.a, &st);
-    assert_int_equal(st.n_counters, 36); /* within XG_STATUS_MAX_COUNTERS: nothing is cut */
+    assert_int_equal(st.n_counters, 38); /* within XG_STATUS_MAX_COUNTERS: nothing is cut */
     assert_true(st.n_counters <= XG_STATUS_MAX_COUNTERS);
     const char *want[] = {"udp_sends",           "port",       "ssrc",           "packets_out",
                           "objects_out",         "packets_in", "drop_srtp_auth", "drop_srtp_replay",
@@ -489,9 +489,11 @@ static void test_plain_status_unchanged(void **state)
     rig_up(&g, 1200);
     struct xg_status st = {0};
     g.a.ops->status(&g.a, &st);
-    assert_int_equal(st.n_counters, 32);
+    assert_int_equal(st.n_counters, 34);
     for (int i = 0; i < st.n_counters; i++)
         assert_null(strstr(st.counters[i].name, "srtp"));
+    assert_string_equal(st.counters[32].name, "rx_wakes");
+    assert_string_equal(st.counters[33].name, "rx_yields");
     assert_string_equal(st.counters[13].name, "ingress_objects");
     assert_string_equal(st.counters[14].name, "egress_ids");
     assert_string_equal(st.counters[16].name, "drop_truncated");
