@@ -64,11 +64,18 @@ static void check(struct xg_table *t, const struct vmc_ingress *in, const struct
                   uint64_t datagrams, int64_t now)
 {
     if (in->datagrams != datagrams) abort();
-    if (in->n_devices > MAX_DEVICES) abort();
+    /* the device set: bounded, its count true, every used slot found again by its name and none
+     * left pending after a datagram */
+    if (in->dev.max != MAX_DEVICES || in->dev.n_used > MAX_DEVICES || in->dev.n_pend) abort();
     size_t devices = 0;
-    for (size_t i = 0; i < MAX_DEVICES; i++)
-        devices += in->device_ids[i] != 0;
-    if (devices != in->n_devices) abort();
+    for (size_t i = 0; i < MAX_DEVICES; i++) {
+        const struct vmc_device *d = &in->dev.d[i];
+        if (d->pending) abort();
+        if (!d->used) continue;
+        devices++;
+        if (vmc_devices_find(&in->dev, d->src) != (long)i) abort();
+    }
+    if (devices != in->dev.n_used) abort();
     uint64_t reasons = 0;
     for (int r = 0; r < VMC_R_COUNT; r++)
         reasons += in->reasons[r];
