@@ -955,6 +955,37 @@ size_t xg_table_remove_origin(struct xg_table *t, int origin)
     return n;
 }
 
+void xg_table_set_params(struct xg_table *t, const struct xg_table_params *params)
+{
+    struct xg_table_params p = *params;
+    if (p.velocity_window_ns <= 0) p.velocity_window_ns = t->p.velocity_window_ns;
+    if (!p.max_entities) p.max_entities = t->p.max_entities;
+    t->p = p;
+}
+
+size_t xg_table_drop_adapter(struct xg_table *t, int index)
+{
+    if (!t || index < 0 || index >= XG_MAX_ADAPTERS) return 0;
+    size_t n = xg_table_remove_origin(t, index);
+    struct sink *s = &t->sinks[index];
+    const uint64_t bit = UINT64_C(1) << index;
+    for (size_t i = 0; i < t->n_slots; i++) {
+        struct xg_entity *e = t->slots[i];
+        if (!e) continue;
+        sink_val_release(s, e);
+        e->sink_mask &= ~bit;
+        e->dirty_mask &= ~bit;
+    }
+    free(s->list);
+    free(s->vals);
+    memset(s, 0, sizeof *s);
+    t->woken &= ~bit;
+    t->adapter_names[index] = NULL;
+    t->stats.samples_in[index] = t->stats.dropped_backwards[index] = 0;
+    t->stats.rejected[index] = t->stats.refused[index] = 0;
+    return n;
+}
+
 const struct xg_table_stats *xg_table_stats(const struct xg_table *t)
 {
     return &t->stats;

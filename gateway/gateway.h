@@ -37,6 +37,9 @@ struct xg_gw_adapter {
     struct xg_globs include, exclude;
     struct event *tick; /* egress tick (rate_hz > 0): makes the sink due in the next pass */
     bool created, started;
+    struct xg_conf *root;      /* the configuration tree it was created from (gw->root or an old
+                                  one: create() may keep pointers into it) */
+    struct xg_conf *conf_root; /* the tree `conf` belongs to (another after an in-place update) */
 };
 
 /** The `gateway:` section. */
@@ -79,6 +82,13 @@ struct xg_gateway {
     double loop_lag_s, loop_lag_max_s;
     int64_t started_ns;
     bool stopping;
+    /* configuration reload (gateway/reload.c): gw->adapters[] may have holes (NULL) after one,
+     * n_adapters is one past the highest index in use */
+    struct xg_gateway_opts *opts;                 /* what the file was loaded with (owned copy) */
+    struct xg_conf *old_roots[XG_MAX_ADAPTERS];   /* earlier trees still used by kept adapters */
+    uint64_t reloads_ok, reloads_failed;          /* xrgate_config_reloads_total{result} */
+    bool last_reload_failed;                      /* xrgate_config_last_reload_successful = 0 */
+    double last_reload_ok_unix;                   /* time of the last successful load, s */
 };
 
 /** Options from the command line / environment that override the file. */
@@ -91,6 +101,18 @@ struct xg_gateway_opts {
     const char *log_level;    /* override (--log-level / XRGATE_LOG_LEVEL), NULL = keep */
     bool strict;              /* --strict: insecure settings are errors (as gateway.strict) */
 };
+
+/** Re-read the configuration the gateway was loaded with (SIGHUP, POST /api/reload;
+ *  gateway/reload.c, docs/configuration.md "Reloading"). The new file is checked exactly as
+ *  `xrgate --check` checks it (xg_gateway_load on a scratch gateway); if it is invalid nothing
+ *  changes. Otherwise adapters whose configuration node is unchanged keep running untouched,
+ *  changed ones restart (or, for a sink's rate_hz alone, are updated in place), added ones start,
+ *  removed ones stop (their entities removed, every other adapter told); live gateway keys
+ *  apply, admin.listen, admin.tls, id and resolv_conf are reported as needing a restart.
+ *  `trigger` names the cause for the log ("SIGHUP", "POST /api/reload from ..."). Returns the
+ *  result as a malloc'd JSON text {ok, added, removed, restarted, updated, unchanged,
+ *  needs_restart, errors} (NULL on ENOMEM); *ok tells whether it succeeded. */
+char *xg_gateway_reload(struct xg_gateway *gw, const char *trigger, bool *ok);
 
 /** Longest insecure-configuration warning, in bytes (with its file:line:column). */
 #define XG_WARNING_MAX 640

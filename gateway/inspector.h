@@ -73,6 +73,11 @@ void xg_inspector_serve(struct xg_gateway *gw, struct evhttp_request *req, const
 /** Start an SSE stream on req (GET /events). Answers 503 when the client cap is reached. */
 void xg_inspector_events(struct xg_gateway *gw, struct evhttp_request *req);
 
+/** A configuration reload happened (gateway/reload.c): restart the per-adapter rates and send
+ *  every /events client `event: hello` (the table parameters may have changed), `event: reload`
+ *  with `json` (one line: the reload's result and the new adapter set) and a state frame. */
+void xg_inspector_reloaded(struct xg_gateway *gw, const char *json);
+
 /** Close every stream and free the inspector state (before evhttp_free; idempotent). */
 void xg_inspector_stop(struct xg_gateway *gw);
 

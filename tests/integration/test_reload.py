@@ -1,0 +1,371 @@
+"""Integration: live reconfiguration (issue 31): SIGHUP and POST /api/reload.
+
+1. Unchanged kept: a raw-byte VRPN client of vrpn-server "vrpn" (20 Hz) stays connected through
+   (a) a SIGHUP reload that adds an adapter, (b) a reload of a broken file (SIGHUP and POST, both
+   refused, counted, file:line:col returned), (c) POST /api/reload that changes another sink's
+   rate_hz (updated in place) and (d) one that changes another adapter (restarted). Its report
+   stream of tracker "demo" sensor 0 never gaps by more than two report periods, measured by the
+   gateway's own report timestamps (the VRPN header times, set when the report is sent); the
+   server accepted one connection only, the entity keeps its id and the process its pid.
+2. Changed restarted, added, removed: a changed synth gets new entities (new ids) while an
+   unchanged one keeps its ids; a removed rgmp-server stops listening and its /metrics series go;
+   an added synth appears in /api/adapters and /api/entities; reordering a map's keys is no
+   change.
+3. Gateway keys: log_level, entity.stale_ms and predict.max_horizon_ms apply (the `hello` of
+   /events says the new stale_ms; debug lines appear); id and admin.listen are reported in
+   needs_restart and keep their old value (the admin API still answers on its old port).
+4. Invalid refused: unknown key, unknown type, duplicate name and a YAML syntax error each answer
+   422 with the error at file:line:col; nothing changes; the metrics count every reload
+   (xrgate_config_reloads_total{result}, xrgate_config_last_reload_successful,
+   xrgate_config_last_reload_success_timestamp_seconds); GET /api/reload is 405; a cross-site
+   POST (foreign Origin) is 403; with a token the path needs it (401).
+5. /events announces a reload: `event: reload` with the result and the new adapter set.
+"""
+import http.client
+import json
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from xgtest import Gateway, parse_prometheus, wait_until  # noqa: E402
+from test_vrpn_server import Client, server_port  # noqa: E402
+from test_inspector import SSE  # noqa: E402
+
+RATE = 20.0  # vrpn-server's report rate in test 1: a period of 50 ms
+
+BASE = """
+gateway:
+  id: lab-a
+  log_level: info
+  entity:
+    stale_ms: 500
+adapters:
+  - name: demo
+    type: synth
+    rate_hz: 100
+    bodies: 1
+    head: false
+    hands: false
+  - name: vrpn
+    type: vrpn-server
+    listen: "127.0.0.1:0"
+    rate_hz: {rate}
+{extra}"""
+
+
+def write(gw, text):
+    with open(os.path.join(gw.tmp.name, "xrgate.yaml"), "w") as f:
+        f.write(text)
+
+
+def post(gw, path="/api/reload", headers=None, method="POST"):
+    c = http.client.HTTPConnection("127.0.0.1", gw.port, timeout=10)
+    c.request(method, path, body=b"", headers=headers or {})
+    r = c.getresponse()
+    body = r.read()
+    c.close()
+    return r.status, body
+
+
+def reload_post(gw, want=200):
+    status, body = post(gw)
+    assert status == want, f"POST /api/reload: {status} {body!r}\n{gw.log()[-3000:]}"
+    res = json.loads(body)
+    for k in ("ok", "added", "removed", "restarted", "updated", "unchanged", "needs_restart",
+              "errors"):
+        assert k in res, f"reply lacks {k}: {res}"
+    assert res["ok"] == (want == 200), res
+    return res
+
+
+def reload_hup(gw):
+    n = gw.log().count("configuration reload")
+    gw.proc.send_signal(signal.SIGHUP)
+    wait_until(lambda: gw.log().count("configuration reload") > n, what="the SIGHUP reload's log")
+    return gw.log().splitlines()[-1]
+
+
+def metrics(gw):
+    status, _, body = gw.get("/metrics")
+    assert status == 200
+    return parse_prometheus(body.decode())
+
+
+class Pump(threading.Thread):
+    """Reads the VRPN client on its own thread until stopped."""
+
+    def __init__(self, client):
+        super().__init__(daemon=True)
+        self.c = client
+        self.stop_ev = threading.Event()
+        self.error = None
+
+    def run(self):
+        try:
+            while not self.stop_ev.is_set() and not self.c.closed:
+                self.c.pump(0.05)
+        except Exception as e:  # noqa: BLE001 -- reported by the main thread
+            self.error = e
+
+    def stop(self):
+        self.stop_ev.set()
+        self.join(5)
+        assert self.error is None, f"VRPN client: {self.error!r}"
+
+
+def demo_times(c):
+    """Send times (s, from the VRPN headers) of tracker demo's sensor 0 Pos_Quat reports."""
+    return [hdr[1] + hdr[2] * 1e-6 for ch, t, k, s, v, hdr in list(c.reports)
+            if t == "demo" and k == "pq" and s == 0]
+
+
+def test_unchanged_kept():
+    with Gateway(BASE.format(rate=RATE, extra="")) as gw:
+        wait_until(lambda: gw.adapters()["vrpn"]["counters"].get("sensors"), what="sensors")
+        pid = gw.proc.pid
+        eid = gw.entities("demo/")["demo/body0"]["id"]
+        c = Client(server_port(gw, "vrpn"), "tcp")
+        pump = Pump(c)
+        pump.start()
+        wait_until(lambda: len(demo_times(c)) >= 10, what="reports of demo")
+        # (a) an added adapter, by SIGHUP
+        write(gw, BASE.format(rate=RATE, extra="""  - name: vrpn2
+    type: vrpn-server
+    listen: "127.0.0.1:0"
+    rate_hz: 30
+"""))
+        line = reload_hup(gw)
+        assert "configuration reloaded (SIGHUP)" in line and "added [vrpn2]" in line, line
+        assert "vrpn2" in gw.adapters()
+        server_port(gw, "vrpn2")
+        n = len(demo_times(c))
+        wait_until(lambda: len(demo_times(c)) >= n + 5, what="reports after reload (a)")
+        # (b) a broken file: refused by SIGHUP and by POST
+        write(gw, BASE.format(rate=RATE, extra="""  - name: vrpn2
+    type: vrpn-server
+    listen: "127.0.0.1:0"
+    rate_hz: 30
+    bogus_key: 1
+"""))
+        line = reload_hup(gw)
+        assert "refused, nothing changed" in line and "xrgate.yaml:22:5: unknown key 'bogus_key'" \
+            in line, line
+        res = reload_post(gw, want=422)
+        assert any("xrgate.yaml:22:5: unknown key 'bogus_key'" in e for e in res["errors"]), res
+        assert not res["added"] and not res["removed"] and not res["restarted"], res
+        m = metrics(gw)
+        assert m[("xrgate_config_reloads_total", 'result="failure"')] == 2
+        assert m[("xrgate_config_last_reload_successful", "")] == 0
+        # (c) another sink's rate: updated in place
+        write(gw, BASE.format(rate=RATE, extra="""  - name: vrpn2
+    type: vrpn-server
+    listen: "127.0.0.1:0"
+    rate_hz: 60
+"""))
+        res = reload_post(gw)
+        assert res["updated"] == ["vrpn2"] and sorted(res["unchanged"]) == ["demo", "vrpn"], res
+        assert gw.adapters()["vrpn2"]["rate_hz"] == 60
+        # (d) another adapter changed: restarted
+        write(gw, BASE.format(rate=RATE, extra="""  - name: vrpn2
+    type: vrpn-server
+    listen: "127.0.0.1:0"
+    rate_hz: 60
+    max_clients: 3
+"""))
+        res = reload_post(gw)
+        assert res["restarted"] == ["vrpn2"] and sorted(res["unchanged"]) == ["demo", "vrpn"], res
+        n = len(demo_times(c))
+        wait_until(lambda: len(demo_times(c)) >= n + 5, what="reports after the last reload")
+        pump.stop()
+        assert not c.closed, "the VRPN client was disconnected"
+        times = demo_times(c)
+        gaps = [b - a for a, b in zip(times, times[1:])]
+        worst = max(gaps)
+        print(f"unchanged kept: {len(times)} reports of demo, largest gap {worst * 1e3:.1f} ms "
+              f"(period {1e3 / RATE:.0f} ms)")
+        assert worst <= 2.0 / RATE, f"the report stream gapped by {worst * 1e3:.1f} ms"
+        vc = gw.counters("vrpn")
+        assert vc.get("clients") == 1, vc
+        assert vc["clients_accepted"] == 1, vc
+        assert gw.entities("demo/")["demo/body0"]["id"] == eid, "demo/body0 was re-created"
+        assert gw.proc.pid == pid and gw.proc.poll() is None
+        m = metrics(gw)
+        assert m[("xrgate_config_reloads_total", 'result="success"')] == 3
+        assert m[("xrgate_config_reloads_total", 'result="failure"')] == 2
+        assert m[("xrgate_config_last_reload_successful", "")] == 1
+        c.close()
+    print("unchanged kept through added / broken / rate / restart reloads: OK")
+
+
+FULL = """
+gateway:
+  id: {gid}
+  log_level: {level}
+  admin:
+    listen: "{listen}"
+  predict:
+    max_horizon_ms: {horizon}
+  entity:
+    stale_ms: {stale}
+adapters:
+  - name: demo
+    type: synth
+    rate_hz: 50
+    bodies: 1
+    head: false
+    hands: false
+{other}{rg}{third}"""
+OTHER1 = """  - name: other
+    type: synth
+    rate_hz: 50
+    bodies: 1
+    head: false
+    hands: false
+"""
+RG = """  - name: rg
+    type: rgmp-server
+    listen: "127.0.0.1:0"
+"""
+THIRD = """  - name: third
+    type: synth
+    rate_hz: 50
+    bodies: 1
+    head: false
+    hands: false
+"""
+
+
+def full(**kw):
+    v = dict(gid="lab-a", level="info", listen="127.0.0.1:0", horizon=100, stale=500,
+             other=OTHER1, rg=RG, third="")
+    v.update(kw)
+    return FULL.format(**v)
+
+
+def test_changes():
+    gw = Gateway(full(), admin=None)
+    try:
+        wait_until(lambda: gw.port, what="the admin port")
+        port0 = gw.port
+        wait_until(lambda: len(gw.entities()) == 2, what="2 entities")
+        ids = {n: e["id"] for n, e in gw.entities().items()}
+        rg_port = server_port(gw, "rg")
+        m = metrics(gw)
+        t_start = m[("xrgate_config_last_reload_success_timestamp_seconds", "")]
+        assert t_start > 1.6e9, t_start
+        assert any(k[0] == "xrgate_samples_out_total" and 'adapter="rg"' in k[1] for k in m)
+        sse = SSE(gw.port)
+        evs = sse.events()
+        ev, data, _ = next(evs)
+        assert ev == "hello" and json.loads(data)["stale_ms"] == 500
+
+        # reordered keys of demo: no change; other changed; rg removed; third added; live keys;
+        # id and admin.listen need a restart
+        other2 = OTHER1.replace("    bodies: 1\n", "    bodies: 2\n")
+        text = full(other=other2, rg="", third=THIRD, level="debug", stale=800, horizon=50,
+                    gid="lab-b", listen="127.0.0.1:1")
+        text = text.replace("    type: synth\n    rate_hz: 50\n    bodies: 1\n    head: false\n"
+                            "    hands: false\n  - name: other",
+                            "    hands: false\n    head: false\n    bodies: 1\n    rate_hz: 50\n"
+                            "    type: synth\n  - name: other", 1)
+        assert "    rate_hz: 50\n    type: synth\n  - name: other" in text
+        write(gw, text)
+        res = reload_post(gw)
+        assert res["unchanged"] == ["demo"], res
+        assert res["restarted"] == ["other"], res
+        assert res["removed"] == ["rg"], res
+        assert res["added"] == ["third"], res
+        assert set(res["updated"]) == {"gateway.log_level", "gateway.entity.stale_ms",
+                                       "gateway.predict.max_horizon_ms"}, res
+        assert set(res["needs_restart"]) == {"gateway.id", "gateway.admin.listen"}, res
+        assert gw.port == port0 and gw.get("/healthz")[0] == 200
+
+        # /events: the new table parameters, the result and the adapter set
+        got = {}
+        for ev, data, _ in evs:
+            got.setdefault(ev, json.loads(data))
+            if ev == "reload":
+                break
+        assert got["hello"]["stale_ms"] == 800 and got["hello"]["gateway"] == "lab-a", got["hello"]
+        assert sorted(a["name"] for a in got["reload"]["adapters"]) == ["demo", "other", "third"]
+        assert got["reload"]["added"] == ["third"]
+        sse.close()
+
+        ads = gw.adapters()
+        assert sorted(ads) == ["demo", "other", "third"], ads
+        wait_until(lambda: len(gw.entities()) == 4, what="demo 1 + other 2 + third 1 entities")
+        now = {n: e["id"] for n, e in gw.entities().items()}
+        assert now["demo/body0"] == ids["demo/body0"], "demo/body0 was re-created"
+        assert now["other/body0"] != ids["other/body0"], "other/body0 was not re-created"
+        assert "third/body0" in now
+        s = socket.socket()
+        s.settimeout(2)
+        assert s.connect_ex(("127.0.0.1", rg_port)) != 0, "rg still listens"
+        s.close()
+        m = metrics(gw)
+        assert not any('adapter="rg"' in k[1] for k in m), "rg's series linger"
+        assert m[("xrgate_config_last_reload_success_timestamp_seconds", "")] >= t_start
+        assert gw.wait_log(" debug "), "log_level debug did not apply"
+        assert "'lab-a' running" in gw.log()
+
+        # invalid files: refused, nothing changes
+        good = text
+        bad = [
+            (good.replace("    bodies: 2\n", "    bodies: 2\n    bodiez: 3\n"),
+             "unknown key 'bodiez'"),
+            (good.replace("  - name: third\n    type: synth", "  - name: third\n    type: synthx"),
+             "unknown adapter type 'synthx'"),
+            (good.replace("  - name: third", "  - name: other"), "duplicate adapter name 'other'"),
+            (good + "  - name: [unclosed\n", "YAML syntax error"),
+        ]
+        for i, (text_bad, what) in enumerate(bad):
+            write(gw, text_bad)
+            res = reload_post(gw, want=422)
+            assert len(res["errors"]) >= 1 and what in res["errors"][0], (what, res)
+            assert res["errors"][0].split(":")[0].endswith("xrgate.yaml"), res
+            loc = res["errors"][0].split(":")
+            assert loc[1].isdigit() and loc[2].isdigit(), res["errors"][0]
+            assert sorted(gw.adapters()) == ["demo", "other", "third"]
+        m = metrics(gw)
+        assert m[("xrgate_config_reloads_total", 'result="failure"')] == len(bad)
+        assert m[("xrgate_config_reloads_total", 'result="success"')] == 1
+        assert m[("xrgate_config_last_reload_successful", "")] == 0
+        write(gw, good)
+        res = reload_post(gw)
+        assert sorted(res["unchanged"]) == ["demo", "other", "third"], res
+        assert not res["updated"] and not res["added"] and not res["restarted"], res
+        # still reported: the running gateway keeps its old id and admin address
+        assert set(res["needs_restart"]) == {"gateway.id", "gateway.admin.listen"}, res
+        assert metrics(gw)[("xrgate_config_last_reload_successful", "")] == 1
+
+        # the path: POST only, no cross-site request
+        assert post(gw, method="GET")[0] == 405
+        assert post(gw, headers={"Origin": "http://evil.example"})[0] == 403
+        assert post(gw, headers={"Origin": f"http://127.0.0.1:{gw.port}"})[0] == 200
+    finally:
+        gw.stop()
+        gw.tmp.cleanup()
+    print("changed restarted, added, removed, live and needs-restart keys, invalid refused: OK")
+
+
+def test_token():
+    cfg = BASE.format(rate=RATE, extra="")
+    with Gateway(cfg, env={"XRGATE_ADMIN_TOKEN": "s3cret"}) as gw:
+        assert post(gw)[0] == 401
+        status, body = post(gw, headers={"Authorization": "Bearer s3cret"})
+        assert status == 200 and json.loads(body)["ok"], body
+    print("token: OK")
+
+
+def main():
+    test_unchanged_kept()
+    test_changes()
+    test_token()
+
+
+if __name__ == "__main__":
+    main()
