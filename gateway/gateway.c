@@ -468,21 +468,25 @@ static void signal_cb(evutil_socket_t sig, short what, void *arg)
 static void signal_ignored_cb(evutil_socket_t sig, short what, void *arg)
 {
     struct xg_gateway *gw = arg;
-    if (sig == SIGHUP) {
-        bool ok;
-        free(xg_gateway_reload(gw, "SIGHUP", &ok));
+    if (sig == SIGHUP) { /* after this callback: signals caught together make one reload */
+        if (gw->reload_ev) event_active(gw->reload_ev, EV_TIMEOUT, 0);
         return;
     }
     XG_WARN_PEER(&gw->signal_log, COMPONENT, "%s ignored: xrgate defines no action for it",
                  sig == SIGUSR1 ? "SIGUSR1" : "SIGUSR2");
 }
 
+static void reload_cb(evutil_socket_t fd, short what, void *arg)
+{
+    bool ok;
+    free(xg_gateway_reload(arg, "SIGHUP", &ok));
+}
+
 int xg_gw_adapter_retick(struct xg_gateway *gw, struct xg_gw_adapter *ga)
 {
     if (ga->tick) event_del(ga->tick);
     if (!ga->a.ops->is_sink || ga->a.rate_hz <= 0) return 0;
-    if (!ga->tick && !(ga->tick = event_new(gw->base, -1, EV_PERSIST, tick_cb, ga)))
-        return -ENOMEM;
+    if (!ga->tick && !(ga->tick = event_new(gw->base, -1, EV_PERSIST, tick_cb, ga))) return -ENOMEM;
     double period = 1.0 / ga->a.rate_hz;
     struct timeval tv = {(time_t)period, (suseconds_t)((period - (time_t)period) * 1e6)};
     if (!tv.tv_sec && !tv.tv_usec) tv.tv_usec = 1;
@@ -519,8 +523,9 @@ int xg_gateway_start(struct xg_gateway *gw, struct xg_error *err)
     gw->expire_ev = event_new(gw->base, -1, EV_PERSIST, expire_cb, gw);
     gw->lag_ev = evtimer_new(gw->base, lag_cb, gw);
     gw->pass_ev = event_new(gw->base, -1, 0, pass_cb, gw);
-    if (!gw->pass_ev || !gw->sigint_ev || !gw->sigterm_ev || !gw->sighup_ev || !gw->sigusr1_ev ||
-        !gw->sigusr2_ev || !gw->expire_ev || !gw->lag_ev)
+    gw->reload_ev = event_new(gw->base, -1, 0, reload_cb, gw);
+    if (!gw->pass_ev || !gw->reload_ev || !gw->sigint_ev || !gw->sigterm_ev || !gw->sighup_ev ||
+        !gw->sigusr1_ev || !gw->sigusr2_ev || !gw->expire_ev || !gw->lag_ev)
         return xg_error_set(err, -ENOMEM, "out of memory");
     struct event *sigs[] = {gw->sigint_ev, gw->sigterm_ev, gw->sighup_ev, gw->sigusr1_ev,
                             gw->sigusr2_ev};
@@ -613,8 +618,9 @@ void xg_gateway_free(struct xg_gateway *gw)
     for (int i = 0; i < gw->n_adapters; i++)
         if (gw->adapters[i]) adapter_destroy(gw->adapters[i]);
     gw->n_adapters = 0;
-    struct event **evs[] = {&gw->pass_ev,    &gw->expire_ev, &gw->lag_ev,     &gw->sigint_ev,
-                            &gw->sigterm_ev, &gw->sighup_ev, &gw->sigusr1_ev, &gw->sigusr2_ev};
+    struct event **evs[] = {&gw->pass_ev,    &gw->expire_ev,  &gw->lag_ev,
+                            &gw->sigint_ev,  &gw->sigterm_ev, &gw->sighup_ev,
+                            &gw->sigusr1_ev, &gw->sigusr2_ev, &gw->reload_ev};
     for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
         if (*evs[i]) {
             event_free(*evs[i]);

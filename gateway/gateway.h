@@ -74,9 +74,10 @@ struct xg_gateway {
     uint64_t egress_due;   /* sinks (bit = adapter index) the next pass drains */
     uint64_t egress_passes, egress_drains; /* passes run, drains in them (/metrics) */
     struct event *expire_ev, *lag_ev, *sigint_ev, *sigterm_ev;
-    struct event *sighup_ev, *sigusr1_ev, *sigusr2_ev; /* logged and ignored */
-    struct xg_log_limit signal_log;                    /* one limiter for those lines */
-    char **warnings; /* insecure-configuration findings (xg_gateway_audit), owned */
+    struct event *sighup_ev, *sigusr1_ev, *sigusr2_ev; /* HUP reloads, USR1/2 logged */
+    struct event *reload_ev;        /* SIGHUP's reload, run once for signals that arrive together */
+    struct xg_log_limit signal_log; /* one limiter for those lines */
+    char **warnings;                /* insecure-configuration findings (xg_gateway_audit), owned */
     int n_warnings;
     int64_t lag_expected_ns;
     double loop_lag_s, loop_lag_max_s;
@@ -84,11 +85,11 @@ struct xg_gateway {
     bool stopping;
     /* configuration reload (gateway/reload.c): gw->adapters[] may have holes (NULL) after one,
      * n_adapters is one past the highest index in use */
-    struct xg_gateway_opts *opts;                 /* what the file was loaded with (owned copy) */
-    struct xg_conf *old_roots[XG_MAX_ADAPTERS];   /* earlier trees still used by kept adapters */
-    uint64_t reloads_ok, reloads_failed;          /* xrgate_config_reloads_total{result} */
-    bool last_reload_failed;                      /* xrgate_config_last_reload_successful = 0 */
-    double last_reload_ok_unix;                   /* time of the last successful load, s */
+    struct xg_gateway_opts *opts;               /* what the file was loaded with (owned copy) */
+    struct xg_conf *old_roots[XG_MAX_ADAPTERS]; /* earlier trees still used by kept adapters */
+    uint64_t reloads_ok, reloads_failed;        /* xrgate_config_reloads_total{result} */
+    bool last_reload_failed;                    /* xrgate_config_last_reload_successful = 0 */
+    double last_reload_ok_unix;                 /* time of the last successful load, s */
 };
 
 /** Options from the command line / environment that override the file. */
@@ -133,8 +134,9 @@ int xg_gateway_load(struct xg_gateway *gw, const struct xg_gateway_opts *opts,
 int xg_gateway_audit(struct xg_gateway *gw, const struct xg_gateway_opts *opts,
                      struct xg_error *err);
 /** Bind the admin server, install signal handlers and timers, log gw->warnings, start
- *  adapters. SIGINT/SIGTERM stop the gateway; SIGHUP, SIGUSR1 and SIGUSR2 are logged (rate
- *  limited) and ignored; SIGPIPE is ignored. */
+ *  adapters. SIGINT/SIGTERM stop the gateway; SIGHUP reloads the configuration
+ *  (xg_gateway_reload; SIGHUPs that arrive before the reload ran make one reload); SIGUSR1 and
+ *  SIGUSR2 are logged (rate limited) and ignored; SIGPIPE is ignored. */
 int xg_gateway_start(struct xg_gateway *gw, struct xg_error *err);
 /** Run the reactor until stopped. Returns 0. */
 int xg_gateway_run(struct xg_gateway *gw);

@@ -171,9 +171,9 @@ static int bring_up(struct xg_gateway *gw, const struct xg_conf *node, const cha
         return 0;
     }
     XG_ERR(COMPONENT, "reload: adapter '%s' did not start: %s", name,
-             err.msg[0] ? err.msg : strerror(-rc));
-    json_array_append_new(errors, json_sprintf("adapter '%s': %s", name,
-                                               err.msg[0] ? err.msg : strerror(-rc)));
+           err.msg[0] ? err.msg : strerror(-rc));
+    json_array_append_new(
+        errors, json_sprintf("adapter '%s': %s", name, err.msg[0] ? err.msg : strerror(-rc)));
     if (index >= 0 && index < XG_MAX_ADAPTERS && gw->adapters[index]) {
         gw->adapters[index]->started = true; /* a half-done start() is undone by stop() */
         xg_gw_adapter_free(gw, gw->adapters[index]);
@@ -193,12 +193,12 @@ static void apply_gateway(struct xg_gateway *gw, const struct xg_gateway_conf *n
     if (strcmp(o->admin_tls_cert, n->admin_tls_cert) || strcmp(o->admin_tls_key, n->admin_tls_key))
         json_array_append_new(needs, json_string("gateway.admin.tls"));
     if (resolv_changed) json_array_append_new(needs, json_string("gateway.resolv_conf"));
-#define LIVE(cond, key, assign)                                                                   \
-    do {                                                                                          \
-        if (cond) {                                                                               \
-            assign;                                                                               \
-            json_array_append_new(updated, json_string(key));                                     \
-        }                                                                                         \
+#define LIVE(cond, key, assign)                                                                    \
+    do {                                                                                           \
+        if (cond) {                                                                                \
+            assign;                                                                                \
+            json_array_append_new(updated, json_string(key));                                      \
+        }                                                                                          \
     } while (0)
     LIVE(o->log_level != n->log_level, "gateway.log_level", o->log_level = n->log_level);
     LIVE(strcmp(o->admin_token, n->admin_token), "gateway.admin.token",
@@ -262,8 +262,7 @@ static void names_str(const json_t *a, char *buf, size_t size)
 
 static void log_result(const json_t *res, const char *trigger, const char *file, double ms)
 {
-    static const char *const keys[] = {"added", "removed", "restarted", "updated",
-                                       "needs_restart"};
+    static const char *const keys[] = {"added", "removed", "restarted", "updated", "needs_restart"};
     char parts[5][512];
     for (int k = 0; k < 5; k++)
         names_str(json_object_get(res, keys[k]), parts[k], sizeof parts[k]);
@@ -285,8 +284,8 @@ static char *announce(struct xg_gateway *gw, json_t *res)
     for (int i = 0; i < gw->n_adapters; i++) {
         struct xg_gw_adapter *ga = gw->adapters[i];
         if (ga)
-            json_array_append_new(set, json_pack("{s:i, s:s, s:s}", "index", i, "name",
-                                                 ga->a.name, "type", ga->a.ops->type));
+            json_array_append_new(set, json_pack("{s:i, s:s, s:s}", "index", i, "name", ga->a.name,
+                                                 "type", ga->a.ops->type));
     }
     json_object_set_new(res, "adapters", set);
     char *event = json_dumps(res, JSON_COMPACT);
@@ -309,9 +308,9 @@ char *xg_gateway_reload(struct xg_gateway *gw, const char *trigger, bool *ok_out
     json_object_set_new(res, "unchanged", unchanged);
     json_object_set_new(res, "needs_restart", needs);
     json_object_set_new(res, "errors", errors);
-    const char *file = gw->opts && gw->opts->config_path ? gw->opts->config_path
+    const char *file = gw->opts && gw->opts->config_path   ? gw->opts->config_path
                        : gw->opts && gw->opts->config_name ? gw->opts->config_name
-                                                            : "<embedded>";
+                                                           : "<embedded>";
     bool ok = false;
     struct xg_gateway *cand = calloc(1, sizeof *cand);
     /* the process-wide state a load sets: put back unless the reload applies it */
@@ -330,7 +329,7 @@ char *xg_gateway_reload(struct xg_gateway *gw, const char *trigger, bool *ok_out
             json_array_append_new(errors,
                                   json_sprintf("insecure configuration: %s", cand->warnings[i]));
         XG_ERR(COMPONENT, "configuration reload (%s) refused, nothing changed: %s", trigger,
-                 err.msg[0] ? err.msg : strerror(-rc));
+               err.msg[0] ? err.msg : strerror(-rc));
         goto out;
     }
 
@@ -389,8 +388,8 @@ char *xg_gateway_reload(struct xg_gateway *gw, const char *trigger, bool *ok_out
             ga->conf = neu->conf; /* compared next time; create() read the old tree (ga->root) */
             ga->conf_root = gw->root;
             if (ga->started && xg_gw_adapter_retick(gw, ga))
-                json_array_append_new(errors, json_sprintf("adapter '%s': cannot add its tick",
-                                                           ga->a.name));
+                json_array_append_new(
+                    errors, json_sprintf("adapter '%s': cannot add its tick", ga->a.name));
             if (ga->a.rate_hz <= 0 && xg_table_dirty_count(gw->table, ga->a.index))
                 xg_gw_make_due(gw, ga->a.index);
         } else {

@@ -20,6 +20,10 @@
    xrgate_config_last_reload_success_timestamp_seconds); GET /api/reload is 405; a cross-site
    POST (foreign Origin) is 403; with a token the path needs it (401).
 5. /events announces a reload: `event: reload` with the result and the new adapter set.
+6. Every adapter type restarts cleanly: a configuration with a source and sink of each protocol
+   (clients streaming from faultlib peers) is reloaded twice with every adapter changed; each
+   source's entities come back, the servers listen again, and the process exits 0 without a
+   sanitizer report (under `make sanitize`: no use-after-free or leak in stop/destroy/create).
 """
 import http.client
 import json
@@ -34,6 +38,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from xgtest import Gateway, parse_prometheus, wait_until  # noqa: E402
 from test_vrpn_server import Client, server_port  # noqa: E402
 from test_inspector import SSE  # noqa: E402
+import faultlib as F  # noqa: E402
 
 RATE = 20.0  # vrpn-server's report rate in test 1: a period of 50 ms
 
@@ -93,6 +98,12 @@ def metrics(gw):
     status, _, body = gw.get("/metrics")
     assert status == 200
     return parse_prometheus(body.decode())
+
+
+def clean_exit(gw):
+    """SIGTERM: exit 0 (a sanitizer build reports leaks and errors with another code)."""
+    rc, _ = gw.stop()
+    assert rc == 0 and "Sanitizer" not in gw.log(), f"exit {rc}:\n{gw.log()[-4000:]}"
 
 
 class Pump(threading.Thread):
@@ -198,6 +209,7 @@ def test_unchanged_kept():
         assert m[("xrgate_config_reloads_total", 'result="failure"')] == 2
         assert m[("xrgate_config_last_reload_successful", "")] == 1
         c.close()
+        clean_exit(gw)
     print("unchanged kept through added / broken / rate / restart reloads: OK")
 
 
@@ -346,6 +358,7 @@ def test_changes():
         assert post(gw, method="GET")[0] == 405
         assert post(gw, headers={"Origin": "http://evil.example"})[0] == 403
         assert post(gw, headers={"Origin": f"http://127.0.0.1:{gw.port}"})[0] == 200
+        clean_exit(gw)
     finally:
         gw.stop()
         gw.tmp.cleanup()
@@ -358,10 +371,95 @@ def test_token():
         assert post(gw)[0] == 401
         status, body = post(gw, headers={"Authorization": "Bearer s3cret"})
         assert status == 200 and json.loads(body)["ok"], body
+        clean_exit(gw)
     print("token: OK")
 
 
+def test_every_type():
+    peers = {}
+    if F.have("rgmp-client"):
+        peers["rg"] = F.RgmpPeer(hz=100)
+    if F.have("vrpn-client"):
+        peers["vc"] = F.VrpnPeer(hz=100)
+    if F.have("less"):
+        peers["lc"] = F.LessPeer(hz=100)
+    sink = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sink.bind(("127.0.0.1", 0))
+    sp = sink.getsockname()[1]
+    bvh = os.path.join(os.path.dirname(__file__), "..", "vectors", "bvh", "walk_small.bvh")
+    ads = {"demo": "{name: demo, type: synth, bodies: 3, rate_hz: 100}",
+           "ro": '{name: ro, type: rgmp-server, listen: "127.0.0.1:0", rate_hz: 60}',
+           "vo": '{name: vo, type: vrpn-server, listen: "127.0.0.1:0", rate_hz: 60}',
+           "rt": f'{{name: rt, type: rtp, bind: "127.0.0.1:0", destinations: ["127.0.0.1:{sp}"]}}',
+           "vm": f'{{name: vm, type: vmc, profile: vmc, bind: "127.0.0.1:0", '
+                 f'destinations: ["127.0.0.1:{sp}"]}}',
+           "bv": f'{{name: bv, type: bvh, file: "{os.path.abspath(bvh)}", loop: true}}',
+           "ll": '{name: ll, type: less, mode: listen, listen: "127.0.0.1:0", signature: none}'}
+    if "rg" in peers:
+        ads["rg"] = f'{{name: rg, type: rgmp-client, connect: "127.0.0.1:{peers["rg"].port}"}}'
+    if "vc" in peers:
+        ads["vc"] = (f'{{name: vc, type: vrpn-client, '
+                     f'devices: ["Tracker0@tcp://127.0.0.1:{peers["vc"].port}"]}}')
+    if "lc" in peers:
+        ads["lc"] = (f'{{name: lc, type: less, mode: connect, '
+                     f'connect: "127.0.0.1:{peers["lc"].port}", signature: none}}')
+    ads = {n: a for n, a in ads.items() if F.have(a.split("type: ")[1].split(",")[0])}
+    missing = {"rgmp-client", "vrpn-client", "less"} - {a.split("type: ")[1].split(",")[0]
+                                                       for a in ads.values()}
+
+    def config(extra):
+        return "adapters:\n" + "".join(f"  - {a[:-1]}{extra}}}\n" for a in ads.values())
+
+    sources = [n for n in ("demo", "rg", "vc", "lc", "bv") if n in ads]
+    servers = [n for n in ("ro", "vo", "ll") if n in ads]
+    try:
+        with Gateway(config("")) as gw:
+            for rnd, extra in enumerate(("", ", frame: yup-rh", "")):
+                if rnd:
+                    write(gw, config(extra))
+                    res = reload_post(gw)
+                    assert sorted(res["restarted"]) == sorted(ads), res
+                wait_until(lambda: all(gw.entities(n + "/") for n in sources), timeout=20,
+                           what=f"entities of {sources} (round {rnd})")
+                for n in servers:
+                    gw.port_of(n)
+            clean_exit(gw)
+    finally:
+        for p in peers.values():
+            p.kill()
+        sink.close()
+    print(f"every adapter type restarted twice: OK ({', '.join(sorted(ads))}"
+          f"{'; not built: ' + ', '.join(sorted(missing)) if missing else ''})")
+
+
+def test_start_failure():
+    """An added adapter that cannot start (its port is taken) is reported and left out; the next
+    reload, once the port is free, adds it."""
+    held = socket.socket()
+    held.bind(("127.0.0.1", 0))
+    held.listen(1)
+    port = held.getsockname()[1]
+    extra = f"""  - name: late
+    type: vrpn-server
+    listen: "127.0.0.1:{port}"
+"""
+    with Gateway(BASE.format(rate=RATE, extra="")) as gw:
+        write(gw, BASE.format(rate=RATE, extra=extra))
+        res = reload_post(gw, want=422)
+        assert res["added"] == ["late"] and res["errors"], res
+        assert "adapter 'late'" in res["errors"][0], res
+        assert "late" not in gw.adapters() and sorted(gw.adapters()) == ["demo", "vrpn"]
+        assert metrics(gw)[("xrgate_config_last_reload_successful", "")] == 0
+        held.close()
+        res = reload_post(gw)
+        assert res["added"] == ["late"] and gw.port_of("late") == port, res
+        clean_exit(gw)
+    print("an adapter that cannot start is reported, and added by the next reload: OK")
+
+
 def main():
+    test_start_failure()
+    test_every_type()
     test_unchanged_kept()
     test_changes()
     test_token()
