@@ -20,7 +20,13 @@
    xrgate_config_last_reload_success_timestamp_seconds); GET /api/reload is 405; a cross-site
    POST (foreign Origin) is 403; with a token the path needs it (401).
 5. /events announces a reload: `event: reload` with the result and the new adapter set.
-6. Every adapter type restarts cleanly: a configuration with a source and sink of each protocol
+6. Under load: 50 trackers x 240 Hz from a VRPN server peer through vrpn-client "rig" ->
+   vrpn-server "vrpn" (send on change) -> a raw client, through three reloads (one adds an
+   adapter, one is a broken file, one changes another sink's rate): the upstream session and the
+   downstream client are never dropped, every sample the peer sent is accepted into the table
+   (rig's samples_in equals what was sent: none lost on the unchanged ingress path), and sensor
+   0's positions reach the client in order up to the last one sent.
+7. Every adapter type restarts cleanly: a configuration with a source and sink of each protocol
    (clients streaming from faultlib peers) is reloaded twice with every adapter changed; each
    source's entities come back, the servers listen again, and the process exits 0 without a
    sanitizer report (under `make sanitize`: no use-after-free or leak in stop/destroy/create).
@@ -432,6 +438,97 @@ def test_every_type():
           f"{'; not built: ' + ', '.join(sorted(missing)) if missing else ''})")
 
 
+class LoadPeer(F.ListeningPeer):
+    """A VRPN server streaming `n` sensors of Tracker0 at `hz` frames per second, one sendall per
+    frame; frame k carries x = k for every sensor and a capture time of k / hz s."""
+
+    def __init__(self, n=50, hz=240):
+        self.n, self.hz = n, hz
+        self.frames = 0
+        self.go = threading.Event()
+        self.idle = threading.Event()  # set by the session once it saw `go` cleared
+        super().__init__()
+
+    def session(self, conn, stop_ev):
+        conn.sendall(F.vrpn_setup())
+        t0 = time.monotonic()
+        while not stop_ev.is_set():
+            if self.go.is_set():
+                k = self.frames + 1
+                t = 1795321979 + k / self.hz
+                conn.sendall(b"".join(
+                    F.vrpn_report(s, (float(k), 1.0, float(s)), (0.0, 0.0, 0.0, 1.0),
+                                  (int(t), int(round((t % 1) * 1e6)) % 1000000))
+                    for s in range(self.n)))
+                self.frames = k
+            else:
+                self.idle.set()
+            F.pump_reads(conn)
+            t0 += 1.0 / self.hz
+            stop_ev.wait(max(0.0, t0 - time.monotonic()))
+
+
+def test_under_load():
+    peer = LoadPeer()
+    # max_horizon_ms 0: the table answers the newest sample as it came (x = the frame number)
+    cfg = f"""gateway:
+  predict:
+    max_horizon_ms: 0
+adapters:
+  - name: rig
+    type: vrpn-client
+    devices: ["Tracker0@tcp://127.0.0.1:{peer.port}"]
+  - name: vrpn
+    type: vrpn-server
+    listen: "127.0.0.1:0"
+    rate_hz: 0
+{{extra}}"""
+    try:
+        with Gateway(cfg.format(extra="")) as gw:
+            gw.wait_counter("rig", "connects")
+            c = Client(server_port(gw, "vrpn"), "tcp", senders=("rig",))
+            pump = Pump(c)
+            pump.start()
+            peer.go.set()
+            wait_until(lambda: len(c.latest("rig", "pq")) == peer.n, what="50 sensors downstream")
+            extra2 = '  - name: vrpn2\n    type: vrpn-server\n    listen: "127.0.0.1:0"\n'
+            steps = [(extra2, 200), (extra2 + "    bogus: 1\n", 422),
+                     (extra2 + "    rate_hz: 30\n", 200)]
+            for extra, want in steps:
+                frames = peer.frames
+                wait_until(lambda: peer.frames >= frames + 48, what="0.2 s of load")
+                write(gw, cfg.format(extra=extra))
+                res = reload_post(gw, want=want)
+                if want == 200:
+                    assert "rig" in res["unchanged"] and "vrpn" in res["unchanged"], res
+            frames = peer.frames
+            wait_until(lambda: peer.frames >= frames + 48, what="load after the last reload")
+            peer.idle.clear()
+            peer.go.clear()
+            wait_until(peer.idle.is_set, what="the peer to stop sending")
+            sent = peer.frames
+            wait_until(lambda: gw.counters("rig")["samples_in"] >= sent * peer.n, timeout=20,
+                       what=f"rig accepting all {sent * peer.n} samples sent")
+            rc = gw.counters("rig")
+            assert rc["samples_in"] == sent * peer.n, (rc, sent)
+            assert rc["connects"] == 1 and rc.get("reconnects", 0) == 0, rc
+            assert peer.sessions == 1
+            wait_until(lambda: c.latest("rig", "pq").get(0, [0])[0] == float(sent),
+                       what=f"sensor 0 at frame {sent} downstream")
+            pump.stop()
+            assert not c.closed
+            xs = [v[0] for ch, t, k, s, v, hdr in c.reports if t == "rig" and k == "pq" and s == 0]
+            assert all(a < b for a, b in zip(xs, xs[1:])), "sensor 0 went backwards"
+            vc = gw.counters("vrpn")
+            assert vc["clients_accepted"] == 1 and vc["clients"] == 1, vc
+            print(f"under load: {sent} frames x {peer.n} sensors all accepted through 3 reloads; "
+                  f"sensor 0 downstream: {len(xs)} reports (send on change), in order")
+            c.close()
+            clean_exit(gw)
+    finally:
+        peer.kill()
+
+
 def test_start_failure():
     """An added adapter that cannot start (its port is taken) is reported and left out; the next
     reload, once the port is free, adds it."""
@@ -458,6 +555,7 @@ def test_start_failure():
 
 
 def main():
+    test_under_load()
     test_start_failure()
     test_every_type()
     test_unchanged_kept()
