@@ -878,7 +878,7 @@ def main():
     rl = run_json("bench_reload", ["--reps", o.reps] + (["--quick"] if o.quick else []))
     results["reload"] = {"adapters": rl["adapters"],
                          **{f"{k}_ms": stats(v) for k, v in rl["reload_ms"].items()}}
-    table(f"8. Configuration reload: loop time of one reload, {rl['adapters']} adapters running "
+    table(f"10. Configuration reload: loop time of one reload, {rl['adapters']} adapters running "
           "(POST /api/reload, SIGHUP)", ["change", "median ms", "min ms", "max ms"],
           [[k, f"{med(stats(v)):.2f}", f"{min(v):.2f}", f"{max(v):.2f}"]
            for k, v in rl["reload_ms"].items()],
