@@ -134,6 +134,13 @@ class Pump(threading.Thread):
         assert self.error is None, f"VRPN client: {self.error!r}"
 
 
+def serves_demo(gw, name):
+    """A new client of vrpn-server `name` gets reports of tracker demo."""
+    c2 = Client(server_port(gw, name), "tcp")
+    c2.until(lambda: c2.latest("demo", "pq"), what=f"{name} serving demo")
+    c2.close()
+
+
 def demo_times(c):
     """Send times (s, from the VRPN headers) of tracker demo's sensor 0 Pos_Quat reports."""
     return [hdr[1] + hdr[2] * 1e-6 for ch, t, k, s, v, hdr in list(c.reports)
@@ -158,7 +165,7 @@ def test_unchanged_kept():
         line = reload_hup(gw)
         assert "configuration reloaded (SIGHUP)" in line and "added [vrpn2]" in line, line
         assert "vrpn2" in gw.adapters()
-        server_port(gw, "vrpn2")
+        serves_demo(gw, "vrpn2")  # an added sink serves the entities that were there before
         n = len(demo_times(c))
         wait_until(lambda: len(demo_times(c)) >= n + 5, what="reports after reload (a)")
         # (b) a broken file: refused by SIGHUP and by POST
@@ -195,6 +202,7 @@ def test_unchanged_kept():
 """))
         res = reload_post(gw)
         assert res["restarted"] == ["vrpn2"] and sorted(res["unchanged"]) == ["demo", "vrpn"], res
+        serves_demo(gw, "vrpn2")  # and so does a restarted one
         n = len(demo_times(c))
         wait_until(lambda: len(demo_times(c)) >= n + 5, what="reports after the last reload")
         pump.stop()
