@@ -118,7 +118,9 @@ char *xg_gateway_reload(struct xg_gateway *gw, const char *trigger, bool *ok);
 /** Longest insecure-configuration warning, in bytes (with its file:line:column). */
 #define XG_WARNING_MAX 640
 
-/** Parse, validate, and create every adapter, then audit the result (xg_gateway_audit). On
+/** Parse, validate, and create every adapter, then audit the result (xg_gateway_audit). `opts`
+ *  is copied, its strings are not: they must live as long as the gateway (xg_gateway_reload
+ *  loads with them again). On
  *  error returns a negative errno with `file:line:column: message` in err; the gateway must
  *  still be freed. In strict mode insecure settings fail with -EPERM (gw->warnings lists them). */
 int xg_gateway_load(struct xg_gateway *gw, const struct xg_gateway_opts *opts,
