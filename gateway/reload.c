@@ -366,6 +366,8 @@ char *xg_gateway_reload(struct xg_gateway *gw, const char *trigger, bool *ok_out
                 todo[i] == -1 ? "stopped" : "stopping to restart",
                 before - xg_table_count(gw->table));
     }
+    /* the level set at run time (or by the last load) stays unless log_level changed */
+    const bool level_changed = gw->conf.log_level != cand->conf.log_level;
     apply_gateway(gw, &cand->conf, resolv_changed, updated, needs);
     struct xg_conf *prev = gw->root;
     gw->root = cand->root; /* the adapters made from now on read the new tree */
@@ -399,7 +401,7 @@ char *xg_gateway_reload(struct xg_gateway *gw, const char *trigger, bool *ok_out
         }
     }
     retire_roots(gw, prev);
-    xg_log_set_level(gw->conf.log_level);
+    if (level_changed) xg_log_set_level(gw->conf.log_level);
     /* the new audit's findings replace the old ones */
     for (int i = 0; i < gw->n_warnings; i++)
         free(gw->warnings[i]);
