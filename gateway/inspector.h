@@ -7,7 +7,9 @@
  *                         gateway/web/package-lock.json). Static code only: no token needed.
  *   GET /events           text/event-stream: `event: hello` once, then `event: state` about
  *                         30 times a second with the poses of every entity predicted to the
- *                         send time and a summary of every adapter (docs/inspector.md).
+ *                         send time and a summary of every adapter (docs/inspector.md);
+ *                         after a configuration reload `hello` again, `event: reload` and a
+ *                         state frame (xg_inspector_reloaded).
  *
  * The page `/` and its assets are static code without data and need no token; the token rule of
  * the admin API applies to `/events`, where (since a browser's EventSource cannot set headers)
