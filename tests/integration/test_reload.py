@@ -18,7 +18,8 @@
    422 with the error at file:line:col; nothing changes; the metrics count every reload
    (xrgate_config_reloads_total{result}, xrgate_config_last_reload_successful,
    xrgate_config_last_reload_success_timestamp_seconds); GET /api/reload is 405; a cross-site
-   POST (foreign Origin) is 403; with a token the path needs it (401).
+   POST (foreign Origin) is 403; with a token the path needs it (401), and a new token in
+   admin.token_file applies at the reload.
 5. /events announces a reload: `event: reload` with the result and the new adapter set.
 6. Under load: 50 trackers x 240 Hz from a VRPN server peer through vrpn-client "rig" ->
    vrpn-server "vrpn" (send on change) -> a raw client, through three reloads (one adds an
@@ -37,6 +38,7 @@ import os
 import signal
 import socket
 import sys
+import tempfile
 import threading
 import time
 
@@ -386,7 +388,24 @@ def test_token():
         status, body = post(gw, headers={"Authorization": "Bearer s3cret"})
         assert status == 200 and json.loads(body)["ok"], body
         clean_exit(gw)
-    print("token: OK")
+    # admin.token_file: a new token applies at the reload (the old one asked for it)
+    with tempfile.TemporaryDirectory(prefix="xrgate-test-") as d:
+        token = os.path.join(d, "token")
+        with open(token, "w") as f:
+            f.write("first\n")
+        os.chmod(token, 0o600)
+        conf = os.path.join(d, "xrgate.yaml")
+        with open(conf, "w") as f:
+            f.write(cfg.replace("  id: lab-a\n", "  id: lab-a\n  admin:\n    token_file: token\n"))
+        with Gateway(None, args=["--config", conf]) as gw:
+            with open(token, "w") as f:
+                f.write("second\n")
+            status, body = post(gw, headers={"Authorization": "Bearer first"})
+            assert status == 200 and "gateway.admin.token" in json.loads(body)["updated"], body
+            assert post(gw, headers={"Authorization": "Bearer first"})[0] == 401
+            assert post(gw, headers={"Authorization": "Bearer second"})[0] == 200
+            clean_exit(gw)
+    print("token: OK (the path needs it; a new token_file token applies at a reload)")
 
 
 def test_every_type():
