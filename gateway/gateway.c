@@ -634,7 +634,7 @@ void xg_gateway_free(struct xg_gateway *gw)
     gw->base = NULL;
     xg_conf_yaml_free(gw->root);
     gw->root = NULL;
-    for (int i = 0; i < XG_MAX_ADAPTERS; i++) {
+    for (int i = 0; i < XG_OLD_ROOTS; i++) {
         xg_conf_yaml_free(gw->old_roots[i]);
         gw->old_roots[i] = NULL;
     }

@@ -56,6 +56,9 @@ struct xg_gateway_conf {
     bool strict; /* gateway.strict (or --strict): insecure-setting warnings are errors */
 };
 
+/** Configuration trees older than the current one that adapters may still read (two each). */
+#define XG_OLD_ROOTS (2 * XG_MAX_ADAPTERS)
+
 struct xg_gateway {
     struct event_base *base;
     struct xg_conf *root; /* parsed YAML */
@@ -85,11 +88,11 @@ struct xg_gateway {
     bool stopping;
     /* configuration reload (gateway/reload.c): gw->adapters[] may have holes (NULL) after one,
      * n_adapters is one past the highest index in use */
-    struct xg_gateway_opts *opts;               /* what the file was loaded with (owned copy) */
-    struct xg_conf *old_roots[XG_MAX_ADAPTERS]; /* earlier trees still used by kept adapters */
-    uint64_t reloads_ok, reloads_failed;        /* xrgate_config_reloads_total{result} */
-    bool last_reload_failed;                    /* xrgate_config_last_reload_successful = 0 */
-    double last_reload_ok_unix;                 /* time of the last successful load, s */
+    struct xg_gateway_opts *opts;            /* what the file was loaded with (owned copy) */
+    struct xg_conf *old_roots[XG_OLD_ROOTS]; /* earlier trees still used by kept adapters */
+    uint64_t reloads_ok, reloads_failed;     /* xrgate_config_reloads_total{result} */
+    bool last_reload_failed;                 /* xrgate_config_last_reload_successful = 0 */
+    double last_reload_ok_unix;              /* time of the last successful load, s */
 };
 
 /** Options from the command line / environment that override the file. */

@@ -225,26 +225,36 @@ static void apply_gateway(struct xg_gateway *gw, const struct xg_gateway_conf *n
     xg_table_set_params(gw->table, ot);
 }
 
+static bool root_used(const struct xg_gateway *gw, const struct xg_conf *root)
+{
+    for (int i = 0; i < gw->n_adapters; i++)
+        if (gw->adapters[i] &&
+            (gw->adapters[i]->root == root || gw->adapters[i]->conf_root == root))
+            return true;
+    return false;
+}
+
 /* Free the old configuration trees no adapter reads any more; keep `prev` (the tree that was
- * current until now) while an adapter uses it. */
+ * current until now) while an adapter uses it. Each adapter holds at most two trees (the one it
+ * was created from and the one of its in-place update), so XG_OLD_ROOTS slots always suffice. */
 static void retire_roots(struct xg_gateway *gw, struct xg_conf *prev)
 {
-    for (int k = 0; prev && k < XG_MAX_ADAPTERS; k++)
-        if (!gw->old_roots[k]) {
-            gw->old_roots[k] = prev;
-            prev = NULL;
-        }
-    xg_conf_yaml_free(prev); /* no room: cannot happen (each old tree holds an adapter) */
-    for (int k = 0; k < XG_MAX_ADAPTERS; k++) {
-        bool used = false;
-        for (int i = 0; gw->old_roots[k] && !used && i < gw->n_adapters; i++)
-            used = gw->adapters[i] && (gw->adapters[i]->root == gw->old_roots[k] ||
-                                       gw->adapters[i]->conf_root == gw->old_roots[k]);
-        if (gw->old_roots[k] && !used) {
+    for (int k = 0; k < XG_OLD_ROOTS; k++)
+        if (gw->old_roots[k] && !root_used(gw, gw->old_roots[k])) {
             xg_conf_yaml_free(gw->old_roots[k]);
             gw->old_roots[k] = NULL;
         }
+    if (!prev || !root_used(gw, prev)) {
+        xg_conf_yaml_free(prev);
+        return;
     }
+    for (int k = 0; k < XG_OLD_ROOTS; k++)
+        if (!gw->old_roots[k]) {
+            gw->old_roots[k] = prev;
+            return;
+        }
+    /* not reached (see above); were it, keeping the tree (a leak) beats freeing what is read */
+    XG_WARN(COMPONENT, "reload: more configuration trees in use than expected; one is kept");
 }
 
 static void names_str(const json_t *a, char *buf, size_t size)
