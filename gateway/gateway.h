@@ -110,7 +110,8 @@ struct xg_gateway_opts {
  *  gateway/reload.c, docs/configuration.md "Reloading"). The new file is checked exactly as
  *  `xrgate --check` checks it (xg_gateway_load on a scratch gateway); if it is invalid nothing
  *  changes. Otherwise adapters whose configuration node is unchanged keep running untouched,
- *  changed ones restart (or, for a sink's rate_hz alone, are updated in place), added ones start,
+ *  changed ones restart (or, for a sink's rate_hz, include and exclude, are updated in place),
+ *  added ones start,
  *  removed ones stop (their entities removed, every other adapter told); live gateway keys
  *  apply, admin.listen, admin.tls, id and resolv_conf are reported as needing a restart.
  *  `trigger` names the cause for the log ("SIGHUP", "POST /api/reload from ..."). Returns the

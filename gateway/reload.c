@@ -7,10 +7,11 @@
  * 2. Each running adapter is compared with the new one of the same name by a canonical text of
  *    its YAML node (map keys sorted, scalars with their quoting; ${VAR} already expanded): equal
  *    and the same type = unchanged (nothing is touched: sockets, sessions, clients, entities,
- *    history); a sink whose only difference is `rate_hz` (and whose type does not announce its
- *    rate to peers) = updated in place; anything else = restarted on its table index (stop, its
- *    entities removed and the other adapters told, destroy, create, start). New names start on
- *    a free index, missing ones stop.
+ *    history); a sink whose only differences are `rate_hz` (unless its type announces the rate
+ *    to its peers), `include` and `exclude` = updated in place (xg_table_refilter_sink: the
+ *    entities it no longer sends leave its view as on expiry, new ones enter as new); anything else
+ * = restarted on its table index (stop, its entities removed and the other adapters told, destroy,
+ * create, start). New names start on a free index, missing ones stop.
  * 3. Gateway keys: log_level, predict.*, entity.*, admin.token_file (the token),
  *    admin.max_connections, admin.request_timeout_ms and strict apply; id, admin.listen,
  *    admin.tls and resolv_conf keep their old value and are reported in needs_restart.
@@ -76,8 +77,15 @@ static int key_cmp(const void *a, const void *b)
     return strcmp(x->key ? x->key : "", y->key ? y->key : "");
 }
 
-/* `skip`: a key of this map (only) left out */
-static void canon_node(struct canon *c, const struct xg_conf *n, const char *skip)
+/* `skip`: keys of this map (only) left out, a NULL-terminated list (or NULL) */
+static bool skipped(const char *const *skip, const char *key)
+{
+    for (; skip && *skip; skip++)
+        if (key && !strcmp(key, *skip)) return true;
+    return false;
+}
+
+static void canon_node(struct canon *c, const struct xg_conf *n, const char *const *skip)
 {
     if (n->type == XG_CONF_SCALAR) {
         put(c, n->quoted ? "Q" : "S", 1);
@@ -100,7 +108,7 @@ static void canon_node(struct canon *c, const struct xg_conf *n, const char *ski
     qsort(items, n->n_items, sizeof *items, key_cmp);
     put(c, "{", 1);
     for (size_t i = 0; i < n->n_items; i++) {
-        if (skip && items[i]->key && !strcmp(items[i]->key, skip)) continue;
+        if (skipped(skip, items[i]->key)) continue;
         put_str(c, items[i]->key);
         canon_node(c, items[i], NULL);
     }
@@ -108,9 +116,11 @@ static void canon_node(struct canon *c, const struct xg_conf *n, const char *ski
     free(items);
 }
 
-/* Are a and b the same configuration (but for key `skip` of the top map)? false on ENOMEM. */
-static bool same_conf(const struct xg_conf *a, const struct xg_conf *b, const char *skip)
+/* Are a and b the same configuration (but for the keys `skip` of the top map)? false on
+ * ENOMEM. */
+static bool same_conf(const struct xg_conf *a, const struct xg_conf *b, const char *const *skip)
 {
+    if (!a || !b) return a == b; /* an absent key */
     struct canon x = {0}, y = {0};
     canon_node(&x, a, skip);
     canon_node(&y, b, skip);
@@ -131,14 +141,55 @@ static bool rate_announced(const char *type)
     return !strcmp(type, "rgmp-server") || !strcmp(type, "less");
 }
 
+/* The keys of a sink's entry the gateway itself applies to a running adapter. */
+static const char *const live_keys[] = {"rate_hz", "include", "exclude", NULL};
+
 static enum change classify(const struct xg_gw_adapter *old, const struct xg_gw_adapter *neu)
 {
     if (old->a.ops != neu->a.ops) return RESTART;
     if (same_conf(old->conf, neu->conf, NULL)) return KEEP;
-    if (old->a.ops->is_sink && !rate_announced(old->a.ops->type) &&
-        same_conf(old->conf, neu->conf, "rate_hz"))
-        return UPDATE;
-    return RESTART;
+    if (!old->a.ops->is_sink || !same_conf(old->conf, neu->conf, live_keys)) return RESTART;
+    if (old->a.rate_hz != neu->a.rate_hz && rate_announced(old->a.ops->type)) return RESTART;
+    return UPDATE;
+}
+
+/* A sink's view changed by new include/exclude globs: it alone is told, as on expiry. */
+static void tell_sink(void *user, const struct xg_entity *e, bool added)
+{
+    struct xg_gw_adapter *ga = user;
+    if (ga->started && ga->a.ops->entity_event) ga->a.ops->entity_event(&ga->a, e, added);
+}
+
+/* Apply what changed of a sink's live keys (classify() said UPDATE); neu is the scratch
+ * gateway's adapter of the new entry, whose parsed globs are taken over. */
+static void update_sink(struct xg_gateway *gw, struct xg_gw_adapter *ga, struct xg_gw_adapter *neu,
+                        json_t *errors)
+{
+    char what[160] = "";
+    if (ga->a.rate_hz != neu->a.rate_hz) {
+        snprintf(what, sizeof what, "rate_hz %g -> %g", ga->a.rate_hz, neu->a.rate_hz);
+        ga->a.rate_hz = neu->a.rate_hz;
+        if (ga->started && xg_gw_adapter_retick(gw, ga))
+            json_array_append_new(errors,
+                                  json_sprintf("adapter '%s': cannot add its tick", ga->a.name));
+    }
+    if (!same_conf(xg_conf_get(ga->conf, "include"), xg_conf_get(neu->conf, "include"), NULL) ||
+        !same_conf(xg_conf_get(ga->conf, "exclude"), xg_conf_get(neu->conf, "exclude"), NULL)) {
+        struct xg_globs in = ga->include, ex = ga->exclude;
+        ga->include = neu->include; /* the scratch gateway frees the old ones */
+        ga->exclude = neu->exclude;
+        neu->include = in;
+        neu->exclude = ex;
+        size_t n = xg_table_refilter_sink(gw->table, ga->a.index, tell_sink, ga);
+        size_t len = strlen(what);
+        snprintf(what + len, sizeof what - len, "%sinclude/exclude (%zu entities in or out)",
+                 len ? ", " : "", n);
+    }
+    XG_INFO(ga->a.name, "%s (updated in place)", what[0] ? what : "no effective change");
+    ga->conf = neu->conf; /* compared next time; create() read the old tree (ga->root) */
+    ga->conf_root = gw->root;
+    if (ga->a.rate_hz <= 0 && xg_table_dirty_count(gw->table, ga->a.index))
+        xg_gw_make_due(gw, ga->a.index);
 }
 
 static struct xg_gw_adapter *by_name(struct xg_gateway *gw, const char *name)
@@ -392,18 +443,9 @@ char *xg_gateway_reload(struct xg_gateway *gw, const char *trigger, bool *ok_out
         if ((i < cand->n_adapters) != (ga || index >= 0)) continue;
         if (ga && todo[ga->a.index] == KEEP) {
             json_array_append_new(unchanged, json_string(ga->a.name));
-        } else if (ga) { /* UPDATE: the rate of a sink */
+        } else if (ga) { /* UPDATE: a sink's rate or filters */
             json_array_append_new(updated, json_string(ga->a.name));
-            XG_INFO(ga->a.name, "rate_hz %g -> %g (updated in place)", ga->a.rate_hz,
-                    neu->a.rate_hz);
-            ga->a.rate_hz = neu->a.rate_hz;
-            ga->conf = neu->conf; /* compared next time; create() read the old tree (ga->root) */
-            ga->conf_root = gw->root;
-            if (ga->started && xg_gw_adapter_retick(gw, ga))
-                json_array_append_new(
-                    errors, json_sprintf("adapter '%s': cannot add its tick", ga->a.name));
-            if (ga->a.rate_hz <= 0 && xg_table_dirty_count(gw->table, ga->a.index))
-                xg_gw_make_due(gw, ga->a.index);
+            update_sink(gw, ga, neu, errors);
         } else {
             if (index < 0) json_array_append_new(added, json_string(neu->a.name));
             any_replaced = true;

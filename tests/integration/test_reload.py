@@ -27,13 +27,18 @@
    downstream client are never dropped, every sample the peer sent is accepted into the table
    (rig's samples_in equals what was sent: none lost on the unchanged ingress path), and sensor
    0's positions reach the client in order up to the last one sent.
-7. Many reloads: 40 random changes (a sink's rate in place, an adapter added or removed), each
+7. Live filters: a vrpn-server's and an rgmp-server's include/exclude change in place: their
+   clients stay connected (one accepted each), the vrpn-server serves 1, then 2, then 1 sensors
+   (a newly included entity reaches the connected client), the rgmp-server sends a new
+   definition; counted as `updated`, nothing restarted.
+8. Many reloads: 40 random changes (a sink's rate in place, an adapter added or removed), each
    classified as expected; the configuration trees that kept adapters still read are freed only
    when none does (under `make sanitize`: no use-after-free, no leak).
-8. Every adapter type restarts cleanly: a configuration with a source and sink of each protocol
-   (clients streaming from faultlib peers) is reloaded twice with every adapter changed; each
-   source's entities come back, the servers listen again, and the process exits 0 without a
-   sanitizer report (under `make sanitize`: no use-after-free or leak in stop/destroy/create).
+9. Every adapter type restarts cleanly: a configuration with a source and sink of each protocol
+   (clients streaming from faultlib peers) is reloaded twice with every adapter changed, then
+   twice with every sink's exclude changed (in place); each source's entities come back, the
+   servers listen again, and the process exits 0 without a sanitizer report (under `make
+   sanitize`: no use-after-free or leak in stop/destroy/create or in a sink's retraction).
 """
 import http.client
 import json
@@ -444,8 +449,12 @@ def test_every_type():
     missing = {"rgmp-client", "vrpn-client", "less"} - {a.split("type: ")[1].split(",")[0]
                                                        for a in ads.values()}
 
-    def config(extra):
-        return "adapters:\n" + "".join(f"  - {a[:-1]}{extra}}}\n" for a in ads.values())
+    sink_types = ("rgmp-server", "vrpn-server", "rtp", "vmc", "less")
+    sinks = sorted(n for n, a in ads.items() if a.split("type: ")[1].split(",")[0] in sink_types)
+
+    def config(extra, sink_extra=""):
+        return "adapters:\n" + "".join(
+            f"  - {a[:-1]}{extra}{sink_extra if n in sinks else ''}}}\n" for n, a in ads.items())
 
     sources = [n for n in ("demo", "rg", "vc", "lc", "bv") if n in ads]
     servers = [n for n in ("ro", "vo", "ll") if n in ads]
@@ -460,12 +469,21 @@ def test_every_type():
                            what=f"entities of {sources} (round {rnd})")
                 for n in servers:
                     gw.port_of(n)
+            # every sink's filter changed in place, twice: body0 and every left hand out, in again
+            for rnd, sink_extra in enumerate((', exclude: ["demo/body0", "*left*"]', "")):
+                write(gw, config("", sink_extra))
+                res = reload_post(gw)
+                assert sorted(res["updated"]) == sinks and not res["restarted"], res
+                wait_until(lambda: all(gw.entities(n + "/") for n in sources), timeout=20,
+                           what=f"entities of {sources} (filter round {rnd})")
+                for n in servers:
+                    gw.port_of(n)
             clean_exit(gw)
     finally:
         for p in peers.values():
             p.kill()
         sink.close()
-    print(f"every adapter type restarted twice: OK ({', '.join(sorted(ads))}"
+    print(f"every adapter type restarted twice, every sink's filter changed twice: OK ({', '.join(sorted(ads))}"
           f"{'; not built: ' + ', '.join(sorted(missing)) if missing else ''})")
 
 
@@ -585,6 +603,48 @@ def test_start_failure():
     print("an adapter that cannot start is reported, and added by the next reload: OK")
 
 
+def test_live_filters():
+    base = """adapters:
+  - {{name: demo, type: synth, rate_hz: 50, bodies: 2, head: false, hands: false}}
+  - name: vrpn
+    type: vrpn-server
+    listen: "127.0.0.1:0"
+    rate_hz: 20
+{vf}  - name: rg
+    type: rgmp-server
+    listen: "127.0.0.1:0"
+    rate_hz: 20
+{rf}"""
+    with Gateway(base.format(vf='    exclude: "demo/body1"\n', rf='    include: ["demo/body0"]\n')) \
+            as gw:
+        wait_until(lambda: gw.counters("vrpn").get("sensors") == 1, what="1 vrpn sensor")
+        c = Client(server_port(gw, "vrpn"), "tcp")
+        pump = Pump(c)
+        pump.start()
+        r = F.RgmpReader(server_port(gw, "rg"))
+        wait_until(lambda: len(c.latest("demo", "pq")) == 1 and r.frames[2] > 0,
+                   what="both clients streaming")
+        defs = gw.counters("rg")["definitions_sent"]
+        write(gw, base.format(vf="", rf=""))
+        res = reload_post(gw)
+        assert sorted(res["updated"]) == ["rg", "vrpn"] and not res["restarted"], res
+        wait_until(lambda: gw.counters("vrpn").get("sensors") == 2, what="2 vrpn sensors")
+        wait_until(lambda: len(c.latest("demo", "pq")) == 2, what="the new sensor downstream")
+        wait_until(lambda: gw.counters("rg")["definitions_sent"] > defs, what="a new definition")
+        write(gw, base.format(vf='    include: "demo/body1"\n', rf=""))
+        res = reload_post(gw)
+        assert res["updated"] == ["vrpn"] and sorted(res["unchanged"]) == ["demo", "rg"], res
+        wait_until(lambda: gw.counters("vrpn").get("sensors") == 1, what="1 vrpn sensor again")
+        pump.stop()
+        assert not c.closed and not r.closed
+        assert gw.counters("vrpn")["clients_accepted"] == 1
+        assert gw.counters("rg")["clients_accepted"] == 1
+        c.close()
+        r.close()
+        clean_exit(gw)
+    print("live include/exclude: clients kept, entities in and out: OK")
+
+
 def test_many_reloads():
     rnd = random.Random(31)
 
@@ -618,6 +678,7 @@ def test_many_reloads():
 
 
 def main():
+    test_live_filters()
     test_many_reloads()
     test_under_load()
     test_start_failure()
