@@ -63,31 +63,6 @@ struct xg_table {
     struct xg_log_limit reject_lim[XG_MAX_ADAPTERS], refuse_lim[XG_MAX_ADAPTERS];
 };
 
-static const char *const kind_names[XG_KIND_COUNT] = {
-    "rigid_body", "head", "left_hand", "right_hand", "controller", "joint", "object"};
-static const char *const quality_names[XG_QUALITY_COUNT] = {
-    "EXACT", "INTERPOLATED", "PREDICTED", "HELD", "STALE", "DAMPED", "MATCHED"};
-
-const char *xg_kind_name(enum xg_kind k)
-{
-    return (unsigned)k < XG_KIND_COUNT ? kind_names[k] : "object";
-}
-
-int xg_kind_parse(const char *s, enum xg_kind *out)
-{
-    for (int i = 0; i < XG_KIND_COUNT; i++)
-        if (s && strcmp(s, kind_names[i]) == 0) {
-            *out = (enum xg_kind)i;
-            return 0;
-        }
-    return -EINVAL;
-}
-
-const char *xg_quality_name(enum xg_quality q)
-{
-    return (unsigned)q < XG_QUALITY_COUNT ? quality_names[q] : "?";
-}
-
 void xg_table_params_default(struct xg_table_params *p)
 {
     p->max_horizon_ns = 100 * INT64_C(1000000);
@@ -974,6 +949,65 @@ size_t xg_table_remove_origin(struct xg_table *t, int origin)
             remove_entity(t, e);
             t->stats.removed++;
             n++;
+        }
+    }
+    return n;
+}
+
+void xg_table_set_params(struct xg_table *t, const struct xg_table_params *params)
+{
+    struct xg_table_params p = *params;
+    if (p.velocity_window_ns <= 0) p.velocity_window_ns = t->p.velocity_window_ns;
+    if (!p.max_entities) p.max_entities = t->p.max_entities;
+    t->p = p;
+}
+
+size_t xg_table_drop_adapter(struct xg_table *t, int index)
+{
+    if (!t || index < 0 || index >= XG_MAX_ADAPTERS) return 0;
+    size_t n = xg_table_remove_origin(t, index);
+    struct sink *s = &t->sinks[index];
+    const uint64_t bit = UINT64_C(1) << index;
+    for (size_t i = 0; i < t->n_slots; i++) {
+        struct xg_entity *e = t->slots[i];
+        if (!e) continue;
+        sink_val_release(s, e);
+        e->sink_mask &= ~bit;
+        e->dirty_mask &= ~bit;
+    }
+    free(s->list);
+    free(s->vals);
+    memset(s, 0, sizeof *s);
+    t->woken &= ~bit;
+    t->adapter_names[index] = NULL;
+    t->stats.samples_in[index] = t->stats.dropped_backwards[index] = 0;
+    t->stats.rejected[index] = t->stats.refused[index] = 0;
+    return n;
+}
+
+size_t xg_table_refilter_sink(struct xg_table *t, int sink, xg_entity_event_fn told, void *user)
+{
+    if (!t || sink < 0 || sink >= XG_MAX_ADAPTERS || !t->sinks[sink].on) return 0;
+    struct sink *s = &t->sinks[sink];
+    const uint64_t bit = UINT64_C(1) << sink;
+    size_t n = 0;
+    for (size_t i = 0; i < t->n_slots; i++) {
+        struct xg_entity *e = t->slots[i];
+        if (!e || e->origin == sink) continue;
+        bool was = e->sink_mask & bit, now = !s->accept || s->accept(s->user, sink, e);
+        if (was == now) continue;
+        n++;
+        if (was) { /* as if it had left the table, for this sink only */
+            if (told) told(user, e, false);
+            sink_val_release(s, e);
+            e->sink_mask &= ~bit;
+            e->dirty_mask &= ~bit;
+        } else { /* as if it had just appeared: announced, and due to this sink alone */
+            const uint64_t others = e->sink_mask;
+            e->sink_mask = bit;
+            mark_dirty(t, e);
+            e->sink_mask = others | bit;
+            if (told) told(user, e, true);
         }
     }
     return n;

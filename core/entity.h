@@ -364,6 +364,22 @@ int xg_table_forget_history(struct xg_table *t, uint32_t id);
 int xg_table_remove(struct xg_table *t, uint32_t id);
 /** Remove every entity of an origin adapter. */
 size_t xg_table_remove_origin(struct xg_table *t, int origin);
+/** Forget adapter `index` entirely (configuration reload, gateway/reload.c): remove every entity
+ *  it originated (the lifecycle listeners are told, as on expiry), unregister it as a sink (its
+ *  slots released through its callback, its dirty set dropped), clear its name and zero its
+ *  per-origin counters, so that the index can be given to another adapter. Returns the number of
+ *  entities removed; out-of-range indices are ignored. */
+size_t xg_table_drop_adapter(struct xg_table *t, int index);
+/** Apply a changed filter of sink `sink` (its accept hook now answers differently, e.g. new
+ *  include/exclude globs on a reload) to the entities in the table: one it no longer accepts
+ *  leaves its view as if it had been removed (told(user, e, false) first, then the sink's slot
+ *  released and its dirty mark dropped); one it now accepts enters as if it had appeared (marked
+ *  dirty for this sink alone, then told(user, e, true)). `told` may be NULL. Returns the number
+ *  of entities whose membership changed; 0 for an index that is not a sink. */
+size_t xg_table_refilter_sink(struct xg_table *t, int sink, xg_entity_event_fn told, void *user);
+/** Replace the table parameters (configuration reload): they apply from the next update,
+ *  prediction and expiry pass on. A velocity window <= 0 or max_entities 0 keep the old value. */
+void xg_table_set_params(struct xg_table *t, const struct xg_table_params *params);
 
 /** Counters. */
 struct xg_table_stats {

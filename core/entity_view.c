@@ -2,6 +2,35 @@
  * core/entity_priv.h. */
 #include "core/entity_priv.h"
 
+#include <errno.h>
+#include <string.h>
+
+/* the names of kinds and qualities (their enums: core/entity.h) */
+static const char *const kind_names[XG_KIND_COUNT] = {
+    "rigid_body", "head", "left_hand", "right_hand", "controller", "joint", "object"};
+static const char *const quality_names[XG_QUALITY_COUNT] = {
+    "EXACT", "INTERPOLATED", "PREDICTED", "HELD", "STALE", "DAMPED", "MATCHED"};
+
+const char *xg_kind_name(enum xg_kind k)
+{
+    return (unsigned)k < XG_KIND_COUNT ? kind_names[k] : "object";
+}
+
+int xg_kind_parse(const char *s, enum xg_kind *out)
+{
+    for (int i = 0; i < XG_KIND_COUNT; i++)
+        if (s && strcmp(s, kind_names[i]) == 0) {
+            *out = (enum xg_kind)i;
+            return 0;
+        }
+    return -EINVAL;
+}
+
+const char *xg_quality_name(enum xg_quality q)
+{
+    return (unsigned)q < XG_QUALITY_COUNT ? quality_names[q] : "?";
+}
+
 uint32_t xg_entity_id(const struct xg_entity *e)
 {
     return e->id;

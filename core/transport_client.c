@@ -70,6 +70,11 @@ int xg_tclient_set_resolv_conf(const char *resolv_conf)
     return 0;
 }
 
+const char *xg_tclient_resolv_conf(void)
+{
+    return g_dns.resolv_conf;
+}
+
 static struct evdns_base *dns_new(struct event_base *base)
 {
     struct evdns_base *dns;

@@ -128,6 +128,8 @@ bool xg_tclient_log_attempt(uint32_t attempt);
  *  attempts:"), NULL for the system's (/etc/resolv.conf and /etc/hosts). Applies to the shared
  *  evdns_base made next (call before the adapters start). Copied; -ENAMETOOLONG if too long. */
 int xg_tclient_set_resolv_conf(const char *resolv_conf);
+/** The resolv_conf last set (xg_tclient_set_resolv_conf), "" for the system's (borrowed). */
+const char *xg_tclient_resolv_conf(void);
 
 struct evdns_base;
 /** The process's shared resolver on `base` (made on first use with the resolv_conf above),

@@ -6,6 +6,7 @@
  *   GET /api/adapters   {"adapters":[{"name","type","state","peer","counters":{...}}]}
  *   GET /               the web inspector page; /inspector/<file> its static assets
  *   GET /events         Server-Sent Events for the inspector (gateway/inspector.h)
+ *   POST /api/reload    re-read the configuration (gateway/reload.c: xg_admin_reload)
  *
  * With a token configured (admin.token_file or XRGATE_ADMIN_TOKEN), every path but /healthz, the
  * inspector page `/` and its static assets (code only, no data) needs `Authorization: Bearer
@@ -46,6 +47,7 @@
 #include "gateway/admin_conn.h"
 #include "gateway/admin_metrics.h"
 #include "gateway/gateway.h"
+#include "gateway/gateway_int.h"
 #include "gateway/inspector.h"
 
 #define COMPONENT "admin"
@@ -199,6 +201,7 @@ static void handle_adapters(struct xg_gateway *gw, struct evhttp_request *req)
     json_t *list = json_array();
     for (int i = 0; i < gw->n_adapters; i++) {
         struct xg_gw_adapter *ga = gw->adapters[i];
+        if (!ga) continue; /* a hole left by a reload */
         struct xg_status st = {.state = ga->started ? "running" : "stopped"};
         if (ga->a.ops->status) ga->a.ops->status(&ga->a, &st);
         json_t *o = json_object();
@@ -237,7 +240,7 @@ static void handle_sdp(struct xg_gateway *gw, struct evhttp_request *req, const 
 {
     for (int i = 0; i < gw->n_adapters; i++) {
         struct xg_gw_adapter *ga = gw->adapters[i];
-        if (strcmp(ga->a.name, name)) continue;
+        if (!ga || strcmp(ga->a.name, name)) continue;
         if (!ga->a.ops->sdp) {
             send_text(req, 404, "Not Found", "text/plain",
                       "404 this adapter has no session description\n");
@@ -681,6 +684,10 @@ static void handle(struct evhttp_request *req, void *arg)
             return;
         }
     }
+    if (!strcmp(p, "/api/reload")) {
+        xg_admin_reload(gw, req, req_peer(gw, req, peer, sizeof peer));
+        return;
+    }
     if (evhttp_request_get_command(req) != EVHTTP_REQ_GET &&
         evhttp_request_get_command(req) != EVHTTP_REQ_HEAD) {
         send_text(req, 405, "Method Not Allowed", "text/plain", "405 only GET is supported\n");
@@ -699,7 +706,7 @@ static void handle(struct evhttp_request *req, void *arg)
     else
         send_text(req, 404, "Not Found", "text/plain",
                   "404 not found (try /, /events, /healthz, /metrics, /api/entities, "
-                  "/api/adapters)\n");
+                  "/api/adapters, POST /api/reload)\n");
 }
 
 int xg_admin_start(struct xg_gateway *gw, struct xg_error *err)

@@ -103,6 +103,18 @@ static void gateway_families(struct xg_gateway *gw)
     set_metric(gw, "xrgate_admin_request_timeouts_total",
                "Admin connections closed at admin.request_timeout_ms", XG_METRIC_COUNTER, NULL,
                (double)cs.timeouts);
+    set_metric(gw, "xrgate_config_reloads_total",
+               "Configuration reloads (SIGHUP, POST /api/reload), by result", XG_METRIC_COUNTER,
+               "result=\"success\"", (double)gw->reloads_ok);
+    set_metric(gw, "xrgate_config_reloads_total",
+               "Configuration reloads (SIGHUP, POST /api/reload), by result", XG_METRIC_COUNTER,
+               "result=\"failure\"", (double)gw->reloads_failed);
+    set_metric(gw, "xrgate_config_last_reload_successful",
+               "1 if the last configuration load (start or reload) succeeded", XG_METRIC_GAUGE,
+               NULL, gw->last_reload_failed ? 0 : 1);
+    set_metric(gw, "xrgate_config_last_reload_success_timestamp_seconds",
+               "Unix time of the last successful configuration load (start or reload)",
+               XG_METRIC_GAUGE, NULL, gw->last_reload_ok_unix);
     set_metric(gw, "xrgate_accept_backoff_total",
                "Times a listener stopped accepting for a while after accept() failed (fd limit)",
                XG_METRIC_COUNTER, NULL, (double)xg_net_accept_backoff_total());
@@ -171,6 +183,7 @@ static void client_families(struct xg_gateway *gw, struct evbuffer *out)
         bool head = false;
         for (int i = 0; i < gw->n_adapters; i++) {
             struct xg_gw_adapter *ga = gw->adapters[i];
+            if (!ga) continue;
             struct xg_status st = {.state = ga->started ? "running" : "stopped"};
             if (ga->a.ops->status) ga->a.ops->status(&ga->a, &st);
             if (!st.client) continue;
@@ -211,6 +224,7 @@ void xg_admin_metrics_render(struct xg_gateway *gw, struct evbuffer *out)
     if (!info) return;
     for (int i = 0; i < gw->n_adapters; i++) {
         struct xg_gw_adapter *ga = gw->adapters[i];
+        if (!ga) continue;
         snprintf(lbl, sizeof lbl, "adapter=\"%s\",type=\"%s\"",
                  xg_metrics_escape(ga->a.name, esc, sizeof esc), ga->a.ops->type);
         adapter_families(gw, i, lbl, info);

@@ -14,6 +14,7 @@
 #include "core/path.h"
 #include "core/transport_client.h"
 #include "core/tls.h"
+#include "gateway/gateway_int.h"
 #include "mappings/conf_yaml.h"
 
 #define COMPONENT "gateway"
@@ -38,7 +39,7 @@ static bool sink_accept(void *user, int sink, const struct xg_entity *e)
 
 /* Sink `sink` has something to send: the next egress pass drains it (after the callback that is
  * running now, e.g. the ingress read that pushed the batch). */
-static void make_due(struct xg_gateway *gw, int sink)
+void xg_gw_make_due(struct xg_gateway *gw, int sink)
 {
     gw->egress_due |= UINT64_C(1) << sink;
     if (gw->pass_ev) event_active(gw->pass_ev, EV_TIMEOUT, 0); /* once, however often called */
@@ -48,7 +49,7 @@ static void wake(void *user, int sink)
 {
     struct xg_gateway *gw = user;
     struct xg_gw_adapter *ga = gw->adapters[sink];
-    if (ga->started && ga->a.rate_hz <= 0) make_due(gw, sink);
+    if (ga->started && ga->a.rate_hz <= 0) xg_gw_make_due(gw, sink);
 }
 
 static void entity_event(void *user, const struct xg_entity *e, bool added)
@@ -56,7 +57,7 @@ static void entity_event(void *user, const struct xg_entity *e, bool added)
     struct xg_gateway *gw = user;
     for (int i = 0; i < gw->n_adapters; i++) {
         struct xg_gw_adapter *ga = gw->adapters[i];
-        if (ga->started && ga->a.ops->entity_event && xg_entity_origin(e) != i)
+        if (ga && ga->started && ga->a.ops->entity_event && xg_entity_origin(e) != i)
             ga->a.ops->entity_event(&ga->a, e, added);
     }
     XG_DEBUG(COMPONENT, "entity %u '%s' %s", xg_entity_id(e), xg_entity_name(e),
@@ -249,7 +250,8 @@ static bool valid_name(const char *s)
     return true;
 }
 
-static int load_adapter(struct xg_gateway *gw, const struct xg_conf *node, struct xg_error *err)
+int xg_gw_adapter_load(struct xg_gateway *gw, const struct xg_conf *node, int index,
+                       struct xg_error *err)
 {
     int rc;
     if ((rc = xg_conf_expect(node, XG_CONF_MAP, "adapters item", err))) return rc;
@@ -268,26 +270,30 @@ static int load_adapter(struct xg_gateway *gw, const struct xg_conf *node, struc
     if (!ops)
         return xg_conf_error(err, xg_conf_get(node, "type"), -EINVAL,
                              "unknown adapter type '%s' (known: %s)", type, xg_registry_types());
-    for (int i = 0; i < gw->n_adapters; i++)
-        if (!strcmp(gw->adapters[i]->a.name, name))
+    for (int i = 0; index < 0 && i < gw->n_adapters; i++)
+        if (gw->adapters[i] && !strcmp(gw->adapters[i]->a.name, name))
             return xg_conf_error(err, xg_conf_get(node, "name"), -EINVAL,
                                  "duplicate adapter name '%s'", name);
-    if (gw->n_adapters >= XG_MAX_ADAPTERS)
+    if (index >= XG_MAX_ADAPTERS || (index >= 0 && gw->adapters[index]))
+        return xg_error_set(err, -EINVAL, "adapter '%s': index %d is taken", name, index);
+    if (index < 0 && gw->n_adapters >= XG_MAX_ADAPTERS)
         return xg_conf_error(err, node, -ENOSPC, "too many adapters (at most %d)", XG_MAX_ADAPTERS);
 
     struct xg_gw_adapter *ga = calloc(1, sizeof *ga);
     if (!ga) return -ENOMEM;
     ga->gw = gw;
     ga->conf = node;
+    ga->root = ga->conf_root = gw->root;
     ga->a.ops = ops;
-    ga->a.index = gw->n_adapters;
+    ga->a.index = index >= 0 ? index : gw->n_adapters;
     ga->a.base = gw->base;
     ga->a.table = gw->table;
     snprintf(ga->a.name, sizeof ga->a.name, "%s", name);
     ga->a.frame = &ga->frame;
     ga->a.gateway_id = gw->conf.id;
     ga->a.whole_frames = ops->whole_frames;
-    gw->adapters[gw->n_adapters++] = ga;
+    gw->adapters[ga->a.index] = ga;
+    if (ga->a.index >= gw->n_adapters) gw->n_adapters = ga->a.index + 1;
     xg_table_set_adapter_name(gw->table, ga->a.index, ga->a.name);
 
     /* the type's defaults (ops) for the keys the gateway owns, checked by xg_registry_check() */
@@ -318,6 +324,7 @@ static int load_adapter(struct xg_gateway *gw, const struct xg_conf *node, struc
 int xg_gateway_load(struct xg_gateway *gw, const struct xg_gateway_opts *opts, struct xg_error *err)
 {
     memset(gw, 0, sizeof *gw);
+    if ((gw->opts = malloc(sizeof *gw->opts))) *gw->opts = *opts;
     if (opts->config_path)
         gw->root = xg_conf_yaml_load(opts->config_path, err);
     else
@@ -359,7 +366,7 @@ int xg_gateway_load(struct xg_gateway *gw, const struct xg_gateway_opts *opts, s
     if (adapters) {
         if ((rc = xg_conf_expect(adapters, XG_CONF_SEQ, "adapters", err))) return rc;
         for (size_t i = 0; i < adapters->n_items; i++)
-            if ((rc = load_adapter(gw, adapters->items[i], err))) return rc;
+            if ((rc = xg_gw_adapter_load(gw, adapters->items[i], -1, err))) return rc;
     }
     if ((rc = xg_conf_check_unused(gw->root, err))) return rc;
     return xg_gateway_audit(gw, opts, err);
@@ -370,14 +377,14 @@ int xg_gateway_load(struct xg_gateway *gw, const struct xg_gateway_opts *opts, s
 static void tick_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct xg_gw_adapter *ga = arg;
-    if (ga->started) make_due(ga->gw, ga->a.index);
+    if (ga->started) xg_gw_make_due(ga->gw, ga->a.index);
 }
 
 static void pass_drain(void *user, int sink)
 {
     struct xg_gateway *gw = user;
     struct xg_gw_adapter *ga = gw->adapters[sink];
-    if (ga->started && ga->a.ops->drain) ga->a.ops->drain(&ga->a);
+    if (ga && ga->started && ga->a.ops->drain) ga->a.ops->drain(&ga->a);
 }
 
 /* Send-on-change sinks that drain in slices (core/egress_pass.h). */
@@ -386,7 +393,7 @@ static uint64_t sliced_sinks(struct xg_gateway *gw)
     uint64_t m = 0;
     for (int i = 0; i < gw->n_adapters; i++) {
         struct xg_gw_adapter *ga = gw->adapters[i];
-        if (ga->started && ga->a.ops->is_sink && ga->a.rate_hz <= 0 && !ga->a.whole_frames)
+        if (ga && ga->started && ga->a.ops->is_sink && ga->a.rate_hz <= 0 && !ga->a.whole_frames)
             m |= UINT64_C(1) << i;
     }
     return m;
@@ -418,7 +425,7 @@ static void pass_cb(evutil_socket_t fd, short what, void *arg)
     for (int i = 0; i < gw->n_adapters; i++) {
         struct xg_gw_adapter *ga = gw->adapters[i];
         uint64_t bit = UINT64_C(1) << i;
-        if (!(gw->egress_due & bit) || !ga->started) continue;
+        if (!(gw->egress_due & bit) || !ga || !ga->started) continue;
         /* a send-on-change sink whose set a cut-through emptied has nothing left to send */
         if (ga->a.rate_hz <= 0 && !xg_table_dirty_count(gw->table, i)) continue;
         plan.due |= bit;
@@ -461,19 +468,51 @@ static void signal_cb(evutil_socket_t sig, short what, void *arg)
     xg_gateway_request_stop(gw);
 }
 
-/* SIGHUP, SIGUSR1, SIGUSR2: their default action would kill the daemon without a word. There is
- * no reload (adapters own sockets and peers; a restart applies a new configuration), so they are
- * logged — through a limiter, as anyone allowed to signal us could send thousands — and
- * ignored. */
+/* SIGHUP reloads the configuration (gateway/reload.c; the reload logs what it did). SIGUSR1 and
+ * SIGUSR2: their default action would kill the daemon without a word, so they are logged —
+ * through a limiter, as anyone allowed to signal us could send thousands — and ignored. */
 static void signal_ignored_cb(evutil_socket_t sig, short what, void *arg)
 {
     struct xg_gateway *gw = arg;
-    if (sig == SIGHUP)
-        XG_WARN_PEER(&gw->signal_log, COMPONENT,
-                     "SIGHUP ignored: restart to apply configuration changes");
-    else
-        XG_WARN_PEER(&gw->signal_log, COMPONENT, "%s ignored: xrgate defines no action for it",
-                     sig == SIGUSR1 ? "SIGUSR1" : "SIGUSR2");
+    if (sig == SIGHUP) { /* after this callback: signals caught together make one reload */
+        if (gw->reload_ev) event_active(gw->reload_ev, EV_TIMEOUT, 0);
+        return;
+    }
+    XG_WARN_PEER(&gw->signal_log, COMPONENT, "%s ignored: xrgate defines no action for it",
+                 sig == SIGUSR1 ? "SIGUSR1" : "SIGUSR2");
+}
+
+static void reload_cb(evutil_socket_t fd, short what, void *arg)
+{
+    bool ok;
+    free(xg_gateway_reload(arg, "SIGHUP", &ok));
+}
+
+int xg_gw_adapter_retick(struct xg_gateway *gw, struct xg_gw_adapter *ga)
+{
+    if (ga->tick) event_del(ga->tick);
+    if (!ga->a.ops->is_sink || ga->a.rate_hz <= 0) return 0;
+    if (!ga->tick && !(ga->tick = event_new(gw->base, -1, EV_PERSIST, tick_cb, ga))) return -ENOMEM;
+    double period = 1.0 / ga->a.rate_hz;
+    struct timeval tv = {(time_t)period, (suseconds_t)((period - (time_t)period) * 1e6)};
+    if (!tv.tv_sec && !tv.tv_usec) tv.tv_usec = 1;
+    return event_add(ga->tick, &tv) ? -ENOMEM : 0;
+}
+
+int xg_gw_adapter_start(struct xg_gateway *gw, struct xg_gw_adapter *ga, struct xg_error *err)
+{
+    int rc;
+    if (!ga) return 0;
+    if (xg_gw_adapter_retick(gw, ga))
+        return xg_error_set(err, -ENOMEM, "adapter '%s': cannot add tick", ga->a.name);
+    if (ga->a.ops->start && (rc = ga->a.ops->start(&ga->a))) {
+        if (ga->tick) event_del(ga->tick);
+        return xg_error_set(err, rc, "adapter '%s' (%s) failed to start: %s", ga->a.name,
+                            ga->a.ops->type, strerror(-rc));
+    }
+    ga->started = true;
+    XG_INFO(ga->a.name, "%s adapter started (frame %s)", ga->a.ops->type, ga->a.frame->name);
+    return 0;
 }
 
 int xg_gateway_start(struct xg_gateway *gw, struct xg_error *err)
@@ -481,6 +520,7 @@ int xg_gateway_start(struct xg_gateway *gw, struct xg_error *err)
     int rc;
     signal(SIGPIPE, SIG_IGN);
     gw->started_ns = xg_clock_mono_ns();
+    gw->last_reload_ok_unix = (double)xg_clock_wall_ns() * 1e-9;
     gw->sigint_ev = evsignal_new(gw->base, SIGINT, signal_cb, gw);
     gw->sigterm_ev = evsignal_new(gw->base, SIGTERM, signal_cb, gw);
     gw->sighup_ev = evsignal_new(gw->base, SIGHUP, signal_ignored_cb, gw);
@@ -489,8 +529,9 @@ int xg_gateway_start(struct xg_gateway *gw, struct xg_error *err)
     gw->expire_ev = event_new(gw->base, -1, EV_PERSIST, expire_cb, gw);
     gw->lag_ev = evtimer_new(gw->base, lag_cb, gw);
     gw->pass_ev = event_new(gw->base, -1, 0, pass_cb, gw);
-    if (!gw->pass_ev || !gw->sigint_ev || !gw->sigterm_ev || !gw->sighup_ev || !gw->sigusr1_ev ||
-        !gw->sigusr2_ev || !gw->expire_ev || !gw->lag_ev)
+    gw->reload_ev = event_new(gw->base, -1, 0, reload_cb, gw);
+    if (!gw->pass_ev || !gw->reload_ev || !gw->sigint_ev || !gw->sigterm_ev || !gw->sighup_ev ||
+        !gw->sigusr1_ev || !gw->sigusr2_ev || !gw->expire_ev || !gw->lag_ev)
         return xg_error_set(err, -ENOMEM, "out of memory");
     struct event *sigs[] = {gw->sigint_ev, gw->sigterm_ev, gw->sighup_ev, gw->sigusr1_ev,
                             gw->sigusr2_ev};
@@ -507,30 +548,15 @@ int xg_gateway_start(struct xg_gateway *gw, struct xg_error *err)
 
     if ((rc = xg_admin_start(gw, err))) return rc;
 
-    for (int i = 0; i < gw->n_adapters; i++) {
-        struct xg_gw_adapter *ga = gw->adapters[i];
-        if (ga->a.ops->is_sink && ga->a.rate_hz > 0) {
-            ga->tick = event_new(gw->base, -1, EV_PERSIST, tick_cb, ga);
-            double period = 1.0 / ga->a.rate_hz;
-            struct timeval tv = {(time_t)period, (suseconds_t)((period - (time_t)period) * 1e6)};
-            if (!tv.tv_sec && !tv.tv_usec) tv.tv_usec = 1;
-            if (!ga->tick || event_add(ga->tick, &tv))
-                return xg_error_set(err, -ENOMEM, "adapter '%s': cannot add tick", ga->a.name);
-        }
-        if (ga->a.ops->start && (rc = ga->a.ops->start(&ga->a)))
-            return xg_error_set(err, rc, "adapter '%s' (%s) failed to start: %s", ga->a.name,
-                                ga->a.ops->type, strerror(-rc));
-        ga->started = true;
-        XG_INFO(ga->a.name, "%s adapter started (frame %s%s)", ga->a.ops->type, ga->a.frame->name,
-                ga->a.ops->is_sink ? "" : "");
-    }
+    for (int i = 0; i < gw->n_adapters; i++)
+        if ((rc = xg_gw_adapter_start(gw, gw->adapters[i], err))) return rc;
     /* a source may have produced samples while later sinks were still starting: their wake-up
      * was dropped then, so send-on-change sinks with a non-empty dirty set drain now */
     for (int i = 0; i < gw->n_adapters; i++) {
         struct xg_gw_adapter *ga = gw->adapters[i];
-        if (ga->a.ops->is_sink && ga->a.rate_hz <= 0 &&
+        if (ga && ga->a.ops->is_sink && ga->a.rate_hz <= 0 &&
             xg_table_dirty_count(gw->table, ga->a.index))
-            make_due(gw, ga->a.index);
+            xg_gw_make_due(gw, ga->a.index);
     }
     XG_INFO(COMPONENT, "xrgate %s '%s' running with %d adapter(s)", XRGATE_VERSION, gw->conf.id,
             gw->n_adapters);
@@ -543,14 +569,43 @@ int xg_gateway_run(struct xg_gateway *gw)
     return 0;
 }
 
+void xg_gw_adapter_stop(struct xg_gateway *gw, struct xg_gw_adapter *ga)
+{
+    (void)gw;
+    if (!ga) return;
+    if (ga->tick) event_del(ga->tick);
+    if (ga->started && ga->a.ops->stop) ga->a.ops->stop(&ga->a);
+    ga->started = false;
+}
+
+/* Free one adapter's own memory (after stop; the table is the caller's business). */
+static void adapter_destroy(struct xg_gw_adapter *ga)
+{
+    if (ga->created && ga->a.ops->destroy) ga->a.ops->destroy(&ga->a);
+    if (ga->tick) event_free(ga->tick);
+    xg_rename_free(&ga->rename);
+    xg_globs_free(&ga->include);
+    xg_globs_free(&ga->exclude);
+    free(ga);
+}
+
+void xg_gw_adapter_free(struct xg_gateway *gw, struct xg_gw_adapter *ga)
+{
+    if (!ga) return;
+    int i = ga->a.index;
+    xg_gw_adapter_stop(gw, ga);
+    xg_table_drop_adapter(gw->table, i);
+    gw->egress_due &= ~(UINT64_C(1) << i);
+    adapter_destroy(ga);
+    gw->adapters[i] = NULL;
+    while (gw->n_adapters > 0 && !gw->adapters[gw->n_adapters - 1])
+        gw->n_adapters--;
+}
+
 static void stop_adapters(struct xg_gateway *gw)
 {
-    for (int i = gw->n_adapters - 1; i >= 0; i--) {
-        struct xg_gw_adapter *ga = gw->adapters[i];
-        if (ga->tick) event_del(ga->tick);
-        if (ga->started && ga->a.ops->stop) ga->a.ops->stop(&ga->a);
-        ga->started = false;
-    }
+    for (int i = gw->n_adapters - 1; i >= 0; i--)
+        xg_gw_adapter_stop(gw, gw->adapters[i]);
 }
 
 void xg_gateway_request_stop(struct xg_gateway *gw)
@@ -566,18 +621,12 @@ void xg_gateway_free(struct xg_gateway *gw)
 {
     stop_adapters(gw);
     xg_admin_stop(gw);
-    for (int i = 0; i < gw->n_adapters; i++) {
-        struct xg_gw_adapter *ga = gw->adapters[i];
-        if (ga->created && ga->a.ops->destroy) ga->a.ops->destroy(&ga->a);
-        if (ga->tick) event_free(ga->tick);
-        xg_rename_free(&ga->rename);
-        xg_globs_free(&ga->include);
-        xg_globs_free(&ga->exclude);
-        free(ga);
-    }
+    for (int i = 0; i < gw->n_adapters; i++)
+        if (gw->adapters[i]) adapter_destroy(gw->adapters[i]);
     gw->n_adapters = 0;
-    struct event **evs[] = {&gw->pass_ev,    &gw->expire_ev, &gw->lag_ev,     &gw->sigint_ev,
-                            &gw->sigterm_ev, &gw->sighup_ev, &gw->sigusr1_ev, &gw->sigusr2_ev};
+    struct event **evs[] = {&gw->pass_ev,    &gw->expire_ev,  &gw->lag_ev,
+                            &gw->sigint_ev,  &gw->sigterm_ev, &gw->sighup_ev,
+                            &gw->sigusr1_ev, &gw->sigusr2_ev, &gw->reload_ev};
     for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
         if (*evs[i]) {
             event_free(*evs[i]);
@@ -591,6 +640,12 @@ void xg_gateway_free(struct xg_gateway *gw)
     gw->base = NULL;
     xg_conf_yaml_free(gw->root);
     gw->root = NULL;
+    for (int i = 0; i < XG_OLD_ROOTS; i++) {
+        xg_conf_yaml_free(gw->old_roots[i]);
+        gw->old_roots[i] = NULL;
+    }
+    free(gw->opts);
+    gw->opts = NULL;
     for (int i = 0; i < gw->n_warnings; i++)
         free(gw->warnings[i]);
     free(gw->warnings);

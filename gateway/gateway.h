@@ -37,6 +37,9 @@ struct xg_gw_adapter {
     struct xg_globs include, exclude;
     struct event *tick; /* egress tick (rate_hz > 0): makes the sink due in the next pass */
     bool created, started;
+    struct xg_conf *root;      /* the configuration tree it was created from (gw->root or an old
+                                  one: create() may keep pointers into it) */
+    struct xg_conf *conf_root; /* the tree `conf` belongs to (another after an in-place update) */
 };
 
 /** The `gateway:` section. */
@@ -52,6 +55,9 @@ struct xg_gateway_conf {
     enum xg_log_level log_level;
     bool strict; /* gateway.strict (or --strict): insecure-setting warnings are errors */
 };
+
+/** Configuration trees older than the current one that adapters may still read (two each). */
+#define XG_OLD_ROOTS (2 * XG_MAX_ADAPTERS)
 
 struct xg_gateway {
     struct event_base *base;
@@ -71,14 +77,22 @@ struct xg_gateway {
     uint64_t egress_due;   /* sinks (bit = adapter index) the next pass drains */
     uint64_t egress_passes, egress_drains; /* passes run, drains in them (/metrics) */
     struct event *expire_ev, *lag_ev, *sigint_ev, *sigterm_ev;
-    struct event *sighup_ev, *sigusr1_ev, *sigusr2_ev; /* logged and ignored */
-    struct xg_log_limit signal_log;                    /* one limiter for those lines */
-    char **warnings; /* insecure-configuration findings (xg_gateway_audit), owned */
+    struct event *sighup_ev, *sigusr1_ev, *sigusr2_ev; /* HUP reloads, USR1/2 logged */
+    struct event *reload_ev;        /* SIGHUP's reload, run once for signals that arrive together */
+    struct xg_log_limit signal_log; /* one limiter for those lines */
+    char **warnings;                /* insecure-configuration findings (xg_gateway_audit), owned */
     int n_warnings;
     int64_t lag_expected_ns;
     double loop_lag_s, loop_lag_max_s;
     int64_t started_ns;
     bool stopping;
+    /* configuration reload (gateway/reload.c): gw->adapters[] may have holes (NULL) after one,
+     * n_adapters is one past the highest index in use */
+    struct xg_gateway_opts *opts;            /* what the file was loaded with (owned copy) */
+    struct xg_conf *old_roots[XG_OLD_ROOTS]; /* earlier trees still used by kept adapters */
+    uint64_t reloads_ok, reloads_failed;     /* xrgate_config_reloads_total{result} */
+    bool last_reload_failed;                 /* xrgate_config_last_reload_successful = 0 */
+    double last_reload_ok_unix;              /* time of the last successful load, s */
 };
 
 /** Options from the command line / environment that override the file. */
@@ -92,10 +106,25 @@ struct xg_gateway_opts {
     bool strict;              /* --strict: insecure settings are errors (as gateway.strict) */
 };
 
+/** Re-read the configuration the gateway was loaded with (SIGHUP, POST /api/reload;
+ *  gateway/reload.c, docs/configuration.md "Reloading"). The new file is checked exactly as
+ *  `xrgate --check` checks it (xg_gateway_load on a scratch gateway); if it is invalid nothing
+ *  changes. Otherwise adapters whose configuration node is unchanged keep running untouched,
+ *  changed ones restart (or, for a sink's rate_hz, include and exclude, are updated in place),
+ *  added ones start,
+ *  removed ones stop (their entities removed, every other adapter told); live gateway keys
+ *  apply, admin.listen, admin.tls, id and resolv_conf are reported as needing a restart.
+ *  `trigger` names the cause for the log ("SIGHUP", "POST /api/reload from ..."). Returns the
+ *  result as a malloc'd JSON text {ok, added, removed, restarted, updated, unchanged,
+ *  needs_restart, errors} (NULL on ENOMEM); *ok tells whether it succeeded. */
+char *xg_gateway_reload(struct xg_gateway *gw, const char *trigger, bool *ok);
+
 /** Longest insecure-configuration warning, in bytes (with its file:line:column). */
 #define XG_WARNING_MAX 640
 
-/** Parse, validate, and create every adapter, then audit the result (xg_gateway_audit). On
+/** Parse, validate, and create every adapter, then audit the result (xg_gateway_audit). `opts`
+ *  is copied, its strings are not: they must live as long as the gateway (xg_gateway_reload
+ *  loads with them again). On
  *  error returns a negative errno with `file:line:column: message` in err; the gateway must
  *  still be freed. In strict mode insecure settings fail with -EPERM (gw->warnings lists them). */
 int xg_gateway_load(struct xg_gateway *gw, const struct xg_gateway_opts *opts,
@@ -111,8 +140,9 @@ int xg_gateway_load(struct xg_gateway *gw, const struct xg_gateway_opts *opts,
 int xg_gateway_audit(struct xg_gateway *gw, const struct xg_gateway_opts *opts,
                      struct xg_error *err);
 /** Bind the admin server, install signal handlers and timers, log gw->warnings, start
- *  adapters. SIGINT/SIGTERM stop the gateway; SIGHUP, SIGUSR1 and SIGUSR2 are logged (rate
- *  limited) and ignored; SIGPIPE is ignored. */
+ *  adapters. SIGINT/SIGTERM stop the gateway; SIGHUP reloads the configuration
+ *  (xg_gateway_reload; SIGHUPs that arrive before the reload ran make one reload); SIGUSR1 and
+ *  SIGUSR2 are logged (rate limited) and ignored; SIGPIPE is ignored. */
 int xg_gateway_start(struct xg_gateway *gw, struct xg_error *err);
 /** Run the reactor until stopped. Returns 0. */
 int xg_gateway_run(struct xg_gateway *gw);

@@ -268,7 +268,9 @@ static int entity_visit(void *user, const struct xg_entity *e, const struct xg_p
     evbuffer_add_printf(b, "%s{\"id\":%" PRIu32 ",\"name\":", c->n++ ? "," : "", xg_entity_id(e));
     json_str(b, xg_entity_name(e));
     evbuffer_add_printf(b, ",\"kind\":\"%s\",\"origin\":", xg_kind_name(xg_entity_kind(e)));
-    json_str(b, origin >= 0 && origin < gw->n_adapters ? gw->adapters[origin]->a.name : "?");
+    json_str(b, origin >= 0 && origin < gw->n_adapters && gw->adapters[origin]
+                    ? gw->adapters[origin]->a.name
+                    : "?");
     const char *parent = xg_table_parent_name(gw->table, e);
     if (parent) {
         ADD_LIT(b, ",\"parent\":");
@@ -293,6 +295,7 @@ static void update_rates(struct xg_inspector *ins, int64_t now)
     const struct xg_table_stats *ts = xg_table_stats(gw->table);
     for (int i = 0; i < gw->n_adapters; i++) {
         struct adapter_rate *r = &ins->rates[i];
+        if (!gw->adapters[i]) continue;
         uint64_t in = ts->samples_in[i], out = gw->adapters[i]->a.samples_out;
         r->in_per_s = (double)(in - r->in0) / dt;
         r->out_per_s = (double)(out - r->out0) / dt;
@@ -307,8 +310,10 @@ static void adapters_json(struct xg_inspector *ins, struct evbuffer *b)
     struct xg_gateway *gw = ins->gw;
     const struct xg_table_stats *ts = xg_table_stats(gw->table);
     ADD_LIT(b, "\"adapters\":[");
+    int n = 0;
     for (int i = 0; i < gw->n_adapters; i++) {
         struct xg_gw_adapter *ga = gw->adapters[i];
+        if (!ga) continue;
         struct xg_status st = {.state = ga->started ? "running" : "stopped"};
         if (ga->a.ops->status) ga->a.ops->status(&ga->a, &st);
         double reconnects = 0, unreachable = 0;
@@ -317,7 +322,7 @@ static void adapters_json(struct xg_inspector *ins, struct evbuffer *b)
             if (!strcmp(st.counters[k].name, "dest_unreachable"))
                 unreachable = st.counters[k].value;
         }
-        evbuffer_add_printf(b, "%s{\"index\":%d,\"name\":", i ? "," : "", i);
+        evbuffer_add_printf(b, "%s{\"index\":%d,\"name\":", n++ ? "," : "", i);
         json_str(b, ga->a.name);
         ADD_LIT(b, ",\"type\":");
         json_str(b, ga->a.ops->type);
@@ -465,6 +470,35 @@ void xg_inspector_events(struct xg_gateway *gw, struct evhttp_request *req)
         event_add(ins->tick, &tv);
     }
     XG_DEBUG(COMPONENT, "/events client joined (%d open)", ins->n_clients);
+}
+
+void xg_inspector_reloaded(struct xg_gateway *gw, const char *json)
+{
+    struct xg_inspector *ins = gw->inspector;
+    if (!ins) return;
+    /* adapters were replaced: their rates restart from the counters they have now */
+    const struct xg_table_stats *ts = xg_table_stats(gw->table);
+    for (int i = 0; i < XG_MAX_ADAPTERS; i++) {
+        struct xg_gw_adapter *ga = i < gw->n_adapters ? gw->adapters[i] : NULL;
+        ins->rates[i] = (struct adapter_rate){.in0 = ga ? ts->samples_in[i] : 0,
+                                              .out0 = ga ? ga->a.samples_out : 0};
+    }
+    ins->rate_t0_ns = xg_clock_mono_ns();
+    if (!ins->n_clients) return;
+    /* the new table parameters (hello), the reload's result, then the new adapter set at once */
+    struct evbuffer *b = evbuffer_new();
+    if (!b) return;
+    hello(ins, b);
+    ADD_LIT(b, "event: reload\ndata: ");
+    evbuffer_add(b, json, strlen(json));
+    ADD_LIT(b, "\n\n");
+    build_frame(ins, xg_clock_mono_ns(), false);
+    evbuffer_add_buffer(b, ins->frame);
+    size_t len = evbuffer_get_length(b);
+    const unsigned char *data = evbuffer_pullup(b, -1);
+    for (int i = 0; i < ins->n_clients; i++)
+        send_to(ins->clients[i], data, len);
+    evbuffer_free(b);
 }
 
 void xg_inspector_stop(struct xg_gateway *gw)

@@ -7,7 +7,9 @@
  *                         gateway/web/package-lock.json). Static code only: no token needed.
  *   GET /events           text/event-stream: `event: hello` once, then `event: state` about
  *                         30 times a second with the poses of every entity predicted to the
- *                         send time and a summary of every adapter (docs/inspector.md).
+ *                         send time and a summary of every adapter (docs/inspector.md);
+ *                         after a configuration reload `hello` again, `event: reload` and a
+ *                         state frame (xg_inspector_reloaded).
  *
  * The page `/` and its assets are static code without data and need no token; the token rule of
  * the admin API applies to `/events`, where (since a browser's EventSource cannot set headers)
@@ -72,6 +74,11 @@ void xg_inspector_serve(struct xg_gateway *gw, struct evhttp_request *req, const
 
 /** Start an SSE stream on req (GET /events). Answers 503 when the client cap is reached. */
 void xg_inspector_events(struct xg_gateway *gw, struct evhttp_request *req);
+
+/** A configuration reload happened (gateway/reload.c): restart the per-adapter rates and send
+ *  every /events client `event: hello` (the table parameters may have changed), `event: reload`
+ *  with `json` (one line: the reload's result and the new adapter set) and a state frame. */
+void xg_inspector_reloaded(struct xg_gateway *gw, const char *json);
 
 /** Close every stream and free the inspector state (before evhttp_free; idempotent). */
 void xg_inspector_stop(struct xg_gateway *gw);

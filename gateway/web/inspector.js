@@ -6,7 +6,9 @@
 // ~30 times a second: {seq, time_ns, entities: [{id, name, kind, origin, parent?, position,
 // orientation, quality, active, age_ms, rate_hz}], adapters: [{index, name, type, state, peer,
 // sink, samples_in, samples_out, samples_in_per_s, samples_out_per_s, drops, samples_backwards,
-// errors, reconnects, unreachable}]}.
+// errors, reconnects, unreachable}]}. After a configuration reload: `event: hello` again, then
+// `event: reload` {ok, added, removed, restarted, updated, unchanged, needs_restart, errors,
+// adapters: [{index, name, type}]} and a `state` frame with the new adapter set.
 import { naturalCompare, renderAdapters, renderEntities } from './tables.js';
 import { createPlots } from './plots.js';
 
@@ -22,6 +24,7 @@ const ui = {
   entitiesTable: $('entities'), filter: $('filter'), side: $('side'),
   adapterCount: $('adapter-count'), entityCount: $('entity-count'),
   legend: $('legend'), viewMsg: $('view-msg'), banner: $('stale-banner'),
+  reloadNote: $('reload-note'),
 };
 
 // State shared with the modules and exposed for tests (window.xrgateInspector).
@@ -31,6 +34,7 @@ const inspector = {
   lastAt: 0,            // performance.now() when it arrived
   frames: 0,            // state frames received since the page loaded
   connects: 0,          // EventSource connections opened
+  reloads: [],          // `reload` events received (their data), oldest first
   colors: new Map(),    // adapter name -> CSS colour
   collapsed: new Set(), // origins whose group is collapsed in the entity table
   selected: null,       // entity name whose plots are shown
@@ -131,6 +135,29 @@ setInterval(() => { if (inspector.connection !== 'live') render(); }, 1000);
 // that stays silent.
 let es = null;
 let lastMessage = 0;
+
+// A configuration reload: say what changed for a few seconds. The tables, plots and colours
+// follow the adapter set of the `state` frames by themselves.
+let reloadNoteTimer = null;
+function onReload(r) {
+  inspector.reloads.push(r);
+  const parts = [];
+  const list = (sign, names) => { if (names && names.length) parts.push(sign + names.join(', ')); };
+  list('+', r.added);
+  list('−', r.removed);
+  list('↻', r.restarted);
+  list('~', r.updated);
+  if (r.needs_restart && r.needs_restart.length)
+    parts.push('needs a restart: ' + r.needs_restart.join(', '));
+  const text = r.ok ? 'configuration reloaded' + (parts.length ? ': ' + parts.join(' ') : '')
+                    : 'configuration reload failed: ' + (r.errors || []).join('; ');
+  ui.reloadNote.textContent = text;
+  ui.reloadNote.title = text;
+  ui.reloadNote.classList.toggle('failed', !r.ok);
+  ui.reloadNote.hidden = false;
+  clearTimeout(reloadNoteTimer);
+  reloadNoteTimer = setTimeout(() => { ui.reloadNote.hidden = true; }, r.ok ? 8000 : 20000);
+}
 function connect() {
   if (es) es.close();
   setConn('connecting', 'connecting…');
@@ -141,6 +168,7 @@ function connect() {
     ui.gateway.textContent = 'gateway ' + inspector.hello.gateway;
     document.title = `xrgate ${inspector.hello.gateway} · inspector`;
   });
+  es.addEventListener('reload', (ev) => onReload(JSON.parse(ev.data)));
   es.addEventListener('state', (ev) => {
     lastMessage = performance.now();
     const st = JSON.parse(ev.data);

@@ -877,6 +877,16 @@ def main():
     print_relay(rel, table, fmt)
     from udp_flood import udp_flood  # issue 30 item 2: /healthz under a vmc datagram flood
     results["udp_flood"] = udp_flood(o, table)
+    rl = run_json("bench_reload", ["--reps", o.reps] + (["--quick"] if o.quick else []))
+    results["reload"] = {"adapters": rl["adapters"],
+                         **{f"{k}_ms": stats(v) for k, v in rl["reload_ms"].items()}}
+    table(f"10. Configuration reload: loop time of one reload, {rl['adapters']} adapters running "
+          "(POST /api/reload, SIGHUP)", ["change", "median ms", "min ms", "max ms"],
+          [[k, f"{med(stats(v)):.2f}", f"{min(v):.2f}", f"{max(v):.2f}"]
+           for k, v in rl["reload_ms"].items()],
+          note="the file checked as --check checks it, then applied: unchanged (nothing moves), "
+               "rate (one sink's rate_hz, in place), add (one synth), restart (one vrpn-server), "
+               "refused (an unknown key)")
     with open(out, "w") as f:
         json.dump(results, f, indent=1, allow_nan=False)
     print(f"\nwrote {out} ({results['elapsed_s']:.0f} s)")

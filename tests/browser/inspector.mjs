@@ -14,6 +14,8 @@
 //   <- "STOPPED"      (stdin)  done
 //   -> "START"        (stdout) please start it again on the same port
 //   <- "RESTARTED"    (stdin)  done
+//   -> "RELOAD"       (stdout) please add an adapter "extra" to the file and POST /api/reload
+//   <- "RELOADED"     (stdin)  done
 //   -> "RESULT {...}" (stdout) the measurements; exit code 0 when every check passed.
 import { createRequire } from 'node:module';
 import { mkdtempSync, rmSync, mkdirSync } from 'node:fs';
@@ -304,6 +306,29 @@ async function main() {
     check(d.adapters.demo.state === 'running' && d.rows['demo/head'].quality !== 'unknown' &&
           await page.evaluate(() => !document.getElementById('side').classList.contains('disconnected')),
           'reconnected: live states again, not greyed out', d.adapters.demo);
+
+    // a configuration reload that adds an adapter: the page shows it without being reloaded
+    log('phase: reload');
+    const connects = await page.evaluate(() => window.xrgateInspector.connects);
+    console.log('RELOAD');
+    await waitLine('RELOADED');
+    await page.waitForFunction(() => window.xrgateInspector.reloads.length > 0 &&
+      window.xrgateInspector.last.adapters.some((a) => a.name === 'extra'), null,
+                               { timeout: 15000 }).catch(() => {});
+    const r = await page.evaluate(() => ({
+      reload: window.xrgateInspector.reloads[0] || null,
+      connects: window.xrgateInspector.connects,
+      rows: [...document.querySelectorAll('#adapters tbody tr')].map((tr) => tr.textContent),
+      note: document.getElementById('reload-note').hidden ? null
+        : document.getElementById('reload-note').textContent }));
+    check(r.reload && r.reload.ok && r.reload.added.includes('extra') &&
+          r.reload.adapters.some((a) => a.name === 'extra'),
+          'reload: event: reload announces the added adapter', r.reload);
+    check(r.rows.some((t) => t.includes('extra')) && r.connects === connects,
+          'reload: the adapter table shows it, on the same stream (no page reload, no reconnect)',
+          { rows: r.rows, connects: [connects, r.connects] });
+    check(/configuration reloaded: \+extra/.test(r.note || ''), 'reload: a notice says what changed',
+          r.note);
 
     // a 31-joint skeleton (the CMU walk), 200 bodies, and the WebXR mode against a stub
     const shot = (name) => args.screenshot.replace(/\.png$/, `-${name}.png`);

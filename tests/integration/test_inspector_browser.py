@@ -10,7 +10,9 @@ it, plot adapter rates and an age histogram; then the gateway stops (tables grey
 the CMU walk (31 joints, one renamed to a long name) and runs an RTP sender aimed at a port
 nobody listens on: bones, decluttered labels, axes and label toggles, follow and fit, the long
 name, "no listener" on the RTP row; then the WebXR mode against a stub of navigator.xr. The
-third has 200 bodies: natural order, labels without overlap. Screenshots go to
+third has 200 bodies: natural order, labels without overlap. Between them the first gateway
+reloads its configuration with an adapter added (POST /api/reload): the page lists it and says so
+without being reloaded and without reconnecting. Screenshots go to
 <build>/test-output/inspector*.png (inspector-mocap.png and inspector-crowd.png are the 31-joint
 and 200-entity views; the checks above are made on what they show).
 
@@ -23,6 +25,7 @@ import socket
 import subprocess
 import sys
 import threading
+import urllib.request
 
 from xgtest import SOURCE_DIR, VECTORS_DIR, Gateway, reserve_port, skip
 
@@ -132,6 +135,15 @@ def main():
             elif line == "START":
                 gw = Gateway(CONFIG, admin=f"127.0.0.1:{port}")
                 proc.stdin.write("RESTARTED\n")
+                proc.stdin.flush()
+            elif line == "RELOAD":
+                with open(os.path.join(gw.tmp.name, "xrgate.yaml"), "a") as f:
+                    f.write("  - name: extra\n    type: synth\n    rate_hz: 30\n    bodies: 1\n"
+                            "    head: false\n    hands: false\n")
+                req = urllib.request.Request(gw.url("/api/reload"), data=b"", method="POST")
+                with urllib.request.urlopen(req, timeout=10) as r:
+                    assert r.status == 200, r.status
+                proc.stdin.write("RELOADED\n")
                 proc.stdin.flush()
             elif line.startswith("RESULT "):
                 result = json.loads(line[7:])

@@ -1,0 +1,31 @@
+/* Internals shared by gateway/gateway.c and gateway/reload.c (not an API for adapters). */
+#ifndef XG_GATEWAY_INT_H
+#define XG_GATEWAY_INT_H
+
+#include "gateway/gateway.h"
+
+/** Parse and create adapter `node` (a map of the `adapters:` list) at table index `index`, or
+ *  appended after the last one (index < 0, the start-up path, which also refuses a duplicate
+ *  name). On error returns a negative errno with err set; the half-built adapter stays in
+ *  gw->adapters[] (free it with xg_gw_adapter_free). */
+int xg_gw_adapter_load(struct xg_gateway *gw, const struct xg_conf *node, int index,
+                       struct xg_error *err);
+/** Start one created adapter: its egress tick (sinks with rate_hz > 0), then ops->start. */
+int xg_gw_adapter_start(struct xg_gateway *gw, struct xg_gw_adapter *ga, struct xg_error *err);
+/** Re-arm a started sink's egress tick after a change of a->rate_hz (0 = send on change). */
+int xg_gw_adapter_retick(struct xg_gateway *gw, struct xg_gw_adapter *ga);
+/** Stop one adapter (tick and ops->stop; idempotent). */
+void xg_gw_adapter_stop(struct xg_gateway *gw, struct xg_gw_adapter *ga);
+/** Stop it, drop it from the table (its entities removed, other adapters told; its sink
+ *  unregistered), destroy and free it, and empty its slot in gw->adapters[]. */
+void xg_gw_adapter_free(struct xg_gateway *gw, struct xg_gw_adapter *ga);
+/** Mark sink `sink` due: the next egress pass drains it. */
+void xg_gw_make_due(struct xg_gateway *gw, int sink);
+struct evhttp_request;
+/** POST /api/reload (gateway/reload.c): xg_gateway_reload, answered 200 with its JSON when it
+ *  succeeded and 422 when the new configuration was refused or an adapter failed to start; 405
+ *  for other methods, 403 for a cross-site browser request (an Origin header that is not this
+ *  gateway's Host). `peer` names the client for the log. */
+void xg_admin_reload(struct xg_gateway *gw, struct evhttp_request *req, const char *peer);
+
+#endif
