@@ -14,55 +14,6 @@
 #include "core/predict_est.h"
 #include "core/names.h"
 
-#define MAX_LISTENERS 8
-
-struct sink {
-    bool on;
-    xg_accept_fn accept;
-    xg_wake_fn wake;
-    void *user;
-    uint32_t *list; /* slots of dirty entities: list[head..n) */
-    size_t head, n, cap;
-    size_t limit;   /* entities per xg_table_drain(), 0 = all (xg_table_set_drain_limit) */
-    uint64_t *vals; /* per-entity values the sink owns (xg_table_sink_slot), by entity slot */
-    size_t n_vals;
-    xg_sink_slot_free_fn val_free;
-    void *val_user;
-};
-
-struct xg_table {
-    struct xg_table_params p;
-    struct xg_entity **slots;
-    size_t n_slots, cap_slots;
-    uint32_t *free_slots;
-    size_t n_free;
-    size_t count;
-    uint32_t next_id;
-    struct hmap by_id, by_source, by_name;
-    const char *adapter_names[XG_MAX_ADAPTERS];
-    xg_namer_fn namer;
-    void *namer_user;
-    struct sink sinks[XG_MAX_ADAPTERS];
-    struct {
-        xg_entity_event_fn fn;
-        void *user;
-    } listeners[MAX_LISTENERS];
-    int n_listeners;
-    struct xg_table_stats stats;
-    /* egress pass (xg_table_pass_begin): its time, and one predicted pose per entity */
-    bool in_pass, in_cut;
-    int64_t pass_ns;
-    xg_cut_fn cut; /* cut-through hook (xg_table_set_cut_through) */
-    void *cut_user;
-    uint64_t woken;     /* sinks whose set became non-empty since the last cut or pass */
-    unsigned cut_after; /* updates of a batch before the hook runs (xg_table_set_cut_after) */
-    unsigned cut_count; /* updates since a sink was woken, while woken != 0 */
-    unsigned cut_next;  /* updates before the next cut of this batch */
-    struct xg_pose_cache *poses; /* NULL until the first pass, or when it could not be had */
-    /* peer-triggered warnings, one limiter per kind and origin adapter */
-    struct xg_log_limit reject_lim[XG_MAX_ADAPTERS], refuse_lim[XG_MAX_ADAPTERS];
-};
-
 void xg_table_params_default(struct xg_table_params *p)
 {
     p->max_horizon_ns = 100 * INT64_C(1000000);
@@ -95,7 +46,7 @@ struct xg_table *xg_table_new(const struct xg_table_params *params)
     return t;
 }
 
-static void entity_free(struct xg_entity *e)
+void xg_ent_free(struct xg_entity *e)
 {
     if (!e) return;
     free(e->buttons);
@@ -110,7 +61,7 @@ void xg_table_free(struct xg_table *t)
 {
     if (!t) return;
     for (size_t i = 0; i < t->n_slots; i++)
-        entity_free(t->slots[i]);
+        xg_ent_free(t->slots[i]);
     free(t->slots);
     free(t->free_slots);
     xg_ent_hmap_free(&t->by_id);
@@ -191,8 +142,7 @@ uint64_t *xg_table_sink_slot(struct xg_table *t, int sink, const struct xg_entit
     return &s->vals[e->slot];
 }
 
-/* release and zero sink s's value for entity e */
-static void sink_val_release(struct sink *s, const struct xg_entity *e)
+void xg_ent_sink_val_release(struct sink *s, const struct xg_entity *e)
 {
     if (e->slot >= s->n_vals || !s->vals[e->slot]) return;
     uint64_t v = s->vals[e->slot];
@@ -205,7 +155,7 @@ void xg_table_sink_slots_clear(struct xg_table *t, int sink)
     if (!t || sink < 0 || sink >= XG_MAX_ADAPTERS) return;
     struct sink *s = &t->sinks[sink];
     for (size_t i = 0; i < s->n_vals && i < t->n_slots; i++)
-        if (t->slots[i]) sink_val_release(s, t->slots[i]);
+        if (t->slots[i]) xg_ent_sink_val_release(s, t->slots[i]);
     if (s->vals) memset(s->vals, 0, s->n_vals * sizeof *s->vals);
 }
 
@@ -231,7 +181,7 @@ const struct xg_entity *xg_table_get(const struct xg_table *t, uint32_t id)
     return NULL;
 }
 
-static struct xg_entity *get_mut(struct xg_table *t, uint32_t id)
+struct xg_entity *xg_ent_get_mut(struct xg_table *t, uint32_t id)
 {
     return (struct xg_entity *)xg_table_get(t, id);
 }
@@ -258,7 +208,7 @@ static struct xg_entity *find_source(const struct xg_table *t, int origin, const
 
 int xg_table_set_parent(struct xg_table *t, uint32_t id, uint32_t parent_id)
 {
-    struct xg_entity *e = get_mut(t, id);
+    struct xg_entity *e = xg_ent_get_mut(t, id);
     if (!e) return -ENOENT;
     if (parent_id && (parent_id == id || !xg_table_get(t, parent_id))) return -EINVAL;
     e->parent = parent_id;
@@ -370,7 +320,7 @@ static int create_entity(struct xg_table *t, int origin, const struct xg_entity_
     return 0;
 }
 
-static void mark_dirty(struct xg_table *t, struct xg_entity *e)
+void xg_ent_mark_dirty(struct xg_table *t, struct xg_entity *e)
 {
     uint64_t pending = e->sink_mask & ~e->dirty_mask;
     while (pending) {
@@ -404,7 +354,7 @@ void xg_ent_refine_angular_velocity(struct xg_table *t, struct xg_entity *e, str
     e->angular_velocity = w;
     e->has_angular_velocity = true;
     xg_history_set_velocity(&e->hist, e->velocity, w);
-    mark_dirty(t, e);
+    xg_ent_mark_dirty(t, e);
 }
 
 static struct xg_vec3 load3f(const float f[3])
@@ -559,7 +509,7 @@ static int apply_sample(struct xg_table *t, struct xg_entity *e, const struct xg
     if (s.flags & XG_SAMPLE_ORIENTATION) xg_ent_memory_sample(t, e); /* repeating motion */
     e->samples++;
     t->stats.samples_in[e->origin]++;
-    mark_dirty(t, e);
+    xg_ent_mark_dirty(t, e);
     if (first)
         for (int i = 0; i < t->n_listeners; i++)
             t->listeners[i].fn(t->listeners[i].user, e, true);
@@ -650,7 +600,7 @@ int xg_table_update(struct xg_table *t, const struct xg_adapter *a, const struct
 
 int xg_table_push(struct xg_table *t, uint32_t id, const struct xg_sample *s)
 {
-    struct xg_entity *e = get_mut(t, id);
+    struct xg_entity *e = xg_ent_get_mut(t, id);
     if (!e) return -ENOENT;
     if (check_sample(t, e->origin, e->name, e->source, s)) return -EINVAL;
     return cut_point(t, e->origin, apply_sample(t, e, s));
@@ -658,7 +608,7 @@ int xg_table_push(struct xg_table *t, uint32_t id, const struct xg_sample *s)
 
 int xg_table_forget_history(struct xg_table *t, uint32_t id)
 {
-    struct xg_entity *e = get_mut(t, id);
+    struct xg_entity *e = xg_ent_get_mut(t, id);
     if (!e) return -ENOENT;
     xg_history_clear(&e->hist);
     memset(&e->est, 0, sizeof e->est);
@@ -672,19 +622,19 @@ int xg_table_forget_history(struct xg_table *t, uint32_t id)
 
 int xg_table_set_button(struct xg_table *t, uint32_t id, int index, bool pressed)
 {
-    struct xg_entity *e = get_mut(t, id);
+    struct xg_entity *e = xg_ent_get_mut(t, id);
     if (!e) return -ENOENT;
     if (index < 0 || index >= XG_MAX_BUTTONS) return -EINVAL;
     if (!e->buttons && !(e->buttons = calloc(XG_MAX_BUTTONS, 1))) return -ENOMEM;
     e->buttons[index] = pressed;
     if (index >= e->n_buttons) e->n_buttons = index + 1;
-    mark_dirty(t, e);
+    xg_ent_mark_dirty(t, e);
     return cut_point(t, e->origin, 0);
 }
 
 int xg_table_set_analog(struct xg_table *t, uint32_t id, int index, double value)
 {
-    struct xg_entity *e = get_mut(t, id);
+    struct xg_entity *e = xg_ent_get_mut(t, id);
     if (!e) return -ENOENT;
     if (index < 0 || index >= XG_MAX_ANALOGS) return -EINVAL;
     if (!isfinite(value) || fabs(value) > XG_ANALOG_MAX) {
@@ -698,7 +648,7 @@ int xg_table_set_analog(struct xg_table *t, uint32_t id, int index, double value
     if (!e->analogs && !(e->analogs = calloc(XG_MAX_ANALOGS, sizeof(double)))) return -ENOMEM;
     e->analogs[index] = value;
     if (index >= e->n_analogs) e->n_analogs = index + 1;
-    mark_dirty(t, e);
+    xg_ent_mark_dirty(t, e);
     return cut_point(t, e->origin, 0);
 }
 
@@ -900,117 +850,12 @@ size_t xg_table_foreach(struct xg_table *t, int sink, int64_t now_ns, xg_visit_f
     return visited;
 }
 
-static void remove_entity(struct xg_table *t, struct xg_entity *e)
-{
-    for (int i = 0; i < t->n_listeners; i++)
-        t->listeners[i].fn(t->listeners[i].user, e, false);
-    for (int i = 0; i < XG_MAX_ADAPTERS; i++) /* per-sink slots die with their entity */
-        sink_val_release(&t->sinks[i], e);
-    xg_ent_hmap_del(&t->by_id, e->id, e->slot);
-    xg_ent_hmap_del(&t->by_source, xg_ent_hash_source(e->origin, e->source), e->slot);
-    xg_ent_hmap_del(&t->by_name, xg_ent_hash_str(e->name), e->slot);
-    t->slots[e->slot] = NULL;
-    t->free_slots[t->n_free++] = e->slot;
-    t->count--;
-    /* stale slot references in dirty lists are skipped: a reused slot has a fresh dirty_mask,
-     * and a list entry for a reused slot is harmless (the new entity is just visited once). */
-    entity_free(e);
-}
-
-size_t xg_table_expire(struct xg_table *t, int64_t now_ns)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < t->n_slots; i++) {
-        struct xg_entity *e = t->slots[i];
-        if (e && now_ns - e->last_receive_ns > t->p.expire_ns) {
-            remove_entity(t, e);
-            t->stats.expired++;
-            n++;
-        }
-    }
-    return n;
-}
-
-int xg_table_remove(struct xg_table *t, uint32_t id)
-{
-    struct xg_entity *e = get_mut(t, id);
-    if (!e) return -ENOENT;
-    remove_entity(t, e);
-    t->stats.removed++;
-    return 0;
-}
-
-size_t xg_table_remove_origin(struct xg_table *t, int origin)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < t->n_slots; i++) {
-        struct xg_entity *e = t->slots[i];
-        if (e && e->origin == origin) {
-            remove_entity(t, e);
-            t->stats.removed++;
-            n++;
-        }
-    }
-    return n;
-}
-
 void xg_table_set_params(struct xg_table *t, const struct xg_table_params *params)
 {
     struct xg_table_params p = *params;
     if (p.velocity_window_ns <= 0) p.velocity_window_ns = t->p.velocity_window_ns;
     if (!p.max_entities) p.max_entities = t->p.max_entities;
     t->p = p;
-}
-
-size_t xg_table_drop_adapter(struct xg_table *t, int index)
-{
-    if (!t || index < 0 || index >= XG_MAX_ADAPTERS) return 0;
-    size_t n = xg_table_remove_origin(t, index);
-    struct sink *s = &t->sinks[index];
-    const uint64_t bit = UINT64_C(1) << index;
-    for (size_t i = 0; i < t->n_slots; i++) {
-        struct xg_entity *e = t->slots[i];
-        if (!e) continue;
-        sink_val_release(s, e);
-        e->sink_mask &= ~bit;
-        e->dirty_mask &= ~bit;
-    }
-    free(s->list);
-    free(s->vals);
-    memset(s, 0, sizeof *s);
-    t->woken &= ~bit;
-    t->adapter_names[index] = NULL;
-    t->stats.samples_in[index] = t->stats.dropped_backwards[index] = 0;
-    t->stats.rejected[index] = t->stats.refused[index] = 0;
-    return n;
-}
-
-size_t xg_table_refilter_sink(struct xg_table *t, int sink, xg_entity_event_fn told, void *user)
-{
-    if (!t || sink < 0 || sink >= XG_MAX_ADAPTERS || !t->sinks[sink].on) return 0;
-    struct sink *s = &t->sinks[sink];
-    const uint64_t bit = UINT64_C(1) << sink;
-    size_t n = 0;
-    for (size_t i = 0; i < t->n_slots; i++) {
-        struct xg_entity *e = t->slots[i];
-        if (!e || e->origin == sink) continue;
-        bool was = e->sink_mask & bit, now = !s->accept || s->accept(s->user, sink, e);
-        if (was == now) continue;
-        n++;
-        if (was) { /* as if it had left the table, for this sink only */
-            if (told) told(user, e, false);
-            sink_val_release(s, e);
-            e->sink_mask &= ~bit;
-            e->dirty_mask &= ~bit;
-        } else { /* as if it had just appeared: announced, and due to this sink alone */
-            const uint64_t others = e->sink_mask;
-            e->sink_mask = bit;
-            mark_dirty(t, e);
-            e->sink_mask = others | bit;
-            if (told) told(user, e, true);
-        }
-    }
-    return n;
 }
 
 const struct xg_table_stats *xg_table_stats(const struct xg_table *t)

@@ -1,12 +1,13 @@
 /* The entity's layout: private to the entity table and core helpers (core/entity.c,
- * core/entity_view.c). Adapters, the gateway and tests read entities through the accessors of
- * core/entity.h and keep their own per-entity state in the table's per-sink slots
+ * core/entity_view.c, core/entity_remove.c). Adapters, the gateway and tests read entities through
+ * the accessors of core/entity.h and keep their own per-entity state in the table's per-sink slots
  * (xg_table_sink_slot()). */
 #ifndef XG_ENTITY_PRIV_H
 #define XG_ENTITY_PRIV_H
 
 #include "core/entity.h"
 #include "core/history.h"
+#include "core/log.h"
 #include "core/predict_skel.h"
 
 /** An entity. Written by the table only. */
@@ -72,6 +73,56 @@ struct hmap {
     size_t nb;
 };
 
+/* The table and its sinks (core/entity.c; removal in core/entity_remove.c). */
+#define MAX_LISTENERS 8
+
+struct sink {
+    bool on;
+    xg_accept_fn accept;
+    xg_wake_fn wake;
+    void *user;
+    uint32_t *list; /* slots of dirty entities: list[head..n) */
+    size_t head, n, cap;
+    size_t limit;   /* entities per xg_table_drain(), 0 = all (xg_table_set_drain_limit) */
+    uint64_t *vals; /* per-entity values the sink owns (xg_table_sink_slot), by entity slot */
+    size_t n_vals;
+    xg_sink_slot_free_fn val_free;
+    void *val_user;
+};
+
+struct xg_table {
+    struct xg_table_params p;
+    struct xg_entity **slots;
+    size_t n_slots, cap_slots;
+    uint32_t *free_slots;
+    size_t n_free;
+    size_t count;
+    uint32_t next_id;
+    struct hmap by_id, by_source, by_name;
+    const char *adapter_names[XG_MAX_ADAPTERS];
+    xg_namer_fn namer;
+    void *namer_user;
+    struct sink sinks[XG_MAX_ADAPTERS];
+    struct {
+        xg_entity_event_fn fn;
+        void *user;
+    } listeners[MAX_LISTENERS];
+    int n_listeners;
+    struct xg_table_stats stats;
+    /* egress pass (xg_table_pass_begin): its time, and one predicted pose per entity */
+    bool in_pass, in_cut;
+    int64_t pass_ns;
+    xg_cut_fn cut; /* cut-through hook (xg_table_set_cut_through) */
+    void *cut_user;
+    uint64_t woken;     /* sinks whose set became non-empty since the last cut or pass */
+    unsigned cut_after; /* updates of a batch before the hook runs (xg_table_set_cut_after) */
+    unsigned cut_count; /* updates since a sink was woken, while woken != 0 */
+    unsigned cut_next;  /* updates before the next cut of this batch */
+    struct xg_pose_cache *poses; /* NULL until the first pass, or when it could not be had */
+    /* peer-triggered warnings, one limiter per kind and origin adapter */
+    struct xg_log_limit reject_lim[XG_MAX_ADAPTERS], refuse_lim[XG_MAX_ADAPTERS];
+};
+
 /** FNV-1a of n bytes, continuing from h. */
 uint64_t xg_ent_fnv1a(uint64_t h, const void *data, size_t n);
 /** Hash of an entity name / of (origin adapter, source name). */
@@ -118,5 +169,15 @@ void xg_ent_skel_sample(struct xg_entity *e, const struct xg_motion_est *m);
 void xg_ent_memory_sample(struct xg_table *t, struct xg_entity *e);
 /** e's poses jumped (its history was forgotten): its skeleton's memory starts again. */
 void xg_ent_memory_forget(struct xg_table *t, struct xg_entity *e);
+
+/** Free an entity and what it owns (not its table links). core/entity.c. */
+void xg_ent_free(struct xg_entity *e);
+/** Release and zero sink s's per-entity value for e (its val_free called). core/entity.c. */
+void xg_ent_sink_val_release(struct sink *s, const struct xg_entity *e);
+/** Queue e in the dirty set of every sink that accepts it and has not queued it yet (waking a
+ *  sink whose set was empty). core/entity.c. */
+void xg_ent_mark_dirty(struct xg_table *t, struct xg_entity *e);
+/** The entity with id `id`, writable, or NULL. core/entity.c. */
+struct xg_entity *xg_ent_get_mut(struct xg_table *t, uint32_t id);
 
 #endif

@@ -400,6 +400,7 @@ char *xg_gateway_reload(struct xg_gateway *gw, const char *trigger, bool *ok_out
         char name[64];
         int index;
     } again[XG_MAX_ADAPTERS]; /* restarted adapters: they come back on their index */
+    memset(again, 0, sizeof again);
     int n_again = 0;
     bool any_replaced = false;
     for (int i = 0; i < XG_MAX_ADAPTERS; i++)
