@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "core/clock.h"
+#include "core/names.h"
 
 static enum xg_log_level g_level = XG_LOG_INFO;
 static bool g_json;
@@ -51,35 +52,6 @@ int xg_log_parse_level(const char *s, enum xg_log_level *out)
     return -EINVAL;
 }
 
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 if the bytes there are not UTF-8. */
-static int utf8_len(const unsigned char *s)
-{
-    unsigned char c = s[0];
-    int n;
-    unsigned cp;
-    if (c < 0x80) return 1;
-    if (c >= 0xc2 && c <= 0xdf) {
-        n = 2;
-        cp = c & 0x1f;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        n = 3;
-        cp = c & 0x0f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        n = 4;
-        cp = c & 0x07;
-    } else {
-        return 0;
-    }
-    for (int i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80) return 0;
-        cp = (cp << 6) | (s[i] & 0x3fu);
-    }
-    if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-        (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-        return 0;
-    return n;
-}
-
 /* Writes s as one line's worth of text: control characters and bytes that are not UTF-8 are
  * escaped (\n \r \t \xNN); in JSON mode '"' and '\' are escaped too, and \xNN is written as the
  * text "\\xNN" so that the line stays valid JSON. */
@@ -89,7 +61,9 @@ static void put_escaped(FILE *f, const char *str, bool json)
     const char *bs = json ? "\\\\" : "\\";
     while (*s) {
         unsigned char c = *s;
-        int n = utf8_len(s);
+        /* a NUL ends a sequence early (it is no continuation byte), so 4 bytes "left" never
+         * reads past the string's end */
+        int n = (int)xg_utf8_seq((const char *)s, 4);
         if (c == '\n' || c == '\r' || c == '\t') {
             fputc('\\', f);
             fputc(c == '\n' ? 'n' : c == '\r' ? 'r' : 't', f);
