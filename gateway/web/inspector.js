@@ -24,7 +24,7 @@ const ui = {
   entitiesTable: $('entities'), filter: $('filter'), side: $('side'),
   adapterCount: $('adapter-count'), entityCount: $('entity-count'),
   legend: $('legend'), viewMsg: $('view-msg'), banner: $('stale-banner'),
-  reloadNote: $('reload-note'),
+  reloadNote: $('reload-note'), view: $('view'), dead: $('view-dead'), focus: $('focus'),
 };
 
 // State shared with the modules and exposed for tests (window.xrgateInspector).
@@ -61,21 +61,31 @@ function render() {
   const st = inspector.last;
   const live = inspector.connection === 'live';
   ui.side.classList.toggle('disconnected', !live && !!st);
+  // the 3D view too: greyed under a note saying since when (it shows the last frame's poses)
+  ui.view.classList.toggle('dead', !live && !!st);
+  ui.dead.hidden = live || !st;
   if (!live && st) {
     const since = new Date(Date.now() - (performance.now() - inspector.lastAt));
+    const ago = `${since.toLocaleTimeString()} (${((performance.now() - inspector.lastAt) / 1000)
+      .toFixed(0)} s ago)`;
     ui.banner.hidden = false;
     ui.banner.textContent = `gateway unreachable: the values below are from the last frame, ` +
-      `received ${since.toLocaleTimeString()} (${((performance.now() - inspector.lastAt) / 1000)
-        .toFixed(0)} s ago)`;
+      `received ${ago}`;
+    ui.dead.textContent = `gateway unreachable since ${ago}: the last frame received, not live`;
   } else {
     ui.banner.hidden = true;
   }
+  ui.focus.disabled = !inspector.selected || !inspector.view;
   if (!st) return;
   renderAdapters(ui, inspector, st.adapters, live);
   renderEntities(ui, inspector, st, live, performance.now() - inspector.lastAt);
   const stale = st.entities.filter((e) => e.quality === 'STALE').length;
-  ui.summary.textContent = `${st.entities.length} ${st.entities.length === 1 ? 'entity' : 'entities'}` + (stale ? `, ${stale} stale` : '') +
+  const counts = `${st.entities.length} ${st.entities.length === 1 ? 'entity' : 'entities'}` +
+    (stale ? `, ${stale} stale` : '') +
     ` · ${st.adapters.length} ${st.adapters.length === 1 ? 'adapter' : 'adapters'}`;
+  // unreachable: the counts are the last frame's, not live ones
+  ui.summary.textContent = live ? counts : `last frame: ${counts}`;
+  ui.summary.classList.toggle('dead', !live);
 }
 
 // Trails and axis triads help with a few entities and clutter many (a skeleton's joints, a
@@ -162,7 +172,7 @@ function connect() {
   if (es) es.close();
   setConn('connecting', 'connecting…');
   es = new EventSource(eventsUrl);
-  es.onopen = () => { inspector.connects++; setConn('live', 'live'); };
+  es.onopen = () => { inspector.connects++; lastMessage = performance.now(); setConn('live', 'live'); };
   es.addEventListener('hello', (ev) => {
     inspector.hello = JSON.parse(ev.data);
     ui.gateway.textContent = 'gateway ' + inspector.hello.gateway;
@@ -189,9 +199,18 @@ function connect() {
     }
   };
 }
+// Liveness: frames come ~30 times a second, so 800 ms without one means the gateway is gone or
+// stuck (a killed process without a FIN, a network loss): say so at once (the 3D view greys
+// within 1 s); after 3 s restart the stream.
+const SILENT_MS = 800;
 setInterval(() => {
-  if (es && inspector.connection === 'live' && performance.now() - lastMessage > 3000) connect();
-}, 1000);
+  if (!es) return;
+  const silent = performance.now() - lastMessage;
+  if (inspector.connection === 'live' && silent > SILENT_MS && lastMessage)
+    setConn('lost', 'no data — reconnecting…');
+  if ((inspector.connection === 'live' || inspector.connection === 'lost') && silent > 3000 &&
+      es.readyState === EventSource.OPEN) connect();
+}, 200);
 connect();
 
 // The 3D view is optional: without three.js (built with -DXRGATE_WEB_INSPECTOR=OFF, or no
@@ -204,6 +223,12 @@ import('./view3d.js')
     view.selected = inspector.selected;
     if (inspector.last) view.update(inspector.last);
     $('fit').onclick = () => view.fit();
+    // focus: frame the selected entity up close and keep following it
+    ui.focus.onclick = () => {
+      if (!view.focusSelected()) return;
+      $('opt-follow').checked = true;
+      view.framing.follow = true;
+    };
     $('opt-trails').onchange = (ev) => view.setTrails(ev.target.checked);
     $('opt-axes').onchange = (ev) => view.setAxes(ev.target.checked);
     $('opt-labels').onchange = (ev) => view.setLabels(ev.target.value);

@@ -70,6 +70,20 @@ function glyph(kind, material) {
   return g;
 }
 
+// The farthest point of a glyph from its origin (m).
+function glyphRadius(g) {
+  g.updateMatrixWorld(true);
+  const v = new THREE.Vector3();
+  let r = 0;
+  g.traverse((o) => {
+    const pos = o.geometry && o.geometry.attributes.position;
+    if (!pos) return;
+    for (let i = 0; i < pos.count; i++)
+      r = Math.max(r, v.fromBufferAttribute(pos, i).applyMatrix4(o.matrixWorld).length());
+  });
+  return r;
+}
+
 class Entity {
   constructor(view, e, color) {
     this.name = e.name;
@@ -81,8 +95,11 @@ class Entity {
     this.triad = triad(e.kind === 'joint' ? JOINT_TRIAD : TRIAD);
     this.triad.visible = view.axes;
     this.glyph = glyph(e.kind, this.material);
+    // the STALE halo: a wire sphere around the glyph it marks, 20 % beyond its farthest point
+    // (a 2 cm joint gets a 2.4 cm halo, a 7 cm cube 7 cm), not one size for all
+    this.haloRadius = Math.max(0.015, glyphRadius(this.glyph) * 1.2);
     this.halo = new THREE.LineSegments(
-      new THREE.WireframeGeometry(new THREE.SphereGeometry(0.14, 10, 6)),
+      new THREE.WireframeGeometry(new THREE.SphereGeometry(this.haloRadius, 10, 6)),
       new THREE.LineBasicMaterial({ color: 0xff3333, transparent: true, opacity: 0.7 }));
     this.halo.visible = false;
     this.body.add(this.triad, this.glyph, this.halo);
@@ -236,6 +253,14 @@ export function createView(container, inspector) {
   resize();
 
   const positions = () => [...view.entities.values()].map((e) => e.body.position);
+  // what follow frames: the focused entity, else the live ones (a STALE or finished source
+  // stands where it stopped and must not hold the camera back)
+  const followed = () => {
+    const f = framing.focus && view.entities.get(framing.focus);
+    if (f) return [f.body.position];
+    return [...view.entities.values()].filter((e) => e.quality !== 'STALE')
+      .map((e) => e.body.position);
+  };
 
   function updateBones() {
     const segs = [];
@@ -290,7 +315,18 @@ export function createView(container, inspector) {
 
   /** Frame every entity once, from the current viewing direction. */
   view.fit = () => framing.fit(positions());
-  view.setFollow = (on) => { framing.follow = on; };
+  view.setFollow = (on) => {
+    framing.follow = on;
+    framing.reset(); // ticking follow is asking again: frame the entities, forget the user's moves
+    framing.focus = null;
+  };
+  /** Focus on the selected entity: frame it up close and keep following it (follow on). */
+  view.focusSelected = () => {
+    const ent = view.selected && view.entities.get(view.selected);
+    if (!ent) return false;
+    framing.focusOn(ent.name, ent.body.position);
+    return true;
+  };
   view.setTrails = (on) => {
     view.trails = on;
     for (const ent of view.entities.values()) ent.trail.visible = on;
@@ -340,7 +376,7 @@ export function createView(container, inspector) {
       out[name] = { position: [p.x, p.y, p.z], orientation: [q.x, q.y, q.z, q.w],
                     kind: ent.kind, color: ent.color, quality: ent.quality,
                     trail: ent.trailN, badge: ent.badgeEl.textContent, parent: ent.parent,
-                    axes: ent.triad.visible, label: ent.label.visible,
+                    axes: ent.triad.visible, label: ent.label.visible, halo: ent.haloRadius,
                     staleMarked: ent.halo.visible && ent.labelEl.classList.contains('stale') };
     }
     return out;
@@ -393,7 +429,7 @@ export function createView(container, inspector) {
       view.xrFrames++;
       return;
     }
-    framing.step(positions(), (now - last) / 1000);
+    framing.step(followed(), (now - last) / 1000);
     last = now;
     controls.update();
     // what the frame about to be drawn shows (inView() is the live answer, which SSE updates

@@ -155,7 +155,8 @@ def main():
             print(("ok   " if c["ok"] else "FAIL ") + c["what"] +
                   ("" if c["ok"] else f"  {json.dumps(c.get('detail'))}"))
         print(f"page load {result.get('load_ms')} ms, first frame drawn "
-              f"{result.get('first_frame_ms')} ms; pixels {result.get('pixels')}; "
+              f"{result.get('first_frame_ms')} ms; 3D view greyed {result.get('greyed_ms')} ms "
+              f"after the gateway stopped; pixels {result.get('pixels')}; "
               f"screenshot {result.get('screenshot')}")
         assert "error" not in result, result["error"]
         assert code == 0 and result["failed"] == 0, f"{result['failed']} check(s) failed"

@@ -1,0 +1,140 @@
+// Browser checks of the inspector's phone layout and camera (issue 34), called from
+// inspector.mjs against the CMU walk gateway (31 joints, one with a long name):
+//   phoneChecks: at 390x844 (and 360x740) no horizontal scroll, every entity's name readable,
+//     the follow/fit/focus controls on screen, the plots in the page (not in a scroll panel);
+//   cameraChecks: follow keeps a user's wheel zoom, "focus" frames the selected entity, fit
+//     frames every joint again.
+// Conditions are waited for (frames counted), never slept on.
+
+async function openPage(ctx, url, consoleErrors, viewport) {
+  const page = await ctx.newPage();
+  page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
+  page.on('pageerror', (e) => consoleErrors.push(String(e)));
+  if (viewport) await page.setViewportSize(viewport);
+  await page.goto(url, { waitUntil: 'load' });
+  await page.waitForFunction(() => {
+    const ins = window.xrgateInspector;
+    return ins && ins.view && ins.view.entities.size >= 31 && ins.view.frames > 10 &&
+      document.querySelectorAll('#entities tbody tr[data-name]').length >= 31;
+  }, null, { timeout: 15000 });
+  return page;
+}
+
+// what a narrow page shows: widths, every name cell, where the controls and plots are
+const layout = (page) => page.evaluate(() => {
+  const inside = (id) => {
+    if (!document.getElementById(id)) return false;
+    const r = document.getElementById(id).getBoundingClientRect();
+    return r.width > 0 && r.left >= 0 && r.right <= innerWidth + 0.5;
+  };
+  const names = [...document.querySelectorAll('#entities tr[data-name]')].map((tr) => {
+    const c = tr.cells[0];
+    // what the cell shows: its text, cut with an ellipsis where it does not fit
+    return { name: tr.dataset.name, text: c.textContent, width: c.clientWidth,
+             fits: c.scrollWidth <= c.clientWidth };
+  });
+  const side = document.getElementById('side');
+  const plot = document.getElementById('plot-age').getBoundingClientRect();
+  return {
+    innerWidth, scrollWidth: document.scrollingElement.scrollWidth,
+    names, controls: { follow: inside('opt-follow'), fit: inside('fit'), focus: inside('focus'),
+                       filter: inside('filter') },
+    // the plots are part of the page (reached by scrolling it), not of an inner scroll panel
+    sideScrolls: side.scrollHeight > side.clientHeight + 1,
+    plotInPage: plot.right <= innerWidth + 0.5 && plot.width > 200 &&
+      plot.bottom + scrollY <= document.scrollingElement.scrollHeight + 0.5,
+  };
+});
+
+export async function phoneChecks(ctx, url, check, shot, consoleErrors) {
+  const page = await openPage(ctx, url, consoleErrors, { width: 390, height: 844 });
+  try {
+    const out = {};
+    for (const [w, h] of [[390, 844], [360, 740], [430, 932]]) {
+      await page.setViewportSize({ width: w, height: h });
+      // a frame drawn at the new size
+      await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => done())));
+      const l = await layout(page);
+      out[w] = { scrollWidth: l.scrollWidth, innerWidth: l.innerWidth,
+                 narrowest: Math.min(...l.names.map((n) => n.width)) };
+      check(l.scrollWidth <= l.innerWidth, `phone ${w}x${h}: no horizontal scroll`,
+            [l.scrollWidth, l.innerWidth]);
+      // every name readable: a short name whole, a long one cut after a useful part
+      const bad = l.names.filter((n) => n.width < 90 || (n.text.length <= 14 && !n.fits));
+      check(l.names.length >= 31 && bad.length === 0,
+            `phone ${w}x${h}: every entity's name readable in its row`, bad.slice(0, 5));
+      check(Object.values(l.controls).every(Boolean),
+            `phone ${w}x${h}: follow, fit view, focus and the filter on screen`, l.controls);
+      check(!l.sideScrolls && l.plotInPage, `phone ${w}x${h}: the plots are in the page, full width`,
+            { sideScrolls: l.sideScrolls, plotInPage: l.plotInPage });
+      if (w === 390) await page.screenshot({ path: shot, fullPage: true });
+    }
+    return out;
+  } finally {
+    await page.close();
+  }
+}
+
+// the camera's distance to its target, once a frame more has been drawn
+const camDist = (page) => page.evaluate(() => new Promise((done) => requestAnimationFrame(() => {
+  const v = window.xrgateInspector.view;
+  done(v.camera.position.distanceTo(v.controls.target));
+})));
+const waitFrames = (page, sse, drawn) => page.evaluate(([sse, drawn]) => new Promise((done) => {
+  const ins = window.xrgateInspector;
+  const f0 = ins.frames, d0 = ins.view.frames;
+  const poll = () => (ins.frames >= f0 + sse && ins.view.frames >= d0 + drawn ? done()
+                                                                               : setTimeout(poll, 5));
+  poll();
+}), [sse, drawn]);
+
+export async function cameraChecks(ctx, url, check, consoleErrors) {
+  const page = await openPage(ctx, url, consoleErrors);
+  try {
+    const out = {};
+    // follow (on by default) has framed the walk
+    await page.waitForFunction(() => window.xrgateInspector.view.drawnInView === 1, null,
+                               { timeout: 10000 }).catch(() => {});
+    out.before = await camDist(page);
+    // six wheel notches towards the skeleton, over the 3D view
+    const box = await page.locator('#view').boundingBox();
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    for (let i = 0; i < 6; i++) {
+      await page.mouse.wheel(0, -100);
+      await waitFrames(page, 0, 1);
+    }
+    await waitFrames(page, 0, 3);
+    out.zoomed = await camDist(page);
+    // a second of the stream later (30 SSE frames, 20 frames drawn) follow has kept it
+    await waitFrames(page, 30, 20);
+    out.after = await camDist(page);
+    out.follow = await page.evaluate(() => ({ checked: document.getElementById('opt-follow').checked,
+                                              userZoom: window.xrgateInspector.view.framing.userZoom }));
+    check(out.zoomed < out.before * 0.95, 'follow: the wheel zooms in', out);
+    check(Math.abs(out.after - out.zoomed) < 0.01 * out.zoomed && out.follow.checked,
+          'follow keeps the user\'s zoom (the distance stays where the wheel left it)', out);
+    // focus on the selected entity: up close, and it stays framed as it walks
+    await page.evaluate(() => window.xrgateInspector.select('take/Head'));
+    const hasFocus = await page.locator('#focus').count();
+    if (hasFocus) await page.click('#focus');
+    await waitFrames(page, 30, 20);
+    out.focus = await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => {
+      const v = window.xrgateInspector.view;
+      const head = v.entities.get('take/Head').body.position;
+      done({ dist: v.camera.position.distanceTo(v.controls.target),
+             offset: v.controls.target.distanceTo(head), focus: v.framing.focus ?? null });
+    })));
+    check(hasFocus && out.focus.focus === 'take/Head' && out.focus.dist < 2 && out.focus.offset < 0.3,
+          'focus: the selected entity framed up close and followed', out.focus);
+    // fit view: every joint framed again, the focus and the user's zoom forgotten
+    await page.click('#fit');
+    await waitFrames(page, 10, 5);
+    out.fit = await page.evaluate(() => ({ inView: window.xrgateInspector.view.inView(),
+                                           focus: window.xrgateInspector.view.framing.focus ?? null }));
+    check(out.fit.inView === 1 && out.fit.focus === null, 'fit view after focus frames every joint',
+          out.fit);
+    return out;
+  } finally {
+    await page.close();
+  }
+}
