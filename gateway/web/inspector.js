@@ -135,6 +135,12 @@ ui.entities.addEventListener('click', (ev) => {
 });
 ui.filter.addEventListener('input', render);
 
+$('plot-pause').addEventListener('click', (ev) => {
+  const on = inspector.plots.paused === null;
+  inspector.plots.pause(on);
+  ev.target.textContent = on ? 'resume' : 'pause';
+  ev.target.classList.toggle('on', on);
+});
 // plots: redrawn 4 times a second (and while disconnected, so the time axis moves on)
 setInterval(() => inspector.plots.draw(performance.now() / 1000), 250);
 // while disconnected: ages and the banner keep counting

@@ -23,7 +23,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { crowdChecks, mocapChecks, plotChecks, tableChecks, xrChecks } from './views.mjs';
-import { cameraChecks, phoneChecks } from './layout.mjs';
+import { cameraChecks, phoneChecks, plotExtraChecks } from './layout.mjs';
 
 const args = Object.fromEntries(process.argv.slice(2).reduce((acc, a, i, all) => {
   if (a.startsWith('--')) acc.push([a.slice(2), all[i + 1]]);
@@ -262,6 +262,7 @@ async function main() {
     log('phase: await tableChecks');
     result.tables = await tableChecks(page, check);
     result.plots = await plotChecks(page, check, N);
+    result.plotsExtra = await plotExtraChecks(page, check);
 
     // reconnect: the gateway goes away and comes back on the same port
     log('phase: console.log');

@@ -138,3 +138,56 @@ export async function cameraChecks(ctx, url, check, consoleErrors) {
     await page.close();
   }
 }
+
+// The plots of the selected entity (demo/head, selected by plotChecks): angles unwrapped, rate
+// axes from 0, pause, the pointer's read-out.
+export async function plotExtraChecks(page, check) {
+  const out = {};
+  out.unwrap = await page.evaluate(async () => {
+    const m = await import('/inspector/plots.js');
+    if (!m.unwrapDeg) return null;
+    return m.unwrapDeg([170, 10, -179], [-175, 12, 179]);
+  });
+  check(JSON.stringify(out.unwrap) === JSON.stringify([185, 12, -181]),
+        'plots: yaw/pitch/roll unwrapped across ±180°', out.unwrap);
+  out.series = await page.evaluate(() => {
+    const rot = window.xrgateInspector.plots.entity.rot;
+    let jump = 0;
+    for (let i = 1; i < rot.length; i++)
+      for (let k = 0; k < 3; k++) jump = Math.max(jump, Math.abs(rot[i][k] - rot[i - 1][k]));
+    return { n: rot.length, jump,
+             lo: ['plot-rate', 'plot-adapters'].map((id) => document.getElementById(id).dataset.lo) };
+  });
+  check(out.series.n > 10 && out.series.jump <= 180, 'plots: no ±180° jump in the rotation series',
+        out.series);
+  check(out.series.lo.every((v) => v !== undefined && Number(v) >= 0),
+        'plots: rate axes never below 0', out.series.lo);
+  // pause: the plots keep what they show while frames arrive; resume: they move on
+  const series = () => page.evaluate(() => {
+    const en = window.xrgateInspector.plots.entity;
+    return { n: en.t.length, last: en.t[en.t.length - 1] };
+  });
+  const hasPause = await page.locator('#plot-pause').count();
+  if (hasPause) await page.click('#plot-pause');
+  const p0 = await series();
+  const f0 = await page.evaluate(() => window.xrgateInspector.frames);
+  await page.waitForFunction((f) => window.xrgateInspector.frames >= f + 10, f0, { timeout: 10000 });
+  const p1 = await series();
+  if (hasPause) await page.click('#plot-pause');
+  const f1 = await page.evaluate(() => window.xrgateInspector.frames);
+  await page.waitForFunction((f) => window.xrgateInspector.frames >= f + 10, f1, { timeout: 10000 });
+  const p2 = await series();
+  out.pause = { p0, p1, p2 };
+  check(hasPause && p1.last === p0.last && p2.last > p1.last,
+        'plots: pause keeps them, resume moves on', out.pause);
+  // the pointer over the position plot: a read-out of x, y, z at that time
+  const box = await page.locator('#plot-position').boundingBox();
+  await page.mouse.move(box.x + box.width * 0.8, box.y + box.height / 2);
+  out.cursor = await page.waitForFunction(() => document.getElementById('plot-position').dataset.cursor,
+                                          null, { timeout: 3000 })
+    .then((h) => h.jsonValue(), () => null);
+  check(/^-?\d+\.\d s: x -?\d.* y -?\d.* z -?\d.* m$/.test(out.cursor || ''),
+        'plots: the pointer reads out the values under it', out.cursor);
+  await page.mouse.move(0, 0);
+  return out;
+}
