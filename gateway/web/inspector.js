@@ -9,7 +9,7 @@
 // errors, reconnects, unreachable}]}. After a configuration reload: `event: hello` again, then
 // `event: reload` {ok, added, removed, restarted, updated, unchanged, needs_restart, errors,
 // adapters: [{index, name, type}]} and a `state` frame with the new adapter set.
-import { naturalCompare, renderAdapters, renderEntities } from './tables.js';
+import { markSort, naturalCompare, renderAdapters, renderEntities } from './tables.js';
 import { createPlots } from './plots.js';
 
 // A token given to the page (/?token=...) is passed on to /events: EventSource cannot set headers.
@@ -42,6 +42,8 @@ const inspector = {
   viewError: null,      // why there is no 3D view
   xr: null,             // WebXR state (xr.js)
   connection: 'connecting',
+  sort: { entities: null, adapters: null }, // {col, dir}: a clicked column header
+  matched: null,        // entity names the filter matches (null: no filter)
   compare: naturalCompare,
   plots: createPlots(document),
 };
@@ -133,7 +135,26 @@ ui.entities.addEventListener('click', (ev) => {
     select(tr.dataset.name);
   }
 });
-ui.filter.addEventListener('input', render);
+// the filter: the table and the 3D view (matches highlighted, the rest faint) follow at once
+ui.filter.addEventListener('input', () => {
+  render();
+  if (inspector.view && inspector.last) inspector.view.update(inspector.last);
+});
+
+// column headers sort: ascending, descending, then back to natural order (entities stay grouped
+// by origin; the sort applies within each group)
+for (const [table, key] of [[$('entities'), 'entities'], [$('adapters'), 'adapters']]) {
+  table.tHead.addEventListener('click', (ev) => {
+    const th = ev.target.closest('th');
+    if (!th) return;
+    const cur = inspector.sort[key];
+    inspector.sort[key] = !cur || cur.col !== th.cellIndex ? { col: th.cellIndex, dir: 1 }
+      : cur.dir > 0 ? { col: th.cellIndex, dir: -1 } : null;
+    markSort(table, inspector.sort[key]);
+    render();
+  });
+  markSort(table, null);
+}
 
 $('plot-pause').addEventListener('click', (ev) => {
   const on = inspector.plots.paused === null;

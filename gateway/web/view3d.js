@@ -160,19 +160,34 @@ class Entity {
     this.quality = q;
     const stale = q === 'STALE';
     this.material.color.set(stale ? '#777777' : this.color);
-    this.material.opacity = stale ? 0.3 : 0.85;
-    this.triad.material.opacity = stale ? 0.3 : 1;
     this.glyph.traverse((o) => {
-      if (o.isLineSegments) { o.material.color.set(stale ? '#777777' : this.color);
-                              o.material.opacity = stale ? 0.3 : 1; }
+      if (o.isLineSegments) o.material.color.set(stale ? '#777777' : this.color);
     });
     this.halo.visible = stale;
+    this.look();
     this.labelEl.classList.toggle('stale', stale);
     this.labelEl.dataset.quality = q;
     this.badgeEl.className = 'badge q-' + q;
     // only what needs attention is badged: PREDICTED is how a live source normally looks
     this.badgeEl.textContent = q === 'HELD' || q === 'STALE' ? q : '';
     this.labelMeasured = false; // the badge changed its width
+  }
+
+  /** Opacities from the quality and the filter: an entity the filter does not match is faint. */
+  setDimmed(d) {
+    if (d === !!this.dimmed) return;
+    this.dimmed = d;
+    this.look();
+  }
+
+  look() {
+    const stale = this.quality === 'STALE';
+    const k = this.dimmed ? 0.15 : 1;
+    this.material.opacity = (stale ? 0.3 : 0.85) * k;
+    this.triad.material.opacity = (stale ? 0.3 : 1) * k;
+    this.trail.material.opacity = 0.55 * k;
+    this.glyph.traverse((o) => { if (o.isLineSegments) o.material.opacity = (stale ? 0.3 : 1) * k; });
+    this.labelEl.style.opacity = this.dimmed ? '0.25' : '';
   }
 
   dispose(view) {
@@ -299,6 +314,7 @@ export function createView(container, inspector) {
         view.entities.set(e.name, ent);
       }
       ent.update(e);
+      ent.setDimmed(!!inspector.matched && !inspector.matched.has(e.name));
     }
     for (const [name, ent] of view.entities) {
       if (!seen.has(name)) {
@@ -377,6 +393,7 @@ export function createView(container, inspector) {
                     kind: ent.kind, color: ent.color, quality: ent.quality,
                     trail: ent.trailN, badge: ent.badgeEl.textContent, parent: ent.parent,
                     axes: ent.triad.visible, label: ent.label.visible, halo: ent.haloRadius,
+                    dimmed: !!ent.dimmed,
                     staleMarked: ent.halo.visible && ent.labelEl.classList.contains('stale') };
     }
     return out;

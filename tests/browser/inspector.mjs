@@ -23,7 +23,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { crowdChecks, mocapChecks, plotChecks, tableChecks, xrChecks } from './views.mjs';
-import { cameraChecks, phoneChecks, plotExtraChecks } from './layout.mjs';
+import { cameraChecks, filterSortChecks, phoneChecks, plotExtraChecks } from './layout.mjs';
 
 const args = Object.fromEntries(process.argv.slice(2).reduce((acc, a, i, all) => {
   if (a.startsWith('--')) acc.push([a.slice(2), all[i + 1]]);
@@ -70,6 +70,7 @@ async function snapshot(page, minTimeNs = 0, staleName = null) {
         origin = tr.dataset.origin;
         continue;
       }
+      if (!tr.dataset.name) continue; // "no entity matches"
       rows[tr.dataset.name] = { kind: c[1].textContent, origin, shown: c[0].textContent,
                                 position: c[2].textContent.split(',').map(Number),
                                 rate: c[3].textContent, age: Number(c[4].textContent),
@@ -261,6 +262,7 @@ async function main() {
     // the entity list: filter, collapsible origins, selection and its plots
     log('phase: await tableChecks');
     result.tables = await tableChecks(page, check);
+    result.filterSort = await filterSortChecks(page, check);
     result.plots = await plotChecks(page, check, N);
     result.plotsExtra = await plotExtraChecks(page, check);
 

@@ -191,3 +191,77 @@ export async function plotExtraChecks(page, check) {
   await page.mouse.move(0, 0);
   return out;
 }
+
+// The entity filter and the column headers (the first gateway: demo, 6 entities, and slow/body0,
+// STALE most of the time): "stale" and quality words match, the 3D view highlights the matches,
+// an empty result says so; a header click sorts, twice reverses, three times restores.
+export async function filterSortChecks(page, check) {
+  const out = {};
+  const shown = () => page.evaluate(() => {
+    const v = window.xrgateInspector.view;
+    const poses = v ? v.poses() : {};
+    const rows = [...document.querySelectorAll('#entities tbody tr[data-name]')];
+    return { rows: rows.map((tr) => tr.dataset.name),
+             qualities: rows.map((tr) => tr.cells[5].textContent),
+             dimmed: Object.keys(poses).filter((n) => poses[n].dimmed).sort(),
+             empty: document.querySelector('#entities tr.empty')?.textContent || null };
+  });
+  // "stale": the STALE body only, the others faint in 3D (waited for: the body is fresh for
+  // 200 ms of each 2 s)
+  await page.fill('#filter', 'stale');
+  out.stale = await page.waitForFunction(() => {
+    const rows = [...document.querySelectorAll('#entities tbody tr[data-name]')];
+    const p = window.xrgateInspector.view.poses();
+    return rows.length === 1 && rows[0].dataset.name === 'slow/body0' && !p['slow/body0'].dimmed &&
+      Object.keys(p).filter((n) => n !== 'slow/body0').every((n) => p[n].dimmed);
+  }, null, { timeout: 10000 }).then(() => shown(), () => shown());
+  check(JSON.stringify(out.stale.rows) === '["slow/body0"]' && out.stale.dimmed.length === 6 &&
+        !out.stale.dimmed.includes('slow/body0'),
+        'filter "stale": the STALE entity, highlighted in 3D (the rest faint)', out.stale);
+  await page.fill('#filter', 'predicted');
+  out.predicted = await page.waitForFunction(() => {
+    const rows = [...document.querySelectorAll('#entities tbody tr[data-name]')];
+    return rows.length > 0 && rows.every((tr) => tr.cells[5].textContent === 'PREDICTED');
+  }, null, { timeout: 10000 }).then(() => shown(), () => shown());
+  check(out.predicted.rows.length > 0 && out.predicted.qualities.every((q) => q === 'PREDICTED'),
+        'filter "predicted": matches the quality', out.predicted);
+  await page.fill('#filter', 'no-such-thing');
+  out.none = await page.waitForFunction(() => document.querySelector('#entities tr.empty'), null,
+                                        { timeout: 5000 }).then(() => shown(), () => shown());
+  check(out.none.rows.length === 0 && /no entity matches "no-such-thing"/.test(out.none.empty || ''),
+        'a filter matching nothing says so', out.none);
+  await page.fill('#filter', '');
+  out.cleared = await page.waitForFunction(() =>
+    Object.values(window.xrgateInspector.view.poses()).every((p) => !p.dimmed) &&
+    !document.querySelector('#entities tr.empty'), null, { timeout: 5000 })
+    .then(() => shown(), () => shown());
+  check(out.cleared.dimmed.length === 0 && out.cleared.rows.length === 7,
+        'an empty filter: every entity listed, none faint', out.cleared);
+  // sorting: by name descending within each origin, then natural order again
+  const demoRows = async () => (await shown()).rows.filter((n) => n.startsWith('demo/'));
+  const natural = await demoRows();
+  const sortState = () => page.$eval('#entities thead th', (th) => th.getAttribute('aria-sort'));
+  const click = async (sel) => {
+    await page.click(sel);
+    const f = await page.evaluate(() => window.xrgateInspector.frames);
+    await page.waitForFunction((f) => window.xrgateInspector.frames > f + 1, f, { timeout: 5000 });
+  };
+  await click('#entities thead th:nth-child(1)');
+  out.asc = { rows: await demoRows(), aria: await sortState() };
+  await click('#entities thead th:nth-child(1)');
+  out.desc = { rows: await demoRows(), aria: await sortState() };
+  await click('#entities thead th:nth-child(1)');
+  out.back = { rows: await demoRows(), aria: await sortState() };
+  check(out.asc.aria === 'ascending' && JSON.stringify(out.asc.rows) === JSON.stringify(natural) &&
+        out.desc.aria === 'descending' &&
+        JSON.stringify(out.desc.rows) === JSON.stringify(natural.slice().reverse()) &&
+        out.back.aria === 'none' && JSON.stringify(out.back.rows) === JSON.stringify(natural),
+        'a column header sorts (ascending, descending, natural order again)', { natural, ...out });
+  await click('#adapters thead th:nth-child(1)');
+  await click('#adapters thead th:nth-child(1)');
+  out.adapters = await page.$$eval('#adapters tbody tr', (rows) => rows.map((r) => r.dataset.name));
+  check(JSON.stringify(out.adapters) === '["slow","demo"]', 'the adapter table sorts too',
+        out.adapters);
+  await click('#adapters thead th:nth-child(1)');
+  return out;
+}
