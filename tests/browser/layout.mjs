@@ -124,7 +124,7 @@ export async function cameraChecks(ctx, url, check, consoleErrors) {
       done({ dist: v.camera.position.distanceTo(v.controls.target),
              offset: v.controls.target.distanceTo(head), focus: v.framing.focus ?? null });
     })));
-    check(hasFocus && out.focus.focus === 'take/Head' && out.focus.dist < 2 && out.focus.offset < 0.3,
+    check(hasFocus && out.focus.focus === 'take/Head' && out.focus.dist < 2 && out.focus.offset < 0.5,
           'focus: the selected entity framed up close and followed', out.focus);
     // fit view: every joint framed again, the focus and the user's zoom forgotten
     await page.click('#fit');
