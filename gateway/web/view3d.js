@@ -270,12 +270,14 @@ export function createView(container, inspector) {
   const positions = () => [...view.entities.values()].map((e) => e.body.position);
   // what follow frames: the focused entity, else the live ones (a STALE or finished source
   // stands where it stopped and must not hold the camera back)
-  const followed = () => {
+  const followedEntities = () => {
     const f = framing.focus && view.entities.get(framing.focus);
-    if (f) return [f.body.position];
-    return [...view.entities.values()].filter((e) => e.quality !== 'STALE')
-      .map((e) => e.body.position);
+    if (f) return [f];
+    return [...view.entities.values()].filter((e) => e.quality !== 'STALE');
   };
+  const followed = () => followedEntities().map((e) => e.body.position);
+  /** For tests: the names follow frames now. */
+  view.followedNames = () => followedEntities().map((e) => e.name);
 
   function updateBones() {
     const segs = [];

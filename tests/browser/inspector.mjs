@@ -243,6 +243,16 @@ async function main() {
           s.rows['slow/body0'].qualityColor === 'rgb(255, 107, 107)', 'STALE entity red in the table',
           s.rows['slow/body0']);
     check(s.rows['slow/body0'].rate === '–', 'a STALE entity shows no rate', s.rows['slow/body0']);
+    // follow frames the live entities: not the STALE one (read with the qualities, one task)
+    const fol = await page.evaluate(() => {
+      const v = window.xrgateInspector.view;
+      const p = v.poses();
+      return { followed: v.followedNames().sort(),
+               live: Object.keys(p).filter((n) => p[n].quality !== 'STALE').sort(),
+               stale: Object.keys(p).filter((n) => p[n].quality === 'STALE') };
+    });
+    check(fol.stale.length > 0 && JSON.stringify(fol.followed) === JSON.stringify(fol.live),
+          'follow frames the live entities only (not the STALE one)', fol);
     // the halo is sized to what it marks (the 7 cm body cube), not one 0.3 m sphere for all
     check(sp.halo > 0.03 && sp.halo < 0.1 && s.poses['demo/head'].halo > sp.halo &&
           s.poses['demo/head'].halo < 0.2, 'STALE halo sized to the entity',
