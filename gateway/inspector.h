@@ -60,15 +60,16 @@ struct xg_inspector_stats {
     int clients;              /* streams open now */
 };
 
-/** True for the inspector's static assets: "/inspector/..." (static code, served without a token).
- */
+/** True for the inspector's static assets: "/inspector/..." and "/favicon.ico" (static code,
+ *  served without a token). */
 bool xg_inspector_is_asset(const char *path);
 
 /** True if the request's first `token=` query parameter, percent-decoded, is exactly `token`
  *  (constant-time; a decoded %00 does not end the value, so no prefix matches). */
 bool xg_inspector_query_token_ok(struct evhttp_request *req, const char *token);
 
-/** Serve "/" (the page) or an embedded asset; 404 if unknown, 405 if not GET/HEAD. Answers
+/** Serve "/" (the page) or an embedded asset; "/favicon.ico" answers 204 (no icon); 404 if
+ *  unknown, 405 if not GET/HEAD. Answers
  *  If-None-Match with 304 (ETags are content hashes). */
 void xg_inspector_serve(struct xg_gateway *gw, struct evhttp_request *req, const char *path);
 

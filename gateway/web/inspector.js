@@ -9,7 +9,7 @@
 // errors, reconnects, unreachable}]}. After a configuration reload: `event: hello` again, then
 // `event: reload` {ok, added, removed, restarted, updated, unchanged, needs_restart, errors,
 // adapters: [{index, name, type}]} and a `state` frame with the new adapter set.
-import { naturalCompare, renderAdapters, renderEntities } from './tables.js';
+import { markSort, naturalCompare, renderAdapters, renderEntities } from './tables.js';
 import { createPlots } from './plots.js';
 
 // A token given to the page (/?token=...) is passed on to /events: EventSource cannot set headers.
@@ -24,7 +24,7 @@ const ui = {
   entitiesTable: $('entities'), filter: $('filter'), side: $('side'),
   adapterCount: $('adapter-count'), entityCount: $('entity-count'),
   legend: $('legend'), viewMsg: $('view-msg'), banner: $('stale-banner'),
-  reloadNote: $('reload-note'),
+  reloadNote: $('reload-note'), view: $('view'), dead: $('view-dead'), focus: $('focus'),
 };
 
 // State shared with the modules and exposed for tests (window.xrgateInspector).
@@ -42,6 +42,8 @@ const inspector = {
   viewError: null,      // why there is no 3D view
   xr: null,             // WebXR state (xr.js)
   connection: 'connecting',
+  sort: { entities: null, adapters: null }, // {col, dir}: a clicked column header
+  matched: null,        // entity names the filter matches (null: no filter)
   compare: naturalCompare,
   plots: createPlots(document),
 };
@@ -61,21 +63,31 @@ function render() {
   const st = inspector.last;
   const live = inspector.connection === 'live';
   ui.side.classList.toggle('disconnected', !live && !!st);
+  // the 3D view too: greyed under a note saying since when (it shows the last frame's poses)
+  ui.view.classList.toggle('dead', !live && !!st);
+  ui.dead.hidden = live || !st;
   if (!live && st) {
     const since = new Date(Date.now() - (performance.now() - inspector.lastAt));
+    const ago = `${since.toLocaleTimeString()} (${((performance.now() - inspector.lastAt) / 1000)
+      .toFixed(0)} s ago)`;
     ui.banner.hidden = false;
     ui.banner.textContent = `gateway unreachable: the values below are from the last frame, ` +
-      `received ${since.toLocaleTimeString()} (${((performance.now() - inspector.lastAt) / 1000)
-        .toFixed(0)} s ago)`;
+      `received ${ago}`;
+    ui.dead.textContent = `gateway unreachable since ${ago}: the last frame received, not live`;
   } else {
     ui.banner.hidden = true;
   }
+  ui.focus.disabled = !inspector.selected || !inspector.view;
   if (!st) return;
   renderAdapters(ui, inspector, st.adapters, live);
   renderEntities(ui, inspector, st, live, performance.now() - inspector.lastAt);
   const stale = st.entities.filter((e) => e.quality === 'STALE').length;
-  ui.summary.textContent = `${st.entities.length} ${st.entities.length === 1 ? 'entity' : 'entities'}` + (stale ? `, ${stale} stale` : '') +
+  const counts = `${st.entities.length} ${st.entities.length === 1 ? 'entity' : 'entities'}` +
+    (stale ? `, ${stale} stale` : '') +
     ` · ${st.adapters.length} ${st.adapters.length === 1 ? 'adapter' : 'adapters'}`;
+  // unreachable: the counts are the last frame's, not live ones
+  ui.summary.textContent = live ? counts : `last frame: ${counts}`;
+  ui.summary.classList.toggle('dead', !live);
 }
 
 // Trails and axis triads help with a few entities and clutter many (a skeleton's joints, a
@@ -123,8 +135,33 @@ ui.entities.addEventListener('click', (ev) => {
     select(tr.dataset.name);
   }
 });
-ui.filter.addEventListener('input', render);
+// the filter: the table and the 3D view (matches highlighted, the rest faint) follow at once
+ui.filter.addEventListener('input', () => {
+  render();
+  if (inspector.view && inspector.last) inspector.view.update(inspector.last);
+});
 
+// column headers sort: ascending, descending, then back to natural order (entities stay grouped
+// by origin; the sort applies within each group)
+for (const [table, key] of [[$('entities'), 'entities'], [$('adapters'), 'adapters']]) {
+  table.tHead.addEventListener('click', (ev) => {
+    const th = ev.target.closest('th');
+    if (!th) return;
+    const cur = inspector.sort[key];
+    inspector.sort[key] = !cur || cur.col !== th.cellIndex ? { col: th.cellIndex, dir: 1 }
+      : cur.dir > 0 ? { col: th.cellIndex, dir: -1 } : null;
+    markSort(table, inspector.sort[key]);
+    render();
+  });
+  markSort(table, null);
+}
+
+$('plot-pause').addEventListener('click', (ev) => {
+  const on = inspector.plots.paused === null;
+  inspector.plots.pause(on);
+  ev.target.textContent = on ? 'resume' : 'pause';
+  ev.target.classList.toggle('on', on);
+});
 // plots: redrawn 4 times a second (and while disconnected, so the time axis moves on)
 setInterval(() => inspector.plots.draw(performance.now() / 1000), 250);
 // while disconnected: ages and the banner keep counting
@@ -162,7 +199,7 @@ function connect() {
   if (es) es.close();
   setConn('connecting', 'connecting…');
   es = new EventSource(eventsUrl);
-  es.onopen = () => { inspector.connects++; setConn('live', 'live'); };
+  es.onopen = () => { inspector.connects++; lastMessage = performance.now(); setConn('live', 'live'); };
   es.addEventListener('hello', (ev) => {
     inspector.hello = JSON.parse(ev.data);
     ui.gateway.textContent = 'gateway ' + inspector.hello.gateway;
@@ -189,9 +226,18 @@ function connect() {
     }
   };
 }
+// Liveness: frames come ~30 times a second, so 800 ms without one means the gateway is gone or
+// stuck (a killed process without a FIN, a network loss): say so at once (the 3D view greys
+// within 1 s); after 3 s restart the stream.
+const SILENT_MS = 800;
 setInterval(() => {
-  if (es && inspector.connection === 'live' && performance.now() - lastMessage > 3000) connect();
-}, 1000);
+  if (!es) return;
+  const silent = performance.now() - lastMessage;
+  if (inspector.connection === 'live' && silent > SILENT_MS && lastMessage)
+    setConn('lost', 'no data — reconnecting…');
+  if ((inspector.connection === 'live' || inspector.connection === 'lost') && silent > 3000 &&
+      es.readyState === EventSource.OPEN) connect();
+}, 200);
 connect();
 
 // The 3D view is optional: without three.js (built with -DXRGATE_WEB_INSPECTOR=OFF, or no
@@ -204,6 +250,12 @@ import('./view3d.js')
     view.selected = inspector.selected;
     if (inspector.last) view.update(inspector.last);
     $('fit').onclick = () => view.fit();
+    // focus: frame the selected entity up close and keep following it
+    ui.focus.onclick = () => {
+      if (!view.focusSelected()) return;
+      $('opt-follow').checked = true;
+      view.framing.follow = true;
+    };
     $('opt-trails').onchange = (ev) => view.setTrails(ev.target.checked);
     $('opt-axes').onchange = (ev) => view.setAxes(ev.target.checked);
     $('opt-labels').onchange = (ev) => view.setLabels(ev.target.value);

@@ -1,6 +1,7 @@
 // The inspector's plots, drawn on <canvas> (no library): the selected entity's position,
 // rotation and rate over the last seconds; every adapter's rate in/out over the last minute; a
-// histogram of entity ages at the last frame.
+// histogram of entity ages at the last frame. Angles are unwrapped (no ±180° jumps), rates never
+// go below zero, the plots can be paused, and a pointer over a plot reads its values out.
 
 const ENTITY_SECONDS = 10;
 const ADAPTER_SECONDS = 60;
@@ -14,6 +15,13 @@ export function eulerDeg([x, y, z, w]) {
   const yaw = Math.atan2(2 * (w * y + x * z), 1 - 2 * (x * x + y * y));
   const roll = Math.atan2(2 * (w * z + x * y), 1 - 2 * (x * x + z * z));
   return [yaw * r, pitch * r, roll * r];
+}
+
+/** Unwrap angles (degrees) against the previous sample's: each component moves by less than 180°
+ *  from `prev` (a yaw going 179, -179 reads 179, 181). `prev` null: `cur` unchanged. */
+export function unwrapDeg(prev, cur) {
+  if (!prev) return cur;
+  return cur.map((v, i) => v + 360 * Math.round((prev[i] - v) / 360));
 }
 
 /** Histogram of ages (ms) into AGE_BINS; returns [{label, count, stale}]. */
@@ -35,6 +43,8 @@ export function createPlots(doc) {
     adapters: new Map(), // name -> {t: [], in: [], out: [], color}
     age: [],
     draws: 0,
+    paused: null, // page time (s) the plots were paused at, or null
+    cursor: null, // {id, fx}: the pointer over a plot, fx 0..1 across its width
   };
   const canvases = { position: c('plot-position'), rotation: c('plot-rotation'),
                      rate: c('plot-rate'), adapters: c('plot-adapters'), age: c('plot-age') };
@@ -48,13 +58,16 @@ export function createPlots(doc) {
 
   /** Record a state frame (t: seconds, page clock). */
   plots.add = (st, t, colors, selected) => {
+    if (plots.paused !== null) return; // paused: the plots keep what they show
     const en = plots.entity;
     if (en.name !== selected) Object.assign(en, { name: selected, t: [], pos: [], rot: [], rate: [] });
     const e = selected && st.entities.find((x) => x.name === selected);
     if (e) {
       en.t.push(t);
       en.pos.push(e.position.slice());
-      en.rot.push(eulerDeg(e.orientation));
+      // unwrapped against the previous sample: a turn through ±180° is a line, not a jump
+      const prev = en.rot.length ? en.rot[en.rot.length - 1] : null;
+      en.rot.push(unwrapDeg(prev, eulerDeg(e.orientation)));
       en.rate.push(e.quality === 'STALE' ? 0 : e.rate_hz);
     }
     trim(en, ENTITY_SECONDS, t);
@@ -84,8 +97,10 @@ export function createPlots(doc) {
     return g;
   }
 
-  // lines: [{t: [], v: [], color, dash}] over [t0, t1]; a label per axis end
-  function lines(cv, series, t0, t1, unit, label) {
+  // lines: [{t: [], v: [], color, dash, name}] over [t0, t1]; a label per axis end. nonNegative:
+  // the axis starts at 0 (rates). The pointer over the plot: a vertical line and the values of
+  // the sample nearest to it (also in cv.dataset.cursor, for tests).
+  function lines(cv, series, t0, t1, unit, label, nonNegative = false) {
     const g = frame(cv);
     const vals = series.flatMap((s) => s.v).filter(Number.isFinite);
     cv.dataset.empty = vals.length ? '0' : '1';
@@ -97,7 +112,9 @@ export function createPlots(doc) {
     }
     let lo = Math.min(0, ...vals), hi = Math.max(...vals, lo + 1e-3);
     const pad = (hi - lo) * 0.08;
-    lo -= pad; hi += pad;
+    lo = nonNegative ? Math.max(0, lo - pad) : lo - pad;
+    hi += pad;
+    cv.dataset.lo = String(lo);
     const L = 44, R = cv.width - 4, T = 12, B = cv.height - 12;
     const x = (t) => L + (R - L) * (t - t0) / (t1 - t0);
     const y = (v) => B - (B - T) * (v - lo) / (hi - lo);
@@ -119,28 +136,52 @@ export function createPlots(doc) {
       g.stroke();
     }
     g.setLineDash([]);
+    const cur = plots.cursor && plots.cursor.id === cv.id ? plots.cursor : null;
+    cv.dataset.cursor = '';
+    if (cur) {
+      const cx = L + Math.max(0, Math.min(1, (cur.fx * cv.width - L) / (R - L))) * (R - L);
+      const tc = t0 + (cx - L) / (R - L) * (t1 - t0);
+      g.strokeStyle = '#d8dde5';
+      g.beginPath(); g.moveTo(cx, T); g.lineTo(cx, B); g.stroke();
+      const parts = [];
+      for (const s of series) {
+        if (!s.t.length || s.dash) continue;
+        let k = 0;
+        for (let i = 1; i < s.t.length; i++) if (Math.abs(s.t[i] - tc) < Math.abs(s.t[k] - tc)) k = i;
+        parts.push((s.name ? s.name + ' ' : '') + num(s.v[k]));
+      }
+      const text = `${(tc - t1).toFixed(1)} s: ${parts.join(' ')} ${unit}`;
+      cv.dataset.cursor = text;
+      const w = g.measureText(text).width;
+      g.fillStyle = 'rgba(18, 21, 26, 0.9)';
+      g.fillRect(R - w - 6, T - 1, w + 4, 12);
+      g.fillStyle = '#d8dde5';
+      g.fillText(text, R - w - 4, T + 8);
+    }
   }
 
   /** Draw everything (t: seconds, page clock). */
   plots.draw = (t) => {
+    if (plots.paused !== null) t = plots.paused;
     const en = plots.entity;
     title.textContent = en.name ? `selected entity: ${en.name}` :
       'selected entity: click a row or an entity';
     const t0 = t - ENTITY_SECONDS;
     const xyz = (arr, k) => arr.map((p) => p[k]);
     lines(canvases.position, [0, 1, 2].map((k) => ({ t: en.t, v: xyz(en.pos, k),
-                                                     color: AXIS_COLORS[k] })),
+                                                     color: AXIS_COLORS[k], name: 'xyz'[k] })),
           t0, t, 'm', 'position x y z');
     lines(canvases.rotation, [0, 1, 2].map((k) => ({ t: en.t, v: xyz(en.rot, k),
-                                                     color: AXIS_COLORS[(k + 1) % 3] })),
-          t0, t, '°', 'rotation yaw pitch roll');
-    lines(canvases.rate, [{ t: en.t, v: en.rate, color: '#d8dde5' }], t0, t, 'Hz', 'rate');
+                                                     color: AXIS_COLORS[(k + 1) % 3],
+                                                     name: ['yaw', 'pitch', 'roll'][k] })),
+          t0, t, '°', 'rotation yaw pitch roll (unwrapped)');
+    lines(canvases.rate, [{ t: en.t, v: en.rate, color: '#d8dde5' }], t0, t, 'Hz', 'rate', true);
     const series = [];
-    for (const s of plots.adapters.values()) {
-      series.push({ t: s.t, v: s.in, color: s.color });
+    for (const [name, s] of plots.adapters) {
+      series.push({ t: s.t, v: s.in, color: s.color, name: name + ' in' });
       series.push({ t: s.t, v: s.out, color: s.color, dash: true });
     }
-    lines(canvases.adapters, series, t - ADAPTER_SECONDS, t, '/s', 'samples per second');
+    lines(canvases.adapters, series, t - ADAPTER_SECONDS, t, '/s', 'samples per second', true);
     // age histogram: bars, the stale part in red
     const cv = canvases.age;
     const g = frame(cv);
@@ -158,6 +199,20 @@ export function createPlots(doc) {
       if (b.count) g.fillText(String(b.count), 4 + i * w + 2, cv.height - 16 - h);
     });
     plots.draws++;
+  };
+  // the pointer over a plot: a read-out of the values under it
+  for (const cv of Object.values(canvases)) {
+    if (!cv || cv === canvases.age) continue;
+    cv.addEventListener('pointermove', (ev) => {
+      const r = cv.getBoundingClientRect();
+      plots.cursor = { id: cv.id, fx: (ev.clientX - r.left) / r.width };
+      plots.draw(performance.now() / 1000);
+    });
+    cv.addEventListener('pointerleave', () => { plots.cursor = null; });
+  }
+  /** Pause (true) or resume (false) the plots: paused, they keep what they show. */
+  plots.pause = (on) => {
+    plots.paused = on ? performance.now() / 1000 : null;
   };
   return plots;
 }

@@ -1,5 +1,6 @@
 // The inspector's tables: adapters, and entities grouped by origin (collapsible), in natural
-// order ("body2" before "body10"), filtered by the search box. Rows are keyed and persist
+// order ("body2" before "body10") or by a column whose header was clicked, filtered by the search
+// box (name, kind, origin, quality, "stale"/"live"). Rows are keyed and persist
 // between frames; only changed cells are written.
 
 export const PALETTE = ['#4fc3f7', '#ffb74d', '#81c784', '#f06292', '#ba68c8', '#fff176',
@@ -56,11 +57,38 @@ const STATE_CLASS = { streaming: 'ok', listening: 'ok', running: 'ok', playing: 
                       connecting: 'wait', handshake: 'wait', idle: 'wait', done: 'wait',
                       backoff: 'bad', error: 'bad', stopped: 'bad', unreachable: 'bad' };
 
+// Sort keys per column (index of the header cell), per table: a value to compare.
+const ADAPTER_KEYS = [(a) => a.name, (a) => a.type, (a) => a.state, (a) => a.peer || '',
+                      (a) => a.samples_in_per_s, (a) => a.samples_out_per_s, (a) => a.drops,
+                      (a) => a.samples_backwards, (a) => a.reconnects];
+const ENTITY_KEYS = [(e) => e.name, (e) => e.kind, (e) => Math.hypot(...e.position),
+                     (e) => (e.quality === 'STALE' ? -1 : e.rate_hz), (e) => e.age_ms,
+                     (e) => e.quality];
+function compareBy(keys, sort) {
+  const key = keys[sort.col];
+  return (a, b) => {
+    const x = key(a), y = key(b);
+    const c = typeof x === 'number' && typeof y === 'number' ? x - y
+      : naturalCompare(String(x), String(y));
+    return sort.dir * c || naturalCompare(a.name, b.name);
+  };
+}
+
+/** Mark the sorted column's header (aria-sort and an arrow). sort: {col, dir} or null. */
+export function markSort(table, sort) {
+  [...table.tHead.rows[0].cells].forEach((th, i) => {
+    const want = sort && sort.col === i ? (sort.dir > 0 ? 'ascending' : 'descending') : 'none';
+    if (th.getAttribute('aria-sort') !== want) th.setAttribute('aria-sort', want);
+  });
+}
+
 /** The adapters table. `live` false: the gateway is unreachable, so the states are unknown. */
 export function renderAdapters(ui, inspector, adapters, live) {
   inspector.colors.clear();
   for (const a of adapters) inspector.colors.set(a.name, PALETTE[a.index % PALETTE.length]);
   ui.adapterCount.textContent = `(${adapters.length})`;
+  const sort = inspector.sort && inspector.sort.adapters;
+  if (sort) adapters = adapters.slice().sort(compareBy(ADAPTER_KEYS, sort));
   syncRows(ui.adapters, adapters.map((a) => {
     const state = live ? a.state : 'unknown';
     // an RTP destination answering ICMP port unreachable right now (the counter only grows)
@@ -94,10 +122,12 @@ export function renderAdapters(ui, inspector, adapters, live) {
   if (ui.legend.innerHTML !== legend) ui.legend.innerHTML = legend;
 }
 
-/** True if entity e matches the filter text (every word in its name, kind or origin). */
+/** True if entity e matches the filter text: every word in its name, kind, origin or quality,
+ *  or "stale" / "live" (STALE or not). */
 export function matches(e, filter) {
   if (!filter) return true;
-  const hay = `${e.name} ${e.kind} ${e.origin}`.toLowerCase();
+  const hay = `${e.name} ${e.kind} ${e.origin} ${e.quality} ${e.quality === 'STALE' ? '' : 'live'}`
+    .toLowerCase();
   return filter.toLowerCase().split(/\s+/).filter(Boolean).every((w) => hay.includes(w));
 }
 
@@ -105,8 +135,12 @@ export function matches(e, filter) {
  *  `ageExtraMs`: time since the frame arrived (ages keep growing when the stream stops). */
 export function renderEntities(ui, inspector, st, live, ageExtraMs) {
   const filter = ui.filter.value.trim();
+  const sort = inspector.sort && inspector.sort.entities;
+  const within = sort ? compareBy(ENTITY_KEYS, sort) : (a, b) => naturalCompare(a.name, b.name);
   const ents = st.entities.filter((e) => matches(e, filter))
-    .sort((a, b) => naturalCompare(a.origin, b.origin) || naturalCompare(a.name, b.name));
+    .sort((a, b) => naturalCompare(a.origin, b.origin) || within(a, b));
+  // what the 3D view highlights: the matches (null: no filter, nothing dimmed)
+  inspector.matched = filter ? new Set(ents.map((e) => e.name)) : null;
   ui.entityCount.textContent = ents.length === st.entities.length ? `(${ents.length})`
     : `(${ents.length} of ${st.entities.length})`;
   ui.entitiesTable.dataset.timeNs = String(st.time_ns);
@@ -150,6 +184,14 @@ export function renderEntities(ui, inspector, st, live, ageExtraMs) {
       }
     }
     i = j;
+  }
+  if (!ents.length && filter) {
+    rows.push({ key: '\u0000empty', cls: 'empty',
+                cells: [{ text: `no entity matches "${filter}" (name, kind, origin, quality, ` +
+                                `"stale" or "live")`, span: 6 }] });
+  } else if (!st.entities.length) {
+    rows.push({ key: '\u0000empty', cls: 'empty',
+                cells: [{ text: 'no entities yet: no adapter has delivered a sample', span: 6 }] });
   }
   syncRows(ui.entities, rows);
 }

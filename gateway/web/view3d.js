@@ -70,6 +70,20 @@ function glyph(kind, material) {
   return g;
 }
 
+// The farthest point of a glyph from its origin (m).
+function glyphRadius(g) {
+  g.updateMatrixWorld(true);
+  const v = new THREE.Vector3();
+  let r = 0;
+  g.traverse((o) => {
+    const pos = o.geometry && o.geometry.attributes.position;
+    if (!pos) return;
+    for (let i = 0; i < pos.count; i++)
+      r = Math.max(r, v.fromBufferAttribute(pos, i).applyMatrix4(o.matrixWorld).length());
+  });
+  return r;
+}
+
 class Entity {
   constructor(view, e, color) {
     this.name = e.name;
@@ -81,8 +95,11 @@ class Entity {
     this.triad = triad(e.kind === 'joint' ? JOINT_TRIAD : TRIAD);
     this.triad.visible = view.axes;
     this.glyph = glyph(e.kind, this.material);
+    // the STALE halo: a wire sphere around the glyph it marks, 20 % beyond its farthest point
+    // (a 2 cm joint gets a 2.4 cm halo, a 7 cm cube 7 cm), not one size for all
+    this.haloRadius = Math.max(0.015, glyphRadius(this.glyph) * 1.2);
     this.halo = new THREE.LineSegments(
-      new THREE.WireframeGeometry(new THREE.SphereGeometry(0.14, 10, 6)),
+      new THREE.WireframeGeometry(new THREE.SphereGeometry(this.haloRadius, 10, 6)),
       new THREE.LineBasicMaterial({ color: 0xff3333, transparent: true, opacity: 0.7 }));
     this.halo.visible = false;
     this.body.add(this.triad, this.glyph, this.halo);
@@ -143,19 +160,34 @@ class Entity {
     this.quality = q;
     const stale = q === 'STALE';
     this.material.color.set(stale ? '#777777' : this.color);
-    this.material.opacity = stale ? 0.3 : 0.85;
-    this.triad.material.opacity = stale ? 0.3 : 1;
     this.glyph.traverse((o) => {
-      if (o.isLineSegments) { o.material.color.set(stale ? '#777777' : this.color);
-                              o.material.opacity = stale ? 0.3 : 1; }
+      if (o.isLineSegments) o.material.color.set(stale ? '#777777' : this.color);
     });
     this.halo.visible = stale;
+    this.look();
     this.labelEl.classList.toggle('stale', stale);
     this.labelEl.dataset.quality = q;
     this.badgeEl.className = 'badge q-' + q;
     // only what needs attention is badged: PREDICTED is how a live source normally looks
     this.badgeEl.textContent = q === 'HELD' || q === 'STALE' ? q : '';
     this.labelMeasured = false; // the badge changed its width
+  }
+
+  /** Opacities from the quality and the filter: an entity the filter does not match is faint. */
+  setDimmed(d) {
+    if (d === !!this.dimmed) return;
+    this.dimmed = d;
+    this.look();
+  }
+
+  look() {
+    const stale = this.quality === 'STALE';
+    const k = this.dimmed ? 0.15 : 1;
+    this.material.opacity = (stale ? 0.3 : 0.85) * k;
+    this.triad.material.opacity = (stale ? 0.3 : 1) * k;
+    this.trail.material.opacity = 0.55 * k;
+    this.glyph.traverse((o) => { if (o.isLineSegments) o.material.opacity = (stale ? 0.3 : 1) * k; });
+    this.labelEl.style.opacity = this.dimmed ? '0.25' : '';
   }
 
   dispose(view) {
@@ -236,6 +268,16 @@ export function createView(container, inspector) {
   resize();
 
   const positions = () => [...view.entities.values()].map((e) => e.body.position);
+  // what follow frames: the focused entity, else the live ones (a STALE or finished source
+  // stands where it stopped and must not hold the camera back)
+  const followedEntities = () => {
+    const f = framing.focus && view.entities.get(framing.focus);
+    if (f) return [f];
+    return [...view.entities.values()].filter((e) => e.quality !== 'STALE');
+  };
+  const followed = () => followedEntities().map((e) => e.body.position);
+  /** For tests: the names follow frames now. */
+  view.followedNames = () => followedEntities().map((e) => e.name);
 
   function updateBones() {
     const segs = [];
@@ -274,6 +316,7 @@ export function createView(container, inspector) {
         view.entities.set(e.name, ent);
       }
       ent.update(e);
+      ent.setDimmed(!!inspector.matched && !inspector.matched.has(e.name));
     }
     for (const [name, ent] of view.entities) {
       if (!seen.has(name)) {
@@ -290,7 +333,18 @@ export function createView(container, inspector) {
 
   /** Frame every entity once, from the current viewing direction. */
   view.fit = () => framing.fit(positions());
-  view.setFollow = (on) => { framing.follow = on; };
+  view.setFollow = (on) => {
+    framing.follow = on;
+    framing.reset(); // ticking follow is asking again: frame the entities, forget the user's moves
+    framing.focus = null;
+  };
+  /** Focus on the selected entity: frame it up close and keep following it (follow on). */
+  view.focusSelected = () => {
+    const ent = view.selected && view.entities.get(view.selected);
+    if (!ent) return false;
+    framing.focusOn(ent.name, ent.body.position);
+    return true;
+  };
   view.setTrails = (on) => {
     view.trails = on;
     for (const ent of view.entities.values()) ent.trail.visible = on;
@@ -340,7 +394,8 @@ export function createView(container, inspector) {
       out[name] = { position: [p.x, p.y, p.z], orientation: [q.x, q.y, q.z, q.w],
                     kind: ent.kind, color: ent.color, quality: ent.quality,
                     trail: ent.trailN, badge: ent.badgeEl.textContent, parent: ent.parent,
-                    axes: ent.triad.visible, label: ent.label.visible,
+                    axes: ent.triad.visible, label: ent.label.visible, halo: ent.haloRadius,
+                    dimmed: !!ent.dimmed,
                     staleMarked: ent.halo.visible && ent.labelEl.classList.contains('stale') };
     }
     return out;
@@ -393,7 +448,7 @@ export function createView(container, inspector) {
       view.xrFrames++;
       return;
     }
-    framing.step(positions(), (now - last) / 1000);
+    framing.step(followed(), (now - last) / 1000);
     last = now;
     controls.update();
     // what the frame about to be drawn shows (inView() is the live answer, which SSE updates

@@ -6,7 +6,7 @@
 //                      --mocap-url http://127.0.0.1:PORT2/ --crowd-url http://127.0.0.1:PORT3/
 // (--url: synth sources, restarted on request; --mocap-url: the CMU walk, 31 joints, one with a
 // long name, and an RTP sender aimed at a port nobody listens on; --crowd-url: 200 bodies).
-// The checks of the later views are in views.mjs.
+// The checks of the later views are in views.mjs, the phone layout and the camera in layout.mjs.
 //
 // Debian's Chromium (/usr/bin/chromium, or $XG_CHROMIUM) through playwright-core; no browser is
 // ever downloaded. Protocol with the Python driver on stdout/stdin, one line each:
@@ -23,6 +23,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { crowdChecks, mocapChecks, plotChecks, tableChecks, xrChecks } from './views.mjs';
+import { cameraChecks, filterSortChecks, phoneChecks, plotExtraChecks } from './layout.mjs';
 
 const args = Object.fromEntries(process.argv.slice(2).reduce((acc, a, i, all) => {
   if (a.startsWith('--')) acc.push([a.slice(2), all[i + 1]]);
@@ -69,6 +70,7 @@ async function snapshot(page, minTimeNs = 0, staleName = null) {
         origin = tr.dataset.origin;
         continue;
       }
+      if (!tr.dataset.name) continue; // "no entity matches"
       rows[tr.dataset.name] = { kind: c[1].textContent, origin, shown: c[0].textContent,
                                 position: c[2].textContent.split(',').map(Number),
                                 rate: c[3].textContent, age: Number(c[4].textContent),
@@ -241,6 +243,20 @@ async function main() {
           s.rows['slow/body0'].qualityColor === 'rgb(255, 107, 107)', 'STALE entity red in the table',
           s.rows['slow/body0']);
     check(s.rows['slow/body0'].rate === '–', 'a STALE entity shows no rate', s.rows['slow/body0']);
+    // follow frames the live entities: not the STALE one (read with the qualities, one task)
+    const fol = await page.evaluate(() => {
+      const v = window.xrgateInspector.view;
+      const p = v.poses();
+      return { followed: v.followedNames().sort(),
+               live: Object.keys(p).filter((n) => p[n].quality !== 'STALE').sort(),
+               stale: Object.keys(p).filter((n) => p[n].quality === 'STALE') };
+    });
+    check(fol.stale.length > 0 && JSON.stringify(fol.followed) === JSON.stringify(fol.live),
+          'follow frames the live entities only (not the STALE one)', fol);
+    // the halo is sized to what it marks (the 7 cm body cube), not one 0.3 m sphere for all
+    check(sp.halo > 0.03 && sp.halo < 0.1 && s.poses['demo/head'].halo > sp.halo &&
+          s.poses['demo/head'].halo < 0.2, 'STALE halo sized to the entity',
+          { body: sp.halo, head: s.poses['demo/head'].halo });
     check(s.staleRow, 'STALE table row styled');
 
     // the WebGL canvas actually shows something: pixels differing from the background
@@ -256,12 +272,35 @@ async function main() {
     // the entity list: filter, collapsible origins, selection and its plots
     log('phase: await tableChecks');
     result.tables = await tableChecks(page, check);
+    result.filterSort = await filterSortChecks(page, check);
     result.plots = await plotChecks(page, check, N);
+    result.plotsExtra = await plotExtraChecks(page, check);
 
     // reconnect: the gateway goes away and comes back on the same port
     log('phase: console.log');
     console.log('STOP');
     await waitLine('STOPPED');
+    // the 3D view greys under a note saying since when, by the page's own liveness logic (no
+    // frame for 800 ms, or the stream's error), and the header stops claiming live counts
+    const stopAt = Date.now();
+    await page.waitForFunction(() => {
+      const v = document.getElementById('view');
+      const note = document.getElementById('view-dead');
+      return v.classList.contains('dead') && !note.hidden && / since /.test(note.textContent);
+    }, null, { timeout: 10000 }).catch(() => {});
+    result.greyed_ms = Date.now() - stopAt;
+    const dead3d = await page.evaluate(() => {
+      const canvas = document.querySelector('#view canvas');
+      return { dead: document.getElementById('view').classList.contains('dead'),
+               filter: getComputedStyle(canvas).filter,
+               note: (document.getElementById('view-dead') || { hidden: true }).hidden ? null
+                 : document.getElementById('view-dead').textContent,
+               summary: document.getElementById('summary').textContent };
+    });
+    check(dead3d.dead && /grayscale/.test(dead3d.filter) && / since \d/.test(dead3d.note || ''),
+          'disconnected: the 3D view greyed under "gateway unreachable since <time>"', dead3d);
+    check(/^last frame: /.test(dead3d.summary), 'disconnected: the header counts are the last frame\'s',
+          dead3d.summary);
     await page.waitForFunction(() => window.xrgateInspector.connection !== 'live', null,
                                { timeout: 10000 });
     const lost = await page.evaluate(() => document.getElementById('conn').textContent);
@@ -304,7 +343,8 @@ async function main() {
     check(d.frames > c.frames && Object.keys(d.rows).length === N, 'reconnected and streaming',
           { frames: [c.frames, d.frames], rows: Object.keys(d.rows).length });
     check(d.adapters.demo.state === 'running' && d.rows['demo/head'].quality !== 'unknown' &&
-          await page.evaluate(() => !document.getElementById('side').classList.contains('disconnected')),
+          await page.evaluate(() => !document.getElementById('side').classList.contains('disconnected') &&
+                              !document.getElementById('view').classList.contains('dead')),
           'reconnected: live states again, not greyed out', d.adapters.demo);
 
     // a configuration reload that adds an adapter: the page shows it without being reloaded
@@ -334,6 +374,9 @@ async function main() {
     const shot = (name) => args.screenshot.replace(/\.png$/, `-${name}.png`);
     log('phase: await mocapChecks');
     result.mocap = await mocapChecks(ctx, args['mocap-url'], check, shot('mocap'), consoleErrors);
+    log('phase: await phoneChecks');
+    result.phone = await phoneChecks(ctx, args['mocap-url'], check, shot('phone'), consoleErrors);
+    result.camera = await cameraChecks(ctx, args['mocap-url'], check, consoleErrors);
     log('phase: await crowdChecks');
     result.crowd = await crowdChecks(ctx, args['crowd-url'], check, shot('crowd'), consoleErrors);
     log('phase: await xrChecks');

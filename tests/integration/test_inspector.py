@@ -308,6 +308,11 @@ def main():
         assert status == 200 and body == page
         assert gw.get("/", {"Authorization": f"Bearer {token}"})[0] == 200
         assert gw.get("/inspector/inspector.js")[0] == 200  # static code: no token
+        # every browser asks for /favicon.ico: "no icon" without the token, not a 401 in the
+        # console on every page load (issue 34); the page itself links an empty icon
+        status, _, body = gw.get("/favicon.ico")
+        assert status == 204 and body == b"", (status, body)
+        assert b'rel="icon"' in page
         assert gw.get(f"/api/entities?token={token}")[0] == 401  # the API wants the header
         for path, headers, want in [("/events", {}, 401), ("/events?token=nope", {}, 401),
                                     (f"/events?token={token}", {}, 200),

@@ -5,11 +5,16 @@ Starts three gateways. The first has two synth sources, `demo` (6 entities at 12
 (one body at 0.5 Hz with entity.stale_ms 200, so it is STALE most of the time): the page must
 list and draw every entity (coloured by origin; STALE in red, PREDICTED plain), match
 /api/entities in the table and the 3D scene, filter, collapse origins, select an entity and plot
-it, plot adapter rates and an age histogram; then the gateway stops (tables greyed out, states
-"unknown", ages growing) and restarts on the same port (the page reconnects). The second replays
+it, plot adapter rates and an age histogram (angles unwrapped, rate axes from 0, pause, a
+cursor read-out), sort by a column header, filter by quality and "stale" (highlighted in 3D, an
+empty result said); then the gateway stops (the 3D view greyed under "unreachable since", the
+header's counts the last frame's, tables greyed out, states "unknown", ages growing) and
+restarts on the same port (the page reconnects). The second replays
 the CMU walk (31 joints, one renamed to a long name) and runs an RTP sender aimed at a port
 nobody listens on: bones, decluttered labels, axes and label toggles, follow and fit, the long
 name, "no listener" on the RTP row; then the WebXR mode against a stub of navigator.xr. The
+same take at 390x844, 360x740 and 430x932 (phone: no horizontal scroll, every name readable,
+controls and plots reachable) and at the desktop size (follow keeps a wheel zoom, focus). The
 third has 200 bodies: natural order, labels without overlap. Between them the first gateway
 reloads its configuration with an adapter added (POST /api/reload): the page lists it and says so
 without being reloaded and without reconnecting. Screenshots go to
@@ -155,7 +160,8 @@ def main():
             print(("ok   " if c["ok"] else "FAIL ") + c["what"] +
                   ("" if c["ok"] else f"  {json.dumps(c.get('detail'))}"))
         print(f"page load {result.get('load_ms')} ms, first frame drawn "
-              f"{result.get('first_frame_ms')} ms; pixels {result.get('pixels')}; "
+              f"{result.get('first_frame_ms')} ms; 3D view greyed {result.get('greyed_ms')} ms "
+              f"after the gateway stopped; pixels {result.get('pixels')}; "
               f"screenshot {result.get('screenshot')}")
         assert "error" not in result, result["error"]
         assert code == 0 and result["failed"] == 0, f"{result['failed']} check(s) failed"
