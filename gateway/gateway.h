@@ -82,6 +82,9 @@ struct xg_gateway {
     struct xg_log_limit signal_log; /* one limiter for those lines */
     char **warnings;                /* insecure-configuration findings (xg_gateway_audit), owned */
     int n_warnings;
+    char **errors; /* every configuration error xg_gateway_load found, in order (owned; the
+                    * first is also in its err); empty when it failed otherwise (ENOMEM, strict) */
+    int n_errors;
     int64_t lag_expected_ns;
     double loop_lag_s, loop_lag_max_s;
     int64_t started_ns;

@@ -369,7 +369,14 @@ int main(int argc, char **argv)
             fprintf(stderr, "xrgate: %s: insecure configuration: %s\n", rc ? "error" : "warning",
                     gw.warnings[i]);
     if (rc) {
-        fprintf(stderr, "xrgate: %s\n", err.msg[0] ? err.msg : "invalid configuration");
+        /* every error of the file, the first one first (scripts read the first line) */
+        if (gw.n_errors == 0)
+            fprintf(stderr, "xrgate: %s\n", err.msg[0] ? err.msg : "invalid configuration");
+        for (int i = 0; i < gw.n_errors; i++)
+            fprintf(stderr, "xrgate: %s\n", gw.errors[i]);
+        if (gw.n_errors > 1)
+            fprintf(stderr, "xrgate: %d errors in %s\n", gw.n_errors,
+                    config ? config : opts.config_name);
         xg_gateway_free(&gw);
         return 1;
     }
