@@ -79,8 +79,15 @@ static void gateway_families(struct xg_gateway *gw)
                XG_METRIC_COUNTER, NULL, (double)ts->expired);
     for (int q = 0; q < XG_QUALITY_COUNT; q++) {
         snprintf(lbl, sizeof lbl, "quality=\"%s\"", xg_quality_name((enum xg_quality)q));
-        set_metric(gw, "xrgate_predictions_total", "Poses answered, by quality", XG_METRIC_COUNTER,
-                   lbl, (double)ts->predictions[q]);
+        set_metric(gw, "xrgate_predictions_total",
+                   "Poses predicted for egress (what the sink adapters sent or answered), by "
+                   "quality; the admin API's and the inspector's are in "
+                   "xrgate_api_predictions_total",
+                   XG_METRIC_COUNTER, lbl, (double)ts->predictions[q]);
+        set_metric(gw, "xrgate_api_predictions_total",
+                   "Poses predicted for the admin API (/api/entities) and the inspector, by "
+                   "quality; not in xrgate_predictions_total",
+                   XG_METRIC_COUNTER, lbl, (double)ts->predictions_api[q]);
     }
     set_metric(gw, "xrgate_predictions_shared_total",
                "Poses an egress pass answered from its cache (predicted once for an earlier sink)",

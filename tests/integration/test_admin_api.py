@@ -83,6 +83,17 @@ def main():
         sin = m[("xrgate_samples_in_total", 'adapter="demo",type="synth"')]
         assert sin > 60, sin
         assert ("xrgate_predictions_total", 'quality="PREDICTED"') in m
+        # issue 34 item 8: the API's own answers are counted apart; this gateway has no sink, so
+        # /api/entities calls move xrgate_api_predictions_total and never the egress family
+        def preds(name):
+            _, _, b = gw.get("/metrics")
+            return sum(v for (n, _), v in parse_prometheus(b.decode()).items() if n == name)
+
+        egress0, api0 = preds("xrgate_predictions_total"), preds("xrgate_api_predictions_total")
+        for _ in range(3):
+            gw.get("/api/entities")
+        assert preds("xrgate_predictions_total") == egress0 == 0, egress0
+        assert preds("xrgate_api_predictions_total") >= api0 + 3 * 6, api0
         assert ("xrgate_loop_lag_seconds", "") in m
         assert m[("xrgate_up", "")] == 1
 
