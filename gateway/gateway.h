@@ -98,6 +98,10 @@ struct xg_gateway {
     double last_reload_ok_unix;              /* time of the last successful load, s */
 };
 
+/** The git commit the binary was built from ("0123456789ab", "...-dirty" with local changes,
+ *  "unknown" outside a checkout): generated at build time by cmake/commit.cmake. */
+extern const char xg_build_commit[];
+
 /** Options from the command line / environment that override the file. */
 struct xg_gateway_opts {
     const char *config_path;  /* NULL: use config_text */

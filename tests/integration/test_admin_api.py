@@ -4,6 +4,7 @@
 import math
 import signal
 import sys
+import time
 
 from xgtest import Gateway, parse_prometheus, time_bound, wait_until
 
@@ -94,6 +95,22 @@ def main():
             gw.get("/api/entities")
         assert preds("xrgate_predictions_total") == egress0 == 0, egress0
         assert preds("xrgate_api_predictions_total") >= api0 + 3 * 6, api0
+        # issue 34 item 9: build info, the standard process_* family, no samples_out_total for an
+        # ingress-only adapter (synth)
+        _, _, b = gw.get("/metrics")
+        text = b.decode()
+        m = parse_prometheus(text)
+        bi = [l for (n, l) in m if n == "xrgate_build_info"]
+        assert len(bi) == 1 and 'version="' in bi[0] and 'commit="' in bi[0], bi
+        for fam in ("process_cpu_seconds_total", "process_resident_memory_bytes",
+                    "process_virtual_memory_bytes", "process_open_fds", "process_max_fds",
+                    "process_start_time_seconds"):
+            assert (fam, "") in m, fam
+        assert m[("process_resident_memory_bytes", "")] > 1e5
+        assert 3 <= m[("process_open_fds", "")] <= m[("process_max_fds", "")]
+        assert abs(m[("process_start_time_seconds", "")] - time.time()) < 600
+        assert "# TYPE process_cpu_seconds_total counter" in text
+        assert not [l for (n, l) in m if n == "xrgate_samples_out_total"], "synth sends nothing"
         assert ("xrgate_loop_lag_seconds", "") in m
         assert m[("xrgate_up", "")] == 1
 

@@ -9,6 +9,7 @@ the warnings at start and refuses to start under --strict. Only loopback sockets
 --check binds nothing."""
 import glob
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -87,6 +88,10 @@ def main():
     assert r.returncode == 2
     r = run(["--version"])
     assert r.returncode == 0 and r.stdout.startswith("xrgate "), r.stdout
+    # issue 34 item 12: the commit on a line of its own (a hex commit, maybe -dirty, or unknown)
+    lines = r.stdout.splitlines()
+    assert len(lines) == 2 and re.fullmatch(r"commit ([0-9a-f]{7,40}(-dirty)?|unknown)",
+                                            lines[1]), r.stdout
     r = run(["--check", "--log-level", "shouty"], cwd="/")
     assert r.returncode != 0 and "log level 'shouty'" in r.stderr, r.stderr
     every_error()
