@@ -5,6 +5,8 @@ import math
 import signal
 import sys
 import time
+import urllib.error
+import urllib.request
 
 from xgtest import Gateway, parse_prometheus, time_bound, wait_until
 
@@ -71,6 +73,10 @@ def main():
         assert q in ("INTERPOLATED", "EXACT"), q
         assert gw.get("/api/entities?t_ns=soon")[0] == 400
         assert gw.get("/api/entities?t_ns=-5")[0] == 400
+        # a time before the samples: age_ms is 0 there, never negative (issue 34 item 12)
+        early = gw.get_json("/api/entities?t_ns=1")
+        assert early["entities"] and all(e["age_ms"] == 0 for e in early["entities"]), early
+        assert all(e["age_ms"] >= 0 for e in mid["entities"]), mid
 
         ad = gw.get_json("/api/adapters")["adapters"]
         assert len(ad) == 1 and ad[0]["name"] == "demo" and ad[0]["type"] == "synth"
@@ -136,6 +142,16 @@ def main():
         assert hdr.get("WWW-Authenticate", "").startswith("Bearer")
         status, _, body = gw.get("/metrics", {"Authorization": "Bearer wrong"})
         assert status == 401 and b"does not match" in body
+        # another scheme is named as such, not as a wrong token (issue 34 item 12)
+        status, _, body = gw.get("/metrics", {"Authorization": "Basic dXNlcjpwYXNz"})
+        assert status == 401 and b"the scheme must be Bearer" in body, body
+        # /healthz answers GET and HEAD only, like every other path
+        req = urllib.request.Request(gw.url("/healthz"), method="DELETE")
+        try:
+            urllib.request.urlopen(req, timeout=5)
+            assert False, "DELETE /healthz answered 2xx"
+        except urllib.error.HTTPError as e:
+            assert e.code == 405, e.code
         status, _, _ = gw.get("/api/adapters", {"Authorization": "Bearer s3cret-token"})
         assert status == 200
         code, took = gw.stop(signal.SIGINT, timeout=time_bound(1.0) + 5)
