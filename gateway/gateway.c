@@ -468,7 +468,8 @@ int xg_gateway_load(struct xg_gateway *gw, const struct xg_gateway_opts *opts, s
                 first = section_failed(gw, node, &e, rc, first, err);
             } else if (xg_conf_unused_each(node, false, add_error, gw)) {
                 /* its unknown keys, each an error */
-                if (!first) xg_error_set(err, -EINVAL, "%s", gw->errors[0]);
+                if (!first)
+                    xg_error_set(err, -EINVAL, "%s", gw->n_errors ? gw->errors[0] : "unknown key");
                 first = first ? first : -EINVAL;
                 xg_conf_mark_used(node);
             }
