@@ -148,10 +148,11 @@ static void gateway_families(struct xg_gateway *gw)
         gw, "xrgate_uptime_seconds",
         "Seconds since the gateway started (deprecated: time() - process_start_time_seconds)",
         XG_METRIC_GAUGE, NULL, (double)(xg_clock_mono_ns() - gw->started_ns) * 1e-9);
-    set_metric(gw, "xrgate_entities", "Entities in the table", XG_METRIC_GAUGE, NULL,
-               (double)xg_table_count(gw->table));
-    set_metric(gw, "xrgate_entities_created_total", "Entities created", XG_METRIC_COUNTER, NULL,
-               (double)ts->created);
+    set_metric(gw, "xrgate_entities",
+               "Entities (rigid bodies, devices, skeleton joints) in the table now",
+               XG_METRIC_GAUGE, NULL, (double)xg_table_count(gw->table));
+    set_metric(gw, "xrgate_entities_created_total", "Entities created since start",
+               XG_METRIC_COUNTER, NULL, (double)ts->created);
     set_metric(gw, "xrgate_entities_expired_total", "Entities removed after entity.expire_ms",
                XG_METRIC_COUNTER, NULL, (double)ts->expired);
     for (int q = 0; q < XG_QUALITY_COUNT; q++) {
@@ -174,13 +175,16 @@ static void gateway_families(struct xg_gateway *gw)
     set_metric(gw, "xrgate_egress_drains_total",
                "Sink drains in egress passes (a sliced sink drains once per slice)",
                XG_METRIC_COUNTER, NULL, (double)gw->egress_drains);
-    set_metric(gw, "xrgate_loop_lag_seconds", "Reactor lag of the last 100 ms timer",
-               XG_METRIC_GAUGE, NULL, gw->loop_lag_s);
-    set_metric(gw, "xrgate_loop_lag_max_seconds", "Largest reactor lag seen", XG_METRIC_GAUGE, NULL,
+    set_metric(
+        gw, "xrgate_loop_lag_seconds",
+        "How late the event loop ran its last 100 ms check timer, seconds (time it was busy)",
+        XG_METRIC_GAUGE, NULL, gw->loop_lag_s);
+    set_metric(gw, "xrgate_loop_lag_max_seconds",
+               "Largest xrgate_loop_lag_seconds since start, seconds", XG_METRIC_GAUGE, NULL,
                gw->loop_lag_max_s);
     struct xg_admin_conn_stats cs = xg_admin_conn_stats(gw);
-    set_metric(gw, "xrgate_admin_connections", "Admin HTTP connections open", XG_METRIC_GAUGE, NULL,
-               cs.open);
+    set_metric(gw, "xrgate_admin_connections", "Admin HTTP connections open now", XG_METRIC_GAUGE,
+               NULL, cs.open);
     set_metric(gw, "xrgate_admin_connections_refused_total",
                "Admin connections refused at admin.max_connections", XG_METRIC_COUNTER, NULL,
                (double)cs.refused);
@@ -221,13 +225,17 @@ static void adapter_families(struct xg_gateway *gw, int i, const char *lbl, stru
         set_metric(gw, "xrgate_samples_out_total",
                    "Samples (poses of entities) the egress adapter sent to its peers",
                    XG_METRIC_COUNTER, lbl, (double)ga->a.samples_out);
-    set_metric(gw, "xrgate_drops_total", "Samples or packets dropped, per adapter",
-               XG_METRIC_COUNTER, lbl, (double)ga->a.drops);
+    set_metric(
+        gw, "xrgate_drops_total",
+        "Samples or packets the adapter discarded (over a budget, a full queue, a slow peer)",
+        XG_METRIC_COUNTER, lbl, (double)ga->a.drops);
     set_metric(gw, "xrgate_samples_backwards_total",
                "Samples dropped because their capture time did not advance", XG_METRIC_COUNTER, lbl,
                (double)ts->dropped_backwards[i]);
-    set_metric(gw, "xrgate_samples_rejected_total", "Samples with invalid values",
-               XG_METRIC_COUNTER, lbl, (double)ts->rejected[i]);
+    set_metric(
+        gw, "xrgate_samples_rejected_total",
+        "Samples not applied because a value was invalid (not finite, out of bounds), per origin",
+        XG_METRIC_COUNTER, lbl, (double)ts->rejected[i]);
     set_metric(gw, "xrgate_adapter_errors_total", "Protocol and I/O errors, per adapter",
                XG_METRIC_COUNTER, lbl, (double)ga->a.errors);
     set_metric(gw, "xrgate_entities_refused_total",
