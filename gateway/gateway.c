@@ -141,14 +141,21 @@ static void gateway_defaults(struct xg_gateway_conf *c)
     xg_tclient_set_resolv_conf(NULL);
 }
 
-/* The gateway section is read in parts, each stopping at its own first error, so that one bad
- * key does not hide the errors of the others (xrgate --check lists them all). */
+/* The gateway section is read in parts (one key each: a scalar, or a map read up to its first
+ * error), so that one bad key does not hide the errors of the others (xrgate --check lists them
+ * all) and no key is left unread by an error before it. */
 
-/* resolv_conf, id */
-static int gateway_basic(struct xg_gateway_conf *c, const struct xg_conf *g, struct xg_error *err)
+/* resolv_conf */
+static int gateway_resolv(struct xg_gateway_conf *c, const struct xg_conf *g, struct xg_error *err)
+{
+    (void)c;
+    return load_resolv_conf(g, err);
+}
+
+/* id */
+static int gateway_id(struct xg_gateway_conf *c, const struct xg_conf *g, struct xg_error *err)
 {
     int rc;
-    if ((rc = load_resolv_conf(g, err))) return rc;
     const char *s;
     if ((rc = xg_conf_string(g, "id", NULL, &s, err))) return rc;
     if (s) {
@@ -263,12 +270,18 @@ static int gateway_entity(struct xg_gateway_conf *c, const struct xg_conf *g, st
     return 0;
 }
 
-/* strict, log_level */
-static int gateway_misc(struct xg_gateway_conf *c, const struct xg_conf *g, struct xg_error *err)
+/* strict */
+static int gateway_strict(struct xg_gateway_conf *c, const struct xg_conf *g, struct xg_error *err)
+{
+    return xg_conf_bool(g, "strict", false, &c->strict, err);
+}
+
+/* log_level */
+static int gateway_log_level(struct xg_gateway_conf *c, const struct xg_conf *g,
+                             struct xg_error *err)
 {
     int rc;
     const char *s;
-    if ((rc = xg_conf_bool(g, "strict", false, &c->strict, err))) return rc;
     if ((rc = xg_conf_string(g, "log_level", "info", &s, err))) return rc;
     if (xg_log_parse_level(s, &c->log_level))
         return xg_conf_error(err, xg_conf_get(g, "log_level"), -EINVAL,
@@ -411,11 +424,9 @@ int xg_gateway_load(struct xg_gateway *gw, const struct xg_gateway_opts *opts, s
     static const struct {
         int (*load)(struct xg_gateway_conf *c, const struct xg_conf *g, struct xg_error *err);
         const char *map; /* the part's own map (left unread after its error), or NULL */
-    } parts[] = {{gateway_basic, NULL},
-                 {gateway_admin, "admin"},
-                 {gateway_predict, "predict"},
-                 {gateway_entity, "entity"},
-                 {gateway_misc, NULL}};
+    } parts[] = {{gateway_resolv, NULL},       {gateway_id, NULL},         {gateway_admin, "admin"},
+                 {gateway_predict, "predict"}, {gateway_entity, "entity"}, {gateway_strict, NULL},
+                 {gateway_log_level, NULL}}; /* a part without a map reads one key */
     struct xg_conf *g = xg_conf_get(gw->root, "gateway");
     gateway_defaults(&gw->conf);
     if (g && (rc = xg_conf_expect(g, XG_CONF_MAP, "gateway", &e)))

@@ -148,6 +148,16 @@ static void test_every_error(void **state)
         }
     assert_string_equal(err.msg, gw.errors[0]);
     xg_gateway_free(&gw);
+    /* a key after a bad one in the same section is still read: not an unknown key */
+    o.config_text = "gateway:\n  resolv_conf: /nonexistent/r\n  id: gw1\n  strict: maybe\n"
+                    "  log_level: debug\n";
+    assert_int_equal(xg_gateway_load(&gw, &o, &err), -ENOENT);
+    for (int i = 0; i < gw.n_errors; i++)
+        print_message("error %d: %s\n", i, gw.errors[i]);
+    assert_int_equal(gw.n_errors, 2);
+    assert_non_null(strstr(gw.errors[0], "t.yaml:2:16: resolv_conf '/nonexistent/r'"));
+    assert_non_null(strstr(gw.errors[1], "t.yaml:4:11: 'strict' must be true or false"));
+    xg_gateway_free(&gw);
     /* a valid file: no errors */
     o.config_text = "adapters:\n  - {name: a, type: synth}\n";
     assert_int_equal(xg_gateway_load(&gw, &o, &err), 0);
