@@ -4,9 +4,14 @@
 # xrgate_build_info); OUT is rewritten only when the text changes, so nothing relinks otherwise.
 set(commit "unknown")
 if(GIT)
+  # only SRC's own checkout (not a repository around an unpacked tarball)
+  execute_process(COMMAND ${GIT} -C ${SRC} rev-parse --show-toplevel
+                  OUTPUT_VARIABLE top RESULT_VARIABLE r0 OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
   execute_process(COMMAND ${GIT} -C ${SRC} rev-parse --short=12 HEAD
                   OUTPUT_VARIABLE c RESULT_VARIABLE r OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
-  if(r EQUAL 0 AND c MATCHES "^[0-9a-f]+$")
+  get_filename_component(top "${top}" REALPATH)
+  get_filename_component(src_real "${SRC}" REALPATH)
+  if(r0 EQUAL 0 AND top STREQUAL src_real AND r EQUAL 0 AND c MATCHES "^[0-9a-f]+$")
     set(commit ${c})
     execute_process(COMMAND ${GIT} -C ${SRC} status --porcelain --untracked-files=no
                     OUTPUT_VARIABLE d RESULT_VARIABLE r2 ERROR_QUIET)
