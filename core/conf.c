@@ -233,22 +233,55 @@ static const char *nearest_asked(const struct xg_conf *c, const char *key)
     return best;
 }
 
+/* "file:line:col: unknown key 'k'" (+ did you mean) for the unused member n of map c. */
+static int unknown_key(const struct xg_conf *c, const struct xg_conf *n, struct xg_error *err)
+{
+    const char *near = n->key ? nearest_asked(c, n->key) : NULL;
+    return xg_error_set(err, -EINVAL, "%s:%d:%d: unknown key '%s'%s%s%s",
+                        n->file ? n->file : "<config>", n->key_line, n->key_column, n->key,
+                        near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+}
+
 int xg_conf_check_unused(const struct xg_conf *c, struct xg_error *err)
 {
     if (!c) return 0;
     for (size_t i = 0; i < c->n_items; i++) {
         const struct xg_conf *n = c->items[i];
-        if (c->type == XG_CONF_MAP && !n->used) {
-            const char *near = n->key ? nearest_asked(c, n->key) : NULL;
-            return xg_error_set(err, -EINVAL, "%s:%d:%d: unknown key '%s'%s%s%s",
-                                n->file ? n->file : "<config>", n->key_line, n->key_column, n->key,
-                                near ? " (did you mean '" : "", near ? near : "",
-                                near ? "'?)" : "");
-        }
+        if (c->type == XG_CONF_MAP && !n->used) return unknown_key(c, n, err);
         int rc = xg_conf_check_unused(n, err);
         if (rc) return rc;
     }
     return 0;
+}
+
+/* Member `key` present in map c (without marking it used)? */
+static bool has_key(const struct xg_conf *c, const char *key)
+{
+    for (size_t i = 0; i < c->n_items; i++)
+        if (c->items[i]->key && !strcmp(c->items[i]->key, key)) return true;
+    return false;
+}
+
+int xg_conf_unused_each(const struct xg_conf *c, bool typos_only,
+                        void (*fn)(void *user, const struct xg_error *e), void *user)
+{
+    if (!c) return 0;
+    int count = 0;
+    for (size_t i = 0; i < c->n_items; i++) {
+        const struct xg_conf *n = c->items[i];
+        if (c->type == XG_CONF_MAP && !n->used) {
+            const char *near = n->key ? nearest_asked(c, n->key) : NULL;
+            if (!typos_only || (near && !has_key(c, near))) {
+                struct xg_error e = {0};
+                unknown_key(c, n, &e);
+                fn(user, &e);
+                count++;
+            }
+            continue;
+        }
+        count += xg_conf_unused_each(n, typos_only, fn, user);
+    }
+    return count;
 }
 
 void xg_conf_mark_used(struct xg_conf *c)

@@ -71,6 +71,13 @@ int xg_conf_expect(const struct xg_conf *n, enum xg_conf_type type, const char *
  *  followed by " (did you mean 'x'?)" when a key asked for in the same map is within a small
  *  edit distance (xg_conf_edit_distance <= 2, and less than half the unknown key's length). */
 int xg_conf_check_unused(const struct xg_conf *c, struct xg_error *err);
+/** Every unused member key under `c` (recursively, in file order), each as its own
+ *  xg_conf_check_unused error passed to fn (e only valid during the call); returns how many.
+ *  typos_only: only keys whose did-you-mean key was asked for and is absent from the map (a
+ *  misspelt key, e.g. 'devcies' for a required 'devices'): safe on a section whose reader
+ *  stopped at an error, where the keys it did not reach yet are unused but valid. */
+int xg_conf_unused_each(const struct xg_conf *c, bool typos_only,
+                        void (*fn)(void *user, const struct xg_error *e), void *user);
 /** Optimal-string-alignment edit distance between a and b (insertions, deletions,
  *  substitutions and transpositions of neighbours cost 1), capped: returns at most `cap` + 1
  *  (strings longer than 63 bytes: `cap` + 1). */

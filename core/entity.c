@@ -841,8 +841,11 @@ size_t xg_table_foreach(struct xg_table *t, int sink, int64_t now_ns, xg_visit_f
         struct xg_pose pose;
         if (sink >= 0)
             sink_predict(t, e, now_ns, &pose);
-        else
+        else { /* a reader that sends nothing: not an egress prediction */
             xg_entity_predict_at(t, e, now_ns, &pose);
+            t->stats.predictions[pose.quality]--;
+            t->stats.predictions_api[pose.quality]++;
+        }
         visited++;
         if (fn(user, e, &pose)) break;
     }

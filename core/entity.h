@@ -350,7 +350,9 @@ void xg_table_pass_end(struct xg_table *t);
 /** Number of entities waiting in sink's dirty set. */
 size_t xg_table_dirty_count(const struct xg_table *t, int sink);
 /** Visit every entity (ascending id). sink >= 0 applies split horizon and the sink's filter
- *  (for full refreshes); sink < 0 visits all. Poses predicted to now_ns. */
+ *  (for full refreshes); sink < 0 visits all (the readers that send nothing: the admin API, the
+ *  inspector; their answers are counted in stats.predictions_api, not stats.predictions, so that
+ *  a viewer does not move the egress counts). Poses predicted to now_ns. */
 size_t xg_table_foreach(struct xg_table *t, int sink, int64_t now_ns, xg_visit_fn fn, void *user);
 
 /** Remove entities with no sample received for expire_ns before now_ns; listeners are told.
@@ -387,7 +389,10 @@ struct xg_table_stats {
     uint64_t dropped_backwards[XG_MAX_ADAPTERS]; /* capture time did not advance */
     uint64_t rejected[XG_MAX_ADAPTERS];          /* invalid values (xg_sample_check) */
     uint64_t refused[XG_MAX_ADAPTERS];           /* new entities refused: max_entities reached */
-    uint64_t predictions[XG_QUALITY_COUNT];      /* answers by quality */
+    uint64_t predictions[XG_QUALITY_COUNT];      /* answers by quality (egress: everything but
+                                                  * xg_table_foreach with sink < 0) */
+    uint64_t predictions_api[XG_QUALITY_COUNT];  /* answers of xg_table_foreach with sink < 0 (the
+                                                  * admin API, the inspector), by quality */
     uint64_t predictions_shared; /* answers of an egress pass taken from its pose cache (computed
                                     once for an earlier sink of the same pass) */
     uint64_t created, expired, removed;

@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -141,7 +142,10 @@ static int entity_visit(void *user, const struct xg_entity *e, const struct xg_p
     set(o, "angular_velocity_estimated", json_boolean(info.angular_velocity_estimated));
     set(o, "quality", jstr(xg_quality_name(p->quality)));
     set(o, "active", json_boolean(p->active));
-    set(o, "age_ms", json_real((double)(c->now - p->sample_ns) * 1e-6));
+    /* the sample's age at the time asked for: 0 when asked for a time before the sample (a past
+     * t_ns answered from the history), never negative (docs/admin-api.md) */
+    set(o, "age_ms",
+        json_real(c->now > p->sample_ns ? (double)(c->now - p->sample_ns) * 1e-6 : 0.0));
     set(o, "sample_ns", json_integer(p->sample_ns));
     set(o, "rate_hz", json_real(info.interval_s > 0 ? 1.0 / info.interval_s : 0.0));
     set(o, "samples", json_integer((json_int_t)info.samples));
@@ -627,7 +631,11 @@ static void handle(struct evhttp_request *req, void *arg)
         return;
     }
     if (!strcmp(p, "/healthz")) {
-        send_text(req, 200, "OK", "text/plain", "ok\n");
+        if (evhttp_request_get_command(req) != EVHTTP_REQ_GET &&
+            evhttp_request_get_command(req) != EVHTTP_REQ_HEAD)
+            send_text(req, 405, "Method Not Allowed", "text/plain", "405 only GET is supported\n");
+        else
+            send_text(req, 200, "OK", "text/plain", "ok\n");
         return;
     }
     struct evkeyvalq *in = evhttp_request_get_input_headers(req);
@@ -678,9 +686,12 @@ static void handle(struct evhttp_request *req, void *arg)
             !(!strcmp(p, "/events") && xg_inspector_query_token_ok(req, gw->conf.admin_token))) {
             evhttp_add_header(out, "WWW-Authenticate", "Bearer realm=\"xrgate\"");
             send_text(req, 401, "Unauthorized", "text/plain",
-                      auth ? "401 unauthorized: the bearer token does not match\n"
-                           : "401 unauthorized: this endpoint needs 'Authorization: Bearer "
-                             "<token>' (/events also takes ?token=<token>)\n");
+                      auth && strncasecmp(auth, "Bearer ", 7)
+                          ? "401 unauthorized: the scheme must be Bearer ('Authorization: Bearer "
+                            "<token>'), not the one given\n"
+                      : auth ? "401 unauthorized: the bearer token does not match\n"
+                             : "401 unauthorized: this endpoint needs 'Authorization: Bearer "
+                               "<token>' (/events also takes ?token=<token>)\n");
             return;
         }
     }
@@ -707,6 +718,17 @@ static void handle(struct evhttp_request *req, void *arg)
         send_text(req, 404, "Not Found", "text/plain",
                   "404 not found (try /, /events, /healthz, /metrics, /api/entities, "
                   "/api/adapters, POST /api/reload)\n");
+}
+
+/* "admin: cannot listen on ADDR (reason)", with a hint for a port in use (as a UDP bind's). */
+static int admin_listen_error(const char *l, int e, struct xg_error *err)
+{
+    if (!e) e = EADDRINUSE;
+    return xg_error_set(err, -EADDRINUSE, "admin: cannot listen on %s (%s)%s", l, strerror(e),
+                        e == EADDRINUSE
+                            ? ": another program, or another gateway, listens on this port (stop "
+                              "it, or give admin.listen or XRGATE_ADMIN_LISTEN another port)"
+                            : "");
 }
 
 int xg_admin_start(struct xg_gateway *gw, struct xg_error *err)
@@ -764,16 +786,12 @@ int xg_admin_start(struct xg_gateway *gw, struct xg_error *err)
                                                LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE |
                                                    LEV_OPT_CLOSE_ON_EXEC,
                                                128, (struct sockaddr *)&a, (int)al, COMPONENT);
-        if (!t->listener)
-            return xg_error_set(err, -EADDRINUSE, "admin: cannot listen on %s (%s)", l,
-                                strerror(errno ? errno : EADDRINUSE));
+        if (!t->listener) return admin_listen_error(l, errno, err);
         fd = evconnlistener_get_fd(t->listener);
     } else {
         struct evhttp_bound_socket *bs =
             evhttp_bind_socket_with_handle(gw->http, host, (uint16_t)port);
-        if (!bs)
-            return xg_error_set(err, -EADDRINUSE, "admin: cannot listen on %s (%s)", l,
-                                strerror(errno ? errno : EADDRINUSE));
+        if (!bs) return admin_listen_error(l, errno, err);
         fd = evhttp_bound_socket_get_fd(bs);
         gw->admin_listener = evhttp_bound_socket_get_listener(bs);
         if (xg_net_listener_guard(gw->admin_listener, COMPONENT)) {

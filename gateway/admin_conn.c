@@ -10,9 +10,12 @@
 #include "gateway/admin_conn.h"
 
 #include <errno.h>
+#include <linux/tcp.h> /* struct tcp_info with tcpi_bytes_received (not in netinet/tcp.h) */
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,8 +33,9 @@ struct conn {
     struct evhttp_connection *evcon; /* NULL until attached */
     struct event *ev;                /* attach (made active), then the request deadline */
     enum conn_state state;
-    bool refuse;   /* accepted beyond the cap */
-    int open_then; /* other connections open when it was accepted */
+    bool refuse;              /* accepted beyond the cap */
+    int open_then;            /* other connections open when it was accepted */
+    uint64_t received_at_arm; /* bytes the peer had sent when the deadline was armed */
     void (*closecb)(struct evhttp_connection *, void *);
     void *closecb_arg;
     struct conn *next, **prevp;
@@ -73,8 +77,23 @@ static const char *peer_of(struct evhttp_connection *evcon, char *buf, size_t si
     return buf;
 }
 
+/* Bytes the peer has sent on the connection (TCP_INFO), or UINT64_MAX if unknown. */
+static uint64_t bytes_received(const struct conn *c)
+{
+    struct tcp_info ti;
+    socklen_t len = sizeof ti;
+    evutil_socket_t fd = bufferevent_getfd(c->bev);
+    memset(&ti, 0, sizeof ti);
+    if (fd < 0 || getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) ||
+        len < offsetof(struct tcp_info, tcpi_bytes_received) + sizeof ti.tcpi_bytes_received)
+        return UINT64_MAX;
+    return ti.tcpi_bytes_received;
+}
+
 static void arm(struct conn *c)
 {
+    /* the first deadline counts from the accept (0 bytes), a later one from the reply before */
+    c->received_at_arm = c->state == ATTACHING ? 0 : bytes_received(c);
     int ms = c->owner->gw->conf.admin_request_timeout_ms;
     struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
     c->state = WAITING;
@@ -140,7 +159,11 @@ static void event_cb(evutil_socket_t fd, short what, void *arg)
     if (c->state != WAITING) return;
     char peer[80];
     peer_of(c->evcon, peer, sizeof peer);
-    xg_admin_conn_note_timeout(c->owner->gw, c->owner->capped ? peer : "(via the TLS front)");
+    uint64_t got = bytes_received(c);
+    if (got != UINT64_MAX && c->received_at_arm != UINT64_MAX && got == c->received_at_arm)
+        xg_admin_conn_note_idle(c->owner->gw, peer);
+    else
+        xg_admin_conn_note_timeout(c->owner->gw, c->owner->capped ? peer : "(via the TLS front)");
     evhttp_connection_free(c->evcon); /* closed_cb frees c */
 }
 
@@ -218,6 +241,17 @@ void xg_admin_conn_note_timeout(struct xg_gateway *gw, const char *peer)
                  "admin client %s: no complete request within %d ms (admin.request_timeout_ms): "
                  "connection closed",
                  peer, gw->conf.admin_request_timeout_ms);
+}
+
+void xg_admin_conn_note_idle(struct xg_gateway *gw, const char *peer)
+{
+    struct xg_admin_conns *t = gw->admin_conns;
+    if (!t) return;
+    t->stats.timeouts++;
+    XG_DEBUG(COMPONENT,
+             "admin client %s: idle for %d ms without sending a byte (a browser's pre-connect?): "
+             "connection closed",
+             peer, gw->conf.admin_request_timeout_ms);
 }
 
 int xg_admin_conns_init(struct xg_gateway *gw, bool capped)

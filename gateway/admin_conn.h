@@ -45,6 +45,9 @@ void xg_admin_conn_set_closecb(struct xg_gateway *gw, struct evhttp_connection *
 void xg_admin_conn_note_refused(struct xg_gateway *gw, const char *peer, int open);
 /** Count and log (rate-limited) a connection closed at the request deadline. */
 void xg_admin_conn_note_timeout(struct xg_gateway *gw, const char *peer);
+/** The same for a connection that sent no byte since its deadline was armed (a browser's idle
+ *  pre-connect, an idle keep-alive): counted as a timeout, logged at debug level only. */
+void xg_admin_conn_note_idle(struct xg_gateway *gw, const char *peer);
 /** Counters (zeros before init). */
 struct xg_admin_conn_stats xg_admin_conn_stats(const struct xg_gateway *gw);
 

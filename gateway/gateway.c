@@ -129,10 +129,9 @@ static int load_resolv_conf(const struct xg_conf *g, struct xg_error *err)
     return xg_tclient_set_resolv_conf(path);
 }
 
-static int load_gateway_section(struct xg_gateway *gw, const struct xg_conf *g,
-                                struct xg_error *err)
+/* The defaults of every gateway key. */
+static void gateway_defaults(struct xg_gateway_conf *c)
 {
-    struct xg_gateway_conf *c = &gw->conf;
     xg_table_params_default(&c->table);
     snprintf(c->id, sizeof c->id, "xrgate");
     snprintf(c->admin_listen, sizeof c->admin_listen, "127.0.0.1:8080");
@@ -140,10 +139,23 @@ static int load_gateway_section(struct xg_gateway *gw, const struct xg_conf *g,
     c->admin_request_timeout_ms = 10000;
     c->log_level = XG_LOG_INFO;
     xg_tclient_set_resolv_conf(NULL);
-    if (!g) return 0;
+}
+
+/* The gateway section is read in parts (one key each: a scalar, or a map read up to its first
+ * error), so that one bad key does not hide the errors of the others (xrgate --check lists them
+ * all) and no key is left unread by an error before it. */
+
+/* resolv_conf */
+static int gateway_resolv(struct xg_gateway_conf *c, const struct xg_conf *g, struct xg_error *err)
+{
+    (void)c;
+    return load_resolv_conf(g, err);
+}
+
+/* id */
+static int gateway_id(struct xg_gateway_conf *c, const struct xg_conf *g, struct xg_error *err)
+{
     int rc;
-    if ((rc = xg_conf_expect(g, XG_CONF_MAP, "gateway", err))) return rc;
-    if ((rc = load_resolv_conf(g, err))) return rc;
     const char *s;
     if ((rc = xg_conf_string(g, "id", NULL, &s, err))) return rc;
     if (s) {
@@ -156,7 +168,14 @@ static int load_gateway_section(struct xg_gateway *gw, const struct xg_conf *g,
                                  sizeof c->id - 1);
         snprintf(c->id, sizeof c->id, "%s", s);
     }
+    return 0;
+}
 
+/* admin: listen, token_file, max_connections, request_timeout_ms, tls */
+static int gateway_admin(struct xg_gateway_conf *c, const struct xg_conf *g, struct xg_error *err)
+{
+    int rc;
+    const char *s;
     const struct xg_conf *admin = xg_conf_get(g, "admin");
     if (admin) {
         if ((rc = xg_conf_expect(admin, XG_CONF_MAP, "admin", err))) return rc;
@@ -205,6 +224,13 @@ static int load_gateway_section(struct xg_gateway *gw, const struct xg_conf *g,
             xg_tls_ctx_free(t);
         }
     }
+    return 0;
+}
+
+/* predict: max_horizon_ms, velocity_window_ms, motion_memory_ms */
+static int gateway_predict(struct xg_gateway_conf *c, const struct xg_conf *g, struct xg_error *err)
+{
+    int rc;
     const struct xg_conf *predict = xg_conf_get(g, "predict");
     if (predict) {
         int64_t v;
@@ -217,6 +243,13 @@ static int load_gateway_section(struct xg_gateway *gw, const struct xg_conf *g,
         if ((rc = xg_conf_int(predict, "motion_memory_ms", 2000, 0, 60000, &v, err))) return rc;
         c->table.motion_memory_ns = v * XG_NS_PER_MS;
     }
+    return 0;
+}
+
+/* entity: stale_ms, expire_ms, max_entities */
+static int gateway_entity(struct xg_gateway_conf *c, const struct xg_conf *g, struct xg_error *err)
+{
+    int rc;
     const struct xg_conf *entity = xg_conf_get(g, "entity");
     if (entity) {
         int64_t v;
@@ -234,7 +267,21 @@ static int load_gateway_section(struct xg_gateway *gw, const struct xg_conf *g,
                                  (long long)(c->table.expire_ns / XG_NS_PER_MS),
                                  (long long)(c->table.stale_ns / XG_NS_PER_MS));
     }
-    if ((rc = xg_conf_bool(g, "strict", false, &c->strict, err))) return rc;
+    return 0;
+}
+
+/* strict */
+static int gateway_strict(struct xg_gateway_conf *c, const struct xg_conf *g, struct xg_error *err)
+{
+    return xg_conf_bool(g, "strict", false, &c->strict, err);
+}
+
+/* log_level */
+static int gateway_log_level(struct xg_gateway_conf *c, const struct xg_conf *g,
+                             struct xg_error *err)
+{
+    int rc;
+    const char *s;
     if ((rc = xg_conf_string(g, "log_level", "info", &s, err))) return rc;
     if (xg_log_parse_level(s, &c->log_level))
         return xg_conf_error(err, xg_conf_get(g, "log_level"), -EINVAL,
@@ -250,8 +297,10 @@ static bool valid_name(const char *s)
     return true;
 }
 
-int xg_gw_adapter_load(struct xg_gateway *gw, const struct xg_conf *node, int index,
-                       struct xg_error *err)
+/* xg_gw_adapter_load; check_unused: also fail on the node's first unknown key (else the caller
+ * reports them). */
+static int adapter_load(struct xg_gateway *gw, const struct xg_conf *node, int index,
+                        bool check_unused, struct xg_error *err)
 {
     int rc;
     if ((rc = xg_conf_expect(node, XG_CONF_MAP, "adapters item", err))) return rc;
@@ -315,10 +364,46 @@ int xg_gw_adapter_load(struct xg_gateway *gw, const struct xg_conf *node, int in
     ga->created = true; /* destroy() runs even if create() fails half-way */
     rc = ops->create(&ga->a, node, &e2);
     if (rc) return xg_error_set(err, rc, "%s", e2.msg[0] ? e2.msg : "adapter create failed");
-    if ((rc = xg_conf_check_unused(node, err))) return rc;
+    if (check_unused && (rc = xg_conf_check_unused(node, err))) return rc;
     if (ops->is_sink && (rc = xg_table_add_sink(gw->table, ga->a.index, sink_accept, wake, gw)))
         return rc;
     return 0;
+}
+
+int xg_gw_adapter_load(struct xg_gateway *gw, const struct xg_conf *node, int index,
+                       struct xg_error *err)
+{
+    return adapter_load(gw, node, index, true, err);
+}
+
+/* Append e to gw->errors (a message already there is not repeated; on ENOMEM it is dropped:
+ * the first error is always in xg_gateway_load's err). */
+static void add_error(void *user, const struct xg_error *e)
+{
+    struct xg_gateway *gw = user;
+    for (int i = 0; i < gw->n_errors; i++)
+        if (!strcmp(gw->errors[i], e->msg)) return;
+    char **list = realloc(gw->errors, (size_t)(gw->n_errors + 1) * sizeof *list);
+    if (!list) return;
+    gw->errors = list;
+    if ((list[gw->n_errors] = strdup(e->msg[0] ? e->msg : "invalid configuration"))) gw->n_errors++;
+}
+
+/* A section (the gateway map, an adapter) failed with e: keep the error (the first one also in
+ * err), report its misspelt keys (a reader stops at its first error, so only keys that are
+ * certainly typos), and mark it read so that the unknown-key pass does not list the keys it did
+ * not reach. Returns the first error's code. */
+static int section_failed(struct xg_gateway *gw, struct xg_conf *at, const struct xg_error *e,
+                          int rc, int first, struct xg_error *err)
+{
+    if (!first && err) *err = *e;
+    if (!first && err) err->code = rc;
+    add_error(gw, e);
+    if (at) {
+        xg_conf_unused_each(at, true, add_error, gw);
+        xg_conf_mark_used(at);
+    }
+    return first ? first : rc;
 }
 
 int xg_gateway_load(struct xg_gateway *gw, const struct xg_gateway_opts *opts, struct xg_error *err)
@@ -332,17 +417,37 @@ int xg_gateway_load(struct xg_gateway *gw, const struct xg_gateway_opts *opts, s
                                       opts->config_name ? opts->config_name : "<embedded>", err);
     if (!gw->root) return err && err->code ? err->code : -EINVAL;
 
-    int rc = load_gateway_section(gw, xg_conf_get(gw->root, "gateway"), err);
-    if (rc) return rc;
+    /* every error of the file (xrgate --check lists them, gw->errors): the gateway keys, then
+     * each adapter on its own, then every unknown key; the first one is returned in err */
+    int first = 0, rc;
+    struct xg_error e = {0};
+    static const struct {
+        int (*load)(struct xg_gateway_conf *c, const struct xg_conf *g, struct xg_error *err);
+        const char *map; /* the part's own map (left unread after its error), or NULL */
+    } parts[] = {{gateway_resolv, NULL},       {gateway_id, NULL},         {gateway_admin, "admin"},
+                 {gateway_predict, "predict"}, {gateway_entity, "entity"}, {gateway_strict, NULL},
+                 {gateway_log_level, NULL}}; /* a part without a map reads one key */
+    struct xg_conf *g = xg_conf_get(gw->root, "gateway");
+    gateway_defaults(&gw->conf);
+    if (g && (rc = xg_conf_expect(g, XG_CONF_MAP, "gateway", &e)))
+        first = section_failed(gw, g, &e, rc, first, err);
+    else if (g)
+        for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+            xg_error_clear(&e);
+            if ((rc = parts[i].load(&gw->conf, g, &e)))
+                first = section_failed(gw, parts[i].map ? xg_conf_get(g, parts[i].map) : NULL, &e,
+                                       rc, first, err);
+        }
     if (opts->admin_listen)
         snprintf(gw->conf.admin_listen, sizeof gw->conf.admin_listen, "%s", opts->admin_listen);
     if (opts->admin_token)
         snprintf(gw->conf.admin_token, sizeof gw->conf.admin_token, "%s", opts->admin_token);
-    if (opts->log_level && xg_log_parse_level(opts->log_level, &gw->conf.log_level))
-        return xg_error_set(err, -EINVAL,
-                            "log level '%s' must be error, warn, info, debug or trace",
-                            opts->log_level);
-    xg_log_set_level(gw->conf.log_level);
+    if (opts->log_level && xg_log_parse_level(opts->log_level, &gw->conf.log_level)) {
+        xg_error_set(&e, -EINVAL, "log level '%s' must be error, warn, info, debug or trace",
+                     opts->log_level);
+        first = section_failed(gw, NULL, &e, -EINVAL, first, err);
+    }
+    if (!first) xg_log_set_level(gw->conf.log_level);
     gw->conf.strict = gw->conf.strict || opts->strict;
 
     /* precise timers (timerfd on Linux): egress ticks and replay frames fire within
@@ -362,13 +467,29 @@ int xg_gateway_load(struct xg_gateway *gw, const struct xg_gateway_opts *opts, s
     xg_table_add_listener(gw->table, entity_event, gw);
 
     if ((rc = xg_registry_check(err))) return rc;
-    const struct xg_conf *adapters = xg_conf_get(gw->root, "adapters");
-    if (adapters) {
-        if ((rc = xg_conf_expect(adapters, XG_CONF_SEQ, "adapters", err))) return rc;
-        for (size_t i = 0; i < adapters->n_items; i++)
-            if ((rc = xg_gw_adapter_load(gw, adapters->items[i], -1, err))) return rc;
+    struct xg_conf *adapters = xg_conf_get(gw->root, "adapters");
+    if (adapters && (rc = xg_conf_expect(adapters, XG_CONF_SEQ, "adapters", &e)))
+        first = section_failed(gw, adapters, &e, rc, first, err);
+    else if (adapters)
+        for (size_t i = 0; i < adapters->n_items; i++) {
+            struct xg_conf *node = adapters->items[i];
+            xg_error_clear(&e);
+            if ((rc = adapter_load(gw, node, -1, false, &e))) {
+                if (rc == -ENOMEM) return section_failed(gw, node, &e, rc, first, err);
+                first = section_failed(gw, node, &e, rc, first, err);
+            } else if (xg_conf_unused_each(node, false, add_error, gw)) {
+                /* its unknown keys, each an error */
+                if (!first)
+                    xg_error_set(err, -EINVAL, "%s", gw->n_errors ? gw->errors[0] : "unknown key");
+                first = first ? first : -EINVAL;
+                xg_conf_mark_used(node);
+            }
+        }
+    if (xg_conf_unused_each(gw->root, false, add_error, gw) && !first) {
+        first = -EINVAL;
+        if (gw->n_errors) xg_error_set(err, first, "%s", gw->errors[0]);
     }
-    if ((rc = xg_conf_check_unused(gw->root, err))) return rc;
+    if (first) return first;
     return xg_gateway_audit(gw, opts, err);
 }
 
@@ -651,4 +772,9 @@ void xg_gateway_free(struct xg_gateway *gw)
     free(gw->warnings);
     gw->warnings = NULL;
     gw->n_warnings = 0;
+    for (int i = 0; i < gw->n_errors; i++)
+        free(gw->errors[i]);
+    free(gw->errors);
+    gw->errors = NULL;
+    gw->n_errors = 0;
 }

@@ -82,6 +82,9 @@ struct xg_gateway {
     struct xg_log_limit signal_log; /* one limiter for those lines */
     char **warnings;                /* insecure-configuration findings (xg_gateway_audit), owned */
     int n_warnings;
+    char **errors; /* every configuration error xg_gateway_load found, in order (owned; the
+                    * first is also in its err); empty when it failed otherwise (ENOMEM, strict) */
+    int n_errors;
     int64_t lag_expected_ns;
     double loop_lag_s, loop_lag_max_s;
     int64_t started_ns;
@@ -94,6 +97,10 @@ struct xg_gateway {
     bool last_reload_failed;                 /* xrgate_config_last_reload_successful = 0 */
     double last_reload_ok_unix;              /* time of the last successful load, s */
 };
+
+/** The git commit the binary was built from ("0123456789ab", "...-dirty" with local changes,
+ *  "unknown" outside a checkout): generated at build time by cmake/commit.cmake. */
+extern const char xg_build_commit[];
 
 /** Options from the command line / environment that override the file. */
 struct xg_gateway_opts {

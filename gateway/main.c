@@ -252,7 +252,7 @@ static void usage(FILE *f)
         "      --healthcheck [[http://|https://]HOST:PORT]\n"
         "                        GET /healthz on a running gateway's admin API (default\n"
         "                        $XRGATE_ADMIN_LISTEN, else 127.0.0.1:8080); exit 0 if healthy\n"
-        "  -V, --version         print the version and exit\n"
+        "  -V, --version         print the version and the git commit it was built from, exit\n"
         "  -h, --help            print this help and exit\n"
         "\n"
         "environment: XRGATE_CONFIG, XRGATE_LOG_LEVEL, XRGATE_ADMIN_LISTEN, XRGATE_ADMIN_TOKEN,\n"
@@ -321,7 +321,8 @@ int main(int argc, char **argv)
             user = optarg;
             break;
         case 'V':
-            printf("xrgate %s\n", XRGATE_VERSION);
+            /* the first line as before (scripts, the man pages' footer); the commit on its own */
+            printf("xrgate %s\ncommit %s\n", XRGATE_VERSION, xg_build_commit);
             return 0;
         case 'h':
             usage(stdout);
@@ -369,7 +370,14 @@ int main(int argc, char **argv)
             fprintf(stderr, "xrgate: %s: insecure configuration: %s\n", rc ? "error" : "warning",
                     gw.warnings[i]);
     if (rc) {
-        fprintf(stderr, "xrgate: %s\n", err.msg[0] ? err.msg : "invalid configuration");
+        /* every error of the file, the first one first (scripts read the first line) */
+        if (gw.n_errors == 0)
+            fprintf(stderr, "xrgate: %s\n", err.msg[0] ? err.msg : "invalid configuration");
+        for (int i = 0; i < gw.n_errors; i++)
+            fprintf(stderr, "xrgate: %s\n", gw.errors[i]);
+        if (gw.n_errors > 1)
+            fprintf(stderr, "xrgate: %d errors in %s\n", gw.n_errors,
+                    config ? config : opts.config_name);
         xg_gateway_free(&gw);
         return 1;
     }

@@ -386,6 +386,10 @@ char *xg_gateway_reload(struct xg_gateway *gw, const char *trigger, bool *ok_out
     xg_tclient_set_resolv_conf(old_resolv[0] ? old_resolv : NULL);
     if (rc) {
         json_array_append_new(errors, json_string(err.msg[0] ? err.msg : strerror(-rc)));
+        /* every further error of the file, as xrgate --check lists them */
+        for (int i = 0; cand && i < cand->n_errors; i++)
+            if (strcmp(cand->errors[i], err.msg))
+                json_array_append_new(errors, json_string(cand->errors[i]));
         for (int i = 0; cand && rc == -EPERM && i < cand->n_warnings; i++)
             json_array_append_new(errors,
                                   json_sprintf("insecure configuration: %s", cand->warnings[i]));

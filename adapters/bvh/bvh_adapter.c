@@ -152,8 +152,9 @@ static void bvh_tick(evutil_socket_t fd, short what, void *arg)
     emit_frame(a, k, capture, now);
     if (s->done) {
         event_del(s->timer);
-        XG_INFO(a->name, "%s: finished at frame %ld of %ld (no loop)", s->path, k + 1,
-                s->f.n_frames);
+        /* 0-based, as the `frame` counter and `start`/`end` count (docs/adapters/bvh.md) */
+        XG_INFO(a->name, "%s: finished at frame %ld, the last of frames 0-%ld (no loop)", s->path,
+                k, s->f.n_frames - 1);
         return;
     }
     schedule_next(s);

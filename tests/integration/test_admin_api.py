@@ -4,6 +4,9 @@
 import math
 import signal
 import sys
+import time
+import urllib.error
+import urllib.request
 
 from xgtest import Gateway, parse_prometheus, time_bound, wait_until
 
@@ -70,6 +73,10 @@ def main():
         assert q in ("INTERPOLATED", "EXACT"), q
         assert gw.get("/api/entities?t_ns=soon")[0] == 400
         assert gw.get("/api/entities?t_ns=-5")[0] == 400
+        # a time before the samples: age_ms is 0 there, never negative (issue 34 item 12)
+        early = gw.get_json("/api/entities?t_ns=1")
+        assert early["entities"] and all(e["age_ms"] == 0 for e in early["entities"]), early
+        assert all(e["age_ms"] >= 0 for e in mid["entities"]), mid
 
         ad = gw.get_json("/api/adapters")["adapters"]
         assert len(ad) == 1 and ad[0]["name"] == "demo" and ad[0]["type"] == "synth"
@@ -83,6 +90,33 @@ def main():
         sin = m[("xrgate_samples_in_total", 'adapter="demo",type="synth"')]
         assert sin > 60, sin
         assert ("xrgate_predictions_total", 'quality="PREDICTED"') in m
+        # issue 34 item 8: the API's own answers are counted apart; this gateway has no sink, so
+        # /api/entities calls move xrgate_api_predictions_total and never the egress family
+        def preds(name):
+            _, _, b = gw.get("/metrics")
+            return sum(v for (n, _), v in parse_prometheus(b.decode()).items() if n == name)
+
+        egress0, api0 = preds("xrgate_predictions_total"), preds("xrgate_api_predictions_total")
+        for _ in range(3):
+            gw.get("/api/entities")
+        assert preds("xrgate_predictions_total") == egress0 == 0, egress0
+        assert preds("xrgate_api_predictions_total") >= api0 + 3 * 6, api0
+        # issue 34 item 9: build info, the standard process_* family, no samples_out_total for an
+        # ingress-only adapter (synth)
+        _, _, b = gw.get("/metrics")
+        text = b.decode()
+        m = parse_prometheus(text)
+        bi = [l for (n, l) in m if n == "xrgate_build_info"]
+        assert len(bi) == 1 and 'version="' in bi[0] and 'commit="' in bi[0], bi
+        for fam in ("process_cpu_seconds_total", "process_resident_memory_bytes",
+                    "process_virtual_memory_bytes", "process_open_fds", "process_max_fds",
+                    "process_start_time_seconds"):
+            assert (fam, "") in m, fam
+        assert m[("process_resident_memory_bytes", "")] > 1e5
+        assert 3 <= m[("process_open_fds", "")] <= m[("process_max_fds", "")]
+        assert abs(m[("process_start_time_seconds", "")] - time.time()) < 600
+        assert "# TYPE process_cpu_seconds_total counter" in text
+        assert not [l for (n, l) in m if n == "xrgate_samples_out_total"], "synth sends nothing"
         assert ("xrgate_loop_lag_seconds", "") in m
         assert m[("xrgate_up", "")] == 1
 
@@ -108,6 +142,16 @@ def main():
         assert hdr.get("WWW-Authenticate", "").startswith("Bearer")
         status, _, body = gw.get("/metrics", {"Authorization": "Bearer wrong"})
         assert status == 401 and b"does not match" in body
+        # another scheme is named as such, not as a wrong token (issue 34 item 12)
+        status, _, body = gw.get("/metrics", {"Authorization": "Basic dXNlcjpwYXNz"})
+        assert status == 401 and b"the scheme must be Bearer" in body, body
+        # /healthz answers GET and HEAD only, like every other path
+        req = urllib.request.Request(gw.url("/healthz"), method="DELETE")
+        try:
+            urllib.request.urlopen(req, timeout=5)
+            assert False, "DELETE /healthz answered 2xx"
+        except urllib.error.HTTPError as e:
+            assert e.code == 405, e.code
         status, _, _ = gw.get("/api/adapters", {"Authorization": "Bearer s3cret-token"})
         assert status == 200
         code, took = gw.stop(signal.SIGINT, timeout=time_bound(1.0) + 5)

@@ -172,6 +172,24 @@ def check_deadline():
     print("request deadline: trickler closed, /events kept")
 
 
+def check_idle_preconnect():
+    """A connection that sends no byte (a browser's idle pre-connect) is closed at the deadline
+    and counted like a trickler, but logged at debug level only, not as 'no complete request'
+    at info (issue 34 item 11)."""
+    conf = ("gateway:\n  log_level: debug\n  admin:\n    request_timeout_ms: 1000\n" + SYNTH)
+    with Gateway(conf) as gw:
+        s = socket.create_connection(("127.0.0.1", gw.port), timeout=time_bound(1.0) + 5)
+        assert s.recv(1024) == b"", "an idle connection was not closed"
+        s.close()
+        assert gw.wait_log("without sending a byte (a browser's pre-connect?): connection "
+                           "closed"), gw.log()
+        line = [l for l in gw.log().splitlines() if "without sending a byte" in l][0]
+        assert " debug " in f" {line} ", line
+        assert "no complete request" not in gw.log(), gw.log()
+        assert wait_metric(gw, "xrgate_admin_request_timeouts_total", lambda v: v >= 1) == 1
+    print("idle pre-connect: closed at the deadline, logged at debug level")
+
+
 def check_token_file():
     with tempfile.TemporaryDirectory() as d:
         def conf(content):
@@ -265,6 +283,7 @@ def main():
     check_token_file()
     check_cap()
     check_deadline()
+    check_idle_preconnect()
     print("admin hardening: ok")
     return 0
 

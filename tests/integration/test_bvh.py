@@ -173,6 +173,9 @@ adapters:
         assert c["frame"] == len(rows) - 1 and c["frames"] == len(rows), c
         assert c["joints"] == 5 and c["loops"] == 0, c
         assert a["peer"].endswith("walk_small.bvh"), a
+        # the log counts frames as the counter does, 0-based (issue 34 item 12)
+        assert gw.wait_log(f"finished at frame {len(rows) - 1}, the last of frames "
+                           f"0-{len(rows) - 1} (no loop)"), gw.log()
         ents = entities(gw, "take/")
         kinds = {n: e["kind"] for n, e in ents.items()}
         assert kinds == {"hips": "joint", "head": "head", "left_hand": "left_hand",

@@ -9,6 +9,7 @@ the warnings at start and refuses to start under --strict. Only loopback sockets
 --check binds nothing."""
 import glob
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -87,11 +88,67 @@ def main():
     assert r.returncode == 2
     r = run(["--version"])
     assert r.returncode == 0 and r.stdout.startswith("xrgate "), r.stdout
+    commit_outside_checkout()
+    # issue 34 item 12: the commit on a line of its own (a hex commit, maybe -dirty, or unknown)
+    lines = r.stdout.splitlines()
+    assert len(lines) == 2 and re.fullmatch(r"commit ([0-9a-f]{7,40}(-dirty)?|unknown)",
+                                            lines[1]), r.stdout
     r = run(["--check", "--log-level", "shouty"], cwd="/")
     assert r.returncode != 0 and "log level 'shouty'" in r.stderr, r.stderr
+    every_error()
     insecure()
     print(f"--check: {len(good)} good, {len(bad)} bad files, insecure settings: ok")
     return 0
+
+
+def commit_outside_checkout():
+    """cmake/commit.cmake (the commit of --version and xrgate_build_info) outside a git checkout:
+    "unknown"."""
+    cmake, git = shutil.which("cmake"), shutil.which("git")
+    if not cmake:
+        skip_part("cmake not found: the commit script is not checked")
+        return
+    d = tempfile.mkdtemp(prefix="xrgate-commit-")
+    try:
+        out = os.path.join(d, "c.c")
+        subprocess.run([cmake, f"-DSRC={d}", f"-DOUT={out}", f"-DGIT={git or ''}", "-P",
+                        os.path.join(SOURCE_DIR, "cmake", "commit.cmake")], check=True,
+                       capture_output=True, timeout=30)
+        with open(out) as f:
+            assert 'xg_build_commit[] = "unknown";' in f.read()
+    finally:
+        shutil.rmtree(d)
+
+
+def every_error():
+    """Issue 34 item 10: --check lists every error of the file (each file:line:col, exit 1), the
+    first on the first line as before, then a count; a misspelt required key gets both its
+    required-key error and the did-you-mean."""
+    d = tempfile.mkdtemp(prefix="xrgate-check-")
+    try:
+        path = os.path.join(d, "two.yaml")
+        with open(path, "w") as f:
+            f.write("gateway:\n  predict: {max_horizon_ms: -5}\n"
+                    "adapters:\n  - {name: s, type: synth, rate_hx: 100}\n")
+        r = run(["--check", "--config", path])
+        assert r.returncode == 1, (r.returncode, r.stderr)
+        assert r.stderr.splitlines() == [
+            f"xrgate: {path}:2:29: 'max_horizon_ms' = -5 is out of range [0, 10000]",
+            f"xrgate: {path}:4:28: unknown key 'rate_hx' (did you mean 'rate_hz'?)",
+            f"xrgate: 2 errors in {path}"], r.stderr
+        assert "configuration OK" not in r.stdout
+        if have_type("vrpn-client", "did-you-mean of a required key"):
+            with open(path, "w") as f:
+                f.write("adapters:\n  - name: v\n    type: vrpn-client\n"
+                        "    devcies: [Tracker0@localhost]\n")
+            r = run(["--check", "--config", path])
+            lines = r.stderr.splitlines()
+            assert r.returncode == 1 and len(lines) == 3, (r.returncode, r.stderr)
+            assert lines[0].startswith(f"xrgate: {path}:2:5: vrpn-client: 'devices' is required")
+            assert lines[1] == (f"xrgate: {path}:4:5: unknown key 'devcies' "
+                                "(did you mean 'devices'?)"), r.stderr
+    finally:
+        shutil.rmtree(d)
 
 
 ADMIN_NO_TOKEN = ("admin API on the non-loopback address '{}' without a token: anyone who can "

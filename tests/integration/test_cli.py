@@ -162,8 +162,25 @@ adapters:
     print("srtp: one warning per readable key file, naming it")
 
 
+def admin_port_clash(d):
+    """A port another program listens on: the admin error says what to do, as a UDP bind's."""
+    import socket
+    path = write(d, "clash.yaml", "adapters: []\n")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen(1)
+        port = s.getsockname()[1]
+        r = run(["--config", path], env={"XRGATE_ADMIN_LISTEN": f"127.0.0.1:{port}"})
+    assert r.returncode == 1, (r.returncode, r.stderr)
+    want = (f"admin: cannot listen on 127.0.0.1:{port} (Address already in use): another "
+            "program, or another gateway, listens on this port (stop it, or give admin.listen "
+            "or XRGATE_ADMIN_LISTEN another port)")
+    assert want in r.stderr, r.stderr
+
+
 def main():
     with tempfile.TemporaryDirectory(prefix="xrgate-cli-") as d:
+        admin_port_clash(d)
         help_lists_every_option()
         config_source_logged(d)
         no_adapters_warned(d)

@@ -37,7 +37,7 @@ def main():
         for name, path in pages.items():  # the pages' footer names the installed version
             with open(path) as f:
                 th = next(l for l in f if l.startswith(".TH "))
-            assert f'"{v.stdout.strip()}"' in th, (name, th, v.stdout)
+            assert f'"{v.stdout.splitlines()[0]}"' in th, (name, th, v.stdout)
         names = {"xrgate.8": "xrgate - multi-protocol translation gateway for live pose data",
                  "xrgate.yaml.5": "xrgate.yaml - configuration file of the xrgate pose-data "
                                   "gateway"}

@@ -156,6 +156,18 @@ adapters:
                        'adapter="rg",type="rgmp-client"')] > 0
             assert ma[("xrgate_adapter_frame_rate_hertz", 'adapter="take",type="bvh"')] > 100
             print(f"ok   RTP identifiers in xrgate_adapter_info: {info[0]}")
+            # issue 34 item 9: build info and process_* on both; samples_out_total only for the
+            # adapters that send (servers, the rtp adapters), no free-text label
+            for m in (ma, mb):
+                assert [l for (n, l) in m if n == "xrgate_build_info"], "xrgate_build_info"
+                assert ("process_cpu_seconds_total", "") in m
+                assert ("process_start_time_seconds", "") in m
+                assert not [l for (n, l) in m if "last_error" in n or "last_error" in l]
+            out = {re.search(r'adapter="([^"]+)"', l).group(1)
+                   for m in (ma, mb) for (n, l) in m if n == "xrgate_samples_out_total"}
+            assert not out & {"take", "demo", "vr", "rg", "nobody"}, out
+            assert {"vrpn", "rgmp", "rtout"} <= out, out
+            print(f"ok   build info, process_*, samples_out_total only for {sorted(out)}")
     print("test_metrics_promtool: passed")
 
 

@@ -4,7 +4,8 @@
 The `bvh` adapter replays the CMU walk in tests/vectors/mocap (31 joints linked to their parents,
 poses only: the table estimates the velocities). Once the walk has repeated itself (a gait cycle,
 about a second), the skeleton's joints are answered with quality MATCHED: /api/entities shows
-such a joint, with its blended angular velocity, and /metrics counts the answers. With
+such a joint, with its blended angular velocity, and /metrics counts the answers (this
+configuration has no sink: every answer is the API's, xrgate_api_predictions_total). With
 `predict.motion_memory_ms: 0` the same replay, played through a whole pass of the take and read
 as often, never gives one."""
 import os
@@ -31,9 +32,9 @@ adapters:
 
 def matched_metric(gw):
     _, _, body = gw.get("/metrics")
-    m = re.search(r'^xrgate_predictions_total\{quality="MATCHED"\} (\S+)$', body.decode(),
+    m = re.search(r'^xrgate_api_predictions_total\{quality="MATCHED"\} (\S+)$', body.decode(),
                   re.M)
-    assert m, "xrgate_predictions_total has no MATCHED series"
+    assert m, "xrgate_api_predictions_total has no MATCHED series"
     return float(m.group(1))
 
 

@@ -185,12 +185,16 @@ def test_unchanged_kept():
     listen: "127.0.0.1:0"
     rate_hz: 30
     bogus_key: 1
+  - {name: x2, type: nope}
 """))
         line = reload_hup(gw)
         assert "refused, nothing changed" in line and "xrgate.yaml:22:5: unknown key 'bogus_key'" \
             in line, line
         res = reload_post(gw, want=422)
         assert any("xrgate.yaml:22:5: unknown key 'bogus_key'" in e for e in res["errors"]), res
+        # every error of the file, as --check lists them (issue 34 item 10)
+        assert any("xrgate.yaml:23:22: unknown adapter type 'nope'" in e for e in res["errors"]), \
+            res
         assert not res["added"] and not res["removed"] and not res["restarted"], res
         m = metrics(gw)
         assert m[("xrgate_config_reloads_total", 'result="failure"')] == 2

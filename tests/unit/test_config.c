@@ -106,6 +106,65 @@ static void test_did_you_mean(void **state)
     assert_string_equal(err.msg, "t.yaml:2:3: unknown key 'ix'");
 }
 
+/* issue 34 item 10: every error of the file, in order, the first one also in err; one bad key
+ * does not hide the others (each gateway part, each adapter on its own, every unknown key); a
+ * misspelt required key gets its did-you-mean next to the required-key error */
+static void test_every_error(void **state)
+{
+    (void)state;
+    struct xg_gateway gw;
+    struct xg_error err = {0};
+    struct xg_gateway_opts o = {.config_text =
+                                    "gateway:\n"
+                                    "  entity: {stale_ms: 0, expire_ms: x}\n"
+                                    "  log_level: shouty\n"
+                                    "  colour: blue\n"
+                                    "adapters:\n"
+                                    "  - {name: a, type: synth, rate_hx: 100}\n"
+                                    "  - {name: b, type: nope}\n"
+                                    "  - {name: c, type: vrpn-client, devcies: [T0@localhost]}\n"
+                                    "  - {name: d, type: synth, frob: 1, nmae: x}\n",
+                                .config_name = "t.yaml"};
+    assert_int_equal(xg_gateway_load(&gw, &o, &err), -EINVAL);
+    static const char *const want[] = {
+        "t.yaml:2:22: 'stale_ms' = 0 is out of range [1, 3600000]",
+        "t.yaml:3:14: log_level 'shouty' must be error, warn, info, debug or trace",
+        "t.yaml:6:28: unknown key 'rate_hx' (did you mean 'rate_hz'?)",
+        "t.yaml:7:21: unknown adapter type 'nope'",
+        "t.yaml:8:5: vrpn-client: 'devices' is required",
+        "t.yaml:8:34: unknown key 'devcies' (did you mean 'devices'?)",
+        "t.yaml:9:28: unknown key 'frob'",
+        "t.yaml:9:37: unknown key 'nmae' (did you mean 'name'?)",
+        "t.yaml:4:3: unknown key 'colour'",
+    };
+    size_t n = sizeof want / sizeof want[0];
+    for (int i = 0; i < gw.n_errors; i++)
+        print_message("error %d: %s\n", i, gw.errors[i]);
+    assert_int_equal(gw.n_errors, (int)n);
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(gw.errors[i], want[i], strlen(want[i]))) {
+            print_error("error %zu: want %s, got %s\n", i, want[i], gw.errors[i]);
+            fail();
+        }
+    assert_string_equal(err.msg, gw.errors[0]);
+    xg_gateway_free(&gw);
+    /* a key after a bad one in the same section is still read: not an unknown key */
+    o.config_text = "gateway:\n  resolv_conf: /nonexistent/r\n  id: gw1\n  strict: maybe\n"
+                    "  log_level: debug\n";
+    assert_int_equal(xg_gateway_load(&gw, &o, &err), -ENOENT);
+    for (int i = 0; i < gw.n_errors; i++)
+        print_message("error %d: %s\n", i, gw.errors[i]);
+    assert_int_equal(gw.n_errors, 2);
+    assert_non_null(strstr(gw.errors[0], "t.yaml:2:16: resolv_conf '/nonexistent/r'"));
+    assert_non_null(strstr(gw.errors[1], "t.yaml:4:11: 'strict' must be true or false"));
+    xg_gateway_free(&gw);
+    /* a valid file: no errors */
+    o.config_text = "adapters:\n  - {name: a, type: synth}\n";
+    assert_int_equal(xg_gateway_load(&gw, &o, &err), 0);
+    assert_int_equal(gw.n_errors, 0);
+    xg_gateway_free(&gw);
+}
+
 static void test_errors_have_positions(void **state)
 {
     (void)state;
@@ -322,6 +381,7 @@ int main(void)
         cmocka_unit_test(test_errors_have_positions),
         cmocka_unit_test(test_motion_memory_key),
         cmocka_unit_test(test_did_you_mean),
+        cmocka_unit_test(test_every_error),
         cmocka_unit_test(test_defaults_without_gateway_section),
         cmocka_unit_test(test_env_expansion),
         cmocka_unit_test(test_yaml_bounds),
