@@ -399,7 +399,7 @@ char *xg_gateway_reload(struct xg_gateway *gw, const char *trigger, bool *ok_out
     }
 
     /* what goes, what changes; then stop before start, so that ports are free again */
-    int todo[XG_MAX_ADAPTERS]; /* per old index: enum change, -1 = removed */
+    int plan[XG_MAX_ADAPTERS]; /* per old index: enum change, -1 = removed */
     struct {
         char name[64];
         int index;
@@ -408,28 +408,28 @@ char *xg_gateway_reload(struct xg_gateway *gw, const char *trigger, bool *ok_out
     int n_again = 0;
     bool any_replaced = false;
     for (int i = 0; i < XG_MAX_ADAPTERS; i++)
-        todo[i] = KEEP;
+        plan[i] = KEEP;
     for (int i = 0; i < gw->n_adapters; i++) {
         struct xg_gw_adapter *ga = gw->adapters[i];
         if (!ga) continue;
         struct xg_gw_adapter *neu = by_name(cand, ga->a.name);
-        todo[i] = neu ? (int)classify(ga, neu) : -1;
-        if (todo[i] == -1 || todo[i] == RESTART) any_replaced = true;
+        plan[i] = neu ? (int)classify(ga, neu) : -1;
+        if (plan[i] == -1 || plan[i] == RESTART) any_replaced = true;
     }
     for (int i = 0; i < gw->n_adapters; i++) {
         struct xg_gw_adapter *ga = gw->adapters[i];
-        if (!ga || (todo[i] != -1 && todo[i] != RESTART)) continue;
-        json_array_append_new(todo[i] == -1 ? removed : restarted, json_string(ga->a.name));
+        if (!ga || (plan[i] != -1 && plan[i] != RESTART)) continue;
+        json_array_append_new(plan[i] == -1 ? removed : restarted, json_string(ga->a.name));
         size_t before = xg_table_count(gw->table);
         char name[64];
         snprintf(name, sizeof name, "%s", ga->a.name);
-        if (todo[i] == RESTART) {
+        if (plan[i] == RESTART) {
             snprintf(again[n_again].name, sizeof again[n_again].name, "%s", name);
             again[n_again++].index = i;
         }
         xg_gw_adapter_free(gw, ga);
         XG_INFO(name, "adapter %s by the reload (%zu entities removed)",
-                todo[i] == -1 ? "stopped" : "stopping to restart",
+                plan[i] == -1 ? "stopped" : "stopping to restart",
                 before - xg_table_count(gw->table));
     }
     /* the level set at run time (or by the last load) stays unless log_level changed */
@@ -446,7 +446,7 @@ char *xg_gateway_reload(struct xg_gateway *gw, const char *trigger, bool *ok_out
         for (int k = 0; k < n_again; k++)
             if (!strcmp(again[k].name, neu->a.name)) index = again[k].index;
         if ((i < cand->n_adapters) != (ga || index >= 0)) continue;
-        if (ga && todo[ga->a.index] == KEEP) {
+        if (ga && plan[ga->a.index] == KEEP) {
             json_array_append_new(unchanged, json_string(ga->a.name));
         } else if (ga) { /* UPDATE: a sink's rate or filters */
             json_array_append_new(updated, json_string(ga->a.name));

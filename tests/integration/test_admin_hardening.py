@@ -21,35 +21,12 @@ import sys
 import tempfile
 import time
 
-from xgtest import BIN, Gateway, parse_prometheus, time_bound
+from xgtest import BIN, Gateway, parse_prometheus, time_bound, http_status, raw_http
 
 BAD_TARGETS = ["/%zz", "/<", "/{", "/a|b", "/a^b", "/`", "/\\", '/a"b']
 SYNTH = "adapters:\n  - name: demo\n    type: synth\n"
 
 
-def raw(port, data, timeout=5.0):
-    """Send raw bytes, read until the server closes; returns the bytes received."""
-    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
-    try:
-        s.sendall(data)
-        out = b""
-        while True:
-            try:
-                b = s.recv(65536)
-            except ConnectionResetError:
-                break
-            if not b:
-                break
-            out += b
-        return out
-    finally:
-        s.close()
-
-
-def status_of(resp):
-    line = resp.split(b"\r\n", 1)[0]
-    assert line.startswith(b"HTTP/1."), resp[:200]
-    return int(line.split()[1])
 
 
 def request(port, path, headers=None, method="GET"):
@@ -84,9 +61,9 @@ def check_bad_uris():
     for env in ({}, {"XRGATE_ADMIN_TOKEN": "tok-bad-uri"}):
         with Gateway(SYNTH, env=env) as gw:
             for t in BAD_TARGETS:
-                resp = raw(gw.port, f"GET {t} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                resp = raw_http(gw.port, f"GET {t} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                            "Connection: close\r\n\r\n".encode())
-                assert status_of(resp) == 400, (t, resp[:300])
+                assert http_status(resp) == 400, (t, resp[:300])
                 assert b"not a valid URI" in resp, resp
                 assert b"x-content-type-options: nosniff" in resp.lower(), resp
             assert gw.wait_log("request target '/%zz' is not a valid URI: answered 400")
@@ -104,8 +81,8 @@ def check_cap():
         wait_metric(gw, "xrgate_admin_connections", lambda v: v == 4)
         idle.append(socket.create_connection(("127.0.0.1", gw.port), timeout=5))
         # the 5th is refused with a 503 and closed
-        resp = raw(gw.port, b"")
-        assert status_of(resp) == 503 and b"too many admin connections" in resp, resp
+        resp = raw_http(gw.port, b"")
+        assert http_status(resp) == 503 and b"too many admin connections" in resp, resp
         assert gw.wait_log("refused: 4 connections open (admin.max_connections 4;")
         # an idle connection goes: the API answers again, and counted the refusal
         idle.pop().close()

@@ -5,40 +5,17 @@ refused with 403: test_admin_hardening.py). A request that has no Host, two Host
 an absolute-form target naming another host is answered 400 (a request whose host the server
 cannot tell is not one to serve), on every path but /healthz, with one rate-limited log line; an
 absolute-form target naming this gateway is served. With a token, the token is the protection."""
-import socket
 
-from xgtest import Gateway
+from xgtest import Gateway, http_status, raw_http
 
 SYNTH = "adapters:\n  - name: demo\n    type: synth\n"
 
 
-def raw(port, data, timeout=5.0):
-    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
-    try:
-        s.sendall(data)
-        out = b""
-        while True:
-            try:
-                b = s.recv(65536)
-            except ConnectionResetError:
-                break
-            if not b:
-                break
-            out += b
-        return out
-    finally:
-        s.close()
-
-
-def status_of(resp):
-    line = resp.split(b"\r\n", 1)[0]
-    assert line.startswith(b"HTTP/1."), resp[:200]
-    return int(line.split()[1])
 
 
 def req(port, target, headers, version="HTTP/1.1", extra=b""):
     head = f"GET {target} {version}\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers)
-    return raw(port, head.encode() + b"Connection: close\r\n" + extra + b"\r\n")
+    return raw_http(port, head.encode() + b"Connection: close\r\n" + extra + b"\r\n")
 
 
 def test_host_rules_without_token():
@@ -61,7 +38,7 @@ def test_host_rules_without_token():
         ]
         for what, target, headers, version, why in bad:
             resp = req(p, target, headers, version)
-            assert status_of(resp) == 400, (what, resp[:300])
+            assert http_status(resp) == 400, (what, resp[:300])
             assert why in resp, (what, resp)
             assert b"evil.example" not in resp.split(b"\r\n\r\n", 1)[1], (what, resp)
             assert b"x-content-type-options: nosniff" in resp.lower(), resp
@@ -73,16 +50,16 @@ def test_host_rules_without_token():
                                 (f"http://127.0.0.1:{p}/api/adapters", [("Host", f"127.0.0.1:{p}")]),
                                 ("http://localhost/api/adapters", [("Host", "localhost")])]:
             resp = req(p, target, headers)
-            assert status_of(resp) == 200, (target, resp[:300])
+            assert http_status(resp) == 200, (target, resp[:300])
         # /healthz stays open (probes)
-        assert status_of(req(p, "/healthz", [], "HTTP/1.0")) == 200
+        assert http_status(req(p, "/healthz", [], "HTTP/1.0")) == 200
         assert gw.proc.poll() is None
 
 
 def test_with_token_the_token_decides():
     with Gateway(SYNTH, env={"XRGATE_ADMIN_TOKEN": "tok-hf"}) as gw:
         resp = req(gw.port, "/api/adapters", [("Authorization", "Bearer tok-hf")], "HTTP/1.0")
-        assert status_of(resp) == 200, resp[:300]
+        assert http_status(resp) == 200, resp[:300]
 
 
 if __name__ == "__main__":

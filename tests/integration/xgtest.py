@@ -151,6 +151,33 @@ def time_bound(seconds):
     return seconds * LOAD * SLOWDOWN
 
 
+def raw_http(port, data, timeout=5.0):
+    """Send raw bytes to 127.0.0.1:port and read until the server closes (a reset ends the read
+    too); returns the bytes received. For requests an HTTP client library would not send."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    try:
+        s.sendall(data)
+        out = b""
+        while True:
+            try:
+                b = s.recv(65536)
+            except ConnectionResetError:
+                break
+            if not b:
+                break
+            out += b
+        return out
+    finally:
+        s.close()
+
+
+def http_status(resp):
+    """The status code of a raw HTTP response (asserting it is one)."""
+    line = resp.split(b"\r\n", 1)[0]
+    assert line.startswith(b"HTTP/1."), resp[:200]
+    return int(line.split()[1])
+
+
 def wait_until(fn, timeout=10.0, what="condition", every=0.02):
     """Poll fn() every `every` s until it returns a truthy value and return that value. Raises
     AssertionError naming `what` (and fn's last value) after `timeout` s. Keep timeouts generous
