@@ -29,14 +29,8 @@ def run(kind, secs):
     import ddslib as dl
     from xgtest import Gateway
     d = dl.domain()
-    with Gateway(f"""
-adapters:
-  - name: ros
-    type: dds
-    domain_id: {d}
-    publish_tf: false
-    qos: reliable
-""", env=dl.ENV) as g, dl.Peer(d) as p:
+    cfg = dl.reader_config(d, "    qos: reliable\n")
+    with Gateway(cfg, env=dl.ENV) as g, dl.Peer(d) as p:
         p.send("qos reliable")
         p.send("tf world w0 0 0 0 0 0 0 1 -1 0")
         p.send("wait_match rt/tf 10000", timeout=20)

@@ -59,6 +59,13 @@ def domain():
     raise RuntimeError("no free DDS domain id")
 
 
+def reader_config(domain_id, extra=""):
+    """A configuration of one dds adapter "ros" on `domain_id` that reads and does not publish
+    /tf (publish_tf: false); `extra`: more of its keys, YAML lines indented by four spaces."""
+    return (f"adapters:\n  - name: ros\n    type: dds\n    domain_id: {domain_id}\n"
+            f"    publish_tf: false\n{extra}")
+
+
 class Peer:
     """dds_peer on `domain`: send() commands, wait() for JSON events."""
 

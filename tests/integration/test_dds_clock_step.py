@@ -19,13 +19,7 @@ TEN_YEARS = 10 * 365 * 86400
 def main():
     dl.require()
     d = dl.domain()
-    with Gateway(f"""
-adapters:
-  - name: ros
-    type: dds
-    domain_id: {d}
-    publish_tf: false
-""", env=dl.ENV) as g, dl.Peer(d) as p:
+    with Gateway(dl.reader_config(d), env=dl.ENV) as g, dl.Peer(d) as p:
 
         def counters():
             return dl.adapter(g, "ros")["counters"]

@@ -22,14 +22,8 @@ MSGS = HZ * SECS
 def main():
     dl.require()
     d = dl.domain()
-    with Gateway(f"""
-adapters:
-  - name: ros
-    type: dds
-    domain_id: {d}
-    publish_tf: false
-    qos: reliable
-""", env=dl.ENV) as g, dl.Peer(d) as p:
+    cfg = dl.reader_config(d, "    qos: reliable\n")
+    with Gateway(cfg, env=dl.ENV) as g, dl.Peer(d) as p:
         p.send("qos reliable")
 
         def counters():

@@ -15,14 +15,8 @@ PER_MSG, MSGS, CAP = 93, 45, 4096
 def main():
     dl.require()
     d = dl.domain()
-    with Gateway(f"""
-adapters:
-  - name: ros
-    type: dds
-    domain_id: {d}
-    publish_tf: false
-    qos: reliable
-""", env=dl.ENV) as g, dl.Peer(d) as p:
+    cfg = dl.reader_config(d, "    qos: reliable\n")
+    with Gateway(cfg, env=dl.ENV) as g, dl.Peer(d) as p:
         p.send("qos reliable")
 
         def tf_in():

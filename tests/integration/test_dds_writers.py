@@ -19,15 +19,9 @@ LONG = "a" * 150
 def main():
     dl.require()
     d = dl.domain()
-    with Gateway(f"""
-adapters:
-  - name: ros
-    type: dds
-    domain_id: {d}
-    publish_tf: false
-    read_include: ["rig/*", "a*", "kid", "from*", "noise/*"]
-    read_exclude: "noise/*"
-""", env=dl.ENV) as g, dl.Peer(d) as pa, dl.Peer(d) as pb:
+    cfg = dl.reader_config(d, '    read_include: ["rig/*", "a*", "kid", "from*", "noise/*"]\n'
+                              '    read_exclude: "noise/*"\n')
+    with Gateway(cfg, env=dl.ENV) as g, dl.Peer(d) as pa, dl.Peer(d) as pb:
 
         def counters():
             return dl.adapter(g, "ros")["counters"]
