@@ -549,32 +549,33 @@ static int cut_point(struct xg_table *t, int origin, int rc)
 int xg_table_update_origin(struct xg_table *t, int origin, const struct xg_entity_key *key,
                            const struct xg_sample *s, uint32_t *id)
 {
-    if (origin < 0 || origin >= XG_MAX_ADAPTERS || !key || !key->source || !key->source[0] ||
-        strlen(key->source) >= XG_NAME_MAX)
-        return -EINVAL;
+    size_t sl = key && key->source ? strnlen(key->source, XG_NAME_MAX) : 0;
+    if (origin < 0 || origin >= XG_MAX_ADAPTERS || !sl || sl >= XG_NAME_MAX) return -EINVAL;
     /* names are UTF-8 from here on, whichever adapter read them from the wire (issue 30 item 4):
-     * the one place every source name passes */
+     * the one place every source name passes. Every stored source name is valid UTF-8, so a name
+     * found as it came is one: only a name not found yet is checked (not every sample). */
+    struct xg_entity *e = find_source(t, origin, key->source);
     char fixed[XG_NAME_MAX], fixed_og[64];
     struct xg_entity_key k2;
-    size_t sl = strlen(key->source);
-    bool src_ok = xg_utf8_valid(key->source, sl);
-    bool og_ok =
-        !key->origin_gateway || (strlen(key->origin_gateway) < sizeof fixed_og &&
-                                 xg_utf8_valid(key->origin_gateway, strlen(key->origin_gateway)));
-    if (!src_ok || !og_ok) {
-        k2 = *key;
-        if (!src_ok) {
-            xg_name_utf8(fixed, sizeof fixed, key->source, sl);
-            k2.source = fixed;
+    if (!e) {
+        size_t ol = key->origin_gateway ? strlen(key->origin_gateway) : 0;
+        bool src_ok = xg_utf8_valid(key->source, sl);
+        bool og_ok = !key->origin_gateway ||
+                     (ol < sizeof fixed_og && xg_utf8_valid(key->origin_gateway, ol));
+        if (!src_ok || !og_ok) {
+            k2 = *key;
+            if (!src_ok) {
+                xg_name_utf8(fixed, sizeof fixed, key->source, sl);
+                k2.source = fixed;
+            }
+            if (!og_ok) {
+                xg_name_utf8(fixed_og, sizeof fixed_og, key->origin_gateway, ol);
+                k2.origin_gateway = fixed_og;
+            }
+            key = &k2;
+            if (!src_ok) e = find_source(t, origin, key->source);
         }
-        if (!og_ok) {
-            xg_name_utf8(fixed_og, sizeof fixed_og, key->origin_gateway,
-                         strlen(key->origin_gateway));
-            k2.origin_gateway = fixed_og;
-        }
-        key = &k2;
     }
-    struct xg_entity *e = find_source(t, origin, key->source);
     if (check_sample(t, origin, e ? e->name : NULL, key->source, s)) return -EINVAL;
     if (!e) {
         if (!(s->flags & XG_SAMPLE_POSE))
