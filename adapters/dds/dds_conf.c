@@ -57,7 +57,7 @@ int dds_read_conf(struct dds *d, const char *name, const struct xg_conf *conf, s
         (rc = xg_conf_string(conf, "topic_prefix", "/xrgate", &prefix, err)) ||
         (rc = xg_conf_string(conf, "qos", "sensor_data", &qos, err)) ||
         (rc = xg_conf_string(conf, "config_file", NULL, &config_file, err)) ||
-        (rc = conf_topics(d, conf, err)) ||
+        (rc = conf_topics(d, conf, err)) || (rc = dds_security_conf(d, conf, err)) ||
         (rc = xg_globs_from_conf(xg_conf_get(conf, "read_include"), &d->read_include, err)) ||
         (rc = xg_globs_from_conf(xg_conf_get(conf, "read_exclude"), &d->read_exclude, err)))
         return rc;
