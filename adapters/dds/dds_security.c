@@ -197,8 +197,8 @@ static int check_identity(const struct dds *d, const struct xg_conf *at, struct 
                            p_key, tls_err(t));
     else if ((t = mbedtls_pk_check_pair(&cert.pk, &key)))
         rc = xg_conf_error(err, at, -EINVAL,
-                           "security: the key '%s' is not the key of the certificate '%s' (%s)",
-                           p_key, p_cert, tls_err(t));
+                           "security: the key '%s' is not the key of the certificate '%s'", p_key,
+                           p_cert);
     else if (mbedtls_x509_crt_verify(&cert, &ca, NULL, NULL, &flags, NULL, NULL)) {
         mbedtls_x509_crt_verify_info(why, sizeof why, "", flags);
         why[strcspn(why, "\n")] = '\0';
