@@ -2,9 +2,9 @@
 made here with openssl) with a file:line:column error and the rule broken: a missing enclave or
 file, a file that is not a regular file, a key that is not the certificate's, a certificate of
 another identity CA, a permissions document without a grant for the certificate's subject, a
-document that is not S/MIME signed. A valid enclave (relative to the configuration's folder)
-passes without warning; a dds adapter without `security` gets the open-domain warning, an error
-under --strict. No DDS traffic."""
+document that is not S/MIME signed; a private key readable by every user is a warning. A valid
+enclave (relative to the configuration's folder) passes without warning; a dds adapter without
+`security` gets the open-domain warning, an error under --strict. No DDS traffic."""
 import os
 import shutil
 import subprocess
@@ -111,6 +111,14 @@ def main():
             "is required" in out, out
         rc, out = check(tmp, f"    security: {{enclave: {good}, keystore: y}}\n")
         assert rc == 1 and "unknown key 'keystore'" in out, out
+
+        # a private key every local user can read: a warning at enclave (the key's mode)
+        loose = variant(ks, tmp, "loose-key", lambda d: os.chmod(os.path.join(d, "key.pem"),
+                                                                0o644))
+        rc, out = check(tmp, enclave_conf(loose))
+        assert rc == 0 and "xrgate: warning: insecure configuration: x.yaml:5:16: " \
+            f"security.enclave: the private key '{loose}/key.pem' is readable by every user on " \
+            "this host (mode 0644)" in out, out
 
         # no security: an open domain, a warning (exit 0), an error under --strict
         rc, out = check(tmp, "    domain_id: 7\n")
