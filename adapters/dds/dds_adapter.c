@@ -18,7 +18,8 @@
  * Config keys: domain_id (0..232, default 0), world_frame ("world"), publish_tf / read_tf (true),
  * topics (PoseStamped topics to read), pose_topics / twist_topics (false), topic_prefix
  * ("/xrgate"), qos (sensor_data | reliable), config_file (Cyclone DDS XML configuration:
- * interfaces, multicast, peers; default: the CYCLONEDDS_URI environment variable), plus
+ * interfaces, multicast, peers; default: the CYCLONEDDS_URI environment variable), security
+ * ({enclave: DIR}: DDS Security with an SROS2 enclave, dds_security.c), plus
  * frame, rename, rate_hz, include, exclude. The adapter's own keys are read and checked in
  * dds_conf.c. */
 #include "core/transport.h"

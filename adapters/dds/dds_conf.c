@@ -1,7 +1,7 @@
 /* dds adapter, configuration: the keys of a `dds` adapter read and checked at create time
  * (domain_id, world_frame, publish_tf, read_tf, pose_topics, twist_topics, topic_prefix, qos,
- * config_file, topics, read_include, read_exclude; see the comment at the top of dds_adapter.c and
- * docs/adapters/dds.md). */
+ * config_file, topics, read_include, read_exclude; security in dds_security.c; see the comment at
+ * the top of dds_adapter.c and docs/adapters/dds.md). */
 #include "adapters/dds/dds_adapter.h"
 
 #include <errno.h>
