@@ -96,10 +96,10 @@ static int dds_start(struct xg_adapter *a)
     if (pqos) dds_delete_qos(pqos);
     if (d->pp < 0 && d->enclave[0]) {
         XG_ERR(a->name,
-               "Cyclone DDS refused the DDS Security enclave '%s' (%s): governance.p7s or "
-               "permissions.p7s is not signed by permissions_ca.cert.pem or is malformed, the "
-               "permissions grant nothing on domain %lld, or a plugin did not load (Cyclone's "
-               "own message above says which)",
+               "Cyclone DDS refused the DDS Security enclave '%s' (%s): the permissions do not "
+               "allow this participant on domain %lld (or their validity is over), "
+               "governance.p7s or permissions.p7s does not follow the DDS Security schema, or a "
+               "plugin did not load (Cyclone's own message above says which)",
                d->enclave, dds_strretcode(d->pp), (long long)d->domain_id);
         return -EACCES;
     }

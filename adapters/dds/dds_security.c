@@ -9,10 +9,11 @@
  * regular, readable file; both certificates parse; the key parses and is the certificate's key;
  * the certificate is signed by the identity CA (and valid now); the permissions document is an
  * S/MIME signed text and one of its grants' <subject_name> is the certificate's subject; the
- * governance document is an S/MIME signed text. mbedtls 2.28 has no PKCS#7: the signatures of
- * governance.p7s and permissions.p7s are verified by Cyclone's access control plugin when the
- * participant is created, and a refusal there fails the adapter's start with an error naming
- * the enclave. */
+ * governance document is an S/MIME signed text; both documents are signed by the permissions
+ * CA and unchanged since (dds_smime.c). Cyclone's access control plugin verifies them again when
+ * the participant is created, with what this check does not see (the XML against the schema,
+ * the domain and validity of the grant): a refusal there fails the adapter's start with an
+ * error naming the enclave. */
 #include "adapters/dds/dds_adapter.h"
 
 #include <ctype.h>
@@ -28,6 +29,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "adapters/dds/dds_smime.h"
 #include "core/path.h"
 
 #define SEC_MAX_DOC (1 << 20) /* largest governance/permissions document read */
@@ -120,9 +122,21 @@ static bool is_smime(const char *doc)
     return strstr(doc, "multipart/signed") && strstr(doc, "pkcs7-signature");
 }
 
-/* The permissions document: S/MIME, and one <subject_name> equal to `subject`. 0 or an error. */
-static int check_permissions(const char *path, const char *subject, const struct xg_conf *at,
-                             struct xg_error *err)
+/* A signature of the permissions CA `pca` on `doc` (the file `path`), or an error. */
+static int check_signed(const char *doc, const char *path, mbedtls_x509_crt *pca,
+                        const char *pca_path, const struct xg_conf *at, struct xg_error *err)
+{
+    const char *why = "";
+    if (!dds_smime_verify(doc, pca, &why)) return 0;
+    return xg_conf_error(err, at, -EINVAL,
+                         "security: '%s' is not signed by the permissions CA '%s': %s", path,
+                         pca_path, why);
+}
+
+/* The permissions document: S/MIME signed by the permissions CA, and one <subject_name> equal
+ * to `subject`. 0 or an error. */
+static int check_permissions(const char *path, const char *subject, mbedtls_x509_crt *pca,
+                             const char *pca_path, const struct xg_conf *at, struct xg_error *err)
 {
     char *doc = read_doc(path);
     if (!doc) return xg_conf_error(err, at, -EIO, "security: cannot read '%s'", path);
@@ -134,6 +148,7 @@ static int check_permissions(const char *path, const char *subject, const struct
                            path);
         goto out;
     }
+    if ((rc = check_signed(doc, path, pca, pca_path, at, err))) goto out;
     const char *p = doc, *first = NULL;
     char found[160] = "";
     while ((p = strstr(p, "<subject_name>"))) {
@@ -208,7 +223,7 @@ static int check_identity(const struct dds *d, const struct xg_conf *at, struct 
                            p_cert, p_ca, why);
     } else if (mbedtls_x509_dn_gets(subject, sizeof subject, &cert.subject) < 0)
         rc = xg_conf_error(err, at, -EINVAL, "security: the subject of '%s' is too long", p_cert);
-    else if (!(rc = check_permissions(p_perm, subject, at, err))) {
+    else if (!(rc = check_permissions(p_perm, subject, &pca, p_pca, at, err))) {
         if (!(gov = read_doc(p_gov)))
             rc = xg_conf_error(err, at, -EIO, "security: cannot read '%s'", p_gov);
         else if (!is_smime(gov) || !strstr(gov, "domain_access_rules"))
@@ -217,6 +232,8 @@ static int check_identity(const struct dds *d, const struct xg_conf *at, struct 
                                "(<domain_access_rules>, signed with openssl smime -sign -text "
                                "..., see docs/adapters/dds.md)",
                                p_gov);
+        else
+            rc = check_signed(gov, p_gov, &pca, p_pca, at, err);
     }
     free(gov);
     mbedtls_pk_free(&key);

@@ -216,7 +216,7 @@ PERMISSIONS_XML = """<?xml version="1.0" encoding="UTF-8"?>
       <subject_name>{subject}</subject_name>
       <validity><not_before>2020-01-01T00:00:00</not_before><not_after>2036-01-01T00:00:00</not_after></validity>
       <allow_rule>
-        <domains><id_range><min>0</min><max>230</max></id_range></domains>
+        <domains><id_range><min>{dmin}</min><max>{dmax}</max></id_range></domains>
         <publish><topics><topic>*</topic></topics></publish>
         <subscribe><topics><topic>*</topic></topics></subscribe>
       </allow_rule>
@@ -251,9 +251,10 @@ class Keystore:
         _openssl("smime", "-sign", "-text", "-in", xml, "-out", p7s, "-signer",
                  "permissions_ca.cert.pem", "-inkey", "permissions_ca.key.pem", cwd=self.root)
 
-    def enclave(self, name, subject=None):
+    def enclave(self, name, subject=None, domains=(0, 230)):
         """Make enclaves/<name> (subject "CN=<name>"; `subject`: the permissions' subject_name
-        instead, for a mismatch); returns its absolute path."""
+        instead, for a mismatch; `domains`: the domain ids its permissions allow, min and
+        max); returns its absolute path."""
         rel = os.path.join("enclaves", name)
         d = os.path.join(self.root, rel)
         os.makedirs(d)
@@ -269,7 +270,8 @@ class Keystore:
                     open(os.path.join(d, f"{ca}.cert.pem"), "w") as t:
                 t.write(s.read())
         with open(os.path.join(d, "permissions.xml"), "w") as f:
-            f.write(PERMISSIONS_XML.format(name=name, subject=subject or f"CN={name}"))
+            f.write(PERMISSIONS_XML.format(name=name, subject=subject or f"CN={name}",
+                                           dmin=domains[0], dmax=domains[1]))
         self.sign("governance.xml", f"{rel}/governance.p7s")
         self.sign(f"{rel}/permissions.xml", f"{rel}/permissions.p7s")
         return d

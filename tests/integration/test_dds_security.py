@@ -2,7 +2,8 @@
 here with openssl, no keys in the repository). A peer holding an enclave signed by the same CAs
 reads the gateway's /tf, and its transforms reach the entity table; a peer without credentials
 on the same domain discovers nothing, receives nothing and injects nothing; a governance
-document altered after signing is refused at start with an error naming the enclave.
+document altered after signing is refused at start naming the file; permissions that do not
+allow the domain are refused by Cyclone DDS at start, with an error naming the enclave.
 Loopback only, private domain ids (ddslib)."""
 import os
 import shutil
@@ -76,11 +77,23 @@ def secured_and_open(ks, tmp):
         dl.stop_clean(g)
 
 
+def run_refused(tmp, name, enclave):
+    """The daemon with `enclave` on a fresh domain: exit 1 at start; returns its output."""
+    path = os.path.join(tmp, f"{name}.yaml")
+    with open(path, "w") as f:
+        f.write("gateway:\n  admin:\n    listen: \"off\"\n" + config(dl.domain(), enclave))
+    env = dict(os.environ)
+    env.update(dl.ENV)
+    r = subprocess.run([BIN, "--config", path], capture_output=True, text=True, env=env,
+                       timeout=time_bound(10.0) + 10)
+    out = r.stdout + r.stderr
+    assert r.returncode == 1 and "configuration OK" not in out, (r.returncode, out)
+    return out, path
+
+
 def tampered(ks, tmp):
-    """governance.p7s changed after signing (SIGN → NONE): --check cannot verify PKCS#7 with
-    mbedtls (the document still looks right), Cyclone's access control plugin refuses it when
-    the participant is created, and the daemon exits 1 with an error naming the enclave."""
-    d = dl.domain()
+    """governance.p7s changed after signing (SIGN → NONE): refused when the configuration is
+    loaded (the S/MIME signature check), the daemon exits 1 naming the file and the reason."""
     enclave = os.path.join(tmp, "tampered")
     shutil.copytree(os.path.join(ks.root, "enclaves", "xrgate"), enclave)
     gov = os.path.join(enclave, "governance.p7s")
@@ -89,19 +102,21 @@ def tampered(ks, tmp):
     assert "<rtps_protection_kind>SIGN<" in text
     with open(gov, "w") as f:
         f.write(text.replace("<rtps_protection_kind>SIGN<", "<rtps_protection_kind>NONE<"))
-    path = os.path.join(tmp, "tampered.yaml")
-    with open(path, "w") as f:
-        f.write("gateway:\n  admin:\n    listen: \"off\"\n" + config(d, enclave))
-    env = dict(os.environ)
-    env.update(dl.ENV)
-    r = subprocess.run([BIN, "--config", path], capture_output=True, text=True, env=env,
-                       timeout=time_bound(10.0) + 10)
-    out = r.stdout + r.stderr
-    assert r.returncode == 1, (r.returncode, out)
+    out, path = run_refused(tmp, "tampered", enclave)
+    assert f"{path}:15:16: security: '{gov}' is not signed by the permissions CA " \
+        f"'{enclave}/permissions_ca.cert.pem': the document was changed after it was signed " \
+        "(its digest differs from the signed one)" in out, out
+
+
+def not_granted(ks, tmp):
+    """Permissions, correctly signed, that allow only domains 0..5: what the enclave check
+    cannot know is Cyclone's to refuse when the participant is created — the adapter's start
+    fails with an error naming the enclave after Cyclone's own reason, and the daemon exits 1."""
+    enclave = ks.enclave("elsewhere", domains=(0, 5))
+    out, _ = run_refused(tmp, "elsewhere", enclave)
     assert f"[ros] Cyclone DDS refused the DDS Security enclave '{enclave}'" in out, out
+    assert "participant denied" in out, out
     assert "adapter 'ros' (dds) failed to start" in out, out
-    # Cyclone's own reason, from its access control plugin (OpenSSL's PKCS#7 verification)
-    assert "PKCS7" in out, out
 
 
 def main():
@@ -114,6 +129,7 @@ def main():
         ks = dl.Keystore(tmp)
         secured_and_open(ks, tmp)
         tampered(ks, tmp)
+        not_granted(ks, tmp)
     print("ok")
 
 

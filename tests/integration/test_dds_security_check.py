@@ -2,7 +2,7 @@
 made here with openssl) with a file:line:column error and the rule broken: a missing enclave or
 file, a file that is not a regular file, a key that is not the certificate's, a certificate of
 another identity CA, a permissions document without a grant for the certificate's subject, a
-document that is not S/MIME signed; a private key readable by every user is a warning. A valid
+document that is not S/MIME signed, changed after signing or signed by another CA; a private key readable by every user is a warning. A valid
 enclave (relative to the configuration's folder) passes without warning; a dds adapter without
 `security` gets the open-domain warning, an error under --strict. No DDS traffic."""
 import os
@@ -60,6 +60,13 @@ def main():
         rc, out = check(tmp, enclave_conf(good), "--strict")
         assert rc == 0, out
 
+        def edit(d, f, old, new):
+            with open(os.path.join(d, f)) as fh:
+                text = fh.read()
+            assert old in text, (f, old)
+            with open(os.path.join(d, f), "w") as fh:
+                fh.write(text.replace(old, new, 1))
+
         def rm(f):
             return lambda d: os.unlink(os.path.join(d, f))
 
@@ -96,6 +103,19 @@ def main():
             (variant(ks, tmp, "perm-unsigned", lambda d: shutil.copy(
                 os.path.join(d, "permissions.xml"), os.path.join(d, "permissions.p7s"))),
              "security: '{dir}/permissions.p7s' is not an S/MIME signed document"),
+            (variant(ks, tmp, "gov-changed", lambda d: edit(d, "governance.p7s", "ENCRYPT<",
+                                                            "NONE<")),
+             "security: '{dir}/governance.p7s' is not signed by the permissions CA "
+             "'{dir}/permissions_ca.cert.pem': the document was changed after it was signed "
+             "(its digest differs from the signed one)"),
+            (variant(ks, tmp, "perm-changed", lambda d: edit(d, "permissions.p7s", "<max>230<",
+                                                             "<max>232<")),
+             "security: '{dir}/permissions.p7s' is not signed by the permissions CA "
+             "'{dir}/permissions_ca.cert.pem': the document was changed after it was signed"),
+            (variant(ks, tmp, "gov-other-ca", copy_from(other, "governance.p7s")),
+             "security: '{dir}/governance.p7s' is not signed by the permissions CA "
+             "'{dir}/permissions_ca.cert.pem': the signature does not verify with the "
+             "permissions CA's key"),
             (variant(ks, tmp, "key-garbage", lambda d: open(os.path.join(d, "key.pem"), "w")
                      .close()),
              "security: '{dir}/key.pem' is not an unencrypted private key"),
