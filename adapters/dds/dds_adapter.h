@@ -120,8 +120,8 @@ int dds_read_conf(struct dds *d, const char *name, const struct xg_conf *conf,
 /** Read and check `security: {enclave: DIR}` of `conf` into d->enclave (absolute path; left ""
  *  without the key): the six files of an SROS2 enclave are regular and readable, the
  *  certificates and the key parse, the key is the certificate's, the certificate verifies
- *  against identity_ca.cert.pem, permissions.p7s is S/MIME and grants the certificate's subject,
- *  governance.p7s is an S/MIME governance document (signatures of both: Cyclone DDS at start).
+ *  against identity_ca.cert.pem, governance.p7s and permissions.p7s are S/MIME signed by
+ *  permissions_ca.cert.pem (dds_smime.h), permissions.p7s grants the certificate's subject.
  *  0 or a negative errno with `err` at security.enclave (file:line:column). dds_security.c. */
 int dds_security_conf(struct dds *d, const struct xg_conf *conf, struct xg_error *err);
 /** A participant QoS with the DDS Security properties (dds.sec.auth.*, dds.sec.access.*,
