@@ -26,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include "adapters/dds/dds_smime.h"
@@ -98,7 +97,8 @@ static int dn_split(const char *s, struct rdn *out, int max)
     return n;
 }
 
-/* Two DNs name the same subject: the same key=value pairs in any order (keys without case). */
+/* Two DNs name the same subject: the same key=value pairs in any order (as Cyclone DDS compares
+ * them: keys and values exactly). */
 static bool dn_equal(const char *a, const char *b)
 {
     struct rdn ra[16], rb[16];
@@ -108,12 +108,25 @@ static bool dn_equal(const char *a, const char *b)
     for (int i = 0; i < na; i++) {
         int j = 0;
         for (; j < nb; j++)
-            if (!used[j] && !strcasecmp(ra[i].key, rb[j].key) && !strcmp(ra[i].value, rb[j].value))
+            if (!used[j] && !strcmp(ra[i].key, rb[j].key) && !strcmp(ra[i].value, rb[j].value))
                 break;
         if (j == nb) return false;
         used[j] = true;
     }
     return true;
+}
+
+/* Spaces next to a ',' or '=' of a DN text, or at its ends (Cyclone DDS 0.10 does not trim
+ * them off a permissions document's <subject_name>: such a grant matches no identity). */
+static bool loose_spaces(const char *s)
+{
+    size_t n = strlen(s);
+    if (n && (isspace((unsigned char)s[0]) || isspace((unsigned char)s[n - 1]))) return true;
+    for (size_t i = 0; i < n; i++)
+        if ((s[i] == ',' || s[i] == '=') &&
+            ((i > 0 && isspace((unsigned char)s[i - 1])) || isspace((unsigned char)s[i + 1])))
+            return true;
+    return false;
 }
 
 /* An S/MIME signed document as `openssl smime -sign` (and `ros2 security`) write it. */
@@ -161,7 +174,15 @@ static int check_permissions(const char *path, const char *subject, mbedtls_x509
             first = p;
             snprintf(found, sizeof found, "%s", name);
         }
-        if (dn_equal(name, subject)) goto out;
+        if (dn_equal(name, subject)) {
+            if (loose_spaces(name))
+                rc = xg_conf_error(err, at, -EINVAL,
+                                   "security: the <subject_name> '%s' of '%s' has spaces around "
+                                   "',' or '=': Cyclone DDS compares it as it is written and "
+                                   "refuses it (write it without those spaces)",
+                                   name, path);
+            goto out;
+        }
         p = e;
     }
     if (!first)

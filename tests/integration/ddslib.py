@@ -251,15 +251,16 @@ class Keystore:
         _openssl("smime", "-sign", "-text", "-in", xml, "-out", p7s, "-signer",
                  "permissions_ca.cert.pem", "-inkey", "permissions_ca.key.pem", cwd=self.root)
 
-    def enclave(self, name, subject=None, domains=(0, 230)):
+    def enclave(self, name, subject=None, domains=(0, 230), subj=None):
         """Make enclaves/<name> (subject "CN=<name>"; `subject`: the permissions' subject_name
-        instead, for a mismatch; `domains`: the domain ids its permissions allow, min and
-        max); returns its absolute path."""
+        instead; `subj`: the certificate's subject in openssl's -subj form instead;
+        `domains`: the domain ids its permissions allow, min and max); returns its absolute
+        path."""
         rel = os.path.join("enclaves", name)
         d = os.path.join(self.root, rel)
         os.makedirs(d)
         _openssl("req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-                 "-nodes", "-subj", f"/CN={name}", "-keyout", f"{rel}/key.pem",
+                 "-nodes", "-subj", subj or f"/CN={name}", "-keyout", f"{rel}/key.pem",
                  "-out", f"{rel}/req.pem", cwd=self.root)
         _openssl("x509", "-req", "-in", f"{rel}/req.pem", "-CA", "identity_ca.cert.pem",
                  "-CAkey", "identity_ca.key.pem", "-CAcreateserial", "-days", "3650",

@@ -33,7 +33,11 @@ adapters:
 
 def secured_and_open(ks, tmp):
     d = dl.domain()
-    gw_enclave, peer_enclave = ks.enclave("xrgate"), ks.enclave("peer")
+    # the gateway's subject as ROS 2 names enclaves (CN=/xrgate), with more attributes, and
+    # its permissions naming them in another order (the same subject to --check and Cyclone)
+    gw_enclave = ks.enclave("xrgate", subj="/C=NL/O=lab/CN=\\/xrgate",
+                            subject="CN=/xrgate,O=lab,C=NL")
+    peer_enclave = ks.enclave("peer")
     # secure discovery and the authentication handshake take a few seconds more than plain DDS
     limit = time_bound(20.0)
     with Gateway(config(d, gw_enclave), env=dl.ENV) as g, dl.Peer(d, peer_enclave) as p, \

@@ -98,6 +98,10 @@ def main():
             (stranger, "security: no grant of '{dir}/permissions.p7s' is for the identity's "
              "subject 'CN=stranger' (cert.pem); the first grant's <subject_name> is "
              "'CN=someone else'"),
+            (ks.enclave("spaced", subj="/O=lab/CN=spaced", subject="CN=spaced, O=lab"),
+             "security: the <subject_name> 'CN=spaced, O=lab' of '{dir}/permissions.p7s' has "
+             "spaces around ',' or '=': Cyclone DDS compares it as it is written and refuses it "
+             "(write it without those spaces)"),
             (variant(ks, tmp, "gov-unsigned", plain_xml("governance.p7s", "governance.xml")),
              "security: '{dir}/governance.p7s' is not an S/MIME signed governance document"),
             (variant(ks, tmp, "perm-unsigned", lambda d: shutil.copy(
