@@ -15,7 +15,7 @@ from xgtest import BIN, Gateway, skip, time_bound
 import ddslib as dl
 
 
-def config(domain_id, enclave):
+def config(domain_id, enclave, extra=""):
     return f"""
 adapters:
   - name: demo
@@ -28,7 +28,7 @@ adapters:
     rate_hz: 50
     security:
       enclave: {enclave}
-"""
+{extra}"""
 
 
 def secured_and_open(ks, tmp):
@@ -40,11 +40,17 @@ def secured_and_open(ks, tmp):
     peer_enclave = ks.enclave("peer")
     # secure discovery and the authentication handshake take a few seconds more than plain DDS
     limit = time_bound(20.0)
-    with Gateway(config(d, gw_enclave), env=dl.ENV) as g, dl.Peer(d, peer_enclave) as p, \
-            dl.Peer(d) as u:
+    # the network (loopback only) from config_file, not CYCLONEDDS_URI: the security settings
+    # leave it in force (without it the gateway would not discover the loopback-only peers)
+    xml = os.path.join(tmp, "cyclone.xml")
+    with open(xml, "w") as f:
+        f.write(dl.CYCLONE_XML)
+    with Gateway(config(d, gw_enclave, f"    config_file: {xml}\n"),
+                 env={"CYCLONEDDS_URI": ""}) as g, \
+            dl.Peer(d, peer_enclave) as p, dl.Peer(d) as u:
         assert g.wait_log(f"[ros] ROS 2 over Cyclone DDS on domain {d}: publishes rt/tf, "
-                          f"reads rt/tf, 0 PoseStamped topics read, qos sensor_data, DDS "
-                          f"Security enclave {gw_enclave}"), g.log()
+                          f"reads rt/tf, 0 PoseStamped topics read, qos sensor_data "
+                          f"(config_file), DDS Security enclave {gw_enclave}"), g.log()
         p.send("sub tf")
         u.send("sub tf")
         # the secured peer reads the gateway's /tf
