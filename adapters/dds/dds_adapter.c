@@ -316,7 +316,8 @@ static void dds_status(const struct xg_adapter *a, struct xg_status *st)
 {
     const struct dds *d = a->priv;
     st->state = d->pp > 0 ? "running" : "stopped";
-    snprintf(st->peer, sizeof st->peer, "DDS domain %lld", (long long)d->domain_id);
+    snprintf(st->peer, sizeof st->peer, "DDS domain %lld%s", (long long)d->domain_id,
+             d->enclave[0] ? " (DDS Security)" : "");
     xg_status_counter(st, "tf_messages_out", (double)d->tf_messages_out);
     xg_status_counter(st, "transforms_out", (double)d->transforms_out);
     xg_status_counter(st, "poses_out", (double)d->poses_out);
