@@ -1,9 +1,10 @@
 """Integration: `xrgate --check` validates a dds adapter's `security.enclave` (an SROS2 enclave,
 made here with openssl) with a file:line:column error and the rule broken: a missing enclave or
 file, a file that is not a regular file, a key that is not the certificate's, a certificate of
-another identity CA, a permissions document without a grant for the certificate's subject, a
-document that is not S/MIME signed, changed after signing or signed by another CA; a private key readable by every user is a warning. A valid
-enclave (relative to the configuration's folder) passes without warning; a dds adapter without
+another identity CA, a permissions document without a grant for the certificate's subject or
+with a spaced <subject_name>, a document that is not S/MIME signed, changed after signing or
+signed by another CA. A private key readable by every user is a warning. A valid enclave
+(relative to the configuration's folder) passes without warning; a dds adapter without
 `security` gets the open-domain warning, an error under --strict. No DDS traffic."""
 import os
 import shutil
