@@ -156,6 +156,31 @@ static void audit_rtp(struct xg_gateway *gw, const struct xg_conf *a)
     check_secret_file(gw, srtp, "remote_key_file", "srtp.remote_key_file");
 }
 
+/* A dds adapter without `security`: every participant discovery reaches reads and writes it. */
+static void audit_dds(struct xg_gateway *gw, const struct xg_conf *a, const char *name)
+{
+    const struct xg_conf *enclave = xg_conf_get(xg_conf_get(a, "security"), "enclave");
+    char dir[1024], key[1100];
+    struct stat st;
+    if (enclave && enclave->type == XG_CONF_SCALAR && enclave->value &&
+        !xg_conf_path(enclave, enclave->value, dir, sizeof dir)) {
+        snprintf(key, sizeof key, "%s/key.pem", dir);
+        if (!stat(key, &st) && (st.st_mode & S_IROTH))
+            add_warning(gw, enclave, NULL,
+                        "security.enclave: the private key '%s' is readable by every user on "
+                        "this host (mode %04o): chmod 600 it (or 640 with a group the gateway "
+                        "runs in)",
+                        key, (unsigned)(st.st_mode & 07777));
+    }
+    if (xg_conf_get(a, "security")) return;
+    const struct xg_conf *at = xg_conf_get(a, "type");
+    add_warning(gw, at ? at : a, NULL,
+                "dds adapter '%s' without security: its DDS domain is open, any participant "
+                "that discovery reaches can read every pose and inject transforms (set "
+                "security.enclave to an SROS2 enclave, see docs/adapters/dds.md)",
+                name);
+}
+
 int xg_gateway_audit(struct xg_gateway *gw, const struct xg_gateway_opts *opts,
                      struct xg_error *err)
 {
@@ -164,6 +189,7 @@ int xg_gateway_audit(struct xg_gateway *gw, const struct xg_gateway_opts *opts,
         const struct xg_gw_adapter *ga = gw->adapters[i];
         if (!strcmp(ga->a.ops->type, "less")) audit_less(gw, ga->conf, ga->a.name);
         if (!strcmp(ga->a.ops->type, "rtp")) audit_rtp(gw, ga->conf);
+        if (!strcmp(ga->a.ops->type, "dds")) audit_dds(gw, ga->conf, ga->a.name);
     }
     if (gw->n_warnings && gw->conf.strict)
         return xg_error_set(err, -EPERM,

@@ -142,8 +142,9 @@ int xg_gateway_load(struct xg_gateway *gw, const struct xg_gateway_opts *opts,
  *  a non-loopback address without a token (or with a token over plain HTTP); LESS
  *  `signature: none` off loopback on a TLS listener without client certificates, with
  *  `tls.verify: false`, or forced by `insecure: true`; secret files (token, TLS keys, LESS and
- *  SRTP keys) readable by every user. Returns 0, or -EPERM with err set when there are findings
- *  and gw->conf.strict. */
+ *  SRTP keys, a dds enclave's key.pem) readable by every user; a dds adapter without `security`
+ *  (an open DDS domain).
+ *  Returns 0, or -EPERM with err set when there are findings and gw->conf.strict. */
 int xg_gateway_audit(struct xg_gateway *gw, const struct xg_gateway_opts *opts,
                      struct xg_error *err);
 /** Bind the admin server, install signal handlers and timers, log gw->warnings, start

@@ -18,7 +18,8 @@
  * Config keys: domain_id (0..232, default 0), world_frame ("world"), publish_tf / read_tf (true),
  * topics (PoseStamped topics to read), pose_topics / twist_topics (false), topic_prefix
  * ("/xrgate"), qos (sensor_data | reliable), config_file (Cyclone DDS XML configuration:
- * interfaces, multicast, peers; default: the CYCLONEDDS_URI environment variable), plus
+ * interfaces, multicast, peers; default: the CYCLONEDDS_URI environment variable), security
+ * ({enclave: DIR}: DDS Security with an SROS2 enclave, dds_security.c), plus
  * frame, rename, rate_hz, include, exclude. The adapter's own keys are read and checked in
  * dds_conf.c. */
 #include "core/transport.h"
@@ -89,7 +90,19 @@ static int dds_start(struct xg_adapter *a)
         d->domain = dds_create_domain((dds_domainid_t)d->domain_id, d->config_uri);
         if (d->domain < 0) return dds_fail(a, "creating the domain with config_file", d->domain);
     }
-    d->pp = dds_create_participant((dds_domainid_t)d->domain_id, NULL, NULL);
+    dds_qos_t *pqos = dds_security_qos(d);
+    if (d->enclave[0] && !pqos) return -ENOMEM;
+    d->pp = dds_create_participant((dds_domainid_t)d->domain_id, pqos, NULL);
+    if (pqos) dds_delete_qos(pqos);
+    if (d->pp < 0 && d->enclave[0]) {
+        XG_ERR(a->name,
+               "Cyclone DDS refused the DDS Security enclave '%s' (%s): the permissions do not "
+               "allow this participant on domain %lld (or their validity is over), "
+               "governance.p7s or permissions.p7s does not follow the DDS Security schema, or a "
+               "plugin did not load (Cyclone's own message above says which)",
+               d->enclave, dds_strretcode(d->pp), (long long)d->domain_id);
+        return -EACCES;
+    }
     if (d->pp < 0) return dds_fail(a, "creating the participant", d->pp);
     d->wqos = make_qos(d->reliable, true);
     d->rqos = make_qos(d->reliable, false);
@@ -110,14 +123,16 @@ static int dds_start(struct xg_adapter *a)
     }
     int rc = dds_ingress_start(a);
     if (rc) return rc;
-    XG_INFO(
-        a->name,
-        "ROS 2 over Cyclone DDS on domain %lld: %s%s%s%s, %d PoseStamped topic%s read, qos %s%s",
-        (long long)d->domain_id, d->publish_tf ? "publishes rt/tf" : "does not publish rt/tf",
-        d->pose_topics ? ", PoseStamped per entity" : "",
-        d->twist_topics ? ", TwistStamped per entity" : "", d->read_tf ? ", reads rt/tf" : "",
-        d->n_in, d->n_in == 1 ? "" : "s", d->reliable ? "reliable" : "sensor_data",
-        d->config_uri[0] ? " (config_file)" : "");
+    XG_INFO(a->name,
+            "ROS 2 over Cyclone DDS on domain %lld: %s%s%s%s, %d PoseStamped topic%s read, qos "
+            "%s%s%s%s",
+            (long long)d->domain_id, d->publish_tf ? "publishes rt/tf" : "does not publish rt/tf",
+            d->pose_topics ? ", PoseStamped per entity" : "",
+            d->twist_topics ? ", TwistStamped per entity" : "", d->read_tf ? ", reads rt/tf" : "",
+            d->n_in, d->n_in == 1 ? "" : "s", d->reliable ? "reliable" : "sensor_data",
+            d->config_uri[0] ? " (config_file)" : "",
+            d->enclave[0] ? ", DDS Security enclave " : ", no DDS Security (open domain)",
+            d->enclave);
     return 0;
 }
 
@@ -301,7 +316,8 @@ static void dds_status(const struct xg_adapter *a, struct xg_status *st)
 {
     const struct dds *d = a->priv;
     st->state = d->pp > 0 ? "running" : "stopped";
-    snprintf(st->peer, sizeof st->peer, "DDS domain %lld", (long long)d->domain_id);
+    snprintf(st->peer, sizeof st->peer, "DDS domain %lld%s", (long long)d->domain_id,
+             d->enclave[0] ? " (DDS Security)" : "");
     xg_status_counter(st, "tf_messages_out", (double)d->tf_messages_out);
     xg_status_counter(st, "transforms_out", (double)d->transforms_out);
     xg_status_counter(st, "poses_out", (double)d->poses_out);

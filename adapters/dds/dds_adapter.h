@@ -12,6 +12,7 @@
 #define XG_DDS_ADAPTER_H
 
 #include <dds/dds.h>
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -66,6 +67,7 @@ struct dds {
     char prefix[DDS_TOPIC_MAX + 1]; /* ROS name prefix of per-entity topics, "/xrgate" */
     bool read_tf, publish_tf, pose_topics, twist_topics, reliable;
     char config_uri[4200];        /* "file://<path>" or "" */
+    char enclave[PATH_MAX];       /* security.enclave, absolute, or "" (no DDS Security) */
     const struct xg_frame *frame; /* a->frame */
     struct dds_in_topic in[DDS_MAX_IN_TOPICS];
     int n_in;
@@ -115,6 +117,17 @@ struct dds {
  *  (-EINVAL, or config_file's open error) with `err` naming the key. */
 int dds_read_conf(struct dds *d, const char *name, const struct xg_conf *conf,
                   struct xg_error *err);
+/** Read and check `security: {enclave: DIR}` of `conf` into d->enclave (absolute path; left ""
+ *  without the key): the six files of an SROS2 enclave are regular and readable, the
+ *  certificates and the key parse, the key is the certificate's, the certificate verifies
+ *  against identity_ca.cert.pem, governance.p7s and permissions.p7s are S/MIME signed by
+ *  permissions_ca.cert.pem (dds_smime.h), permissions.p7s grants the certificate's subject.
+ *  0 or a negative errno with `err` at security.enclave (file:line:column). dds_security.c. */
+int dds_security_conf(struct dds *d, const struct xg_conf *conf, struct xg_error *err);
+/** A participant QoS with the DDS Security properties (dds.sec.auth.*, dds.sec.access.*,
+ *  dds.sec.crypto.*: Cyclone's three plugins and the enclave's files as file: URIs) for
+ *  d->enclave, owned by the caller (dds_delete_qos); NULL without an enclave or on ENOMEM. */
+dds_qos_t *dds_security_qos(const struct dds *d);
 /** Create the readers (rt/tf when read_tf, every `topics:` entry) with the hand-off listener on
  *  d->pp, and the pipe event on a->base. 0 or a negative errno (logged). */
 int dds_ingress_start(struct xg_adapter *a);

@@ -1,7 +1,7 @@
 /* dds adapter, configuration: the keys of a `dds` adapter read and checked at create time
  * (domain_id, world_frame, publish_tf, read_tf, pose_topics, twist_topics, topic_prefix, qos,
- * config_file, topics, read_include, read_exclude; see the comment at the top of dds_adapter.c and
- * docs/adapters/dds.md). */
+ * config_file, topics, read_include, read_exclude; security in dds_security.c; see the comment at
+ * the top of dds_adapter.c and docs/adapters/dds.md). */
 #include "adapters/dds/dds_adapter.h"
 
 #include <errno.h>
@@ -57,7 +57,7 @@ int dds_read_conf(struct dds *d, const char *name, const struct xg_conf *conf, s
         (rc = xg_conf_string(conf, "topic_prefix", "/xrgate", &prefix, err)) ||
         (rc = xg_conf_string(conf, "qos", "sensor_data", &qos, err)) ||
         (rc = xg_conf_string(conf, "config_file", NULL, &config_file, err)) ||
-        (rc = conf_topics(d, conf, err)) ||
+        (rc = conf_topics(d, conf, err)) || (rc = dds_security_conf(d, conf, err)) ||
         (rc = xg_globs_from_conf(xg_conf_get(conf, "read_include"), &d->read_include, err)) ||
         (rc = xg_globs_from_conf(xg_conf_get(conf, "read_exclude"), &d->read_exclude, err)))
         return rc;

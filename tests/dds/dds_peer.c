@@ -19,7 +19,11 @@
  * SEC -1 stamps with the current wall-clock time. Every discovered publication of another
  * participant is printed as {"ev":"publication","topic":...,"type":...} (the DCPSPublication
  * built-in topic: the type name as it is on the wire). Usage: dds_peer DOMAIN_ID; the network
- * comes from CYCLONEDDS_URI. */
+ * comes from CYCLONEDDS_URI. With DDS_PEER_ENCLAVE=DIR (an SROS2 enclave: identity_ca.cert.pem,
+ * cert.pem, key.pem, permissions_ca.cert.pem, governance.p7s, permissions.p7s) the participant
+ * uses DDS Security through its QoS properties (Cyclone's dds.sec.* names), as a ROS 2 node with
+ * ROS_SECURITY_ENABLE=true does; DDS_PEER_PLUGINS=DIR names the folder of Cyclone's security
+ * plugins (default: the loader's search path). */
 #include <dds/dds.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -406,13 +410,54 @@ static int command(char *line)
     return 0;
 }
 
+/* The participant QoS of DDS Security for the enclave `dir`. */
+static dds_qos_t *security_qos(const char *dir)
+{
+    static const char *const plugins[][4] = {
+        {"auth", "dds_security_auth", "init_authentication", "finalize_authentication"},
+        {"access", "dds_security_ac", "init_access_control", "finalize_access_control"},
+        {"crypto", "dds_security_crypto", "init_crypto", "finalize_crypto"},
+    };
+    static const char *const files[][2] = {
+        {"dds.sec.auth.identity_ca", "identity_ca.cert.pem"},
+        {"dds.sec.auth.identity_certificate", "cert.pem"},
+        {"dds.sec.auth.private_key", "key.pem"},
+        {"dds.sec.access.permissions_ca", "permissions_ca.cert.pem"},
+        {"dds.sec.access.governance", "governance.p7s"},
+        {"dds.sec.access.permissions", "permissions.p7s"},
+    };
+    const char *lib_dir = getenv("DDS_PEER_PLUGINS");
+    dds_qos_t *q = dds_create_qos();
+    char name[64], value[4200];
+    for (int i = 0; i < 3; i++) {
+        snprintf(name, sizeof name, "dds.sec.%s.library.path", plugins[i][0]);
+        if (lib_dir && *lib_dir)
+            snprintf(value, sizeof value, "%s/lib%s.so", lib_dir, plugins[i][1]);
+        else
+            snprintf(value, sizeof value, "%s", plugins[i][1]);
+        dds_qset_prop(q, name, value);
+        snprintf(name, sizeof name, "dds.sec.%s.library.init", plugins[i][0]);
+        dds_qset_prop(q, name, plugins[i][2]);
+        snprintf(name, sizeof name, "dds.sec.%s.library.finalize", plugins[i][0]);
+        dds_qset_prop(q, name, plugins[i][3]);
+    }
+    for (int i = 0; i < 6; i++) {
+        snprintf(value, sizeof value, "file:%s/%s", dir, files[i][1]);
+        dds_qset_prop(q, files[i][0], value);
+    }
+    return q;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
         fprintf(stderr, "usage: dds_peer DOMAIN_ID (commands on stdin)\n");
         return 2;
     }
-    pp = dds_create_participant((dds_domainid_t)atoi(argv[1]), NULL, NULL);
+    const char *enclave = getenv("DDS_PEER_ENCLAVE");
+    dds_qos_t *pqos = enclave && *enclave ? security_qos(enclave) : NULL;
+    pp = dds_create_participant((dds_domainid_t)atoi(argv[1]), pqos, NULL);
+    if (pqos) dds_delete_qos(pqos);
     if (pp < 0) {
         fprintf(stderr, "dds_peer: participant: %s\n", dds_strretcode(pp));
         return 1;

@@ -5,6 +5,7 @@ Cyclone DDS is configured for loopback only, without multicast: interface `lo`, 
 discovery to 127.0.0.1 (participant indices 0..MAX_PARTICIPANTS-1). Each test takes a domain id
 that no other running test in this network namespace holds (an abstract Unix socket per id), so
 parallel tests never see each other."""
+import glob
 import json
 import math
 import os
@@ -27,6 +28,9 @@ CYCLONE_XML = (
     f"<MaxAutoParticipantIndex>{MAX_PARTICIPANTS - 1}</MaxAutoParticipantIndex>"
     "<Peers><Peer Address=\"127.0.0.1\"/></Peers></Discovery></Domain></CycloneDDS>")
 ENV = {"CYCLONEDDS_URI": CYCLONE_XML}
+# Cyclone's DDS Security plugins: Debian installs them beside libddsc in libddsc0debian/
+PLUGINS = next((os.path.dirname(p) for p in
+                sorted(glob.glob("/usr/lib/*/libddsc0debian/libdds_security_auth.so"))), "")
 
 
 def require():
@@ -67,11 +71,15 @@ def reader_config(domain_id, extra=""):
 
 
 class Peer:
-    """dds_peer on `domain`: send() commands, wait() for JSON events."""
+    """dds_peer on `domain`: send() commands, wait() for JSON events. `enclave`: a DDS Security
+    enclave folder (Keystore.enclave) the peer's participant authenticates with."""
 
-    def __init__(self, domain_id):
+    def __init__(self, domain_id, enclave=None):
         e = dict(os.environ)
         e.update(ENV)
+        if enclave:
+            e["DDS_PEER_ENCLAVE"] = enclave
+            e["DDS_PEER_PLUGINS"] = PLUGINS
         self.proc = subprocess.Popen([PEER, str(domain_id)], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                      env=e)
@@ -169,3 +177,102 @@ def stop_clean(gw):
     assert rc == 0 and secs < time_bound(1.0), (rc, secs, log[-2000:])
     for bad in ("Sanitizer", "runtime error"):
         assert bad not in log, log[-4000:]
+
+
+# ---- DDS Security: enclaves made with openssl (the commands of docs/adapters/dds.md) ----
+
+GOVERNANCE_XML = """<?xml version="1.0" encoding="UTF-8"?>
+<dds xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"
+     xsi:noNamespaceSchemaLocation="http://www.omg.org/spec/DDS-SECURITY/20170901/omg_shared_ca_governance.xsd">
+  <domain_access_rules>
+    <domain_rule>
+      <domains><id_range><min>0</min><max>230</max></id_range></domains>
+      <allow_unauthenticated_participants>false</allow_unauthenticated_participants>
+      <enable_join_access_control>true</enable_join_access_control>
+      <discovery_protection_kind>ENCRYPT</discovery_protection_kind>
+      <liveliness_protection_kind>ENCRYPT</liveliness_protection_kind>
+      <rtps_protection_kind>SIGN</rtps_protection_kind>
+      <topic_access_rules>
+        <topic_rule>
+          <topic_expression>*</topic_expression>
+          <enable_discovery_protection>true</enable_discovery_protection>
+          <enable_liveliness_protection>true</enable_liveliness_protection>
+          <enable_read_access_control>true</enable_read_access_control>
+          <enable_write_access_control>true</enable_write_access_control>
+          <metadata_protection_kind>ENCRYPT</metadata_protection_kind>
+          <data_protection_kind>ENCRYPT</data_protection_kind>
+        </topic_rule>
+      </topic_access_rules>
+    </domain_rule>
+  </domain_access_rules>
+</dds>
+"""
+
+PERMISSIONS_XML = """<?xml version="1.0" encoding="UTF-8"?>
+<dds xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"
+     xsi:noNamespaceSchemaLocation="http://www.omg.org/spec/DDS-SECURITY/20170901/omg_shared_ca_permissions.xsd">
+  <permissions>
+    <grant name="{name}">
+      <subject_name>{subject}</subject_name>
+      <validity><not_before>2020-01-01T00:00:00</not_before><not_after>2036-01-01T00:00:00</not_after></validity>
+      <allow_rule>
+        <domains><id_range><min>{dmin}</min><max>{dmax}</max></id_range></domains>
+        <publish><topics><topic>*</topic></topics></publish>
+        <subscribe><topics><topic>*</topic></topics></subscribe>
+      </allow_rule>
+      <default>DENY</default>
+    </grant>
+  </permissions>
+</dds>
+"""
+
+
+def _openssl(*args, cwd):
+    r = subprocess.run(["openssl", *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, ("openssl", args, r.stderr)
+
+
+class Keystore:
+    """An identity CA and a permissions CA (EC P-256) in the folder `root` (a test's temporary
+    folder), and enclaves signed by them: enclave(name) makes root/enclaves/<name> with the six
+    files of an SROS2 enclave, its subject "CN=<name>"."""
+
+    def __init__(self, root):
+        self.root = root
+        for ca in ("identity_ca", "permissions_ca"):
+            _openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                     "-nodes", "-days", "3650", "-subj", f"/CN=xrgate test {ca}",
+                     "-keyout", f"{ca}.key.pem", "-out", f"{ca}.cert.pem", cwd=root)
+        with open(os.path.join(root, "governance.xml"), "w") as f:
+            f.write(GOVERNANCE_XML)
+
+    def sign(self, xml, p7s):
+        """S/MIME-sign the file `xml` into `p7s` with the permissions CA (paths under root)."""
+        _openssl("smime", "-sign", "-text", "-in", xml, "-out", p7s, "-signer",
+                 "permissions_ca.cert.pem", "-inkey", "permissions_ca.key.pem", cwd=self.root)
+
+    def enclave(self, name, subject=None, domains=(0, 230), subj=None):
+        """Make enclaves/<name> (subject "CN=<name>"; `subject`: the permissions' subject_name
+        instead; `subj`: the certificate's subject in openssl's -subj form instead;
+        `domains`: the domain ids its permissions allow, min and max); returns its absolute
+        path."""
+        rel = os.path.join("enclaves", name)
+        d = os.path.join(self.root, rel)
+        os.makedirs(d)
+        _openssl("req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                 "-nodes", "-subj", subj or f"/CN={name}", "-keyout", f"{rel}/key.pem",
+                 "-out", f"{rel}/req.pem", cwd=self.root)
+        _openssl("x509", "-req", "-in", f"{rel}/req.pem", "-CA", "identity_ca.cert.pem",
+                 "-CAkey", "identity_ca.key.pem", "-CAcreateserial", "-days", "3650",
+                 "-out", f"{rel}/cert.pem", cwd=self.root)
+        os.unlink(os.path.join(d, "req.pem"))
+        for ca in ("identity_ca", "permissions_ca"):
+            with open(os.path.join(self.root, f"{ca}.cert.pem")) as s, \
+                    open(os.path.join(d, f"{ca}.cert.pem"), "w") as t:
+                t.write(s.read())
+        with open(os.path.join(d, "permissions.xml"), "w") as f:
+            f.write(PERMISSIONS_XML.format(name=name, subject=subject or f"CN={name}",
+                                           dmin=domains[0], dmax=domains[1]))
+        self.sign("governance.xml", f"{rel}/governance.p7s")
+        self.sign(f"{rel}/permissions.xml", f"{rel}/permissions.p7s")
+        return d
