@@ -8,7 +8,7 @@
 
 #include "core/calib_linalg.h"
 
-#define GRID_NS 2000000       /* angular-speed grid, 2 ms */
+#define GRID_NS 5000000       /* angular-speed grid, 5 ms */
 #define SPEED_H_NS 20000000   /* half-baseline of the angular-speed difference, 20 ms */
 #define MAX_GAP_NS 100000000  /* widest gap between samples interpolated across, 100 ms */
 #define MIN_PAIRS 20

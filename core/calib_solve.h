@@ -9,7 +9,7 @@
  *
  * Method:
  *  1. Time offset, coarse: the angular speed |ω| of each stream (invariant under X and Y) on a
- *     common 2 ms grid, normalised cross-correlation over ±max_offset, parabolic refinement of
+ *     common 5 ms grid, normalised cross-correlation over ±max_offset, parabolic refinement of
  *     the peak (slow motions give a broad peak: good to a few tens of ms; refined in step 5).
  *  2. Pairs: at each reference sample time t the target interpolated at t + offset (positions
  *     linearly, orientations by SLERP).
