@@ -44,7 +44,8 @@ int xg_la_eigen_sym(int n, double *a, double *val, double *vec)
                 }
             }
     }
-    for (int i = 0; i < n; i++) val[i] = a[i * n + i];
+    for (int i = 0; i < n; i++)
+        val[i] = a[i * n + i];
     /* ascending order (selection sort of eigenpairs) */
     for (int i = 0; i < n - 1; i++) {
         int m = i;
@@ -82,13 +83,15 @@ int xg_la_solve(int n, double *a, double *b, double *x)
         }
         for (int r = c + 1; r < n; r++) {
             double f = a[r * n + c] / a[c * n + c];
-            for (int k = c; k < n; k++) a[r * n + k] -= f * a[c * n + k];
+            for (int k = c; k < n; k++)
+                a[r * n + k] -= f * a[c * n + k];
             b[r] -= f * b[c];
         }
     }
     for (int r = n - 1; r >= 0; r--) {
         double s = b[r];
-        for (int k = r + 1; k < n; k++) s -= a[r * n + k] * x[k];
+        for (int k = r + 1; k < n; k++)
+            s -= a[r * n + k] * x[k];
         x[r] = s / a[r * n + r];
     }
     return 0;

@@ -8,9 +8,9 @@
 
 #include "core/calib_linalg.h"
 
-#define GRID_NS 5000000       /* angular-speed grid, 5 ms */
-#define SPEED_H_NS 20000000   /* half-baseline of the angular-speed difference, 20 ms */
-#define MAX_GAP_NS 100000000  /* widest gap between samples interpolated across, 100 ms */
+#define GRID_NS 5000000      /* angular-speed grid, 5 ms */
+#define SPEED_H_NS 20000000  /* half-baseline of the angular-speed difference, 20 ms */
+#define MAX_GAP_NS 100000000 /* widest gap between samples interpolated across, 100 ms */
 #define MIN_PAIRS 20
 
 void xg_calib_opts_default(struct xg_calib_opts *o)
@@ -112,8 +112,10 @@ static int offset_clean(const struct stream *ref, const struct stream *tgt,
         free(b);
         return -ENOMEM;
     }
-    for (size_t k = 0; k < na; k++) a[k] = speed(ref, r0 + (int64_t)k * GRID_NS);
-    for (size_t j = 0; j < nb; j++) b[j] = speed(tgt, r0 + (m + (int64_t)j) * GRID_NS);
+    for (size_t k = 0; k < na; k++)
+        a[k] = speed(ref, r0 + (int64_t)k * GRID_NS);
+    for (size_t j = 0; j < nb; j++)
+        b[j] = speed(tgt, r0 + (m + (int64_t)j) * GRID_NS);
     long lmax = (long)(o->max_offset_s * 1e9 / GRID_NS);
     size_t min_n = (size_t)(o->min_overlap_s * 0.5e9 / GRID_NS);
     double *c = malloc((size_t)(2 * lmax + 1) * sizeof *c);
@@ -242,7 +244,8 @@ static void huber(const double *mag, size_t n, double floor_k, double *w, double
     qsort(tmp, n, sizeof *tmp, cmp_d);
     double k = 2 * tmp[n / 2];
     if (k < floor_k) k = floor_k;
-    for (size_t i = 0; i < n; i++) w[i] = mag[i] <= k ? 1.0 : k / mag[i];
+    for (size_t i = 0; i < n; i++)
+        w[i] = mag[i] <= k ? 1.0 : k / mag[i];
 }
 
 /* Accumulate w·Jᵀ J and w·Jᵀ e for J = [R_A  −I] (6×6, 6). */
@@ -258,12 +261,14 @@ static void acc_normal(double h[36], double g[6], const double ra[3][3], struct 
     for (int a = 0; a < 6; a++) {
         for (int b = 0; b < 6; b++) {
             double s = 0;
-            for (int r = 0; r < 3; r++) s += j[r][a] * j[r][b];
+            for (int r = 0; r < 3; r++)
+                s += j[r][a] * j[r][b];
             h[a * 6 + b] += w * s;
         }
         if (g) {
             double s = 0;
-            for (int r = 0; r < 3; r++) s += j[r][a] * ev[r];
+            for (int r = 0; r < 3; r++)
+                s += j[r][a] * ev[r];
             g[a] += w * s;
         }
     }
@@ -274,7 +279,8 @@ static void observability(const struct pair *p, size_t n, const struct xg_calib_
                           struct xg_calib_result *r)
 {
     double h[36] = {0}, val[6], vec[36];
-    for (size_t i = 0; i < n; i++) acc_normal(h, NULL, p[i].ra, XG_VEC3_ZERO, 1.0 / (double)n);
+    for (size_t i = 0; i < n; i++)
+        acc_normal(h, NULL, p[i].ra, XG_VEC3_ZERO, 1.0 / (double)n);
     r->unobservable = 0;
     r->eigen_min = 0;
     if (xg_la_eigen_sym(6, h, val, vec)) {
@@ -296,7 +302,8 @@ static void spread(const struct pair *p, size_t n, double out[3])
     double m[3][3] = {{0}}, rm[3][3];
     for (size_t i = 0; i < n; i++)
         for (int a = 0; a < 3; a++)
-            for (int b = 0; b < 3; b++) m[a][b] += p[i].ra[a][b];
+            for (int b = 0; b < 3; b++)
+                m[a][b] += p[i].ra[a][b];
     struct xg_quat mean = p[0].qa;
     if (!xg_la_nearest_rotation(m, rm)) mean = xg_quat_from_mat3(rm);
     double s[3] = {0};
@@ -306,7 +313,8 @@ static void spread(const struct pair *p, size_t n, double out[3])
         s[1] += v.y * v.y;
         s[2] += v.z * v.z;
     }
-    for (int k = 0; k < 3; k++) out[k] = sqrt(s[k] / (double)n);
+    for (int k = 0; k < 3; k++)
+        out[k] = sqrt(s[k] / (double)n);
 }
 
 /* Shah (2013): vec(R_Y) = K vec(R_X), K = Σ R_A ⊗ R_B / n (row-major vec); the leading right
@@ -327,18 +335,23 @@ static int shah_rotation(const struct pair *p, size_t n, struct xg_quat *qx, str
     for (int a = 0; a < 9; a++)
         for (int b = 0; b < 9; b++) {
             double s = 0;
-            for (int r = 0; r < 9; r++) s += k[r * 9 + a] * k[r * 9 + b];
+            for (int r = 0; r < 9; r++)
+                s += k[r * 9 + a] * k[r * 9 + b];
             ktk[a * 9 + b] = s;
         }
     if (xg_la_eigen_sym(9, ktk, val, vec)) return -EINVAL;
     double v[9], mx[3][3], my[3][3], rx[3][3], ry[3][3];
-    for (int a = 0; a < 9; a++) v[a] = vec[a * 9 + 8];
-    for (int a = 0; a < 9; a++) mx[a / 3][a % 3] = v[a];
+    for (int a = 0; a < 9; a++)
+        v[a] = vec[a * 9 + 8];
+    for (int a = 0; a < 9; a++)
+        mx[a / 3][a % 3] = v[a];
     if (xg_mat3_det(mx) < 0)
-        for (int a = 0; a < 9; a++) mx[a / 3][a % 3] = v[a] = -v[a];
+        for (int a = 0; a < 9; a++)
+            mx[a / 3][a % 3] = v[a] = -v[a];
     for (int a = 0; a < 9; a++) {
         double s = 0;
-        for (int b = 0; b < 9; b++) s += k[a * 9 + b] * v[b];
+        for (int b = 0; b < 9; b++)
+            s += k[a * 9 + b] * v[b];
         my[a / 3][a % 3] = s;
     }
     if (xg_la_nearest_rotation(mx, rx) || xg_la_nearest_rotation(my, ry)) return -EDOM;
@@ -352,7 +365,8 @@ static int shah_rotation(const struct pair *p, size_t n, struct xg_quat *qx, str
 static int solve_translation(const struct pair *p, size_t n, struct xg_calib_xf *x,
                              struct xg_calib_xf *y, int iters, double *w, double *mag, double *tmp)
 {
-    for (size_t i = 0; i < n; i++) w[i] = 1;
+    for (size_t i = 0; i < n; i++)
+        w[i] = 1;
     for (int it = 0; it < iters; it++) {
         double h[36] = {0}, g[6] = {0}, z[6];
         for (size_t i = 0; i < n; i++) {
@@ -363,7 +377,8 @@ static int solve_translation(const struct pair *p, size_t n, struct xg_calib_xf 
         if (xg_la_solve(6, h, g, z)) return -EDOM;
         x->t = (struct xg_vec3){z[0], z[1], z[2]};
         y->t = (struct xg_vec3){z[3], z[4], z[5]};
-        for (size_t i = 0; i < n; i++) mag[i] = xg_vec3_norm(pos_res(&p[i], x, y));
+        for (size_t i = 0; i < n; i++)
+            mag[i] = xg_vec3_norm(pos_res(&p[i], x, y));
         huber(mag, n, 1e-4, w, tmp);
     }
     return 0;
@@ -381,7 +396,8 @@ static int refine_rotation(const struct stream *sr, const struct stream *st, siz
         if (it) *n = make_pairs(sr, st, r->time_offset_s, cap, p);
         if (*n < MIN_PAIRS) return -EAGAIN;
         double h[49] = {0}, g[7] = {0}, d[7];
-        for (size_t i = 0; i < *n; i++) mag[i] = xg_vec3_norm(rot_res(&p[i], r->x.q, r->y.q));
+        for (size_t i = 0; i < *n; i++)
+            mag[i] = xg_vec3_norm(rot_res(&p[i], r->x.q, r->y.q));
         huber(mag, *n, 1e-4, w, tmp);
         for (size_t i = 0; i < *n; i++) {
             struct xg_vec3 e = rot_res(&p[i], r->x.q, r->y.q);
@@ -395,17 +411,21 @@ static int refine_rotation(const struct stream *sr, const struct stream *st, siz
             }
             for (int a = 0; a < 7; a++) {
                 for (int b = 0; b < 7; b++)
-                    h[a * 7 + b] += w[i] * (j[0][a] * j[0][b] + j[1][a] * j[1][b] + j[2][a] * j[2][b]);
+                    h[a * 7 + b] +=
+                        w[i] * (j[0][a] * j[0][b] + j[1][a] * j[1][b] + j[2][a] * j[2][b]);
                 g[a] -= w[i] * (j[0][a] * ev[0] + j[1][a] * ev[1] + j[2][a] * ev[2]);
             }
         }
         if (xg_la_solve(7, h, g, d)) return -EDOM;
-        r->x.q = xg_quat_normalize(xg_quat_mul(xg_quat_exp((struct xg_vec3){d[0], d[1], d[2]}), r->x.q));
-        r->y.q = xg_quat_normalize(xg_quat_mul(xg_quat_exp((struct xg_vec3){d[3], d[4], d[5]}), r->y.q));
+        r->x.q =
+            xg_quat_normalize(xg_quat_mul(xg_quat_exp((struct xg_vec3){d[0], d[1], d[2]}), r->x.q));
+        r->y.q =
+            xg_quat_normalize(xg_quat_mul(xg_quat_exp((struct xg_vec3){d[3], d[4], d[5]}), r->y.q));
         if (fabs(d[6]) > 0.05) d[6] = d[6] > 0 ? 0.05 : -0.05; /* a step of at most 50 ms */
         r->time_offset_s += d[6];
         double step = 0;
-        for (int a = 0; a < 6; a++) step += d[a] * d[a];
+        for (int a = 0; a < 6; a++)
+            step += d[a] * d[a];
         if (step < 1e-16 && fabs(d[6]) < 1e-6) break;
     }
     return 0;
@@ -431,8 +451,8 @@ static void stats(const struct pair *p, size_t n, const struct xg_calib_xf *x,
 }
 
 int xg_calib_solve(const struct xg_calib_sample *ref, size_t n_ref,
-                   const struct xg_calib_sample *tgt, size_t n_tgt,
-                   const struct xg_calib_opts *o, struct xg_calib_result *r)
+                   const struct xg_calib_sample *tgt, size_t n_tgt, const struct xg_calib_opts *o,
+                   struct xg_calib_result *r)
 {
     struct xg_calib_opts def;
     if (!o) xg_calib_opts_default(&def);

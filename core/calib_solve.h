@@ -22,8 +22,8 @@
  *     SO(3). Translation: linear least squares R_Aᵢ t_X − t_Y = R_Y t_Bᵢ − t_Aᵢ.
  *  5. Refinement: Gauss-Newton on SO(3) × SO(3) × time (left small-angle increments of R_X and
  *     R_Y, and the time offset through the reference's angular velocity; pairs made again at
- *     each new offset) with Huber weights, then the translations again by iteratively reweighted (Huber) linear
- *     least squares.
+ *     each new offset) with Huber weights, then the translations again by iteratively reweighted
+ * (Huber) linear least squares.
  *
  * Frames and units: metres, seconds, Hamilton quaternions x y z w, body→world. Pure: no I/O, no
  * allocation beyond the caller's scratch (xg_calib_solve allocates its grids and frees them). */
@@ -37,17 +37,17 @@
 
 /** One pose of the object as one system reports it. */
 struct xg_calib_sample {
-    int64_t t_ns;         /* capture time, gateway clock, ns */
-    struct xg_vec3 p;     /* m, that system's world frame */
-    struct xg_quat q;     /* unit, body→world */
+    int64_t t_ns;     /* capture time, gateway clock, ns */
+    struct xg_vec3 p; /* m, that system's world frame */
+    struct xg_quat q; /* unit, body→world */
 };
 
 /** Solver settings (xg_calib_opts_default). */
 struct xg_calib_opts {
-    double max_offset_s;    /* |time offset| searched, s (default 0.5) */
-    double min_overlap_s;   /* streams must overlap this long, s (default 4) */
-    size_t max_pairs;       /* pairs used, evenly spread (default 2000) */
-    double min_spread_rad;  /* rotation spread that makes an axis observable (default 10°) */
+    double max_offset_s;   /* |time offset| searched, s (default 0.5) */
+    double min_overlap_s;  /* streams must overlap this long, s (default 4) */
+    size_t max_pairs;      /* pairs used, evenly spread (default 2000) */
+    double min_spread_rad; /* rotation spread that makes an axis observable (default 10°) */
 };
 
 void xg_calib_opts_default(struct xg_calib_opts *o);
@@ -65,16 +65,16 @@ struct xg_calib_xf {
 };
 
 struct xg_calib_result {
-    struct xg_calib_xf y;   /* target world → reference world */
-    struct xg_calib_xf x;   /* target's object frame → reference's object frame */
-    double time_offset_s;   /* target capture time − reference capture time of one moment */
-    double residual_m;      /* RMS position residual |A·X − Y·B| over the pairs, m */
-    double residual_rad;    /* RMS rotation residual angle, rad */
+    struct xg_calib_xf y; /* target world → reference world */
+    struct xg_calib_xf x; /* target's object frame → reference's object frame */
+    double time_offset_s; /* target capture time − reference capture time of one moment */
+    double residual_m;    /* RMS position residual |A·X − Y·B| over the pairs, m */
+    double residual_rad;  /* RMS rotation residual angle, rad */
     double max_residual_m, max_residual_rad;
-    size_t pairs;           /* pairs used */
-    double spread_rad[3];   /* RMS rotation of the reference stream about its frame's x y z */
-    double eigen_min;       /* smallest eigenvalue of N (observability; 0..2) */
-    unsigned unobservable;  /* XG_CALIB_UNOBS_* (when xg_calib_solve returns -EDOM) */
+    size_t pairs;          /* pairs used */
+    double spread_rad[3];  /* RMS rotation of the reference stream about its frame's x y z */
+    double eigen_min;      /* smallest eigenvalue of N (observability; 0..2) */
+    unsigned unobservable; /* XG_CALIB_UNOBS_* (when xg_calib_solve returns -EDOM) */
 };
 
 /** Solve from the two streams (each in ascending t_ns; non-finite samples are skipped). Returns
@@ -83,8 +83,8 @@ struct xg_calib_result {
  *  of freedom unobservable (r->unobservable and r->spread_rad say which; no transform); -EINVAL
  *  for bad arguments or a result that is not finite; -ENOMEM. */
 int xg_calib_solve(const struct xg_calib_sample *ref, size_t n_ref,
-                   const struct xg_calib_sample *tgt, size_t n_tgt,
-                   const struct xg_calib_opts *o, struct xg_calib_result *r);
+                   const struct xg_calib_sample *tgt, size_t n_tgt, const struct xg_calib_opts *o,
+                   struct xg_calib_result *r);
 
 /** Step 1 alone: the coarse time offset (s, target − reference) of the two streams; its normalised
  *  correlation peak in *peak (may be NULL). Errors as xg_calib_solve (-EAGAIN). */

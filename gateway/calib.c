@@ -16,8 +16,8 @@
 
 #define COMPONENT "calibration"
 #define RING_CAP 8192
-#define RING_MIN_GAP_NS 3000000    /* samples kept at most every 3 ms (8192 ≈ 25 s) */
-#define WINDOW_NS INT64_C(20000000000) /* a solve uses the newest 20 s */
+#define RING_MIN_GAP_NS 3000000             /* samples kept at most every 3 ms (8192 ≈ 25 s) */
+#define WINDOW_NS INT64_C(20000000000)      /* a solve uses the newest 20 s */
 #define DRIFT_WINDOW_NS INT64_C(5000000000) /* a drift check, the newest 5 s */
 #define DRIFT_STRIKES 3                     /* checks in a row beyond the thresholds */
 #define ACCEPT_M 0.05                       /* a solution with larger RMS residuals is refused */
@@ -65,7 +65,8 @@ static int entity_key(const struct xg_conf *node, const char *key, char *out, si
     const char *s;
     int rc = xg_conf_string(node, key, NULL, &s, err);
     if (rc) return rc;
-    if (!s) return xg_conf_error(err, node, -EINVAL, "calibration needs '%s' (an entity name)", key);
+    if (!s)
+        return xg_conf_error(err, node, -EINVAL, "calibration needs '%s' (an entity name)", key);
     if (!*s || strlen(s) >= size)
         return xg_conf_error(err, xg_conf_get(node, key), -EINVAL,
                              "%s '%s' must be an entity name of 1 to %zu bytes", key, s, size - 1);
@@ -146,7 +147,8 @@ static void set_free(struct xg_calib_set *set)
 {
     if (!set) return;
     if (set->timer) event_free(set->timer);
-    for (int i = 0; i < set->n; i++) calib_free(set->items[i]);
+    for (int i = 0; i < set->n; i++)
+        calib_free(set->items[i]);
     free(set->items);
     free(set);
 }
@@ -160,7 +162,8 @@ int xg_calib_load(struct xg_gateway *gw, const struct xg_conf *node, struct xg_e
     gw->calib->gw = gw;
     for (size_t i = 0; i < node->n_items; i++) {
         struct xg_calib *c = calloc(1, sizeof *c);
-        struct xg_calib **items = realloc(gw->calib->items, (size_t)(gw->calib->n + 1) * sizeof *items);
+        struct xg_calib **items =
+            realloc(gw->calib->items, (size_t)(gw->calib->n + 1) * sizeof *items);
         if (!c || !items) {
             free(c);
             if (items) gw->calib->items = items;
@@ -190,7 +193,8 @@ static int ring_alloc(struct xg_calib_ring *r)
     return 0;
 }
 
-static const struct xg_calib_sample *ring_at(const struct xg_calib_ring *r, size_t k) /* 0 = oldest */
+static const struct xg_calib_sample *ring_at(const struct xg_calib_ring *r,
+                                             size_t k) /* 0 = oldest */
 {
     return &r->s[(r->head + r->cap - r->n + k) % r->cap];
 }
@@ -210,8 +214,10 @@ static size_t ring_copy(const struct xg_calib_ring *r, int64_t window, struct xg
     if (!r->n) return 0;
     int64_t newest = ring_at(r, r->n - 1)->t_ns;
     size_t k = 0, m = 0;
-    while (k < r->n && ring_at(r, k)->t_ns < newest - window) k++;
-    for (; k < r->n; k++) out[m++] = *ring_at(r, k);
+    while (k < r->n && ring_at(r, k)->t_ns < newest - window)
+        k++;
+    for (; k < r->n; k++)
+        out[m++] = *ring_at(r, k);
     return m;
 }
 
@@ -227,7 +233,8 @@ void xg_calib_begin(struct xg_calib *c)
     c->last_rc = 1;
     c->last_why[0] = '\0';
     c->drift_strikes = 0;
-    if (c->have) c->state = c->state == XG_CALIB_DRIFTING ? XG_CALIB_DRIFTING : XG_CALIB_COLLECTING;
+    if (c->have)
+        c->state = c->state == XG_CALIB_DRIFTING ? XG_CALIB_DRIFTING : XG_CALIB_COLLECTING;
     else
         c->state = XG_CALIB_COLLECTING;
 }
@@ -359,8 +366,9 @@ static void save(struct xg_calib_set *set)
         close(fd);
     }
     if (rc || fd < 0 || rename(tmp, set->state_file)) {
-        XG_WARN(COMPONENT, "cannot write the state file '%s' (%s): the result holds until the "
-                           "gateway stops",
+        XG_WARN(COMPONENT,
+                "cannot write the state file '%s' (%s): the result holds until the "
+                "gateway stops",
                 set->state_file, strerror(errno));
         unlink(tmp);
         return;
@@ -394,14 +402,16 @@ static void load_state(struct xg_calib_set *set)
             xf_from_json(json_object_get(j, "transform"), &r.y) ||
             xf_from_json(json_object_get(j, "object_offset"), &r.x) || !isfinite(off) ||
             fabs(off) > 10000) {
-            XG_WARN(COMPONENT, "state file '%s': the entry of calibration '%s' is not valid: "
-                               "ignored, collecting again",
+            XG_WARN(COMPONENT,
+                    "state file '%s': the entry of calibration '%s' is not valid: "
+                    "ignored, collecting again",
                     set->state_file, c->name);
             continue;
         }
         if (strcmp(ref, c->reference) || strcmp(tgt, c->target) || strcmp(app, c->apply_to)) {
-            XG_INFO(COMPONENT, "state file '%s': calibration '%s' was solved for other entities "
-                               "(%s, %s, %s): collecting again",
+            XG_INFO(COMPONENT,
+                    "state file '%s': calibration '%s' was solved for other entities "
+                    "(%s, %s, %s): collecting again",
                     set->state_file, c->name, ref, tgt, app);
             continue;
         }
@@ -414,8 +424,9 @@ static void load_state(struct xg_calib_set *set)
         c->solved_unix = when;
         c->state = XG_CALIB_APPLIED;
         c->collecting = false;
-        XG_INFO(COMPONENT, "'%s': applying the result of %s to adapter '%s' (residual %.2f mm "
-                           "%.3f deg, time offset %.1f ms)",
+        XG_INFO(COMPONENT,
+                "'%s': applying the result of %s to adapter '%s' (residual %.2f mm "
+                "%.3f deg, time offset %.1f ms)",
                 c->name, set->state_file, c->apply_to, rm, rd, off);
     }
     json_decref(root);
@@ -451,7 +462,8 @@ static void forget_histories(struct xg_calib_set *set, struct xg_calib *c)
     if (c->apply_index < 0) return;
     struct forget_ctx f = {c->apply_index, NULL, 0, 0};
     xg_table_foreach(set->gw->table, -1, xg_clock_mono_ns(), forget_visit, &f);
-    for (size_t i = 0; i < f.n; i++) xg_table_forget_history(set->gw->table, f.ids[i]);
+    for (size_t i = 0; i < f.n; i++)
+        xg_table_forget_history(set->gw->table, f.ids[i]);
     free(f.ids);
 }
 
@@ -501,8 +513,7 @@ static void solve(struct xg_calib_set *set, struct xg_calib *c)
         char ax[160];
         if (rc == -EDOM) {
             axes_text(r.unobservable, r.spread_rad, o.min_spread_rad, ax, sizeof ax);
-            snprintf(c->last_why, sizeof c->last_why, "unobservable: move the object about %s",
-                     ax);
+            snprintf(c->last_why, sizeof c->last_why, "unobservable: move the object about %s", ax);
         } else if (rc == -ERANGE) {
             snprintf(c->last_why, sizeof c->last_why,
                      "refused: residual %.1f mm %.2f deg (more than %.0f mm or %.0f deg: are "
@@ -542,7 +553,8 @@ static void check_drift(struct xg_calib *c)
         return;
     struct xg_calib_sample *a = malloc(RING_CAP * sizeof *a), *b = malloc(RING_CAP * sizeof *b);
     if (a && b) {
-        size_t na = ring_copy(&c->ref, DRIFT_WINDOW_NS, a), nb = ring_copy(&c->tgt, DRIFT_WINDOW_NS, b);
+        size_t na = ring_copy(&c->ref, DRIFT_WINDOW_NS, a),
+               nb = ring_copy(&c->tgt, DRIFT_WINDOW_NS, b);
         double rm, rr;
         size_t np;
         if (!xg_calib_residuals(a, na, b, nb, &c->res, 500, &rm, &rr, &np)) {
@@ -610,8 +622,9 @@ int xg_calib_start(struct xg_gateway *gw)
     load_state(set);
     for (int i = 0; i < set->n; i++)
         if (!set->items[i]->have)
-            XG_INFO(COMPONENT, "'%s': collecting pairs of '%s' and '%s' (move the object about "
-                               "at least two axes)",
+            XG_INFO(COMPONENT,
+                    "'%s': collecting pairs of '%s' and '%s' (move the object about "
+                    "at least two axes)",
                     set->items[i]->name, set->items[i]->reference, set->items[i]->target);
     return start_set(gw, set);
 }
@@ -644,7 +657,8 @@ void xg_calib_reload(struct xg_gateway *gw, struct xg_gateway *cand)
             neu->items[i] = o;
         }
     }
-    if (old) snprintf(neu->state_file, sizeof neu->state_file, "%s", old->state_file);
+    if (old)
+        snprintf(neu->state_file, sizeof neu->state_file, "%s", old->state_file);
     else if (gw->opts && gw->opts->config_path)
         snprintf(neu->state_file, sizeof neu->state_file, "%s.calibration.json",
                  gw->opts->config_path);

@@ -49,7 +49,8 @@ static json_t *observability(const struct xg_calib *c)
     json_t *j = json_object();
     set(j, "axes", axes);
     set(j, "unobservable", unobs);
-    set(j, "observable", json_boolean(c->have || (known && c->last_rc != -EDOM && c->last_rc != -EAGAIN)));
+    set(j, "observable",
+        json_boolean(c->have || (known && c->last_rc != -EDOM && c->last_rc != -EAGAIN)));
     set(j, "needed_spread_deg", json_real(o.min_spread_rad / DEG));
     return j;
 }
@@ -94,7 +95,8 @@ char *xg_calib_json(struct xg_gateway *gw)
 {
     json_t *list = json_array();
     struct xg_calib_set *cs = gw->calib;
-    for (int i = 0; cs && i < cs->n; i++) json_array_append_new(list, one(cs->items[i]));
+    for (int i = 0; cs && i < cs->n; i++)
+        json_array_append_new(list, one(cs->items[i]));
     json_t *root = json_object();
     set(root, "calibrations", list);
     set(root, "state_file", cs && cs->state_file[0] ? json_string(cs->state_file) : json_null());
@@ -171,8 +173,9 @@ void xg_calib_http(struct xg_gateway *gw, struct evhttp_request *req, const char
                 c->have ? "; the result in force stays applied until the new one" : "");
     } else {
         xg_calib_reset(gw->calib, c);
-        XG_INFO(COMPONENT, "'%s': result forgotten, nothing applied, collecting (POST reset from "
-                           "%s)",
+        XG_INFO(COMPONENT,
+                "'%s': result forgotten, nothing applied, collecting (POST reset from "
+                "%s)",
                 c->name, peer);
     }
     json_t *j = one(c);
@@ -211,7 +214,8 @@ void xg_calib_metrics(struct xg_gateway *gw, struct evbuffer *out)
             if (f == 0) {
                 for (int s = 0; s < 4; s++)
                     evbuffer_add_printf(out, "%s{calibration=\"%s\",state=\"%s\"} %d\n",
-                                        fam[f].name, esc, xg_calib_state_name(s), (int)c->state == s);
+                                        fam[f].name, esc, xg_calib_state_name(s),
+                                        (int)c->state == s);
                 continue;
             }
             double v = f == 1   ? c->res.residual_m

@@ -35,18 +35,18 @@ struct xg_calib {
     double max_offset_s;
     double collect_s; /* seconds of both streams before a solve */
     /* runtime */
-    int apply_index; /* apply_to's adapter index, -1 = not running */
+    int apply_index;            /* apply_to's adapter index, -1 = not running */
     int ref_origin, tgt_origin; /* adapters by name prefix, -1 = any */
     uint32_t ref_id, tgt_id;    /* the entities last matched by name */
     struct xg_calib_ring ref, tgt;
-    bool collecting;            /* pairs are gathered for a solve */
+    bool collecting; /* pairs are gathered for a solve */
     enum xg_calib_state state;
-    bool have;                  /* a result in force (applied to apply_to's samples) */
-    struct xg_calib_result res; /* in force */
-    double solved_unix;         /* wall-clock time of the result, s */
-    struct xg_calib_result last; /* the last attempt (progress, observability) */
-    int last_rc;                 /* its return (0, -EAGAIN, -EDOM, ...), 1 = none yet */
-    char last_why[160];          /* why the last attempt gave no result */
+    bool have;                         /* a result in force (applied to apply_to's samples) */
+    struct xg_calib_result res;        /* in force */
+    double solved_unix;                /* wall-clock time of the result, s */
+    struct xg_calib_result last;       /* the last attempt (progress, observability) */
+    int last_rc;                       /* its return (0, -EAGAIN, -EDOM, ...), 1 = none yet */
+    char last_why[160];                /* why the last attempt gave no result */
     double drift_res_m, drift_res_rad; /* continuous: the last check's residuals */
     int drift_strikes;
     int64_t last_check_ns;

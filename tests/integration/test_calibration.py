@@ -139,6 +139,7 @@ class Sender:
         self.dst = {"mocap": ("127.0.0.1", mocap_port), "quest": ("127.0.0.1", quest_port)}
         self.motion = lambda t: a_pose(0.0)
         self.noise = False
+        self.y = Y  # the hidden transform (a bumped base station changes it)
         self.stop = threading.Event()
         self.rng = random.Random(7)
         self.t0 = time.monotonic()
@@ -150,7 +151,7 @@ class Sender:
         while not self.stop.is_set():
             t = time.monotonic() - self.t0
             a = self.motion(t)
-            b = mul(inv(Y), mul(self.motion(t - DELAY), X))  # quest sees it DELAY late
+            b = mul(inv(self.y), mul(self.motion(t - DELAY), X))  # quest sees it DELAY late
             if self.noise:
                 a, b = noisy(a, self.rng), noisy(b, self.rng)
             self.sock.sendto(bundle(device_msg("/VMC/Ext/Tra/Pos", "wand", a)), self.dst["mocap"])
@@ -319,6 +320,41 @@ def test_yaw_only_and_api_errors():
         assert st == 200 and json.loads(body)["collecting"], body
 
 
+def test_continuous_drift():
+    """mode continuous: a bumped base station (Y changes by 4° and 30 mm) is flagged as drifting
+    and solved again from the new pairs."""
+    require_adapters("vmc")
+    conf = CONFIG.replace("mode: once", "mode: continuous").replace("collect_s: 10", "collect_s: 5")
+    with Gateway(conf) as g:
+        s = Sender(port(g, "mocap"), port(g, "quest"))
+        try:
+            s.motion = a_pose
+            c = wait_until(lambda: (lambda c: c if c["state"] == "solved" else None)(calib(g)),
+                           time_bound(20), what="first solve")
+            check_result(c)
+            assert c["drift"]["checks"] == 0 and c["drift"]["detected"] == 0, c
+            wait_until(lambda: calib(g)["drift"]["checks"] >= 1, time_bound(15),
+                       what="a drift check")
+            c = calib(g)
+            assert c["state"] == "solved" and c["drift"]["residual_mm"] < 10, c
+            bumped = (tuple(a + b for a, b in zip(Y[0], (0.03, 0.0, -0.01))),
+                      q_mul(q_axis((0, 1, 0), 4), Y[1]))
+            s.y = bumped
+            c = wait_until(lambda: (lambda c: c if c["state"] == "drifting" else None)(calib(g)),
+                           time_bound(20), what="drift detected")
+            assert c["drift"]["detected"] == 1 and c["applied"], c
+            assert g.wait_log("'head' drifting")
+            c = wait_until(lambda: (lambda c: c if c["state"] == "solved" else None)(calib(g)),
+                           time_bound(20), what="solved again")
+            y = c["transform"]
+            assert dist_mm(y["position"], bumped[0]) < 2, (c, bumped)
+            assert angle_deg(y["orientation"], bumped[1]) < 0.2, (c, bumped)
+            m = g.get("/metrics")[2].decode()
+            assert 'xrgate_calibration_drifts_total{calibration="head"} 1' in m, m
+        finally:
+            s.close()
+
+
 def test_check_errors():
     bad = CONFIG.replace("apply_to: quest", "apply_to: nosuch")
     with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
@@ -337,4 +373,5 @@ def test_check_errors():
 if __name__ == "__main__":
     test_check_errors()
     test_yaw_only_and_api_errors()
+    test_continuous_drift()
     test_calibrate_apply_restart()

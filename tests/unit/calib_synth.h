@@ -56,7 +56,8 @@ static inline struct xg_calib_sample synth_noisy(struct synth_rng *g, int64_t t_
                                                  struct xg_calib_xf pose, double nm, double nr)
 {
     struct xg_vec3 n = {nr * synth_gauss(g), nr * synth_gauss(g), nr * synth_gauss(g)};
-    struct xg_calib_sample s = {t_ns, pose.t, xg_quat_normalize(xg_quat_mul(xg_quat_exp(n), pose.q))};
+    struct xg_calib_sample s = {t_ns, pose.t,
+                                xg_quat_normalize(xg_quat_mul(xg_quat_exp(n), pose.q))};
     s.p.x += nm * synth_gauss(g);
     s.p.y += nm * synth_gauss(g);
     s.p.z += nm * synth_gauss(g);

@@ -35,7 +35,8 @@ static void test_linalg(void **state)
     for (int j = 0; j < 3; j++) /* A v = λ v */
         for (int i = 0; i < 3; i++) {
             double s = 0;
-            for (int k = 0; k < 3; k++) s += a0[i * 3 + k] * vec[k * 3 + j];
+            for (int k = 0; k < 3; k++)
+                s += a0[i * 3 + k] * vec[k * 3 + j];
             assert_true(fabs(s - val[j] * vec[i * 3 + j]) < 1e-12);
         }
     double m[3][3], r[3][3], rt[3][3];
@@ -44,11 +45,13 @@ static void test_linalg(void **state)
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++) {
             m[i][j] = 0;
-            for (int k = 0; k < 3; k++) m[i][j] += r[i][k] * sym[k][j];
+            for (int k = 0; k < 3; k++)
+                m[i][j] += r[i][k] * sym[k][j];
         }
     assert_int_equal(xg_la_nearest_rotation(m, rt), 0);
     for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) assert_true(fabs(rt[i][j] - r[i][j]) < 1e-9);
+        for (int j = 0; j < 3; j++)
+            assert_true(fabs(rt[i][j] - r[i][j]) < 1e-9);
     double sing[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 0}};
     assert_int_equal(xg_la_nearest_rotation(sing, rt), -EDOM);
     double nan9[9] = {NAN};
@@ -79,7 +82,8 @@ static void test_waved_every_axis(void **state)
     /* the residual is the noise: a few mm and tenths of a degree, not zero, not large */
     assert_true(r.residual_m > 0.001 && r.residual_m < 0.006);
     assert_true(r.residual_rad > 0.1 * DEG && r.residual_rad < 1.0 * DEG);
-    for (int k = 0; k < 3; k++) assert_true(r.spread_rad[k] > 10 * DEG);
+    for (int k = 0; k < 3; k++)
+        assert_true(r.spread_rad[k] > 10 * DEG);
     /* drift check on the same data: the same residual */
     double rm, rr;
     size_t np;
@@ -128,8 +132,10 @@ static void test_no_motion_and_bad_input(void **state)
     assert_int_equal(xg_calib_solve(ref, n_ref, tgt, n_tgt, NULL, &r), -EAGAIN);
     /* NaN samples are skipped: a few of them do not change the answer */
     synth_scene(10, 7, 0.020, 0.001, 0.2 * DEG, T0, ref, &n_ref, tgt, &n_tgt);
-    for (size_t i = 0; i < n_ref; i += 97) ref[i].p.x = NAN;
-    for (size_t i = 0; i < n_tgt; i += 89) tgt[i].q.w = NAN;
+    for (size_t i = 0; i < n_ref; i += 97)
+        ref[i].p.x = NAN;
+    for (size_t i = 0; i < n_tgt; i += 89)
+        tgt[i].q.w = NAN;
     tgt[5].q = (struct xg_quat){0, 0, 0, 0};
     assert_int_equal(xg_calib_solve(ref, n_ref, tgt, n_tgt, NULL, &r), 0);
     struct xg_calib_xf y = synth_y();
@@ -137,11 +143,13 @@ static void test_no_motion_and_bad_input(void **state)
     synth_err(&r.y, &y, &em, &er);
     assert_true(em < 0.002 && er < 0.2 * DEG);
     /* all NaN: nothing to solve from */
-    for (size_t i = 0; i < n_ref; i++) ref[i].q.x = NAN;
+    for (size_t i = 0; i < n_ref; i++)
+        ref[i].q.x = NAN;
     assert_int_equal(xg_calib_solve(ref, n_ref, tgt, n_tgt, NULL, &r), -EAGAIN);
     /* times going backwards are skipped, not trusted */
     synth_scene(10, 7, 0.020, 0.001, 0.2 * DEG, T0, ref, &n_ref, tgt, &n_tgt);
-    for (size_t i = 0; i + 1 < n_ref; i += 50) ref[i + 1].t_ns = ref[i].t_ns - 5000000;
+    for (size_t i = 0; i + 1 < n_ref; i += 50)
+        ref[i + 1].t_ns = ref[i].t_ns - 5000000;
     assert_int_equal(xg_calib_solve(ref, n_ref, tgt, n_tgt, NULL, &r), 0);
 }
 
@@ -149,7 +157,8 @@ static void test_streams_that_do_not_overlap(void **state)
 {
     (void)state;
     synth_scene(10, 7, 0.020, 0.001, 0.2 * DEG, T0, ref, &n_ref, tgt, &n_tgt);
-    for (size_t j = 0; j < n_tgt; j++) tgt[j].t_ns += INT64_C(30) * 1000000000;
+    for (size_t j = 0; j < n_tgt; j++)
+        tgt[j].t_ns += INT64_C(30) * 1000000000;
     struct xg_calib_result r;
     assert_int_equal(xg_calib_solve(ref, n_ref, tgt, n_tgt, NULL, &r), -EAGAIN);
 }
