@@ -155,30 +155,26 @@ static void set_free(struct xg_calib_set *set)
 
 int xg_calib_load(struct xg_gateway *gw, const struct xg_conf *node, struct xg_error *err)
 {
-    if (!node) return 0;
-    int rc = xg_conf_expect(node, XG_CONF_SEQ, "calibrations", err);
-    if (rc) return rc;
-    if (!gw->calib && !(gw->calib = calloc(1, sizeof *gw->calib))) return -ENOMEM;
-    gw->calib->gw = gw;
-    for (size_t i = 0; i < node->n_items; i++) {
-        struct xg_calib *c = calloc(1, sizeof *c);
-        struct xg_calib **items =
-            realloc(gw->calib->items, (size_t)(gw->calib->n + 1) * sizeof *items);
-        if (!c || !items) {
-            free(c);
-            if (items) gw->calib->items = items;
-            return xg_error_set(err, -ENOMEM, "out of memory");
-        }
-        gw->calib->items = items;
-        if ((rc = load_one(gw, node->items[i], c, err))) {
-            free(c);
-            return rc;
-        }
-        c->apply_index = c->ref_origin = c->tgt_origin = -1;
-        c->last_rc = 1;
-        c->collecting = true;
-        items[gw->calib->n++] = c;
+    if (!gw->calib && !(gw->calib = calloc(1, sizeof *gw->calib)))
+        return xg_error_set(err, -ENOMEM, "out of memory");
+    struct xg_calib_set *set = gw->calib;
+    set->gw = gw;
+    struct xg_calib *c = calloc(1, sizeof *c);
+    struct xg_calib **items = realloc(set->items, (size_t)(set->n + 1) * sizeof *items);
+    if (items) set->items = items;
+    if (!c || !items) {
+        free(c);
+        return xg_error_set(err, -ENOMEM, "out of memory");
     }
+    int rc = load_one(gw, node, c, err);
+    if (rc) {
+        free(c);
+        return rc;
+    }
+    c->apply_index = c->ref_origin = c->tgt_origin = -1;
+    c->last_rc = 1;
+    c->collecting = true;
+    items[set->n++] = c;
     return 0;
 }
 

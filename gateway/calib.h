@@ -20,9 +20,10 @@ struct xg_calib_set;
 struct evhttp_request;
 struct evbuffer;
 
-/** Parse `calibrations:` (node may be NULL: none) into gw->calib, checking every key against the
- *  adapters gw has loaded: errors are `file:line:column: message` (an unknown adapter in
- *  apply_to, a duplicate name, a bad mode...). Returns 0 or a negative errno. */
+/** Parse one item of the `calibrations:` list (a map) and add it to gw->calib, checking every key
+ *  against the adapters gw has loaded and the items before it: errors are
+ *  `file:line:column: message` (an unknown adapter in apply_to, a duplicate name, a bad mode, an
+ *  unknown key...). Returns 0 or a negative errno. */
 int xg_calib_load(struct xg_gateway *gw, const struct xg_conf *node, struct xg_error *err);
 /** Start: the state file (`<config>.calibration.json`), the ingest hook, the timer. 0 or
  *  -ENOMEM. A gateway without calibrations does nothing here and installs no hook. */

@@ -488,10 +488,16 @@ int xg_gateway_load(struct xg_gateway *gw, const struct xg_gateway_opts *opts, s
         }
     struct xg_conf *calibs = xg_conf_get(gw->root, "calibrations"); /* after the adapters */
     xg_error_clear(&e);
-    if (calibs && (rc = xg_calib_load(gw, calibs, &e))) {
-        if (rc == -ENOMEM) return section_failed(gw, calibs, &e, rc, first, err);
+    if (calibs && (rc = xg_conf_expect(calibs, XG_CONF_SEQ, "calibrations", &e)))
         first = section_failed(gw, calibs, &e, rc, first, err);
-    }
+    else if (calibs)
+        for (size_t i = 0; i < calibs->n_items; i++) { /* each item on its own, as adapters */
+            xg_error_clear(&e);
+            if ((rc = xg_calib_load(gw, calibs->items[i], &e))) {
+                if (rc == -ENOMEM) return section_failed(gw, calibs->items[i], &e, rc, first, err);
+                first = section_failed(gw, calibs->items[i], &e, rc, first, err);
+            }
+        }
     if (xg_conf_unused_each(gw->root, false, add_error, gw) && !first) {
         first = -EINVAL;
         if (gw->n_errors) xg_error_set(err, first, "%s", gw->errors[0]);

@@ -356,7 +356,13 @@ def test_continuous_drift():
 
 
 def test_check_errors():
-    bad = CONFIG.replace("apply_to: quest", "apply_to: nosuch")
+    """--check lists every bad calibrations item with file:line:column."""
+    bad = CONFIG.replace("apply_to: quest", "apply_to: nosuch") + """  - name: two
+    reference: quest/hmd/head
+    target: quest/hmd/head
+  - {name: three, reference: mocap/a, target: quest/b, mode: sometimes}
+  - {name: four, reference: mocap/a, target: quest/b, colect_s: 5}
+"""
     with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
         f.write(bad)
     try:
@@ -364,14 +370,46 @@ def test_check_errors():
                            timeout=30)
         out = r.stdout + r.stderr
         assert r.returncode != 0, out
-        line = bad.splitlines().index("    apply_to: nosuch") + 1
+        lines = bad.splitlines()
+        line = lines.index("    apply_to: nosuch") + 1
         assert f"{f.name}:{line}:15: apply_to 'nosuch' is not an adapter" in out, out
+        line = lines.index("    target: quest/hmd/head", line) + 1
+        assert f"{f.name}:{line}:13: target 'quest/hmd/head' is the reference itself" in out, out
+        assert "mode 'sometimes' must be once or continuous" in out, out
+        assert "unknown key 'colect_s' (did you mean 'collect_s'?)" in out, out
     finally:
         os.unlink(f.name)
 
 
+def test_bad_state_file():
+    """A state file that is not JSON, or whose entry is not a transform, is ignored with a
+    warning naming the file: the calibration collects again, the gateway runs."""
+    require_adapters("vmc")
+    tmp = tempfile.TemporaryDirectory(prefix="xrgate-calib-")
+    path = os.path.join(tmp.name, "xrgate.yaml")
+    with open(path, "w") as f:
+        f.write(CONFIG)
+    entry = {"reference": "mocap/tra/wand", "target": "quest/hmd/head", "apply_to": "quest",
+             "transform": {"position": [0, 0, 0], "orientation": [0, 0, 0, 7]},
+             "object_offset": {"position": [0, 0, 0], "orientation": [0, 0, 0, 1]},
+             "time_offset_ms": 0, "residual_mm": 1, "residual_deg": 0.1, "pairs": 100,
+             "solved_unix": 1}
+    cases = [("{not json", f"state file '{path}.calibration.json' ignored"),
+             (json.dumps({"version": 1, "calibrations": {"head": entry}}),
+              "the entry of calibration 'head' is not valid")]
+    for text, want in cases:
+        with open(path + ".calibration.json", "w") as f:
+            f.write(text)
+        with Gateway(args=["--config", path]) as g:
+            assert g.wait_log(want), g.log()
+            c = calib(g)
+            assert c["state"] == "collecting" and c["transform"] is None, c
+    tmp.cleanup()
+
+
 if __name__ == "__main__":
     test_check_errors()
+    test_bad_state_file()
     test_yaw_only_and_api_errors()
     test_continuous_drift()
     test_calibrate_apply_restart()
