@@ -64,12 +64,13 @@ static inline struct xg_calib_sample synth_noisy(struct synth_rng *g, int64_t t_
     return s;
 }
 
-/* Fill ref (n_ref = seconds·120) and tgt (n_tgt = seconds·90) with the scene starting at t0_ns. */
-static inline void synth_scene(double seconds, unsigned axes, double delay_s, double noise_m,
-                               double noise_rad, int64_t t0_ns, struct xg_calib_sample *ref,
+/* Fill ref (n_ref = seconds·120) and tgt (n_tgt = seconds·90) with the scene starting at t0_ns;
+ * the noise drawn from `seed` (synth_scene: seed 12345). */
+static inline void synth_scene_seed(uint64_t seed, double seconds, unsigned axes, double delay_s,
+                                    double noise_m, double noise_rad, int64_t t0_ns, struct xg_calib_sample *ref,
                                size_t *n_ref, struct xg_calib_sample *tgt, size_t *n_tgt)
 {
-    struct synth_rng g = {12345};
+    struct synth_rng g = {seed};
     struct xg_calib_xf y = synth_y(), x = synth_x(), yi = xg_calib_xf_inv(&y);
     *n_ref = (size_t)(seconds * 120);
     for (size_t i = 0; i < *n_ref; i++) {
@@ -85,6 +86,8 @@ static inline void synth_scene(double seconds, unsigned axes, double delay_s, do
         tgt[j] = synth_noisy(&g, t0_ns + (int64_t)llround(t * 1e9), b, noise_m, noise_rad);
     }
 }
+
+#define synth_scene(...) synth_scene_seed(12345, __VA_ARGS__)
 
 /* position (m) and angle (rad) between two transforms */
 static inline void synth_err(const struct xg_calib_xf *a, const struct xg_calib_xf *b, double *m,
