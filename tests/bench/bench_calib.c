@@ -3,7 +3,8 @@
  * Hz, target 90 Hz, hidden Y and X, 20 ms delay, 1 mm / 0.2° Gaussian noise per axis) solved for
  * `reps` noise realisations (seeds 1..reps) at 10 s and 20 s of motion; per run the errors of Y
  * and X (mm, degrees), of the time offset (ms), the residuals and the solve time (ms, thread CPU).
- * Also whether a yaw-only motion is reported unobservable (and which axes).
+ * Also the time of a drift check (xg_calib_residuals, 500 pairs of 5 s; fastest run) and whether a
+ * yaw-only motion is reported unobservable (and which axes).
  *
  * Usage: bench_calib [--reps N] [--ms M] [--quick]. Prints one JSON object (arrays: one value per
  * run) on stdout. */
@@ -20,7 +21,8 @@ static struct xg_calib_sample ref[NMAX], tgt[NMAX];
 static void arr(const char *key, const double *v, int n, bool last)
 {
     printf("  \"%s\": [", key);
-    for (int i = 0; i < n; i++) printf("%s%.6g", i ? ", " : "", v[i]);
+    for (int i = 0; i < n; i++)
+        printf("%s%.6g", i ? ", " : "", v[i]);
     printf("]%s\n", last ? "" : ",");
 }
 
@@ -59,8 +61,9 @@ int main(int argc, char **argv)
             rd[n] = res.residual_rad / DEG;
             ms[n] = t;
             n++;
-            fprintf(stderr, "bench_calib: %.0f s seed %d: Y %.3f mm %.4f deg, X %.3f mm %.4f deg, "
-                            "offset %.3f ms, %.1f ms\n",
+            fprintf(stderr,
+                    "bench_calib: %.0f s seed %d: Y %.3f mm %.4f deg, X %.3f mm %.4f deg, "
+                    "offset %.3f ms, %.1f ms\n",
                     secs[s], r + 1, ym[n - 1], yd[n - 1], xm[n - 1], xd[n - 1], off[n - 1], t);
         }
         printf(" \"waved_%.0fs\": {\n  \"failures\": %d,\n", secs[s], fails);
@@ -75,6 +78,22 @@ int main(int argc, char **argv)
         printf(" },\n");
     }
     size_t nr, nt;
+    /* a drift check (mode continuous): residuals of 500 pairs of the newest 5 s */
+    synth_scene(5, 7, 0.020, 0.001, 0.2 * DEG, INT64_C(1000000000000), ref, &nr, tgt, &nt);
+    struct xg_calib_result sol;
+    memset(&sol, 0, sizeof sol);
+    sol.y = synth_y();
+    sol.x = synth_x();
+    sol.time_offset_s = 0.020;
+    double rm, rr, best = 1e9;
+    size_t np;
+    for (int r = 0; r < reps; r++) {
+        int64_t t0 = bench_thread_cpu_ns();
+        xg_calib_residuals(ref, nr, tgt, nt, &sol, 500, &rm, &rr, &np);
+        double t = (double)(bench_thread_cpu_ns() - t0) * 1e-6;
+        if (t < best) best = t;
+    }
+    printf(" \"drift_check_ms\": %.4f,\n", best);
     synth_scene(10, 2, 0.020, 0.001, 0.2 * DEG, INT64_C(1000000000000), ref, &nr, tgt, &nt);
     struct xg_calib_result res;
     int rc = xg_calib_solve(ref, nr, tgt, nt, NULL, &res);

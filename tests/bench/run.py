@@ -891,6 +891,7 @@ def main():
     results["calibration"] = {k: {m: stats(v) for m, v in cal[k].items() if m != "failures"}
                               | {"failures": cal[k]["failures"]} for k in ("waved_10s", "waved_20s")}
     results["calibration"]["yaw_only"] = cal["yaw_only"]
+    results["calibration"]["drift_check_ms"] = cal["drift_check_ms"]
     table("11. Space calibration (docs/calibration.md): synthetic object waved about every axis, "
           "1 mm / 0.2 deg noise per axis, 20 ms delay; median [min..max] over noise seeds",
           ["motion", "Y mm", "Y deg", "X mm", "X deg", "offset err ms", "residual mm", "solve ms"],
@@ -901,7 +902,8 @@ def main():
           note=f"targets: Y and X within 2 mm and 0.2 deg, time offset within 2 ms; "
                f"yaw-only motion: unobservable '{cal['yaw_only']['unobservable'].strip()}', "
                f"transform answered: {cal['yaw_only']['answered']}; solve ms = thread CPU of "
-               f"one solve (the event loop is held that long once a second while collecting)")
+               f"one solve (the event loop is held that long once a second while collecting); a drift "
+               f"check (mode continuous) {cal['drift_check_ms']:.2f} ms")
     with open(out, "w") as f:
         json.dump(results, f, indent=1, allow_nan=False)
     print(f"\nwrote {out} ({results['elapsed_s']:.0f} s)")

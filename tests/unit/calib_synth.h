@@ -67,8 +67,9 @@ static inline struct xg_calib_sample synth_noisy(struct synth_rng *g, int64_t t_
 /* Fill ref (n_ref = seconds·120) and tgt (n_tgt = seconds·90) with the scene starting at t0_ns;
  * the noise drawn from `seed` (synth_scene: seed 12345). */
 static inline void synth_scene_seed(uint64_t seed, double seconds, unsigned axes, double delay_s,
-                                    double noise_m, double noise_rad, int64_t t0_ns, struct xg_calib_sample *ref,
-                               size_t *n_ref, struct xg_calib_sample *tgt, size_t *n_tgt)
+                                    double noise_m, double noise_rad, int64_t t0_ns,
+                                    struct xg_calib_sample *ref, size_t *n_ref,
+                                    struct xg_calib_sample *tgt, size_t *n_tgt)
 {
     struct synth_rng g = {seed};
     struct xg_calib_xf y = synth_y(), x = synth_x(), yi = xg_calib_xf_inv(&y);
