@@ -463,15 +463,24 @@ static void forget_histories(struct xg_calib_set *set, struct xg_calib *c)
     free(f.ids);
 }
 
-static void axes_text(unsigned bits, const double spread[3], double min_rad, char *out, size_t n)
+/* "unobservable: yaw (about y); turn the object about pitch (about x) 0.3/10 deg, roll ..." */
+static void unobservable_text(unsigned bits, const double spread[3], double min_rad, char *out,
+                              size_t n)
 {
     static const char *const names[3] = {"pitch (about x)", "yaw (about y)", "roll (about z)"};
-    size_t k = 0;
-    out[0] = '\0';
-    for (int a = 0; a < 3; a++)
-        if ((bits >> a) & 1)
-            k += (size_t)snprintf(out + k, k < n ? n - k : 0, "%s%s %.1f/%.0f deg", k ? ", " : "",
-                                  names[a], spread[a] / DEG, min_rad / DEG);
+    size_t k = (size_t)snprintf(out, n, "unobservable:");
+    for (int a = 0, first = 1; a < 3; a++)
+        if ((bits >> a) & 1) {
+            k += (size_t)snprintf(out + k, k < n ? n - k : 0, "%s %s", first ? "" : ",", names[a]);
+            first = 0;
+        }
+    k += (size_t)snprintf(out + k, k < n ? n - k : 0, "; turn the object about");
+    for (int a = 0, first = 1; a < 3; a++)
+        if (spread[a] < min_rad) {
+            k += (size_t)snprintf(out + k, k < n ? n - k : 0, "%s %s %.1f/%.0f deg",
+                                  first ? "" : ",", names[a], spread[a] / DEG, min_rad / DEG);
+            first = 0;
+        }
 }
 
 static void solve(struct xg_calib_set *set, struct xg_calib *c)
@@ -506,10 +515,9 @@ static void solve(struct xg_calib_set *set, struct xg_calib *c)
     if (!rc && (r.residual_m > ACCEPT_M || r.residual_rad > ACCEPT_RAD)) rc = -ERANGE;
     if (rc) {
         c->solve_failures++;
-        char ax[160];
         if (rc == -EDOM) {
-            axes_text(r.unobservable, r.spread_rad, o.min_spread_rad, ax, sizeof ax);
-            snprintf(c->last_why, sizeof c->last_why, "unobservable: move the object about %s", ax);
+            unobservable_text(r.unobservable, r.spread_rad, o.min_spread_rad, c->last_why,
+                              sizeof c->last_why);
         } else if (rc == -ERANGE) {
             snprintf(c->last_why, sizeof c->last_why,
                      "refused: residual %.1f mm %.2f deg (more than %.0f mm or %.0f deg: are "

@@ -46,7 +46,7 @@ struct xg_calib {
     double solved_unix;                /* wall-clock time of the result, s */
     struct xg_calib_result last;       /* the last attempt (progress, observability) */
     int last_rc;                       /* its return (0, -EAGAIN, -EDOM, ...), 1 = none yet */
-    char last_why[160];                /* why the last attempt gave no result */
+    char last_why[240];                /* why the last attempt gave no result */
     double drift_res_m, drift_res_rad; /* continuous: the last check's residuals */
     int drift_strikes;
     int64_t last_check_ns;

@@ -27,7 +27,9 @@ import threading
 import time
 import urllib.request
 
-from xgtest import BIN, Gateway, require_adapters, time_bound, wait_until
+import shutil
+
+from xgtest import BIN, SOURCE_DIR, Gateway, require_adapters, skip_part, time_bound, wait_until
 
 # ---- OSC / VMC (from the OSC 1.0 spec and the VMC message list) ----
 
@@ -296,6 +298,28 @@ def test_calibrate_apply_restart():
     tmp.cleanup()
 
 
+def inspector_panel(g):
+    """The inspector's calibration panel (tests/browser/calib.mjs) in this yaw-only state."""
+    build = os.environ.get("XG_BUILD_DIR") or os.path.dirname(os.path.abspath(BIN))
+    modules = os.path.join(build, "web", "node_modules")
+    node = shutil.which("node")
+    chromium = os.environ.get("XG_CHROMIUM", "/usr/bin/chromium")
+    if not node or not os.access(chromium, os.X_OK) or \
+            not os.path.isdir(os.path.join(modules, "playwright-core")):
+        skip_part("node, Chromium or playwright-core missing: the inspector panel is not checked")
+        return
+    shot = os.path.join(build, "test-output", "inspector-calibration.png")
+    r = subprocess.run([node, os.path.join(SOURCE_DIR, "tests", "browser", "calib.mjs"),
+                        "--url", g.url("/"), "--node-modules", modules, "--screenshot", shot],
+                       capture_output=True, text=True, timeout=time_bound(60))
+    line = next((ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")), None)
+    assert line, (r.returncode, r.stdout, r.stderr)
+    res = json.loads(line[7:])
+    failed = [c for c in res["checks"] if not c["ok"]]
+    assert r.returncode == 0 and not failed, failed
+    print("inspector panel:", [c["what"] for c in res["checks"]])
+
+
 def test_yaw_only_and_api_errors():
     require_adapters("vmc")
     with Gateway(CONFIG.replace("collect_s: 10", "collect_s: 5")) as g:
@@ -309,7 +333,8 @@ def test_yaw_only_and_api_errors():
             assert c["state"] == "collecting" and c["transform"] is None, c
             assert c["observability"]["axes"]["yaw"]["ok"], c
             assert not c["observability"]["axes"]["pitch"]["ok"], c
-            assert "move the object about yaw" in c["message"], c
+            assert c["message"].startswith("unobservable: yaw (about y); turn the object about pitch (about x)"), c
+            inspector_panel(g)
         finally:
             s.close()
         assert post(g, "/api/calibrations/nope/start")[0] == 404
