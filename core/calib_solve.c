@@ -431,6 +431,77 @@ static int refine_rotation(const struct stream *sr, const struct stream *st, siz
     return 0;
 }
 
+/* Joint Gauss-Newton over rotations and translations (the time offset fixed): rotation residuals
+ * scaled by 1/σ_rad and position residuals by 1/σ_m (each σ the RMS of its residuals before the
+ * step), Huber weights per pair on each, parameters [a b t_X t_Y] with
+ *   e_rot ≈ e0 + R_A a − b,   e_pos ≈ e0 + [R_Y t_B]× b + R_A t_X − t_Y.
+ * The positions then help to pin R_Y (the object's path has a size), not only the rotations. */
+static int refine_joint(const struct pair *p, size_t n, struct xg_calib_xf *x,
+                        struct xg_calib_xf *y, double *w, double *mag, double *tmp)
+{
+    double *wp = malloc(n * sizeof *wp);
+    if (!wp) return -ENOMEM;
+    int rc = 0;
+    for (int it = 0; it < 6 && !rc; it++) {
+        double sr = 0, sp = 0;
+        for (size_t i = 0; i < n; i++) {
+            double er = xg_vec3_norm(rot_res(&p[i], x->q, y->q));
+            double ep = xg_vec3_norm(pos_res(&p[i], x, y));
+            sr += er * er;
+            sp += ep * ep;
+            mag[i] = er;
+        }
+        double ir = 1 / fmax(sqrt(sr / (double)n), 1e-6), ip = 1 / fmax(sqrt(sp / (double)n), 1e-6);
+        huber(mag, n, 1e-4, w, tmp);
+        for (size_t i = 0; i < n; i++)
+            mag[i] = xg_vec3_norm(pos_res(&p[i], x, y));
+        huber(mag, n, 1e-4, wp, tmp);
+        double h[144] = {0}, g[12] = {0}, d[12];
+        for (size_t i = 0; i < n; i++) {
+            struct xg_vec3 er = rot_res(&p[i], x->q, y->q), ep = pos_res(&p[i], x, y);
+            struct xg_vec3 u = xg_quat_rotate(y->q, p[i].tb);
+            double skew[3][3] = {{0, -u.z, u.y}, {u.z, 0, -u.x}, {-u.y, u.x, 0}};
+            double j[6][12] = {{0}},
+                   e[6] = {er.x * ir, er.y * ir, er.z * ir, ep.x * ip, ep.y * ip, ep.z * ip};
+            double wt[6] = {w[i], w[i], w[i], wp[i], wp[i], wp[i]};
+            for (int r = 0; r < 3; r++)
+                for (int c = 0; c < 3; c++) {
+                    j[r][c] = p[i].ra[r][c] * ir;                 /* rot / a */
+                    j[r][3 + c] = (r == c ? -1.0 : 0.0) * ir;     /* rot / b */
+                    j[3 + r][3 + c] = skew[r][c] * ip;            /* pos / b */
+                    j[3 + r][6 + c] = p[i].ra[r][c] * ip;         /* pos / t_X */
+                    j[3 + r][9 + c] = (r == c ? -1.0 : 0.0) * ip; /* pos / t_Y */
+                }
+            /* rows 0-2 (rotation) touch columns 0-5 only, rows 3-5 (position) columns 3-11 */
+            for (int r = 0; r < 6; r++) {
+                int lo = r < 3 ? 0 : 3, hi = r < 3 ? 6 : 12;
+                for (int a = lo; a < hi; a++) {
+                    double ja = wt[r] * j[r][a];
+                    for (int b = a; b < hi; b++)
+                        h[a * 12 + b] += ja * j[r][b];
+                    g[a] -= ja * e[r];
+                }
+            }
+        }
+        for (int a = 0; a < 12; a++)
+            for (int b = 0; b < a; b++)
+                h[a * 12 + b] = h[b * 12 + a];
+        if ((rc = xg_la_solve(12, h, g, d))) break;
+        x->q =
+            xg_quat_normalize(xg_quat_mul(xg_quat_exp((struct xg_vec3){d[0], d[1], d[2]}), x->q));
+        y->q =
+            xg_quat_normalize(xg_quat_mul(xg_quat_exp((struct xg_vec3){d[3], d[4], d[5]}), y->q));
+        x->t = xg_vec3_add(x->t, (struct xg_vec3){d[6], d[7], d[8]});
+        y->t = xg_vec3_add(y->t, (struct xg_vec3){d[9], d[10], d[11]});
+        double step = 0;
+        for (int a = 0; a < 12; a++)
+            step += d[a] * d[a];
+        if (step < 1e-14) break; /* 1e-7 rad, 0.1 µm */
+    }
+    free(wp);
+    return rc;
+}
+
 static void stats(const struct pair *p, size_t n, const struct xg_calib_xf *x,
                   const struct xg_calib_xf *y, double *rms_m, double *rms_rad, double *max_m,
                   double *max_rad)
@@ -491,7 +562,8 @@ int xg_calib_solve(const struct xg_calib_sample *ref, size_t n_ref,
     if ((rc = shah_rotation(p, n, &r->x.q, &r->y.q)) ||
         (rc = solve_translation(p, n, &r->x, &r->y, 1, w, mag, tmp)) ||
         (rc = refine_rotation(&sr, &st, cap, p, &n, r, w, mag, tmp)) ||
-        (rc = solve_translation(p, n, &r->x, &r->y, 5, w, mag, tmp)))
+        (rc = solve_translation(p, n, &r->x, &r->y, 5, w, mag, tmp)) ||
+        (rc = refine_joint(p, n, &r->x, &r->y, w, mag, tmp)))
         goto out;
     r->pairs = n;
     stats(p, n, &r->x, &r->y, &r->residual_m, &r->residual_rad, &r->max_residual_m,

@@ -24,6 +24,9 @@
  *     R_Y, and the time offset through the reference's angular velocity; pairs made again at
  *     each new offset) with Huber weights, then the translations again by iteratively reweighted
  * (Huber) linear least squares.
+ *  6. Joint refinement: Gauss-Newton over both rotations and both translations together, the
+ *     rotation and position residuals each scaled by their RMS, Huber weights: the object's
+ *     path (its positions) then constrains R_Y too, not only its orientations.
  *
  * Frames and units: metres, seconds, Hamilton quaternions x y z w, body→world. Pure: no I/O, no
  * allocation beyond the caller's scratch (xg_calib_solve allocates its grids and frees them). */
