@@ -13,7 +13,8 @@ as tracker `wand` (pose A), adapter `quest` as HMD `head` (pose B = Y⁻¹·A·X
 - the result is in the state file next to the configuration; a restart applies it at once
   (state applied, same transform) before any new motion
 - a yaw-only motion reports yaw as unobservable and no transform; POST reset forgets a result,
-  POST start of an unknown name is 404, GET-only and POST-only paths answer 405
+  POST start of an unknown name is 404, GET-only and POST-only paths answer 405; a reload keeps
+  an unchanged calibration's state and starts a changed one again
 - xrgate --check refuses a bad calibrations entry with file:line:column"""
 import json
 import math
@@ -343,6 +344,21 @@ def test_yaw_only_and_api_errors():
         assert post(g, "/api/calibrations/head/start", origin="http://evil.example")[0] == 403
         st, body = post(g, "/api/calibrations/head/start")
         assert st == 200 and json.loads(body)["collecting"], body
+        # a reload with the same calibrations keeps their state; a changed entry starts again
+        solves = calib(g)["solves"]
+        assert solves >= 1
+        st, body = post(g, "/api/reload")
+        assert st == 200, body
+        assert calib(g)["solves"] >= solves
+        path = os.path.join(g.tmp.name, "xrgate.yaml")
+        with open(path) as f:
+            text = f.read()
+        with open(path, "w") as f:
+            f.write(text.replace("mode: once", "mode: continuous"))
+        st, body = post(g, "/api/reload")
+        assert st == 200, body
+        c = calib(g)
+        assert c["mode"] == "continuous" and c["solves"] == 0 and c["state"] == "collecting", c
 
 
 def test_continuous_drift():
