@@ -111,6 +111,11 @@ static int load_one(struct xg_gateway *gw, const struct xg_conf *node, struct xg
                              "component)",
                              s ? s : "");
     snprintf(c->apply_to, sizeof c->apply_to, "%s", s);
+    if (prefix_index(gw, c->reference) == adapter_index(gw, c->apply_to))
+        return xg_conf_error(err, at ? at : xg_conf_get(node, "target"), -EINVAL,
+                             "apply_to '%s' is the reference's own adapter: the reference space "
+                             "stays, the other one is moved",
+                             c->apply_to);
     if (gw->calib)
         for (int i = 0; i < gw->calib->n; i++)
             if (!strcmp(gw->calib->items[i]->apply_to, c->apply_to))

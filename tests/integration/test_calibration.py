@@ -403,6 +403,7 @@ def test_check_errors():
     target: quest/hmd/head
   - {name: three, reference: mocap/a, target: quest/b, mode: sometimes}
   - {name: four, reference: mocap/a, target: quest/b, colect_s: 5}
+  - {name: five, reference: mocap/a, target: quest/b, apply_to: mocap}
 """
     with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
         f.write(bad)
@@ -418,6 +419,7 @@ def test_check_errors():
         assert f"{f.name}:{line}:13: target 'quest/hmd/head' is the reference itself" in out, out
         assert "mode 'sometimes' must be once or continuous" in out, out
         assert "unknown key 'colect_s' (did you mean 'collect_s'?)" in out, out
+        assert "apply_to 'mocap' is the reference's own adapter" in out, out
     finally:
         os.unlink(f.name)
 
