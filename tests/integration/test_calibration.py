@@ -269,6 +269,13 @@ def test_calibrate_apply_restart():
             m = g.get("/metrics")[2].decode()
             assert 'xrgate_calibration_state{calibration="head",state="solved"} 1' in m
             assert 'xrgate_calibration_pairs{calibration="head"}' in m
+            promtool = shutil.which("promtool")
+            if promtool:
+                r = subprocess.run([promtool, "check", "metrics"], input=m.encode(),
+                                   capture_output=True, timeout=30)
+                assert r.returncode == 0, r.stdout + r.stderr
+            else:
+                skip_part("promtool missing: /metrics with calibrations not checked by it")
         finally:
             s.close()
     # a restart applies the stored result at once
