@@ -1,7 +1,10 @@
 // Calibration panel (docs/calibration.md, docs/inspector.md): polls GET /api/calibrations once a
 // second and shows, per calibration, its state, the progress of the motion ("move the object:
 // yaw ✓ pitch ✗ roll ✗"), the result (transform, object offset, time offset, residuals) and
-// start / reset buttons (POST). Hidden while the configuration has no calibrations.
+// start / reset buttons (POST), and both spaces: a top view of the reference's and the target's
+// paths over the last 10 s (from the inspector's state frames), apart before the calibration and
+// on top of each other (up to the object offset X) after it. Hidden while the configuration has
+// no calibrations.
 const AXES = ['yaw', 'pitch', 'roll'];
 
 function el(tag, cls, text) {
@@ -26,10 +29,60 @@ function xfText(x) {
   return `[${p}] m, ${r.deg.toFixed(2)}° about [${r.axis.map((v) => v.toFixed(2)).join(', ')}]`;
 }
 
-export function createCalibPanel(doc, token) {
+const TRAIL_S = 10;
+
+// top view (x right, z down the canvas) of the two paths, one scale for both
+function drawTrails(canvas, trails) {
+  const g = canvas.getContext('2d');
+  const W = canvas.width, H = canvas.height;
+  g.clearRect(0, 0, W, H);
+  const pts = trails.flatMap((t) => t.points);
+  if (!pts.length) {
+    g.fillStyle = '#888';
+    g.fillText('no poses of the two entities yet', 8, H / 2);
+    return;
+  }
+  let x0 = Math.min(...pts.map((p) => p.x)), x1 = Math.max(...pts.map((p) => p.x));
+  let z0 = Math.min(...pts.map((p) => p.z)), z1 = Math.max(...pts.map((p) => p.z));
+  const span = Math.max(x1 - x0, z1 - z0, 0.2) * 1.15;
+  const cx = (x0 + x1) / 2, cz = (z0 + z1) / 2, k = Math.min(W, H) / span;
+  g.lineWidth = 2;
+  for (const t of trails) {
+    g.strokeStyle = t.color;
+    g.beginPath();
+    t.points.forEach((p, i) => {
+      const u = W / 2 + (p.x - cx) * k, v = H / 2 + (p.z - cz) * k;
+      if (i) g.lineTo(u, v); else g.moveTo(u, v);
+    });
+    g.stroke();
+  }
+  g.fillStyle = '#888';
+  g.fillText(`top view, ${span.toFixed(2)} m across`, 4, H - 4);
+}
+
+export function createCalibPanel(doc, token, inspector) {
   const box = doc.getElementById('calibrations');
   const head = doc.getElementById('calib-head');
-  const panel = { list: null, error: null, polls: 0 };
+  const panel = { list: null, error: null, polls: 0, trails: new Map(), canvases: new Map() };
+
+  // the two entities' positions from the newest state frame, ten times a second
+  setInterval(() => {
+    const st = inspector && inspector.last;
+    if (!st || !panel.list) return;
+    const now = performance.now() / 1000;
+    for (const c of panel.list) {
+      for (const name of [c.reference, c.target]) {
+        const e = st.entities.find((x) => x.name === name);
+        const t = panel.trails.get(name) || [];
+        if (e) t.push({ t: now, x: e.position[0], z: e.position[2] });
+        while (t.length && t[0].t < now - TRAIL_S) t.shift();
+        panel.trails.set(name, t);
+      }
+      const cv = panel.canvases.get(c.name);
+      if (cv) drawTrails(cv, [{ color: '#2a7', points: panel.trails.get(c.reference) },
+                              { color: '#d70', points: panel.trails.get(c.target) }]);
+    }
+  }, 100);
   const headers = token ? { Authorization: 'Bearer ' + token } : {};
 
   function row(label, value) {
@@ -90,6 +143,17 @@ export function createCalibPanel(doc, token) {
           `${c.drift.residual_deg.toFixed(3)}° (limits ${c.drift.limit_mm} mm, ` +
           `${c.drift.limit_deg}°; ${c.drift.detected} drifts)`));
       }
+      const fig = el('figure', 'calib-spaces');
+      const cv = el('canvas');
+      cv.width = 300;
+      cv.height = 130;
+      panel.canvases.set(c.name, cv);
+      const cap = el('figcaption');
+      cap.append(el('span', 'calib-ref', c.reference), ' and ', el('span', 'calib-tgt', c.target),
+        `, last ${TRAIL_S} s: ` + (c.applied ? 'after (target moved into the reference space)'
+                                             : 'before (each in its own space)'));
+      fig.append(cap, cv);
+      card.append(fig);
       const buttons = el('div', 'calib-buttons');
       const start = el('button', '', 'start');
       start.title = 'Collect and solve again (the result in force stays applied until then)';

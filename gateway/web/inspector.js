@@ -49,7 +49,7 @@ const inspector = {
   plots: createPlots(document),
 };
 window.xrgateInspector = inspector;
-inspector.calib = createCalibPanel(document, token); // GET /api/calibrations, once a second
+inspector.calib = createCalibPanel(document, token, inspector); // GET /api/calibrations, 1 Hz
 
 function setConn(state, text) {
   inspector.connection = state;

@@ -55,8 +55,24 @@ try {
   check(ax.yaw && ax.yaw[0].includes('✓') && ax.yaw[1].includes('ok'), 'yaw ✓', ax);
   check(ax.pitch && ax.pitch[0].includes('✗') && ax.roll[0].includes('✗'), 'pitch ✗ roll ✗', ax);
   check(card.text.includes('unobservable: yaw (about y); turn the object about pitch (about x)'), 'the message', card.text);
+  // both spaces: the two paths drawn (pixels in both colours on the top view)
+  await page.waitForFunction(() => window.xrgateInspector.calib.trails.size >= 2 &&
+    [...window.xrgateInspector.calib.trails.values()].every((t) => t.length > 30), null,
+  { timeout: 20000 });
+  const colours = await page.$eval('.calib-card[data-name="head"] canvas', (cv) => {
+    const d = cv.getContext('2d').getImageData(0, 0, cv.width, cv.height).data;
+    let ref = 0, tgt = 0;
+    for (let i = 0; i < d.length; i += 4) {
+      if (d[i + 3] < 128) continue;
+      if (d[i + 1] > d[i] + 40 && d[i + 1] > 100) ref++;       // #2a7: green
+      else if (d[i] > 180 && d[i + 1] > 80 && d[i + 2] < 60) tgt++; // #d70: orange
+    }
+    return { ref, tgt };
+  });
+  check(colours.ref > 20 && colours.tgt > 20, 'both paths are drawn in the top view', colours);
   mkdirSync(dirname(args.screenshot), { recursive: true });
   await page.locator('#calibrations').screenshot({ path: args.screenshot });
+
   const [resp] = await Promise.all([
     page.waitForResponse((r) => r.url().endsWith('/api/calibrations/head/start')),
     page.click('.calib-card[data-name="head"] button:text("start")'),
