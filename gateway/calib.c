@@ -283,8 +283,10 @@ static void hook(void *user, const struct xg_entity *e, struct xg_sample *s)
     for (int i = 0; i < set->n; i++) { /* the target as its system saw it */
         struct xg_calib *c = set->items[i];
         if (filling(c) && (c->tgt_origin < 0 || c->tgt_origin == origin) &&
-            matches(e, c->target, &c->tgt_id))
+            matches(e, c->target, &c->tgt_id)) {
             ring_push(&c->tgt, s);
+            c->pushed++;
+        }
     }
     for (int i = 0; i < set->n; i++) {
         struct xg_calib *c = set->items[i];
@@ -293,8 +295,10 @@ static void hook(void *user, const struct xg_entity *e, struct xg_sample *s)
     for (int i = 0; i < set->n; i++) { /* the reference as the table gets it */
         struct xg_calib *c = set->items[i];
         if (filling(c) && (c->ref_origin < 0 || c->ref_origin == origin) &&
-            matches(e, c->reference, &c->ref_id))
+            matches(e, c->reference, &c->ref_id)) {
             ring_push(&c->ref, s);
+            c->pushed++;
+        }
     }
 }
 
@@ -497,6 +501,8 @@ static void solve(struct xg_calib_set *set, struct xg_calib *c)
                  xg_calib_ring_span(&c->ref), xg_calib_ring_span(&c->tgt), c->collect_s);
         return;
     }
+    if (c->pushed == c->tried_at) return; /* nothing new since the last attempt */
+    c->tried_at = c->pushed;
     struct xg_calib_sample *a = malloc(RING_CAP * sizeof *a), *b = malloc(RING_CAP * sizeof *b);
     if (!a || !b) {
         free(a);
@@ -517,7 +523,9 @@ static void solve(struct xg_calib_set *set, struct xg_calib *c)
     c->last = r;
     c->last_rc = rc;
     c->solves++;
-    if (!rc && (r.residual_m > ACCEPT_M || r.residual_rad > ACCEPT_RAD)) rc = -ERANGE;
+    if (!rc && (r.residual_m > ACCEPT_M || r.residual_rad > ACCEPT_RAD ||
+                xg_vec3_norm(r.y.t) > 1e5 || xg_vec3_norm(r.x.t) > 1e5))
+        rc = -ERANGE;
     if (rc) {
         c->solve_failures++;
         if (rc == -EDOM) {

@@ -51,7 +51,8 @@ struct xg_calib {
     int drift_strikes;
     int64_t last_check_ns;
     uint64_t solves, solve_failures, drift_checks, drifts;
-    double solve_ms; /* duration of the last solve */
+    uint64_t pushed, tried_at; /* samples recorded; `pushed` at the last solve attempt */
+    double solve_ms;           /* duration of the last solve */
 };
 
 struct xg_calib_set {
