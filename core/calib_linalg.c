@@ -4,6 +4,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/xmath.h"
+
 int xg_la_eigen_sym(int n, double *a, double *val, double *vec)
 {
     if (n < 1 || n > XG_LA_MAX) return -EINVAL;
@@ -97,19 +99,12 @@ int xg_la_solve(int n, double *a, double *b, double *x)
     return 0;
 }
 
-static double det3(const double m[3][3])
-{
-    return m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) -
-           m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0]) +
-           m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]);
-}
-
 int xg_la_nearest_rotation(const double m[3][3], double r[3][3])
 {
     double x[3][3];
     memcpy(x, m, sizeof x);
     for (int it = 0; it < 100; it++) {
-        double d = det3(x);
+        double d = xg_mat3_det(x);
         if (!(d > 1e-300) || !isfinite(d)) return -EDOM;
         /* inverse transpose = cofactor matrix / det */
         double c[3][3];
@@ -127,7 +122,7 @@ int xg_la_nearest_rotation(const double m[3][3], double r[3][3])
             }
         if (diff < 1e-30) break;
     }
-    double d = det3(x);
+    double d = xg_mat3_det(x);
     if (!(fabs(d - 1) < 1e-6)) return -EDOM;
     memcpy(r, x, sizeof x);
     return 0;
