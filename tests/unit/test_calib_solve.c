@@ -1,7 +1,7 @@
 /* Unit tests for core/calib_solve (the space calibration solver, docs/calibration.md): an object
  * waved about every axis for 10 s with 1 mm / 0.2° noise per axis and a 20 ms delay gives Y and X
  * within 2 mm and 0.2° and the time offset within 2 ms; a yaw-only motion is reported as
- * unobservable (yaw) with no transform; bad input (NaN samples, too little data, no motion) is
+ * unobservable (yaw) with no transform; noise-free data is solved to micrometres; bad input (NaN samples, too little data, no motion) is
  * refused with the documented errors. */
 #include <errno.h>
 #include <math.h>
@@ -91,6 +91,23 @@ static void test_waved_every_axis(void **state)
     assert_true(fabs(rm - r.residual_m) < 0.001 && np > 350 && np <= 500);
 }
 
+static void test_noise_free(void **state)
+{
+    (void)state; /* no noise: exact up to interpolation (SLERP between samples) */
+    synth_scene(10, 7, 0.020, 0, 0, T0, ref, &n_ref, tgt, &n_tgt);
+    struct xg_calib_result r;
+    assert_int_equal(xg_calib_solve(ref, n_ref, tgt, n_tgt, NULL, &r), 0);
+    struct xg_calib_xf y = synth_y(), x = synth_x();
+    double em, er, xm, xr;
+    synth_err(&r.y, &y, &em, &er);
+    synth_err(&r.x, &x, &xm, &xr);
+    print_message("noise free: Y %.2g m %.2g rad, X %.2g m %.2g rad, offset %.3g s\n", em, er, xm,
+                  xr, r.time_offset_s - 0.020);
+    assert_true(em < 1e-4 && er < 1e-4 && xm < 1e-4 && xr < 1e-4);
+    assert_true(fabs(r.time_offset_s - 0.020) < 1e-4);
+    assert_true(r.residual_m < 1e-4 && r.residual_rad < 1e-4);
+}
+
 static void test_negative_delay(void **state)
 {
     (void)state;
@@ -168,6 +185,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_linalg),
         cmocka_unit_test(test_waved_every_axis),
+        cmocka_unit_test(test_noise_free),
         cmocka_unit_test(test_negative_delay),
         cmocka_unit_test(test_yaw_only_is_unobservable),
         cmocka_unit_test(test_no_motion_and_bad_input),
