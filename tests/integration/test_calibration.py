@@ -9,7 +9,8 @@ as tracker `wand` (pose A), adapter `quest` as HMD `head` (pose B = Y⁻¹·A·X
   within 2 mm and 0.2° of the hidden ones, the time offset within 2 ms of 20 ms, residuals,
   pairs, and yaw/pitch/roll observed
 - every entity of `quest` is moved into mocap's space: held still, quest/hmd/head coincides with
-  mocap/tra/wand·X, and the controller with Y·(its pose in quest's space), within 2 mm and 0.2°
+  mocap/tra/wand·X, and the controller with Y·(its pose in quest's space), within 2 mm and 0.2°,
+  in the API and in what a vmc egress sends
 - the result is in the state file next to the configuration; a restart applies it at once
   (state applied, same transform) before any new motion
 - a yaw-only motion reports yaw as unobservable and no transform; POST reset forgets a result,
@@ -223,6 +224,28 @@ def coincide(g, hold):
     return errs if errs[0] < 2 and errs[1] < 0.2 and errs[2] < 2 and errs[3] < 0.2 else None
 
 
+def egress_head(rx, want):
+    """Read the vmc egress until a datagram carries quest/hmd/head: True when its pose (back in
+    the internal frame) is `want` within 2 mm and 0.2°, None otherwise (or when nothing came)."""
+    try:
+        d = rx.recv(65536)
+    except socket.timeout:
+        return None
+    els, i = [], 16
+    while d.startswith(b"#bundle\0") and i < len(d):
+        n = struct.unpack_from(">i", d, i)[0]
+        els.append(d[i + 4:i + 4 + n])
+        i += 4 + n
+    for m in els:
+        if not m.startswith(b"/VMC/Ext/Hmd/Pos\0") or b"quest/hmd/head\0" not in m:
+            continue
+        vals = struct.unpack(">7f", m[-28:])
+        p, q = to_unity(vals[:3], vals[3:])  # the same mirror maps back
+        if dist_mm(p, want[0]) < 2 and angle_deg(q, want[1]) < 0.2:
+            return True
+    return None
+
+
 def check_result(c):
     y, x = c["transform"], c["object_offset"]
     assert dist_mm(y["position"], Y[0]) < 2 and angle_deg(y["orientation"], Y[1]) < 0.2, (c, Y)
@@ -237,6 +260,14 @@ def test_calibrate_apply_restart():
     with open(path, "w") as f:
         f.write(CONFIG)
     state_file = path + ".calibration.json"
+    # an egress too (vmc out to a socket here): the moved poses leave the gateway moved
+    rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    rx.bind(("127.0.0.1", 0))
+    rx.settimeout(0.5)
+    with open(path, "w") as f:
+        f.write(CONFIG.replace("calibrations:", "  - {name: out, type: vmc, profile: vmc, bind: "
+                               f"\"127.0.0.1:0\", destinations: [\"127.0.0.1:{rx.getsockname()[1]}\"], "
+                               "rate_hz: 30}\ncalibrations:"))
     with Gateway(args=["--config", path]) as g:
         c = calib(g)
         assert c["state"] == "collecting" and c["transform"] is None and not c["applied"], c
@@ -291,6 +322,9 @@ def test_calibrate_apply_restart():
             hold = a_pose(3.3)
             s.motion = lambda _t: hold
             wait_until(lambda: coincide(g, hold), time_bound(5), what="coincidence after restart")
+            # and so does the vmc egress: /VMC/Ext/Hmd/Pos of quest/hmd/head (Unity's frame)
+            want = mul(hold, X)
+            wait_until(lambda: egress_head(rx, want), time_bound(5), what="the moved egress pose")
             # reset: nothing applied any more, collecting, the state file forgets it
             st, body = post(g, "/api/calibrations/head/reset")
             assert st == 200 and json.loads(body)["state"] == "collecting", (st, body)
@@ -303,6 +337,7 @@ def test_calibrate_apply_restart():
                        time_bound(5), what="the raw pose after reset")
         finally:
             s.close()
+    rx.close()
     tmp.cleanup()
 
 
