@@ -895,8 +895,8 @@ def main():
     table("11. Space calibration (docs/calibration.md): synthetic object waved about every axis, "
           "1 mm / 0.2 deg noise per axis, 20 ms delay; median [min..max] over noise seeds",
           ["motion", "Y mm", "Y deg", "X mm", "X deg", "offset err ms", "residual mm", "solve ms"],
-          [[k.split("_")[1]] + [(lambda x: f"{x['median']:.3g} [{x['min']:.3g}..{x['max']:.3g}]")(
-              results["calibration"][k][m]) for m in
+          [[k.split("_")[1]] + [(lambda x: f"{x['median']:.3g} [{x['min']:.3g}..{x['max']:.3g}]"
+                                 if x else "n/a")(results["calibration"][k][m]) for m in
                                 ("y_mm", "y_deg", "x_mm", "x_deg", "offset_err_ms",
                                  "residual_mm", "solve_ms")] for k in ("waved_10s", "waved_20s")],
           note=f"targets: Y and X within 2 mm and 0.2 deg, time offset within 2 ms; "
