@@ -1,5 +1,5 @@
 // Calibration panel (docs/calibration.md, docs/inspector.md): polls GET /api/calibrations once a
-// second and shows, per calibration, its state, the progress of the motion ("move the object:
+// second (every 10 s while the configuration has none) and shows, per calibration, its state, the progress of the motion ("move the object:
 // yaw ✓ pitch ✗ roll ✗"), the result (transform, object offset, time offset, residuals) and
 // start / reset buttons (POST), and both spaces: a top view of the reference's and the target's
 // paths over the last 10 s (from the inspector's state frames), apart before the calibration and
@@ -178,8 +178,10 @@ export function createCalibPanel(doc, token, inspector) {
     }
     panel.polls++;
     render();
+    // once a second while there are calibrations; every 10 s while there are none (a reload
+    // may add some)
+    setTimeout(poll, panel.list && panel.list.length ? 1000 : 10000);
   }
   poll();
-  setInterval(poll, 1000);
   return panel;
 }
