@@ -546,6 +546,22 @@ static int cut_point(struct xg_table *t, int origin, int rc)
     return rc;
 }
 
+void xg_table_set_ingest_hook(struct xg_table *t, uint64_t origins, xg_ingest_fn fn, void *user)
+{
+    t->ingest = fn;
+    t->ingest_user = user;
+    t->ingest_mask = fn ? origins : 0;
+}
+
+/* apply_sample, through the ingest hook when e's origin has one */
+static int ingest(struct xg_table *t, struct xg_entity *e, const struct xg_sample *s)
+{
+    if (!((t->ingest_mask >> e->origin) & 1)) return apply_sample(t, e, s);
+    struct xg_sample c = *s;
+    t->ingest(t->ingest_user, e, &c);
+    return apply_sample(t, e, &c);
+}
+
 int xg_table_update_origin(struct xg_table *t, int origin, const struct xg_entity_key *key,
                            const struct xg_sample *s, uint32_t *id)
 {
@@ -590,7 +606,7 @@ int xg_table_update_origin(struct xg_table *t, int origin, const struct xg_entit
         if (rc) return rc;
     }
     if (id) *id = e->id;
-    return cut_point(t, origin, apply_sample(t, e, s));
+    return cut_point(t, origin, ingest(t, e, s));
 }
 
 int xg_table_update(struct xg_table *t, const struct xg_adapter *a, const struct xg_entity_key *key,
@@ -604,7 +620,7 @@ int xg_table_push(struct xg_table *t, uint32_t id, const struct xg_sample *s)
     struct xg_entity *e = xg_ent_get_mut(t, id);
     if (!e) return -ENOENT;
     if (check_sample(t, e->origin, e->name, e->source, s)) return -EINVAL;
-    return cut_point(t, e->origin, apply_sample(t, e, s));
+    return cut_point(t, e->origin, ingest(t, e, s));
 }
 
 int xg_table_forget_history(struct xg_table *t, uint32_t id)

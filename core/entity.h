@@ -278,6 +278,15 @@ int xg_table_update(struct xg_table *t, const struct xg_adapter *a, const struct
 /** Same with an origin index instead of an adapter. */
 int xg_table_update_origin(struct xg_table *t, int origin, const struct xg_entity_key *key,
                            const struct xg_sample *s, uint32_t *id);
+/** Ingest hook (the space calibration, gateway/calib.c, docs/calibration.md): called for every
+ *  sample of an origin whose bit is set in `origins` (bit i = adapter index i), after the sample
+ *  passed xg_sample_check() and its entity was found or created, before the table applies it.
+ *  It may observe the sample and rewrite the copy `s` it is given (positions, orientations,
+ *  velocities in the internal frame; the capture time); what it writes must stay a pose (finite,
+ *  within the XG_*_MAX bounds). Samples of other origins cost one bit test. fn NULL or origins 0
+ *  removes it. */
+typedef void (*xg_ingest_fn)(void *user, const struct xg_entity *e, struct xg_sample *s);
+void xg_table_set_ingest_hook(struct xg_table *t, uint64_t origins, xg_ingest_fn fn, void *user);
 /** Apply a sample to an existing entity. -ENOENT if the id is unknown (expired). */
 int xg_table_push(struct xg_table *t, uint32_t id, const struct xg_sample *s);
 /** Set button `index` (0..255) / analog `index` (0..127) of an entity and mark it dirty. An

@@ -114,6 +114,9 @@ struct xg_table {
     int64_t pass_ns;
     xg_cut_fn cut; /* cut-through hook (xg_table_set_cut_through) */
     void *cut_user;
+    xg_ingest_fn ingest; /* ingest hook (xg_table_set_ingest_hook), for origins in ingest_mask */
+    void *ingest_user;
+    uint64_t ingest_mask;
     uint64_t woken;     /* sinks whose set became non-empty since the last cut or pass */
     unsigned cut_after; /* updates of a batch before the hook runs (xg_table_set_cut_after) */
     unsigned cut_count; /* updates since a sink was woken, while woken != 0 */

@@ -47,6 +47,7 @@
 #include "gateway/admin_auth.h"
 #include "gateway/admin_conn.h"
 #include "gateway/admin_metrics.h"
+#include "gateway/calib.h"
 #include "gateway/gateway.h"
 #include "gateway/gateway_int.h"
 #include "gateway/inspector.h"
@@ -695,6 +696,10 @@ static void handle(struct evhttp_request *req, void *arg)
             return;
         }
     }
+    if (!strncmp(p, "/api/calibrations", 17) && (!p[17] || p[17] == '/')) {
+        xg_calib_http(gw, req, p + 17, req_peer(gw, req, peer, sizeof peer));
+        return;
+    }
     if (!strcmp(p, "/api/reload")) {
         xg_admin_reload(gw, req, req_peer(gw, req, peer, sizeof peer));
         return;
@@ -717,7 +722,7 @@ static void handle(struct evhttp_request *req, void *arg)
     else
         send_text(req, 404, "Not Found", "text/plain",
                   "404 not found (try /, /events, /healthz, /metrics, /api/entities, "
-                  "/api/adapters, POST /api/reload)\n");
+                  "/api/adapters, /api/calibrations, POST /api/reload)\n");
 }
 
 /* "admin: cannot listen on ADDR (reason)", with a hint for a port in use (as a UDP bind's). */

@@ -13,6 +13,7 @@
 #include "core/metrics.h"
 #include "core/net.h"
 #include "gateway/admin_conn.h"
+#include "gateway/calib.h"
 #include "gateway/gateway.h"
 
 #define PREFIX "xrgate_adapter_"
@@ -332,4 +333,5 @@ void xg_admin_metrics_render(struct xg_gateway *gw, struct evbuffer *out)
     }
     evbuffer_free(info);
     client_families(gw, out);
+    xg_calib_metrics(gw, out);
 }

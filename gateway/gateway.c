@@ -14,6 +14,7 @@
 #include "core/path.h"
 #include "core/transport_client.h"
 #include "core/tls.h"
+#include "gateway/calib.h"
 #include "gateway/gateway_int.h"
 #include "mappings/conf_yaml.h"
 
@@ -485,6 +486,18 @@ int xg_gateway_load(struct xg_gateway *gw, const struct xg_gateway_opts *opts, s
                 xg_conf_mark_used(node);
             }
         }
+    struct xg_conf *calibs = xg_conf_get(gw->root, "calibrations"); /* after the adapters */
+    xg_error_clear(&e);
+    if (calibs && (rc = xg_conf_expect(calibs, XG_CONF_SEQ, "calibrations", &e)))
+        first = section_failed(gw, calibs, &e, rc, first, err);
+    else if (calibs)
+        for (size_t i = 0; i < calibs->n_items; i++) { /* each item on its own, as adapters */
+            xg_error_clear(&e);
+            if ((rc = xg_calib_load(gw, calibs->items[i], &e))) {
+                if (rc == -ENOMEM) return section_failed(gw, calibs->items[i], &e, rc, first, err);
+                first = section_failed(gw, calibs->items[i], &e, rc, first, err);
+            }
+        }
     if (xg_conf_unused_each(gw->root, false, add_error, gw) && !first) {
         first = -EINVAL;
         if (gw->n_errors) xg_error_set(err, first, "%s", gw->errors[0]);
@@ -668,6 +681,7 @@ int xg_gateway_start(struct xg_gateway *gw, struct xg_error *err)
     evtimer_add(gw->lag_ev, &tv100);
 
     if ((rc = xg_admin_start(gw, err))) return rc;
+    if ((rc = xg_calib_start(gw))) return xg_error_set(err, rc, "calibrations: out of memory");
 
     for (int i = 0; i < gw->n_adapters; i++)
         if ((rc = xg_gw_adapter_start(gw, gw->adapters[i], err))) return rc;
@@ -753,6 +767,7 @@ void xg_gateway_free(struct xg_gateway *gw)
             event_free(*evs[i]);
             *evs[i] = NULL;
         }
+    xg_calib_free(gw);
     xg_table_free(gw->table);
     gw->table = NULL;
     xg_metrics_free(gw->metrics);

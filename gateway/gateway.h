@@ -24,6 +24,7 @@ struct event;
 struct evhttp;
 struct evconnlistener;
 struct xg_inspector;
+struct xg_calib_set;
 struct xg_admin_tls;
 struct xg_admin_conns;
 
@@ -69,6 +70,7 @@ struct xg_gateway {
     int n_adapters;
     struct evhttp *http;
     char admin_bound[128];          /* actual "host:port" after bind */
+    struct xg_calib_set *calib;     /* space calibrations (gateway/calib.h), NULL = none */
     struct xg_inspector *inspector; /* web inspector state (gateway/inspector.c), NULL until used */
     struct xg_admin_tls *admin_tls; /* TLS front of the admin server (gateway/admin.c), or NULL */
     struct xg_admin_conns *admin_conns;    /* admin connection cap and deadlines (admin_conn.c) */

@@ -26,6 +26,9 @@ struct evhttp_request;
  *  succeeded and 422 when the new configuration was refused or an adapter failed to start; 405
  *  for other methods, 403 for a cross-site browser request (an Origin header that is not this
  *  gateway's Host). `peer` names the client for the log. */
+/** Does a POST come from this gateway's own pages? A browser sends Origin on a cross-site POST:
+ *  true for none, or one naming the Host the request was sent to (gateway/reload.c). */
+bool xg_admin_same_origin(struct evhttp_request *req);
 void xg_admin_reload(struct xg_gateway *gw, struct evhttp_request *req, const char *peer);
 
 #endif

@@ -29,6 +29,7 @@
 
 #include "core/clock.h"
 #include "core/transport_client.h"
+#include "gateway/calib.h"
 #include "gateway/gateway_int.h"
 #include "gateway/inspector.h"
 #include "mappings/conf_yaml.h"
@@ -457,6 +458,7 @@ char *xg_gateway_reload(struct xg_gateway *gw, const char *trigger, bool *ok_out
             bring_up(gw, neu->conf, neu->a.name, index >= 0 ? index : free_index(gw), errors);
         }
     }
+    xg_calib_reload(gw, cand); /* after the adapters: their indices are final */
     retire_roots(gw, prev);
     if (level_changed) xg_log_set_level(gw->conf.log_level);
     /* the new audit's findings replace the old ones */
@@ -511,7 +513,7 @@ static void reply_text(struct evhttp_request *req, int code, const char *reason,
 
 /* A browser sends Origin on a cross-site POST (a "simple request" needs no CORS preflight):
  * accept none, or one naming the Host this request was sent to. */
-static bool same_origin(struct evhttp_request *req)
+bool xg_admin_same_origin(struct evhttp_request *req)
 {
     struct evkeyvalq *in = evhttp_request_get_input_headers(req);
     const char *origin = evhttp_find_header(in, "Origin");
@@ -529,7 +531,7 @@ void xg_admin_reload(struct xg_gateway *gw, struct evhttp_request *req, const ch
         reply_text(req, 405, "Method Not Allowed", "405 /api/reload takes POST only\n");
         return;
     }
-    if (!same_origin(req)) {
+    if (!xg_admin_same_origin(req)) {
         reply_text(req, 403, "Forbidden",
                    "403 forbidden: a cross-site request (its Origin is not this gateway)\n");
         return;

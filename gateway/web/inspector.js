@@ -11,6 +11,7 @@
 // adapters: [{index, name, type}]} and a `state` frame with the new adapter set.
 import { markSort, naturalCompare, renderAdapters, renderEntities } from './tables.js';
 import { createPlots } from './plots.js';
+import { createCalibPanel } from './calib.js';
 
 // A token given to the page (/?token=...) is passed on to /events: EventSource cannot set headers.
 const token = new URLSearchParams(location.search).get('token');
@@ -48,6 +49,7 @@ const inspector = {
   plots: createPlots(document),
 };
 window.xrgateInspector = inspector;
+inspector.calib = createCalibPanel(document, token, inspector); // GET /api/calibrations, 1 Hz
 
 function setConn(state, text) {
   inspector.connection = state;

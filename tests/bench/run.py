@@ -887,6 +887,23 @@ def main():
           note="the file checked as --check checks it, then applied: unchanged (nothing moves), "
                "rate (one sink's rate_hz, in place), add (one synth), restart (one vrpn-server), "
                "refused (an unknown key)")
+    cal = run_json("bench_calib", ["--reps", o.reps] + (["--quick"] if o.quick else []))
+    results["calibration"] = {k: {m: stats(v) for m, v in cal[k].items() if m != "failures"}
+                              | {"failures": cal[k]["failures"]} for k in ("waved_10s", "waved_20s")}
+    results["calibration"]["yaw_only"] = cal["yaw_only"]
+    results["calibration"]["drift_check_ms"] = cal["drift_check_ms"]
+    table("11. Space calibration (docs/calibration.md): synthetic object waved about every axis, "
+          "1 mm / 0.2 deg noise per axis, 20 ms delay; median [min..max] over noise seeds",
+          ["motion", "Y mm", "Y deg", "X mm", "X deg", "offset err ms", "residual mm", "solve ms"],
+          [[k.split("_")[1]] + [(lambda x: f"{x['median']:.3g} [{x['min']:.3g}..{x['max']:.3g}]"
+                                 if x else "n/a")(results["calibration"][k][m]) for m in
+                                ("y_mm", "y_deg", "x_mm", "x_deg", "offset_err_ms",
+                                 "residual_mm", "solve_ms")] for k in ("waved_10s", "waved_20s")],
+          note=f"targets: Y and X within 2 mm and 0.2 deg, time offset within 2 ms; "
+               f"yaw-only motion: unobservable '{cal['yaw_only']['unobservable'].strip()}', "
+               f"transform answered: {cal['yaw_only']['answered']}; solve ms = thread CPU of "
+               f"one solve (the event loop is held that long once a second while collecting); a drift "
+               f"check (mode continuous) {cal['drift_check_ms']:.2f} ms")
     with open(out, "w") as f:
         json.dump(results, f, indent=1, allow_nan=False)
     print(f"\nwrote {out} ({results['elapsed_s']:.0f} s)")

@@ -1,0 +1,76 @@
+/* Internals shared by gateway/calib.c (configuration, collection, solving, applying, state file)
+ * and gateway/calib_api.c (admin API, metrics). */
+#ifndef XG_GATEWAY_CALIB_INT_H
+#define XG_GATEWAY_CALIB_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/calib_solve.h"
+#include "core/entity.h"
+#include "gateway/calib.h"
+
+/** States (docs/calibration.md "States"). */
+enum xg_calib_state {
+    XG_CALIB_COLLECTING = 0, /* no result in force yet (or a new one being collected) */
+    XG_CALIB_SOLVED,         /* solved in this run, in force */
+    XG_CALIB_APPLIED,        /* loaded from the state file, in force */
+    XG_CALIB_DRIFTING,       /* continuous: new pairs disagree with the result in force */
+};
+
+const char *xg_calib_state_name(enum xg_calib_state s);
+
+/** A ring of samples of one stream (newest overwrite oldest). */
+struct xg_calib_ring {
+    struct xg_calib_sample *s;
+    size_t cap, head, n; /* head: next write */
+};
+
+struct xg_calib {
+    /* configuration */
+    char name[64];
+    char reference[XG_NAME_MAX], target[XG_NAME_MAX], apply_to[64];
+    bool continuous;
+    double drift_m, drift_rad; /* continuous: residuals that mean drift */
+    double max_offset_s;
+    double collect_s; /* seconds of both streams before a solve */
+    /* runtime */
+    int apply_index;            /* apply_to's adapter index, -1 = not running */
+    int ref_origin, tgt_origin; /* adapters by name prefix, -1 = any */
+    uint32_t ref_id, tgt_id;    /* the entities last matched by name */
+    struct xg_calib_ring ref, tgt;
+    bool collecting; /* pairs are gathered for a solve */
+    enum xg_calib_state state;
+    bool have;                         /* a result in force (applied to apply_to's samples) */
+    struct xg_calib_result res;        /* in force */
+    double solved_unix;                /* wall-clock time of the result, s */
+    struct xg_calib_result last;       /* the last attempt (progress, observability) */
+    int last_rc;                       /* its return (0, -EAGAIN, -EDOM, ...), 1 = none yet */
+    char last_why[240];                /* why the last attempt gave no result */
+    double drift_res_m, drift_res_rad; /* continuous: the last check's residuals */
+    int drift_strikes;
+    int64_t last_check_ns;
+    uint64_t solves, solve_failures, drift_checks, drifts;
+    uint64_t pushed, tried_at; /* samples recorded; `pushed` at the last solve attempt */
+    double solve_ms;           /* duration of the last solve */
+};
+
+struct xg_calib_set {
+    struct xg_gateway *gw;
+    struct xg_calib **items;
+    int n;
+    struct event *timer;
+    char state_file[1100]; /* "" = none (embedded configuration) */
+    bool started;
+};
+
+/** Seconds between the oldest and the newest sample of a ring (0 with fewer than two). */
+double xg_calib_ring_span(const struct xg_calib_ring *r);
+/** Start collecting afresh (rings emptied; a result in force stays applied until the new one). */
+void xg_calib_begin(struct xg_calib *c);
+/** Forget the result: nothing applied, collecting again; the state file is rewritten. */
+void xg_calib_reset(struct xg_calib_set *set, struct xg_calib *c);
+/** Find by name, or NULL. */
+struct xg_calib *xg_calib_find(struct xg_calib_set *set, const char *name);
+
+#endif
