@@ -139,7 +139,7 @@ export async function setupXR(buttons, view, statusEl, token) {
       state.panel = text;
       panel.show(text, ok);
       say(text, ok);
-      if (overlay) {
+      if (overlay && mode === 'immersive-ar') { // AR's DOM overlay; VR has the panel
         overlay.textContent = text;
         overlay.hidden = false;
       }
