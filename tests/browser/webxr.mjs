@@ -4,7 +4,7 @@
 // Driven by tests/integration/test_webxr_browser.py:
 //
 //   node webxr.mjs --url http://127.0.0.1:PORT/ --node-modules <build>/web/node_modules
-//                  --adapter xr --bound SECONDS --screenshot FILE
+//                  --adapter xr --bound SECONDS --screenshot FILE --insecure-host NAME
 //
 // Prints "RESULT {...}" (checks and figures); exit code 0 when every check passed.
 import { createRequire } from 'node:module';
@@ -21,6 +21,9 @@ const { chromium } = require('playwright-core');
 const IWER_JS = join(args['node-modules'], 'iwer', 'build', 'iwer.min.js');
 const URL_ = args.url;
 const A = args.adapter;
+// the machine's host name, mapped to loopback in Chromium: an http:// origin that is not secure
+// (the admin server accepts its own host name in Host) — "" when it is localhost-like
+const INSECURE = args['insecure-host'] || '';
 const BOUND_MS = Number(args.bound) * 1000;
 const T0 = Date.now();
 const log = (...m) => console.error(`[webxr ${((Date.now() - T0) / 1000).toFixed(1)} s]`, ...m);
@@ -109,6 +112,54 @@ async function waitPoses(targets, t0, limitMs) {
   return { ms: null, worst };
 }
 
+// The page says why XR is unavailable, in the page (#xr-status), for each cause.
+async function whyUnavailable(ctx) {
+  const port = new URL(URL_).port;
+  const cases = [
+    ['not a secure origin', `http://${INSECURE}:${port}/`, null,
+     `WebXR needs a secure origin: http://${INSECURE}:${port} is not one`],
+    ['no WebXR', URL_, () => {
+      Object.defineProperty(Navigator.prototype, 'xr', { get: () => undefined });
+    }, 'this browser has no WebXR (navigator.xr is missing)'],
+    ['no device', URL_, () => {
+      const xr = { isSessionSupported: async () => false };
+      Object.defineProperty(Navigator.prototype, 'xr', { get: () => xr });
+    }, 'no XR device: isSessionSupported is false for immersive-vr and immersive-ar'],
+    ['session refused', URL_, () => {
+      const xr = { isSessionSupported: async () => true,
+                   requestSession: async () => { throw new DOMException('denied by the test', 'NotAllowedError'); } };
+      Object.defineProperty(Navigator.prototype, 'xr', { get: () => xr });
+    }, 'the browser refused the immersive-vr session: denied by the test'],
+  ];
+  const out = {};
+  for (const [what, url, init, want] of cases) {
+    if (what === 'not a secure origin' && !INSECURE) continue; // (the driver said why)
+    const page = await ctx.newPage();
+    try {
+      log('unavailable case:', what);
+      if (init) await page.addInitScript(init);
+      await page.goto(url, { waitUntil: 'load' });
+      await page.waitForFunction(() => window.xrgateInspector && window.xrgateInspector.xr,
+                                 null, { timeout: 20000 });
+      if (what === 'session refused') {
+        await page.click('#enter-vr');
+        await page.waitForFunction(() => window.xrgateInspector.xr.error, null, { timeout: 10000 });
+      }
+      const shown = await page.evaluate(() => {
+        const el = document.getElementById('xr-status');
+        return { text: el.textContent, visible: !el.hidden && el.offsetWidth > 0,
+                 vr: document.getElementById('enter-vr').textContent };
+      });
+      out[what] = shown;
+      check(shown.visible && shown.text.includes(want), `XR unavailable, said in the page: ${what}`,
+            { shown, want });
+    } finally {
+      await page.close();
+    }
+  }
+  return out;
+}
+
 async function main() {
   const profile = mkdtempSync(join(tmpdir(), 'xrgate-chromium-'));
   const result = {};
@@ -118,7 +169,9 @@ async function main() {
     viewport: { width: 800, height: 500 },
     args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-quic', '--no-first-run',
            '--disable-background-networking', '--disable-component-update', '--disable-sync',
-           '--use-angle=swiftshader', '--enable-unsafe-swiftshader'],
+           '--use-angle=swiftshader', '--enable-unsafe-swiftshader',
+           // a host name that is not localhost, on loopback: an http:// origin that is not secure
+           ...(INSECURE ? [`--host-resolver-rules=MAP ${INSECURE} 127.0.0.1`, '--no-proxy-server'] : [])],
   });
   try {
     const page = ctx.pages()[0] || await ctx.newPage();
@@ -250,6 +303,8 @@ async function main() {
     const a2 = after.adapters.find((a) => a.name === A);
     check(a2.counters.clients === 0, 'the socket is closed with the session', a2.counters);
     check(errors.length === 0, 'no page errors', errors);
+    await page.close();
+    result.unavailable = await whyUnavailable(ctx);
   } catch (err) {
     result.error = String(err && err.stack ? err.stack : err);
   } finally {
