@@ -73,6 +73,26 @@ static int write_file(const char *path, const unsigned char *data, mode_t mode,
     return 0;
 }
 
+/* mkdir -p dir (0755 for what it creates). */
+static int make_dirs(const char *dir, struct xg_error *err)
+{
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
+        return xg_error_set(err, -ENAMETOOLONG, "directory name too long");
+    for (char *p = path + 1;; p++) {
+        if (*p == '/' || !*p) {
+            char c = *p;
+            *p = '\0';
+            if (mkdir(path, 0755) && errno != EEXIST)
+                return xg_error_set(err, -errno, "cannot create directory %s: %s", path,
+                                    strerror(errno));
+            if (!c) break;
+            *p = c;
+        }
+    }
+    return 0;
+}
+
 static int mbed_err(struct xg_error *err, const char *what, int rc)
 {
     char m[128];
@@ -86,6 +106,8 @@ int xg_make_cert(const char *host, const char *dir, char *crt_path, char *key_pa
     if (!*host || strlen(host) > 253 || strpbrk(host, "/ \t\r\n,=+\"\\<>;#"))
         return xg_error_set(err, -EINVAL, "host name '%s' is not a DNS name or an IP address",
                             host);
+    int rc = make_dirs(dir, err);
+    if (rc) return rc;
     snprintf(crt_path, size, "%s/%s.crt", dir, host);
     snprintf(key_path, size, "%s/%s.key", dir, host);
     mbedtls_entropy_context entropy;
@@ -101,7 +123,7 @@ int xg_make_cert(const char *host, const char *dir, char *crt_path, char *key_pa
     static unsigned char pem_crt[4096], pem_key[2048];
     unsigned char san[600], *san_start = NULL, rnd[16];
     char subject[300], from[16], to[16];
-    int rc = 0, r;
+    int r;
     if ((r = mbedtls_ctr_drbg_seed(&drbg, mbedtls_entropy_func, &entropy,
                                    (const unsigned char *)"xrgate-make-cert", 16))) {
         rc = mbed_err(err, "random generator", r);
