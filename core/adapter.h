@@ -136,7 +136,7 @@ struct xg_adapter {
     /* the admin server's bearer token and TLS files (borrowed from the gateway's configuration;
        "" = none), for an adapter that serves the inspector's page on a port of its own (webxr) */
     const char *admin_token, *admin_tls_cert, *admin_tls_key;
-    void *priv;             /* adapter-owned state */
+    void *priv; /* adapter-owned state */
     /* common counters, maintained by the adapter */
     uint64_t samples_in, samples_out, drops, errors;
     uint64_t clock_steps;          /* source clock steps adopted (xg_adapter_map_time), all peers */
