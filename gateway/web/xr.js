@@ -29,6 +29,19 @@ export function unavailableReason(secure, hasXR, vr, ar, href) {
   return null;
 }
 
+/** In the headset, the session's own entities (its head would sit on the eyes, its controllers
+ *  and hands on the real ones, a frame late) are not drawn; every other entity is. `st` null:
+ *  draw them all again. */
+function hideOwn(view, st) {
+  const own = st && st.session && st.adapter ? `${st.adapter}/${st.session}/` : null;
+  for (const [name, ent] of view.entities) {
+    const mine = own !== null && name.startsWith(own);
+    if (ent.body.visible === !mine) continue;
+    ent.body.visible = !mine;
+    ent.trail.visible = !mine && view.trails;
+  }
+}
+
 /** A text panel in the scene, in front of where the session starts (the headset's own view of
  *  the stream's state and of errors). */
 function makePanel(scene) {
@@ -122,6 +135,7 @@ export async function setupXR(buttons, view, statusEl, token) {
       state.presenting = false;
       renderer.xr.enabled = false;
       view.onXRFrame = null;
+      hideOwn(view, null);
       view.css.domElement.style.visibility = '';
       button.textContent = label;
       panel.mesh.visible = false;
@@ -147,6 +161,7 @@ export async function setupXR(buttons, view, statusEl, token) {
     state.stream = stream.state;
     view.onXRFrame = (time, frame) => {
       if (s !== session || !stream) return;
+      hideOwn(view, stream.state);
       try {
         stream.frame(time, frame, renderer.xr.getReferenceSpace());
       } catch (err) {

@@ -86,7 +86,8 @@ def main():
         assert "error" not in result, result["error"]
         cnt = (result.get("adapter") or {}).get("counters", {})
         print(f"poses in the table {result.get('move_ms')} ms and {result.get('move2_ms')} ms "
-              f"after the emulated device moved (bound {time_bound(0.1) * 1000:.0f} ms); "
+              f"after the emulated device moved (bound {time_bound(0.1) * 1000:.0f} ms; the "
+              f"untimed first move {result.get('warmup_ms')} ms); "
               f"page -> table latency p50 {cnt.get('latency_ms_p50')} ms, max "
               f"{cnt.get('latency_ms_max')} ms over the last frames (clock round trip "
               f"{cnt.get('clock_rtt_ms')} ms); joints {result.get('joints')}")
