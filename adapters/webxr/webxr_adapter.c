@@ -46,7 +46,8 @@ struct conn {
     struct event *timer; /* handshake deadline, then the PING timer */
     char session[WEBXR_SESSION_MAX + 1];
     bool hello;
-    int pings_fast; /* PINGs left at 100 ms */
+    int pings_fast;       /* PINGs left at 100 ms */
+    int64_t last_pong_ns; /* gateway time of the last PONG (or of HELLO) */
     struct webxr_clock clock;
     struct webxr_ids ids;
     int64_t rate_window_ns;
@@ -68,7 +69,7 @@ struct webxr {
     int n_conns;
     uint32_t next_session;
     uint64_t sessions, frames, bad, closed_rate, handshakes_failed;
-    struct xg_log_limit lim_bad, lim_hs;
+    struct xg_log_limit lim_bad, lim_hs, lim_sess, lim_gone;
     int64_t lat_ns[128]; /* receive − capture of the last frames (ring), for the latency gauge */
     unsigned n_lat, next_lat;
     int64_t rtt_ns;       /* the smallest round trip of the newest connection's clock estimate */
@@ -84,8 +85,8 @@ static void conn_free(struct conn *c)
     if (c->timer) event_free(c->timer);
     if (c->bev) bufferevent_free(c->bev);
     if (c->state != HANDSHAKE && c->session[0])
-        XG_INFO(x->a->name, "peer %s: session %s ended%s%s", c->peer, c->session,
-                c->close_reason[0] ? ": " : "", c->close_reason);
+        XG_INFO_PEER(&x->lim_sess, x->a->name, "peer %s: session %s ended%s%s", c->peer, c->session,
+                     c->close_reason[0] ? ": " : "", c->close_reason);
     free(c);
 }
 
@@ -94,8 +95,13 @@ static void conn_close_later(struct conn *c)
 {
     c->state = CLOSING;
     bufferevent_disable(c->bev, EV_READ);
-    if (c->timer) evtimer_del(c->timer);
-    if (!evbuffer_get_length(bufferevent_get_output(c->bev))) conn_free(c);
+    if (!evbuffer_get_length(bufferevent_get_output(c->bev))) {
+        conn_free(c);
+        return;
+    }
+    /* a peer that does not read what is left (the close frame) is not waited for long */
+    struct timeval tv = {2, 0};
+    if (c->timer) evtimer_add(c->timer, &tv);
 }
 
 /* A bad message or rule broken: one line naming peer and reason, a close frame with `code`. */
@@ -116,6 +122,8 @@ static void conn_reject(struct conn *c, uint16_t code, const char *fmt, ...)
     if (c->ws && !wslay_event_get_close_sent(c->ws))
         wslay_event_queue_close(c->ws, code, (const uint8_t *)"bad message", 11);
 }
+
+static void ws_pump(struct conn *c);
 
 static void queue_binary(struct conn *c, const uint8_t *p, size_t n)
 {
@@ -155,15 +163,28 @@ static void handle_msg(struct conn *c, const uint8_t *p, size_t n, int64_t now)
             return;
         }
         c->hello = true;
+        c->last_pong_ns = now;
         if (m->session[0])
             snprintf(c->session, sizeof c->session, "%s", m->session);
         else
             snprintf(c->session, sizeof c->session, "s%u", ++x->next_session);
+        /* the same session on another socket: the page reconnected before the gateway saw
+         * the old socket go (a headset that left the network): the new one takes over */
+        for (struct conn *o = x->conns; o; o = o->next) {
+            if (o == c || !o->hello || o->state != OPEN || strcmp(o->session, c->session)) continue;
+            XG_INFO_PEER(&x->lim_gone, x->a->name, "peer %s session %s: taken over by peer %s",
+                         o->peer, o->session, c->peer);
+            snprintf(o->close_reason, sizeof o->close_reason, "taken over by peer %s", c->peer);
+            o->rejected = true; /* read nothing more from it: its entities are the new socket's */
+            wslay_event_queue_close(o->ws, WSLAY_CODE_NORMAL_CLOSURE, NULL, 0);
+            ws_pump(o);
+            break;
+        }
         x->sessions++;
         uint8_t buf[3 + WEBXR_SESSION_MAX];
         queue_binary(c, buf, webxr_encode_welcome(buf, sizeof buf, c->session));
-        XG_INFO(x->a->name, "peer %s: session %s started (entities %s/%s/...)", c->peer, c->session,
-                x->a->name, c->session);
+        XG_INFO_PEER(&x->lim_sess, x->a->name, "peer %s: session %s started (entities %s/%s/...)",
+                     c->peer, c->session, x->a->name, c->session);
         c->pings_fast = 5;
         send_ping(c);
         arm_ping(c);
@@ -174,7 +195,10 @@ static void handle_msg(struct conn *c, const uint8_t *p, size_t n, int64_t now)
         return;
     }
     if (m->type == WEBXR_MSG_PONG) {
-        if (webxr_clock_pong(&c->clock, m->seq, m->page_ms, now)) x->rtt_ns = c->clock.best_rtt_ns;
+        if (webxr_clock_pong(&c->clock, m->seq, m->page_ms, now)) {
+            x->rtt_ns = c->clock.best_rtt_ns;
+            c->last_pong_ns = now;
+        }
         return;
     }
     x->frames++;
@@ -408,7 +432,22 @@ static void timer_cb(evutil_socket_t fd, short what, void *arg)
         conn_free(c);
         return;
     }
+    if (c->state == CLOSING) {
+        conn_free(c);
+        return;
+    }
     if (c->state != OPEN || !c->hello) return;
+    int64_t quiet = xg_clock_mono_ns() - c->last_pong_ns;
+    if (quiet > c->x->ping_ms * INT64_C(10000000)) {
+        /* a half-open connection (the headset left the network): no answer to 10 PINGs */
+        XG_INFO_PEER(&c->x->lim_gone, c->x->a->name,
+                     "peer %s session %s: no answer to PINGs for %lld ms: closing", c->peer,
+                     c->session, (long long)(quiet / 1000000));
+        snprintf(c->close_reason, sizeof c->close_reason, "no answer to PINGs");
+        wslay_event_queue_close(c->ws, WSLAY_CODE_GOING_AWAY, NULL, 0);
+        ws_pump(c);
+        return;
+    }
     if (c->pings_fast > 0) c->pings_fast--;
     send_ping(c);
     arm_ping(c);
@@ -540,11 +579,9 @@ static void webxr_status(const struct xg_adapter *a, struct xg_status *st)
     xg_status_gauge(st, "clients", x->n_conns);
     xg_status_counter(st, "sessions", (double)x->sessions);
     xg_status_counter(st, "frames", (double)x->frames);
-    xg_status_counter(st, "samples_in", (double)a->samples_in);
     xg_status_counter(st, "bad_messages", (double)x->bad);
     xg_status_counter(st, "closed_rate", (double)x->closed_rate);
     xg_status_counter(st, "handshakes_failed", (double)x->handshakes_failed);
-    xg_status_counter(st, "clock_steps", (double)a->clock_steps);
     if (x->n_lat) {
         /* page -> table: XRFrame time (gateway clock, through the ping offset) to the table */
         int64_t v[128];
