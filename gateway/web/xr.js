@@ -86,11 +86,12 @@ function makePanel(scene) {
 export async function setupXR(buttons, view, statusEl, token) {
   const state = { available: false, presenting: false, sessions: 0, error: null,
                   referenceSpace: null, mode: null, stream: null, panel: '' };
+  // ok: '1' (streaming), '0' (a problem to act on), 'info' (nothing to do: no headset here)
   const say = (text, ok) => {
     if (statusEl) {
       statusEl.textContent = text || '';
       statusEl.hidden = !text;
-      statusEl.dataset.ok = ok ? '1' : '0';
+      statusEl.dataset.ok = ok === 'info' ? 'info' : ok ? '1' : '0';
     }
   };
   const xr = navigator.xr;
@@ -106,7 +107,8 @@ export async function setupXR(buttons, view, statusEl, token) {
   const reason = unavailableReason(window.isSecureContext, !!xr, vr, ar, location.href);
   if (reason) {
     state.error = state.error ? `${reason} (${state.error})` : reason;
-    say('XR unavailable: ' + state.error, false);
+    // a desktop without a headset is normal: said quietly; an insecure origin is a problem
+    say('XR unavailable: ' + state.error, window.isSecureContext ? 'info' : false);
     return state;
   }
   state.available = true;
