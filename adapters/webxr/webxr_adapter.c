@@ -324,8 +324,8 @@ static void handshake(struct conn *c)
     struct webxr *x = c->x;
     struct evbuffer *in = bufferevent_get_input(c->bev);
     struct evbuffer_ptr end = evbuffer_search(in, "\r\n\r\n", 4, NULL);
-    if (end.pos < 0) {
-        if (evbuffer_get_length(in) > HEAD_MAX) {
+    if (end.pos < 0 || (size_t)end.pos + 4 > HEAD_MAX) {
+        if (end.pos >= 0 || evbuffer_get_length(in) > HEAD_MAX) {
             x->handshakes_failed++;
             XG_WARN_PEER(&x->lim_hs, x->a->name,
                          "peer %s: request head above %d bytes: closing the connection", c->peer,
@@ -336,7 +336,6 @@ static void handshake(struct conn *c)
         return;
     }
     size_t hl = (size_t)end.pos + 4;
-    if (hl > HEAD_MAX) hl = HEAD_MAX;
     char head[HEAD_MAX + 1];
     evbuffer_remove(in, head, hl);
     head[hl] = '\0';

@@ -126,6 +126,23 @@ def answer_pings(ws, want_pings):
     return name
 
 
+def raw(port, data):
+    """Send `data`, read until the server closes."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    s.sendall(data)
+    out = b""
+    try:
+        while True:
+            d = s.recv(4096)
+            if not d:
+                break
+            out += d
+    except ConnectionResetError:
+        pass
+    s.close()
+    return out
+
+
 def exact(gw, name):
     """Entity `name` as its newest sample holds it (EXACT at its capture time, not predicted)."""
     t = gw.entities(name)[name]["sample_ns"]
@@ -148,6 +165,10 @@ def main():
             page += d
         s.close()
         assert page.startswith(b"HTTP/1.1 200 ") and b"Enter VR" in page, page
+        # a request head above 8 KiB: 431
+        big = raw(port, b"GET / HTTP/1.1\r\nX: " + b"a" * 9000 + b"\r\n\r\n")
+        assert big.startswith(b"HTTP/1.1 431 "), big[:80]
+        assert gw.wait_log("request head above 8192 bytes")
 
         # a session with a name asked for; the clock offset from 5 fast pings
         a = WS(port)
@@ -223,8 +244,11 @@ def main():
         gw.tmp.cleanup()
 
     # a page that stops answering PINGs (a half-open connection) is closed after 10 of them
-    gw = Gateway(CONFIG + "    ping_ms: 100\n")
+    gw = Gateway(CONFIG + "    ping_ms: 100\n    handshake_timeout_ms: 200\n")
     try:
+        # no handshake within handshake_timeout_ms: closed
+        assert raw(gw.port_of("xr"), b"GET / HT") == b""
+        assert gw.wait_log("no WebSocket handshake within handshake_timeout_ms 200")
         e = WS(gw.port_of("xr"))
         e.send(hello("gone"))
         assert e.close_code() == 1001
