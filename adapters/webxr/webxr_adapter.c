@@ -62,7 +62,6 @@ struct webxr {
     struct xg_adapter *a;
     const char *listen;
     int64_t max_clients, max_message, max_rate, handshake_ms, ping_ms;
-    char token[256];
     struct xg_tls_ctx *tls;
     struct xg_tserver *ts;
     struct conn *conns;
@@ -357,7 +356,9 @@ static void handshake(struct conn *c)
         conn_close_later(c);
         return;
     }
-    if (x->token[0] && !webxr_token_equal(u.token, x->token)) {
+    /* the admin token as it is now (a reload changes it in place) */
+    const char *token = x->a->admin_token ? x->a->admin_token : "";
+    if (token[0] && !webxr_token_equal(u.token, token)) {
         x->handshakes_failed++;
         XG_WARN_PEER(&x->lim_hs, x->a->name, "peer %s: WebSocket handshake: token %s: answered 401",
                      c->peer, u.token[0] ? "wrong" : "missing (?token= or Authorization: Bearer)");
@@ -508,7 +509,6 @@ static int webxr_start(struct xg_adapter *a)
 {
     struct webxr *x = a->priv;
     struct xg_error err = {0};
-    snprintf(x->token, sizeof x->token, "%s", a->admin_token ? a->admin_token : "");
     if (a->admin_tls_cert && a->admin_tls_cert[0] && !x->tls) {
         struct xg_tls_conf tc = {
             .server = true, .cert = a->admin_tls_cert, .key = a->admin_tls_key};
@@ -533,7 +533,7 @@ static int webxr_start(struct xg_adapter *a)
         return rc;
     }
     XG_INFO(a->name, "WebXR sessions on %s://%s/%s", x->tls ? "wss" : "ws", xg_tserver_bound(x->ts),
-            x->token[0] ? " (admin token required)" : "");
+            a->admin_token && a->admin_token[0] ? " (admin token required)" : "");
     return 0;
 }
 

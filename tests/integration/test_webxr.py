@@ -13,7 +13,9 @@ import os
 import re
 import socket
 import struct
+import tempfile
 import time
+import urllib.request
 
 from xgtest import Gateway, require_adapters, wait_until
 
@@ -275,7 +277,14 @@ def main():
         gw.tmp.cleanup()
 
     # the admin token applies: missing or wrong -> 401, right (query or bearer) -> 101
-    gw = Gateway(CONFIG, env={"XRGATE_ADMIN_TOKEN": "s3cret"})
+    # (admin.token_file; a reload that changes the token applies to the next handshake)
+    tdir = tempfile.TemporaryDirectory(prefix="xrgate-token-")
+    tfile = os.path.join(tdir.name, "token")
+    with open(tfile, "w") as f:
+        f.write("s3cret\n")
+    os.chmod(tfile, 0o600)
+    gw = Gateway(CONFIG.replace("  id: webxr-raw\n", f"  id: webxr-raw\n  admin:\n"
+                                f"    token_file: {tfile}\n"))
     try:
         assert gw.wait_log("(admin token required)")
         port = int(re.search(r"WebXR sessions on ws://127\.0\.0\.1:(\d+)/", gw.log()).group(1))
@@ -285,9 +294,18 @@ def main():
         assert gw.wait_log("WebSocket handshake: token wrong")
         assert WS(port, "/?token=s3cret").status == 101
         assert WS(port, headers="Authorization: Bearer s3cret\r\n").status == 101
+        with open(tfile, "w") as f:
+            f.write("n3w\n")
+        req = urllib.request.Request(gw.url("/api/reload"), data=b"", method="POST",
+                                     headers={"Authorization": "Bearer s3cret"})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            assert r.status == 200, r.status
+        assert WS(port, "/?token=s3cret").status == 401
+        assert WS(port, "/?token=n3w").status == 101
     finally:
         gw.stop()
         gw.tmp.cleanup()
+        tdir.cleanup()
     print("test_webxr: 1 passed, 0 failed")
 
 
