@@ -133,7 +133,10 @@ struct xg_adapter {
                                create() may set it,
                                e.g. to what fills its packets (core/egress_pass.h) */
     const char *gateway_id; /* gateway.id (borrowed, lives as long as the gateway) */
-    void *priv;             /* adapter-owned state */
+    /* the admin server's bearer token and TLS files (borrowed from the gateway's configuration;
+       "" = none), for an adapter that serves the inspector's page on a port of its own (webxr) */
+    const char *admin_token, *admin_tls_cert, *admin_tls_key;
+    void *priv; /* adapter-owned state */
     /* common counters, maintained by the adapter */
     uint64_t samples_in, samples_out, drops, errors;
     uint64_t clock_steps;          /* source clock steps adopted (xg_adapter_map_time), all peers */

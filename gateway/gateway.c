@@ -341,6 +341,9 @@ static int adapter_load(struct xg_gateway *gw, const struct xg_conf *node, int i
     snprintf(ga->a.name, sizeof ga->a.name, "%s", name);
     ga->a.frame = &ga->frame;
     ga->a.gateway_id = gw->conf.id;
+    ga->a.admin_token = gw->conf.admin_token;
+    ga->a.admin_tls_cert = gw->conf.admin_tls_cert;
+    ga->a.admin_tls_key = gw->conf.admin_tls_key;
     ga->a.whole_frames = ops->whole_frames;
     gw->adapters[ga->a.index] = ga;
     if (ga->a.index >= gw->n_adapters) gw->n_adapters = ga->a.index + 1;

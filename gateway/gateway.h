@@ -175,6 +175,13 @@ int xg_registry_check(struct xg_error *err);
 
 /** Admin HTTP server (gateway/admin.c): bind on gw->conf.admin_listen. */
 int xg_admin_start(struct xg_gateway *gw, struct xg_error *err);
+/** `xrgate --make-cert HOST DIR` (gateway/makecert.c): write a self-signed ECDSA P-256
+ *  certificate for HOST (CN and subjectAltName: iPAddress for an address, else dNSName; 825
+ *  days) and its key to DIR/HOST.crt (0644) and DIR/HOST.key (0600; DIR is created when
+ *  missing), paths into crt_path and
+ *  key_path (`size` bytes each). Never overwrites: -EEXIST. 0 or a negative errno with err. */
+int xg_make_cert(const char *host, const char *dir, char *crt_path, char *key_path, size_t size,
+                 struct xg_error *err);
 void xg_admin_stop(struct xg_gateway *gw);
 
 #endif

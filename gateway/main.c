@@ -237,7 +237,8 @@ static void usage(FILE *f)
         f,
         "usage: xrgate [--config FILE] [--check] [--strict] [--log-level LEVEL]\n"
         "              [--log-format text|json] [--user NAME] [--sdp ADAPTER]\n"
-        "              [--healthcheck [[http://|https://]HOST:PORT]] [--version] [--help]\n"
+        "              [--healthcheck [[http://|https://]HOST:PORT]] [--make-cert HOST DIR]\n"
+        "              [--version] [--help]\n"
         "\n"
         "  -c, --config FILE     configuration (default: $XRGATE_CONFIG, else conf/xrgate.yaml\n"
         "                        if it exists, else the embedded default)\n"
@@ -252,6 +253,9 @@ static void usage(FILE *f)
         "      --healthcheck [[http://|https://]HOST:PORT]\n"
         "                        GET /healthz on a running gateway's admin API (default\n"
         "                        $XRGATE_ADMIN_LISTEN, else 127.0.0.1:8080); exit 0 if healthy\n"
+        "      --make-cert HOST DIR\n"
+        "                        write a self-signed certificate and key for HOST (a name or an\n"
+        "                        address) to DIR/HOST.crt and DIR/HOST.key for admin.tls, exit\n"
         "  -V, --version         print the version and the git commit it was built from, exit\n"
         "  -h, --help            print this help and exit\n"
         "\n"
@@ -263,13 +267,14 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-    enum { OPT_CHECK = 256, OPT_LOG_FORMAT, OPT_HEALTHCHECK, OPT_SDP, OPT_STRICT };
+    enum { OPT_CHECK = 256, OPT_LOG_FORMAT, OPT_HEALTHCHECK, OPT_SDP, OPT_STRICT, OPT_MAKE_CERT };
     static const struct option longopts[] = {
         {"config", required_argument, NULL, 'c'},
         {"check", no_argument, NULL, OPT_CHECK},
         {"strict", no_argument, NULL, OPT_STRICT},
         {"healthcheck", optional_argument, NULL, OPT_HEALTHCHECK},
         {"sdp", required_argument, NULL, OPT_SDP},
+        {"make-cert", required_argument, NULL, OPT_MAKE_CERT},
         {"log-level", required_argument, NULL, 'l'},
         {"log-format", required_argument, NULL, OPT_LOG_FORMAT},
         {"user", required_argument, NULL, 'u'},
@@ -308,6 +313,22 @@ int main(int argc, char **argv)
             const char *a = optarg ? optarg : getenv("XRGATE_ADMIN_LISTEN");
             if (!optarg && optind < argc && argv[optind][0] != '-') a = argv[optind++];
             return healthcheck(a);
+        }
+        case OPT_MAKE_CERT: {
+            if (optind >= argc) {
+                fprintf(stderr, "xrgate: --make-cert HOST DIR: the directory is missing\n");
+                return 2;
+            }
+            char crt[4200], key[4200];
+            struct xg_error e = {0};
+            if (xg_make_cert(optarg, argv[optind], crt, key, sizeof crt, &e)) {
+                fprintf(stderr, "xrgate: --make-cert: %s\n", e.msg);
+                return 1;
+            }
+            printf("wrote %s and %s (self-signed for %s); in the configuration:\n"
+                   "gateway:\n  admin:\n    tls: {cert: %s, key: %s}\n",
+                   crt, key, optarg, crt, key);
+            return 0;
         }
         case OPT_LOG_FORMAT:
             if (!strcmp(optarg, "json"))

@@ -264,7 +264,8 @@ import('./view3d.js')
     view.setFollow($('opt-follow').checked);
     $('opt-follow').onchange = (ev) => view.setFollow(ev.target.checked);
     const xr = await import('./xr.js');
-    inspector.xr = await xr.setupXR($('enter-vr'), view);
+    inspector.xr = await xr.setupXR({ vr: $('enter-vr'), ar: $('enter-ar') }, view,
+                                     $('xr-status'), token);
   })
   .catch((err) => {
     inspector.viewError = String(err && err.message ? err.message : err);

@@ -435,7 +435,7 @@ export function createView(container, inspector) {
   };
 
   let last = performance.now();
-  renderer.setAnimationLoop(() => {
+  renderer.setAnimationLoop((time, xrFrame) => {
     const now = performance.now();
     const sel = view.selected && view.entities.get(view.selected);
     ring.visible = !!sel;
@@ -444,6 +444,7 @@ export function createView(container, inspector) {
       ring.quaternion.copy(camera.quaternion);
     }
     if (renderer.xr.isPresenting) {
+      if (view.onXRFrame && xrFrame) view.onXRFrame(time, xrFrame); // the headset as a source
       renderer.render(scene, camera); // the headset's cameras; labels are not drawn in XR
       view.xrFrames++;
       return;

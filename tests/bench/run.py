@@ -855,6 +855,13 @@ def main():
     results["bvh_prediction"] = bvh_prediction(os.path.dirname(out))
     results["egress_cost"] = egress_cost(o, sys.modules[__name__])
     results["dds"] = dds
+    # webxr: page -> table on loopback (tests/bench/webxr_latency.py)
+    from webxr_latency import webxr_latency  # noqa: E402
+    results["webxr_latency"] = wx = webxr_latency(1.0 if o.quick else 3.0)
+    table("webxr: page -> table on loopback, 90 Hz (receive - mapped capture, last 128 frames)",
+          ["frame", "bytes", "p50 ms", "max ms", "clock rtt ms"],
+          [[k, f"{v['bytes']}", f"{v['p50_ms']:.3f}", f"{v['max_ms']:.3f}", f"{v['rtt_ms']:.3f}"]
+           for k, v in wx.items()])
     if dds:
         rows = [[k, f"{dds[k]['sent_transforms']}", f"{dds[k]['unique']}",
                  f"{100 * dds[k]['loss']:.2f} %"] +
