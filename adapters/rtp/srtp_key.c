@@ -122,7 +122,7 @@ static int b64_decode(const char *s, size_t n, uint8_t *out, size_t cap, size_t 
         return xg_error_set(err, -EINVAL, "key: base64 has stray bits in its last character");
     *out_len = n * 6 / 8;
     if (*out_len > cap) return 0; /* the caller refuses the length */
-    char text[4 * 64 / 3 + 8]; /* s[0..n) padded to a multiple of 4, as mbedtls wants it */
+    char text[4 * 64 / 3 + 8];    /* s[0..n) padded to a multiple of 4, as mbedtls wants it */
     size_t tn = n + (4 - n % 4) % 4, got = 0;
     if (tn > sizeof text) return 0;
     memcpy(text, s, n);

@@ -206,8 +206,8 @@ adapters:
             a1 = gw.adapter("cmu")
             e1 = gw.entities("cmu/", strip=True)
             c1 = gw.adapter("cmu")["counters"]  # >= 10 frames later (or wrapped: try again)
-            wait_until(lambda: (lambda c: c["loops"] != c1["loops"] or c["frame"] > c1["frame"] + 10)(
-                gw.adapter("cmu")["counters"]))
+            wait_until(lambda: (lambda c: c["loops"] != c1["loops"]
+                                or c["frame"] > c1["frame"] + 10)(gw.adapter("cmu")["counters"]))
             e2 = gw.entities("cmu/", strip=True)
             a2 = gw.adapter("cmu")  # a1 and a2 bracket both reads
             # both reads inside one pass of the clip (no wrap in between)
@@ -273,7 +273,8 @@ adapters:
       LeftForeArm: forearm
 """
     with Gateway(conf) as gw:
-        ents = wait_until(lambda: (lambda e: e if len(e) == 4 else None)(gw.entities("take/", strip=True)))
+        ents = wait_until(lambda: (lambda e: e if len(e) == 4 else None)(
+            gw.entities("take/", strip=True)))
         got = {n: e.get("parent") for n, e in ents.items()}
         # Head -> Neck1 -> Neck -> Spine1 -> Spine -> LowerBack -> Hips (skipped: not played)
         assert got == {"hips": None, "head": "take/hips", "forearm": "take/hips",

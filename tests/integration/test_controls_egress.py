@@ -51,7 +51,8 @@ adapters:
         try:
             assert s1.done.wait(15) and s1.error is None, s1.error
             wait_until(lambda: len(gw.entities().get("s1/Dial0", {}).get("extra", {})
-                             .get("analogs", [])) == 66, 15.0, what="s1/Dial0 with its dials at analog channels 64, 65")
+                             .get("analogs", [])) == 66, 15.0,
+                       what="s1/Dial0 with its dials at analog channels 64, 65")
             dial = gw.wait_log("[gs] entity 's1/Dial0': analog channels 4..65 not sent: game "
                                "state's GameControl1 has 20 buttons and two sticks (it carries "
                                "buttons 0..19 and analogs 0..3); a vrpn-server carries every "
@@ -69,7 +70,8 @@ adapters:
             first = {n: gw.counters(n)["controls_not_carried"] for n in ("gs", "suit", "osc")}
             assert all(v > 0 for v in first.values()), first
             wait_until(lambda: all(gw.counters(n)["controls_not_carried"] > first[n]
-                             for n in ("gs", "suit", "osc")), 15.0, what="controls_not_carried growing with every sample sent")
+                             for n in ("gs", "suit", "osc")), 15.0,
+                       what="controls_not_carried growing with every sample sent")
             log = gw.log()
             for sink in ("gs", "suit", "osc"):
                 for ent in ("s1/Button0", "s1/Dial0", "s1/Analog0"):

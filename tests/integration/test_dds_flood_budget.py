@@ -50,7 +50,8 @@ def main():
         th.start()
         try:
             p.send(f"bench_pub {N} {HZ} {SECS}", timeout=120)
-            wait_until(lambda: counters()["transforms_in"] >= b_in + MSGS * N, 120, f"{MSGS} x {N} transforms")
+            wait_until(lambda: counters()["transforms_in"] >= b_in + MSGS * N, 120,
+                       f"{MSGS} x {N} transforms")
         finally:
             stop.set()
             th.join(30)

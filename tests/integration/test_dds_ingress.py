@@ -91,7 +91,8 @@ adapters:
         p.send(f"pose rt/robot/pose world 4 5 6 0 0 0 1 {s0} {n0}")
         p.send(f"pose rt/robot/pose world 9 9 9 0 0 0 1 {s1} {n1}")
         p.send(f"pose rt/robot/pose world 7 8 9 0 0 0 1 {s2} {n2}")
-        wait_until(lambda: g.adapter("ros")["counters"]["poses_in"] >= c0["poses_in"] + 3, what="3 more PoseStamped")
+        wait_until(lambda: g.adapter("ros")["counters"]["poses_in"] >= c0["poses_in"] + 3,
+                   what="3 more PoseStamped")
         c1 = g.adapter("ros")["counters"]
         assert c1["poses_in"] == c0["poses_in"] + 3, (c0, c1)
         assert c1["drops"] == c0["drops"] + 1, (c0, c1)

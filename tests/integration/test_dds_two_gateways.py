@@ -35,7 +35,8 @@ def main():
         local = {"head", "body0", "body1"}
         want_a = {f"a/{n}" for n in local} | {f"ros/b/{n}" for n in local}
         want_b = {f"b/{n}" for n in local} | {f"ros/a/{n}" for n in local}
-        wait_until(lambda: names(ga) == want_a and names(gb) == want_b, 15, "each gateway to see the other's entities")
+        wait_until(lambda: names(ga) == want_a and names(gb) == want_b, 15,
+                   "each gateway to see the other's entities")
         ca = ga.adapter("ros")["counters"]
         cb = gb.adapter("ros")["counters"]
         # later: both read 300 more transforms from the other

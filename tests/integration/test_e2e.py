@@ -532,7 +532,8 @@ def main():
             proxy.up()
             wait_until(lambda: gb.adapters()["rg"]["state"] == "streaming", 15,
                      what="rgmp-client to reconnect")
-            s0 = {e["name"]: e["sample_ns"] for e in gb.entities().values() if proto_of(e["name"]) == "rgmp"}
+            s0 = {e["name"]: e["sample_ns"] for e in gb.entities().values()
+                  if proto_of(e["name"]) == "rgmp"}
             wait_until(lambda: all(e["sample_ns"] > s0[e["name"]] for e in gb.entities().values()
                                  if proto_of(e["name"]) == "rgmp"), 5, what="rgmp poses again")
             after = gb.adapters()

@@ -122,7 +122,8 @@ def run(gw, peers):
         assert d["active"] and d["samples"] > demo_samples, d
         demo_samples = d["samples"]
         if reader:
-            wait_until(lambda: reader.bytes > bytes_before, what="the egress client keeps receiving")
+            wait_until(lambda: reader.bytes > bytes_before,
+                       what="the egress client keeps receiving")
             assert not reader.closed
     for n, (peer, ent, rule) in peers.items():
         wait_until(lambda n=n, ent=ent: gw.adapter(n)["state"] == "streaming" and

@@ -344,7 +344,8 @@ def run(gw, suit, glove):
     assert a["state"] == "streaming" and a["counters"]["data_frames"] == n + 1, a
 
     # glove: device_boot timestamps mapped by offset estimation
-    g = wait_until(lambda: gw.entities("glove/glove-7/palm"), what="glove entity")["glove/glove-7/palm"]
+    g = wait_until(lambda: gw.entities("glove/glove-7/palm"),
+                   what="glove entity")["glove/glove-7/palm"]
     assert vec_close(g["position"], (1.0, 0.01 * gk[0], -2.0), 1e-9), g
 
     kinds = {f: e["kind"] for f, e in ents.items()}

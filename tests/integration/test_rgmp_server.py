@@ -20,8 +20,8 @@ import sys
 import threading
 import time
 
-from test_rgmp_client import (RgmpServer, data_frame, definition_frame, disconnect_frame, f32, qaxis,
-                              round32)
+from test_rgmp_client import (RgmpServer, data_frame, definition_frame, disconnect_frame, f32,
+                              qaxis, round32)
 from xgtest import Gateway, wait_until
 
 OPENXR_JOINTS = ["palm", "wrist"] + [f"thumb_{p}" for p in ("metacarpal", "proximal", "distal",

@@ -98,7 +98,8 @@ adapters:
             return len(g.get_json("/api/entities")["entities"])
 
         def port_of(name):
-            return int(wait_until(lambda: g.adapter(name)["peer"], what=name).split()[0].rsplit(":", 1)[1])
+            return int(wait_until(lambda: g.adapter(name)["peer"],
+                                  what=name).split()[0].rsplit(":", 1)[1])
 
         peer = ls.Peer(port_of("hub"))
         peer.handshake()
@@ -167,10 +168,12 @@ adapters:
         # 2. max_objects_per_ssrc
         drops0 = c("rx")["drop_limit"]
         send_objects(0x7000_0001, list(range(1, 161)))
-        wait_until(lambda: c("rx")["drop_limit"] == drops0 + 10, what="10 objects over the per-SSRC cap")
+        wait_until(lambda: c("rx")["drop_limit"] == drops0 + 10,
+                   what="10 objects over the per-SSRC cap")
         send_objects(0x7000_0002, [1, 2, 3])
         wait_until(lambda: c("rx")["ingress_objects"] == 153, what="the other sender's 3 objects")
-        line = wait_until(lambda: next((l for l in g.lines if "max_objects_per_ssrc (150)" in l), None), what="the cap's log line")
+        line = wait_until(lambda: next((l for l in g.lines if "max_objects_per_ssrc (150)" in l),
+                                       None), what="the cap's log line")
         assert "SSRC 70000001" in line and "Head1" in line and "peer 127.0.0.1:" in line, line
         for ssrc in (0x7000_0001, 0x7000_0002):
             s.sendto(bye(ssrc), dst)

@@ -56,8 +56,8 @@ def main():
     peer.settimeout(0.2)
     try:
         with Gateway(conf) as gw:
-            c = wait_until(lambda: (lambda x: x if x["packets_out"] >= 20 else None)(gw.counters("me")),
-                           what="20 packets sent to itself")
+            c = wait_until(lambda: (lambda x: x if x["packets_out"] >= 20 else None)(
+                gw.counters("me")), what="20 packets sent to itself")
             assert c["ssrc_collisions"] == 0 and c["packets_in"] == 0, c
             assert c["ssrc"] == OLD, c
             print("ok   its own packets from its own address: no collision, not ingress")
@@ -72,7 +72,8 @@ def main():
                     f"{OLD:08x}; BYE sent for it, our SSRC is now {new:08x} (RFC 3550 §8.2)")
             assert gw.wait_log(line), gw.log()
             # the peer is now a sender of its own: its entity, and a FIR from our new SSRC
-            wait_until(lambda: gw.counters("me")["objects_in"] == 1, what="the peer's object applied")
+            wait_until(lambda: gw.counters("me")["objects_in"] == 1,
+                       what="the peer's object applied")
             names = [e["name"] for e in gw.get_json("/api/entities")["entities"]]
             assert f"me/{OLD:08x}/Object2-1" in names, names
             d, pts = rtcp_packets(peer, 206)

@@ -105,7 +105,8 @@ class SensorServer(RawServer):
 
 def sensor_numbers(gw, src):
     src.active.add("Rig")
-    wait_until(lambda: gw.counters("vrpn")["trackers"] >= 1 and gw.counters("vrpn")["sensors"] >= 12, what="12 sensors")
+    wait_until(lambda: gw.counters("vrpn")["trackers"] >= 1
+               and gw.counters("vrpn")["sensors"] >= 12, what="12 sensors")
     c = Client(server_port(gw), "tcp", senders=("rig",))
     try:
         c.until(lambda: len(c.latest("rig", "pq")) == 12, what="12 sensors of tracker rig")
@@ -141,20 +142,23 @@ def controller_not_stale(gw, pad):
     assert not bad, f"{len(bad)} of {len(seen)} answers stale or inactive: {bad[:5]}"
     pad.stop = True  # the connection goes: inactive, then STALE (no keepalive any more)
     assert pad.closed.wait(5)
-    wait_until(lambda: (lambda x: x["quality"] == "STALE" and not x["active"])(gw.entities()["pad/Pad"]), what="pad/Pad stale and inactive after the connection closed")
+    wait_until(lambda: (lambda x: x["quality"] == "STALE" and not x["active"])(
+        gw.entities()["pad/Pad"]), what="pad/Pad stale and inactive after the connection closed")
     print(f"2. silent connected button device: {len(seen)} answers, none STALE; STALE once gone")
 
 
 def controls_served(gw, s1):
     assert s1.done.wait(15) and s1.error is None, s1.error
-    wait_until(lambda: len(gw.entities().get("s1/Dial0", {}).get("extra", {}).get("analogs", [])) == 66, what="dials 0 and 1 at analogs[64], [65] of s1/Dial0")
+    wait_until(lambda: len(gw.entities().get("s1/Dial0", {}).get("extra", {}).get("analogs", []))
+               == 66, what="dials 0 and 1 at analogs[64], [65] of s1/Dial0")
     ents = gw.entities()
     with_controls = sorted(n for n, e in ents.items() if n.startswith("s1/") and e["extra"])
     assert with_controls == ["s1/Analog0", "s1/Button0", "s1/Dial0"], with_controls
     devices = {}
     for name in with_controls:
         m = wait_until(lambda: re.search(rf"entity {re.escape(name)}: buttons/analogs served as VRPN "
-                                   r"device '([^']+)'", gw.log()), what=f"the device serving {name}")
+                                   r"device '([^']+)'", gw.log()),
+                       what=f"the device serving {name}")
         devices[name] = m[1]
     assert len(set(devices.values())) == 3 and "s1" in devices.values(), devices
     assert not re.search(r"buttons/analogs not served", gw.log())
@@ -205,8 +209,9 @@ def past_velocities(gw, body):
     def sample(x, v, wz):
         body.once.append(tmsg(1, 0, struct.pack(">ii7d", 0, 0, x, 0, 0, 0, 0, 0, 1)) +
                          tmsg(1, 1, velocity_body(v, wz)))
-        return wait_until(lambda: (lambda e: e if e and e["velocity"] == list(v) and e["position"][0] == x
-                             else None)(gw.entities().get("body/Body/0")), what=f"sample at x {x}")
+        return wait_until(lambda: (lambda e: e if e and e["velocity"] == list(v)
+                                   and e["position"][0] == x else None)(
+            gw.entities().get("body/Body/0")), what=f"sample at x {x}")
 
     e1 = sample(0.0, (1.0, 0.0, 0.0), 0.5)
     e2 = sample(0.5, (3.0, 0.0, 0.0), 1.5)
