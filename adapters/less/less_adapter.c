@@ -77,37 +77,12 @@ static const char *gw_id_of(const struct xg_adapter *a)
     return a->gateway_id && a->gateway_id[0] ? a->gateway_id : "xrgate";
 }
 
-/* The "session=<token>" word of a connection-control schema string ("" if none). */
-void session_token(const char *schema, char *out, size_t size)
-{
-    const char *t = strstr(schema, "session=");
-    out[0] = '\0';
-    if (!t) return;
-    t += 8;
-    size_t n = strcspn(t, " ;,");
-    if (n >= size) n = size - 1;
-    memcpy(out, t, n);
-    out[n] = '\0';
-}
-
-/* ---- schemas ---- */
-
-/* Our schema for a type URI the peer introduces: the pose schema or a loaded mapping. */
-const struct less_schema *schema_for_uri(const struct less_adapter *la, const char *uri)
-{
-    if (strcmp(uri, LESS_POSE_URI) == 0) return less_pose_schema();
-    for (size_t i = 0; i < la->n_mappings; i++)
-        if (strcmp(uri, la->mappings[i]->schema.uri) == 0)
-            return less_mapping_schema(la->mappings[i]);
-    return NULL;
-}
-
 /* Send the pending messages as one packet (TCP). */
-int peer_flush(struct peer *p)
+int less_peer_flush(struct less_peer *p)
 {
-    struct less_adapter *la = p->s.la;
+    struct less_adapter *la = p->la;
     if (p->s.closing) return -EPIPE;
-    if (la->mode == MODE_UDP) return udp_flush(p, false);
+    if (la->env.mode == LESS_MODE_UDP) return less_udp_flush(p, false);
     if (!p->s.msg_count || !p->bev) return 0;
     const uint8_t *pkt;
     size_t len;
@@ -116,44 +91,44 @@ int peer_flush(struct peer *p)
     if (la->ts) { /* listen mode: the transport's hard bound (2x max_output_bytes) */
         int wrc = xg_tserver_write(la->ts, p->bev, p->s.addr, pkt, len);
         if (wrc < 0) {
-            la->a->drops += wrc == -ENOBUFS;
-            la->a->errors += wrc != -ENOBUFS;
-            peer_close(p, wrc == -ENOBUFS ? NULL : "write failed; closing");
+            la->env.a->drops += wrc == -ENOBUFS;
+            la->env.a->errors += wrc != -ENOBUFS;
+            less_peer_close(p, wrc == -ENOBUFS ? NULL : "write failed; closing");
             return wrc;
         }
     } else if ((int64_t)evbuffer_get_length(bufferevent_get_output(p->bev)) > la->max_output) {
-        la->slow_peer_drops++;
-        la->a->drops++;
-        XG_WARN_PEER(&la->lim_closed, la->a->name,
+        la->env.slow_peer_drops++;
+        la->env.a->drops++;
+        XG_WARN_PEER(&la->env.lim_closed, la->env.a->name,
                      "peer %s: output buffer over %" PRId64 " bytes (slow peer); closing",
                      p->s.addr, la->max_output);
-        peer_close(p, NULL);
+        less_peer_close(p, NULL);
         return -ENOBUFS;
     } else
         bufferevent_write(p->bev, pkt, len);
     xg_tserver_flush(p->bev); /* to the kernel now, before the next sink drains (not TLS) */
-    la->packets_out++;
+    la->env.packets_out++;
     return 0;
 }
 
 struct visit_ctx {
     struct less_adapter *la;
-    struct peer *only; /* full refresh for one peer */
+    struct less_peer *only; /* full refresh for one peer */
     bool introduce;
 };
 
 static int visit(void *user, const struct xg_entity *e, const struct xg_pose *pose)
 {
     struct visit_ctx *vc = user;
-    if (vc->la->peers) xg_egress_controls_check(&vc->la->controls, vc->la->a->name, e);
-    for (struct peer *p = vc->la->peers; p; p = p->next) {
+    if (vc->la->peers) xg_egress_controls_check(&vc->la->controls, vc->la->env.a->name, e);
+    for (struct less_peer *p = vc->la->peers; p; p = p->next) {
         if (vc->only && p != vc->only) continue;
         if (!less_session_ready(&p->s)) continue;
-        if (echo_toward(&p->s, e)) {
-            vc->la->echo_suppressed++;
+        if (less_echo_toward(&p->s, e)) {
+            vc->la->env.echo_suppressed++;
             continue;
         }
-        send_entity(&p->s, e, pose, vc->introduce);
+        less_send_entity(&p->s, e, pose, vc->introduce);
     }
     return 0;
 }
@@ -163,29 +138,29 @@ static int visit(void *user, const struct xg_entity *e, const struct xg_pose *po
  * adapter relays between its peers itself: an entity introduced by peer P goes to every other
  * peer (never back to P, nor toward the gateway it came from). */
 
-void hub_relay(struct less_adapter *la, struct peer *only)
+void less_hub_relay(struct less_adapter *la, struct less_peer *only)
 {
-    if (la->mode != MODE_LISTEN || la->n_peers < 2) return;
+    if (la->env.mode != LESS_MODE_LISTEN || la->n_peers < 2) return;
     int64_t now = xg_clock_mono_ns();
-    for (struct peer *p = la->peers; p; p = p->next) {
+    for (struct less_peer *p = la->peers; p; p = p->next) {
         if (p->s.closing) continue;
         for (size_t i = 0; i < p->s.n_in; i++) {
-            struct in_ent *ie = &p->s.in[i];
+            struct less_in_ent *ie = &p->s.in[i];
             if (!ie->table_id || ie->ignored || ie->dup_of || (!only && !ie->dirty)) continue;
             if (!only) ie->dirty = false;
-            const struct xg_entity *e = xg_table_get(la->a->table, ie->table_id);
+            const struct xg_entity *e = xg_table_get(la->env.a->table, ie->table_id);
             if (!e) continue;
             struct xg_pose pose;
             bool predicted = false;
-            for (struct peer *q = la->peers; q; q = q->next) {
+            for (struct less_peer *q = la->peers; q; q = q->next) {
                 if (q == p || (only && q != only) || !less_session_ready(&q->s)) continue;
-                if (echo_toward(&q->s, e)) continue;
+                if (less_echo_toward(&q->s, e)) continue;
                 if (!predicted) {
-                    xg_entity_predict_at(la->a->table, e, now, &pose);
+                    xg_entity_predict_at(la->env.a->table, e, now, &pose);
                     predicted = true;
                 }
-                send_entity(&q->s, e, &pose, false);
-                la->hub_relayed++;
+                less_send_entity(&q->s, e, &pose, false);
+                la->env.hub_relayed++;
             }
         }
     }
@@ -195,27 +170,27 @@ void hub_relay(struct less_adapter *la, struct peer *only)
  * or go with their session): remove-entity to the peers that had them. */
 static void sweep_gone(struct less_adapter *la)
 {
-    for (struct peer *q = la->peers; q; q = q->next) {
+    for (struct less_peer *q = la->peers; q; q = q->next) {
         struct less_session *s = &q->s;
         if (s->closing) continue;
         for (size_t i = s->n_out; i-- > 0;) {
-            if (xg_table_get(la->a->table, s->out[i].table_id)) continue;
+            if (xg_table_get(la->env.a->table, s->out[i].table_id)) continue;
             struct less_msg m = {.code = LESS_MSG_REMOVE_ENTITY};
             m.u.remove_entity.entity_id = s->out[i].wire_id;
-            if (less_session_ready(s)) queue_msg(s, &m);
-            out_del(s, s->out[i].table_id);
-            la->entities_removed++;
+            if (less_session_ready(s)) less_queue_msg(s, &m);
+            less_out_del(s, s->out[i].table_id);
+            la->env.entities_removed++;
         }
     }
 }
 
-void full_refresh(struct peer *p)
+void less_full_refresh(struct less_peer *p)
 {
-    struct less_adapter *la = p->s.la;
+    struct less_adapter *la = p->la;
     struct visit_ctx vc = {la, p, false};
-    xg_table_foreach(la->a->table, la->a->index, xg_clock_mono_ns(), visit, &vc);
-    hub_relay(la, p);
-    peer_flush(p);
+    xg_table_foreach(la->env.a->table, la->env.a->index, xg_clock_mono_ns(), visit, &vc);
+    less_hub_relay(la, p);
+    less_peer_flush(p);
 }
 
 /* ---- peers ---- */
@@ -223,41 +198,42 @@ void full_refresh(struct peer *p)
 /* The session's events (less_session_events) */
 static void peer_up(void *user)
 {
-    struct peer *p = user;
+    struct less_peer *p = user;
     if (p->bev) bufferevent_set_timeouts(p->bev, NULL, NULL); /* the handshake timeout is over */
-    if (p->s.la->tc) xg_tclient_streaming(p->s.la->tc);
+    if (p->la->tc) xg_tclient_streaming(p->la->tc);
 }
 
 static void peer_subscribed(void *user)
 {
-    full_refresh(user);
+    less_full_refresh(user);
 }
 
 static void peer_flush_event(void *user)
 {
-    peer_flush(user);
+    less_peer_flush(user);
 }
 
-struct peer *peer_new(struct less_adapter *la, const char *addr)
+struct less_peer *less_peer_new(struct less_adapter *la, const char *addr)
 {
-    struct peer *p = calloc(1, sizeof *p);
+    struct less_peer *p = calloc(1, sizeof *p);
     if (!p) return NULL;
     struct less_session_events ev = {.user = p,
                                      .up = peer_up,
                                      .subscribed = peer_subscribed,
                                      .flush = peer_flush_event,
-                                     .datagram = udp_datagram};
-    less_session_init(&p->s, la, addr, &ev);
+                                     .datagram = less_udp_datagram};
+    p->la = la;
+    less_session_init(&p->s, &la->env, addr, &ev);
     p->next = la->peers;
     la->peers = p;
     la->n_peers++;
     return p;
 }
 
-static void peer_free(struct peer *p)
+static void peer_free(struct less_peer *p)
 {
-    struct less_adapter *la = p->s.la;
-    for (struct peer **pp = &la->peers; *pp; pp = &(*pp)->next)
+    struct less_adapter *la = p->la;
+    for (struct less_peer **pp = &la->peers; *pp; pp = &(*pp)->next)
         if (*pp == p) {
             *pp = p->next;
             la->n_peers--;
@@ -269,11 +245,11 @@ static void peer_free(struct peer *p)
 }
 
 /* Close a session: log, stop its I/O now, free it from the reactor (callers may still hold p). */
-void peer_close(struct peer *p, const char *why)
+void less_peer_close(struct less_peer *p, const char *why)
 {
-    struct less_adapter *la = p->s.la;
+    struct less_adapter *la = p->la;
     if (p->s.closing) return;
-    if (why) XG_WARN_PEER(&la->lim_closed, la->a->name, "peer %s: %s", p->s.addr, why);
+    if (why) XG_WARN_PEER(&la->env.lim_closed, la->env.a->name, "peer %s: %s", p->s.addr, why);
     snprintf(la->closed_why, sizeof la->closed_why, "peer %s: %s", p->s.addr, why ? why : "closed");
     p->s.closing = true;
     if (p->bev) bufferevent_disable(p->bev, EV_READ | EV_WRITE);
@@ -284,13 +260,13 @@ static void sweep_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct less_adapter *la = arg;
     bool reconnect = false;
-    for (struct peer *p = la->peers, *next; p; p = next) {
+    for (struct less_peer *p = la->peers, *next; p; p = next) {
         next = p->next;
         if (!p->s.closing) continue;
         peer_free(p);
         reconnect = true;
     }
-    if (reconnect && la->mode == MODE_CONNECT && !la->peers)
+    if (reconnect && la->env.mode == LESS_MODE_CONNECT && !la->peers)
         xg_tclient_closed(la->tc, la->closed_why);
 }
 
@@ -300,26 +276,27 @@ static int less_start(struct xg_adapter *a)
 {
     struct less_adapter *la = a->priv;
     struct xg_error err = {0};
-    la->gw_id = gw_id_of(a);
+    la->env.gw_id = gw_id_of(a);
     /* the session token lets a UDP peer tell our restart from a re-send of our first packet */
     uint64_t tok =
         (uint64_t)xg_clock_wall_ns() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)la;
-    snprintf(la->schema_str, sizeof la->schema_str, "xrgate/%s gateway=%s session=%016" PRIx64,
-             XRGATE_VERSION, la->gw_id, tok * UINT64_C(0x9E3779B97F4A7C15));
+    snprintf(la->env.schema_str, sizeof la->env.schema_str,
+             "xrgate/%s gateway=%s session=%016" PRIx64, XRGATE_VERSION, la->env.gw_id,
+             tok * UINT64_C(0x9E3779B97F4A7C15));
     la->sweep_ev = event_new(a->base, -1, 0, sweep_cb, la);
     if (!la->sweep_ev) return -ENOMEM;
     int rc;
-    if (la->mode == MODE_CONNECT) {
+    if (la->env.mode == LESS_MODE_CONNECT) {
         char host[256];
         int port = 0;
         xg_net_split_hostport(la->target, host, sizeof host, &port, 0); /* checked by create */
         struct xg_tclient_conf tcc = {.component = a->name,
                                       .host = host[0] ? host : "127.0.0.1",
                                       .port = port,
-                                      .connect_timeout_ns = HANDSHAKE_TIMEOUT_S * XG_NS_PER_S,
+                                      .connect_timeout_ns = LESS_HANDSHAKE_TIMEOUT_S * XG_NS_PER_S,
                                       .tls = la->tls,
                                       .server_name = la->server_name};
-        struct xg_tclient_ops ops = {.connected = on_connected};
+        struct xg_tclient_ops ops = {.connected = less_on_connected};
         la->tc = xg_tclient_new(a->base, &tcc, &ops, la);
         if (!la->tc) return -ENOMEM;
         XG_INFO(a->name, "LESS client to %s%s%s", la->target, la->tls ? " over TLS" : "",
@@ -327,7 +304,7 @@ static int less_start(struct xg_adapter *a)
         xg_tclient_start(la->tc);
         return 0;
     }
-    if (la->mode == MODE_LISTEN) {
+    if (la->env.mode == LESS_MODE_LISTEN) {
         if (!la->ts) {
             struct xg_tserver_conf tsc = {.component = a->name,
                                           .listen = la->target,
@@ -358,7 +335,7 @@ static int less_start(struct xg_adapter *a)
 static int udp_open(void *arg)
 {
     struct less_adapter *la = arg;
-    struct xg_adapter *a = la->a;
+    struct xg_adapter *a = la->env.a;
     struct xg_error err = {0};
     struct sockaddr_storage ss = la->ubind.ss;
     socklen_t len = la->ubind.len;
@@ -368,12 +345,12 @@ static int udp_open(void *arg)
         return la->udp_fd;
     }
     xg_udp_batch_free(&la->ubatch);
-    if (xg_udp_batch_init(&la->ubatch, (size_t)la->mtu) < 0) return -ENOMEM;
+    if (xg_udp_batch_init(&la->ubatch, (size_t)la->env.mtu) < 0) return -ENOMEM;
     struct sockaddr_storage b;
     socklen_t bl = sizeof b;
     if (getsockname(la->udp_fd, (struct sockaddr *)&b, &bl) == 0)
         xg_net_addr_str((struct sockaddr *)&b, la->bound, sizeof la->bound);
-    struct peer *p = peer_new(la, "?");
+    struct less_peer *p = less_peer_new(la, "?");
     if (!p) return -ENOMEM;
     if (la->udp_peer[0]) { /* resolved without blocking, retried with backoff until it does */
         char host[256];
@@ -386,12 +363,12 @@ static int udp_open(void *arg)
                                       .host = host[0] ? host : "127.0.0.1",
                                       .port = port,
                                       .family = ss.ss_family};
-        struct xg_tclient_ops ops = {.resolved = on_udp_peer};
+        struct xg_tclient_ops ops = {.resolved = less_on_udp_peer};
         if (!la->tc && !(la->tc = xg_tclient_new(a->base, &tcc, &ops, la))) return -ENOMEM;
         la->udp_peer_fixed = true;
     }
-    la->udp_ev = event_new(a->base, la->udp_fd, EV_READ | EV_PERSIST, udp_read_cb, la);
-    la->udp_timer = event_new(a->base, -1, EV_PERSIST, udp_timer_cb, la);
+    la->udp_ev = event_new(a->base, la->udp_fd, EV_READ | EV_PERSIST, less_udp_read_cb, la);
+    la->udp_timer = event_new(a->base, -1, EV_PERSIST, less_udp_timer_cb, la);
     if (!la->udp_ev || !la->udp_timer) return -ENOMEM;
     event_add(la->udp_ev, NULL);
     struct timeval tv = {0, 20000};
@@ -407,14 +384,14 @@ static int udp_open(void *arg)
  * skip its updates this drain, or drop it. */
 static void slow_peers(struct less_adapter *la, int64_t now)
 {
-    for (struct peer *p = la->peers; p; p = p->next) {
+    for (struct less_peer *p = la->peers; p; p = p->next) {
         p->s.skip = false;
         if (!p->bev || !less_session_ready(&p->s)) continue;
         enum xg_slow_verdict v = xg_tserver_egress(la->ts, p->bev, p->s.addr, &p->slow_since, now);
         p->s.skip = v == XG_SLOW_SKIP;
         if (v != XG_SLOW_SEND && v != XG_SLOW_SKIP) {
-            la->a->drops++;
-            peer_close(p, NULL); /* logged by the transport */
+            la->env.a->drops++;
+            less_peer_close(p, NULL); /* logged by the transport */
         }
     }
 }
@@ -423,18 +400,18 @@ static void slow_peers(struct less_adapter *la, int64_t now)
  * whose updates it missed, once. */
 static void catch_up(struct less_adapter *la, int64_t now)
 {
-    for (struct peer *p = la->peers; p; p = p->next) {
+    for (struct less_peer *p = la->peers; p; p = p->next) {
         struct less_session *s = &p->s;
         if (s->skip || !s->any_pending || !less_session_ready(s)) continue;
         s->any_pending = false;
         for (size_t i = 0; i < s->n_out; i++) {
             if (!s->out[i].pending) continue;
             s->out[i].pending = false;
-            const struct xg_entity *e = xg_table_get(la->a->table, s->out[i].table_id);
+            const struct xg_entity *e = xg_table_get(la->env.a->table, s->out[i].table_id);
             struct xg_pose pose;
             if (!e) continue;
-            xg_entity_predict_at(la->a->table, e, now, &pose);
-            send_entity(s, e, &pose, false); /* an existing entry: s->out is not reallocated */
+            xg_entity_predict_at(la->env.a->table, e, now, &pose);
+            less_send_entity(s, e, &pose, false); /* an existing entry: s->out is not reallocated */
         }
     }
 }
@@ -446,12 +423,12 @@ static void less_drain(struct xg_adapter *a)
     int64_t now = xg_clock_mono_ns();
     if (la->ts) slow_peers(la, now);
     xg_table_drain(a->table, a->index, now, visit, &vc);
-    hub_relay(la, NULL);
+    less_hub_relay(la, NULL);
     if (la->ts) catch_up(la, now);
     sweep_gone(la);
-    for (struct peer *p = la->peers, *next; p; p = next) {
+    for (struct less_peer *p = la->peers, *next; p; p = next) {
         next = p->next;
-        peer_flush(p);
+        less_peer_flush(p);
     }
 }
 
@@ -459,16 +436,16 @@ static void less_entity_event(struct xg_adapter *a, const struct xg_entity *e, b
 {
     struct less_adapter *la = a->priv;
     if (added || !la) return;
-    for (struct peer *p = la->peers, *next; p; p = next) {
+    for (struct less_peer *p = la->peers, *next; p; p = next) {
         next = p->next;
-        struct out_ent *o = out_find(&p->s, xg_entity_id(e));
+        struct less_out_ent *o = less_out_find(&p->s, xg_entity_id(e));
         if (!o) continue;
         struct less_msg m = {.code = LESS_MSG_REMOVE_ENTITY};
         m.u.remove_entity.entity_id = o->wire_id;
-        if (less_session_ready(&p->s)) queue_msg(&p->s, &m);
-        out_del(&p->s, xg_entity_id(e));
-        la->entities_removed++;
-        peer_flush(p);
+        if (less_session_ready(&p->s)) less_queue_msg(&p->s, &m);
+        less_out_del(&p->s, xg_entity_id(e));
+        la->env.entities_removed++;
+        less_peer_flush(p);
     }
 }
 
@@ -477,47 +454,48 @@ static void less_status(const struct xg_adapter *a, struct xg_status *st)
     const struct less_adapter *la = a->priv;
     st->state = la->state;
     if (la->tc) xg_tclient_status(&la->tc, 1, st); /* connect mode; UDP mode's peer by name */
-    if (la->mode == MODE_UDP) less_udp_bind_status(la, st); /* a bind by name: its DNS */
+    if (la->env.mode == LESS_MODE_UDP) less_udp_bind_status(la, st); /* a bind by name: its DNS */
     size_t off = 0;
-    if (la->mode == MODE_LISTEN || la->mode == MODE_UDP)
+    if (la->env.mode == LESS_MODE_LISTEN || la->env.mode == LESS_MODE_UDP)
         off += (size_t)snprintf(st->peer, sizeof st->peer, "%s", la->bound);
-    for (const struct peer *p = la->peers; p && off < sizeof st->peer; p = p->next) {
-        if (la->mode == MODE_UDP && !p->sslen) continue;
+    for (const struct less_peer *p = la->peers; p && off < sizeof st->peer; p = p->next) {
+        if (la->env.mode == LESS_MODE_UDP && !p->sslen) continue;
         off += (size_t)snprintf(st->peer + off, sizeof st->peer - off, "%s%s", off ? " " : "",
                                 p->s.addr);
     }
     if (la->tc && !la->peers) snprintf(st->peer, sizeof st->peer, "%s", xg_tclient_peer(la->tc));
     xg_status_gauge(st, "peers", la->n_peers);
-    xg_status_counter(st, "packets_in", (double)la->packets_in);
-    if (la->mode == MODE_UDP) xg_ingress_status(&la->udp_budget, st);
-    xg_status_counter(st, "packets_out", (double)la->packets_out);
+    xg_status_counter(st, "packets_in", (double)la->env.packets_in);
+    if (la->env.mode == LESS_MODE_UDP) xg_ingress_status(&la->udp_budget, st);
+    xg_status_counter(st, "packets_out", (double)la->env.packets_out);
     xg_status_counter(st, "controls_not_carried", (double)la->controls.not_carried);
-    xg_status_counter(st, "bad_signature", (double)la->bad_signature);
-    xg_status_counter(st, "framing_errors", (double)la->framing_errors);
+    xg_status_counter(st, "bad_signature", (double)la->env.bad_signature);
+    xg_status_counter(st, "framing_errors", (double)la->env.framing_errors);
     if (!la->tc) xg_status_counter(st, "reconnects", 0); /* (connect mode: the transport's) */
     xg_status_counter(st, "refused_peers", (double)xg_tserver_refused(la->ts));
     xg_status_counter(st, "slow_peer_drops",
-                      (double)(la->slow_peer_drops + xg_tserver_dropped_slow(la->ts)));
+                      (double)(la->env.slow_peer_drops + xg_tserver_dropped_slow(la->ts)));
     if (la->ts) { /* listen mode: the counters of every TCP server adapter */
         xg_tserver_status(la->ts, st);
-        xg_status_counter(st, "updates_skipped", (double)la->updates_skipped);
-        xg_status_counter(st, "updates_coalesced", (double)la->updates_coalesced);
+        xg_status_counter(st, "updates_skipped", (double)la->env.updates_skipped);
+        xg_status_counter(st, "updates_coalesced", (double)la->env.updates_coalesced);
     }
-    xg_status_counter(st, "echo_suppressed", (double)la->echo_suppressed);
-    xg_status_counter(st, "stale_packets", (double)la->stale_packets);
-    xg_status_counter(st, "duplicates", (double)la->duplicates);
-    xg_status_counter(st, "resends", (double)la->resends);
-    if (la->mode == MODE_UDP) /* sendmmsg calls (less_udp.c udp_flush) */
+    xg_status_counter(st, "echo_suppressed", (double)la->env.echo_suppressed);
+    xg_status_counter(st, "stale_packets", (double)la->env.stale_packets);
+    xg_status_counter(st, "duplicates", (double)la->env.duplicates);
+    xg_status_counter(st, "resends", (double)la->env.resends);
+    if (la->env.mode == LESS_MODE_UDP) /* sendmmsg calls (less_udp.c less_udp_flush) */
         xg_status_counter(st, "udp_sends", (double)la->ubatch.calls);
-    xg_status_counter(st, "mesh_duplicates", (double)la->duplicates_ignored);
-    xg_status_counter(st, "window_full", (double)la->window_full);
-    xg_status_counter(st, "hub_relayed", (double)la->hub_relayed);
-    xg_status_counter(st, "refused_403", (double)la->refused_403);
-    xg_status_counter(st, "not_found_404", (double)la->not_found_404);
-    xg_status_counter(st, "entities_introduced", (double)la->entities_introduced);
-    xg_status_counter(st, "entities_removed", (double)la->entities_removed);
-    xg_status_counter(st, "unknown_requests", (double)la->unknown_requests);
-    if (la->mode == MODE_UDP) xg_status_counter(st, "peer_restarts", (double)la->peer_restarts);
+    xg_status_counter(st, "mesh_duplicates", (double)la->env.duplicates_ignored);
+    xg_status_counter(st, "window_full", (double)la->env.window_full);
+    xg_status_counter(st, "hub_relayed", (double)la->env.hub_relayed);
+    xg_status_counter(st, "refused_403", (double)la->env.refused_403);
+    xg_status_counter(st, "not_found_404", (double)la->env.not_found_404);
+    xg_status_counter(st, "entities_introduced", (double)la->env.entities_introduced);
+    xg_status_counter(st, "entities_removed", (double)la->env.entities_removed);
+    xg_status_counter(st, "unknown_requests", (double)la->env.unknown_requests);
+    if (la->env.mode == LESS_MODE_UDP)
+        xg_status_counter(st, "peer_restarts", (double)la->env.peer_restarts);
 }
 
 static void less_stop(struct xg_adapter *a)
@@ -557,11 +535,11 @@ static void less_destroy(struct xg_adapter *a)
     xg_tclient_free(la->tc);
     xg_tserver_free(la->ts);
     xg_tls_ctx_free(la->tls);
-    for (size_t i = 0; i < la->n_mappings; i++)
-        less_mapping_free(la->mappings[i]);
-    free(la->mappings);
-    free(la->arena_buf);
-    free(la->pktbuf);
+    for (size_t i = 0; i < la->env.n_mappings; i++)
+        less_mapping_free(la->env.mappings[i]);
+    free(la->env.mappings);
+    free(la->env.arena_buf);
+    free(la->env.pktbuf);
     free(la);
     a->priv = NULL;
 }

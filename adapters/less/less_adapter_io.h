@@ -14,9 +14,10 @@
 struct bufferevent;
 
 /** A peer: its session (protocol state, socket-free) and the socket side the glue keeps. */
-struct peer {
-    struct less_session s; /* less_session.h */
-    struct peer *next;
+struct less_peer {
+    struct less_session s;   /* less_session.h */
+    struct less_adapter *la; /* the adapter (s.env is its env) */
+    struct less_peer *next;
     struct bufferevent *bev; /* TCP */
     struct xg_tls_session *tls;
     int rx_key;         /* index of the key that verified the peer's last packet */
@@ -28,20 +29,20 @@ struct peer {
 
 /* ---- less_adapter.c: helpers, the hub, peers (glue) ---- */
 
-/** Send the peer's queued messages (TCP: one packet; UDP: udp_flush). 0 or a negative errno
+/** Send the peer's queued messages (TCP: one packet; UDP: less_udp_flush). 0 or a negative errno
  *  (-ENOBUFS: the peer was too slow and is closed). */
-int peer_flush(struct peer *p);
-void hub_relay(struct less_adapter *la, struct peer *only);
+int less_peer_flush(struct less_peer *p);
+void less_hub_relay(struct less_adapter *la, struct less_peer *only);
 /** Introduce every entity of the table (and the hub's) to the peer and send. */
-void full_refresh(struct peer *p);
-struct peer *peer_new(struct less_adapter *la, const char *addr);
-void peer_close(struct peer *p, const char *why);
+void less_full_refresh(struct less_peer *p);
+struct less_peer *less_peer_new(struct less_adapter *la, const char *addr);
+void less_peer_close(struct less_peer *p, const char *why);
 
 /* ---- less_tcp.c: TCP and TLS sessions (connect and listen modes) ---- */
 
-void describe_bad_signature(const struct less_adapter *la, struct xg_error *err,
-                            const uint8_t *frame, size_t len, size_t sig_off);
-void on_connected(void *arg, struct bufferevent *bev, struct xg_tls_session *tls);
+void less_describe_bad_signature(const struct less_adapter *la, struct xg_error *err,
+                                 const uint8_t *frame, size_t len, size_t sig_off);
+void less_on_connected(void *arg, struct bufferevent *bev, struct xg_tls_session *tls);
 /** Listen mode (core/transport_server.h): the number of peers held (xg_tserver_ops.clients). */
 int less_peers_held(void *arg);
 /** Listen mode: a peer accepted by the transport (xg_tserver_ops.accepted): a session starts.
@@ -53,18 +54,19 @@ int less_accepted(void *arg, struct bufferevent *bev, struct xg_tls_session *tls
 /** Sends the peer's queued messages and the re-sends (less_session_udp_out) batched with
  *  sendmmsg(2) (core/udp_batch.h); nothing while the peer's address is unknown. 0 or a
  *  negative errno. */
-int udp_flush(struct peer *p, bool force);
+int less_udp_flush(struct less_peer *p, bool force);
 /** The datagram event of a UDP peer's session: queued on the adapter's batch. */
-void udp_datagram(void *user, const uint8_t *buf, size_t len);
-int on_udp_peer(void *arg, const struct sockaddr *sa, socklen_t len, char *why, size_t why_size);
+void less_udp_datagram(void *user, const uint8_t *buf, size_t len);
+int less_on_udp_peer(void *arg, const struct sockaddr *sa, socklen_t len, char *why,
+                     size_t why_size);
 /** Status of a bind address given by name (state while it resolves, last_error, its failures in
  *  dns_failures); nothing for a numeric bind. */
 void less_udp_bind_status(const struct less_adapter *la, struct xg_status *st);
 
 /** UDP: the socket is readable (less_udp.c); handles up to 64 datagrams. */
-void udp_read_cb(evutil_socket_t fd, short what, void *arg);
+void less_udp_read_cb(evutil_socket_t fd, short what, void *arg);
 
 /** UDP: the periodic timer (less_udp.c): re-sends and keep-alive acks. */
-void udp_timer_cb(evutil_socket_t fd, short what, void *arg);
+void less_udp_timer_cb(evutil_socket_t fd, short what, void *arg);
 
 #endif

@@ -79,18 +79,18 @@ int less_create(struct xg_adapter *a, const struct xg_conf *conf, struct xg_erro
     if (la) xg_egress_controls_init(&la->controls, 0, 0, "LESS entity state has no field for them");
     if (!la) return -ENOMEM;
     a->priv = la;
-    la->a = a;
+    la->env.a = a;
     la->udp_fd = -1;
     la->state = "stopped";
     const char *mode, *connect, *listen, *bind, *peer, *key_file, *signature, *key_id;
     int rc;
     if ((rc = xg_conf_string(conf, "mode", "connect", &mode, err))) return rc;
     if (strcmp(mode, "connect") == 0)
-        la->mode = MODE_CONNECT;
+        la->env.mode = LESS_MODE_CONNECT;
     else if (strcmp(mode, "listen") == 0)
-        la->mode = MODE_LISTEN;
+        la->env.mode = LESS_MODE_LISTEN;
     else if (strcmp(mode, "udp") == 0)
-        la->mode = MODE_UDP;
+        la->env.mode = LESS_MODE_UDP;
     else
         return xg_conf_error(err, xg_conf_get(conf, "mode"), -EINVAL,
                              "mode '%s' must be connect, listen or udp", mode);
@@ -107,12 +107,12 @@ int less_create(struct xg_adapter *a, const struct xg_conf *conf, struct xg_erro
         (rc =
              xg_conf_int(conf, "max_output_bytes", 4 << 20, 4096, 1 << 30, &la->max_output, err)) ||
         (rc = xg_conf_int(conf, "slow_timeout_ms", 2000, 0, 3600000, &la->slow_timeout_ms, err)) ||
-        (rc = xg_conf_int(conf, "mtu", LESS_UDP_DEFAULT_MTU, 64, 65507, &la->mtu, err)))
+        (rc = xg_conf_int(conf, "mtu", LESS_UDP_DEFAULT_MTU, 64, 65507, &la->env.mtu, err)))
         return rc;
     const char *addr = NULL, *addr_key = NULL;
-    if (la->mode == MODE_CONNECT) addr = connect, addr_key = "connect";
-    if (la->mode == MODE_LISTEN) addr = listen, addr_key = "listen";
-    if (la->mode == MODE_UDP) addr = bind, addr_key = "bind";
+    if (la->env.mode == LESS_MODE_CONNECT) addr = connect, addr_key = "connect";
+    if (la->env.mode == LESS_MODE_LISTEN) addr = listen, addr_key = "listen";
+    if (la->env.mode == LESS_MODE_UDP) addr = bind, addr_key = "bind";
     if (!addr)
         return xg_conf_error(err, conf, -EINVAL, "less adapter in mode '%s' needs '%s:'", mode,
                              addr_key);
@@ -122,7 +122,7 @@ int less_create(struct xg_adapter *a, const struct xg_conf *conf, struct xg_erro
             return xg_conf_error(err, xg_conf_get(conf, other[i]), -EINVAL,
                                  "'%s:' does not apply to mode '%s' (use '%s:')", other[i], mode,
                                  addr_key);
-    if (peer && la->mode != MODE_UDP)
+    if (peer && la->env.mode != LESS_MODE_UDP)
         return xg_conf_error(err, xg_conf_get(conf, "peer"), -EINVAL,
                              "'peer:' only applies to mode 'udp'");
     char host[256];
@@ -131,7 +131,8 @@ int less_create(struct xg_adapter *a, const struct xg_conf *conf, struct xg_erro
         return xg_conf_error(err, xg_conf_get(conf, addr_key), -EINVAL, "%s: '%s' is not host:port",
                              addr_key, addr);
     if ((rc = copy_conf(la->target, sizeof la->target, addr, conf, addr_key, err))) return rc;
-    if (la->mode == MODE_UDP) { /* syntax only (--check): names resolve at start, no DNS here */
+    if (la->env.mode ==
+        LESS_MODE_UDP) { /* syntax only (--check): names resolve at start, no DNS here */
         if ((rc = xg_udp_bind_conf(&la->ubind, addr, "0.0.0.0", 0, err)))
             return xg_conf_error(err, xg_conf_get(conf, "bind"), rc, "bind: %s", err->msg);
         struct xg_udp_bind pb = {0};
@@ -141,7 +142,8 @@ int less_create(struct xg_adapter *a, const struct xg_conf *conf, struct xg_erro
     }
     if (peer && (rc = copy_conf(la->udp_peer, sizeof la->udp_peer, peer, conf, "peer", err)))
         return rc;
-    if ((rc = copy_conf(la->key_id, sizeof la->key_id, key_id, conf, "key_id", err))) return rc;
+    if ((rc = copy_conf(la->env.key_id, sizeof la->env.key_id, key_id, conf, "key_id", err)))
+        return rc;
     /* TLS */
     const struct xg_conf *tls = xg_conf_get(conf, "tls");
     if (tls) {
@@ -153,11 +155,11 @@ int less_create(struct xg_adapter *a, const struct xg_conf *conf, struct xg_erro
             (rc = xg_conf_string(tls, "server_name", NULL, &sn, err)) ||
             (rc = xg_conf_bool(tls, "verify", true, &la->tls_verify, err)))
             return rc;
-        if (la->mode == MODE_UDP)
+        if (la->env.mode == LESS_MODE_UDP)
             return xg_conf_error(err, tls, -EINVAL, "tls applies to TCP modes only (not udp)");
-        if (la->mode == MODE_LISTEN && (!cert || !key))
+        if (la->env.mode == LESS_MODE_LISTEN && (!cert || !key))
             return xg_conf_error(err, tls, -EINVAL, "tls in listen mode needs 'cert' and 'key'");
-        if (la->mode == MODE_CONNECT && la->tls_verify && !ca)
+        if (la->env.mode == LESS_MODE_CONNECT && la->tls_verify && !ca)
             return xg_conf_error(err, tls, -EINVAL,
                                  "tls with verify: true needs 'ca' (the CA that signed the peer)");
         if (cert) resolve_path(xg_conf_get(tls, "cert"), cert, la->tls_cert, sizeof la->tls_cert);
@@ -165,11 +167,11 @@ int less_create(struct xg_adapter *a, const struct xg_conf *conf, struct xg_erro
         if (ca) resolve_path(xg_conf_get(tls, "ca"), ca, la->tls_ca, sizeof la->tls_ca);
         if (sn)
             snprintf(la->server_name, sizeof la->server_name, "%s", sn);
-        else if (la->mode == MODE_CONNECT)
+        else if (la->env.mode == LESS_MODE_CONNECT)
             snprintf(la->server_name, sizeof la->server_name, "%s", host);
         la->tls_on = true;
         /* load the files now so that --check reports bad certificates */
-        struct xg_tls_conf tc = {.server = la->mode == MODE_LISTEN,
+        struct xg_tls_conf tc = {.server = la->env.mode == LESS_MODE_LISTEN,
                                  .cert = cert ? la->tls_cert : NULL,
                                  .key = key ? la->tls_key : NULL,
                                  .ca = ca ? la->tls_ca : NULL,
@@ -185,7 +187,7 @@ int less_create(struct xg_adapter *a, const struct xg_conf *conf, struct xg_erro
                                  "signature: none contradicts key_file");
         la->signature_none = true;
         bool loop = host_is_loopback(addr) && (!peer || host_is_loopback(peer));
-        if (la->mode == MODE_LISTEN && !host_is_loopback(addr)) loop = false;
+        if (la->env.mode == LESS_MODE_LISTEN && !host_is_loopback(addr)) loop = false;
         if (!loop && !la->tls_on && !la->insecure)
             return xg_conf_error(
                 err, xg_conf_get(conf, "signature"), -EPERM,
@@ -195,7 +197,7 @@ int less_create(struct xg_adapter *a, const struct xg_conf *conf, struct xg_erro
         if (xg_conf_get(conf, "keys"))
             return xg_conf_error(err, xg_conf_get(conf, "keys"), -EINVAL,
                                  "signature: none contradicts keys");
-        la->key.len = 0;
+        la->env.key.len = 0;
         la->n_keys = 1;
     } else if (strcmp(signature, "hmac-sha256-64") == 0) {
         if (key_file) {
@@ -203,7 +205,7 @@ int less_create(struct xg_adapter *a, const struct xg_conf *conf, struct xg_erro
             resolve_path(xg_conf_get(conf, "key_file"), key_file, kp, sizeof kp);
             if ((rc = read_key_file(kp, &la->keys[0], xg_conf_get(conf, "key_file"), err)))
                 return rc;
-            snprintf(la->key_ids[0], sizeof la->key_ids[0], "%s", la->key_id);
+            snprintf(la->key_ids[0], sizeof la->key_ids[0], "%s", la->env.key_id);
             la->n_keys = 1;
         }
         const struct xg_conf *keys = xg_conf_get(conf, "keys");
@@ -239,12 +241,12 @@ int less_create(struct xg_adapter *a, const struct xg_conf *conf, struct xg_erro
                                  "'keys:' or 'signature: none'");
         int send = -1;
         for (int k = 0; k < la->n_keys; k++)
-            if (strcmp(la->key_ids[k], la->key_id) == 0) send = k;
+            if (strcmp(la->key_ids[k], la->env.key_id) == 0) send = k;
         if (send < 0)
             return xg_conf_error(err,
                                  xg_conf_get(conf, "key_id") ? xg_conf_get(conf, "key_id") : conf,
-                                 -EINVAL, "key_id '%s' is not among the keys", la->key_id);
-        la->key = la->keys[send];
+                                 -EINVAL, "key_id '%s' is not among the keys", la->env.key_id);
+        la->env.key = la->keys[send];
     } else {
         return xg_conf_error(err, xg_conf_get(conf, "signature"), -EINVAL,
                              "signature '%s' must be hmac-sha256-64 or none", signature);
@@ -252,8 +254,8 @@ int less_create(struct xg_adapter *a, const struct xg_conf *conf, struct xg_erro
     const struct xg_conf *schemas = xg_conf_get(conf, "schemas");
     if (schemas) {
         if ((rc = xg_conf_expect(schemas, XG_CONF_SEQ, "schemas", err))) return rc;
-        la->mappings = calloc(schemas->n_items + 1, sizeof *la->mappings);
-        if (!la->mappings) return -ENOMEM;
+        la->env.mappings = calloc(schemas->n_items + 1, sizeof *la->env.mappings);
+        if (!la->env.mappings) return -ENOMEM;
         for (size_t i = 0; i < schemas->n_items; i++) {
             const struct xg_conf *it = schemas->items[i];
             if (it->type != XG_CONF_SCALAR || !it->value)
@@ -261,12 +263,12 @@ int less_create(struct xg_adapter *a, const struct xg_conf *conf, struct xg_erro
             char mp[512];
             resolve_path(it, it->value, mp, sizeof mp);
             struct xg_error e2 = {0};
-            rc = less_mapping_load(mp, &la->mappings[la->n_mappings], &e2);
+            rc = less_mapping_load(mp, &la->env.mappings[la->env.n_mappings], &e2);
             if (rc) return xg_conf_error(err, it, rc, "schema mapping: %s", e2.msg);
-            la->n_mappings++;
+            la->env.n_mappings++;
         }
     }
-    la->arena_buf = malloc(ARENA_SIZE);
-    if (!la->arena_buf) return -ENOMEM;
+    la->env.arena_buf = malloc(LESS_ARENA_SIZE);
+    if (!la->env.arena_buf) return -ENOMEM;
     return 0;
 }

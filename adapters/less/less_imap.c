@@ -12,7 +12,7 @@ static size_t imap_hash(int64_t k, size_t cap)
     return (size_t)(x >> 17) & (cap - 1);
 }
 
-void imap_free(struct imap *m)
+void less_imap_free(struct less_imap *m)
 {
     free(m->keys);
     free(m->vals);
@@ -20,25 +20,25 @@ void imap_free(struct imap *m)
     memset(m, 0, sizeof *m);
 }
 
-static int imap_grow(struct imap *m)
+static int imap_grow(struct less_imap *m)
 {
-    struct imap n = {0};
+    struct less_imap n = {0};
     n.cap = m->cap ? m->cap * 2 : 64;
     n.keys = calloc(n.cap, sizeof *n.keys);
     n.vals = calloc(n.cap, sizeof *n.vals);
     n.used = calloc(n.cap, 1);
     if (!n.keys || !n.vals || !n.used) {
-        imap_free(&n);
+        less_imap_free(&n);
         return -ENOMEM;
     }
     for (size_t i = 0; i < m->cap; i++)
-        if (m->used[i]) imap_put(&n, m->keys[i], m->vals[i]);
-    imap_free(m);
+        if (m->used[i]) less_imap_put(&n, m->keys[i], m->vals[i]);
+    less_imap_free(m);
     *m = n;
     return 0;
 }
 
-int imap_put(struct imap *m, int64_t k, uint32_t v)
+int less_imap_put(struct less_imap *m, int64_t k, uint32_t v)
 {
     if ((m->n + 1) * 2 > m->cap && imap_grow(m)) return -ENOMEM;
     size_t i = imap_hash(k, m->cap);
@@ -51,7 +51,7 @@ int imap_put(struct imap *m, int64_t k, uint32_t v)
     return 0;
 }
 
-bool imap_get(const struct imap *m, int64_t k, uint32_t *v)
+bool less_imap_get(const struct less_imap *m, int64_t k, uint32_t *v)
 {
     if (!m->cap) return false;
     size_t i = imap_hash(k, m->cap);
@@ -65,7 +65,7 @@ bool imap_get(const struct imap *m, int64_t k, uint32_t *v)
     return false;
 }
 
-void imap_del(struct imap *m, int64_t k)
+void less_imap_del(struct less_imap *m, int64_t k)
 {
     if (!m->cap) return;
     size_t i = imap_hash(k, m->cap);

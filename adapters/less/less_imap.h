@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 /** The map; all-zero is an empty map that owns no memory. */
-struct imap {
+struct less_imap {
     int64_t *keys;
     uint32_t *vals;
     uint8_t *used;
@@ -18,15 +18,15 @@ struct imap {
 };
 
 /** Frees the map's memory and leaves it empty (all-zero). */
-void imap_free(struct imap *m);
+void less_imap_free(struct less_imap *m);
 
 /** Sets key k to v (replacing an existing value). Returns 0, or -ENOMEM (the map is unchanged). */
-int imap_put(struct imap *m, int64_t k, uint32_t v);
+int less_imap_put(struct less_imap *m, int64_t k, uint32_t v);
 
 /** Looks key k up: true and *v set if present. */
-bool imap_get(const struct imap *m, int64_t k, uint32_t *v);
+bool less_imap_get(const struct less_imap *m, int64_t k, uint32_t *v);
 
 /** Removes key k if present. */
-void imap_del(struct imap *m, int64_t k);
+void less_imap_del(struct less_imap *m, int64_t k);
 
 #endif

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "adapters/less/less_adapter_priv.h"
 #include "adapters/less/less_codec.h"
 #include "adapters/less/less_imap.h"
 #include "adapters/less/less_mapping.h"
@@ -27,11 +26,11 @@ static const char *adapter_name_of(const struct xg_adapter *a, int index)
 
 /* ---- life cycle ---- */
 
-void less_session_init(struct less_session *s, struct less_adapter *la, const char *addr,
+void less_session_init(struct less_session *s, struct less_env *la, const char *addr,
                        const struct less_session_events *ev)
 {
     memset(s, 0, sizeof *s);
-    s->la = la;
+    s->env = la;
     if (ev) s->ev = *ev;
     snprintf(s->addr, sizeof s->addr, "%s", addr);
     s->quantum_ns = 1000;
@@ -44,7 +43,7 @@ void less_session_free(struct less_session *s)
 {
     /* the peer's entities go away with it */
     for (size_t i = 0; i < s->n_in; i++)
-        if (s->in[i].table_id) xg_table_remove(s->la->a->table, s->in[i].table_id);
+        if (s->in[i].table_id) xg_table_remove(s->env->a->table, s->in[i].table_id);
     for (int i = 0; i < 256; i++) {
         free(s->sent[i].msgs);
         free(s->sent[i].refs);
@@ -54,10 +53,10 @@ void less_session_free(struct less_session *s)
     free(s->in);
     free(s->out);
     free(s->msgbuf);
-    imap_free(&s->in_map);
-    imap_free(&s->out_map);
-    imap_free(&s->out_wire);
-    imap_free(&s->pend_ents);
+    less_imap_free(&s->in_map);
+    less_imap_free(&s->out_map);
+    less_imap_free(&s->out_wire);
+    less_imap_free(&s->pend_ents);
     free(s->pend_typeids);
     memset(s, 0, sizeof *s);
 }
@@ -69,7 +68,7 @@ bool less_session_ready(const struct less_session *s)
 
 /* ---- context callbacks ---- */
 
-const struct less_schema *peer_type_schema(struct less_session *p, int64_t typeid)
+const struct less_schema *less_peer_type_schema(struct less_session *p, int64_t typeid)
 {
     for (size_t i = 0; i < p->n_ptypes; i++)
         if (p->ptypes[i].typeid == typeid) return p->ptypes[i].schema;
@@ -81,24 +80,24 @@ const struct less_schema *peer_type_schema(struct less_session *p, int64_t typei
 
 static const struct less_schema *cb_rx_sender_type(void *user, int64_t typeid)
 {
-    return peer_type_schema(user, typeid);
+    return less_peer_type_schema(user, typeid);
 }
 
 static const struct less_schema *cb_our_type(void *user, int64_t typeid)
 {
     (void)user;
-    return typeid == OUR_TYPEID ? less_pose_schema() : NULL;
+    return typeid == LESS_OUR_TYPEID ? less_pose_schema() : NULL;
 }
 
-int cb_rx_sender_entity(void *user, int64_t id, int64_t *typeid)
+int less_cb_rx_sender_entity(void *user, int64_t id, int64_t *typeid)
 {
     struct less_session *p = user;
     uint32_t idx;
-    if (imap_get(&p->in_map, id, &idx)) {
+    if (less_imap_get(&p->in_map, id, &idx)) {
         *typeid = p->in[idx].typeid;
         return 0;
     }
-    if (p->dry && imap_get(&p->pend_ents, id, &idx)) {
+    if (p->dry && less_imap_get(&p->pend_ents, id, &idx)) {
         *typeid = p->pend_typeids[idx];
         return 0;
     }
@@ -108,8 +107,8 @@ int cb_rx_sender_entity(void *user, int64_t id, int64_t *typeid)
 static int cb_our_entity(void *user, int64_t id, int64_t *typeid)
 {
     struct less_session *p = user;
-    if (!imap_get(&p->out_wire, id, NULL)) return -ENOENT;
-    *typeid = OUR_TYPEID;
+    if (!less_imap_get(&p->out_wire, id, NULL)) return -ENOENT;
+    *typeid = LESS_OUR_TYPEID;
     return 0;
 }
 
@@ -117,14 +116,14 @@ static int cb_tx_receiver_entity(void *user, int64_t id, int64_t *typeid)
 {
     struct less_session *p = user;
     p->dry = false;
-    return cb_rx_sender_entity(user, id, typeid);
+    return less_cb_rx_sender_entity(user, id, typeid);
 }
 
-void rx_ctx(struct less_session *p, struct less_context *c)
+void less_rx_ctx(struct less_session *p, struct less_context *c)
 {
     *c = (struct less_context){.sender_type = cb_rx_sender_type,
                                .receiver_type = cb_our_type,
-                               .sender_entity_type = cb_rx_sender_entity,
+                               .sender_entity_type = less_cb_rx_sender_entity,
                                .receiver_entity_type = cb_our_entity,
                                .user = p};
 }
@@ -140,7 +139,7 @@ static void tx_ctx(struct less_session *p, struct less_context *c)
 
 /* ---- sending ---- */
 
-int64_t next_ts(struct less_session *p, int64_t now)
+int64_t less_next_ts(struct less_session *p, int64_t now)
 {
     int64_t ts = xg_ns_to_us(now);
     if (ts <= p->last_tx_ts) ts = p->last_tx_ts + 1;
@@ -149,7 +148,7 @@ int64_t next_ts(struct less_session *p, int64_t now)
 }
 
 /* Append one message to the peer's pending packet. */
-int queue_msg(struct less_session *p, const struct less_msg *m)
+int less_queue_msg(struct less_session *p, const struct less_msg *m)
 {
     struct less_context c;
     tx_ctx(p, &c);
@@ -162,7 +161,7 @@ int queue_msg(struct less_session *p, const struct less_msg *m)
         if (rc == 0) {
             if (p->msg_count >= p->midx_cap) {
                 size_t nc = p->midx_cap ? p->midx_cap * 2 : 64;
-                struct msg_ref *nr = realloc(p->midx, nc * sizeof *nr);
+                struct less_msg_ref *nr = realloc(p->midx, nc * sizeof *nr);
                 if (!nr) return -ENOMEM;
                 p->midx = nr;
                 p->midx_cap = nc;
@@ -171,15 +170,15 @@ int queue_msg(struct less_session *p, const struct less_msg *m)
                           : m->code == LESS_MSG_UPDATE_ENTITY  ? m->u.update_entity.entity_id
                           : m->code == LESS_MSG_REMOVE_ENTITY  ? m->u.remove_entity.entity_id
                                                                : -1;
-            p->midx[p->msg_count] = (struct msg_ref){(uint8_t)m->code, (uint32_t)p->msg_len,
-                                                     (uint32_t)(w.len - p->msg_len), wid};
+            p->midx[p->msg_count] = (struct less_msg_ref){(uint8_t)m->code, (uint32_t)p->msg_len,
+                                                          (uint32_t)(w.len - p->msg_len), wid};
             p->msg_len = w.len;
             p->msg_count++;
             return 0;
         }
         if (rc != -EMSGSIZE) {
-            XG_WARN_PEER(&p->la->lim_send, p->la->a->name, "peer %s: cannot encode %s: %s", p->addr,
-                         less_msg_name(m->code), err.msg);
+            XG_WARN_PEER(&p->env->lim_send, p->env->a->name, "peer %s: cannot encode %s: %s",
+                         p->addr, less_msg_name(m->code), err.msg);
             return rc;
         }
         size_t ncap = p->msg_cap ? p->msg_cap * 2 : 4096;
@@ -194,7 +193,7 @@ int queue_msg(struct less_session *p, const struct less_msg *m)
 /* TCP: the queued messages as one signed packet. */
 int less_session_tcp_packet(struct less_session *p, int64_t now, const uint8_t **out, size_t *len)
 {
-    struct less_adapter *la = p->la;
+    struct less_env *la = p->env;
     if (!p->msg_count) return 0;
     size_t need = p->msg_len + 32;
     if (la->pktbuf_cap < need) {
@@ -206,8 +205,8 @@ int less_session_tcp_packet(struct less_session *p, int64_t now, const uint8_t *
     struct xg_writer w;
     xg_writer_init(&w, la->pktbuf, la->pktbuf_cap);
     struct xg_error err = {0};
-    int rc =
-        less_tcp_encode(&w, &la->key, next_ts(p, now), p->msg_count, p->msgbuf, p->msg_len, &err);
+    int rc = less_tcp_encode(&w, &la->key, less_next_ts(p, now), p->msg_count, p->msgbuf,
+                             p->msg_len, &err);
     p->msg_len = 0;
     p->msg_count = 0;
     if (rc) {
@@ -219,9 +218,9 @@ int less_session_tcp_packet(struct less_session *p, int64_t now, const uint8_t *
     return 1;
 }
 
-void send_connection_control(struct less_session *p)
+void less_send_connection_control(struct less_session *p)
 {
-    struct less_adapter *la = p->la;
+    struct less_env *la = p->env;
     struct less_prop_value pv[LESS_CONN_N_PROPS];
     const struct less_component *cc = &less_connection_schema()->components[0];
     size_t n = 0;
@@ -241,15 +240,15 @@ void send_connection_control(struct less_session *p)
 #undef CC_INT
     struct less_msg m = {.code = LESS_MSG_CONNECTION_CONTROL};
     m.u.connection_control.props = (struct less_prop_list){pv, n};
-    queue_msg(p, &m);
+    less_queue_msg(p, &m);
     struct less_msg t = {.code = LESS_MSG_INTRODUCE_TYPE};
-    t.u.introduce_type.typeid = OUR_TYPEID;
+    t.u.introduce_type.typeid = LESS_OUR_TYPEID;
     t.u.introduce_type.uri = LESS_POSE_URI;
     t.u.introduce_type.uri_len = strlen(LESS_POSE_URI);
-    queue_msg(p, &t);
+    less_queue_msg(p, &t);
 }
 
-enum xg_kind kind_from_wire(int64_t k)
+enum xg_kind less_kind_from_wire(int64_t k)
 {
     switch (k) {
     case LESS_KIND_HEAD:
@@ -273,58 +272,58 @@ static bool is_federated(const struct xg_entity *e)
 }
 
 /* Would sending e to p echo it back toward the gateway it came from? */
-bool echo_toward(const struct less_session *p, const struct xg_entity *e)
+bool less_echo_toward(const struct less_session *p, const struct xg_entity *e)
 {
     return is_federated(e) && p->peer_gw[0] && strcmp(xg_entity_origin_gateway(e), p->peer_gw) == 0;
 }
 
-struct out_ent *out_find(struct less_session *p, uint32_t table_id)
+struct less_out_ent *less_out_find(struct less_session *p, uint32_t table_id)
 {
     uint32_t idx;
-    return imap_get(&p->out_map, table_id, &idx) ? &p->out[idx] : NULL;
+    return less_imap_get(&p->out_map, table_id, &idx) ? &p->out[idx] : NULL;
 }
 
-static struct out_ent *out_add(struct less_session *p, uint32_t table_id)
+static struct less_out_ent *out_add(struct less_session *p, uint32_t table_id)
 {
     if (p->n_out == p->cap_out) {
         size_t nc = p->cap_out ? p->cap_out * 2 : 32;
-        struct out_ent *no = realloc(p->out, nc * sizeof *no);
+        struct less_out_ent *no = realloc(p->out, nc * sizeof *no);
         if (!no) return NULL;
         p->out = no;
         p->cap_out = nc;
     }
-    struct out_ent *o = &p->out[p->n_out];
-    *o = (struct out_ent){
+    struct less_out_ent *o = &p->out[p->n_out];
+    *o = (struct less_out_ent){
         .table_id = table_id, .wire_id = p->next_wire_id++, .active_sent = -1, .intro_seq = -1};
-    if (imap_put(&p->out_map, table_id, (uint32_t)p->n_out) ||
-        imap_put(&p->out_wire, o->wire_id, table_id))
+    if (less_imap_put(&p->out_map, table_id, (uint32_t)p->n_out) ||
+        less_imap_put(&p->out_wire, o->wire_id, table_id))
         return NULL;
     p->n_out++;
     return o;
 }
 
-void out_del(struct less_session *p, uint32_t table_id)
+void less_out_del(struct less_session *p, uint32_t table_id)
 {
     uint32_t idx;
-    if (!imap_get(&p->out_map, table_id, &idx)) return;
-    imap_del(&p->out_map, table_id);
-    imap_del(&p->out_wire, p->out[idx].wire_id);
+    if (!less_imap_get(&p->out_map, table_id, &idx)) return;
+    less_imap_del(&p->out_map, table_id);
+    less_imap_del(&p->out_wire, p->out[idx].wire_id);
     size_t last = p->n_out - 1;
     if (idx != last) {
         p->out[idx] = p->out[last];
-        imap_put(&p->out_map, p->out[idx].table_id, idx);
+        less_imap_put(&p->out_map, p->out[idx].table_id, idx);
     }
     p->n_out--;
 }
 
 /* Encode an introduce (full) or update (changing properties) of e for peer p. */
-void send_entity(struct less_session *p, const struct xg_entity *e, const struct xg_pose *pose_in,
-                 bool introduce)
+void less_send_entity(struct less_session *p, const struct xg_entity *e,
+                      const struct xg_pose *pose_in, bool introduce)
 {
-    struct less_adapter *la = p->la;
+    struct less_env *la = p->env;
     struct xg_pose pose = *pose_in;
     xg_frame_pose_out(la->a->frame, &pose);
-    struct out_ent *o = out_find(p, xg_entity_id(e));
+    struct less_out_ent *o = less_out_find(p, xg_entity_id(e));
     if (!o) {
         if (!(o = out_add(p, xg_entity_id(e)))) return;
         introduce = true;
@@ -380,27 +379,28 @@ void send_entity(struct less_session *p, const struct xg_entity *e, const struct
     memset(&m, 0, sizeof m);
     if (introduce) {
         m.code = LESS_MSG_INTRODUCE_ENTITY;
-        m.u.introduce_entity.typeid = OUR_TYPEID;
+        m.u.introduce_entity.typeid = LESS_OUR_TYPEID;
         m.u.introduce_entity.entity_id = o->wire_id;
         m.u.introduce_entity.components = (struct less_comp_values_list){&cv, 1};
         o->intro_seq = -1; /* set when the datagram goes out */
         o->introduce_acked = false;
         la->entities_introduced++;
     } else {
-        if (la->mode == MODE_UDP && !o->introduce_acked) return; /* P15: wait for the ack */
+        if (la->mode == LESS_MODE_UDP && !o->introduce_acked) return; /* P15: wait for the ack */
         m.code = LESS_MSG_UPDATE_ENTITY;
         m.u.update_entity.entity_id = o->wire_id;
         m.u.update_entity.components = (struct less_comp_values_list){&cv, 1};
     }
-    if (queue_msg(p, &m) == 0) {
+    if (less_queue_msg(p, &m) == 0) {
         o->active_sent = (int8_t)lp.active;
         la->a->samples_out++;
     }
     /* keep TCP packets bounded (UDP datagrams are cut at the MTU) */
-    if (la->mode != MODE_UDP && p->msg_len > 60000 && p->ev.flush) p->ev.flush(p->ev.user);
+    if (la->mode != LESS_MODE_UDP && p->msg_len > 60000 && p->ev.flush) p->ev.flush(p->ev.user);
 }
 
-void send_result(struct less_session *p, int64_t request_id, int64_t status, const char *reason)
+void less_send_result(struct less_session *p, int64_t request_id, int64_t status,
+                      const char *reason)
 {
     struct less_msg m = {.code = LESS_MSG_METHOD_RESULT};
     m.u.method_result.request_id = request_id;
@@ -408,5 +408,5 @@ void send_result(struct less_session *p, int64_t request_id, int64_t status, con
     m.u.method_result.ret.type = &less_type_string;
     m.u.method_result.ret.u.str.p = reason;
     m.u.method_result.ret.u.str.len = strlen(reason);
-    queue_msg(p, &m);
+    less_queue_msg(p, &m);
 }

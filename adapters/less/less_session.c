@@ -3,7 +3,7 @@
  * (connection-control, types, subscriptions, entity introduce/update/remove, requests answered
  * 403/404; P5-P17). A dry pass checks every message against the packet's own introductions
  * before anything is applied. The TCP and UDP glue (less_tcp.c, less_udp.c) hand packets to
- * less_session_rx_tcp() / less_session_rx_udp(); answers are queued with queue_msg(); the
+ * less_session_rx_tcp() / less_session_rx_udp(); answers are queued with less_queue_msg(); the
  * session's events (up, subscribed) go to the glue. */
 #include <errno.h>
 #include <inttypes.h>
@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "adapters/less/less_adapter_priv.h"
 #include "adapters/less/less_codec.h"
 #include "adapters/less/less_imap.h"
 #include "adapters/less/less_mapping.h"
@@ -24,26 +23,49 @@
 
 /* ---- receiving ---- */
 
-static struct in_ent *in_find(struct less_session *p, int64_t wire_id)
+/* The "session=<token>" word of a connection-control schema string ("" if none). */
+void less_session_token(const char *schema, char *out, size_t size)
+{
+    const char *t = strstr(schema, "session=");
+    out[0] = '\0';
+    if (!t) return;
+    t += 8;
+    size_t n = strcspn(t, " ;,");
+    if (n >= size) n = size - 1;
+    memcpy(out, t, n);
+    out[n] = '\0';
+}
+
+/* Our schema for a type URI the peer introduces: the pose schema or a loaded mapping. */
+const struct less_schema *less_schema_for_uri(const struct less_env *la, const char *uri)
+{
+    if (strcmp(uri, LESS_POSE_URI) == 0) return less_pose_schema();
+    for (size_t i = 0; i < la->n_mappings; i++)
+        if (strcmp(uri, la->mappings[i]->schema.uri) == 0)
+            return less_mapping_schema(la->mappings[i]);
+    return NULL;
+}
+
+static struct less_in_ent *in_find(struct less_session *p, int64_t wire_id)
 {
     uint32_t idx;
-    return imap_get(&p->in_map, wire_id, &idx) ? &p->in[idx] : NULL;
+    return less_imap_get(&p->in_map, wire_id, &idx) ? &p->in[idx] : NULL;
 }
 
 static void in_remove(struct less_session *p, int64_t wire_id)
 {
     uint32_t idx;
-    if (!imap_get(&p->in_map, wire_id, &idx)) return;
-    struct less_adapter *la = p->la;
+    if (!less_imap_get(&p->in_map, wire_id, &idx)) return;
+    struct less_env *la = p->env;
     if (p->in[idx].table_id) xg_table_remove(la->a->table, p->in[idx].table_id);
-    imap_del(&p->in_map, wire_id);
+    less_imap_del(&p->in_map, wire_id);
     size_t last = p->n_in - 1;
     if (idx != last) {
         p->in[idx] = p->in[last];
         /* re-point the borrowed strings at the moved buffers */
         p->in[idx].pose.name = p->in[idx].name;
         p->in[idx].pose.origin = p->in[idx].origin;
-        imap_put(&p->in_map, p->in[idx].wire_id, idx);
+        less_imap_put(&p->in_map, p->in[idx].wire_id, idx);
     }
     p->n_in--;
 }
@@ -73,12 +95,12 @@ static int dup_visit(void *user, const struct xg_entity *e, const struct xg_pose
 }
 
 /* Merge a decoded property list into the entity and push a sample to the table. */
-static int apply_props(struct less_session *p, struct in_ent *ie,
+static int apply_props(struct less_session *p, struct less_in_ent *ie,
                        const struct less_comp_values_list *cl, int64_t ts_quanta, int64_t now,
                        struct xg_error *err)
 {
-    struct less_adapter *la = p->la;
-    const struct less_schema *schema = peer_type_schema(p, ie->typeid);
+    struct less_env *la = p->env;
+    const struct less_schema *schema = less_peer_type_schema(p, ie->typeid);
     if (!schema) return 0;
     uint32_t got = 0;
     struct less_pose tmp = ie->pose;
@@ -181,7 +203,7 @@ static int apply_props(struct less_session *p, struct in_ent *ie,
         else
             snprintf(src, sizeof src, "entity%" PRId64, ie->wire_id);
         struct xg_entity_key key = {.source = src,
-                                    .kind = kind_from_wire(lp->kind),
+                                    .kind = less_kind_from_wire(lp->kind),
                                     .origin_gateway = ie->origin_gw[0] ? ie->origin_gw : NULL};
         rc = xg_table_update(la->a->table, la->a, &key, &s, &ie->table_id);
     }
@@ -196,7 +218,7 @@ static int apply_props(struct less_session *p, struct in_ent *ie,
 
 static void handle_subscribe(struct less_session *p, const struct less_msg *m)
 {
-    if (m->u.subscribe_type.typeid != OUR_TYPEID) return;
+    if (m->u.subscribe_type.typeid != LESS_OUR_TYPEID) return;
     uint32_t mask = 0;
     for (size_t c = 0; c < m->u.subscribe_type.count; c++) {
         const struct less_comp_subscription *cs = &m->u.subscribe_type.components[c];
@@ -208,8 +230,8 @@ static void handle_subscribe(struct less_session *p, const struct less_msg *m)
     bool first = !p->subscribed;
     p->subscribed = true;
     p->sub_mask = mask;
-    XG_INFO_PEER(&p->la->lim_session, p->la->a->name, "peer %s subscribed to %s (properties 0x%x)",
-                 p->addr, LESS_POSE_URI, mask);
+    XG_INFO_PEER(&p->env->lim_session, p->env->a->name,
+                 "peer %s subscribed to %s (properties 0x%x)", p->addr, LESS_POSE_URI, mask);
     if (first && p->ev.subscribed) p->ev.subscribed(p->ev.user);
 }
 
@@ -218,8 +240,8 @@ static void unsubscribe_all(struct less_session *p)
     while (p->n_out) {
         struct less_msg m = {.code = LESS_MSG_REMOVE_ENTITY};
         m.u.remove_entity.entity_id = p->out[p->n_out - 1].wire_id;
-        queue_msg(p, &m);
-        out_del(p, p->out[p->n_out - 1].table_id);
+        less_queue_msg(p, &m);
+        less_out_del(p, p->out[p->n_out - 1].table_id);
     }
     p->subscribed = false;
 }
@@ -227,7 +249,7 @@ static void unsubscribe_all(struct less_session *p)
 static void handle_introduce_type(struct less_session *p, const struct less_msg *m)
 {
     const char *uri = m->u.introduce_type.uri;
-    const struct less_schema *s = schema_for_uri(p->la, uri);
+    const struct less_schema *s = less_schema_for_uri(p->env, uri);
     const struct less_mapping *map = s && s != less_pose_schema() ? less_mapping_of(s) : NULL;
     if (map && !less_mapping_pose_compatible(map)) s = NULL;
     int64_t typeid = m->u.introduce_type.typeid;
@@ -250,7 +272,7 @@ static void handle_introduce_type(struct less_session *p, const struct less_msg 
         p->n_ptypes++;
     }
     if (!s) {
-        XG_INFO_PEER(&p->la->lim_session, p->la->a->name,
+        XG_INFO_PEER(&p->env->lim_session, p->env->a->name,
                      "peer %s introduced type %" PRId64 " '%s' (not pose-compatible)", p->addr,
                      typeid, uri);
         return;
@@ -264,7 +286,7 @@ static void handle_introduce_type(struct less_session *p, const struct less_msg 
             .path = {1, {0}}, .property_ids = all, .count = LESS_POSE_N_PROPS};
         sub.u.subscribe_type.components = &cs;
         sub.u.subscribe_type.count = 1;
-        queue_msg(p, &sub);
+        less_queue_msg(p, &sub);
         return;
     }
     /* a mapped type: the mapped properties of each component that has any */
@@ -288,8 +310,8 @@ static void handle_introduce_type(struct less_session *p, const struct less_msg 
         }
         sub.u.subscribe_type.components = cs;
         sub.u.subscribe_type.count = n;
-        queue_msg(p, &sub);
-        XG_INFO_PEER(&p->la->lim_session, p->la->a->name,
+        less_queue_msg(p, &sub);
+        XG_INFO_PEER(&p->env->lim_session, p->env->a->name,
                      "peer %s introduced type %" PRId64 " '%s': subscribed (mapping)", p->addr,
                      typeid, uri);
     }
@@ -301,11 +323,11 @@ static int handle_introduce_entity(struct less_session *p, const struct less_msg
                                    int64_t now, struct xg_error *err)
 {
     int64_t id = m->u.introduce_entity.entity_id;
-    struct in_ent *ie = in_find(p, id);
+    struct less_in_ent *ie = in_find(p, id);
     if (!ie) {
         if (p->n_in == p->cap_in) {
             size_t nc = p->cap_in ? p->cap_in * 2 : 32;
-            struct in_ent *ni = realloc(p->in, nc * sizeof *ni);
+            struct less_in_ent *ni = realloc(p->in, nc * sizeof *ni);
             if (!ni) return -ENOMEM;
             p->in = ni;
             p->cap_in = nc;
@@ -317,7 +339,7 @@ static int handle_introduce_entity(struct less_session *p, const struct less_msg
         ie = &p->in[p->n_in];
         memset(ie, 0, sizeof *ie);
         ie->wire_id = id;
-        if (imap_put(&p->in_map, id, (uint32_t)p->n_in)) return -ENOMEM;
+        if (less_imap_put(&p->in_map, id, (uint32_t)p->n_in)) return -ENOMEM;
         p->n_in++;
     }
     ie->typeid = m->u.introduce_entity.typeid;
@@ -332,7 +354,7 @@ static int handle_introduce_entity(struct less_session *p, const struct less_msg
 static int apply_msg(struct less_session *p, const struct less_msg *m, int64_t ts, int64_t now,
                      struct xg_error *err)
 {
-    struct less_adapter *la = p->la;
+    struct less_env *la = p->env;
     switch (m->code) {
     case LESS_MSG_CONNECTION_CONTROL: {
         const struct less_prop_list *l = &m->u.connection_control.props;
@@ -346,7 +368,7 @@ static int apply_msg(struct less_session *p, const struct less_msg *m, int64_t t
                     size_t n = strcspn(g, " ;,");
                     copy_str(p->peer_gw, sizeof p->peer_gw, g, n);
                 }
-                session_token(pv->value.u.str.p, p->peer_session, sizeof p->peer_session);
+                less_session_token(pv->value.u.str.p, p->peer_session, sizeof p->peer_session);
                 break;
             }
             case LESS_CONN_FIRST_SEQ:
@@ -357,7 +379,7 @@ static int apply_msg(struct less_session *p, const struct less_msg *m, int64_t t
                                         pv->value.u.i);
                 if (!p->streaming) {
                     p->first_seq = pv->value.u.i;
-                    if (la->mode == MODE_UDP && !p->any_rx)
+                    if (la->mode == LESS_MODE_UDP && !p->any_rx)
                         less_ack_init(&p->rxwin, (uint8_t)p->first_seq);
                 }
                 break;
@@ -395,12 +417,12 @@ static int apply_msg(struct less_session *p, const struct less_msg *m, int64_t t
         handle_subscribe(p, m);
         return 0;
     case LESS_MSG_UNSUBSCRIBE_TYPE:
-        if (m->u.unsubscribe_type.typeid == OUR_TYPEID) unsubscribe_all(p);
+        if (m->u.unsubscribe_type.typeid == LESS_OUR_TYPEID) unsubscribe_all(p);
         return 0;
     case LESS_MSG_INTRODUCE_ENTITY:
         return handle_introduce_entity(p, m, ts, now, err);
     case LESS_MSG_UPDATE_ENTITY: {
-        struct in_ent *ie = in_find(p, m->u.update_entity.entity_id);
+        struct less_in_ent *ie = in_find(p, m->u.update_entity.entity_id);
         if (!ie) return 0; /* cannot happen: the decoder resolved it */
         return apply_props(p, ie, &m->u.update_entity.components, ts, now, err);
     }
@@ -409,7 +431,7 @@ static int apply_msg(struct less_session *p, const struct less_msg *m, int64_t t
         return 0;
     case LESS_MSG_REQUEST_ENTITY: {
         uint32_t tid;
-        if (!imap_get(&p->out_wire, m->u.request_entity.entity_id, &tid)) {
+        if (!less_imap_get(&p->out_wire, m->u.request_entity.entity_id, &tid)) {
             la->unknown_requests++;
             XG_DEBUG(la->a->name, "peer %s: request-entity for unknown id %" PRId64, p->addr,
                      m->u.request_entity.entity_id);
@@ -419,25 +441,25 @@ static int apply_msg(struct less_session *p, const struct less_msg *m, int64_t t
         const struct xg_entity *e = xg_table_get(la->a->table, tid);
         if (!e || !less_session_ready(p)) return 0;
         xg_entity_predict_at(la->a->table, e, now, &pose);
-        send_entity(p, e, &pose, true);
+        less_send_entity(p, e, &pose, true);
         return 0;
     }
     case LESS_MSG_METHOD_INVOCATION: {
         uint32_t tid;
         char reason[200];
         int64_t id = m->u.method_invocation.entity_id;
-        if (imap_get(&p->out_wire, id, &tid)) {
+        if (less_imap_get(&p->out_wire, id, &tid)) {
             const struct xg_entity *e = xg_table_get(la->a->table, tid);
             snprintf(reason, sizeof reason,
                      "entity %" PRId64 " ('%s') is relayed by gateway '%s', not owned by it", id,
                      e ? xg_entity_name(e) : "?", la->gw_id);
             la->refused_403++;
-            send_result(p, m->u.method_invocation.request_id, 403, reason);
+            less_send_result(p, m->u.method_invocation.request_id, 403, reason);
         } else {
             snprintf(reason, sizeof reason,
                      "no entity %" PRId64 " (the pose schema declares no methods)", id);
             la->not_found_404++;
-            send_result(p, m->u.method_invocation.request_id, 404, reason);
+            less_send_result(p, m->u.method_invocation.request_id, 404, reason);
         }
         XG_INFO_PEER(&la->lim_request, la->a->name,
                      "peer %s: method-invocation %" PRId64 " refused: %s", p->addr,
@@ -447,7 +469,7 @@ static int apply_msg(struct less_session *p, const struct less_msg *m, int64_t t
     case LESS_MSG_TWEAK_ENTITY: {
         char reason[200];
         uint32_t tid = 0;
-        imap_get(&p->out_wire, m->u.tweak_entity.entity_id, &tid);
+        less_imap_get(&p->out_wire, m->u.tweak_entity.entity_id, &tid);
         const struct xg_entity *e = xg_table_get(la->a->table, tid);
         snprintf(reason, sizeof reason,
                  "tweak of entity %" PRId64 " ('%s') property %" PRId64
@@ -455,7 +477,7 @@ static int apply_msg(struct less_session *p, const struct less_msg *m, int64_t t
                  m->u.tweak_entity.entity_id, e ? xg_entity_name(e) : "?",
                  m->u.tweak_entity.property_id, la->gw_id);
         la->refused_403++;
-        send_result(p, -1, 403, reason);
+        less_send_result(p, -1, 403, reason);
         XG_INFO_PEER(&la->lim_request, la->a->name, "peer %s: %s", p->addr, reason);
         return 0;
     }
@@ -477,12 +499,12 @@ static int check_subscribed(struct less_session *p, const struct less_msg *m, ui
         typeid = m->u.introduce_entity.typeid;
         cl = &m->u.introduce_entity.components;
     } else if (m->code == LESS_MSG_UPDATE_ENTITY) {
-        if (cb_rx_sender_entity(p, m->u.update_entity.entity_id, &typeid)) return 0;
+        if (less_cb_rx_sender_entity(p, m->u.update_entity.entity_id, &typeid)) return 0;
         cl = &m->u.update_entity.components;
     } else {
         return 0;
     }
-    const struct less_schema *s = peer_type_schema(p, typeid);
+    const struct less_schema *s = less_peer_type_schema(p, typeid);
     if (!s || s == less_pose_schema()) return 0;
     const struct less_mapping *map = less_mapping_of(s);
     for (size_t c = 0; c < cl->count; c++) {
@@ -506,7 +528,7 @@ static void note_dry(struct less_session *p, const struct less_msg *m)
 {
     if (m->code == LESS_MSG_INTRODUCE_TYPE && p->n_pend_types < 64) {
         p->pend_types[p->n_pend_types] = m->u.introduce_type.typeid;
-        const struct less_schema *sc = schema_for_uri(p->la, m->u.introduce_type.uri);
+        const struct less_schema *sc = less_schema_for_uri(p->env, m->u.introduce_type.uri);
         if (sc && sc != less_pose_schema() && !less_mapping_pose_compatible(less_mapping_of(sc)))
             sc = NULL;
         p->pend_schemas[p->n_pend_types++] = sc;
@@ -519,20 +541,20 @@ static void note_dry(struct less_session *p, const struct less_msg *m)
             p->cap_pend_ent = nc;
         }
         p->pend_typeids[p->n_pend_ent] = m->u.introduce_entity.typeid;
-        imap_put(&p->pend_ents, m->u.introduce_entity.entity_id, (uint32_t)p->n_pend_ent++);
+        less_imap_put(&p->pend_ents, m->u.introduce_entity.entity_id, (uint32_t)p->n_pend_ent++);
     } else if (m->code == LESS_MSG_REMOVE_ENTITY) {
-        imap_del(&p->pend_ents, m->u.remove_entity.entity_id);
+        less_imap_del(&p->pend_ents, m->u.remove_entity.entity_id);
     }
 }
 
 /* Decode every message of f (checking the packet is well formed), then apply them. Returns 0
  * or a negative errno with err naming message, field and value. */
-int process_packet(struct less_session *p, const struct less_frame *f, int64_t now, bool late,
-                   struct xg_error *err)
+int less_process_packet(struct less_session *p, const struct less_frame *f, int64_t now, bool late,
+                        struct xg_error *err)
 {
-    struct less_adapter *la = p->la;
+    struct less_env *la = p->env;
     struct less_context c;
-    rx_ctx(p, &c);
+    less_rx_ctx(p, &c);
     struct less_arena arena;
     struct less_msg m;
     int rc;
@@ -543,10 +565,10 @@ int process_packet(struct less_session *p, const struct less_frame *f, int64_t n
     less_msg_iter_init(&it, f);
     uint64_t idx = 0;
     while (1) {
-        less_arena_init(&arena, la->arena_buf, ARENA_SIZE);
+        less_arena_init(&arena, la->arena_buf, LESS_ARENA_SIZE);
         rc = less_msg_next(&it, &c, &arena, &m, err);
         if (rc <= 0) break;
-        if (idx == 0 && !p->streaming && la->mode != MODE_UDP &&
+        if (idx == 0 && !p->streaming && la->mode != LESS_MODE_UDP &&
             m.code != LESS_MSG_CONNECTION_CONTROL) {
             rc = xg_error_set(err, -EPROTO,
                               "LESS message 0: %s before connection-control (P5: it comes first)",
@@ -559,12 +581,12 @@ int process_packet(struct less_session *p, const struct less_frame *f, int64_t n
     }
     p->dry = false;
     p->n_pend_ent = 0;
-    if (p->pend_ents.n) imap_free(&p->pend_ents);
+    if (p->pend_ents.n) less_imap_free(&p->pend_ents);
     if (rc < 0) return rc;
     /* pass 2: apply */
     less_msg_iter_init(&it, f);
     while (1) {
-        less_arena_init(&arena, la->arena_buf, ARENA_SIZE);
+        less_arena_init(&arena, la->arena_buf, LESS_ARENA_SIZE);
         rc = less_msg_next(&it, &c, &arena, &m, err);
         if (rc <= 0) break;
         /* a late UDP packet (LESS_RX_LATE, P12): its property sets are older than the newest we
@@ -592,5 +614,5 @@ int less_session_rx_tcp(struct less_session *p, const struct less_frame *f, int6
                             f->timestamp, p->last_rx_ts);
     p->any_rx = true;
     p->last_rx_ts = f->timestamp;
-    return process_packet(p, f, now, false, err);
+    return less_process_packet(p, f, now, false, err);
 }

@@ -6,14 +6,17 @@
  * of sent packets kept for re-sends (P12-P14). It takes decoded packets and the time in
  * (less_session_rx_tcp, less_session_rx_udp) and gives bytes and events out: encoded TCP
  * packets (less_session_tcp_packet), UDP datagrams through the `datagram` event
- * (less_session_udp_out, less_session_udp_resend), and the events of struct
+ * (less_session_udp_out, less_udp_resend), and the events of struct
  * less_session_events. Entities the peer introduces go into the adapter's table.
  *
  * The sockets stay in the adapter glue: less_tcp.c (bufferevents, TLS, connect and listen),
  * less_udp.c (the UDP socket, its address and timer) and less_adapter.c (the peers of an
- * adapter, the hub, start/stop). The session reaches the adapter only for its configuration,
- * table, counters and log limiters (struct less_adapter, less_adapter_priv.h), never its sockets;
- * tests/unit/test_less_session.c drives it with no socket at all. */
+ * adapter, the hub, start/stop). The session reaches the adapter only through struct less_env
+ * (below: configuration, table, counters, log limiters, scratch), never its sockets, and calls
+ * no glue function: the glue includes this header, never the other way round
+ * (tests/static/check_less_includes.sh). tests/unit/test_less_session.c drives it with no socket
+ * at all, and links no libevent and no socket call (tests/static/check_socket_free.sh).
+ * Every name this header declares starts with less_ or LESS_. */
 #ifndef XG_LESS_SESSION_H
 #define XG_LESS_SESSION_H
 
@@ -23,18 +26,54 @@
 
 #include "adapters/less/less_codec.h"
 #include "adapters/less/less_imap.h"
+#include "core/adapter.h"
 #include "core/entity.h"
 #include "core/error.h"
+#include "core/log.h"
 #include "core/net.h"
 
-#define OUR_TYPEID 1
-#define UDP_MAX_INFLIGHT 63
-#define UDP_LOSS_NS (250 * XG_NS_PER_MS)
+#define LESS_OUR_TYPEID 1
+#define LESS_ARENA_SIZE (256 * 1024) /* bytes of the decode arena (less_env.arena_buf) */
+#define LESS_UDP_MAX_INFLIGHT 63
+#define LESS_UDP_LOSS_NS (250 * XG_NS_PER_MS)
 
-struct less_adapter;
+struct less_mapping;
+
+/** How the adapter reaches its peers (its `mode` key): the session follows the TCP order rules
+ *  (LESS_MODE_CONNECT, LESS_MODE_LISTEN) or the UDP ones (LESS_MODE_UDP, P12-P15). */
+enum less_mode { LESS_MODE_CONNECT, LESS_MODE_LISTEN, LESS_MODE_UDP };
+
+/** What every session of one adapter shares: the configuration a session reads, the adapter's
+ *  table and counters, its log limiters and scratch buffers. Owned by the adapter glue (the
+ *  `env` member of struct less_adapter, less_adapter_priv.h), set up before the first session
+ *  starts and outliving every session; a unit test fills one by hand. No socket, no libevent. */
+struct less_env {
+    struct xg_adapter *a; /* name, table, frame, rate_hz, samples_in/out, drops */
+    enum less_mode mode;
+    const char *gw_id;    /* our gateway id (federation: origin, echo suppression) */
+    char schema_str[128]; /* our connection-control schema string (P5) */
+    struct less_key key;  /* the key we sign with (id key_id) */
+    char key_id[64];
+    int64_t mtu; /* UDP: largest datagram sent or accepted, bytes */
+    /* types loaded from mapping files (`schemas`), owned by the glue */
+    struct less_mapping **mappings;
+    size_t n_mappings;
+    /* scratch: the decode arena (LESS_ARENA_SIZE bytes) and the TCP packet buffer */
+    uint8_t *arena_buf;
+    uint8_t *pktbuf;
+    size_t pktbuf_cap;
+    /* counters (status) */
+    uint64_t packets_in, packets_out, bad_signature, framing_errors, slow_peer_drops,
+        updates_skipped, updates_coalesced, echo_suppressed, stale_packets, refused_403,
+        not_found_404, resends, duplicates, duplicates_ignored, window_full, hub_relayed,
+        peer_restarts, entities_introduced, entities_removed, unknown_requests;
+    /* lines a peer can trigger, one rate limiter per kind (core/log.h) */
+    struct xg_log_limit lim_connected, lim_closed, lim_session, lim_request, lim_dgram, lim_packet,
+        lim_stale, lim_send;
+};
 
 /** An entity the peer introduced to us. */
-struct in_ent {
+struct less_in_ent {
     int64_t wire_id;
     int64_t typeid;
     uint32_t table_id;
@@ -48,7 +87,7 @@ struct in_ent {
 };
 
 /** An entity we introduced to the peer. */
-struct out_ent {
+struct less_out_ent {
     uint32_t table_id;
     int64_t wire_id;
     int8_t active_sent; /* -1 unknown */
@@ -60,14 +99,14 @@ struct out_ent {
 };
 
 /** One queued message: where it is in the buffer and what it is about. */
-struct msg_ref {
+struct less_msg_ref {
     uint8_t code;
     uint32_t off, len;
     int64_t wire_id; /* our entity id for introduce/update/remove, else -1 */
 };
 
 /** UDP: what a sent packet carried, for re-sends (P13). */
-struct udp_sent {
+struct less_udp_sent {
     bool in_use, acked;
     uint8_t seq;
     int64_t counter; /* absolute send counter */
@@ -76,7 +115,7 @@ struct udp_sent {
     uint8_t *msgs; /* encoded messages as first sent */
     size_t msgs_len;
     uint64_t count;
-    struct msg_ref *refs; /* count entries */
+    struct less_msg_ref *refs; /* count entries */
 };
 
 /** What a session tells its owner (the adapter glue); every callback is optional. */
@@ -94,14 +133,14 @@ struct less_session_events {
 
 /** The protocol state of one peer's session. */
 struct less_session {
-    struct less_adapter *la; /* configuration, table, counters (never its sockets) */
+    struct less_env *env; /* the adapter's configuration, table, counters (never its sockets) */
     struct less_session_events ev;
     char addr[80];  /* the peer, as log lines name it */
     bool streaming; /* got the peer's connection-control */
     bool closing;   /* ended: nothing more is sent */
     /* the glue's slow-client policy (core/transport_server.h, listen mode) */
-    bool skip;        /* updates are skipped (out_ent.pending marks them) this drain */
-    bool any_pending; /* some out_ent.pending is set */
+    bool skip;        /* updates are skipped (less_out_ent.pending marks them) this drain */
+    bool any_pending; /* some less_out_ent.pending is set */
     /* peer's connection parameters */
     int64_t quantum_ns;
     int64_t first_seq, rate_hz;
@@ -119,24 +158,24 @@ struct less_session {
     } * ptypes;
     size_t n_ptypes, cap_ptypes;
     /* entities introduced by the peer */
-    struct in_ent *in;
+    struct less_in_ent *in;
     size_t n_in, cap_in;
-    struct imap in_map; /* wire id -> index in `in` */
+    struct less_imap in_map; /* wire id -> index in `in` */
     /* subscription of the peer to our pose type */
     bool subscribed;
     uint32_t sub_mask;
     /* entities we introduced */
-    struct out_ent *out;
+    struct less_out_ent *out;
     size_t n_out, cap_out;
-    struct imap out_map;  /* table id -> index in `out` */
-    struct imap out_wire; /* wire id -> table id */
+    struct less_imap out_map;  /* table id -> index in `out` */
+    struct less_imap out_wire; /* wire id -> table id */
     int64_t next_wire_id;
     /* send side */
     int64_t last_tx_ts;
     uint8_t *msgbuf;
     size_t msg_len, msg_cap;
     uint64_t msg_count;
-    struct msg_ref *midx; /* one per queued message (UDP re-sends) */
+    struct less_msg_ref *midx; /* one per queued message (UDP re-sends) */
     size_t midx_cap;
     int64_t last_send_ns;
     /* UDP */
@@ -144,21 +183,22 @@ struct less_session {
     struct less_rx_times rxts; /* stale rule (P12) */
     uint8_t tx_seq;
     int64_t tx_counter;
-    struct udp_sent sent[256];
+    struct less_udp_sent sent[256];
     /* pass-1 bookkeeping (introductions seen earlier in the packet being checked) */
     bool dry;
     int64_t pend_types[64];
     const struct less_schema *pend_schemas[64];
     size_t n_pend_types;
-    struct imap pend_ents; /* wire id -> index in pend_typeids */
-    int64_t *pend_typeids; /* typeids of the entities introduced earlier in the packet */
+    struct less_imap pend_ents; /* wire id -> index in pend_typeids */
+    int64_t *pend_typeids;      /* typeids of the entities introduced earlier in the packet */
     size_t n_pend_ent, cap_pend_ent;
 };
 
 /* ---- life cycle (less_send.c) ---- */
 
-/** Start a session with peer `addr` (a label for log lines) of adapter `la`. */
-void less_session_init(struct less_session *s, struct less_adapter *la, const char *addr,
+/** Start a session with peer `addr` (a label for log lines) of the adapter whose shared state is
+ *  `env` (borrowed: it must outlive the session). */
+void less_session_init(struct less_session *s, struct less_env *env, const char *addr,
                        const struct less_session_events *ev);
 /** Free its memory; the entities the peer introduced leave the table. */
 void less_session_free(struct less_session *s);
@@ -167,13 +207,20 @@ bool less_session_ready(const struct less_session *s);
 
 /* ---- receiving (less_session.c) ---- */
 
+/** The "session=<token>" word of a connection-control schema string into out (size bytes,
+ *  NUL-terminated, truncated; "" if there is none). */
+void less_session_token(const char *schema, char *out, size_t size);
+/** Our schema for a type URI the peer introduces: the pose schema, a loaded mapping's schema
+ *  (env->mappings), or NULL for a type we do not read. */
+const struct less_schema *less_schema_for_uri(const struct less_env *env, const char *uri);
+
 /** Apply an authentic, decoded packet: every message is checked first (a dry pass: a packet that
  *  fails anywhere applies nothing), then applied. `late` (UDP, P12): updates and repeated
  *  introductions are skipped. 0, or a negative errno with err naming message, field, value. */
-int process_packet(struct less_session *s, const struct less_frame *f, int64_t now, bool late,
-                   struct xg_error *err);
+int less_process_packet(struct less_session *s, const struct less_frame *f, int64_t now, bool late,
+                        struct xg_error *err);
 /** TCP: a decoded packet at monotonic time `now` (ns): its timestamp must increase (P4), then
- *  process_packet(). 0 or a negative errno with err set (the session must be closed). */
+ *  less_process_packet(). 0 or a negative errno with err set (the session must be closed). */
 int less_session_rx_tcp(struct less_session *s, const struct less_frame *f, int64_t now,
                         struct xg_error *err);
 
@@ -187,32 +234,42 @@ enum less_session_rx {
 /** UDP: an authentic datagram (`rc` is less_udp_decode's result: 0, or an error after the
  *  signature was verified, described by decode_err) at monotonic time `now` (ns): a peer restart
  *  (a new session token) starts our side over; the ack window and the stale rule (P12) decide;
- *  the peer's acks are applied; then process_packet(). Refused, stale packets are counted and
+ *  the peer's acks are applied; then less_process_packet(). Refused, stale packets are counted and
  *  logged (rate-limited) naming the peer, sequence number and reason. */
 enum less_session_rx less_session_rx_udp(struct less_session *s, const struct less_frame *f, int rc,
                                          const struct xg_error *decode_err, int64_t now);
 
 /* ---- sending (less_send.c) ---- */
 
-void rx_ctx(struct less_session *s, struct less_context *c);
-const struct less_schema *peer_type_schema(struct less_session *s, int64_t typeid);
-int cb_rx_sender_entity(void *user, int64_t id, int64_t *typeid);
+/** The codec context for decoding what the peer sends: its types and the entities it introduced
+ *  (including those introduced earlier in the packet being checked). */
+void less_rx_ctx(struct less_session *s, struct less_context *c);
+/** The schema of a type the peer introduced (typeid is the peer's), NULL if unknown. */
+const struct less_schema *less_peer_type_schema(struct less_session *s, int64_t typeid);
+/** Codec callback (user: the session): the peer's type id of entity `id` it introduced into
+ *  *typeid. 0, or -ENOENT for an id it never introduced. */
+int less_cb_rx_sender_entity(void *user, int64_t id, int64_t *typeid);
 /** The timestamp (us) of a packet sent at monotonic time `now` (ns), newer than the last one. */
-int64_t next_ts(struct less_session *s, int64_t now);
+int64_t less_next_ts(struct less_session *s, int64_t now);
 /** Append one encoded message to the queue. 0 or a negative errno (logged). */
-int queue_msg(struct less_session *s, const struct less_msg *m);
+int less_queue_msg(struct less_session *s, const struct less_msg *m);
 /** Queue our connection-control (P5) and the introduce-type of our pose type. */
-void send_connection_control(struct less_session *s);
-struct out_ent *out_find(struct less_session *s, uint32_t table_id);
-void out_del(struct less_session *s, uint32_t table_id);
+void less_send_connection_control(struct less_session *s);
+/** Our record of table entity `table_id` introduced to the peer, NULL if not introduced. */
+struct less_out_ent *less_out_find(struct less_session *s, uint32_t table_id);
+/** Forget our introduction of table entity `table_id` (after its remove-entity is queued). */
+void less_out_del(struct less_session *s, uint32_t table_id);
 /** Queue an introduce (full) or an update (the changing properties) of e at pose_in (internal
  *  frame) for the peer; on UDP an update waits until the introduce was acknowledged (P15). */
-void send_entity(struct less_session *s, const struct xg_entity *e, const struct xg_pose *pose_in,
-                 bool introduce);
-void send_result(struct less_session *s, int64_t request_id, int64_t status, const char *reason);
+void less_send_entity(struct less_session *s, const struct xg_entity *e,
+                      const struct xg_pose *pose_in, bool introduce);
+/** Queue a method-result (P17) answering request_id with status (403, 404) and reason text. */
+void less_send_result(struct less_session *s, int64_t request_id, int64_t status,
+                      const char *reason);
 /** Would sending e to the peer echo it back toward the gateway it came from? */
-bool echo_toward(const struct less_session *s, const struct xg_entity *e);
-enum xg_kind kind_from_wire(int64_t k);
+bool less_echo_toward(const struct less_session *s, const struct xg_entity *e);
+/** The entity kind of a `kind` property value (XG_KIND_OBJECT for an unknown value). */
+enum xg_kind less_kind_from_wire(int64_t k);
 /** TCP: encode the queued messages as one signed packet sent at `now` into *out (the adapter's
  * scratch, valid until the next call) and empty the queue. 1 if a packet was made, 0 if nothing was
  *  queued, a negative errno (logged). */
@@ -226,10 +283,10 @@ int less_session_tcp_packet(struct less_session *s, int64_t now, const uint8_t *
 int less_session_udp_out(struct less_session *s, bool force, int64_t now);
 /** The peer acknowledged (ack_last, mask) (P13): marks those sent packets acked and the
  *  introduces they carried. */
-void udp_on_ack(struct less_session *s, uint8_t ack_last, uint64_t mask);
+void less_udp_on_ack(struct less_session *s, uint8_t ack_last, uint64_t mask);
 /** Re-send the packets lost by `now` (monotonic ns; a later packet acked first, or 250 ms
  *  passed, P13) under their old sequence numbers with only the messages still current,
  *  through the `datagram` event. */
-void udp_resend(struct less_session *s, int64_t now);
+void less_udp_resend(struct less_session *s, int64_t now);
 
 #endif

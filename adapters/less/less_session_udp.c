@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "adapters/less/less_adapter_priv.h"
 #include "adapters/less/less_codec.h"
 #include "adapters/less/less_imap.h"
 #include "adapters/less/less_session.h"
@@ -21,7 +20,7 @@
 static int udp_send(struct less_session *p, uint8_t seq, const uint8_t *msgs, size_t len,
                     uint64_t count, int64_t now)
 {
-    struct less_adapter *la = p->la;
+    struct less_env *la = p->env;
     uint8_t dgram[65536];
     struct xg_writer w;
     xg_writer_init(&w, dgram, (size_t)la->mtu);
@@ -29,8 +28,8 @@ static int udp_send(struct less_session *p, uint8_t seq, const uint8_t *msgs, si
     uint64_t mask;
     less_ack_fields(&p->rxwin, &ack_last, &mask);
     struct xg_error err = {0};
-    int rc =
-        less_udp_encode(&w, &la->key, seq, ack_last, mask, next_ts(p, now), count, msgs, len, &err);
+    int rc = less_udp_encode(&w, &la->key, seq, ack_last, mask, less_next_ts(p, now), count, msgs,
+                             len, &err);
     if (rc) {
         XG_WARN_PEER(&la->lim_send, la->a->name, "peer %s: %s", p->addr, err.msg);
         return rc;
@@ -48,7 +47,7 @@ static int udp_in_flight(const struct less_session *p)
     return n;
 }
 
-static void sent_clear(struct udp_sent *s)
+static void sent_clear(struct less_udp_sent *s)
 {
     free(s->msgs);
     free(s->refs);
@@ -58,15 +57,16 @@ static void sent_clear(struct udp_sent *s)
 
 /* Send messages refs[0..n) of the pending buffer as one datagram under the next sequence
  * number, remembering them for re-sends. */
-static int udp_send_chunk(struct less_session *p, const struct msg_ref *refs, size_t n, int64_t now)
+static int udp_send_chunk(struct less_session *p, const struct less_msg_ref *refs, size_t n,
+                          int64_t now)
 {
-    struct udp_sent *s = &p->sent[p->tx_seq];
+    struct less_udp_sent *s = &p->sent[p->tx_seq];
     sent_clear(s);
     size_t len = 0;
     for (size_t i = 0; i < n; i++)
         len += refs[i].len;
     uint8_t *copy = len ? malloc(len) : NULL;
-    struct msg_ref *nr = n ? malloc(n * sizeof *nr) : NULL;
+    struct less_msg_ref *nr = n ? malloc(n * sizeof *nr) : NULL;
     if ((len && !copy) || (n && !nr)) {
         free(copy);
         free(nr);
@@ -79,20 +79,20 @@ static int udp_send_chunk(struct less_session *p, const struct msg_ref *refs, si
         nr[i].off = (uint32_t)off;
         off += refs[i].len;
     }
-    *s = (struct udp_sent){.in_use = true,
-                           .seq = p->tx_seq,
-                           .counter = p->tx_counter,
-                           .sent_ns = now,
-                           .mark = p->tx_counter + 1,
-                           .msgs = copy,
-                           .msgs_len = len,
-                           .count = n,
-                           .refs = nr};
+    *s = (struct less_udp_sent){.in_use = true,
+                                .seq = p->tx_seq,
+                                .counter = p->tx_counter,
+                                .sent_ns = now,
+                                .mark = p->tx_counter + 1,
+                                .msgs = copy,
+                                .msgs_len = len,
+                                .count = n,
+                                .refs = nr};
     /* entities whose newest state rides in this packet */
     for (size_t i = 0; i < n; i++) {
         uint32_t tid;
-        if (nr[i].wire_id < 0 || !imap_get(&p->out_wire, nr[i].wire_id, &tid)) continue;
-        struct out_ent *o = out_find(p, tid);
+        if (nr[i].wire_id < 0 || !less_imap_get(&p->out_wire, nr[i].wire_id, &tid)) continue;
+        struct less_out_ent *o = less_out_find(p, tid);
         if (!o) continue;
         if (nr[i].code == LESS_MSG_INTRODUCE_ENTITY) o->intro_seq = p->tx_counter;
         if (nr[i].code != LESS_MSG_REMOVE_ENTITY) o->upd_seq = p->tx_counter;
@@ -106,13 +106,13 @@ static int udp_send_chunk(struct less_session *p, const struct msg_ref *refs, si
 /* Send the pending messages in datagrams of at most `mtu` bytes. */
 int less_session_udp_out(struct less_session *p, bool force, int64_t now)
 {
-    struct less_adapter *la = p->la;
+    struct less_env *la = p->env;
     if (!p->msg_count && !force) return 0;
-    if (udp_in_flight(p) >= UDP_MAX_INFLIGHT) {
+    if (udp_in_flight(p) >= LESS_UDP_MAX_INFLIGHT) {
         /* P13: at most 63 in flight; hold the messages (updates are dropped: newer ones come) */
         size_t keep = 0, klen = 0;
         for (size_t i = 0; i < p->msg_count; i++) {
-            struct msg_ref r = p->midx[i];
+            struct less_msg_ref r = p->midx[i];
             if (r.code == LESS_MSG_UPDATE_ENTITY) continue;
             memmove(p->msgbuf + klen, p->msgbuf + r.off, r.len);
             r.off = (uint32_t)klen;
@@ -151,11 +151,11 @@ int less_session_udp_out(struct less_session *p, bool force, int64_t now)
 }
 
 /* The peer acknowledged (ack_last, mask): mark sent packets, note acked introduces. */
-void udp_on_ack(struct less_session *p, uint8_t ack_last, uint64_t mask)
+void less_udp_on_ack(struct less_session *p, uint8_t ack_last, uint64_t mask)
 {
     for (int k = 0; k <= 64; k++) {
         uint8_t seq = (uint8_t)(ack_last - k);
-        struct udp_sent *s = &p->sent[seq];
+        struct less_udp_sent *s = &p->sent[seq];
         if (!s->in_use || s->acked) continue;
         if (!less_ack_covers(ack_last, mask, seq)) continue;
         s->acked = true;
@@ -166,14 +166,14 @@ void udp_on_ack(struct less_session *p, uint8_t ack_last, uint64_t mask)
 }
 
 /* Is message r of the packet sent as `counter` still current (not superseded, P13)? */
-static bool still_current(struct less_session *p, const struct msg_ref *r, int64_t counter)
+static bool still_current(struct less_session *p, const struct less_msg_ref *r, int64_t counter)
 {
     if (r->wire_id < 0) return true; /* type, subscription, control, results: always */
     uint32_t tid;
-    bool known = imap_get(&p->out_wire, r->wire_id, &tid);
+    bool known = less_imap_get(&p->out_wire, r->wire_id, &tid);
     if (r->code == LESS_MSG_REMOVE_ENTITY) return !known;
     if (!known) return false; /* removed since */
-    const struct out_ent *o = out_find(p, tid);
+    const struct less_out_ent *o = less_out_find(p, tid);
     if (!o) return false;
     if (r->code == LESS_MSG_INTRODUCE_ENTITY) return o->intro_seq == counter;
     return o->upd_seq == counter; /* update: a newer packet carries the entity's properties */
@@ -182,29 +182,29 @@ static bool still_current(struct less_session *p, const struct msg_ref *r, int64
 /* Re-send lost packets under their old sequence number with a fresh timestamp and only the
  * messages not superseded since (possibly none). Lost: a later packet was acknowledged first,
  * or 250 ms passed (P13). */
-void udp_resend(struct less_session *p, int64_t now)
+void less_udp_resend(struct less_session *p, int64_t now)
 {
-    struct less_adapter *la = p->la;
+    struct less_env *la = p->env;
     int64_t newest_acked = -1;
     for (int i = 0; i < 256; i++)
         if (p->sent[i].in_use && p->sent[i].acked && p->sent[i].counter > newest_acked)
             newest_acked = p->sent[i].counter;
     for (int i = 0; i < 256; i++) {
-        struct udp_sent *s = &p->sent[i];
+        struct less_udp_sent *s = &p->sent[i];
         if (!s->in_use || s->acked) continue;
         if (p->tx_counter - s->counter > 192) {
             s->in_use = false; /* out of every window: give up */
             sent_clear(s);
             continue;
         }
-        bool lost = newest_acked >= s->mark || now - s->sent_ns > UDP_LOSS_NS;
+        bool lost = newest_acked >= s->mark || now - s->sent_ns > LESS_UDP_LOSS_NS;
         if (!lost) continue;
         uint8_t keep[65536];
         size_t klen = 0;
         uint64_t kcount = 0;
         size_t nrefs = 0;
         for (uint64_t k = 0; k < s->count; k++) {
-            struct msg_ref r = s->refs[k];
+            struct less_msg_ref r = s->refs[k];
             if (!still_current(p, &r, s->counter)) continue;
             if (klen + r.len > sizeof keep) break;
             memcpy(keep + klen, s->msgs + r.off, r.len);
@@ -229,11 +229,11 @@ static bool peer_restarted(struct less_session *p, const struct less_frame *f)
 {
     if (!p->peer_session[0]) return false;
     struct less_context c;
-    rx_ctx(p, &c);
+    less_rx_ctx(p, &c);
     struct less_msg_iter it;
     less_msg_iter_init(&it, f);
     struct less_arena arena;
-    less_arena_init(&arena, p->la->arena_buf, ARENA_SIZE);
+    less_arena_init(&arena, p->env->arena_buf, LESS_ARENA_SIZE);
     struct less_msg m;
     if (less_msg_next(&it, &c, &arena, &m, NULL) != 1 || m.code != LESS_MSG_CONNECTION_CONTROL)
         return false;
@@ -241,7 +241,7 @@ static bool peer_restarted(struct less_session *p, const struct less_frame *f)
     for (size_t i = 0; i < l->count; i++) {
         if (l->items[i].property_id != LESS_CONN_SCHEMA) continue;
         char tok[40];
-        session_token(l->items[i].value.u.str.p, tok, sizeof tok);
+        less_session_token(l->items[i].value.u.str.p, tok, sizeof tok);
         return tok[0] && strcmp(tok, p->peer_session) != 0;
     }
     return false;
@@ -251,14 +251,14 @@ static bool peer_restarted(struct less_session *p, const struct less_frame *f)
  * connection-control and introduce-type). */
 static void udp_restart(struct less_session *p)
 {
-    struct less_adapter *la = p->la;
+    struct less_env *la = p->env;
     for (size_t i = 0; i < p->n_in; i++)
         if (p->in[i].table_id) xg_table_remove(la->a->table, p->in[i].table_id);
     p->n_in = 0;
-    imap_free(&p->in_map);
+    less_imap_free(&p->in_map);
     p->n_out = 0;
-    imap_free(&p->out_map);
-    imap_free(&p->out_wire);
+    less_imap_free(&p->out_map);
+    less_imap_free(&p->out_wire);
     p->n_ptypes = 0;
     p->subscribed = false;
     p->sub_mask = 0;
@@ -276,13 +276,13 @@ static void udp_restart(struct less_session *p)
     less_ack_init(&p->rxwin, 0);
     less_rx_times_init(&p->rxts);
     la->peer_restarts++;
-    send_connection_control(p);
+    less_send_connection_control(p);
 }
 
 enum less_session_rx less_session_rx_udp(struct less_session *p, const struct less_frame *f, int rc,
                                          const struct xg_error *decode_err, int64_t now)
 {
-    struct less_adapter *la = p->la;
+    struct less_env *la = p->env;
     if (rc == 0 && p->streaming && peer_restarted(p, f)) {
         XG_WARN_PEER(&la->lim_session, la->a->name,
                      "peer %s restarted (new session in connection-control); starting over",
@@ -315,9 +315,9 @@ enum less_session_rx less_session_rx_udp(struct less_session *p, const struct le
     if (newest) {
         p->any_rx = true;
         p->last_rx_ts = f->timestamp;
-        udp_on_ack(p, f->ack_last, f->ack_bitmask); /* a late packet's acks are older (P12) */
+        less_udp_on_ack(p, f->ack_last, f->ack_bitmask); /* a late packet's acks are older (P12) */
     }
-    if (process_packet(p, f, now, !newest, &err) < 0) {
+    if (less_process_packet(p, f, now, !newest, &err) < 0) {
         la->framing_errors++;
         la->a->drops++;
         XG_WARN_PEER(&la->lim_packet, la->a->name, "peer %s: packet %u dropped: %s", p->addr,

@@ -33,8 +33,8 @@
 
 /* Name the field and its value in a signature failure: "... (signature 0123456789abcdef of a
  * 42-byte packet; 1 key(s) tried, signing key id 'k1')". */
-void describe_bad_signature(const struct less_adapter *la, struct xg_error *err,
-                            const uint8_t *frame, size_t len, size_t sig_off)
+void less_describe_bad_signature(const struct less_adapter *la, struct xg_error *err,
+                                 const uint8_t *frame, size_t len, size_t sig_off)
 {
     char hex[2 * LESS_SIG_LEN + 1] = "";
     if (sig_off + LESS_SIG_LEN <= len)
@@ -43,15 +43,15 @@ void describe_bad_signature(const struct less_adapter *la, struct xg_error *err,
     size_t n = strlen(err->msg);
     snprintf(err->msg + n, sizeof err->msg - n,
              " (signature %s of a %zu-byte frame; %d key(s) tried, ours is key id '%s')", hex, len,
-             la->n_keys, la->key_id);
+             la->n_keys, la->env.key_id);
 }
 
 /* Verify with the key that worked last, then the others (key rotation). */
-static int tcp_decode_keys(struct peer *p, const uint8_t *frame, size_t len, struct less_frame *f,
-                           struct xg_error *err)
+static int tcp_decode_keys(struct less_peer *p, const uint8_t *frame, size_t len,
+                           struct less_frame *f, struct xg_error *err)
 {
-    struct less_adapter *la = p->s.la;
-    if (la->n_keys <= 1) return less_tcp_decode(frame, len, &la->key, f, err);
+    struct less_adapter *la = p->la;
+    if (la->n_keys <= 1) return less_tcp_decode(frame, len, &la->env.key, f, err);
     int rc = less_tcp_decode(frame, len, &la->keys[p->rx_key], f, err);
     for (int k = 0; rc == -EACCES && k < la->n_keys; k++) {
         if (k == p->rx_key) continue;
@@ -67,8 +67,8 @@ static int tcp_decode_keys(struct peer *p, const uint8_t *frame, size_t len, str
 
 static void tcp_read_cb(struct bufferevent *bev, void *arg)
 {
-    struct peer *p = arg;
-    struct less_adapter *la = p->s.la;
+    struct less_peer *p = arg;
+    struct less_adapter *la = p->la;
     struct evbuffer *in = bufferevent_get_input(bev);
     xg_tserver_read_more(bev); /* a whole frame per pass, not 4 KiB of it */
     while (!p->s.closing) {    /* what this pass read (at most XG_TSERVER_READ_CAP bytes) */
@@ -82,11 +82,11 @@ static void tcp_read_cb(struct bufferevent *bev, void *arg)
         struct xg_error err = {0};
         int rc = less_tcp_split(head, avail, (size_t)la->max_packet, &flen, &err);
         if (rc < 0) {
-            la->framing_errors++;
-            la->a->errors++;
+            la->env.framing_errors++;
+            la->env.a->errors++;
             char why[XG_ERROR_MAX + 64];
             snprintf(why, sizeof why, "%s; closing", err.msg);
-            peer_close(p, why);
+            less_peer_close(p, why);
             return;
         }
         if (rc == 0) return;
@@ -94,82 +94,82 @@ static void tcp_read_cb(struct bufferevent *bev, void *arg)
         struct less_frame f;
         int64_t now = xg_clock_mono_ns();
         rc = tcp_decode_keys(p, frame, flen, &f, &err);
-        la->packets_in++;
-        if (rc == -EACCES) describe_bad_signature(la, &err, frame, flen, f.sig_off);
+        la->env.packets_in++;
+        if (rc == -EACCES) less_describe_bad_signature(la, &err, frame, flen, f.sig_off);
         if (rc == 0) rc = less_session_rx_tcp(&p->s, &f, now, &err);
         evbuffer_drain(in, flen);
         if (rc < 0) {
             if (rc == -EACCES)
-                la->bad_signature++;
+                la->env.bad_signature++;
             else
-                la->framing_errors++;
-            la->a->errors++;
+                la->env.framing_errors++;
+            la->env.a->errors++;
             char why[XG_ERROR_MAX + 64];
             snprintf(why, sizeof why, "%s; closing", err.msg);
-            peer_close(p, why);
+            less_peer_close(p, why);
             return;
         }
-        if (peer_flush(p) == -ENOBUFS) return;
-        if (la->a->rate_hz == 0 && la->n_peers > 1) {
+        if (less_peer_flush(p) == -ENOBUFS) return;
+        if (la->env.a->rate_hz == 0 && la->n_peers > 1) {
             /* send-on-change: relay to the other peers now (the table wakes us for others) */
-            hub_relay(la, NULL);
-            for (struct peer *q = la->peers; q; q = q->next)
-                if (q != p) peer_flush(q);
+            less_hub_relay(la, NULL);
+            for (struct less_peer *q = la->peers; q; q = q->next)
+                if (q != p) less_peer_flush(q);
         }
     }
 }
 
 static void tcp_event_cb(struct bufferevent *bev, short what, void *arg)
 {
-    struct peer *p = arg;
-    struct less_adapter *la = p->s.la;
+    struct less_peer *p = arg;
+    struct less_adapter *la = p->la;
     char why[400];
     if (p->tls && xg_tls_error(p->tls)[0]) {
         snprintf(why, sizeof why, "%s; closing", xg_tls_error(p->tls));
-        la->a->errors++;
+        la->env.a->errors++;
     } else if (what & BEV_EVENT_TIMEOUT) {
         snprintf(why, sizeof why,
                  "no connection-control within %d s of connecting (is it a LESS peer?); closing",
-                 HANDSHAKE_TIMEOUT_S);
-        la->a->errors++;
+                 LESS_HANDSHAKE_TIMEOUT_S);
+        la->env.a->errors++;
     } else if (p->tls && !xg_tls_established(p->tls)) {
         snprintf(why, sizeof why,
                  "TLS with %s: connection closed during the handshake (is the peer using TLS, "
                  "and does it accept our certificate?); closing",
                  p->s.addr);
-        la->a->errors++;
+        la->env.a->errors++;
     } else if (what & BEV_EVENT_EOF) {
         snprintf(why, sizeof why, "connection closed by peer");
     } else {
         int e = EVUTIL_SOCKET_ERROR();
         snprintf(why, sizeof why, "connection error: %s",
                  e ? evutil_socket_error_to_string(e) : "unknown");
-        la->a->errors++;
+        la->env.a->errors++;
     }
-    peer_close(p, why);
+    less_peer_close(p, why);
 }
 
 /* A connected session (TLS-wrapped by the transport when configured) starts: handshake timeout,
  * read cap (core/transport_server.h), our connection-control. */
-static void peer_attach(struct peer *p, struct bufferevent *bev)
+static void peer_attach(struct less_peer *p, struct bufferevent *bev)
 {
     p->bev = bev;
     xg_tserver_read_cap(bev);
-    struct timeval hs = {HANDSHAKE_TIMEOUT_S, 0};
+    struct timeval hs = {LESS_HANDSHAKE_TIMEOUT_S, 0};
     bufferevent_set_timeouts(bev, &hs, NULL); /* cleared once the session is up */
     bufferevent_setcb(bev, tcp_read_cb, NULL, tcp_event_cb, p);
     bufferevent_enable(bev, EV_READ | EV_WRITE);
-    send_connection_control(&p->s);
-    peer_flush(p);
+    less_send_connection_control(&p->s);
+    less_peer_flush(p);
 }
 
 /* ---- connect mode ---- */
 
 /* The transport connected (core/transport_client.h): a session starts. */
-void on_connected(void *arg, struct bufferevent *bev, struct xg_tls_session *tls)
+void less_on_connected(void *arg, struct bufferevent *bev, struct xg_tls_session *tls)
 {
     struct less_adapter *la = arg;
-    struct peer *p = peer_new(la, xg_tclient_peer(la->tc));
+    struct less_peer *p = less_peer_new(la, xg_tclient_peer(la->tc));
     if (!p) {
         bufferevent_free(bev);
         xg_tclient_closed(la->tc, "out of memory");
@@ -190,10 +190,10 @@ int less_peers_held(void *arg)
 int less_accepted(void *arg, struct bufferevent *bev, struct xg_tls_session *tls, const char *peer)
 {
     struct less_adapter *la = arg;
-    struct peer *p = peer_new(la, peer);
+    struct less_peer *p = less_peer_new(la, peer);
     if (!p) return -ENOMEM;
     p->tls = tls;
-    XG_INFO_PEER(&la->lim_connected, la->a->name, "peer %s connected%s", peer,
+    XG_INFO_PEER(&la->env.lim_connected, la->env.a->name, "peer %s connected%s", peer,
                  la->tls ? " (TLS)" : "");
     peer_attach(p, bev);
     return 0;

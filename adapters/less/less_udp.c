@@ -24,10 +24,10 @@
 /* ---- UDP ---- */
 
 /* The session's datagram event: queued for the peer; udp_out hands the queue to the kernel. */
-void udp_datagram(void *user, const uint8_t *buf, size_t len)
+void less_udp_datagram(void *user, const uint8_t *buf, size_t len)
 {
-    struct peer *p = user;
-    struct less_adapter *la = p->s.la;
+    struct less_peer *p = user;
+    struct less_adapter *la = p->la;
     xg_udp_batch_add(&la->ubatch, la->udp_fd, (struct sockaddr *)&p->ss, p->sslen, buf, len, 0);
 }
 
@@ -37,28 +37,28 @@ static void udp_out(struct less_adapter *la)
 {
     struct xg_udp_batch *b = &la->ubatch;
     xg_udp_batch_send(b);
-    la->packets_out += b->datagrams - la->batch_sent;
-    la->a->drops += b->errors - la->batch_errors;
+    la->env.packets_out += b->datagrams - la->batch_sent;
+    la->env.a->drops += b->errors - la->batch_errors;
     la->batch_sent = b->datagrams;
     la->batch_errors = b->errors;
 }
 
 /* Send the pending messages in datagrams of at most `mtu` bytes, with the re-sends queued by
- * udp_resend: all in one sendmmsg(2) per XG_UDP_BATCH datagrams. Messages wait while the peer's
- * address is unknown. */
-int udp_flush(struct peer *p, bool force)
+ * less_udp_resend: all in one sendmmsg(2) per XG_UDP_BATCH datagrams. Messages wait while the
+ * peer's address is unknown. */
+int less_udp_flush(struct less_peer *p, bool force)
 {
     int rc = p->sslen ? less_session_udp_out(&p->s, force, xg_clock_mono_ns()) : 0;
-    udp_out(p->s.la);
+    udp_out(p->la);
     return rc;
 }
 
-static struct peer *udp_peer_get(struct less_adapter *la)
+static struct less_peer *udp_peer_get(struct less_adapter *la)
 {
     return la->peers;
 }
 
-void udp_read_cb(evutil_socket_t fd, short what, void *arg)
+void less_udp_read_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct less_adapter *la = arg;
     /* bounded by what the datagrams cost (bytes, messages; core/ingress_budget.h): the rest
@@ -71,42 +71,42 @@ void udp_read_cb(evutil_socket_t fd, short what, void *arg)
         ssize_t len = recvfrom(fd, dgram, sizeof dgram, 0, (struct sockaddr *)&from, &flen);
         if (len < 0) return;
         xg_ingress_charge(&la->udp_budget, (size_t)len, 1);
-        struct peer *p = udp_peer_get(la);
+        struct less_peer *p = udp_peer_get(la);
         char addr[80];
         xg_net_addr_str((struct sockaddr *)&from, addr, sizeof addr);
         if (p && !p->sslen && la->udp_peer_fixed) { /* the configured peer is not resolved yet */
-            la->a->drops++;
+            la->env.a->drops++;
             continue;
         }
         if (p && p->sslen &&
             !xg_net_addr_equal((struct sockaddr *)&from, (struct sockaddr *)&p->ss)) {
-            la->a->drops++;
-            XG_DEBUG(la->a->name, "datagram from %s ignored (peer is %s)", addr, p->s.addr);
+            la->env.a->drops++;
+            XG_DEBUG(la->env.a->name, "datagram from %s ignored (peer is %s)", addr, p->s.addr);
             continue;
         }
         struct less_frame f;
         struct xg_error err = {0};
         int64_t now = xg_clock_mono_ns();
-        la->packets_in++;
-        int rc =
-            less_udp_decode(dgram, (size_t)len, (size_t)la->mtu, &la->keys[p->rx_key], &f, &err);
+        la->env.packets_in++;
+        int rc = less_udp_decode(dgram, (size_t)len, (size_t)la->env.mtu, &la->keys[p->rx_key], &f,
+                                 &err);
         for (int k = 0; rc == -EACCES && k < la->n_keys; k++) {
             if (k == p->rx_key) continue;
             struct xg_error e2 = {0};
-            rc = less_udp_decode(dgram, (size_t)len, (size_t)la->mtu, &la->keys[k], &f, &e2);
+            rc = less_udp_decode(dgram, (size_t)len, (size_t)la->env.mtu, &la->keys[k], &f, &e2);
             if (rc != -EACCES) {
                 p->rx_key = k;
                 err = e2;
             }
         }
         if (rc && !f.authentic) {
-            if (rc == -EACCES) describe_bad_signature(la, &err, dgram, (size_t)len, f.sig_off);
+            if (rc == -EACCES) less_describe_bad_signature(la, &err, dgram, (size_t)len, f.sig_off);
             if (rc == -EACCES)
-                la->bad_signature++;
+                la->env.bad_signature++;
             else
-                la->framing_errors++;
-            la->a->drops++;
-            XG_WARN_PEER(&la->lim_dgram, la->a->name, "datagram from %s dropped: %s", addr,
+                la->env.framing_errors++;
+            la->env.a->drops++;
+            XG_WARN_PEER(&la->env.lim_dgram, la->env.a->name, "datagram from %s dropped: %s", addr,
                          err.msg);
             continue;
         }
@@ -114,32 +114,33 @@ void udp_read_cb(evutil_socket_t fd, short what, void *arg)
             p->ss = from;
             p->sslen = flen;
             snprintf(p->s.addr, sizeof p->s.addr, "%s", addr);
-            XG_INFO(la->a->name, "UDP peer is %s (first authentic sender)", addr);
-            send_connection_control(&p->s);
-            udp_flush(p, false);
+            XG_INFO(la->env.a->name, "UDP peer is %s (first authentic sender)", addr);
+            less_send_connection_control(&p->s);
+            less_udp_flush(p, false);
         }
         enum less_session_rx r = less_session_rx_udp(&p->s, &f, rc, &err, now);
         if (r == LESS_SESSION_APPLIED || (r == LESS_SESSION_REFUSED && rc == 0))
-            udp_flush(p, false); /* processed: answers and our acks go out */
+            less_udp_flush(p, false); /* processed: answers and our acks go out */
     }
 }
 
-void udp_timer_cb(evutil_socket_t fd, short what, void *arg)
+void less_udp_timer_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct less_adapter *la = arg;
-    struct peer *p = udp_peer_get(la);
+    struct less_peer *p = udp_peer_get(la);
     if (!p || !p->sslen) return;
     int64_t now = xg_clock_mono_ns();
-    udp_resend(&p->s, now);
+    less_udp_resend(&p->s, now);
     /* keep acks flowing: an empty packet when nothing was sent for 20 ms */
-    udp_flush(p, now - p->s.last_send_ns >= 20 * XG_NS_PER_MS);
+    less_udp_flush(p, now - p->s.last_send_ns >= 20 * XG_NS_PER_MS);
 }
 
 /* UDP mode: the configured peer's name resolved (core/transport_client.h): it is the peer. */
-int on_udp_peer(void *arg, const struct sockaddr *sa, socklen_t len, char *why, size_t why_size)
+int less_on_udp_peer(void *arg, const struct sockaddr *sa, socklen_t len, char *why,
+                     size_t why_size)
 {
     struct less_adapter *la = arg;
-    struct peer *p = udp_peer_get(la);
+    struct less_peer *p = udp_peer_get(la);
     if (!p) {
         snprintf(why, why_size, "out of memory");
         return -ENOMEM;
@@ -149,9 +150,9 @@ int on_udp_peer(void *arg, const struct sockaddr *sa, socklen_t len, char *why, 
     xg_net_addr_str(sa, p->s.addr, sizeof p->s.addr);
     xg_tclient_handshake(la->tc);
     xg_tclient_streaming(la->tc);
-    XG_INFO(la->a->name, "UDP peer is %s (%s)", p->s.addr, la->udp_peer);
-    send_connection_control(&p->s);
-    udp_flush(p, false);
+    XG_INFO(la->env.a->name, "UDP peer is %s (%s)", p->s.addr, la->udp_peer);
+    less_send_connection_control(&p->s);
+    less_udp_flush(p, false);
     return 0;
 }
 

@@ -1,5 +1,8 @@
-/* VRPN 07.38 wire codec; see vrpn_codec.h. */
+/* VRPN 07.38 wire codec; see vrpn_codec.h. This file: the cookie, headers and framing, system
+ * messages and the UDP connection request; report bodies are in vrpn_codec_body.c, the
+ * sender/type id maps in vrpn_codec_ids.c (shared helpers: vrpn_codec_priv.h). */
 #include "adapters/vrpn/vrpn_codec.h"
+#include "adapters/vrpn/vrpn_codec_priv.h"
 
 #include <errno.h>
 #include <math.h>
@@ -31,7 +34,7 @@ static void show_bytes(char *out, size_t cap, const uint8_t *p, size_t n)
     out[o < cap ? o : cap - 1] = '\0';
 }
 
-static int wr_fail(struct xg_writer *w, struct xg_error *err, const char *what)
+int vrpn_wr_fail(struct xg_writer *w, struct xg_error *err, const char *what)
 {
     return xg_error_set(err, w->err ? w->err : -EMSGSIZE,
                         "vrpn: output buffer full writing %s (%zu of %zu bytes used)", what, w->len,
@@ -49,7 +52,7 @@ int vrpn_cookie_encode(struct xg_writer *w, int log_mode, struct xg_error *err)
     c[16] = ' ';
     c[17] = ' ';
     c[18] = (uint8_t)('0' + log_mode);
-    if (xg_write_bytes(w, c, sizeof c)) return wr_fail(w, err, "cookie");
+    if (xg_write_bytes(w, c, sizeof c)) return vrpn_wr_fail(w, err, "cookie");
     return 0;
 }
 
@@ -183,7 +186,7 @@ int vrpn_encode_message(struct xg_writer *w, const struct vrpn_header *h, uint32
     size_t total = vrpn_padded_size(length);
     if (w->err || w->cap - w->len < total) {
         w->err = -EMSGSIZE;
-        return wr_fail(w, err, "message");
+        return vrpn_wr_fail(w, err, "message");
     }
     xg_write_be32(w, length);
     xg_write_be32(w, h->tv_sec);
@@ -193,7 +196,7 @@ int vrpn_encode_message(struct xg_writer *w, const struct vrpn_header *h, uint32
     xg_write_be32(w, seq ? *seq : h->seq);
     if (body_len) xg_write_bytes(w, body, body_len);
     xg_write_zeros(w, total - length);
-    if (w->err) return wr_fail(w, err, "message");
+    if (w->err) return vrpn_wr_fail(w, err, "message");
     if (seq) (*seq)++;
     return 0;
 }
@@ -302,7 +305,7 @@ int vrpn_system_decode(const struct vrpn_msg *m, struct vrpn_system_msg *out, st
     }
 }
 
-static int check_name(const char *name, const char *what, struct xg_error *err)
+int vrpn_check_name(const char *name, const char *what, struct xg_error *err)
 {
     size_t n = name ? strnlen(name, VRPN_CNAME_MAX) : 0;
     if (n == 0 || n >= VRPN_CNAME_MAX)
@@ -319,7 +322,7 @@ int vrpn_encode_description(struct xg_writer *w, const struct vrpn_header *h, ui
     if (id < 0 || id >= VRPN_MAX_TYPES)
         return xg_error_set(err, -EINVAL, "vrpn %s: id %d out of range 0..%d", system_name(type),
                             id, VRPN_MAX_TYPES - 1);
-    int rc = check_name(name, system_name(type), err);
+    int rc = vrpn_check_name(name, system_name(type), err);
     if (rc) return rc;
     uint8_t body[4 + VRPN_CNAME_MAX];
     uint32_t n = (uint32_t)strlen(name) + 1;
@@ -335,7 +338,7 @@ int vrpn_encode_udp_description(struct xg_writer *w, const struct vrpn_header *h
                                 uint16_t udp_port, const char *host, struct xg_error *err)
 {
     if (udp_port == 0) return xg_error_set(err, -EINVAL, "vrpn UDP_DESCRIPTION: port 0");
-    int rc = check_name(host, "UDP_DESCRIPTION host", err);
+    int rc = vrpn_check_name(host, "UDP_DESCRIPTION host", err);
     if (rc) return rc;
     struct vrpn_header hh = *h;
     hh.sender = udp_port;
@@ -399,7 +402,7 @@ int vrpn_lob_encode(struct xg_writer *w, const char *host, uint16_t tcp_port, st
     int len = snprintf(buf, sizeof buf, "%s %u", host, (unsigned)tcp_port);
     if (len < 0 || (size_t)len >= sizeof buf)
         return xg_error_set(err, -EINVAL, "vrpn connection request: too long");
-    if (xg_write_bytes(w, buf, (size_t)len + 1)) return wr_fail(w, err, "connection request");
+    if (xg_write_bytes(w, buf, (size_t)len + 1)) return vrpn_wr_fail(w, err, "connection request");
     return 0;
 }
 
@@ -446,460 +449,4 @@ int vrpn_lob_decode(const uint8_t *buf, size_t len, struct vrpn_lob *out, struct
     out->host[hlen] = '\0';
     out->tcp_port = (uint16_t)port;
     return 0;
-}
-
-/* ---- bodies ---- */
-
-static const struct {
-    enum vrpn_body_kind kind;
-    const char *name;
-} kind_names[] = {
-    {VRPN_BODY_POS_QUAT, VRPN_TYPE_POS_QUAT},
-    {VRPN_BODY_VELOCITY, VRPN_TYPE_VELOCITY},
-    {VRPN_BODY_ACCELERATION, VRPN_TYPE_ACCELERATION},
-    {VRPN_BODY_BUTTON_CHANGE, VRPN_TYPE_BUTTON_CHANGE},
-    {VRPN_BODY_BUTTON_STATES, VRPN_TYPE_BUTTON_STATES},
-    {VRPN_BODY_ANALOG, VRPN_TYPE_ANALOG_CHANNEL},
-    {VRPN_BODY_DIAL, VRPN_TYPE_DIAL},
-    {VRPN_BODY_PING, VRPN_TYPE_PING},
-    {VRPN_BODY_PONG, VRPN_TYPE_PONG},
-    {VRPN_BODY_TEXT, VRPN_TYPE_TEXT},
-};
-
-const char *const vrpn_std_types[VRPN_T_COUNT] = {
-    [VRPN_T_GOT_FIRST_CONNECTION] = VRPN_TYPE_GOT_FIRST_CONNECTION,
-    [VRPN_T_GOT_CONNECTION] = VRPN_TYPE_GOT_CONNECTION,
-    [VRPN_T_DROPPED_CONNECTION] = VRPN_TYPE_DROPPED_CONNECTION,
-    [VRPN_T_DROPPED_LAST_CONNECTION] = VRPN_TYPE_DROPPED_LAST_CONNECTION,
-    [VRPN_T_POS_QUAT] = VRPN_TYPE_POS_QUAT,
-    [VRPN_T_VELOCITY] = VRPN_TYPE_VELOCITY,
-    [VRPN_T_ACCELERATION] = VRPN_TYPE_ACCELERATION,
-    [VRPN_T_TO_ROOM] = "vrpn_Tracker To_Room",
-    [VRPN_T_UNIT_TO_SENSOR] = "vrpn_Tracker Unit_To_Sensor",
-    [VRPN_T_REQUEST_TO_ROOM] = "vrpn_Tracker Request_Tracker_To_Room",
-    [VRPN_T_REQUEST_UNIT_TO_SENSOR] = "vrpn_Tracker Request_Unit_To_Sensor",
-    [VRPN_T_WORKSPACE] = "vrpn_Tracker Workspace",
-    [VRPN_T_REQUEST_WORKSPACE] = "vrpn_Tracker Request_Tracker_Workspace",
-    [VRPN_T_SET_UPDATE_RATE] = "vrpn_Tracker set_update_rate",
-    [VRPN_T_RESET_ORIGIN] = "vrpn_Tracker Reset_Origin",
-    [VRPN_T_TEXT] = VRPN_TYPE_TEXT,
-    [VRPN_T_PING] = VRPN_TYPE_PING,
-    [VRPN_T_PONG] = VRPN_TYPE_PONG,
-    [VRPN_T_ANALOG] = VRPN_TYPE_ANALOG_CHANNEL,
-    [VRPN_T_BUTTON_CHANGE] = VRPN_TYPE_BUTTON_CHANGE,
-    [VRPN_T_BUTTON_STATES] = VRPN_TYPE_BUTTON_STATES,
-    [VRPN_T_BUTTON_ADMIN] = "vrpn_Button Admin",
-    [VRPN_T_DIAL] = VRPN_TYPE_DIAL,
-    [VRPN_T_BUTTON_ALERT] = "vrpn_Button Alert",
-};
-
-enum vrpn_body_kind vrpn_body_kind_of(const char *type_name)
-{
-    if (!type_name) return VRPN_BODY_UNKNOWN;
-    for (size_t i = 0; i < sizeof kind_names / sizeof kind_names[0]; i++)
-        if (strcmp(type_name, kind_names[i].name) == 0) return kind_names[i].kind;
-    return VRPN_BODY_UNKNOWN;
-}
-
-const char *vrpn_body_type_name(enum vrpn_body_kind kind)
-{
-    for (size_t i = 0; i < sizeof kind_names / sizeof kind_names[0]; i++)
-        if (kind_names[i].kind == kind) return kind_names[i].name;
-    return NULL;
-}
-
-bool vrpn_body_low_latency(enum vrpn_body_kind kind)
-{
-    return kind == VRPN_BODY_POS_QUAT || kind == VRPN_BODY_VELOCITY ||
-           kind == VRPN_BODY_ACCELERATION || kind == VRPN_BODY_ANALOG;
-}
-
-static int body_size_error(enum vrpn_body_kind kind, size_t len, size_t want, struct xg_error *err)
-{
-    return xg_error_set(err, -EPROTO, "vrpn %s: body of %zu bytes, want %zu",
-                        vrpn_body_type_name(kind), len, want);
-}
-
-static struct xg_vec3 read_vec3(struct xg_reader *r)
-{
-    struct xg_vec3 v;
-    v.x = xg_read_bef64(r);
-    v.y = xg_read_bef64(r);
-    v.z = xg_read_bef64(r);
-    return v;
-}
-
-static struct xg_quat read_quat(struct xg_reader *r)
-{
-    struct xg_quat q;
-    q.x = xg_read_bef64(r);
-    q.y = xg_read_bef64(r);
-    q.z = xg_read_bef64(r);
-    q.w = xg_read_bef64(r);
-    return q;
-}
-
-static int check_sensor(enum vrpn_body_kind kind, int32_t sensor, struct xg_error *err)
-{
-    if (sensor < 0)
-        return xg_error_set(err, -EPROTO, "vrpn %s: negative sensor %d", vrpn_body_type_name(kind),
-                            sensor);
-    return 0;
-}
-
-int vrpn_body_decode(enum vrpn_body_kind kind, const uint8_t *body, size_t len,
-                     struct vrpn_body *out, struct xg_error *err)
-{
-    struct xg_reader r;
-    xg_reader_init(&r, body, len);
-    out->kind = kind;
-    switch (kind) {
-    case VRPN_BODY_POS_QUAT: {
-        if (len != 64) return body_size_error(kind, len, 64, err);
-        struct vrpn_pos_quat *pq = &out->u.pos_quat;
-        pq->sensor = (int32_t)xg_read_be32(&r);
-        pq->filler = (int32_t)xg_read_be32(&r);
-        pq->pos = read_vec3(&r);
-        pq->quat = read_quat(&r);
-        return check_sensor(kind, pq->sensor, err);
-    }
-    case VRPN_BODY_VELOCITY:
-    case VRPN_BODY_ACCELERATION: {
-        if (len != 72) return body_size_error(kind, len, 72, err);
-        struct vrpn_tracker_rate *tr = &out->u.rate;
-        tr->sensor = (int32_t)xg_read_be32(&r);
-        tr->filler = (int32_t)xg_read_be32(&r);
-        tr->vec = read_vec3(&r);
-        tr->quat = read_quat(&r);
-        tr->quat_dt = xg_read_bef64(&r);
-        return check_sensor(kind, tr->sensor, err);
-    }
-    case VRPN_BODY_BUTTON_CHANGE:
-        if (len != 8) return body_size_error(kind, len, 8, err);
-        out->u.button.button = (int32_t)xg_read_be32(&r);
-        out->u.button.state = (int32_t)xg_read_be32(&r);
-        return 0;
-    case VRPN_BODY_BUTTON_STATES: {
-        int32_t n = (int32_t)xg_read_be32(&r);
-        if (r.err) return body_size_error(kind, len, 4, err);
-        if (n < 0 || n > VRPN_MAX_BUTTONS)
-            return xg_error_set(err, -EPROTO, "vrpn %s: button count %d out of range 0..%d",
-                                vrpn_body_type_name(kind), n, VRPN_MAX_BUTTONS);
-        if (len != 4 + 4 * (size_t)n) return body_size_error(kind, len, 4 + 4 * (size_t)n, err);
-        out->u.states.count = n;
-        for (int32_t i = 0; i < n; i++)
-            out->u.states.states[i] = (int32_t)xg_read_be32(&r);
-        return 0;
-    }
-    case VRPN_BODY_ANALOG: {
-        double dn = xg_read_bef64(&r);
-        if (r.err) return body_size_error(kind, len, 8, err);
-        if (!(dn >= 0 && dn <= VRPN_MAX_ANALOG) || dn != floor(dn))
-            return xg_error_set(err, -EPROTO,
-                                "vrpn %s: channel count %g is not an integer in "
-                                "0..%d",
-                                vrpn_body_type_name(kind), dn, VRPN_MAX_ANALOG);
-        int32_t n = (int32_t)dn;
-        if (len != 8 * ((size_t)n + 1)) return body_size_error(kind, len, 8 * ((size_t)n + 1), err);
-        out->u.analog.count = n;
-        for (int32_t i = 0; i < n; i++)
-            out->u.analog.channels[i] = xg_read_bef64(&r);
-        return 0;
-    }
-    case VRPN_BODY_DIAL:
-        if (len != 12) return body_size_error(kind, len, 12, err);
-        out->u.dial.delta = xg_read_bef64(&r);
-        out->u.dial.dial = (int32_t)xg_read_be32(&r);
-        return 0;
-    case VRPN_BODY_PING:
-    case VRPN_BODY_PONG:
-        if (len != 0) return body_size_error(kind, len, 0, err);
-        return 0;
-    case VRPN_BODY_TEXT: {
-        if (len < 9 || len > VRPN_TEXT_PAYLOAD)
-            return xg_error_set(err, -EPROTO, "vrpn %s: body of %zu bytes, want 9..%d",
-                                vrpn_body_type_name(kind), len, VRPN_TEXT_PAYLOAD);
-        out->u.text.severity = xg_read_be32(&r);
-        out->u.text.level = xg_read_be32(&r);
-        size_t avail = len - 8;
-        const uint8_t *s = xg_read_bytes(&r, avail);
-        const uint8_t *nul = memchr(s, '\0', avail);
-        if (!nul)
-            return xg_error_set(err, -EPROTO, "vrpn %s: string of %zu bytes has no NUL",
-                                vrpn_body_type_name(kind), avail);
-        memcpy(out->u.text.text, s, (size_t)(nul - s) + 1);
-        return 0;
-    }
-    case VRPN_BODY_UNKNOWN:
-    default:
-        return xg_error_set(err, -EINVAL, "vrpn: cannot decode a body of unknown kind %d",
-                            (int)kind);
-    }
-}
-
-static void write_vec3(struct xg_writer *w, struct xg_vec3 v)
-{
-    xg_write_bef64(w, v.x);
-    xg_write_bef64(w, v.y);
-    xg_write_bef64(w, v.z);
-}
-
-static void write_quat(struct xg_writer *w, struct xg_quat q)
-{
-    xg_write_bef64(w, q.x);
-    xg_write_bef64(w, q.y);
-    xg_write_bef64(w, q.z);
-    xg_write_bef64(w, q.w);
-}
-
-int vrpn_body_encode(struct xg_writer *w, const struct vrpn_body *b, struct xg_error *err)
-{
-    const char *what = vrpn_body_type_name(b->kind);
-    switch (b->kind) {
-    case VRPN_BODY_POS_QUAT:
-        if (b->u.pos_quat.sensor < 0)
-            return xg_error_set(err, -EINVAL, "vrpn %s: negative sensor %d", what,
-                                b->u.pos_quat.sensor);
-        xg_write_be32(w, (uint32_t)b->u.pos_quat.sensor);
-        xg_write_be32(w, (uint32_t)b->u.pos_quat.sensor);
-        write_vec3(w, b->u.pos_quat.pos);
-        write_quat(w, b->u.pos_quat.quat);
-        break;
-    case VRPN_BODY_VELOCITY:
-    case VRPN_BODY_ACCELERATION:
-        if (b->u.rate.sensor < 0)
-            return xg_error_set(err, -EINVAL, "vrpn %s: negative sensor %d", what,
-                                b->u.rate.sensor);
-        xg_write_be32(w, (uint32_t)b->u.rate.sensor);
-        xg_write_be32(w, (uint32_t)b->u.rate.sensor);
-        write_vec3(w, b->u.rate.vec);
-        write_quat(w, b->u.rate.quat);
-        xg_write_bef64(w, b->u.rate.quat_dt);
-        break;
-    case VRPN_BODY_BUTTON_CHANGE:
-        xg_write_be32(w, (uint32_t)b->u.button.button);
-        xg_write_be32(w, (uint32_t)b->u.button.state);
-        break;
-    case VRPN_BODY_BUTTON_STATES:
-        if (b->u.states.count < 0 || b->u.states.count > VRPN_MAX_BUTTONS)
-            return xg_error_set(err, -EINVAL, "vrpn %s: button count %d out of range 0..%d", what,
-                                b->u.states.count, VRPN_MAX_BUTTONS);
-        xg_write_be32(w, (uint32_t)b->u.states.count);
-        for (int32_t i = 0; i < b->u.states.count; i++)
-            xg_write_be32(w, (uint32_t)b->u.states.states[i]);
-        break;
-    case VRPN_BODY_ANALOG:
-        if (b->u.analog.count < 0 || b->u.analog.count > VRPN_MAX_ANALOG)
-            return xg_error_set(err, -EINVAL, "vrpn %s: channel count %d out of range 0..%d", what,
-                                b->u.analog.count, VRPN_MAX_ANALOG);
-        xg_write_bef64(w, (double)b->u.analog.count);
-        for (int32_t i = 0; i < b->u.analog.count; i++)
-            xg_write_bef64(w, b->u.analog.channels[i]);
-        break;
-    case VRPN_BODY_DIAL:
-        xg_write_bef64(w, b->u.dial.delta);
-        xg_write_be32(w, (uint32_t)b->u.dial.dial);
-        break;
-    case VRPN_BODY_PING:
-    case VRPN_BODY_PONG:
-        break;
-    case VRPN_BODY_TEXT: {
-        size_t n = strnlen(b->u.text.text, VRPN_TEXT_MAX);
-        if (n >= VRPN_TEXT_MAX)
-            return xg_error_set(err, -EINVAL, "vrpn %s: text longer than %d characters", what,
-                                VRPN_TEXT_MAX - 1);
-        xg_write_be32(w, b->u.text.severity);
-        xg_write_be32(w, b->u.text.level);
-        xg_write_bytes(w, b->u.text.text, n);
-        xg_write_zeros(w, VRPN_TEXT_PAYLOAD - 8 - n);
-        break;
-    }
-    case VRPN_BODY_UNKNOWN:
-    default:
-        return xg_error_set(err, -EINVAL, "vrpn: cannot encode a body of unknown kind %d",
-                            (int)b->kind);
-    }
-    if (w->err) return wr_fail(w, err, what);
-    return 0;
-}
-
-int vrpn_encode_body_message(struct xg_writer *w, const struct vrpn_header *h, uint32_t *seq,
-                             const struct vrpn_body *b, struct xg_error *err)
-{
-    uint8_t body[VRPN_TEXT_PAYLOAD + 8]; /* the largest body: text (analog 1032, states 1028) */
-    struct xg_writer bw;
-    xg_writer_init(&bw, body, sizeof body);
-    int rc = vrpn_body_encode(&bw, b, err);
-    if (rc) return rc;
-    return vrpn_encode_message(w, h, seq, body, bw.len, err);
-}
-
-/* ---- id maps ---- */
-
-static const char *kind_label(enum vrpn_id_kind kind)
-{
-    return kind == VRPN_ID_SENDER ? "sender" : "type";
-}
-
-static int kind_max(enum vrpn_id_kind kind)
-{
-    return kind == VRPN_ID_SENDER ? VRPN_MAX_SENDERS : VRPN_MAX_TYPES;
-}
-
-void vrpn_id_map_init(struct vrpn_id_map *m)
-{
-    for (int k = 0; k < 2; k++) {
-        struct vrpn_id_table *t = &m->t[k];
-        t->names = NULL;
-        t->n_local = 0;
-        t->cap = 0;
-        for (int i = 0; i < VRPN_MAX_TYPES; i++) {
-            t->remote_to_local[i] = -1;
-            t->local_to_remote[i] = -1;
-        }
-    }
-}
-
-void vrpn_id_map_free(struct vrpn_id_map *m)
-{
-    for (int k = 0; k < 2; k++)
-        free(m->t[k].names);
-    vrpn_id_map_init(m);
-}
-
-int vrpn_id_map_find(const struct vrpn_id_map *m, enum vrpn_id_kind kind, const char *name)
-{
-    if ((unsigned)kind > 1 || !name) return -ENOENT;
-    const struct vrpn_id_table *t = &m->t[kind];
-    for (int i = 0; i < t->n_local; i++)
-        if (strcmp(t->names[i], name) == 0) return i;
-    return -ENOENT;
-}
-
-const char *vrpn_id_map_name(const struct vrpn_id_map *m, enum vrpn_id_kind kind, int32_t local)
-{
-    if ((unsigned)kind > 1 || local < 0 || local >= m->t[kind].n_local) return NULL;
-    return m->t[kind].names[local];
-}
-
-int vrpn_id_map_count(const struct vrpn_id_map *m, enum vrpn_id_kind kind)
-{
-    return (unsigned)kind > 1 ? 0 : m->t[kind].n_local;
-}
-
-int vrpn_id_map_register(struct vrpn_id_map *m, enum vrpn_id_kind kind, const char *name,
-                         struct xg_error *err)
-{
-    if ((unsigned)kind > 1)
-        return xg_error_set(err, -EINVAL, "vrpn id map: bad kind %d", (int)kind);
-    int rc = check_name(name, kind_label(kind), err);
-    if (rc) return rc;
-    int id = vrpn_id_map_find(m, kind, name);
-    if (id >= 0) return id;
-    struct vrpn_id_table *t = &m->t[kind];
-    if (t->n_local >= kind_max(kind))
-        return xg_error_set(err, -ENOSPC, "vrpn id map: more than %d %s names, cannot add '%s'",
-                            kind_max(kind), kind_label(kind), name);
-    if (t->n_local == t->cap) {
-        int ncap = t->cap ? t->cap * 2 : 16;
-        if (ncap > kind_max(kind)) ncap = kind_max(kind);
-        void *p = realloc(t->names, (size_t)ncap * sizeof t->names[0]);
-        if (!p) return xg_error_set(err, -ENOMEM, "vrpn id map: out of memory");
-        t->names = p;
-        t->cap = (uint16_t)ncap;
-    }
-    id = t->n_local++;
-    memset(t->names[id], 0, sizeof t->names[id]);
-    strcpy(t->names[id], name);
-    return id;
-}
-
-int vrpn_id_map_describe(struct vrpn_id_map *m, enum vrpn_id_kind kind, int32_t remote_id,
-                         const char *name, bool *is_new, struct xg_error *err)
-{
-    if (is_new) *is_new = false;
-    if ((unsigned)kind > 1)
-        return xg_error_set(err, -EINVAL, "vrpn id map: bad kind %d", (int)kind);
-    if (remote_id < 0 || remote_id >= kind_max(kind))
-        return xg_error_set(err, -EPROTO, "vrpn %s description: remote id %d out of range 0..%d",
-                            kind_label(kind), remote_id, kind_max(kind) - 1);
-    if (check_name(name, kind_label(kind), err))
-        return xg_error_set(err, -EPROTO,
-                            "vrpn %s description: remote id %d has a name of bad "
-                            "length (1..%d)",
-                            kind_label(kind), remote_id, VRPN_CNAME_MAX - 1);
-    int local = vrpn_id_map_find(m, kind, name);
-    if (local < 0) {
-        local = vrpn_id_map_register(m, kind, name, err);
-        if (local < 0) return local;
-        if (is_new) *is_new = true;
-    }
-    struct vrpn_id_table *t = &m->t[kind];
-    int old_local = t->remote_to_local[remote_id];
-    if (old_local >= 0 && t->local_to_remote[old_local] == remote_id)
-        t->local_to_remote[old_local] = -1;
-    int old_remote = t->local_to_remote[local];
-    if (old_remote >= 0 && old_remote != remote_id && t->remote_to_local[old_remote] == local)
-        t->remote_to_local[old_remote] = -1;
-    t->remote_to_local[remote_id] = (int16_t)local;
-    t->local_to_remote[local] = (int16_t)remote_id;
-    return local;
-}
-
-int vrpn_id_map_to_local(const struct vrpn_id_map *m, enum vrpn_id_kind kind, int32_t remote_id,
-                         struct xg_error *err)
-{
-    if ((unsigned)kind > 1)
-        return xg_error_set(err, -EINVAL, "vrpn id map: bad kind %d", (int)kind);
-    if (remote_id < 0 || remote_id >= kind_max(kind))
-        return xg_error_set(err, -EPROTO, "vrpn header: %s id %d out of range 0..%d",
-                            kind_label(kind), remote_id, kind_max(kind) - 1);
-    int local = m->t[kind].remote_to_local[remote_id];
-    if (local < 0)
-        return xg_error_set(err, -ENOENT, "vrpn header: %s id %d was never described",
-                            kind_label(kind), remote_id);
-    return local;
-}
-
-int vrpn_id_map_to_remote(const struct vrpn_id_map *m, enum vrpn_id_kind kind, int32_t local_id)
-{
-    if ((unsigned)kind > 1 || local_id < 0 || local_id >= m->t[kind].n_local) return -ENOENT;
-    int r = m->t[kind].local_to_remote[local_id];
-    return r >= 0 ? r : -ENOENT;
-}
-
-int vrpn_id_map_encode_descriptions(const struct vrpn_id_map *m, struct xg_writer *w,
-                                    const struct vrpn_header *h, uint32_t *seq,
-                                    struct xg_error *err)
-{
-    static const int32_t sys[2] = {VRPN_SENDER_DESCRIPTION, VRPN_TYPE_DESCRIPTION};
-    for (int k = 0; k < 2; k++)
-        for (int i = 0; i < m->t[k].n_local; i++) {
-            int rc = vrpn_encode_description(w, h, seq, sys[k], i, m->t[k].names[i], err);
-            if (rc) return rc;
-        }
-    return 0;
-}
-
-int vrpn_id_map_described_names(const struct vrpn_id_map *m, enum vrpn_id_kind kind,
-                                const char *skip, char *buf, size_t size)
-{
-    if (!size) return 0;
-    buf[0] = '\0';
-    if ((unsigned)kind > 1) return 0;
-    const struct vrpn_id_table *t = &m->t[kind];
-    size_t len = 0;
-    int listed = 0;
-    for (int l = 0; l < t->n_local; l++) {
-        if (t->local_to_remote[l] < 0 || (skip && !strcmp(t->names[l], skip))) continue;
-        /* room for this name and, should another follow that does not fit, ", ..." */
-        size_t need = (listed ? 2 : 0) + strlen(t->names[l]) + 2;
-        if (len + need + 5 >= size) {
-            if (len + 5 < size) memcpy(buf + len, ", ...", 6);
-            return listed;
-        }
-        len += (size_t)snprintf(buf + len, size - len, "%s'%s'", listed ? ", " : "", t->names[l]);
-        listed++;
-    }
-    return listed;
 }

@@ -51,7 +51,7 @@ def run(kind, secs):
             time.sleep(secs)
         stop.set()
         th.join(10)
-        c = dl.adapter(g, "ros")["counters"]
+        c = g.adapter("ros")["counters"]
         g.stop()
     lat.sort()
     return {"flood": kind, "requests": len(lat), "p50_ms": round(_pct(lat, 0.5), 2),

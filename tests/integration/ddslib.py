@@ -140,28 +140,11 @@ class Peer:
         self.close()
 
 
-def adapter(gw, name):
-    for a in gw.get_json("/api/adapters")["adapters"]:
-        if a["name"] == name:
-            return a
-    raise AssertionError(f"no adapter {name}")
-
-
 def entity(gw, name):
     for e in gw.get_json("/api/entities")["entities"]:
         if e["name"] == name:
             return e
     return None
-
-
-def wait_until(fn, timeout=10.0, what="condition", step=0.02):
-    deadline = time.monotonic() + timeout
-    while True:
-        v = fn()
-        if v:
-            return v
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(step)
 
 
 def near(a, b, tol):

@@ -63,24 +63,9 @@ class Sections:
 
 # ---- admin API, /proc ----
 
-wait_for = wait_until  # (fn, timeout=10.0, what=..., every=0.02): xgtest's bounded poll
-
-
-def adapters(gw):
-    return {a["name"]: a for a in gw.get_json("/api/adapters")["adapters"]}
-
-
-def adapter(gw, name):
-    return adapters(gw)[name]
-
-
-def counters(gw, name):
-    return adapter(gw, name)["counters"]
-
-
 def port_of(gw, name):
     """The bound port of a server adapter (its `peer` ends in :PORT, or the rtp `port` counter)."""
-    a = adapter(gw, name)
+    a = gw.adapter(name)
     if "port" in a["counters"]:
         return int(a["counters"]["port"])
     return int(a["peer"].split(" ")[0].rsplit(":", 1)[1])
@@ -89,13 +74,8 @@ def port_of(gw, name):
 def pos_x(gw, name):
     """x of entity `name`'s position, NaN while it does not exist (yet) or has no position: for
     waits that start before the entity is in the table."""
-    e = entities(gw, name).get(name) or {}
+    e = gw.entities(name).get(name) or {}
     return (e.get("position") or [float("nan")])[0]
-
-
-def entities(gw, prefix=""):
-    return {e["name"]: e for e in gw.get_json("/api/entities")["entities"]
-            if e["name"].startswith(prefix)}
 
 
 def metrics(gw):

@@ -37,10 +37,6 @@ def cpu_s(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def adapters(gw):
-    return {a["name"]: a for a in gw.get_json("/api/adapters")["adapters"]}
-
-
 def main():
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (LIMIT, hard))
@@ -50,7 +46,7 @@ def main():
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     with gw:
         pid = gw.proc.pid
-        rgmp_port = int(adapters(gw)["rgmp"]["peer"].rsplit(":", 1)[1])
+        rgmp_port = int(gw.adapters()["rgmp"]["peer"].rsplit(":", 1)[1])
         used = len(os.listdir(f"/proc/{pid}/fd"))
         assert used < LIMIT - 10, used
         clients = []
@@ -74,7 +70,7 @@ def main():
         deadline = time.monotonic() + 15
         while True:
             try:
-                a = adapters(gw)
+                a = gw.adapters()
                 if a["rgmp"]["counters"]["clients_accepted"] == 1:
                     break
             except (AssertionError, OSError):

@@ -30,7 +30,7 @@ import subprocess
 import tempfile
 import time
 
-from xgtest import BIN, Gateway, skip
+from xgtest import BIN, Gateway, skip, wait_until
 
 TOKEN = "s3cret-tls-token"
 
@@ -110,13 +110,6 @@ def split_reply(data):
 
 def open_fds(pid):
     return len(os.listdir(f"/proc/{pid}/fd"))
-
-
-def wait_until(pred, what, timeout=5):
-    deadline = time.monotonic() + timeout
-    while not pred():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
 
 
 def check_token(ctx, port):
@@ -224,8 +217,8 @@ def check_bad_clients(gw, d, port):
         except ConnectionResetError:
             pass
         assert b"HTTP/" not in data, data
-    wait_until(lambda: sum("[admin] TLS " in ln for ln in gw.lines) >= before + 2,
-               "the server's handshake failure lines:\n" + gw.log()[-3000:])
+    wait_until(lambda: sum("[admin] TLS " in ln for ln in gw.lines) >= before + 2, 5,
+               what="the server's handshake failure lines:\n" + gw.log()[-3000:])
     print("plain HTTP on the TLS port: closed without an HTTP answer")
 
 
@@ -287,8 +280,8 @@ def main():
             # allocations in libevent and mbedtls) opens none that stay: wait until it is closed
             base = open_fds(gw.proc.pid)
             get(ctx, port, "/healthz")
-            wait_until(lambda: open_fds(gw.proc.pid) <= base,
-                       f"the warm-up connection closed (descriptors back to {base})")
+            wait_until(lambda: open_fds(gw.proc.pid) <= base, 5,
+                       what=f"the warm-up connection closed (descriptors back to {base})")
             # a client that connects and never starts its handshake is closed by the server
             # (10 s handshake deadline): checked at the end
             stalled = socket.create_connection(("127.0.0.1", port), timeout=5)
@@ -310,8 +303,8 @@ def main():
                 raise AssertionError("the stalled client was not closed within 15 s")
             stalled.close()
             print("a client that never starts its handshake is closed")
-            wait_until(lambda: open_fds(gw.proc.pid) <= base,
-                       f"descriptors back to {base} (now {open_fds(gw.proc.pid)})")
+            wait_until(lambda: open_fds(gw.proc.pid) <= base, 5,
+                       what=f"descriptors back to {base} (now {open_fds(gw.proc.pid)})")
             assert get(ctx, port, "/healthz") == (200, b"ok\n")
             # stop with connections open: a live /events stream, a TLS connection between
             # requests, and a TCP connection that never started its handshake

@@ -20,7 +20,7 @@ import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import faultlib as F  # noqa: E402
-from xgtest import Gateway  # noqa: E402
+from xgtest import Gateway, wait_until  # noqa: E402
 
 
 def rtp_section(gw):
@@ -44,14 +44,14 @@ def rtp_section(gw):
         for _ in range(20):
             send(1, x)
             try:
-                return F.wait_for(lambda: (lambda e: e and abs(e["position"][0] - x) < 1e-5 and e)(
-                    F.entities(gw, good).get(good)), timeout=0.5, what="good sender")
+                return wait_until(lambda: (lambda e: e and abs(e["position"][0] - x) < 1e-5 and e)(
+                    gw.entities(good).get(good)), timeout=0.5, what="good sender")
             except AssertionError:
                 continue
         raise AssertionError("good sender not applied")
     good_update()
     send(2, 0.5)  # a second allowed sender: max_ssrcs is 2
-    F.wait_for(lambda: F.counters(gw, "rx")["ssrcs"] == 2, what="two senders")
+    wait_until(lambda: gw.counters("rx")["ssrcs"] == 2, what="two senders")
     cases = [
         ("drop_wrong_pt", lambda: send(1, 9.0, pt=99)),
         ("drop_ssrc_denied", lambda: send(0xBAD, 9.0)),
@@ -60,15 +60,15 @@ def rtp_section(gw):
         ("drop_limit", lambda: send(3, 9.0)),
     ]
     for reason, fn in cases:
-        before = F.counters(gw, "rx")
+        before = gw.counters("rx")
         fn()
-        F.wait_for(lambda: F.counters(gw, "rx")[reason] > before[reason], what=f"{reason} counted")
+        wait_until(lambda: gw.counters("rx")[reason] > before[reason], what=f"{reason} counted")
         e = good_update()
         assert e["position"][0] != 9.0
-        c = F.counters(gw, "rx")
+        c = gw.counters("rx")
         print(f"  rtp {reason}: dropped, counted ({c[reason]}), drops {before['drops']} -> "
               f"{c['drops']}")
-    assert not any(n.startswith(("rx/00000bad", "rx/00000003")) for n in F.entities(gw, "rx/"))
+    assert not any(n.startswith(("rx/00000bad", "rx/00000003")) for n in gw.entities("rx/"))
     tx.close()
 
 
@@ -99,11 +99,11 @@ def less_section(gw):
     good.send(L.msg_cc(), L.msg_introduce_type(7, L.POSE_URI))
     good.send(L.msg_introduce_entity(7, 1, {0: "keeper", 1: 4, 2: [0.0, 1.0, 1.0], 3: [0, 0, 0],
                                             4: [0.0, 0.0, 0.0, 1.0], 6: 1}))
-    F.wait_for(lambda: "ls/keeper" in F.entities(gw, "ls/"), what="good LESS peer's entity")
+    wait_until(lambda: "ls/keeper" in gw.entities("ls/"), what="good LESS peer's entity")
 
     def still_good(x):
         good.send(L.msg_update(1, {2: [x, 1.0, 1.0], 3: [0, 0, 0]}))
-        F.wait_for(lambda: abs(F.pos_x(gw, "ls/keeper") - x) < 1e-5,
+        wait_until(lambda: abs(F.pos_x(gw, "ls/keeper") - x) < 1e-5,
                    what="good LESS peer still applied")
 
     cases = [
@@ -114,24 +114,24 @@ def less_section(gw):
     ]
     for i, (what, fn, text) in enumerate(cases):
         before_lines = len(gw.lines)
-        before = F.counters(gw, "ls")
+        before = gw.counters("ls")
         p = Peer()
         fn(p)
         assert p.closed(), f"{what}: session not closed"
-        line = F.wait_for(lambda: [l for l in gw.lines[before_lines:] if text in l],
+        line = wait_until(lambda: [l for l in gw.lines[before_lines:] if text in l],
                           what=f"{what}: log line")
-        c = F.counters(gw, "ls")
+        c = gw.counters("ls")
         assert c["errors"] + c["framing_errors"] > before["errors"] + before["framing_errors"], c
         print(f"  less {what}: closed: {line[0].split('] ', 1)[1][:110]}")
         still_good(0.1 * (i + 1))
     # max_peers: 2 (the good peer + one)
     second = Peer()
     second.send(L.msg_cc())
-    F.wait_for(lambda: F.counters(gw, "ls")["peers"] == 2, what="the second peer's session")
-    before = F.counters(gw, "ls")["refused_peers"]
+    wait_until(lambda: gw.counters("ls")["peers"] == 2, what="the second peer's session")
+    before = gw.counters("ls")["refused_peers"]
     third = Peer()
     assert third.closed(), "a peer beyond max_peers must be closed at once"
-    F.wait_for(lambda: F.counters(gw, "ls")["refused_peers"] == before + 1, what="refused_peers")
+    wait_until(lambda: gw.counters("ls")["refused_peers"] == before + 1, what="refused_peers")
     print("  less max_peers: third peer refused")
     still_good(0.5)
     for p in (good, second, third):
@@ -140,13 +140,13 @@ def less_section(gw):
 
 def rgmp_server_section(gw):
     r = F.RgmpReader(F.port_of(gw, "ro"))
-    F.wait_for(lambda: r.frames[2] > 0, what="rgmp data frames")
+    wait_until(lambda: r.frames[2] > 0, what="rgmp data frames")
     for junk in (b"\xff" * 1000, struct.pack("<II", 1, 12) + b'{"device_id"', b"\0" * 70000):
         r.s.sendall(junk)
         n = r.frames[2]
-        F.wait_for(lambda: r.frames[2] > n + 2, what="rgmp data after client garbage")
+        wait_until(lambda: r.frames[2] > n + 2, what="rgmp data after client garbage")
         assert not r.closed
-    c = F.counters(gw, "ro")
+    c = gw.counters("ro")
     assert c["clients"] == 1 and c["clients_dropped_slow"] == 0, c
     print("  rgmp-server: 71 KB of client garbage discarded, data frames continue")
     r.close()
@@ -157,19 +157,19 @@ def rgmp_client_section(gw, peer):
     one log line, the entities go inactive, the client reconnects."""
     Q1 = (0.0, 0.0, 0.0, 1.0)
     peer.put(F.rgmp_data(77, int(time.time() * 1e6), [(0.5, 1.0, 1.0, *Q1)]))
-    F.wait_for(lambda: F.entities(gw, "rc/rig-77/body").get("rc/rig-77/body", {}).get("active"),
+    wait_until(lambda: gw.entities("rc/rig-77/body").get("rc/rig-77/body", {}).get("active"),
                what="rgmp-client entity")
     before_lines = len(gw.lines)
     sessions = peer.sessions
-    c0 = F.counters(gw, "rc")
+    c0 = gw.counters("rc")
     peer.put(F.rgmp_definition(78, ["other"]))
-    line = F.wait_for(lambda: [l for l in gw.lines[before_lines:] if "protocol error" in l],
+    line = wait_until(lambda: [l for l in gw.lines[before_lines:] if "protocol error" in l],
                       what="max_devices log line")
     assert "max_devices" in line[0] or "78" in line[0], line
-    F.wait_for(lambda: not F.entities(gw, "rc/rig-77/body")["rc/rig-77/body"]["active"],
+    wait_until(lambda: not gw.entities("rc/rig-77/body")["rc/rig-77/body"]["active"],
                what="entities inactive")
-    F.wait_for(lambda: peer.sessions > sessions, what="reconnect")
-    assert F.counters(gw, "rc")["protocol_errors"] == c0["protocol_errors"] + 1
+    wait_until(lambda: peer.sessions > sessions, what="reconnect")
+    assert gw.counters("rc")["protocol_errors"] == c0["protocol_errors"] + 1
     print(f"  rgmp-client max_devices: {line[0].split('] ', 1)[1][:120]}")
 
 

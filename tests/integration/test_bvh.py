@@ -18,9 +18,8 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 
-from xgtest import BIN, SOURCE_DIR, VECTORS_DIR, Gateway
+from xgtest import BIN, SOURCE_DIR, VECTORS_DIR, Gateway, wait_until
 
 CMU = os.path.join(VECTORS_DIR, "mocap", "cmu_08_10_walk.bvh")
 SMALL = os.path.join(SOURCE_DIR, "tests", "vectors", "bvh", "walk_small.bvh")
@@ -125,25 +124,6 @@ def mat_close(a, b, tol):
     return all(abs(a[r][c] - b[r][c]) <= tol for r in range(3) for c in range(3))
 
 
-def wait_for(pred, timeout=10.0, step=0.02):
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < timeout:
-        v = pred()
-        if v:
-            return v
-        time.sleep(step)
-    raise AssertionError("timed out")
-
-
-def adapter(gw, name):
-    return next(a for a in gw.get_json("/api/adapters")["adapters"] if a["name"] == name)
-
-
-def entities(gw, prefix):
-    return {e["name"][len(prefix):]: e for e in gw.get_json("/api/entities")["entities"]
-            if e["name"].startswith(prefix)}
-
-
 # ---- 1. the small vector, once, 4x ----
 
 def test_small_once():
@@ -168,7 +148,7 @@ adapters:
       - {{match: "take/head_top", name: "take/crown"}}
 """
     with Gateway(conf) as gw:
-        a = wait_for(lambda: (lambda a: a if a["state"] == "done" else None)(adapter(gw, "take")))
+        a = wait_until(lambda: (lambda a: a if a["state"] == "done" else None)(gw.adapter("take")))
         c = a["counters"]
         assert c["frame"] == len(rows) - 1 and c["frames"] == len(rows), c
         assert c["joints"] == 5 and c["loops"] == 0, c
@@ -176,7 +156,7 @@ adapters:
         # the log counts frames as the counter does, 0-based (issue 34 item 12)
         assert gw.wait_log(f"finished at frame {len(rows) - 1}, the last of frames "
                            f"0-{len(rows) - 1} (no loop)"), gw.log()
-        ents = entities(gw, "take/")
+        ents = gw.entities("take/", strip=True)
         kinds = {n: e["kind"] for n, e in ents.items()}
         assert kinds == {"hips": "joint", "head": "head", "left_hand": "left_hand",
                          "rhand": "right_hand", "crown": "joint"}, kinds
@@ -221,15 +201,15 @@ adapters:
     velocities: central
 """
     with Gateway(conf) as gw:
-        wait_for(lambda: len(entities(gw, "cmu/")) == 31)
+        wait_until(lambda: len(gw.entities("cmu/", strip=True)) == 31)
         for attempt in range(10):
-            a1 = adapter(gw, "cmu")
-            e1 = entities(gw, "cmu/")
-            c1 = adapter(gw, "cmu")["counters"]  # >= 10 frames later (or wrapped: try again)
-            wait_for(lambda: (lambda c: c["loops"] != c1["loops"] or c["frame"] > c1["frame"] + 10)(
-                adapter(gw, "cmu")["counters"]))
-            e2 = entities(gw, "cmu/")
-            a2 = adapter(gw, "cmu")  # a1 and a2 bracket both reads
+            a1 = gw.adapter("cmu")
+            e1 = gw.entities("cmu/", strip=True)
+            c1 = gw.adapter("cmu")["counters"]  # >= 10 frames later (or wrapped: try again)
+            wait_until(lambda: (lambda c: c["loops"] != c1["loops"]
+                                or c["frame"] > c1["frame"] + 10)(gw.adapter("cmu")["counters"]))
+            e2 = gw.entities("cmu/", strip=True)
+            a2 = gw.adapter("cmu")  # a1 and a2 bracket both reads
             # both reads inside one pass of the clip (no wrap in between)
             if a1["counters"]["loops"] == a2["counters"]["loops"] and \
                     a2["counters"]["frame"] > a1["counters"]["frame"] + 10:
@@ -293,7 +273,8 @@ adapters:
       LeftForeArm: forearm
 """
     with Gateway(conf) as gw:
-        ents = wait_for(lambda: (lambda e: e if len(e) == 4 else None)(entities(gw, "take/")))
+        ents = wait_until(lambda: (lambda e: e if len(e) == 4 else None)(
+            gw.entities("take/", strip=True)))
         got = {n: e.get("parent") for n, e in ents.items()}
         # Head -> Neck1 -> Neck -> Spine1 -> Spine -> LowerBack -> Hips (skipped: not played)
         assert got == {"hips": None, "head": "take/hips", "forearm": "take/hips",

@@ -13,32 +13,10 @@ import os
 import re
 import socket
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from xgtest import Gateway  # noqa: E402
+from xgtest import Gateway, wait_until  # noqa: E402
 from test_vrpn_client import ReplayServer  # noqa: E402
-
-
-def wait(pred, what, timeout=15.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        v = pred()
-        if v:
-            return v
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def entities(gw):
-    return {e["name"]: e for e in gw.get_json("/api/entities")["entities"]}
-
-
-def counters(gw, name):
-    for a in gw.get_json("/api/adapters")["adapters"]:
-        if a["name"] == name:
-            return a["counters"]
-    raise KeyError(name)
 
 
 def main():
@@ -72,9 +50,9 @@ adapters:
     with Gateway(cfg) as gw:
         try:
             assert s1.done.wait(15) and s1.error is None, s1.error
-            wait(lambda: len(entities(gw).get("s1/Dial0", {}).get("extra", {})
-                             .get("analogs", [])) == 66,
-                 "s1/Dial0 with its dials at analog channels 64, 65")
+            wait_until(lambda: len(gw.entities().get("s1/Dial0", {}).get("extra", {})
+                             .get("analogs", [])) == 66, 15.0,
+                       what="s1/Dial0 with its dials at analog channels 64, 65")
             dial = gw.wait_log("[gs] entity 's1/Dial0': analog channels 4..65 not sent: game "
                                "state's GameControl1 has 20 buttons and two sticks (it carries "
                                "buttons 0..19 and analogs 0..3); a vrpn-server carries every "
@@ -83,17 +61,17 @@ adapters:
             for sink, why in (("suit", "RGMP v2 has no field for them"),
                               ("osc", "VMC and VMT pose messages have no field for them")):
                 for ent in ("s1/Button0", "s1/Dial0", "s1/Analog0"):
-                    line = wait(lambda: re.search(
+                    line = wait_until(lambda: re.search(
                         rf"\[{sink}\] entity '{re.escape(ent)}': (buttons|analog channels) "
                         rf"[0-9.]+ (and analog channels [0-9.]+ )?not sent: {re.escape(why)} "
-                        r"\(it carries none\)", gw.log()), f"{sink}'s warning for {ent}")
+                        r"\(it carries none\)", gw.log()), 15.0, what=f"{sink}'s warning for {ent}")
                     assert line
             # counters count values; the lines are printed once per entity
-            first = {n: counters(gw, n)["controls_not_carried"] for n in ("gs", "suit", "osc")}
+            first = {n: gw.counters(n)["controls_not_carried"] for n in ("gs", "suit", "osc")}
             assert all(v > 0 for v in first.values()), first
-            wait(lambda: all(counters(gw, n)["controls_not_carried"] > first[n]
-                             for n in ("gs", "suit", "osc")),
-                 "controls_not_carried growing with every sample sent")
+            wait_until(lambda: all(gw.counters(n)["controls_not_carried"] > first[n]
+                             for n in ("gs", "suit", "osc")), 15.0,
+                       what="controls_not_carried growing with every sample sent")
             log = gw.log()
             for sink in ("gs", "suit", "osc"):
                 for ent in ("s1/Button0", "s1/Dial0", "s1/Analog0"):

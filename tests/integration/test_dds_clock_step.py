@@ -22,7 +22,7 @@ def main():
     with Gateway(dl.reader_config(d), env=dl.ENV) as g, dl.Peer(d) as p:
 
         def counters():
-            return dl.adapter(g, "ros")["counters"]
+            return g.adapter("ros")["counters"]
 
         def x_of(name):
             e = dl.entity(g, name)

@@ -35,7 +35,7 @@ adapters:
         assert g.wait_log(f"[ros] ROS 2 over Cyclone DDS on domain {d1}: publishes rt/tf, "
                           "PoseStamped per entity, TwistStamped per entity, 0 PoseStamped topics "
                           "read, qos sensor_data"), g.log()
-        assert dl.adapter(g, "ros")["frame"] == "ros"
+        assert g.adapter("ros")["frame"] == "ros"
         p.send("sub tf")
         p.send("sub pose rt/xrgate/demo/head/pose")
         p.send("sub twist rt/xrgate/demo/head/twist")
@@ -96,7 +96,7 @@ adapters:
         assert pub["reliable"] is True and pub["type"] == "tf2_msgs::msg::dds_::TFMessage_", pub
         r.wait(lambda evs: sum(1 for e in evs if e["ev"] == "tf") >= 10, what="reliable /tf")
 
-        c = dl.adapter(g, "ros")["counters"]
+        c = g.adapter("ros")["counters"]
         assert c["tf_messages_out"] > 0 and c["transforms_out"] >= 2 * c["tf_messages_out"] - 2
         assert c["poses_out"] > 0 and c["twists_out"] > 0 and c["write_errors"] == 0, c
         assert c["messages_in"] == 0, c

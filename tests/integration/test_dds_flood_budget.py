@@ -12,7 +12,7 @@ under this flood is printed, not asserted (tests/bench/dds_flood.py measures its
 import threading
 import time
 
-from xgtest import Gateway
+from xgtest import Gateway, wait_until
 import ddslib as dl
 
 N, HZ, SECS = 20000, 5, 2
@@ -27,11 +27,11 @@ def main():
         p.send("qos reliable")
 
         def counters():
-            return dl.adapter(g, "ros")["counters"]
+            return g.adapter("ros")["counters"]
 
         p.send("tf world w0 0 0 0 0 0 0 1 -1 0")
         p.send("wait_match rt/tf 10000")
-        dl.wait_until(lambda: (p.send("tf world w0 0 0 0 0 0 0 1 -1 0") or
+        wait_until(lambda: (p.send("tf world w0 0 0 0 0 0 0 1 -1 0") or
                                dl.entity(g, "ros/w0")), what="ros/w0")
         base = counters()
         b_in, b_y = base["transforms_in"], base["budget_yields"]
@@ -50,8 +50,8 @@ def main():
         th.start()
         try:
             p.send(f"bench_pub {N} {HZ} {SECS}", timeout=120)
-            dl.wait_until(lambda: counters()["transforms_in"] >= b_in + MSGS * N, 120,
-                          f"{MSGS} x {N} transforms")
+            wait_until(lambda: counters()["transforms_in"] >= b_in + MSGS * N, 120,
+                       f"{MSGS} x {N} transforms")
         finally:
             stop.set()
             th.join(30)

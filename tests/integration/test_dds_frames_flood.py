@@ -6,7 +6,7 @@ transform relative to such a frame is dropped as unresolved, while frames rememb
 chaining. Reliable QoS on both sides so that none of the 45 messages is lost."""
 import time
 
-from xgtest import Gateway
+from xgtest import Gateway, wait_until
 import ddslib as dl
 
 PER_MSG, MSGS, CAP = 93, 45, 4096
@@ -20,7 +20,7 @@ def main():
         p.send("qos reliable")
 
         def tf_in():
-            return dl.adapter(g, "ros")["counters"]["transforms_in"]
+            return g.adapter("ros")["counters"]["transforms_in"]
 
         p.send("tf world w0 0 0 0 0 0 0 1 -1 0")  # creates the writer
         p.send("wait_match rt/tf 10000")
@@ -37,8 +37,8 @@ def main():
         total = MSGS * PER_MSG
         frames = 1 + total  # w0 and f0..f4184
         # (reliable and in order: the last frame's entity exists once everything was read)
-        dl.wait_until(lambda: dl.entity(g, f"ros/f{total - 1}"), 20, f"{total} transforms")
-        c = dl.adapter(g, "ros")["counters"]
+        wait_until(lambda: dl.entity(g, f"ros/f{total - 1}"), 20, f"{total} transforms")
+        c = g.adapter("ros")["counters"]
         assert c["transforms_in"] >= base + total, (base, c)
         assert c["frames_known"] == CAP, c
         assert c["frames_not_remembered"] == frames - CAP, c
@@ -51,7 +51,7 @@ def main():
         assert len(g.get_json("/api/entities")["entities"]) == frames
         # chaining: from a remembered frame yes, from a forgotten one no
         p.send(f"tf f0 kid 0 1 0 0 0 0 1 -1 0 {first_lost} lost 0 1 0 0 0 0 1 -1 0")
-        e = dl.wait_until(lambda: dl.entity(g, "ros/kid"), what="ros/kid")
+        e = wait_until(lambda: dl.entity(g, "ros/kid"), what="ros/kid")
         assert dl.near(e["position"], [1, 0, -1], 1e-6), e  # (1,0,0) + (0,1,0) in ROS
         assert g.wait_log(f"'lost' is relative to frame '{first_lost}', which is neither "
                           "world_frame 'world' nor a frame received before; dropped")

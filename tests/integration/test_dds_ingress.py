@@ -15,7 +15,7 @@ import os
 import tempfile
 import time
 
-from xgtest import Gateway
+from xgtest import Gateway, wait_until
 import ddslib as dl
 
 S = 0.7071067811865476  # sin/cos of 45°: (0, 0, S, S) is a 90° yaw about ROS z
@@ -82,7 +82,7 @@ adapters:
         assert dl.near(dl.entity(g, "ros/arm")["position"], [0, 1, 0], 1e-6)
 
         # stamps are capture times: an older stamp from the same writer is dropped
-        c0 = dl.adapter(g, "ros")["counters"]
+        c0 = g.adapter("ros")["counters"]
         k0 = dl.entity(g, "ros/robot/pose")["samples"]
         now = time.time_ns()
         s0, n0 = divmod(now, 1_000_000_000)
@@ -91,9 +91,9 @@ adapters:
         p.send(f"pose rt/robot/pose world 4 5 6 0 0 0 1 {s0} {n0}")
         p.send(f"pose rt/robot/pose world 9 9 9 0 0 0 1 {s1} {n1}")
         p.send(f"pose rt/robot/pose world 7 8 9 0 0 0 1 {s2} {n2}")
-        dl.wait_until(lambda: dl.adapter(g, "ros")["counters"]["poses_in"] >= c0["poses_in"] + 3,
-                      what="3 more PoseStamped")
-        c1 = dl.adapter(g, "ros")["counters"]
+        wait_until(lambda: g.adapter("ros")["counters"]["poses_in"] >= c0["poses_in"] + 3,
+                   what="3 more PoseStamped")
+        c1 = g.adapter("ros")["counters"]
         assert c1["poses_in"] == c0["poses_in"] + 3, (c0, c1)
         assert c1["drops"] == c0["drops"] + 1, (c0, c1)
         # (per entity: a late /tf resend from above may still add to the adapter's samples_in)
@@ -118,7 +118,7 @@ adapters:
                      " on rt/tf: 'x' is relative to frame 'nowhere', which is neither "
                      "world_frame 'world' nor a frame received before; dropped"):
             assert g.wait_log(line), f"missing {line!r}:\n{g.log()}"
-        c = dl.adapter(g, "ros")["counters"]
+        c = g.adapter("ros")["counters"]
         assert c["bad_input"] >= 4 and c["tf_unresolved"] >= 1, c
         names = {x["name"] for x in g.get_json("/api/entities")["entities"]}
         assert names == {"ros/robot/pose", "ros/arm", "ros/hand", "ros/good"}, names

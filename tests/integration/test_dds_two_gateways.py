@@ -4,7 +4,7 @@ rt/tf: A shows B's entities as ros/b/..., B shows A's as ros/a/...; each skips i
 (own_samples_skipped, by publication handle), and neither republishes what it read from DDS
 (split horizon), so no ros/a/... in A, no ros/ros/... anywhere — checked after both have read
 hundreds more transforms from the other."""
-from xgtest import Gateway
+from xgtest import Gateway, wait_until
 import ddslib as dl
 
 
@@ -35,18 +35,18 @@ def main():
         local = {"head", "body0", "body1"}
         want_a = {f"a/{n}" for n in local} | {f"ros/b/{n}" for n in local}
         want_b = {f"b/{n}" for n in local} | {f"ros/a/{n}" for n in local}
-        dl.wait_until(lambda: names(ga) == want_a and names(gb) == want_b, 15,
-                      "each gateway to see the other's entities")
-        ca = dl.adapter(ga, "ros")["counters"]
-        cb = dl.adapter(gb, "ros")["counters"]
+        wait_until(lambda: names(ga) == want_a and names(gb) == want_b, 15,
+                   "each gateway to see the other's entities")
+        ca = ga.adapter("ros")["counters"]
+        cb = gb.adapter("ros")["counters"]
         # later: both read 300 more transforms from the other
-        dl.wait_until(lambda: dl.adapter(ga, "ros")["counters"]["transforms_in"] >=
-                      ca["transforms_in"] + 300 and dl.adapter(gb, "ros")["counters"][
+        wait_until(lambda: ga.adapter("ros")["counters"]["transforms_in"] >=
+                      ca["transforms_in"] + 300 and gb.adapter("ros")["counters"][
                           "transforms_in"] >= cb["transforms_in"] + 300, 15, "300 transforms")
         assert names(ga) == want_a, names(ga)
         assert names(gb) == want_b, names(gb)
         for g in (ga, gb):
-            c = dl.adapter(g, "ros")["counters"]
+            c = g.adapter("ros")["counters"]
             assert c["own_samples_skipped"] > 0, c
             # every message read came from the other gateway: 3 transforms each, never more
             assert c["transforms_in"] == 3 * c["messages_in"], c

@@ -10,7 +10,7 @@
   as a parent."""
 import time
 
-from xgtest import Gateway
+from xgtest import Gateway, wait_until
 import ddslib as dl
 
 LONG = "a" * 150
@@ -24,7 +24,7 @@ def main():
     with Gateway(cfg, env=dl.ENV) as g, dl.Peer(d) as pa, dl.Peer(d) as pb:
 
         def counters():
-            return dl.adapter(g, "ros")["counters"]
+            return g.adapter("ros")["counters"]
 
         def resend_until(peer, cmd, cond, what):
             deadline = time.monotonic() + 10
@@ -59,7 +59,7 @@ def main():
         # ... and A is now the one refused
         n = counters()["writer_conflicts"]
         pa.send("tf world rig/body0 1 0 0 0 0 0 1 -1 0")
-        dl.wait_until(lambda: counters()["writer_conflicts"] > n, what="A refused")
+        wait_until(lambda: counters()["writer_conflicts"] > n, what="A refused")
         assert dl.near(dl.entity(g, "ros/rig/body0")["position"], [5, 0, 0], 1e-6)
 
         # a long frame id (150 bytes) as a parent: kid = (1, 0, 0) + (0, 1, 0) in ROS

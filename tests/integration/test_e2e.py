@@ -78,7 +78,7 @@ import time
 
 from e2elib import (Proxy, Truth, f32_half_ulp, qangle, qconj, qlog, qmul,
                     rot2_bound, vdot, vnorm, vsub)
-from xgtest import VECTORS_DIR, Gateway, adapter_types, reserve_port, skip, skip_part
+from xgtest import VECTORS_DIR, Gateway, adapter_types, reserve_port, skip, skip_part, wait_until
 
 CMU = os.path.join(VECTORS_DIR, "mocap", "cmu_08_10_walk.bvh")
 SCALE = 0.0254 / 0.45  # units: cmu
@@ -92,25 +92,6 @@ PROTOS = ["vrpn", "rgmp", "rtp", "less"]
 TYPES = {"vrpn": ("vrpn-server", "vrpn-client"), "rgmp": ("rgmp-server", "rgmp-client"),
          "rtp": ("rtp",), "less": ("less",)}
 COLLECT_S = 3.5  # wall time of collection (the 2.29 s clip loops)
-
-
-def wait_for(pred, timeout=15.0, step=0.05, what="condition"):
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < timeout:
-        v = pred()
-        if v:
-            return v
-        time.sleep(step)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def adapters(gw):
-    return {a["name"]: a for a in gw.get_json("/api/adapters")["adapters"]}
-
-
-def ents(gw, t_ns=None):
-    q = f"?t_ns={t_ns}" if t_ns else ""
-    return gw.get_json("/api/entities" + q)["entities"]
 
 
 def joint_of(proto, e):
@@ -272,21 +253,21 @@ def main():
         # ---- everything streams, B has each entity once per protocol ----
         def all_there():
             got = {}
-            for e in ents(gb):
+            for e in gb.entities().values():
                 pr = proto_of(e["name"])
                 j = joint_of(pr, e) if pr else None
                 if j:
                     got.setdefault(pr, []).append(j)
             return got if all(sorted(got.get(pr, [])) == sorted(NAMES.values())
                               for pr in protos) else None
-        wait_for(all_there, 20, what="every protocol's entities in B")
+        wait_until(all_there, 20, what="every protocol's entities in B")
 
         # ---- t0: A's playback start on the gateway clock ----
         def find_t0():
-            a1 = adapters(ga)["take"]["counters"]
-            s = next(e for e in ents(ga) if e["name"] == "take/hips")["sample_ns"]
-            hips = next(e for e in ents(ga, s) if e["name"] == "take/hips")
-            a2 = adapters(ga)["take"]["counters"]
+            a1 = ga.adapters()["take"]["counters"]
+            s = next(e for e in ga.entities().values() if e["name"] == "take/hips")["sample_ns"]
+            hips = next(e for e in ga.entities(t_ns=s).values() if e["name"] == "take/hips")
+            a2 = ga.adapters()["take"]["counters"]
             if a1["loops"] != a2["loops"] or hips["quality"] != "EXACT":
                 return None
             for k in range(START, truth.n):
@@ -296,7 +277,7 @@ def main():
                         return None
                     return s - truth.frame_ns(n)
             raise AssertionError(f"A's hips {hips['position']} match no frame")
-        t0 = wait_for(find_t0, 5, what="A's playback start")
+        t0 = wait_until(find_t0, 5, what="A's playback start")
 
         def played_at(t_ns):
             return math.floor((t_ns - t0) / ft_ns + 1e-6)
@@ -308,9 +289,9 @@ def main():
         # samples (1 s) of every entity, so that they hold a low-latency one even when the
         # first packets were slow on a loaded machine (their capture times would be that late)
         def warmed_up():
-            es = [e for e in ents(gb) if proto_of(e["name"])]
+            es = [e for e in gb.entities().values() if proto_of(e["name"])]
             return len(es) == 5 * len(protos) and all(e["samples"] >= 120 for e in es)
-        wait_for(warmed_up, 30, what="120 samples of every entity in B")
+        wait_until(warmed_up, 30, what="120 samples of every entity in B")
 
         # ---- collect ----
         exact = {pr: {} for pr in protos}  # (joint, sample_ns) -> entity
@@ -338,7 +319,7 @@ def main():
             # not near a loop's end or start (B interpolates across the jump back to the start
             # there, over more frames when A skipped some under load)
             if n >= 0 and EDGE_SKIP <= n % truth.span < truth.span - EDGE_SKIP:
-                for e in ents(gb, capture_ns(n)):
+                for e in gb.entities(t_ns=capture_ns(n)).values():
                     pr = proto_of(e["name"])
                     j = joint_of(pr, e) if pr in exact else None
                     if j:
@@ -512,12 +493,12 @@ def main():
                   f"their samples)")
 
         # ---- no echo, each entity once ----
-        names_a = sorted(e["name"] for e in ents(ga))
+        names_a = sorted(e["name"] for e in ga.entities().values())
         assert names_a == sorted(f"take/{n}" for n in NAMES.values()), names_a
-        names_b = [e["name"] for e in ents(gb)]
+        names_b = [e["name"] for e in gb.entities().values()]
         assert len(names_b) == len(set(names_b)) == 5 * len(protos), names_b
         per = {}
-        for e in ents(gb):
+        for e in gb.entities().values():
             per.setdefault(proto_of(e["name"]), []).append(joint_of(proto_of(e["name"]), e))
         for pr in protos:
             assert sorted(per[pr]) == sorted(NAMES.values()), (pr, per)
@@ -528,33 +509,34 @@ def main():
         if "rgmp" in protos:
             others = [pr for pr in protos if pr != "rgmp"]
             ad = {"vrpn": "vr", "rtp": "rt", "less": "ls"}
-            before = adapters(gb)
-            newest = {e["name"]: e["sample_ns"] for e in ents(gb)}
+            before = gb.adapters()
+            newest = {e["name"]: e["sample_ns"] for e in gb.entities().values()}
             proxy.down()
-            wait_for(lambda: adapters(gb)["rg"]["state"] != "streaming", 5,
+            wait_until(lambda: gb.adapters()["rg"]["state"] != "streaming", 5,
                      what="rgmp-client to notice the drop")
             # the other protocols move on twice (observable), the rgmp entities stay put
             def moved_on(since):
-                now = {e["name"]: e for e in ents(gb)}
+                now = {e["name"]: e for e in gb.entities().values()}
                 return now if all(e["sample_ns"] > since[n] for n, e in now.items()
                                   if proto_of(n) != "rgmp") else None
-            mid = {n: e["sample_ns"] for n, e in wait_for(
+            mid = {n: e["sample_ns"] for n, e in wait_until(
                 lambda: moved_on(newest), 5, what="the other protocols' next samples").items()}
-            late = wait_for(lambda: moved_on(mid), 5, what="the other protocols moving on")
+            late = wait_until(lambda: moved_on(mid), 5, what="the other protocols moving on")
             for name, s in mid.items():
                 pr = proto_of(name)
                 if pr == "rgmp":
                     assert late[name]["sample_ns"] == s, (name, "rgmp moved while down")
                 else:
                     assert late[name]["sample_ns"] > s > newest[name], (name, "stalled")
-            during = adapters(gb)
+            during = gb.adapters()
             proxy.up()
-            wait_for(lambda: adapters(gb)["rg"]["state"] == "streaming", 15,
+            wait_until(lambda: gb.adapters()["rg"]["state"] == "streaming", 15,
                      what="rgmp-client to reconnect")
-            s0 = {e["name"]: e["sample_ns"] for e in ents(gb) if proto_of(e["name"]) == "rgmp"}
-            wait_for(lambda: all(e["sample_ns"] > s0[e["name"]] for e in ents(gb)
+            s0 = {e["name"]: e["sample_ns"] for e in gb.entities().values()
+                  if proto_of(e["name"]) == "rgmp"}
+            wait_until(lambda: all(e["sample_ns"] > s0[e["name"]] for e in gb.entities().values()
                                  if proto_of(e["name"]) == "rgmp"), 5, what="rgmp poses again")
-            after = adapters(gb)
+            after = gb.adapters()
             for pr in others:
                 n = ad[pr]
                 for c in ("reconnects", "connects", "bad_messages", "framing_errors",
@@ -563,7 +545,7 @@ def main():
                         assert after[n]["counters"][c] == before[n]["counters"][c], (n, c)
                 assert during[n]["state"] == before[n]["state"] == after[n]["state"], (
                     n, before[n]["state"], during[n]["state"], after[n]["state"])
-            names_after = sorted(e["name"] for e in ents(gb))
+            names_after = sorted(e["name"] for e in gb.entities().values())
             assert names_after == sorted(names_b), (names_after, names_b)
             assert after["rg"]["counters"]["connects"] > before["rg"]["counters"]["connects"]
             print(f"RGMP link dropped for ~1 s and restored (connects "

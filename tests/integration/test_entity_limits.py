@@ -17,7 +17,7 @@ import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import faultlib as F  # noqa: E402
-from xgtest import Gateway  # noqa: E402
+from xgtest import Gateway, wait_until  # noqa: E402
 
 NAME_MAX = 128  # XG_NAME_MAX, incl. NUL
 HASH_HEX = 24
@@ -57,12 +57,12 @@ def long_names():
                 assert names[0] != names[1] and all(len(n) == NAME_MAX - 1 for n in names)
                 for k in range(1, 4):
                     send_poses(peer, [pose(0.1 * k), pose(0.2 * k)])
-                    F.wait_for(lambda: (lambda es: all(n in es for n in names) and
+                    wait_until(lambda: (lambda es: all(n in es for n in names) and
                                         abs(es[names[0]]["position"][0] - 0.1 * k) < 1e-6 and
                                         abs(es[names[1]]["position"][0] - 0.2 * k) < 1e-6)(
-                                            F.entities(gw, "rg/")),
+                                            gw.entities("rg/")),
                                what=f"two entities, frame {k} applied to both")
-                es = F.entities(gw, "rg/")
+                es = gw.entities("rg/")
                 assert sorted(es) == sorted(names), list(es)
                 assert es[names[0]]["samples"] == 3 and es[names[1]]["samples"] == 3, es
                 assert es[names[0]]["source"] == fit("rig-77/" + frames[0])
@@ -96,9 +96,9 @@ def less_long_names():
         with Gateway(cfg) as gw:
             try:
                 want = [fit("lc/" + fit(n)) for n in names]
-                F.wait_for(lambda: all(w in F.entities(gw, "lc/") for w in want),
+                wait_until(lambda: all(w in gw.entities("lc/") for w in want),
                            what="two LESS entities")
-                es = F.entities(gw, "lc/")
+                es = gw.entities("lc/")
                 assert sorted(es) == sorted(want), list(es)
                 assert abs(es[want[1]]["position"][0] - 0.2) < 1e-6, es[want[1]]
                 print("less long names: two entities")
@@ -117,21 +117,21 @@ def max_entities():
     try:
         with Gateway(cfg) as gw:
             try:
-                assert F.counters(gw, "rg")["entities_refused"] == 0
+                assert gw.counters("rg")["entities_refused"] == 0
                 assert F.metric(gw, "xrgate_entities_refused_total", "rg") == 0
                 send_poses(peer, [pose(0.1), pose(0.2), pose(0.3)])
                 assert gw.wait_log("warn  [rg] entity table full (max_entities 2): new entity "
                                    "'rg/rig-77/c' refused"), gw.log()[-3000:]
-                F.wait_for(lambda: F.counters(gw, "rg")["entities_refused"] == 1,
+                wait_until(lambda: gw.counters("rg")["entities_refused"] == 1,
                            what="entities_refused counted")
                 assert F.metric(gw, "xrgate_entities_refused_total", "rg") == 1
                 # the known ones keep updating; the refused one is counted again, not created
                 send_poses(peer, [pose(0.4), pose(0.5), pose(0.6)])
-                F.wait_for(lambda: abs(F.pos_x(gw, "rg/rig-77/b") - 0.5)
+                wait_until(lambda: abs(F.pos_x(gw, "rg/rig-77/b") - 0.5)
                            < 1e-6, what="known entity updated")
-                F.wait_for(lambda: F.counters(gw, "rg")["entities_refused"] == 2,
+                wait_until(lambda: gw.counters("rg")["entities_refused"] == 2,
                            what="second refusal counted")
-                es = F.entities(gw, "rg/")
+                es = gw.entities("rg/")
                 assert sorted(es) == ["rg/rig-77/a", "rg/rig-77/b"], list(es)
                 print("max_entities: third entity refused, logged and counted "
                       "(entities_refused, xrgate_entities_refused_total)")

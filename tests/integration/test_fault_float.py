@@ -30,7 +30,7 @@ import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import faultlib as F  # noqa: E402
-from xgtest import Gateway  # noqa: E402
+from xgtest import Gateway, wait_until  # noqa: E402
 
 NAN, INF = float("nan"), float("inf")
 Q1 = (0.0, 0.0, 0.0, 1.0)
@@ -51,7 +51,7 @@ COUNTERS = ("samples_rejected", "drop_bad_value", "drops", "errors", "bad_messag
 
 
 def rejections(gw, name):
-    c = F.counters(gw, name)
+    c = gw.counters(name)
     total = {k: c.get(k, 0) for k in COUNTERS}
     total["xrgate_samples_rejected_total"] = F.metric(gw, "xrgate_samples_rejected_total", name)
     return total
@@ -166,14 +166,14 @@ def wait_egress_delivered(gw, rg_reader, vs_reader, sink):
     def delivered():
         got = {}
         if rg_reader:
-            got["ro"] = (rg_reader.bytes, F.counters(gw, "ro")["bytes_out"])
+            got["ro"] = (rg_reader.bytes, gw.counters("ro")["bytes_out"])
         if vs_reader:
-            got["vo"] = (vs_reader.bytes, F.counters(gw, "vo")["bytes_out"])
+            got["vo"] = (vs_reader.bytes, gw.counters("vo")["bytes_out"])
         if sink:
             rtp = [d for d in list(sink.dgrams) if len(d) >= 12 and d[1] & 0x7F == 98]
-            got["rx"] = (len(rtp), F.counters(gw, "rx")["packets_out"])
+            got["rx"] = (len(rtp), gw.counters("rx")["packets_out"])
         return all(a >= b for a, b in got.values()) or None
-    F.wait_for(delivered, what="the egress readers to have all that was sent")
+    wait_until(delivered, what="the egress readers to have all that was sent")
 
 
 def check_egress(gw, rg_reader, vs_reader, sink):
@@ -225,8 +225,8 @@ def run_cases(gw, src):
         for _ in range(30):  # re-sent now and then: a datagram may be lost
             src.send((x, 1.0, 1.0), Q1)
             try:
-                F.wait_for(lambda: (lambda e: e and abs(e["position"][0] - x) < 1e-6 and
-                                    e["active"])(F.entities(gw, src.entity).get(src.entity)),
+                wait_until(lambda: (lambda e: e and abs(e["position"][0] - x) < 1e-6 and
+                                    e["active"])(gw.entities(src.entity).get(src.entity)),
                            timeout=0.5, what=f"{src.name}: good sample x={x}")
                 return
             except AssertionError:
@@ -242,22 +242,22 @@ def run_cases(gw, src):
         sessions = getattr(getattr(src, "peer", None), "sessions", 0)
         src.send(p, q)
         if expect == "reject":
-            F.wait_for(lambda: rejections(gw, src.name) != before,
+            wait_until(lambda: rejections(gw, src.name) != before,
                        what=f"{src.name}: {what} counted")
             after = rejections(gw, src.name)
             changed = {k: after[k] - before[k] for k in after if after[k] != before[k]}
             print(f"  {src.name}: {what}: rejected, counted {changed}")
             if src.name == "lc" and "framing_errors" in changed:  # a logical error on LESS/TCP closes the session: wait for
-                F.wait_for(lambda: src.peer.sessions > sessions and  # the new one
-                           src.entity in F.entities(gw, src.entity), what="LESS session again")
+                wait_until(lambda: src.peer.sessions > sessions and  # the new one
+                           src.entity in gw.entities(src.entity), what="LESS session again")
         good()  # applied after the bad one; the bad one never showed
-        e = F.entities(gw, src.entity)[src.entity]
+        e = gw.entities(src.entity)[src.entity]
         assert F.all_finite(e), e
         if expect == "denormal":
             # accepted as the finite number it is: find it in the history? it was superseded by
             # the good sample; send it again and look at it directly
             src.send(p, q)
-            F.wait_for(lambda: abs(F.pos_x(gw, src.entity)) < 1e-30,
+            wait_until(lambda: abs(F.pos_x(gw, src.entity)) < 1e-30,
                        what=f"{src.name}: denormal position accepted")
             print(f"  {src.name}: {what}: accepted as a finite value")
             good()
@@ -276,9 +276,9 @@ def run_absurd(gw, src):
     src.send((x, 1.0, 1.0), Q1)
     # the entity appears with this first report: poll until it exists (the peer may still be
     # connecting when the test starts)
-    F.wait_for(lambda: abs(F.pos_x(gw, src.entity) - x) < 1e-9,
+    wait_until(lambda: abs(F.pos_x(gw, src.entity) - x) < 1e-9,
                what="vc: last good pose")
-    good = F.entities(gw, src.entity)[src.entity]
+    good = gw.entities(src.entity)[src.entity]
     cases = [  # (what, send, log text)
         ("position 1e39", lambda: src.send((1e39, 1.0, 1.0), Q1), "= 1e+39 (must be finite"),
         ("velocity 1e300", lambda: src.send_velocity((1e300, 0.0, 0.0)), "= 1e+300 (must be"),
@@ -289,14 +289,14 @@ def run_absurd(gw, src):
     for what, send, text in cases:
         before = rejections(gw, src.name)
         send()
-        F.wait_for(lambda: rejections(gw, src.name)["xrgate_samples_rejected_total"] >
+        wait_until(lambda: rejections(gw, src.name)["xrgate_samples_rejected_total"] >
                    before["xrgate_samples_rejected_total"], what=f"vc: {what} counted")
         after = rejections(gw, src.name)
         assert after["xrgate_samples_rejected_total"] == before["xrgate_samples_rejected_total"] + 1
         assert after["drops"] > before["drops"], (before, after)
         assert gw.wait_log(f"[vc] sample of entity '{src.entity}' rejected: "), gw.log()[-2000:]
         assert gw.wait_log(text), (text, gw.log()[-2000:])
-        e = F.entities(gw, src.entity)[src.entity]
+        e = gw.entities(src.entity)[src.entity]
         assert "position" in e and F.all_finite(e), e
         assert e["position"] == good["position"], (what, e["position"], good["position"])
         assert e["samples"] == good["samples"], (what, e, good)
@@ -304,7 +304,7 @@ def run_absurd(gw, src):
         print(f"  vc: {what}: rejected, counted, last good pose kept")
     # a good sample afterwards is applied as usual
     src.send((0.5, 1.0, 1.0), Q1)
-    F.wait_for(lambda: abs(F.pos_x(gw, src.entity) - 0.5) < 1e-9,
+    wait_until(lambda: abs(F.pos_x(gw, src.entity) - 0.5) < 1e-9,
                what="vc: good sample after the absurd ones")
 
 

@@ -21,7 +21,7 @@ import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import faultlib as F  # noqa: E402
-from xgtest import Gateway  # noqa: E402
+from xgtest import Gateway, wait_until  # noqa: E402
 
 CYCLES = 20
 STALE_MS = 300
@@ -62,14 +62,14 @@ def attempts(c):
 
 
 def run(gw, peers):
-    out = F.adapters(gw).get("out")
+    out = gw.adapters().get("out")
     reader = None
     if out and out["type"] == "rgmp-server":
         reader = F.RgmpReader(F.port_of(gw, "out"))
-        F.wait_for(lambda: reader.frames[2] > 0, what="rgmp-server data frames")
+        wait_until(lambda: reader.frames[2] > 0, what="rgmp-server data frames")
     elif out:
         reader = F.VrpnReader(F.port_of(gw, "out"))
-        F.wait_for(lambda: reader.bytes > 1000, what="vrpn-server reports")
+        wait_until(lambda: reader.bytes > 1000, what="vrpn-server reports")
     seen = {n: 0 for n in peers}
     demo_samples = 0
     stale_seen = set()
@@ -77,13 +77,13 @@ def run(gw, peers):
         # 1. every client adapter streams, its entity active with new samples
         for n, (peer, ent, rule) in peers.items():
             def fresh(n=n, ent=ent):
-                e = F.entities(gw, ent).get(ent)
-                a = F.adapter(gw, n)
+                e = gw.entities(ent).get(ent)
+                a = gw.adapter(n)
                 return e and e["active"] and e["samples"] > seen[n] and \
                     a["state"] == "streaming" and (e, a)
-            e, a = F.wait_for(fresh, timeout=15, what=f"cycle {cycle}: {n} streaming again")
+            e, a = wait_until(fresh, timeout=15, what=f"cycle {cycle}: {n} streaming again")
             seen[n] = e["samples"] if rule == "inactive" else 0
-        before = {n: F.counters(gw, n) for n in peers}
+        before = {n: gw.counters(n) for n in peers}
         bytes_before = reader.bytes if reader else 0
         # 2. kill every peer
         t_kill = time.monotonic()
@@ -91,44 +91,45 @@ def run(gw, peers):
             peer.kill(rst=cycle % 2 == 1)
         for n, (peer, ent, rule) in peers.items():
             if rule == "inactive":
-                F.wait_for(lambda ent=ent: not F.entities(gw, ent)[ent]["active"],
+                wait_until(lambda ent=ent: not gw.entities(ent)[ent]["active"],
                            what=f"cycle {cycle}: {ent} inactive")
             else:
-                F.wait_for(lambda ent=ent: ent not in F.entities(gw, ent),
+                wait_until(lambda ent=ent: ent not in gw.entities(ent),
                            what=f"cycle {cycle}: {ent} removed")
-            F.wait_for(lambda n=n: F.adapter(gw, n)["state"] != "streaming",
+            wait_until(lambda n=n: gw.adapter(n)["state"] != "streaming",
                        what=f"cycle {cycle}: {n} leaves streaming")
         if cycle in (0, CYCLES - 1):
             # a longer outage: STALE after stale_ms, and a bounded number of attempts
             for n, (peer, ent, rule) in peers.items():
                 if rule == "inactive":
-                    F.wait_for(lambda ent=ent: F.entities(gw, ent)[ent]["quality"] == "STALE",
+                    wait_until(lambda ent=ent: gw.entities(ent)[ent]["quality"] == "STALE",
                                what=f"{ent} STALE")
                     stale_seen.add(ent)
             # two attempts each (0.5 s, then 1 s, +-25 %), then: no more than the backoff
             # allows for the outage so far (delay k >= 0.375 s * 2^k; a hot loop makes hundreds)
-            F.wait_for(lambda: all(attempts(F.counters(gw, n)) - attempts(before[n]) >= 2
+            wait_until(lambda: all(attempts(gw.counters(n)) - attempts(before[n]) >= 2
                                    for n in peers), timeout=15, what="two reconnect attempts each")
             outage = time.monotonic() - t_kill
             bound = 3 + math.log2(1 + outage / 0.375)
             for n in peers:
-                d = attempts(F.counters(gw, n)) - attempts(before[n])
+                d = attempts(gw.counters(n)) - attempts(before[n])
                 assert 2 <= d <= bound, f"{n}: {d} attempts during a {outage:.1f} s outage"
         # 3. restart
         for peer, _, _ in peers.values():
             peer.start()
         # the others were not disturbed
-        d = F.entities(gw, "demo/body0")["demo/body0"]
+        d = gw.entities("demo/body0")["demo/body0"]
         assert d["active"] and d["samples"] > demo_samples, d
         demo_samples = d["samples"]
         if reader:
-            F.wait_for(lambda: reader.bytes > bytes_before, what="the egress client keeps receiving")
+            wait_until(lambda: reader.bytes > bytes_before,
+                       what="the egress client keeps receiving")
             assert not reader.closed
     for n, (peer, ent, rule) in peers.items():
-        F.wait_for(lambda n=n, ent=ent: F.adapter(gw, n)["state"] == "streaming" and
-                   F.entities(gw, ent).get(ent, {}).get("active"), timeout=15,
+        wait_until(lambda n=n, ent=ent: gw.adapter(n)["state"] == "streaming" and
+                   gw.entities(ent).get(ent, {}).get("active"), timeout=15,
                    what=f"{n} streaming after the last restart")
-        c = F.counters(gw, n)
+        c = gw.counters(n)
         assert peer.sessions == CYCLES + 1, (n, peer.sessions)
         if "connects" in c:
             assert c["connects"] == CYCLES + 1, (n, c)
@@ -137,7 +138,7 @@ def run(gw, peers):
         print(f"{n}: {peer.sessions} sessions, counters "
               f"{ {k: v for k, v in c.items() if k in ('connects', 'reconnects', 'disconnects', 'backoff_attempts')} }")
     if reader:
-        o = F.counters(gw, "out")
+        o = gw.counters("out")
         assert o["clients"] == 1 and o["clients_dropped_slow"] == 0, o
         assert not reader.closed
         reader.close()

@@ -13,14 +13,14 @@ import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import faultlib as F  # noqa: E402
-from xgtest import Gateway  # noqa: E402
+from xgtest import Gateway, wait_until  # noqa: E402
 
 HUP = "configuration reloaded (SIGHUP)"
 CONFIG = "adapters:\n  - {name: demo, type: synth, bodies: 2, rate_hz: 60}\n"
 
 
 def ids(gw):
-    return {name: e["id"] for name, e in F.entities(gw, "demo/").items()}
+    return {name: e["id"] for name, e in gw.entities("demo/").items()}
 
 
 def ignored_lines(gw):
@@ -29,7 +29,7 @@ def ignored_lines(gw):
 
 def main():
     with Gateway(CONFIG) as gw:
-        before = F.wait_for(lambda: len(ids(gw)) == 5 and ids(gw), what="5 synth entities")
+        before = wait_until(lambda: len(ids(gw)) == 5 and ids(gw), what="5 synth entities")
 
         t0 = time.monotonic()  # the limiter's 10 s window starts with the first line
         gw.proc.send_signal(signal.SIGHUP)
@@ -47,7 +47,7 @@ def main():
         # later signal and is still alive
         gw.proc.send_signal(signal.SIGPIPE)
         gw.proc.send_signal(signal.SIGHUP)
-        F.wait_for(lambda: gw.log().count(HUP) == 2, what="second SIGHUP line")
+        wait_until(lambda: gw.log().count(HUP) == 2, what="second SIGHUP line")
         assert gw.get("/healthz")[0] == 200 and gw.proc.poll() is None
         assert "SIGPIPE" not in gw.log(), gw.log()
 
@@ -61,7 +61,7 @@ def main():
         for _ in range(20):
             gw.proc.send_signal(signal.SIGHUP)
             assert gw.get("/healthz")[0] == 200
-        F.wait_for(lambda: gw.log().count(HUP) >= 3, what="the burst's reloads")
+        wait_until(lambda: gw.log().count(HUP) >= 3, what="the burst's reloads")
         assert ids(gw) == before
         assert "refused" not in gw.log() and "restarted [demo]" not in gw.log(), gw.log()
         in_window = time.monotonic() - t0 < 9.0

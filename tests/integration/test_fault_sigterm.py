@@ -15,7 +15,7 @@ import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import faultlib as F  # noqa: E402
-from xgtest import LOAD, SLOWDOWN, Gateway, time_bound  # noqa: E402
+from xgtest import LOAD, SLOWDOWN, Gateway, time_bound, wait_until  # noqa: E402
 
 
 def config(peers, sink_port):
@@ -55,16 +55,16 @@ def load_and_stop(sig):
     try:
         with Gateway(config(peers, sink.getsockname()[1])) as gw:
             try:
-                F.wait_for(lambda: len(F.entities(gw, "demo/")) == 1003, what="synth entities")
-                names = F.adapters(gw)
+                wait_until(lambda: len(gw.entities("demo/")) == 1003, what="synth entities")
+                names = gw.adapters()
                 if "ro" in names:
                     r = F.RgmpReader(F.port_of(gw, "ro"))
                     clients += [r, F.RgmpReader(F.port_of(gw, "ro"), read=False, rcvbuf=4096)]
-                    F.wait_for(lambda: r.frames[2] > 0, what="rgmp data")
+                    wait_until(lambda: r.frames[2] > 0, what="rgmp data")
                 if "vo" in names:
                     v = F.VrpnReader(F.port_of(gw, "vo"))
                     clients += [v, F.VrpnReader(F.port_of(gw, "vo"), read=False, rcvbuf=4096)]
-                    F.wait_for(lambda: v.bytes > 100000, what="vrpn reports")
+                    wait_until(lambda: v.bytes > 100000, what="vrpn reports")
                 if "ll" in names:
                     s = socket.create_connection(("127.0.0.1", F.port_of(gw, "ll")))
                     s.sendall(b"\x40")  # the first byte of a packet-length
@@ -73,7 +73,7 @@ def load_and_stop(sig):
                 ev.sendall(b"GET /events HTTP/1.1\r\nHost: x\r\n\r\n")
                 clients.append(ev)
                 for n in peers:
-                    F.wait_for(lambda n=n: F.adapter(gw, n)["state"] == "streaming",
+                    wait_until(lambda n=n: gw.adapter(n)["state"] == "streaming",
                                what=f"{n} streaming")
                 if "rt" in names:
                     sink.settimeout(5)
@@ -81,9 +81,9 @@ def load_and_stop(sig):
                 # under load: the sources have delivered another 100 samples since
                 def samples_in():
                     return sum(a["counters"].get("samples_in", 0)
-                               for a in F.adapters(gw).values())
+                               for a in gw.adapters().values())
                 n0 = samples_in()
-                F.wait_for(lambda: samples_in() >= n0 + 100, what="100 more samples in")
+                wait_until(lambda: samples_in() >= n0 + 100, what="100 more samples in")
                 code, took = gw.stop(sig, timeout=time_bound(1.0) + 5)
                 log = gw.log()
                 print(f"{signal.Signals(sig).name} under load ({len(names)} adapters): exit "

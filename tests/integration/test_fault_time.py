@@ -27,7 +27,7 @@ import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import faultlib as F  # noqa: E402
-from xgtest import Gateway  # noqa: E402
+from xgtest import Gateway, wait_until  # noqa: E402
 
 Q1 = (0.0, 0.0, 0.0, 1.0)
 HOUR_US = 3600 * 1_000_000
@@ -36,7 +36,7 @@ COUNTERS = ("rgmp_frames_out_of_order", "drops", "errors", "framing_errors", "ba
 
 
 def anomalies(gw, name):
-    c = F.counters(gw, name)
+    c = gw.counters(name)
     out = {k: c.get(k, 0) for k in COUNTERS}
     out["backwards"] = F.metric(gw, "xrgate_samples_backwards_total", name)
     return out
@@ -54,32 +54,34 @@ class Probe:
         self.k = 0
 
     def ent(self):
-        return F.entities(self.gw, self.entity).get(self.entity)
+        return self.gw.entities(self.entity).get(self.entity)
 
     def marker(self):
         self.k += 1
         return round(0.01 * self.k, 6)
 
-    def applied(self, what, retries=1, **kw):
-        """Send a marked sample; wait until it shows. Returns the entity."""
+    def applied(self, what, **kw):
+        """Send one marked sample; wait until it shows (sent once: a sample the gateway loses
+        fails the test). Returns the entity."""
         x = self.marker()
-        for i in range(retries):
-            self.send(x, **kw)
-            try:
-                return F.wait_for(lambda: (lambda e: e and abs(e["position"][0] - x) < 1e-5 and e)(
-                    self.ent()), timeout=5 if retries == 1 else 0.5,
-                    what=f"{self.name}: {what}: sample x={x} applied")
-            except AssertionError:
-                if i == retries - 1:
-                    raise
-        return None
+        self.send(x, **kw)
+        return wait_until(lambda: (lambda e: e and abs(e["position"][0] - x) < 1e-5 and e)(
+            self.ent()), timeout=10, what=f"{self.name}: {what}: sample x={x} applied")
+
+    def first(self):
+        """The first sample of a client adapter, once it is connected to its scripted peer (state
+        handshake or streaming): the sample then goes to that connection, after the peer's hello,
+        rather than to one that may still fail."""
+        wait_until(lambda: self.gw.adapter(self.name)["state"] in ("handshake", "streaming"),
+                   timeout=10, what=f"{self.name} connected")
+        return self.applied("first")
 
     def dropped(self, what, **kw):
         """Send a marked sample that must be dropped and counted, then a good one."""
         e0 = self.ent()
         before = anomalies(self.gw, self.name)
         self.send(self.marker(), **kw)
-        F.wait_for(lambda: anomalies(self.gw, self.name) != before,
+        wait_until(lambda: anomalies(self.gw, self.name) != before,
                    what=f"{self.name}: {what}: counted")
         e1 = self.applied(f"after {what}")
         assert e1["samples"] == e0["samples"] + 1, (what, e0["samples"], e1["samples"])
@@ -103,7 +105,7 @@ def rgmp_section(gw, peer):
             at = ts["us"]
         peer.put(F.rgmp_data(77, at, [(x, 1.0, 1.0, *Q1)]))
     p = Probe(gw, "rg", "rg/rig-77/body", send)
-    p.applied("first")
+    p.first()
     p.applied("normal")
     p.dropped("timestamp 1 h back", at=ts["us"] - HOUR_US)
     p.dropped("timestamp 0", at=0)
@@ -125,7 +127,7 @@ def rgmp_section(gw, peer):
     for _ in range(3):
         ts["us"] += 20000
         send(p.marker(), at=ts["us"])
-    F.wait_for(lambda: abs(p.ent()["position"][0] - p.k * 0.01) < 1e-6,
+    wait_until(lambda: abs(p.ent()["position"][0] - p.k * 0.01) < 1e-6,
                what="rg: applied again after a spike")
     assert anomalies(gw, "rg")["rgmp_frames_out_of_order"] == \
         before["rgmp_frames_out_of_order"] + 2, moved(before, anomalies(gw, "rg"))
@@ -143,7 +145,7 @@ def vrpn_section(gw, peer):
             tv = (int(clock["t"]), int((clock["t"] % 1) * 1e6))
         peer.put(F.vrpn_report(0, (x, 1.0, 1.0), Q1, tv))
     p = Probe(gw, "vc", "vc/Tracker0/0", send)
-    p.applied("first", retries=10)
+    p.first()
     p.applied("normal")
     p.dropped("timeval 1 h back", tv=(int(clock["t"]) - 3600, 0))
     p.sane("after 1 h back")
@@ -168,14 +170,14 @@ def vrpn_section(gw, peer):
     send(p.marker(), tv=(0xFFFFFFFF, 999999))
     for _ in range(3):
         send(p.marker())
-    F.wait_for(lambda: anomalies(gw, "vc") != before or p.ent()["samples"] >= e["samples"] + 4,
+    wait_until(lambda: anomalies(gw, "vc") != before or p.ent()["samples"] >= e["samples"] + 4,
                what="vc: spike and later reports handled")
     print(f"  vc: tv_sec 0xFFFFFFFF spike: counters {moved(before, anomalies(gw, 'vc'))}")
-    assert F.adapter(gw, "vc")["state"] == "streaming"
-    p.applied("a normal report after the 0xFFFFFFFF spike", retries=3)
+    assert gw.adapter("vc")["state"] == "streaming"
+    p.applied("a normal report after the 0xFFFFFFFF spike")
     # the server's clock steps back 2 h (an NTP step, a restarted server) and goes on from
     # there: after a few dropped reports the sensor is applied again and the step is counted
-    steps = F.adapter(gw, "vc")["counters"]["clock_steps"]
+    steps = gw.adapter("vc")["counters"]["clock_steps"]
     clock["t"] = max(clock["t"], time.time()) - 2 * 3600
     x = p.marker()
     deadline = time.monotonic() + 5
@@ -187,7 +189,7 @@ def vrpn_section(gw, peer):
             break
         assert time.monotonic() < deadline, ("vc: frozen after a clock step back", e)
         time.sleep(0.01)
-    assert F.adapter(gw, "vc")["counters"]["clock_steps"] == steps + 1
+    assert gw.adapter("vc")["counters"]["clock_steps"] == steps + 1
     print("  vc: clock 2 h back: applied again, clock_steps + 1")
 
 
@@ -200,15 +202,15 @@ def less_section(gw, peer, ts):
         peer.put(F.less_frame([L.msg_update(1, {2: [x, 1.0, 1.0], 3: [0, 0, 0]})],
                               ts.next() if at is None else at))
     p = Probe(gw, "lc", "lc/probe", send)
-    p.applied("first", retries=10)
+    p.first()
     p.applied("normal")
     # a packet timestamp that does not increase closes the session (TCP rule)
     before = anomalies(gw, "lc")
     sessions = peer.sessions
     send(p.marker(), at=ts.ts - 500000)
-    F.wait_for(lambda: anomalies(gw, "lc")["framing_errors"] > before["framing_errors"],
+    wait_until(lambda: anomalies(gw, "lc")["framing_errors"] > before["framing_errors"],
                what="lc: non-increasing timestamp counted")
-    F.wait_for(lambda: peer.sessions > sessions and p.ent(), what="lc: the peer reconnected")
+    wait_until(lambda: peer.sessions > sessions and p.ent(), what="lc: the peer reconnected")
     print(f"  lc: timestamp back: session closed, counted {moved(before, anomalies(gw, 'lc'))}")
     p.applied("new session")
     # the peer's clock steps 3 h ahead: re-anchored
@@ -237,12 +239,12 @@ def rtp_section(gw, port):
             tx.sendto(R.rtp(98, state["seq"], state["ts"], ssrc, pay), ("127.0.0.1", port))
         return send
     p = Probe(gw, "rx", "rx/00001111/Object2-1", sender(0x1111, 1))
-    p.applied("first", retries=10)
+    p.applied("first")  # the socket is bound (port_of): a datagram is read from now on
     # RTP timestamps wrap 2^32 and seq wraps 2^16 over these few packets: all applied
     before = anomalies(gw, "rx")
     n0 = p.ent()["samples"]
     for i in range(8):
-        p.applied("RTP timestamp/seq wrap", retries=5)
+        p.applied("RTP timestamp/seq wrap")
     assert state["ts"] < 0x10000000 and state["seq"] > 65536, state
     assert anomalies(gw, "rx")["backwards"] == before["backwards"]
     print(f"  rx: RTP timestamp and seq wrapped: {p.ent()['samples'] - n0} samples applied, "

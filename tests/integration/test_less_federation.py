@@ -32,23 +32,8 @@ def write_key(d, name, hexkey):
     return path
 
 
-def wait_for(fn, timeout=8.0, what="condition"):
-    return wait_until(fn, timeout, what=what, every=0.05)
-
-
-def entities(gw):
-    return {e["name"]: e for e in gw.get_json("/api/entities")["entities"]}
-
-
-def adapter(gw, name):
-    for a in gw.get_json("/api/adapters")["adapters"]:
-        if a["name"] == name:
-            return a
-    raise KeyError(name)
-
-
 def listen_port(gw, name):
-    peer = wait_for(lambda: adapter(gw, name)["peer"], what=f"{name} bound")
+    peer = wait_until(lambda: gw.adapter(name)["peer"], what=f"{name} bound")
     return int(peer.split()[0].rsplit(":", 1)[1])
 
 
@@ -93,14 +78,14 @@ adapters:
 """
         with Gateway(a_conf) as a:
             names = ["head", "left_hand", "right_hand", "body0", "body1"]
-            wait_for(lambda: all(f"fed/demo/{n}" in entities(b) for n in names), what="A on B")
-            assert adapter(a, "up")["state"] == "streaming", adapter(a, "up")
+            wait_until(lambda: all(f"fed/demo/{n}" in b.entities() for n in names), what="A on B")
+            assert a.adapter("up")["state"] == "streaming", a.adapter("up")
             worst_p = worst_q = 0.0
             for _ in range(5):
                 t0 = time.monotonic()
-                ea = entities(a)
-                eb = entities(b)
-                ea2 = entities(a)
+                ea = a.entities()
+                eb = b.entities()
+                ea2 = a.entities()
                 spacing = time.monotonic() - t0
                 for n in names:
                     ra, rb = ea[f"demo/{n}"], eb[f"fed/demo/{n}"]
@@ -118,17 +103,17 @@ adapters:
                     worst_p = max(worst_p, dp - speed * spacing)
                     worst_q = max(worst_q, dq - omega * spacing)
                 n0 = eb["fed/demo/head"]["samples"]  # the next comparison on newer samples
-                wait_for(lambda: entities(b)["fed/demo/head"]["samples"] > n0 + 2,
+                wait_until(lambda: b.entities()["fed/demo/head"]["samples"] > n0 + 2,
                          what="newer samples on B")
             # nothing comes back to A: its LESS peer only has A's own entities
-            assert sorted(entities(a)) == sorted(f"demo/{n}" for n in names), entities(a).keys()
-            fed = adapter(b, "fed")["counters"]
+            assert sorted(a.entities()) == sorted(f"demo/{n}" for n in names), a.entities().keys()
+            fed = b.adapter("fed")["counters"]
             assert fed["framing_errors"] == 0 and fed["bad_signature"] == 0, fed
             print(f"pair: 5 entities match (excess error {worst_p * 1000:.2f} mm, "
                   f"{math.degrees(worst_q):.2f} deg)")
         # A went away: its entities leave B with the session
-        wait_for(lambda: not any(n.startswith("fed/") for n in entities(b)), what="cleanup on B")
-        wait_for(lambda: "connection closed by peer" in b.log(), what="B logs the close")
+        wait_until(lambda: not any(n.startswith("fed/") for n in b.entities()), what="cleanup on B")
+        wait_until(lambda: "connection closed by peer" in b.log(), what="B logs the close")
 
 
 def test_ring(tmp):
@@ -168,24 +153,24 @@ adapters:
             holds[gid].release()
 
         def settled():
-            return all(len(entities(g)) == 3 for g in gws.values())
-        wait_for(settled, timeout=10, what="3 entities on every gateway")
+            return all(len(g.entities()) == 3 for g in gws.values())
+        wait_until(settled, timeout=10, what="3 entities on every gateway")
         # echoes, if any, would have gone round many times once every adapter has received
         # another 60 packets (1 s at 60 Hz)
-        before = {(gid, n): adapter(g, n)["counters"]["packets_in"] for gid, g in gws.items()
+        before = {(gid, n): g.adapter(n)["counters"]["packets_in"] for gid, g in gws.items()
                   for n in ("in", "out")}
-        wait_for(lambda: all(adapter(gws[gid], n)["counters"]["packets_in"] >= c + 60
+        wait_until(lambda: all(gws[gid].adapter(n)["counters"]["packets_in"] >= c + 60
                              for (gid, n), c in before.items()), timeout=20,
                  what="60 more packets into every less adapter")
         for gid, g in gws.items():
-            es = entities(g)
+            es = g.entities()
             assert len(es) == 3, (gid, sorted(es))
             local = [n for n in es if n.startswith(gid + "/")]
             assert local == [f"{gid}/body0"], (gid, sorted(es))
             remote = sorted(n.split("/", 1)[1] for n in es if not n.startswith(gid + "/"))
             others = sorted(f"{o}/body0" for o in ids if o != gid)
             assert remote == others, (gid, sorted(es))
-        total_dups = sum(adapter(g, n)["counters"]["mesh_duplicates"] for g in gws.values()
+        total_dups = sum(g.adapter(n)["counters"]["mesh_duplicates"] for g in gws.values()
                          for n in ("in", "out"))
         assert total_dups >= 3, total_dups  # each entity also arrived the long way round
         print(f"ring: 3 gateways x 3 entities, no echo ({total_dups} second-path copies ignored)")
@@ -220,18 +205,18 @@ adapters:
                     "sc": ["fed/hb/body0", "fed/sa/body0", "sc/body0"],
                     "hb": ["fed/sa/body0", "fed/sc/body0", "hb/body0"]}
             gws = {"sa": a, "sc": c, "hb": b}
-            wait_for(lambda: all(sorted(entities(g)) == want[k] for k, g in gws.items()),
+            wait_until(lambda: all(sorted(g.entities()) == want[k] for k, g in gws.items()),
                      what="every gateway sees the three bodies once")
             # and nothing more once each peer has received another 30 packets (0.5 s)
-            before = {k: adapter(g, "fed")["counters"]["packets_in"] for k, g in gws.items()}
-            wait_for(lambda: all(adapter(g, "fed")["counters"]["packets_in"] >= before[k] + 30
+            before = {k: g.adapter("fed")["counters"]["packets_in"] for k, g in gws.items()}
+            wait_until(lambda: all(g.adapter("fed")["counters"]["packets_in"] >= before[k] + 30
                                  for k, g in gws.items()), timeout=20,
                      what="30 more packets into every peer")
             for k, g in gws.items():
-                assert sorted(entities(g)) == want[k], (k, sorted(entities(g)))
-            assert adapter(b, "fed")["counters"]["hub_relayed"] > 0
+                assert sorted(g.entities()) == want[k], (k, sorted(g.entities()))
+            assert b.adapter("fed")["counters"]["hub_relayed"] > 0
             c.stop()
-            wait_for(lambda: sorted(entities(a)) == ["fed/hb/body0", "sa/body0"],
+            wait_until(lambda: sorted(a.entities()) == ["fed/hb/body0", "sa/body0"],
                      what="C's body removed from A when C leaves")
             print("star: B relays between its peers; C's body leaves A with C")
             clean_stop(a)
@@ -263,12 +248,12 @@ adapters:
     connect: "127.0.0.1:{port}"
     key_file: {bad}
 """) as a:
-            wait_for(lambda: adapter(b, "fed")["counters"]["bad_signature"] >= 2,
+            wait_until(lambda: b.adapter("fed")["counters"]["bad_signature"] >= 2,
                      what="bad signatures counted")
             line = next(l for l in b.log().splitlines() if "signature" in l)
             assert "127.0.0.1:" in line and "closing" in line, line
-            assert not entities(b), entities(b)
-            wait_for(lambda: adapter(a, "up")["counters"]["reconnects"] >= 1, what="reconnect")
+            assert not b.entities(), b.entities()
+            wait_until(lambda: a.adapter("up")["counters"]["reconnects"] >= 1, what="reconnect")
             print("wrong key: refused:", line.split("] ", 1)[1])
 
     # key rotation by key id (issue 12): B accepts the old and the new key and still signs with
@@ -298,8 +283,8 @@ adapters:
     key_id: new
     keys: [{{id: old, file: {key}}}]
 """) as a:
-            wait_for(lambda: "fed/demo/body0" in entities(b), what="A's entity on B")
-            wait_for(lambda: "up/local/body0" in entities(a), what="B's entity on A")
+            wait_until(lambda: "fed/demo/body0" in b.entities(), what="A's entity on B")
+            wait_until(lambda: "up/local/body0" in a.entities(), what="B's entity on A")
             assert b.wait_log("key id 'new'") and a.wait_log("key id 'old'")
             print("key rotation: old/new keys accepted on both sides")
 

@@ -15,7 +15,7 @@ import sys
 import tempfile
 import time
 
-from xgtest import Gateway
+from xgtest import Gateway, wait_until
 import lesstest
 import test_less_session as ls
 
@@ -62,10 +62,10 @@ adapters:
 
             send([ls.msg_cc("flood-peer session=1")])
             send([ls.msg_introduce_type(7, ls.POSE_URI)])
-            ls.wait_for(lambda: adapter("fed")["counters"]["packets_out"] > 0, what="G talks")
+            wait_until(lambda: adapter("fed")["counters"]["packets_out"] > 0, what="G talks")
             send([ls.msg_introduce_entity(7, 42, {0: "probe", 2: [0, 0, 0], 3: [0, 0, 0],
                                                   4: [0, 0, 0, 1]})])
-            ls.wait_for(lambda: "fed/probe" in ls.entities(g), what="probe")
+            wait_until(lambda: "fed/probe" in g.entities(), what="probe")
 
             # 5,000 bad signatures, in batches; the valid peer's update applies after each
             t_udp = time.monotonic()
@@ -75,9 +75,9 @@ adapters:
                     send([ls.msg_update(42, {2: [9, 9, 9], 3: [0, 0, 0]})], key=b"\x02" * 32)
                 bad += batch
                 send([ls.msg_update(42, {2: [float(b), 0, 0], 3: [0, 0, 0]})])
-                ls.wait_for(lambda: adapter("fed")["counters"]["bad_signature"] == bad,
+                wait_until(lambda: adapter("fed")["counters"]["bad_signature"] == bad,
                             what=f"{bad} bad signatures counted")
-                ls.wait_for(lambda: abs(ls.entities(g)["fed/probe"]["position"][0] - b) < 1e-6,
+                wait_until(lambda: abs(g.entities()["fed/probe"]["position"][0] - b) < 1e-6,
                             what=f"valid update {b} applied")
             t_udp_end = time.monotonic()
 
@@ -89,7 +89,7 @@ adapters:
                     c = socket.create_connection(("127.0.0.1", hub))
                     c.close()
                 refused += 200
-                ls.wait_for(lambda: adapter("hub")["counters"]["refused_peers"] == refused,
+                wait_until(lambda: adapter("hub")["counters"]["refused_peers"] == refused,
                             what=f"{refused} refusals counted")
                 n6 = sum(1 for c, _ in p1.msgs if c == 6)
                 p1.until(lambda: sum(1 for c, _ in p1.msgs if c == 6) > n6, what="updates")
@@ -121,7 +121,7 @@ adapters:
             nu, nr = account(udp) - len(udp), account(ref) - len(ref)
             # still working
             send([ls.msg_update(42, {2: [-1.0, 0, 0], 3: [0, 0, 0]})])
-            ls.wait_for(lambda: abs(ls.entities(g)["fed/probe"]["position"][0] + 1) < 1e-6,
+            wait_until(lambda: abs(g.entities()["fed/probe"]["position"][0] + 1) < 1e-6,
                         what="valid update after the floods")
             n6 = sum(1 for c, _ in p1.msgs if c == 6)
             p1.until(lambda: sum(1 for c, _ in p1.msgs if c == 6) > n6, what="updates")

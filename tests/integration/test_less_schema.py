@@ -17,7 +17,7 @@ import sys
 import tempfile
 import time
 
-from xgtest import BIN, Gateway
+from xgtest import BIN, Gateway, wait_until
 import test_less_session as ls
 
 MAPPING = """# a simulator's vehicle type
@@ -58,7 +58,7 @@ adapters:
         assert r.returncode == 0, r.stderr
         with Gateway(open(conf).read().replace("k.hex", os.path.join(tmp, "k.hex"))
                      .replace("vehicle.yaml", os.path.join(tmp, "vehicle.yaml"))) as g:
-            port = int(ls.wait_for(lambda: next(
+            port = int(wait_until(lambda: next(
                 a for a in g.get_json("/api/adapters")["adapters"])["peer"]).rsplit(":", 1)[1])
             p = ls.Peer(port)
             p.send(ls.msg_cc(), ls.msg_introduce_type(9, "urn:test:vehicle:1"),
@@ -74,7 +74,7 @@ adapters:
             motion = ls.enc_int(1) + ls.enc_int(1) + ls.enc_int(0) + ls.enc_int(3) + \
                 b"".join(struct.pack("<f", v) for v in (0.0, 0.0, 0.0))
             p.send(ls.enc_int(4) + ls.enc_int(9) + ls.enc_int(5) + ls.enc_int(2) + body + motion)
-            e = ls.wait_for(lambda: ls.entities(g).get("less/truck-7"), what="mapped entity")
+            e = wait_until(lambda: g.entities().get("less/truck-7"), what="mapped entity")
             assert e["kind"] == "rigid_body", e
             assert math.dist(e["position"], pos) < 1e-7, e["position"]  # FLOAT32 would be 4e-7 off
             q = e["orientation"]

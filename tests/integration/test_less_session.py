@@ -288,16 +288,8 @@ class Peer:
         return next(e for e, p in self.entities.items() if p.get(0) == name)
 
 
-def wait_for(fn, timeout=10.0, what="condition"):
-    return wait_until(fn, timeout, what=what, every=0.05)
-
-
-def entities(gw):
-    return {e["name"]: e for e in gw.get_json("/api/entities")["entities"]}
-
-
 def log_line(gw, *words):
-    return wait_for(lambda: next((l for l in gw.lines if all(w in l for w in words)), None),
+    return wait_until(lambda: next((l for l in gw.lines if all(w in l for w in words)), None),
                     what=f"log line with {words}")
 
 
@@ -327,7 +319,7 @@ adapters:
     key_file: {keyfile}
     rate_hz: 30
 """) as g:
-            port = int(wait_for(lambda: next(a for a in g.get_json("/api/adapters")["adapters"]
+            port = int(wait_until(lambda: next(a for a in g.get_json("/api/adapters")["adapters"]
                                               if a["name"] == "less")["peer"]).rsplit(":", 1)[1])
             p1 = Peer(port)
             p1.handshake()
@@ -346,18 +338,18 @@ adapters:
             pos = [1.25, 0.5, -2.0]
             q = [0.0, math.sin(0.25), 0.0, math.cos(0.25)]
             p1.send(msg_introduce_entity(7, 42, {0: "probe", 1: 4, 2: pos, 3: [0, 0, 0], 4: q, 6: 1}))
-            e = wait_for(lambda: entities(g).get("less/probe"), what="probe in the table")
+            e = wait_until(lambda: g.entities().get("less/probe"), what="probe in the table")
             assert e["kind"] == "controller", e
             assert math.dist(e["position"], pos) < 1e-5, e
             p1.send(msg_update(42, {2: [1.5, 0.5, -2.0], 3: [0, 0, 0]}))  # at rest
-            wait_for(lambda: abs(entities(g)["less/probe"]["position"][0] - 1.5) < 1e-5,
+            wait_until(lambda: abs(g.entities()["less/probe"]["position"][0] - 1.5) < 1e-5,
                      what="update applied")
             # an update of an entity introduced earlier in the same packet decodes (P14 note)
             t = int(time.monotonic() * 1e6)
             p1.send(msg_introduce_entity(7, 50, {0: "twin", 2: [0, 0, 0], 3: [0, 0, 0],
                                                  4: [0, 0, 0, 1], 8: t - 2000}),
                     msg_update(50, {2: [0.25, 0, 0], 3: [0, 0, 0], 8: t - 1000}))
-            wait_for(lambda: abs(entities(g).get("less/twin", {"position": [9]})["position"][0]
+            wait_until(lambda: abs(g.entities().get("less/twin", {"position": [9]})["position"][0]
                                  - 0.25) < 1e-6, what="introduce + update in one packet")
             # request-entity -> fresh introduce
             n4 = sum(1 for c, v in p1.msgs if c == 4 and v[0] == head)
@@ -379,11 +371,11 @@ adapters:
             print("403/404:", p1.results[0][2], "|", p1.results[1][2])
             # remove
             p1.send(enc_int(5) + enc_int(42))
-            wait_for(lambda: "less/probe" not in entities(g), what="probe removed")
+            wait_until(lambda: "less/probe" not in g.entities(), what="probe removed")
 
             # relayed to a peer of another LESS adapter, with this gateway as origin; removed
             # there when it expires (entity.expire_ms) -- the entity_event path
-            port2 = int(wait_for(lambda: next(a for a in g.get_json("/api/adapters")["adapters"]
+            port2 = int(wait_until(lambda: next(a for a in g.get_json("/api/adapters")["adapters"]
                                                if a["name"] == "less2")["peer"]).rsplit(":", 1)[1])
             p6 = Peer(port2)
             p6.handshake()

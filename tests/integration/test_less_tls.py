@@ -15,9 +15,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
-from xgtest import BIN, Gateway, skip
+from xgtest import BIN, Gateway, skip, wait_until
 
 
 def sh(*args, cwd):
@@ -47,27 +46,8 @@ def make_cert(d, name, ca, cn):
        "-CAcreateserial", "-out", f"{name}.crt", "-days", "2", "-extfile", ext, cwd=d)
 
 
-def wait_for(fn, timeout=8.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = fn()
-        if last:
-            return last
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}; last={last!r}")
-
-
-def entities(gw):
-    return {e["name"]: e for e in gw.get_json("/api/entities")["entities"]}
-
-
-def adapter(gw, name):
-    return next(a for a in gw.get_json("/api/adapters")["adapters"] if a["name"] == name)
-
-
 def port_of(gw, name):
-    return int(wait_for(lambda: adapter(gw, name)["peer"]).split()[0].rsplit(":", 1)[1])
+    return int(wait_until(lambda: gw.adapter(name)["peer"]).split()[0].rsplit(":", 1)[1])
 
 
 def server(d, tls=True):
@@ -139,8 +119,8 @@ def main():
         with server(d) as b:
             port = port_of(b, "fed")
             with client(d, port) as a:
-                wait_for(lambda: "fed/demo/body0" in entities(b), what="entities over TLS")
-                wait_for(lambda: adapter(a, "up")["state"] == "streaming", what="streaming")
+                wait_until(lambda: "fed/demo/body0" in b.entities(), what="entities over TLS")
+                wait_until(lambda: a.adapter("up")["state"] == "streaming", what="streaming")
                 assert a.wait_log("(TLS)") and b.wait_log("(TLS)")
                 clean_stop(a)
             clean_stop(b)
@@ -150,13 +130,13 @@ def main():
         with server(d) as b:
             port = port_of(b, "fed")
             with client(d, port, ca="other") as a:
-                line = wait_for(lambda: next((l for l in a.lines if "handshake failed" in l),
+                line = wait_until(lambda: next((l for l in a.lines if "handshake failed" in l),
                                              None), what="client TLS error")
                 assert f"127.0.0.1:{port}" in line, line
                 assert "X509" in line or "verif" in line.lower(), line
-                wait_for(lambda: adapter(a, "up")["counters"]["reconnects"] >= 1,
+                wait_until(lambda: a.adapter("up")["counters"]["reconnects"] >= 1,
                          what="reconnect after the TLS failure")
-                assert not entities(b)
+                assert not b.entities()
                 print("wrong CA:", line.split("] ", 1)[1])
                 clean_stop(a)  # several failed sessions freed
             clean_stop(b)
@@ -165,17 +145,17 @@ def main():
         with server(d) as b:
             port = port_of(b, "fed")
             with client(d, port, tls=False) as a:
-                line = wait_for(lambda: next((l for l in b.lines if "TLS with" in l), None),
+                line = wait_until(lambda: next((l for l in b.lines if "TLS with" in l), None),
                                 what="server TLS error")
                 assert "127.0.0.1:" in line and "handshake failed" in line, line
-                assert not entities(b)
+                assert not b.entities()
                 print("plain client:", line.split("] ", 1)[1])
 
         # 4. TLS client -> plain server
         with server(d, tls=False) as b:
             port = port_of(b, "fed")
             with client(d, port) as a:
-                line = wait_for(lambda: next((l for l in a.lines if "TLS with" in l), None),
+                line = wait_until(lambda: next((l for l in a.lines if "TLS with" in l), None),
                                 what="client TLS error against a plain server")
                 assert f"127.0.0.1:{port}" in line, line
                 print("plain server:", line.split("] ", 1)[1])

@@ -24,9 +24,8 @@ import socket
 import sys
 import tempfile
 import threading
-import time
 
-from xgtest import Gateway
+from xgtest import Gateway, wait_until
 import lesstest
 import test_less_session as ls
 
@@ -115,25 +114,6 @@ class Relay:
         self.rb.close()
 
 
-def wait_for(fn, timeout=10.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = fn()
-        if last:
-            return last
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}; last={last!r}")
-
-
-def entities(gw):
-    return {e["name"]: e for e in gw.get_json("/api/entities")["entities"]}
-
-
-def adapter(gw, name):
-    return gw.adapters()[name]
-
-
 def bound(gw, name):
     return "127.0.0.1", gw.port_of(name)  # both adapters bind 127.0.0.1
 
@@ -149,7 +129,7 @@ def same_time(a, b, n):
     old B's newest sample is (lost datagrams, the relay thread and both daemons slowed by load)
     then does not matter. None when A's history (24 samples) no longer reaches back to T because
     this script was slow between the two requests: the caller asks again."""
-    t = entities(b)[f"fed/demo/{n}"]["sample_ns"]
+    t = b.entities()[f"fed/demo/{n}"]["sample_ns"]
     pa = entity_at(a, f"demo/{n}", t)
     # PREDICTED when A has no newer sample yet (T within one synth interval)
     if pa["quality"] not in ("EXACT", "INTERPOLATED", "PREDICTED"):
@@ -195,18 +175,18 @@ adapters:
 """) as a:
             relay.start(bound(a, "up"), bound(b, "fed"))
             names = ["head", "left_hand", "right_hand"] + [f"body{i}" for i in range(4)]
-            wait_for(lambda: all(f"fed/demo/{n}" in entities(b) for n in names),
+            wait_until(lambda: all(f"fed/demo/{n}" in b.entities() for n in names),
                      what=f"k={k}: all of A's entities on B")
             # enough traffic through the lossy relay: drops both ways and A's resends seen
-            wait_for(lambda: relay.dropped[relay.ra] > 5 and relay.dropped[relay.rb] > 5 and
-                     adapter(a, "up")["counters"]["resends"] > 0 and relay.fast_resends() > 0,
+            wait_until(lambda: relay.dropped[relay.ra] > 5 and relay.dropped[relay.rb] > 5 and
+                     a.adapter("up")["counters"]["resends"] > 0 and relay.fast_resends() > 0,
                      timeout=20, what=f"k={k}: drops both ways and resends, one of them fast "
                      f"(re-send gaps seen, us: {relay.resend_gaps[:20]})")
             worst = 0.0
             for _ in range(5):
                 # the same capture time on both sides (same_time())
                 for n in names:
-                    pa, pb = wait_for(lambda: same_time(a, b, n), what=f"k={k}: {n} at one time")
+                    pa, pb = wait_until(lambda: same_time(a, b, n), what=f"k={k}: {n} at one time")
                     # B stamps the sample with A's send time plus its offset estimate (the
                     # smallest transit seen in a 10 s window: under 1 ms on loopback, 50 ms
                     # allowed for a window in which every datagram was slow), and A sent its
@@ -216,14 +196,14 @@ adapters:
                                 math.dist(pb["velocity"], [0, 0, 0]))
                     tol = speed * (0.05 + 2.0 / max(pa["rate_hz"], 1.0)) + 0.01
                     d = math.dist(pa["position"], pb["position"])
-                    assert d <= tol, (k, n, d, tol, pa, pb, adapter(a, "up")["counters"],
-                                      adapter(b, "fed")["counters"])
+                    assert d <= tol, (k, n, d, tol, pa, pb, a.adapter("up")["counters"],
+                                      b.adapter("fed")["counters"])
                     worst = max(worst, d)
-                eb_now = entities(b)
+                eb_now = b.entities()
                 n0 = eb_now["fed/demo/head"]["samples"]  # the next comparison on newer samples
-                wait_for(lambda: entities(b)["fed/demo/head"]["samples"] > n0 + 2,
+                wait_until(lambda: b.entities()["fed/demo/head"]["samples"] > n0 + 2,
                          what="newer samples on B")
-            ca, cb = adapter(a, "up")["counters"], adapter(b, "fed")["counters"]
+            ca, cb = a.adapter("up")["counters"], b.adapter("fed")["counters"]
             assert relay.dropped[relay.ra] > 5 and relay.dropped[relay.rb] > 5, relay.dropped
             assert ca["resends"] > 0, ca
             assert relay.fast_resends() > 0, relay.resend_gaps
@@ -239,7 +219,7 @@ adapters:
                 assert b.wait_log("dropped", 3) or a.wait_log("dropped", 3)
             assert relay.max_len <= MTU, relay.max_len
             # nothing from B echoes back to A
-            assert sorted(entities(a)) == sorted(f"demo/{n}" for n in names)
+            assert sorted(a.entities()) == sorted(f"demo/{n}" for n in names)
             print(f"k={k}: converged (max {worst * 1000:.1f} mm), dropped "
                   f"{relay.dropped[relay.ra]}+{relay.dropped[relay.rb]}, reordered "
                   f"{relay.reordered}, corrupted {relay.corrupted}, A resends {ca['resends']:.0f} "

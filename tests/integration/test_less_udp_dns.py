@@ -27,10 +27,6 @@ def check(conf_text):
                           text=True, timeout=10, input=conf_text)
 
 
-def adapter(g, name):
-    return next(a for a in g.get_json("/api/adapters")["adapters"] if a["name"] == name)
-
-
 def test_check():
     t0 = time.monotonic()
     r = check('adapters:\n  - {name: x, type: less, mode: udp, bind: "nohost.invalid:7000", '
@@ -71,14 +67,14 @@ adapters:
             for name, host in (("never", "nohost.invalid"), ("late", "lessbind.test")):
                 a = wait_until(lambda: (lambda x: x if x["state"] == "backoff" and
                                         x["counters"]["dns_failures"] >= 1 else None)(
-                    adapter(gw, name)), what=f"'{name}' in backoff")
+                    gw.adapter(name)), what=f"'{name}' in backoff")
                 assert a["last_error"].startswith(f"DNS: cannot resolve '{host}': "), a
                 assert gw.wait_log(f"[{name}] bind {host}:{bind_port}: DNS: cannot resolve "
                                    f"'{host}': "), gw.log()
             assert gw.wait_log(f"[late] bind lessbind.test:{bind_port}: resolving the name; "
                                f"the socket opens once it resolves"), gw.log()
             # the others run on: the numeric LESS UDP adapter has its socket, synth streams
-            n = adapter(gw, "num")
+            n = gw.adapter("num")
             assert n["state"] == "streaming" and n["peer"].startswith("127.0.0.1:"), n
             assert gw.proc.poll() is None
             print("ok   bind names that do not resolve: both in backoff with the DNS error, "
@@ -88,18 +84,18 @@ adapters:
             assert gw.wait_log(f"[late] bind lessbind.test:{bind_port} resolved to "
                                f"127.0.0.2:{bind_port}", timeout=25), gw.log()
             a = wait_until(lambda: (lambda x: x if x["state"] == "streaming" else None)(
-                adapter(gw, "late")), timeout=25, what="'late' streaming once its name resolves")
+                gw.adapter("late")), timeout=25, what="'late' streaming once its name resolves")
             assert a["peer"] == f"127.0.0.2:{bind_port}", a
             s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
             s.sendto(b"not a LESS datagram", ("127.0.0.2", bind_port))
             s.close()
             a = wait_until(lambda: (lambda x: x if x["counters"]["packets_in"] == 1 else None)(
-                adapter(gw, "late")), what="'late' received the datagram on its resolved address")
+                gw.adapter("late")), what="'late' received the datagram on its resolved address")
             assert a["counters"]["drops"] == 1, a  # refused (not LESS), counted
             # nohost.invalid is asked again on the backoff, still without a socket
-            n0 = adapter(gw, "never")["counters"]["dns_failures"]
+            n0 = gw.adapter("never")["counters"]["dns_failures"]
             b = wait_until(lambda: (lambda x: x if x["counters"]["dns_failures"] > n0 else None)(
-                adapter(gw, "never")), timeout=25, what="nohost.invalid asked again")
+                gw.adapter("never")), timeout=25, what="nohost.invalid asked again")
             assert b["state"] == "backoff", b
             print("ok   lessbind.test resolves: the socket opens on 127.0.0.2 and receives; "
                   "nohost.invalid asked again on the backoff")

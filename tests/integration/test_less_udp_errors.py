@@ -15,7 +15,7 @@ datagrams and its counters:
 import sys
 import tempfile
 
-from xgtest import Gateway
+from xgtest import Gateway, wait_until
 import lesstest
 import test_less_session as ls
 
@@ -45,12 +45,12 @@ adapters:
             # authentic but unparsable: acked, nothing in it applied
             send(1, [ls.msg_introduce_type(7, ls.POSE_URI), ls.enc_int(13)])
             recv_until(lambda f: f[1] == 1, "ack of seq 1")
-            ls.wait_for(lambda: counters()["framing_errors"] == 1, what="framing error counted")
+            wait_until(lambda: counters()["framing_errors"] == 1, what="framing error counted")
             ls.log_line(g, "packet 1 dropped", "message code 13")
             # (checked below: G's subscription comes only in answer to the real seq 2)
             # bad signature: dropped, not acked
             send(2, [ls.msg_introduce_type(7, ls.POSE_URI)], key=b"\x02" * 32)
-            ls.wait_for(lambda: counters()["bad_signature"] == 1, what="bad signature counted")
+            wait_until(lambda: counters()["bad_signature"] == 1, what="bad signature counted")
             # over the MTU: dropped, not acked
             send(2, [ls.msg_introduce_type(7, ls.POSE_URI)], pad=700)
             ls.log_line(g, "exceeds the MTU 600")
@@ -68,16 +68,16 @@ adapters:
             pos = [0.5, 1.5, -0.5]
             send(4, [ls.msg_introduce_entity(7, 42, {0: "probe", 2: pos, 3: [0, 0, 0],
                                                     4: [0, 0, 0, 1]})])
-            e = ls.wait_for(lambda: ls.entities(g).get("fed/probe"), what="probe")
+            e = wait_until(lambda: g.entities().get("fed/probe"), what="probe")
             # stale (seq 5 arriving after 6, with an older timestamp): acked, its update not
             # applied; a stale packet never moves the window (test_less_udp_stale.py)
             send(6, [])
             recv_until(lambda f: f[1] == 6, "ack of seq 6")
             send(5, [ls.msg_update(42, {2: [9, 9, 9], 3: [0, 0, 0]})], ts=peer.ts - 500000)
             recv_until(lambda f: f[1] == 6 and f[2] & 1, "ack of the stale seq 5 (bit 0)")
-            ls.wait_for(lambda: counters()["stale_packets"] == 1, what="stale counted")
+            wait_until(lambda: counters()["stale_packets"] == 1, what="stale counted")
             # counted while processed: had its update been applied, it would show by now
-            assert ls.entities(g)["fed/probe"]["position"] == e["position"], ls.entities(g)
+            assert g.entities()["fed/probe"]["position"] == e["position"], g.entities()
             # the peer restarts (new session token, sequence 0 again): G starts over
             seen.clear()
             send(0, [ls.msg_cc("test-peer session=2")])
@@ -85,7 +85,7 @@ adapters:
             # restart; the first one acknowledging our new seq 0 is G's new first datagram)
             f = recv_until(lambda f: f[1] == 0, "G's new first datagram")
             assert f[0] == 0 and f[4] == [12], f
-            ls.wait_for(lambda: "fed/probe" not in ls.entities(g), what="old session's entity")
+            wait_until(lambda: "fed/probe" not in g.entities(), what="old session's entity")
             ls.log_line(g, "restarted")
             c = counters()
             assert c["peer_restarts"] == 1, c

@@ -11,7 +11,7 @@ not move: the next fresh datagram is acknowledged and its update applied."""
 import sys
 import tempfile
 
-from xgtest import Gateway
+from xgtest import Gateway, wait_until
 import lesstest
 import test_less_session as ls
 
@@ -35,7 +35,7 @@ adapters:
             send, recv_until, sent = peer.send, peer.recv_until, peer.sent
 
             def ents():
-                return ls.entities(g)
+                return g.entities()
 
             pose = {2: [0.5, 1.5, -0.5], 3: [0, 0, 0], 4: [0, 0, 0, 1]}
             send(0, [ls.msg_cc("stale-peer session=1")])
@@ -43,12 +43,12 @@ adapters:
             recv_until(lambda f: f[4] == [2], "G subscribes to our type")
             send(2, [ls.msg_introduce_entity(7, 42, {0: "probe", **pose})])
             send(3, [ls.msg_introduce_entity(7, 43, {0: "ghost", **pose})])
-            ls.wait_for(lambda: {"fed/probe", "fed/ghost"} <= set(ents()), what="both entities")
+            wait_until(lambda: {"fed/probe", "fed/ghost"} <= set(ents()), what="both entities")
             send(4, [ls.enc_int(5) + ls.enc_int(42)])  # remove-entity probe
             send(5, [ls.enc_int(5) + ls.enc_int(43)])  # remove-entity ghost
-            ls.wait_for(lambda: not {"fed/probe", "fed/ghost"} & set(ents()), what="removals")
+            wait_until(lambda: not {"fed/probe", "fed/ghost"} & set(ents()), what="removals")
             send(6, [ls.msg_introduce_entity(7, 42, {0: "probe", **pose})])
-            first = ls.wait_for(lambda: ents().get("fed/probe"), what="probe again")
+            first = wait_until(lambda: ents().get("fed/probe"), what="probe again")
             for seq in range(7, 135):
                 send(seq, [])
             recv_until(lambda f: f[1] == 134, "ack of seq 134")
@@ -58,7 +58,7 @@ adapters:
             peer.resend(sent[3])
             # something observable after them: a fresh update of probe
             send(135, [ls.msg_update(42, {2: [2.0, 1.5, -0.5], 3: [0, 0, 0]})])
-            ls.wait_for(lambda: ents().get("fed/probe", first)["position"] != first["position"],
+            wait_until(lambda: ents().get("fed/probe", first)["position"] != first["position"],
                         what="the fresh update after the replays applied")
             recv_until(lambda f: f[1] == 135, "ack of seq 135 (the window did not move)")
             e = ents()

@@ -16,9 +16,8 @@ import re
 import shutil
 import socket
 import subprocess
-import time
 
-from xgtest import VECTORS_DIR, Gateway, parse_prometheus, skip
+from xgtest import VECTORS_DIR, Gateway, parse_prometheus, skip, wait_until
 
 CMU = os.path.join(VECTORS_DIR, "mocap", "cmu_08_10_walk.bvh")
 KEY = "6c657373206532652074657374206b6579206f6e6c79203332206279746573\n"
@@ -53,15 +52,6 @@ def counter(gw, adapter, name):
         if a["name"] == adapter:
             return a["counters"].get(name, 0)
     return 0
-
-
-def wait_for(what, cond, timeout=15.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def main():
@@ -115,10 +105,10 @@ adapters:
     rate_hz: 30
     include: ["rg/*"]
 """) as b:
-            wait_for("VRPN, RGMP and RTP data flowing",
-                     lambda: counter(b, "vr", "tcp_reports") + counter(b, "vr", "udp_reports") > 0
-                     and counter(b, "rg", "data_frames") > 0
-                     and counter(a, "rtin", "objects_in") > 0)
+            wait_until(lambda: counter(b, "vr", "tcp_reports") + counter(b, "vr", "udp_reports") > 0
+                       and counter(b, "rg", "data_frames") > 0
+                       and counter(a, "rtin", "objects_in") > 0,
+                       15.0, what="VRPN, RGMP and RTP data flowing")
             for gw, label in ((a, "gateway A (servers, bvh, synth, rtp receiver)"),
                               (b, "gateway B (clients, rtp sender)")):
                 text = scrape(gw)

@@ -14,7 +14,7 @@ import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import faultlib as F  # noqa: E402
-from xgtest import Gateway  # noqa: E402
+from xgtest import Gateway, wait_until  # noqa: E402
 
 CYCLES = 500
 FD_SLACK = 3
@@ -71,11 +71,11 @@ def main():
             # descriptors of the started daemon before any admin connection (no settling time)
             assert gw.wait_log("running with"), gw.log()
             fd0 = F.fd_count(pid)
-            names = [n for n in ("rg", "vs", "ls") if n in F.adapters(gw)]
+            names = [n for n in ("rg", "vs", "ls") if n in gw.adapters()]
             for n in names:
                 ports[n] = F.port_of(gw, n)
             ports["admin"] = gw.port
-            F.wait_for(lambda: len(F.entities(gw, "demo/")) == 5, what="synth entities")
+            wait_until(lambda: len(gw.entities("demo/")) == 5, what="synth entities")
             gw.get("/healthz")
             openings = {"rg": b"", "vs": F.VRPN_COOKIE, "ls": b"\x20\x00\x00\x00",
                         "admin": b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"}
@@ -83,15 +83,15 @@ def main():
                 sec.run(f"flood {n}", [], flood, port, openings[n])
 
             def settled():
-                c = F.adapters(gw)
+                c = gw.adapters()
                 busy = [n for n in names if c[n]["counters"].get(
                     "clients", c[n]["counters"].get("peers", 0))]
                 return not busy and F.fd_count(pid) <= fd0 + FD_SLACK
-            F.wait_for(settled, timeout=20, what=f"fds back to {fd0} + {FD_SLACK} "
+            wait_until(settled, timeout=20, what=f"fds back to {fd0} + {FD_SLACK} "
                        f"(now {F.fd_count(pid)})")
             fd1 = F.fd_count(pid)
             print(f"fds: {fd0} before {len(ports)} x {CYCLES} connections, {fd1} after")
-            c = F.adapters(gw)
+            c = gw.adapters()
             for n in ("rg", "vs"):
                 if n in c:  # each connection was served or refused (max_clients), none lost
                     k = c[n]["counters"]
@@ -100,11 +100,11 @@ def main():
             # still serving
             if "rg" in names:
                 r = F.RgmpReader(ports["rg"])
-                F.wait_for(lambda: r.frames[2] > 0, what="rgmp data after the flood")
+                wait_until(lambda: r.frames[2] > 0, what="rgmp data after the flood")
                 r.close()
             if "vs" in names:
                 r = F.VrpnReader(ports["vs"])
-                F.wait_for(lambda: r.bytes > 2000, what="vrpn reports after the flood")
+                wait_until(lambda: r.bytes > 2000, what="vrpn reports after the flood")
                 r.close()
             assert gw.get("/healthz")[0] == 200
             F.assert_clean_exit(gw)

@@ -20,7 +20,7 @@ import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import faultlib as F  # noqa: E402
-from xgtest import Gateway  # noqa: E402
+from xgtest import Gateway, wait_until  # noqa: E402
 
 RSS_BOUND_MIB = 48
 MAX_OUT = 262144
@@ -55,25 +55,25 @@ def config():
 
 def run(gw, sec):
     pid = gw.proc.pid
-    F.wait_for(lambda: len(F.entities(gw, "demo/")) == 1003, what="1003 synth entities")
+    wait_until(lambda: len(gw.entities("demo/")) == 1003, what="1003 synth entities")
     good, slow = {}, {}
     if F.have("rgmp-server"):
         port = F.port_of(gw, "rg")
         good["rg"] = F.RgmpReader(port)
-        F.wait_for(lambda: good["rg"].frames[2] > 10, what="rgmp data frames")
+        wait_until(lambda: good["rg"].frames[2] > 10, what="rgmp data frames")
     if F.have("vrpn-server"):
         port = F.port_of(gw, "vs")
         good["vs"] = F.VrpnReader(port)
-        F.wait_for(lambda: good["vs"].bytes > 1 << 20, what="vrpn reports")
+        wait_until(lambda: good["vs"].bytes > 1 << 20, what="vrpn reports")
     # time is counted in the servers' output (data frames to the good rgmp reader, ~55 a second
     # here, or vrpn reports / 1003 sensors), not on the wall clock, which load stretches
     def ticks():
         if "rg" in good:
             return good["rg"].frames[2]
-        return F.counters(gw, "vs")["reports_tcp"] // 1003
+        return gw.counters("vs")["reports_tcp"] // 1003
 
     t = ticks()  # RSS once the readers have been streaming for another 25 ticks (~0.5 s)
-    F.wait_for(lambda: ticks() >= t + 25, what="25 more server ticks")
+    wait_until(lambda: ticks() >= t + 25, what="25 more server ticks")
     rss0 = F.rss_kib(pid)
     if "rg" in good:
         slow["rg"] = F.RgmpReader(F.port_of(gw, "rg"), read=False, rcvbuf=4096)
@@ -98,19 +98,19 @@ def run(gw, sec):
           f"clients: +{growth:.1f} MiB (bound {RSS_BOUND_MIB} MiB)")
     assert growth < RSS_BOUND_MIB, f"RSS grew by {growth:.1f} MiB"
     if "rg" in slow:
-        c = F.counters(gw, "rg")
+        c = gw.counters("rg")
         print("rgmp-server:", {k: c[k] for k in ("clients", "devices", "data_frames_sent",
                                                  "data_frames_skipped", "clients_dropped_slow")})
         assert c["data_frames_skipped"] > 0, c
         assert c["clients_dropped_slow"] <= 1, c
         assert c["clients"] + c["clients_dropped_slow"] == 2, c
     if "vs" in slow:
-        c = F.wait_for(lambda: (lambda c: c["clients_dropped_slow"] == 1 and c)(
-            F.counters(gw, "vs")), what="vrpn-server drops the slow client")
+        c = wait_until(lambda: (lambda c: c["clients_dropped_slow"] == 1 and c)(
+            gw.counters("vs")), what="vrpn-server drops the slow client")
         print("vrpn-server:", {k: c[k] for k in ("clients", "reports_tcp", "reports_skipped",
                                                  "clients_dropped_slow")})
         assert c["reports_skipped"] > 0 and c["clients"] == 1, c
-        log = F.wait_for(lambda: [l for l in gw.lines
+        log = wait_until(lambda: [l for l in gw.lines
                                   if "[vs]" in l and ("slow" in l or "dropp" in l)],
                          what="a log line for the dropped vrpn client")
         print("log:", log[0])

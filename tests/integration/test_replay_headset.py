@@ -17,13 +17,6 @@ from xgtest import BIN, SOURCE_DIR, Gateway
 EX = os.path.join(SOURCE_DIR, "conf", "examples")
 
 
-def adapter(gw, name):
-    for a in gw.get_json("/api/adapters")["adapters"]:
-        if a["name"] == name:
-            return a
-    raise AssertionError(f"no adapter {name}")
-
-
 def read(name):
     with open(os.path.join(EX, name)) as f:
         return f.read()
@@ -39,7 +32,7 @@ def main():
     view_cfg = sub(view_cfg, 'bind: "127.0.0.1:49172"', 'bind: "127.0.0.1:0"')
     with Gateway(view_cfg) as view:  # admin address from the test (port 0)
         view.wait_log("rtp adapter started")
-        vport = adapter(view, "view")["counters"]["port"]
+        vport = view.adapter("view")["counters"]["port"]
         replay = read("replay-to-headset.yaml")
         replay = sub(replay, "file: ../../tests/vectors/bvh/walk_small.bvh",
                      "file: " + os.path.join(SOURCE_DIR, "tests", "vectors", "bvh", "walk_small.bvh"))
@@ -49,7 +42,7 @@ def main():
         replay = sub(replay, 'listen: "127.0.0.1:12280"', 'listen: "127.0.0.1:0"')
         with Gateway(replay) as first:
             first.wait_log("bvh adapter started")
-            ssrc = "%08x" % adapter(first, "headsets")["counters"]["ssrc"]
+            ssrc = "%08x" % first.adapter("headsets")["counters"]["ssrc"]
             deadline = time.monotonic() + 10
             names = []
             while time.monotonic() < deadline:
@@ -78,7 +71,7 @@ def main():
             assert s1 != s0 and p1 != p0, (p0, p1)
             assert 1.0 < p1[1] < 2.2, p1  # a standing head, Y up, metres
             # the pitfall the walkthrough warns about: a view on the first gateway's own port
-            hport = adapter(first, "headsets")["counters"]["port"]
+            hport = first.adapter("headsets")["counters"]["port"]
             bad = sub(read("headset-view.yaml"), 'bind: "127.0.0.1:49172"', f'bind: "0.0.0.0:{hport}"')
             with tempfile.TemporaryDirectory(prefix="xrgate-test-") as d:
                 path = os.path.join(d, "view.yaml")

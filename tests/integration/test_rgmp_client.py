@@ -17,7 +17,7 @@ import struct
 import sys
 import time
 
-from xgtest import Gateway
+from xgtest import Gateway, wait_until
 
 DEV = 305419896
 
@@ -141,29 +141,6 @@ class RgmpServer:
         self.lsock.close()
 
 
-def wait_for(fn, timeout=10.0, what="condition"):
-    t0 = time.monotonic()
-    last = None
-    while time.monotonic() - t0 < timeout:
-        last = fn()
-        if last:
-            return last
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}: last={last!r}")
-
-
-def entities(gw, prefix=""):
-    return {e["name"]: e for e in gw.get_json("/api/entities")["entities"]
-            if e["name"].startswith(prefix)}
-
-
-def adapter(gw, name):
-    for a in gw.get_json("/api/adapters")["adapters"]:
-        if a["name"] == name:
-            return a
-    raise AssertionError(f"no adapter {name}")
-
-
 # ---- the suit stream ----
 
 SUIT_DEF = {
@@ -276,8 +253,8 @@ adapters:
 def check_suit(gw, t_last, vel, angvel):
     exp = expected_root(t_last)
     name = f"suit/smartsuit-{DEV}/"
-    ents = wait_for(lambda: (lambda e: e if all(name + f in e for f in FRAMES) else None)(
-        entities(gw, name)), what="the four suit entities")
+    ents = wait_until(lambda: (lambda e: e if all(name + f in e for f in FRAMES) else None)(
+        gw.entities(name)), what="the four suit entities")
     assert len(ents) == 4, sorted(ents)  # no entity for head_sensor (static) or hub (no pose)
     for f in FRAMES:
         e = ents[name + f]
@@ -351,10 +328,10 @@ def run(gw, suit, glove):
     glove_tick()
 
     def all_in():
-        e = entities(gw, f"suit/smartsuit-{DEV}/hips")
+        e = gw.entities(f"suit/smartsuit-{DEV}/hips")
         return e and e[f"suit/smartsuit-{DEV}/hips"]["samples"] >= n and \
             e[f"suit/smartsuit-{DEV}/hips"]["extra"].get("analogs")
-    wait_for(all_in, what="all suit frames")
+    wait_until(all_in, what="all suit frames")
     ents = check_suit(gw, t_last, vel, angvel)
     extra = ents[f"suit/smartsuit-{DEV}/hips"]["extra"]
     buttons = extra["buttons"]
@@ -363,11 +340,12 @@ def run(gw, suit, glove):
     assert extra["analogs"] == [123456.0, 87.5], extra
     assert gw.wait_log("measure_type \"TEMPERATURE\"") and gw.wait_log("skipped (D4)"), gw.log()
     assert gw.log().count("TEMPERATURE") == 1, "the unknown measure is warned about once"
-    a = adapter(gw, "suit")
+    a = gw.adapter("suit")
     assert a["state"] == "streaming" and a["counters"]["data_frames"] == n + 1, a
 
     # glove: device_boot timestamps mapped by offset estimation
-    g = wait_for(lambda: entities(gw, "glove/glove-7/palm"), what="glove entity")["glove/glove-7/palm"]
+    g = wait_until(lambda: gw.entities("glove/glove-7/palm"),
+                   what="glove entity")["glove/glove-7/palm"]
     assert vec_close(g["position"], (1.0, 0.01 * gk[0], -2.0), 1e-9), g
 
     kinds = {f: e["kind"] for f, e in ents.items()}
@@ -382,7 +360,7 @@ def run(gw, suit, glove):
     del d8["timestamp_epoch"]
     glove.send(definition_frame(d8) + data_frame(8, 0, 5, other_values(1)) +
                definition_frame(d8) + data_frame(8, 0, 6, other_values(2)))
-    wait_for(lambda: entities(gw, "glove/glove-8/palm").get("glove/glove-8/palm", {}).get(
+    wait_until(lambda: gw.entities("glove/glove-8/palm").get("glove/glove-8/palm", {}).get(
         "samples") == 2, what="device 8")
     assert gw.wait_log("device 8: timestamp_epoch (absent)"), gw.log()
     warn = [l for l in gw.lines if "device 8: timestamp_epoch (absent)" in l]
@@ -392,9 +370,9 @@ def run(gw, suit, glove):
     vals, _, _ = pose_values(t0)
     suit.send(data_frame(DEV, 0, now_us - (n + 5) * 10000, vals))
     suit.send(data_frame(DEV, 1, now_us - 4000, struct.pack("<IQf", 0, 123457, 87.0)))
-    wait_for(lambda: adapter(gw, "suit")["counters"]["rgmp_frames_out_of_order"] == 1,
+    wait_until(lambda: gw.adapter("suit")["counters"]["rgmp_frames_out_of_order"] == 1,
              what="out-of-order counter")
-    wait_for(lambda: entities(gw, f"suit/smartsuit-{DEV}/hips")[
+    wait_until(lambda: gw.entities(f"suit/smartsuit-{DEV}/hips")[
         f"suit/smartsuit-{DEV}/hips"]["extra"]["analogs"][0] == 123457.0, what="status frame")
     check_suit(gw, t_last, vel, angvel)
 
@@ -408,18 +386,18 @@ def run(gw, suit, glove):
     ]
     for what, payload, text in bad:
         before = len(gw.lines)
-        glove_before = adapter(gw, "glove")["counters"]
+        glove_before = gw.adapter("glove")["counters"]
         suit.send(payload)
         if what == "truncated payload":
             suit.conn.shutdown(socket.SHUT_WR)
         assert suit.wait_closed(), f"{what}: connection not closed"
-        line = wait_for(lambda: [l for l in gw.lines[before:] if "protocol error from 127.0.0.1:"
+        line = wait_until(lambda: [l for l in gw.lines[before:] if "protocol error from 127.0.0.1:"
                                  in l], what=f"{what}: log line")
         assert len(line) == 1 and text in line[0], (what, line)
         assert "closing the connection" in line[0]
         # the suit's entities are marked inactive at once
-        wait_for(lambda: all(not e["active"] for e in
-                             entities(gw, f"suit/smartsuit-{DEV}/").values()),
+        wait_until(lambda: all(not e["active"] for e in
+                             gw.entities(f"suit/smartsuit-{DEV}/").values()),
                  what=f"{what}: entities inactive")
         suit.close()
         suit.accept(timeout=5)  # the client reconnects after its backoff
@@ -427,40 +405,40 @@ def run(gw, suit, glove):
         now_us = int(time.time() * 1e6)
         vals, vel, angvel = pose_values(t_last)
         suit.send(data_frame(DEV, 0, now_us, vals))
-        wait_for(lambda: all(e["active"] for e in
-                             entities(gw, f"suit/smartsuit-{DEV}/").values()),
+        wait_until(lambda: all(e["active"] for e in
+                             gw.entities(f"suit/smartsuit-{DEV}/").values()),
                  what=f"{what}: entities active again")
         check_suit(gw, t_last, vel, angvel)
         # the other connection and the synth source are unaffected
         glove_tick()
-        ga = adapter(gw, "glove")
+        ga = gw.adapter("glove")
         assert ga["counters"]["connects"] == 1 and ga["counters"]["protocol_errors"] == 0, ga
         assert ga["state"] == "streaming"
-        wait_for(lambda: adapter(gw, "glove")["counters"]["data_frames"] ==
+        wait_until(lambda: gw.adapter("glove")["counters"]["data_frames"] ==
                  glove_before["data_frames"] + 1, what="glove frame")
-        assert entities(gw, "demo/body0")["demo/body0"]["active"]
-    a = adapter(gw, "suit")
+        assert gw.entities("demo/body0")["demo/body0"]["active"]
+    a = gw.adapter("suit")
     assert a["counters"]["protocol_errors"] == len(bad), a
     assert a["counters"]["connects"] == len(bad) + 1, a
 
     # ---- re-definition without the hands: they are removed, the rest keeps its ids ----
-    ids = {k: v["id"] for k, v in entities(gw, f"suit/smartsuit-{DEV}/").items()}
+    ids = {k: v["id"] for k, v in gw.entities(f"suit/smartsuit-{DEV}/").items()}
     d2 = json.loads(json.dumps(SUIT_DEF))
     d2["groups"][0]["streams"] = d2["groups"][0]["streams"][:2]
     suit.send(definition_frame(d2))
     p = local_poses(t_last)
     suit.send(data_frame(DEV, 0, int(time.time() * 1e6), f32(*p[0][0], *p[0][1], *p[1][0], *p[1][1])))
-    e2 = wait_for(lambda: (lambda e: e if len(e) == 2 else None)(
-        entities(gw, f"suit/smartsuit-{DEV}/")), what="re-definition")
+    e2 = wait_until(lambda: (lambda e: e if len(e) == 2 else None)(
+        gw.entities(f"suit/smartsuit-{DEV}/")), what="re-definition")
     for k, v in e2.items():
         assert ids[k] == v["id"], (k, ids, v)
-    assert adapter(gw, "suit")["counters"]["redefinitions"] == 1
+    assert gw.adapter("suit")["counters"]["redefinitions"] == 1
 
     # ---- Device Disconnect: the device's entities are removed at once ----
     suit.send(disconnect_frame(DEV))
-    wait_for(lambda: not entities(gw, "suit/"), what="entities removed after Device Disconnect")
-    assert len(entities(gw, "glove/")) == 2, "the other devices are untouched"
-    a = adapter(gw, "suit")
+    wait_until(lambda: not gw.entities("suit/"), what="entities removed after Device Disconnect")
+    assert len(gw.entities("glove/")) == 2, "the other devices are untouched"
+    a = gw.adapter("suit")
     assert a["counters"]["device_disconnects"] == 1 and a["counters"]["devices"] == 0, a
     assert a["counters"]["protocol_errors"] == len(bad)
 

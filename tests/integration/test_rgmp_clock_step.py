@@ -9,10 +9,9 @@ entity follows the stream again. A device_boot device whose clock restarts (the 
 restarted its device clock) likewise applies again, and the step is counted in clock_steps."""
 import time
 
-from xgtest import Gateway
-from test_rgmp_client import (DEV, OTHER_DEF, SUIT_DEF, RgmpServer, adapter, data_frame,
-                              definition_frame, entities, enu_to_yup_pos, expected_root,
-                              other_values, pose_values, vec_close, wait_for)
+from xgtest import Gateway, wait_until
+from test_rgmp_client import (DEV, OTHER_DEF, SUIT_DEF, RgmpServer, data_frame, definition_frame,
+                              enu_to_yup_pos, expected_root, other_values, pose_values, vec_close)
 
 TEN_YEARS_US = 10 * 365 * 86400 * 1_000_000
 
@@ -36,25 +35,25 @@ adapters:
 
         def hips_at(t):
             want = enu_to_yup_pos(expected_root(t)["hips"][0])
-            e = entities(gw, hips).get(hips)
+            e = gw.entities(hips).get(hips)
             return e and vec_close(e["position"], want, 2e-6)
 
         def stream(t):
             suit.send(data_frame(DEV, 0, time.time_ns() // 1000, pose_values(t)[0]))
 
         stream(0.1)
-        wait_for(lambda: hips_at(0.1), what="the first pose")
+        wait_until(lambda: hips_at(0.1), what="the first pose")
         # one frame ten years ahead, then current ones (each a new pose)
         suit.send(data_frame(DEV, 0, time.time_ns() // 1000 + TEN_YEARS_US, pose_values(0.2)[0]))
         t = 0.3
         deadline = time.monotonic() + 10
         while not hips_at(t):
             assert time.monotonic() < deadline, ("frozen after a wild timestamp",
-                                                 entities(gw, hips), gw.log()[-2000:])
+                                                 gw.entities(hips), gw.log()[-2000:])
             t += 0.1
             stream(t)
             time.sleep(0.02)
-        c = adapter(gw, "suit")["counters"]
+        c = gw.adapter("suit")["counters"]
         assert c["rgmp_frames_out_of_order"] >= 1, c  # the frames before the re-anchoring
 
         # device_boot: the device clock restarts at 5 ms (its server restarted the device)
@@ -65,20 +64,20 @@ adapters:
         for k in range(1, 6):
             glove.send(data_frame(7, 0, boot + k * 10000, other_values(k)))
             time.sleep(0.01)
-        wait_for(lambda: entities(gw, palm).get(palm, {}).get("samples") == 5, what="palm")
-        steps = adapter(gw, "glove")["counters"]["clock_steps"]
+        wait_until(lambda: gw.entities(palm).get(palm, {}).get("samples") == 5, what="palm")
+        steps = gw.adapter("glove")["counters"]["clock_steps"]
         k, t0 = 6, time.monotonic()
         deadline = t0 + 10
-        while adapter(gw, "glove")["counters"]["clock_steps"] == steps:
+        while gw.adapter("glove")["counters"]["clock_steps"] == steps:
             assert time.monotonic() < deadline, gw.log()[-2000:]
             us = 5000 + int((time.monotonic() - t0) * 1e6)
             glove.send(data_frame(7, 0, us, other_values(k)))
             k += 1
             time.sleep(0.01)
-        n = entities(gw, palm)[palm]["samples"]
+        n = gw.entities(palm)[palm]["samples"]
         glove.send(data_frame(7, 0, 5000 + int((time.monotonic() - t0) * 1e6) + 10000,
                               other_values(k)))
-        wait_for(lambda: entities(gw, palm)[palm]["samples"] > n, what="palm after the step")
+        wait_until(lambda: gw.entities(palm)[palm]["samples"] > n, what="palm after the step")
         assert gw.wait_log("[glove] peer 127.0.0.1:"), gw.log()[-2000:]
         assert [l for l in gw.lines if "clock stepped back by" in l], gw.log()[-2000:]
     suit.shutdown()

@@ -7,9 +7,8 @@ float32 rounding, velocities within 1e-5."""
 import sys
 import time
 
-from test_rgmp_client import (DEV, SUIT_DEF, RgmpServer, adapter, data_frame, definition_frame,
-                              entities, pose_values, wait_for)
-from xgtest import Gateway, reserve_port
+from test_rgmp_client import DEV, SUIT_DEF, RgmpServer, data_frame, definition_frame, pose_values
+from xgtest import Gateway, reserve_port, wait_until
 
 CONFIG = """
 gateway:
@@ -58,26 +57,26 @@ def run(gw, srv):
         vals, _, _ = pose_values(t0 + 0.01 * k)
         srv.send(data_frame(DEV, 0, int(time.time() * 1e6), vals))
         time.sleep(0.01)
-    src = wait_for(lambda: (lambda e: e if len(e) == 4 else None)(entities(gw, "suit/")),
+    src = wait_until(lambda: (lambda e: e if len(e) == 4 else None)(gw.entities("suit/")),
                    what="suit entities")
     prefix = None
 
     def settled():
         nonlocal prefix
-        rt = entities(gw, "rt/")
+        rt = gw.entities("rt/")
         if len(rt) != 4:
             return None
         prefix = next(iter(rt)).split("/suit/")[0] + "/"
         hips = rt.get(prefix + f"suit/smartsuit-{DEV}/hips")
-        src_hips = entities(gw, f"suit/smartsuit-{DEV}/hips")[f"suit/smartsuit-{DEV}/hips"]
+        src_hips = gw.entities(f"suit/smartsuit-{DEV}/hips")[f"suit/smartsuit-{DEV}/hips"]
         ok = hips and all(abs(a - b) < 1e-5 for a, b in zip(hips["position"],
                                                              src_hips["position"]))
         return rt if ok else None
-    rt = wait_for(settled, what="round-tripped entities")
+    rt = wait_until(settled, what="round-tripped entities")
     # the device's four entities travel in one data frame: once rt's hips carries the last
     # state, so do the others (no extra wait)
-    rt = entities(gw, "rt/")
-    src = entities(gw, "suit/")
+    rt = gw.entities("rt/")
+    src = gw.entities("suit/")
     assert prefix.startswith("rt/suit-"), prefix  # device_type = the origin adapter's name
     for name, e in src.items():
         r = rt[prefix + name]
@@ -90,9 +89,9 @@ def run(gw, srv):
         assert not r["velocity_estimated"], r  # the server sent them
     print(f"{len(src)} entities compared, e.g. {prefix}suit/smartsuit-{DEV}/left_hand",
           rt[prefix + f"suit/smartsuit-{DEV}/left_hand"]["position"])
-    a = adapter(gw, "rt")
+    a = gw.adapter("rt")
     assert a["state"] == "streaming" and a["counters"]["protocol_errors"] == 0, a
-    o = adapter(gw, "out")["counters"]
+    o = gw.adapter("out")["counters"]
     assert o["clients"] == 1 and o["devices"] == 1, o  # rt/* is not echoed
 
 

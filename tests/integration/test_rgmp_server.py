@@ -20,9 +20,9 @@ import sys
 import threading
 import time
 
-from test_rgmp_client import (RgmpServer, adapter, data_frame, definition_frame,
-                              disconnect_frame, entities, f32, qaxis, round32, wait_for)
-from xgtest import Gateway
+from test_rgmp_client import (RgmpServer, data_frame, definition_frame, disconnect_frame, f32,
+                              qaxis, round32)
+from xgtest import Gateway, wait_until
 
 OPENXR_JOINTS = ["palm", "wrist"] + [f"thumb_{p}" for p in ("metacarpal", "proximal", "distal",
                                                           "tip")] + [
@@ -301,13 +301,13 @@ def run(gw, srv):
     srv.send(definition_frame(SUIT))
     sender = SuitSender(srv, f32(*HIPS) + f32(*HEAD))
     sender.start()
-    wait_for(lambda: len(entities(gw, "suit/")) == 2, what="suit entities")
-    out = adapter(gw, "out")
+    wait_until(lambda: len(gw.entities("suit/")) == 2, what="suit entities")
+    out = gw.adapter("out")
     assert out["state"] == "listening", out
     port = int(out["peer"].rsplit(":", 1)[1])
 
     v = Validator(port)
-    v0 = Validator(int(adapter(gw, "out0")["peer"].rsplit(":", 1)[1]))
+    v0 = Validator(int(gw.adapter("out0")["peer"].rsplit(":", 1)[1]))
     v0.until(lambda: "suit/smartsuit-1/hips" in v0.poses, what="send-on-change data")
     assert [d["device_type"] for d in v0.devices.values()] == ["suit"], "include: suit/* only"
     assert v0.devices[next(iter(v0.devices))]["groups"][0]["expected_rate_hz"] == 0
@@ -340,10 +340,10 @@ def run(gw, srv):
     c3.settimeout(5)
     assert c3.recv(100) == b"", "third client must be refused"
     c3.close()
-    wait_for(lambda: any("refused: max_clients (2)" in l for l in gw.lines[before:]),
+    wait_until(lambda: any("refused: max_clients (2)" in l for l in gw.lines[before:]),
              what="refusal log line")
     c2.close()
-    wait_for(lambda: adapter(gw, "out")["counters"]["clients"] == 1, what="client gone")
+    wait_until(lambda: gw.adapter("out")["counters"]["clients"] == 1, what="client gone")
 
     # the origin's entities go away: Device Disconnect; they come back with another set of
     # entities: a new definition with the same device_id
@@ -371,7 +371,7 @@ def run(gw, srv):
     sender.stop.set()
     sender.join()
     v.close()
-    c = adapter(gw, "out")["counters"]
+    c = gw.adapter("out")["counters"]
     assert c["device_disconnects_sent"] >= 1 and c["clients_refused"] == 1, c
 
 
@@ -394,13 +394,13 @@ def slow_client():
     """A client that does not read is coalesced: frames are skipped while its output is above
     max_output_bytes, it is not dropped, and it gets current frames once it reads again."""
     with Gateway(SLOW_CONFIG) as gw:
-        port = int(adapter(gw, "out")["peer"].rsplit(":", 1)[1])
+        port = int(gw.adapter("out")["peer"].rsplit(":", 1)[1])
         s = socket.socket()
         s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
         s.connect(("127.0.0.1", port))
-        wait_for(lambda: adapter(gw, "out")["counters"]["data_frames_skipped"] > 50,
+        wait_until(lambda: gw.adapter("out")["counters"]["data_frames_skipped"] > 50,
                  timeout=20, what="frames skipped for the slow client")
-        c = adapter(gw, "out")["counters"]
+        c = gw.adapter("out")["counters"]
         assert c["clients"] == 1 and c["clients_dropped_slow"] == 0, c
         # now read: frames made after the client reads again arrive (their unix_epoch timestamp
         # is later than this moment), once the backlog in the socket buffers is read. How long
@@ -422,7 +422,7 @@ def slow_client():
             if newest > resumed_us:
                 break
         assert newest > resumed_us and newest <= time.time() * 1e6 + 2e3, (newest, resumed_us)
-        c2 = adapter(gw, "out")["counters"]
+        c2 = gw.adapter("out")["counters"]
         assert c2["clients_dropped_slow"] == 0, c2
         s.close()
 
@@ -444,7 +444,7 @@ def two_groups():
     """Issue 16 item 10: the two groups of one device sent in one tick carry different
     timestamp_us (the Validator asserts strictly increasing per device across groups)."""
     with Gateway(GROUPS_CONFIG) as gw:
-        v = Validator(int(adapter(gw, "out")["peer"].rsplit(":", 1)[1]))
+        v = Validator(int(gw.adapter("out")["peer"].rsplit(":", 1)[1]))
         def pairs():
             ev = [e for e in v.events if e[0] == "data"]
             return sum(1 for x, y in zip(ev, ev[1:]) if x[1] == y[1] and (x[2], y[2]) == (0, 1))
@@ -504,8 +504,8 @@ def solved_hands(gw, srv):
     sender = SuitSender(srv, f32(*HIPS) + f32(*HEAD))
     sender.start()
     try:
-        wait_for(lambda: len(entities(gw, "suit/")) == 2, what="suit entities")
-        v = Validator(int(adapter(gw, "out")["peer"].rsplit(":", 1)[1]))
+        wait_until(lambda: len(gw.entities("suit/")) == 2, what="suit entities")
+        v = Validator(int(gw.adapter("out")["peer"].rsplit(":", 1)[1]))
         v.until(lambda: len(rokoko_decode(v)) == 3, what="three decodable solved_hand devices")
         v.pump(0.2)
         hands = rokoko_decode(v)
@@ -513,7 +513,7 @@ def solved_hands(gw, srv):
         assert hands["demo/left_hand"][0] == "left" and hands["demo/right_hand"][0] == "right"
         side, joints, n = hands["hand_maps[0]"]
         assert side == "right" and n == 16 + 26 * 28 and list(joints) == OPENXR_JOINTS, joints
-        ents = entities(gw, "suit/")
+        ents = gw.entities("suit/")
         for joint, ent in (("wrist", "suit/smartsuit-1/hips"), ("index_tip",
                                                                "suit/smartsuit-1/head")):
             e = ents[ent]
@@ -528,7 +528,7 @@ def solved_hands(gw, srv):
         assert joints["index_tip"] != joints["wrist"]
         _, left, _ = hands["demo/left_hand"]
         assert all(p == left["wrist"] for p in left.values()), "an entity alone: all at the wrist"
-        c = adapter(gw, "out")["counters"]
+        c = gw.adapter("out")["counters"]
         assert c["solved_hand_devices"] == 3, c
         # the map's wrist entity goes away: its device gets a Device Disconnect
         map_dev = [i for i, d in v.devices.items()

@@ -232,13 +232,6 @@ def recv_rtp(sock, n):
     return out
 
 
-def adapter(gw, name):
-    for a in gw.get_json("/api/adapters")["adapters"]:
-        if a["name"] == name:
-            return a
-    raise AssertionError(f"adapter {name} not in /api/adapters")
-
-
 def require_rtp():
     """Skip the test (xgtest.skip: under CI=true a failure) when this build has no rtp adapter,
     as the binary's own list of adapter types says; a failing `--check` of an rtp configuration
@@ -328,7 +321,7 @@ def test_egress_poses():
             d_ts = ((ts - rtp_sr + 2 ** 31) % 2 ** 32) - 2 ** 31
             wall_ms = ntp_ms + d_ts / 90.0
             assert abs(((wall_ms - time1 + 32768) % 65536) - 32768) <= 1.5, (wall_ms, time1)
-        st = adapter(gw, "headsets")
+        st = gw.adapter("headsets")
         assert st["counters"]["ssrc"] == ssrc
         # object ids are stable per entity: every (type, id) seen maps to one API entity
         assert len(latest) == N_SYNTH, sorted(latest)
@@ -383,7 +376,7 @@ def test_fir_pli_refresh():
     with Gateway(config(rx.getsockname()[1], "    rate_hz: 0.05\n    refresh_ms: 60000\n"
                         "    rtcp_interval_ms: 0\n")) as gw:
         wait_entities(gw, N_SYNTH, "demo/")
-        st = adapter(gw, "headsets")
+        st = gw.adapter("headsets")
         port, ssrc = int(st["counters"]["port"]), int(st["counters"]["ssrc"])
         assert recv_all(rx, 0.2) == []
         me = 0x0BADCAFE
@@ -404,7 +397,7 @@ def test_fir_pli_refresh():
         assert full_state_after(fir(me, ssrc ^ 1, 8)) == []  # for another SSRC
         assert sorted(full_state_after(fir(me, ssrc, 8))) == sorted(EXPECT_TYPES.values())
         assert sorted(full_state_after(pli(me, ssrc))) == sorted(EXPECT_TYPES.values())
-        c = adapter(gw, "headsets")["counters"]
+        c = gw.adapter("headsets")["counters"]
         assert c["full_states"] == 3 and c["plis_in"] == 1, c
     print("FIR/PLI: full state on request, duplicates ignored")
 
@@ -443,7 +436,7 @@ adapters:
     bind: "127.0.0.1:0"
 """
     with Gateway(cfg) as gw:
-        port = int(adapter(gw, "rx")["counters"]["port"])
+        port = int(gw.adapter("rx")["counters"]["port"])
         dst = ("127.0.0.1", port)
         w = (0.0, 0.5, 0.0)  # rad/s about +Y (draft frame)
         seq = [100]
@@ -491,7 +484,7 @@ adapters:
         tx.sendto(rtp(98, seq[0], 0, SENDER, b"\xC0\x80\x03" + gse[2:]), dst)
         seq[0] += 1
         wait_entities(gw, 1, f"rx/{SENDER:08x}/Object2-31")
-        assert adapter(gw, "rx")["counters"]["gse_tags_in"] == 1
+        assert gw.adapter("rx")["counters"]["gse_tags_in"] == 1
         # a sender whose clock is 3 s behind: its capture times follow its own clock through the
         # offset estimate (not 3 s in the past, which would be STALE at once)
         for k in range(5):
@@ -510,7 +503,7 @@ adapters:
         assert firs[0][:4] == b"\x80\xc9\x00\x01", firs[0][:4].hex()  # RR, no report blocks
         assert firs[0][9] == 0xCA and struct.unpack(">I", firs[0][12:16])[0] == rx_ssrc
         assert struct.unpack(">I", firs[0][-16:-12])[0] == rx_ssrc  # FIR sender
-        c0 = adapter(gw, "rx")["counters"]
+        c0 = gw.adapter("rx")["counters"]
 
         t1 = (time.time_ns() // 1_000_000) & 0xFFFF
         good_body = varuint(5) + struct.pack(">H", t1) + loc2((0, 0, 0), (0, 0, 0)) + \
@@ -539,19 +532,19 @@ adapters:
         # runner, and the kernel, not xrgate, would drop them
         base = wait_until(lambda: (lambda c: c if c["drop_truncated"] - c0["drop_truncated"] >=
                                    len(bad["drop_truncated"]) else None)(
-            adapter(gw, "rx")["counters"]), what="the bad packets counted")["drop_truncated"]
+            gw.adapter("rx")["counters"]), what="the bad packets counted")["drop_truncated"]
         for i in range(4):
             for _ in range(10):
                 tx.sendto(b"\x80\x62", dst)
             want = base + 10 * (i + 1)
-            wait_until(lambda: adapter(gw, "rx")["counters"]["drop_truncated"] >= want,
+            wait_until(lambda: gw.adapter("rx")["counters"]["drop_truncated"] >= want,
                        what=f"{10 * (i + 1)} of the 40 truncated packets counted")
         for k in range(5):
             send_good(30 + k)
             time.sleep(0.02)  # the sender's pace (Time1 counts ms)
         # the 12 good packets (2 objects each) sent after the bad ones are in: so are those
         c1 = wait_until(lambda: (lambda c: c if c["objects_in"] >= c0["objects_in"] + 24 else None)(
-            adapter(gw, "rx")["counters"]), what="the good packets sent after the bad ones")
+            gw.adapter("rx")["counters"]), what="the good packets sent after the bad ones")
         for reason, pkts in bad.items():
             extra = 40 if reason == "drop_truncated" else 0
             assert c1[reason] - c0[reason] == len(pkts) + extra, (reason, c0, c1)

@@ -8,23 +8,8 @@ receives every RTP packet, identical and in order (consecutive sequence numbers)
 import socket
 import struct
 import sys
-import time
 
-from xgtest import Gateway
-
-
-def adapter(gw, name):
-    return next(a for a in gw.get_json("/api/adapters")["adapters"] if a["name"] == name)
-
-
-def wait_for(what, cond, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = cond()
-        if v:
-            return v
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
+from xgtest import Gateway, wait_until
 
 
 def rtp_packets(sock, n):
@@ -58,9 +43,8 @@ def main():
     rate_hz: 60
 """
     with Gateway(conf) as gw:
-        c = wait_for("100 packets out",
-                     lambda: (lambda x: x if x["packets_out"] >= 100 else None)(
-                         adapter(gw, "out")["counters"]))
+        c = wait_until(lambda: (lambda x: x if x["packets_out"] >= 100 else None)(
+            gw.adapter("out")["counters"]), what="100 packets out")
         assert c["errors"] == 0, c
         assert 0 < c["udp_sends"] < c["packets_out"], c
         print(f"ok   {c['packets_out']} packets to 3 destinations ({3 * c['packets_out']} "

@@ -10,7 +10,7 @@ import time
 
 import socket
 
-from test_rtp import adapter, dist, head1, require_rtp, rtp, wait_entities
+from test_rtp import dist, head1, require_rtp, rtp, wait_entities
 from xgtest import Gateway, skip_part, wait_until
 
 
@@ -24,7 +24,7 @@ adapters:
     ssrc_timeout_ms: 600
 """
     with Gateway(cfg_b) as b:
-        port_b = int(adapter(b, "fromA")["counters"]["port"])
+        port_b = int(b.adapter("fromA")["counters"]["port"])
         cfg_a = f"""
 adapters:
   - name: demo
@@ -45,10 +45,10 @@ adapters:
                 len(names) == 4 and all(n.startswith("fromA/5eed0001/") for n in names), names
             kinds = sorted(e["kind"] for e in ents)
             assert kinds == ["head", "left_hand", "object", "right_hand"], kinds
-            wait_until(lambda: adapter(a, "out")["counters"]["firs_in"] >= 1, what="a FIR at A")
-            ca = adapter(a, "out")["counters"]
+            wait_until(lambda: a.adapter("out")["counters"]["firs_in"] >= 1, what="a FIR at A")
+            ca = a.adapter("out")["counters"]
             assert ca["firs_in"] >= 1 and ca["full_states"] >= 1, ca
-            assert adapter(b, "fromA")["counters"]["firs_out"] >= 1
+            assert b.adapter("fromA")["counters"]["firs_out"] >= 1
             # poses: both in the internal frame (each side converts from/to the draft's frame)
             t0 = time.monotonic()
             ea = {e["kind"]: e for e in a.get_json("/api/entities")["entities"]}
@@ -67,7 +67,7 @@ adapters:
             assert all(e["origin"] != "out" for e in a.get_json("/api/entities")["entities"])
         # A stopped (RTCP BYE on stop): B forgets the SSRC and removes its entities
         wait_until(lambda: not b.entities("fromA/"), what="A's entities gone from B after it left")
-        cb = adapter(b, "fromA")["counters"]
+        cb = b.adapter("fromA")["counters"]
         assert cb["ssrcs"] == 0, cb
         # a sender that goes silent without a BYE: forgotten after ssrc_timeout_ms (600 ms)
         tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -78,7 +78,7 @@ adapters:
         wait_entities(b, 1, "fromA/00000077/")
         wait_until(lambda: not b.entities("fromA/00000077/"), what="silent SSRC forgotten")
         assert time.monotonic() - t0 > 0.5  # not before the 600 ms timeout
-        assert adapter(b, "fromA")["counters"]["ssrc_timeouts"] == 1
+        assert b.adapter("fromA")["counters"]["ssrc_timeouts"] == 1
     print("chain: A's synth entities reach B over RTP with poses and velocities; BYE removes them")
     multicast()
     return 0
@@ -136,7 +136,7 @@ adapters:
             ents = wait_entities(b, 3, "grp/")
             assert sorted(e["kind"] for e in ents) == ["head", "left_hand", "right_hand"], ents
         # FIRs from the receivers reach the sender's port
-        wait_until(lambda: adapter(a, "out")["counters"]["firs_in"] >= 2, what="2 FIRs at A")
+        wait_until(lambda: a.adapter("out")["counters"]["firs_in"] >= 2, what="2 FIRs at A")
     print("multicast: one sender, two receiving gateways on a group")
 
 

@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 
-from xgtest import BIN, Gateway
+from xgtest import BIN, Gateway, wait_until
 import test_less_session as ls
 import test_rtp as t
 
@@ -47,16 +47,6 @@ def bye(ssrc):
 
 def time1():
     return (time.time_ns() // 1_000_000) & 0xFFFF
-
-
-def wait(fn, what, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        r = fn()
-        if r:
-            return r
-        time.sleep(0.005)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def main():
@@ -102,13 +92,14 @@ adapters:
     rate_hz: 50
 """) as g:
         def c(name):
-            return t.adapter(g, name)["counters"]
+            return g.adapter(name)["counters"]
 
         def n_entities():
             return len(g.get_json("/api/entities")["entities"])
 
         def port_of(name):
-            return int(wait(lambda: t.adapter(g, name)["peer"], name).split()[0].rsplit(":", 1)[1])
+            return int(wait_until(lambda: g.adapter(name)["peer"],
+                                  what=name).split()[0].rsplit(":", 1)[1])
 
         peer = ls.Peer(port_of("hub"))
         peer.handshake()
@@ -128,7 +119,7 @@ adapters:
             except (socket.timeout, BlockingIOError):
                 pass
 
-        rx_port = int(wait(lambda: c("rx")["port"], "rx port"))
+        rx_port = int(wait_until(lambda: c("rx")["port"], what="rx port"))
         s = t.udp()
         dst = ("127.0.0.1", rx_port)
         seq = [0]
@@ -143,8 +134,8 @@ adapters:
         def round_(ssrc):
             before, intro = c("tx")["objects_out"], c("hub")["entities_introduced"]
             send_objects(ssrc, list(range(1, N_OBJ + 1)))
-            wait(lambda: c("tx")["objects_out"] >= before + N_OBJ and
-                 c("hub")["entities_introduced"] >= intro + N_OBJ, f"SSRC {ssrc:08x} sent on")
+            wait_until(lambda: c("tx")["objects_out"] >= before + N_OBJ and
+                 c("hub")["entities_introduced"] >= intro + N_OBJ, what=f"SSRC {ssrc:08x} sent on")
             s.sendto(bye(ssrc), dst)
             drain_sink()
 
@@ -154,15 +145,15 @@ adapters:
             return (cr["ssrcs"] == 0 and cr["ingress_objects"] == 0 and ct["egress_ids"] == 0
                     and n_entities() == 6 and len(peer.entities) == 6)
 
-        wait(lambda: n_entities() == 6, "the 6 synth entities")
+        wait_until(lambda: n_entities() == 6, what="the 6 synth entities")
         for r in range(10):  # warm-up
             round_(0x5000_0000 + r)
-        wait(settled, "warm-up round reclaimed")
+        wait_until(settled, what="warm-up round reclaimed")
         rss0 = rss_kib(g.proc.pid)
         t0 = time.monotonic()
         for r in range(N_ROUNDS):
             round_(0x6000_0000 + r)
-        wait(settled, "everything reclaimed after the churn")
+        wait_until(settled, what="everything reclaimed after the churn")
         rss1 = rss_kib(g.proc.pid)
         cr, ct = c("rx"), c("tx")
         assert ct["objects_out"] >= (N_ROUNDS + 1) * N_OBJ, ct
@@ -177,19 +168,20 @@ adapters:
         # 2. max_objects_per_ssrc
         drops0 = c("rx")["drop_limit"]
         send_objects(0x7000_0001, list(range(1, 161)))
-        wait(lambda: c("rx")["drop_limit"] == drops0 + 10, "10 objects over the per-SSRC cap")
+        wait_until(lambda: c("rx")["drop_limit"] == drops0 + 10,
+                   what="10 objects over the per-SSRC cap")
         send_objects(0x7000_0002, [1, 2, 3])
-        wait(lambda: c("rx")["ingress_objects"] == 153, "the other sender's 3 objects")
-        line = wait(lambda: next((l for l in g.lines if "max_objects_per_ssrc (150)" in l), None),
-                    "the cap's log line")
+        wait_until(lambda: c("rx")["ingress_objects"] == 153, what="the other sender's 3 objects")
+        line = wait_until(lambda: next((l for l in g.lines if "max_objects_per_ssrc (150)" in l),
+                                       None), what="the cap's log line")
         assert "SSRC 70000001" in line and "Head1" in line and "peer 127.0.0.1:" in line, line
         for ssrc in (0x7000_0001, 0x7000_0002):
             s.sendto(bye(ssrc), dst)
-        wait(lambda: c("rx")["ingress_objects"] == 0 and c("rx")["ssrcs"] == 0, "BYEs")
+        wait_until(lambda: c("rx")["ingress_objects"] == 0 and c("rx")["ssrcs"] == 0, what="BYEs")
 
         # 3. expired entities of a live SSRC are forgotten by the sweep
         send_objects(0x7000_0003, list(range(1, 21)))
-        wait(lambda: c("rx")["ingress_objects"] == 20, "20 objects")
+        wait_until(lambda: c("rx")["ingress_objects"] == 20, what="20 objects")
         deadline = time.monotonic() + 10
         while c("rx")["ingress_objects"] != 1:  # keep object 1 (and the SSRC) alive
             assert time.monotonic() < deadline, c("rx")
@@ -199,7 +191,7 @@ adapters:
                  if e["name"].startswith("rx/")]
         assert names == ["rx/70000003/Head1-1"], names
         send_objects(0x7000_0003, [2])
-        wait(lambda: c("rx")["ingress_objects"] == 2, "object 2 back")
+        wait_until(lambda: c("rx")["ingress_objects"] == 2, what="object 2 back")
         print(f"caps: max_objects_per_ssrc dropped 10; expired objects swept; {line.split('] ')[1]}")
     return 0
 

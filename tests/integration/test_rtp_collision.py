@@ -14,14 +14,10 @@ import socket
 import struct
 import sys
 
-from test_rtp import adapter, object2, require_rtp, rtp
+from test_rtp import object2, require_rtp, rtp
 from xgtest import Gateway, wait_until
 
 OLD = 0x01020304
-
-
-def counters(gw):
-    return adapter(gw, "me")["counters"]
 
 
 def rtcp_packets(sock, want_pt, tries=50):
@@ -60,8 +56,8 @@ def main():
     peer.settimeout(0.2)
     try:
         with Gateway(conf) as gw:
-            c = wait_until(lambda: (lambda x: x if x["packets_out"] >= 20 else None)(counters(gw)),
-                           what="20 packets sent to itself")
+            c = wait_until(lambda: (lambda x: x if x["packets_out"] >= 20 else None)(
+                gw.counters("me")), what="20 packets sent to itself")
             assert c["ssrc_collisions"] == 0 and c["packets_in"] == 0, c
             assert c["ssrc"] == OLD, c
             print("ok   its own packets from its own address: no collision, not ingress")
@@ -69,14 +65,15 @@ def main():
             pkt = rtp(98, 1, 0, OLD, object2(1, 0, (1, 2, 3), (0, 0, 0), (0, 0, 0), (0, 0, 0)))
             peer.sendto(pkt, ("127.0.0.1", port))
             c = wait_until(lambda: (lambda x: x if x["ssrc_collisions"] == 1 else None)(
-                counters(gw)), what="the collision counted")
+                gw.counters("me")), what="the collision counted")
             new = c["ssrc"]
             assert new != OLD, c
             line = (f"[me] SSRC collision: 127.0.0.1:{peer.getsockname()[1]} sends with our SSRC "
                     f"{OLD:08x}; BYE sent for it, our SSRC is now {new:08x} (RFC 3550 §8.2)")
             assert gw.wait_log(line), gw.log()
             # the peer is now a sender of its own: its entity, and a FIR from our new SSRC
-            wait_until(lambda: counters(gw)["objects_in"] == 1, what="the peer's object applied")
+            wait_until(lambda: gw.counters("me")["objects_in"] == 1,
+                       what="the peer's object applied")
             names = [e["name"] for e in gw.get_json("/api/entities")["entities"]]
             assert f"me/{OLD:08x}/Object2-1" in names, names
             d, pts = rtcp_packets(peer, 206)
@@ -86,16 +83,16 @@ def main():
 
             # the same address with our new SSRC: a loop (no second change); and our own packets
             # with the new SSRC are no collision either
-            n0 = counters(gw)["packets_out"]
+            n0 = gw.counters("me")["packets_out"]
             peer.sendto(rtp(98, 2, 0, new, object2(1, 0, (1, 2, 3), (0, 0, 0), (0, 0, 0),
                                                    (0, 0, 0))), ("127.0.0.1", port))
             # then a packet of the peer's own sender (SSRC OLD): once it is counted, the one
             # before it was handled
             peer.sendto(pkt[:2] + struct.pack(">H", 3) + pkt[4:], ("127.0.0.1", port))
-            wait_until(lambda: counters(gw)["packets_in"] == 2, what="the peer's next packet")
-            wait_until(lambda: counters(gw)["packets_out"] >= n0 + 20,
+            wait_until(lambda: gw.counters("me")["packets_in"] == 2, what="the peer's next packet")
+            wait_until(lambda: gw.counters("me")["packets_out"] >= n0 + 20,
                        what="20 more packets sent to itself")
-            c = counters(gw)
+            c = gw.counters("me")
             assert c["packets_in"] == 2, c  # the looped packet is not ingress
             assert c["ssrc_collisions"] == 1 and c["ssrc"] == new, c
             assert len([l for l in gw.lines if "SSRC collision" in l]) == 1, gw.log()

@@ -21,7 +21,7 @@ import sys
 import tempfile
 import time
 
-from test_rtp import adapter, object2, require_rtp, rtp
+from test_rtp import object2, require_rtp, rtp
 from test_transport_client import DnsStub, free_udp_port, udp_socket
 from xgtest import BIN, Gateway, time_bound, wait_until
 
@@ -89,7 +89,7 @@ adapters:
     try:
         with Gateway(conf) as gw:
             a = wait_until(lambda: (lambda x: x if x["counters"]["dns_failures"] >= 2 else None)(
-                adapter(gw, "out")), what="both names failed once")
+                gw.adapter("out")), what="both names failed once")
             assert a["counters"]["destinations_unresolved"] == 2, a
             assert a["peer"].endswith(f" -> nohost.invalid:{lp} (unresolved),rtpdest.test:{tp} "
                                       f"(unresolved),127.0.0.1:{lp}"), a
@@ -104,7 +104,7 @@ adapters:
             assert not gaps, gaps[:5]
             # the bind name: no socket yet, in backoff with the DNS error; the gateway runs on
             b = wait_until(lambda: (lambda x: x if x["state"] == "backoff" else None)(
-                adapter(gw, "in")), what="'in' in backoff")
+                gw.adapter("in")), what="'in' in backoff")
             assert "cannot resolve 'rtpdest.test'" in b["last_error"], b
             assert b["counters"]["dns_failures"] >= 1, b
             assert gw.proc.poll() is None
@@ -117,12 +117,12 @@ adapters:
             assert gw.wait_log(f"[out] destination rtpdest.test:{tp} resolved to "
                                f"127.0.0.2:{tp}: sending to it", timeout=25), gw.log()
             rtp_packets(late, 10)
-            a = adapter(gw, "out")
+            a = gw.adapter("out")
             assert a["counters"]["destinations_unresolved"] == 1, a
             assert a["peer"].endswith(f" -> nohost.invalid:{lp} (unresolved),127.0.0.2:{tp},"
                                       f"127.0.0.1:{lp}"), a
             b = wait_until(lambda: (lambda x: x if x["state"] == "listening" else None)(
-                adapter(gw, "in")), timeout=25, what="'in' listening once its name resolves")
+                gw.adapter("in")), timeout=25, what="'in' listening once its name resolves")
             assert b["counters"]["port"] == bind_port, b
             assert gw.wait_log(f"[in] bind rtpdest.test:{bind_port} resolved to "
                                f"127.0.0.2:{bind_port}"), gw.log()
@@ -130,16 +130,16 @@ adapters:
             s.sendto(rtp(98, 1, 0, 0x51, object2(1, 0, (1, 2, 3), (0, 0, 0), (0, 0, 0),
                                                  (0, 0, 0))), ("127.0.0.2", bind_port))
             s.close()
-            wait_until(lambda: adapter(gw, "in")["counters"]["packets_in"] == 1,
+            wait_until(lambda: gw.adapter("in")["counters"]["packets_in"] == 1,
                        what="'in' received the packet sent to its resolved address")
             print("ok   rtpdest.test resolves: its destination receives, the bind socket opens "
                   "on 127.0.0.2 and receives")
 
             # nohost.invalid is asked again on the backoff, still inactive
-            n0 = adapter(gw, "out")["counters"]["dns_failures"]
-            wait_until(lambda: adapter(gw, "out")["counters"]["dns_failures"] > n0, timeout=25,
+            n0 = gw.adapter("out")["counters"]["dns_failures"]
+            wait_until(lambda: gw.adapter("out")["counters"]["dns_failures"] > n0, timeout=25,
                        what="nohost.invalid asked again")
-            a = adapter(gw, "out")
+            a = gw.adapter("out")
             assert a["counters"]["destinations_unresolved"] == 1, a
             assert "cannot resolve 'nohost.invalid'" in a["last_error"], a
             print(f"ok   nohost.invalid asked again on the backoff "

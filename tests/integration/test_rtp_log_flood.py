@@ -30,7 +30,7 @@ adapters:
     rtcp_interval_ms: 0
 """) as g:
         def c():
-            return t.adapter(g, "rx")["counters"]
+            return g.adapter("rx")["counters"]
 
         dst = ("127.0.0.1", g.port_of("rx"))
         good = t.udp()

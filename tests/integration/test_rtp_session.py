@@ -19,8 +19,7 @@ import subprocess
 import sys
 import time
 
-from test_rtp import (adapter, loc2, obj, pli, recv_all, require_rtp, rot2, rtp, udp,
-                      varuint, wait_entities)
+from test_rtp import loc2, obj, pli, recv_all, require_rtp, rot2, rtp, udp, varuint, wait_entities
 from test_rtp_chain import GROUP, multicast_works
 from xgtest import BIN, Gateway, skip_part
 
@@ -74,7 +73,7 @@ adapters:
         d_ssrc, d_cname, d_sid, d_oaddr, _, _, _ = sdp_fields(body.decode())
         assert (d_ssrc, d_cname, d_sid) == (ssrc, cname, sid), (body, cli)
         assert d_oaddr == "127.0.0.1", body
-        c = adapter(gw, "out")["counters"]
+        c = gw.adapter("out")["counters"]
         assert c["ssrc"] == ssrc, c
         gw.stop()
     # item 5: the BYE on stop is SR + SDES CNAME + BYE, all from that SSRC
@@ -129,21 +128,21 @@ adapters:
         tx.bind(("127.0.0.1", 0))
         tx.sendto(pli(0x5151, ssrc), (GROUP, gport))
         t_end = time.monotonic() + 5
-        while adapter(gw, "out")["counters"]["plis_in"] < 1 and time.monotonic() < t_end:
+        while gw.adapter("out")["counters"]["plis_in"] < 1 and time.monotonic() < t_end:
             time.sleep(0.02)
         t1 = (time.time_ns() // 1_000_000) & 0xFFFF
         head = obj(1, varuint(3) + struct.pack(">H", t1) + loc2((0, 1.6, 0), (0, 0, 0)) +
                    rot2((0, 0, 0), (0, 0, 0)))
         tx.sendto(rtp(98, 1, 0, 0x5151, head), (GROUP, gport))
         wait_entities(gw, 1, "out/00005151/Head1-3")
-        c = adapter(gw, "out")["counters"]
+        c = gw.adapter("out")["counters"]
         assert c["plis_in"] == 1 and c["packets_in"] == 1, c  # each received once
         # the unicast address still works beside the group
         tx.sendto(pli(0x5252, ssrc), ("127.0.0.1", gport))
         t_end = time.monotonic() + 5
-        while adapter(gw, "out")["counters"]["plis_in"] < 2 and time.monotonic() < t_end:
+        while gw.adapter("out")["counters"]["plis_in"] < 2 and time.monotonic() < t_end:
             time.sleep(0.02)
-        assert adapter(gw, "out")["counters"]["plis_in"] == 2, adapter(gw, "out")
+        assert gw.adapter("out")["counters"]["plis_in"] == 2, gw.adapter("out")
         tx.close()
         # receive-only: a=recvonly, and no a=ssrc for an SSRC that never sends
         st, _, body = gw.get("/api/sdp/in")
@@ -169,7 +168,7 @@ adapters:
     bind: "127.0.0.1:0"
 """
     with Gateway(cfg) as gw:
-        port = adapter(gw, "rx")["counters"]["port"]
+        port = gw.adapter("rx")["counters"]["port"]
         tx = udp()
         t1 = (time.time_ns() // 1_000_000) & 0xFFFF
         ours = obj(129, hand2_body(1, t1, 1))
@@ -181,7 +180,7 @@ adapters:
         assert sorted(ents) == ["rx/00000077/Hand2-1", "rx/00000077/Hand2-2"], sorted(ents)
         assert ents["rx/00000077/Hand2-1"]["kind"] == "left_hand"
         assert ents["rx/00000077/Hand2-2"]["kind"] == "right_hand"
-        c = adapter(gw, "rx")["counters"]
+        c = gw.adapter("rx")["counters"]
         assert c["gse_tags_in"] == 1 and c["objects_in"] == 2, c
         tx.close()
     print("ingress: Hand2 as 80 81 and as C0 80 01 both decode")

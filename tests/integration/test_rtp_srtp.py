@@ -25,7 +25,7 @@ import tempfile
 import threading
 import time
 
-from test_rtp import adapter, dist, head1, pli, require_rtp, rtp, wait_entities
+from test_rtp import dist, head1, pli, require_rtp, rtp, wait_entities
 from xgtest import BIN, Gateway, wait_until
 
 SUITE_LEN = {"AES_CM_128_HMAC_SHA1_80": 30, "AEAD_AES_128_GCM": 28}
@@ -123,20 +123,6 @@ def srtp_block(key, remote, suite=None):
     return s
 
 
-def counters(gw, name):
-    return adapter(gw, name)["counters"]
-
-
-def wait_counter(gw, name, key, at_least, timeout=5.0):
-    t_end = time.monotonic() + timeout
-    while time.monotonic() < t_end:
-        c = counters(gw, name)
-        if c.get(key, 0) >= at_least:
-            return c
-        time.sleep(0.02)
-    raise AssertionError(f"{name}.{key} < {at_least}: {counters(gw, name)}\n{gw.log()}")
-
-
 def receiver_cfg(name, key, remote, suite=None):
     return f"""
 adapters:
@@ -153,8 +139,8 @@ def test_exchange(d):
     kwrong, _ = make_key(d, "wrong.key")
     with Gateway(receiver_cfg("fromA", kb, ka)) as b, \
             Gateway(receiver_cfg("fromA", kc, kwrong)) as c:
-        port_b = int(counters(b, "fromA")["port"])
-        port_c = int(counters(c, "fromA")["port"])
+        port_b = int(b.counters("fromA")["port"])
+        port_c = int(c.counters("fromA")["port"])
         relay = Relay(port_b)
         loop = Forward()  # A sends to itself through it (its own port is not known yet)
         cfg_a = f"""
@@ -171,7 +157,7 @@ adapters:
 {srtp_block(ka, kb)}"""
         try:
             with Gateway(cfg_a) as a:
-                loop.target = ("127.0.0.1", int(wait_counter(a, "out", "port", 1)["port"]))
+                loop.target = ("127.0.0.1", int(a.wait_counter("out", "port", 1)["port"]))
                 ents = wait_entities(b, 4, "fromA/")
                 kinds = sorted(e["kind"] for e in ents)
                 assert kinds == ["head", "left_hand", "object", "right_hand"], kinds
@@ -187,17 +173,17 @@ adapters:
                         dist(pa["orientation"], [-x for x in pb["orientation"]]) < 0.03, \
                         (kind, pa, pb)
                 # SRTCP both ways: B's FIR (B's key) through the relay, A's SRs at B
-                ca = wait_counter(a, "out", "firs_in", 1)
+                ca = a.wait_counter("out", "firs_in", 1)
                 assert relay.to_a >= 1
                 assert ca["full_states"] >= 1, ca
-                cb = wait_counter(b, "fromA", "packets_in", 3)  # RTP and A's SRs
+                cb = b.wait_counter("fromA", "packets_in", 3)  # RTP and A's SRs
                 # A's own packets came back (>= 3 forwarded); a plain PLI sent after them is
                 # counted once processed, so they have been processed too
                 wait_until(lambda: loop.forwarded >= 3, what="3 of A's packets back to A")
                 probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
                 probe.sendto(pli(0x0BADF00D, 0x12345678), loop.target)
                 probe.close()
-                ca = wait_counter(a, "out", "drop_srtp_malformed", 1)
+                ca = a.wait_counter("out", "drop_srtp_malformed", 1)
                 ca["drop_srtp_malformed"] -= 1  # the probe's
                 assert cb["firs_out"] >= 1 and cb["packets_in"] >= 3, cb
                 for k in ("drop_srtp_auth", "drop_srtp_replay", "drop_srtp_malformed",
@@ -211,7 +197,7 @@ adapters:
                             if e["origin"] == "out"]
 
                 # C (wrong remote key): nothing, every packet an authentication failure
-                cc = wait_counter(c, "fromA", "drop_srtp_auth", 3)
+                cc = c.wait_counter("fromA", "drop_srtp_auth", 3)
                 assert cc["packets_in"] == 0 and cc["ssrcs"] == 0, cc
                 assert not c.get_json("/api/entities")["entities"]
                 assert c.wait_log("authentication failed"), c.log()
@@ -219,10 +205,9 @@ adapters:
                 # replay: a captured datagram from A, sent to B again by the relay
                 assert relay.rtp_from_a
                 captured = relay.rtp_from_a[-1]
-                before = counters(b, "fromA")
+                before = b.counters("fromA")
                 relay.send_to_b(captured)
-                after = wait_counter(b, "fromA", "drop_srtp_replay",
-                                     before["drop_srtp_replay"] + 1)
+                after = b.wait_counter("fromA", "drop_srtp_replay", before["drop_srtp_replay"] + 1)
                 assert after["drop_srtp_auth"] == before["drop_srtp_auth"], (before, after)
                 assert b.wait_log("replayed"), b.log()
                 # altered: the seq moved ahead (libsrtp checks replays first, so an altered
@@ -230,18 +215,18 @@ adapters:
                 bad = bytearray(captured)
                 bad[2:4] = (((bad[2] << 8 | bad[3]) + 1000) & 0xFFFF).to_bytes(2, "big")
                 relay.send_to_b(bytes(bad))
-                wait_counter(b, "fromA", "drop_srtp_auth", before["drop_srtp_auth"] + 1)
+                b.wait_counter("fromA", "drop_srtp_auth", before["drop_srtp_auth"] + 1)
 
                 # plain RTP (a fresh SSRC) and plain RTCP to the SRTP session: dropped
                 tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
                 t1 = (time.time_ns() // 1_000_000) & 0xFFFF
                 plain = rtp(98, 1, 0, 0x0BADF00D,
                             head1(1, t1, (0, 1, 0), (0, 0, 0), (0, 0, 0), (0, 0, 0)))
-                c0 = counters(b, "fromA")
+                c0 = b.counters("fromA")
                 tx.sendto(plain, ("127.0.0.1", port_b))
-                c1 = wait_counter(b, "fromA", "drop_srtp_auth", c0["drop_srtp_auth"] + 1)
+                c1 = b.wait_counter("fromA", "drop_srtp_auth", c0["drop_srtp_auth"] + 1)
                 tx.sendto(pli(0x0BADF00D, 0x12345678), ("127.0.0.1", port_b))
-                wait_counter(b, "fromA", "drop_srtp_malformed", c1["drop_srtp_malformed"] + 1)
+                b.wait_counter("fromA", "drop_srtp_malformed", c1["drop_srtp_malformed"] + 1)
                 tx.close()
                 # both were counted as dropped above: an entity would exist by now
                 assert not [e for e in b.get_json("/api/entities")["entities"]
@@ -266,7 +251,7 @@ def test_gcm(d):
     ka, _ = make_key(d, "ga.key", "AEAD_AES_128_GCM")
     kb, _ = make_key(d, "gb.key", "AEAD_AES_128_GCM")
     with Gateway(receiver_cfg("gcm", kb, ka, "AEAD_AES_128_GCM")) as b:
-        port_b = int(counters(b, "gcm")["port"])
+        port_b = int(b.counters("gcm")["port"])
         cfg_a = f"""
 adapters:
   - name: demo
@@ -280,7 +265,7 @@ adapters:
         with Gateway(cfg_a) as a:
             ents = wait_entities(b, 3, "gcm/")
             assert sorted(e["kind"] for e in ents) == ["head", "left_hand", "right_hand"], ents
-            wait_counter(a, "out", "firs_in", 1)
+            a.wait_counter("out", "firs_in", 1)
             st, _, body = a.get("/api/sdp/out")
             assert st == 200 and "a=crypto:1 AEAD_AES_128_GCM inline:" in body.decode(), body
     print("gcm: AEAD_AES_128_GCM end to end")

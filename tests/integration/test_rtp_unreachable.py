@@ -15,23 +15,8 @@ import re
 import socket
 import struct
 import sys
-import time
 
-from xgtest import Gateway, parse_prometheus
-
-
-def adapter(gw, name):
-    return next(a for a in gw.get_json("/api/adapters")["adapters"] if a["name"] == name)
-
-
-def wait_for(what, cond, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = cond()
-        if v:
-            return v
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
+from xgtest import Gateway, parse_prometheus, wait_until
 
 
 def main():
@@ -53,9 +38,8 @@ def main():
     rate_hz: 60
 """
     with Gateway(conf) as gw:
-        a = wait_for("ICMP port unreachable counted",
-                     lambda: (lambda x: x if x["counters"]["dest_unreachable"] >= 20 else None)(
-                         adapter(gw, "out")))
+        a = wait_until(lambda: (lambda x: x if x["counters"]["dest_unreachable"] >= 20 else None)(
+            gw.adapter("out")), what="ICMP port unreachable counted")
         assert a["state"] == "unreachable", a
         assert a["counters"]["errors"] == 0, a  # not a send error
         want = f"[out] RTP to 127.0.0.1:{dead}: port unreachable (ICMP): nothing receives there"
@@ -77,7 +61,7 @@ def main():
                 seqs.append(struct.unpack("!H", pkt[2:4])[0])
         gaps = [(x, y) for x, y in zip(seqs, seqs[1:]) if (y - x) & 0xffff != 1]
         assert not gaps, gaps[:10]
-        after = adapter(gw, "out")["counters"]
+        after = gw.adapter("out")["counters"]
         assert after["dest_unreachable"] > a["counters"]["dest_unreachable"], after
         print(f"ok   200 packets to the live destination without a gap while "
               f"{after['dest_unreachable']} came back unreachable")
@@ -86,12 +70,12 @@ def main():
         fixed = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         fixed.bind(("127.0.0.1", dead))
         try:
-            wait_for("state back to listening",
-                     lambda: adapter(gw, "out")["state"] == "listening", timeout=6)
-            n = adapter(gw, "out")["counters"]["dest_unreachable"]
+            wait_until(lambda: gw.adapter("out")["state"] == "listening", 6,
+                       what="state back to listening")
+            n = gw.adapter("out")["counters"]["dest_unreachable"]
             fixed.settimeout(2.0)
             assert fixed.recv(65536), "the former dead port now receives"
-            assert adapter(gw, "out")["counters"]["dest_unreachable"] == n
+            assert gw.adapter("out")["counters"]["dest_unreachable"] == n
             print("ok   a listener at the port: state back to listening, no more ICMP")
         finally:
             fixed.close()

@@ -26,7 +26,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import faultlib as F  # noqa: E402
 import test_less_session as L  # noqa: E402
-from xgtest import Gateway  # noqa: E402
+from xgtest import Gateway, wait_until  # noqa: E402
 
 MAX_OUT = 16384
 SLOW_MS = 1500
@@ -103,16 +103,16 @@ def drop_line(gw, name, noun, port):
 
 
 def check_server(gw, name, noun, item_counter, good_progress, good_closed, slow_port):
-    c = F.wait_for(lambda: (lambda c: c["clients_dropped_slow"] == 1 and c)(F.counters(gw, name)),
+    c = wait_until(lambda: (lambda c: c["clients_dropped_slow"] == 1 and c)(gw.counters(name)),
                    timeout=30, what=f"{name}: the slow {noun} dropped")
     # skipped before it was dropped (a timeout drop needs skipped drains first)
     assert c["drains_skipped"] > 0 and c[item_counter] > 0, c
-    lines = F.wait_for(lambda: drop_line(gw, name, noun, slow_port), what=f"{name}: drop line")
+    lines = wait_until(lambda: drop_line(gw, name, noun, slow_port), what=f"{name}: drop line")
     assert len(lines) == 1 and int(lines[0].group(1)) > MAX_OUT, [m.group(0) for m in lines]
     # the reading client keeps streaming after the drop
     before = good_progress()
-    F.wait_for(lambda: good_progress() > before + 50, what=f"{name}: the reading {noun} streams")
-    c = F.counters(gw, name)
+    wait_until(lambda: good_progress() > before + 50, what=f"{name}: the reading {noun} streams")
+    c = gw.counters(name)
     assert not good_closed() and c["clients_dropped_slow"] == 1, c
     assert c["clients_accepted"] == 2 and c["clients_refused"] == 0, c
     print(f"  {name}: skipped ({c['drains_skipped']} drains, {item_counter} "
@@ -126,7 +126,7 @@ def main():
         with open(key, "w") as f:
             f.write(L.KEY.hex())
         with Gateway(CONFIG.format(max_out=MAX_OUT, slow=SLOW_MS, key=key)) as gw:
-            F.wait_for(lambda: all(F.adapter(gw, n)["state"] == "listening"
+            wait_until(lambda: all(gw.adapter(n)["state"] == "listening"
                                    for n in ("vs", "rg", "ls")), what="servers listening")
             good_v = F.VrpnReader(F.port_of(gw, "vs"))
             good_r = F.RgmpReader(F.port_of(gw, "rg"))
@@ -144,7 +144,7 @@ def main():
                          slow_r.s.getsockname()[1])
             check_server(gw, "ls", "peer", "updates_skipped", lambda: good_l.updates,
                          lambda: good_l.closed_by_gw, slow_l.s.getsockname()[1])
-            c = F.counters(gw, "ls")
+            c = gw.counters("ls")
             assert c["slow_peer_drops"] == 1, c  # LESS's own name for the same drop
             for cl in (good_v, good_r, good_l, slow_v, slow_r, slow_l):
                 cl.close()
@@ -157,25 +157,25 @@ def catch_up(key):
     (slow_timeout_ms long), its drains stop being skipped, updates flow."""
     cfg = CONFIG.format(max_out=MAX_OUT, slow=600000, key=key)
     with Gateway(cfg) as gw:
-        F.wait_for(lambda: F.adapter(gw, "ls")["state"] == "listening", what="listening")
+        wait_until(lambda: gw.adapter("ls")["state"] == "listening", what="listening")
         p = LessClient(F.port_of(gw, "ls"), rcvbuf=4096)
         p.handshake()
-        F.wait_for(lambda: F.counters(gw, "ls")["updates_coalesced"] > 100, timeout=30,
+        wait_until(lambda: gw.counters("ls")["updates_coalesced"] > 100, timeout=30,
                    what="updates skipped and coalesced for the stalled peer")
-        c0 = F.counters(gw, "ls")
+        c0 = gw.counters("ls")
         assert c0["drains_skipped"] > 0 and c0["updates_skipped"] > c0["updates_coalesced"], c0
         p.stream()  # read again
-        F.wait_for(lambda: p.updates > 500, timeout=20, what="updates after the stall")
+        wait_until(lambda: p.updates > 500, timeout=20, what="updates after the stall")
         # the backlog of the stall first: the kernel's send buffer on loopback holds megabytes
         # (the gateway hands its bytes to the kernel from each drain), and until the peer has
         # read them the gateway's own queue stays above max_output_bytes; every packet sent
         # up to now has arrived once it is read
-        sent = F.counters(gw, "ls")["packets_out"]
-        F.wait_for(lambda: p.packets >= sent, timeout=20, what="the stall's backlog read")
-        skipped = F.counters(gw, "ls")["drains_skipped"]
+        sent = gw.counters("ls")["packets_out"]
+        wait_until(lambda: p.packets >= sent, timeout=20, what="the stall's backlog read")
+        skipped = gw.counters("ls")["drains_skipped"]
         n = p.updates
-        F.wait_for(lambda: p.updates > n + 500, timeout=20, what="more updates")
-        c = F.counters(gw, "ls")
+        wait_until(lambda: p.updates > n + 500, timeout=20, what="more updates")
+        c = gw.counters("ls")
         assert c["drains_skipped"] == skipped, (skipped, c)  # served again, not skipped
         assert c["clients_dropped_slow"] == 0 and c["peers"] == 1 and not p.closed_by_gw, c
         print(f"  ls catch-up: {c['updates_skipped']} updates skipped, "

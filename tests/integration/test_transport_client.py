@@ -25,7 +25,7 @@ import urllib.request
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import faultlib as F  # noqa: E402
-from xgtest import BIN, Gateway  # noqa: E402
+from xgtest import BIN, Gateway, wait_until  # noqa: E402
 
 CLIENTS = {"rg": ("rgmp-client", "rg/rig-77/body"), "vc": ("vrpn-client", "vc/Tracker0/0"),
            "lc": ("less", "lc/probe")}
@@ -164,9 +164,9 @@ def dns_at_boot(names):
         try:
             with Gateway(args=["--config", conf]) as gw:  # cwd: another folder
                 for n in names:
-                    a = F.wait_for(lambda n=n: (lambda a: a["state"] == "backoff"
+                    a = wait_until(lambda n=n: (lambda a: a["state"] == "backoff"
                                                 and a["last_error"].startswith("DNS") and a)(
-                                                    F.adapter(gw, n)),
+                                                    gw.adapter(n)),
                                    what=f"{n} in backoff after a DNS failure")
                     assert "cannot resolve 'mocap.test'" in a["last_error"], a
                     assert a["counters"]["dns_failures"] >= 1 and a["counters"]["connects"] == 0, a
@@ -174,9 +174,9 @@ def dns_at_boot(names):
                 assert gw.wait_log("DNS: cannot resolve 'mocap.test'"), gw.log()
                 assert dns.queries >= 1
                 # the others stream meanwhile, and the gateway runs on
-                s0 = F.wait_for(lambda: F.entities(gw, "demo/body0").get("demo/body0"),
+                s0 = wait_until(lambda: gw.entities("demo/body0").get("demo/body0"),
                                 what="the synth entity")["samples"]
-                F.wait_for(lambda: F.entities(gw, "demo/body0")["demo/body0"]["samples"] > s0,
+                wait_until(lambda: gw.entities("demo/body0")["demo/body0"]["samples"] > s0,
                            what="the synth source streams")
                 assert gw.proc.poll() is None, gw.log()
                 m = gw.get("/metrics")[2].decode()
@@ -190,10 +190,10 @@ def dns_at_boot(names):
                 dns.resolvable = True
                 for n in names:
                     ent = CLIENTS[n][1]
-                    F.wait_for(lambda n=n, ent=ent: F.adapter(gw, n)["state"] == "streaming"
-                               and F.entities(gw, ent).get(ent, {}).get("active"), timeout=25,
+                    wait_until(lambda n=n, ent=ent: gw.adapter(n)["state"] == "streaming"
+                               and gw.entities(ent).get(ent, {}).get("active"), timeout=25,
                                what=f"{n} streaming once mocap.test resolves")
-                    a = F.adapter(gw, n)
+                    a = gw.adapter(n)
                     assert a["peer"].endswith(f"127.0.0.1:{peers[n].port}"), a
                     assert a["counters"]["connects"] == 1, a
                     # the name's first address refused: the second one, in the same attempt
@@ -230,18 +230,18 @@ def less_udp_peer_dns():
                     f"insecure: true, rate_hz: 30}}\n")
         try:
             with Gateway(args=["--config", conf]) as gw:
-                a = F.wait_for(lambda: (lambda a: a["state"] == "backoff" and a["last_error"]
+                a = wait_until(lambda: (lambda a: a["state"] == "backoff" and a["last_error"]
                                         .startswith("DNS: cannot resolve 'mocap.test'") and a)(
-                                            F.adapter(gw, "lu")),
+                                            gw.adapter("lu")),
                                what="lu in backoff after a DNS failure")
                 assert a["counters"]["packets_out"] == 0, a
                 assert gw.proc.poll() is None, gw.log()
                 dns.resolvable = True
-                F.wait_for(lambda: F.adapter(gw, "lu")["state"] == "streaming", timeout=25,
+                wait_until(lambda: gw.adapter("lu")["state"] == "streaming", timeout=25,
                            what="lu streaming once mocap.test resolves")
                 data, src = rx.recvfrom(2048)  # its connection-control
                 assert data and src[0] == "127.0.0.1", (data, src)
-                a = F.adapter(gw, "lu")
+                a = gw.adapter("lu")
                 assert a["peer"].endswith(f"127.0.0.2:{rx.getsockname()[1]}"), a
                 assert gw.wait_log(f"UDP peer is 127.0.0.2:{rx.getsockname()[1]} (mocap.test:"), \
                     gw.log()
@@ -263,14 +263,14 @@ def nothing_listening(names):
         with Gateway(conf) as gw:
             def refused_twice():
                 ok = True
-                for a in F.adapters(gw).values():
+                for a in gw.adapters().values():
                     if a["name"] in seen:
                         seen[a["name"]].add(a["state"])
                         ok = ok and a["counters"]["reconnects"] >= 2
                 return ok
-            F.wait_for(refused_twice, timeout=15, every=0.005, what="two refused attempts each")
+            wait_until(refused_twice, timeout=15, every=0.005, what="two refused attempts each")
             for n in names:
-                a = F.adapter(gw, n)
+                a = gw.adapter(n)
                 assert seen[n] <= {"connecting", "backoff"}, (n, seen[n])
                 assert a["last_error"] == f"cannot connect to {'tcp://' if n == 'vc' else ''}" \
                     f"127.0.0.1:{ports[n]}: Connection refused", a
@@ -280,7 +280,7 @@ def nothing_listening(names):
                             f"127.0.0.1:{ports[n]}: Connection refused (attempt {k})")
                     assert gw.wait_log(line), gw.log()
             if "lc" in names:
-                c = F.counters(gw, "lc")
+                c = gw.counters("lc")
                 assert c["packets_out"] == 0 and c["peers"] == 0, c
             log = gw.log()
             assert "connected to" not in log and "closed by peer" not in log, log
@@ -297,9 +297,9 @@ def one_outage(names):
     try:
         with Gateway(conf) as gw:
             for n in names:
-                F.wait_for(lambda n=n: F.adapter(gw, n)["state"] == "streaming",
+                wait_until(lambda n=n: gw.adapter(n)["state"] == "streaming",
                            what=f"{n} streaming")
-                a = F.adapter(gw, n)
+                a = gw.adapter(n)
                 assert a["counters"]["reconnects"] == 0 and a["last_error"] == "", a
             # every peer ends its session (FIN) and accepts again at once: the gateway's next
             # attempt comes after the backoff (>= 0.375 s), so it succeeds
@@ -310,15 +310,15 @@ def one_outage(names):
 
             def back():
                 done = True
-                for a in F.adapters(gw).values():
+                for a in gw.adapters().values():
                     if a["name"] in seen:
                         seen[a["name"]].add(a["state"])
                         done = done and a["state"] == "streaming" and peers[a["name"]].sessions == 2
                 return done
-            F.wait_for(back, timeout=15, every=0.005, what="every client streaming again")
+            wait_until(back, timeout=15, every=0.005, what="every client streaming again")
             counters = {}
             for n in names:
-                a = F.adapter(gw, n)
+                a = gw.adapter(n)
                 c = a["counters"]
                 counters[n] = {k: c[k] for k in ("connects", "reconnects", "backoff_attempts")}
                 assert seen[n] <= STATES and "backoff" in seen[n], (n, seen[n])

@@ -9,28 +9,10 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 
 from xgtest import BIN, Gateway
 
 EXTRA = " (another program, or another gateway, has bound this UDP port)"
-
-
-def adapter(gw, name):
-    for a in gw.get_json("/api/adapters")["adapters"]:
-        if a["name"] == name:
-            return a
-    raise AssertionError(f"no adapter {name}")
-
-
-def wait_counter(gw, name, key, at_least, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = adapter(gw, name)["counters"].get(key, 0)
-        if v >= at_least:
-            return v
-        time.sleep(0.05)
-    raise AssertionError(f"{name}.{key} stayed below {at_least}: {adapter(gw, name)}")
 
 
 def second_gateway(config):
@@ -52,7 +34,7 @@ def second_gateway(config):
 def rtp_unicast():
     with Gateway("adapters:\n  - {name: r, type: rtp, bind: \"127.0.0.1:0\"}\n") as first:
         first.wait_log("rtp adapter started")
-        port = adapter(first, "r")["counters"]["port"]
+        port = first.adapter("r")["counters"]["port"]
         assert port > 0
         rc, out = second_gateway(f"adapters:\n  - {{name: r2, type: rtp, bind: \"127.0.0.1:{port}\"}}\n")
         assert rc == 1, (rc, out)
@@ -62,11 +44,11 @@ def rtp_unicast():
         rc, out = second_gateway(f"adapters:\n  - {{name: r3, type: rtp, bind: \"0.0.0.0:{port}\"}}\n")
         assert rc == 1 and f"error [r3] udp bind 0.0.0.0:{port}: Address already in use" in out, out
         # the first gateway still owns the port: a 3-byte datagram is counted as truncated by it
-        before = adapter(first, "r")["counters"].get("drop_truncated", 0)
+        before = first.adapter("r")["counters"].get("drop_truncated", 0)
         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         s.sendto(b"\x80\x62\x00", ("127.0.0.1", port))
         s.close()
-        wait_counter(first, "r", "drop_truncated", before + 1)
+        first.wait_counter("r", "drop_truncated", before + 1)
     print(f"rtp: a second gateway on UDP port {port} fails with the exact lines; the first "
           "keeps the port")
 
@@ -76,7 +58,7 @@ def less_udp():
            "peer: \"127.0.0.1:9\", signature: none}\n")
     with Gateway(cfg % 0) as first:
         first.wait_log("less adapter started")
-        port = int(adapter(first, "lu")["peer"].split()[0].rsplit(":", 1)[1])
+        port = int(first.adapter("lu")["peer"].split()[0].rsplit(":", 1)[1])
         rc, out = second_gateway(cfg.replace("lu,", "lu2,") % port)
         assert rc == 1, (rc, out)
         assert f"udp bind 127.0.0.1:{port}: Address already in use{EXTRA}" in out, out
@@ -103,8 +85,8 @@ def multicast_shared():
         t.sendto(b"\x80\x62\x00", (group, port))
         t.close()
         try:
-            wait_counter(a, "g1", "drop_truncated", 1, timeout=3)
-            wait_counter(b, "g2", "drop_truncated", 1, timeout=3)
+            a.wait_counter("g1", "drop_truncated", 1, timeout=3)
+            b.wait_counter("g2", "drop_truncated", 1, timeout=3)
         except AssertionError:
             print("multicast: both gateways joined the group; no multicast loopback here to "
                   "deliver a datagram")

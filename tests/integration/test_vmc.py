@@ -22,7 +22,7 @@ import socket
 import struct
 import time
 
-from xgtest import Gateway
+from xgtest import Gateway, wait_until
 
 # ---- OSC 1.0 ----
 
@@ -175,24 +175,6 @@ def performer_bundle(t=1.0):
 # ---- helpers ----
 
 
-def adapter(g, name):
-    return next(a for a in g.get_json("/api/adapters")["adapters"] if a["name"] == name)
-
-
-def entities(g):
-    return {e["name"]: e for e in g.get_json("/api/entities")["entities"]}
-
-
-def wait_for(fn, timeout=10.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = fn()
-        if v:
-            return v
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 def udp():
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.bind(("127.0.0.1", 0))
@@ -221,10 +203,10 @@ def test_ingress():
 adapters:
   - {name: in, type: vmc, bind: "127.0.0.1:0"}
 """) as g:
-        port = int(adapter(g, "in")["counters"]["port"])
+        port = int(g.adapter("in")["counters"]["port"])
         s = udp()
         s.sendto(performer_bundle(), ("127.0.0.1", port))
-        ents = wait_for(lambda: (lambda e: e if len(e) == 8 else None)(entities(g)),
+        ents = wait_until(lambda: (lambda e: e if len(e) == 8 else None)(g.entities()),
                         what="8 entities")
         w = world_poses()
         for name, (p, q) in w.items():
@@ -242,7 +224,7 @@ adapters:
             assert e["kind"] == kinds[k], e
             close_pose(e, *unity_to_internal(p, q))
             assert "parent" not in e
-        c = adapter(g, "in")["counters"]
+        c = g.adapter("in")["counters"]
         assert c["datagrams_in"] == 1 and c["messages_in"] == 12, c
         assert c["bone_messages_in"] == 5 and c["root_messages_in"] == 1, c
         assert c["device_messages_in"] == 3 and c["messages_ignored"] == 1, c
@@ -252,15 +234,15 @@ adapters:
         s.sendto(bundle(osc_msg("/VMC/Ext/Root/Pos", "sfffffff", "root", *pose_args(*root2))),
                  ("127.0.0.1", port))
         hips = compose(root2, LOCALS["Hips"])
-        e = wait_for(lambda: (lambda e: e if e["samples"] == 2 else None)(
-            entities(g)["in/bone/Head"]), what="the bones to follow the root")
+        e = wait_until(lambda: (lambda e: e if e["samples"] == 2 else None)(
+            g.entities()["in/bone/Head"]), what="the bones to follow the root")
         # at the second sample's capture time (not predicted past it)
         at = {x["name"]: x for x in g.get_json(f"/api/entities?t_ns={e['sample_ns']}")["entities"]}
         close_pose(at["in/bone/Hips"], *unity_to_internal(*hips))
         head = compose(compose(hips, LOCALS["Spine"]), LOCALS["Head"])
         close_pose(at["in/bone/Head"], *unity_to_internal(*head))
         assert at["in/bone/Head"]["quality"] == "EXACT", at["in/bone/Head"]
-        assert entities(g)["in/tra/LHR-T7"]["samples"] == 1  # devices: no message, no sample
+        assert g.entities()["in/tra/LHR-T7"]["samples"] == 1  # devices: no message, no sample
         print("ingress: ok")
 
 
@@ -298,21 +280,21 @@ def test_bad_input():
 adapters:
   - {name: in, type: vmc, bind: "127.0.0.1:0", max_bundle_depth: 3}
 """) as g:
-        port = int(adapter(g, "in")["counters"]["port"])
+        port = int(g.adapter("in")["counters"]["port"])
         s = udp()
         for _, d, _ in BAD:
             s.sendto(d, ("127.0.0.1", port))
         good = osc_msg("/VMC/Ext/Tra/Pos", "sfffffff", "after", 1, 2, 3, 0, 0, 0, 1)
         s.sendto(good, ("127.0.0.1", port))
-        wait_for(lambda: "in/tra/after" in entities(g), what="the good datagram after the bad")
-        c = adapter(g, "in")["counters"]
+        wait_until(lambda: "in/tra/after" in g.entities(), what="the good datagram after the bad")
+        c = g.adapter("in")["counters"]
         want = {}
         for reason, _, _ in BAD:
             want[reason] = want.get(reason, 0) + 1
         for reason, n in want.items():
             assert c[reason] == n, (reason, c)
         assert c["drop_limit"] == 0
-        assert set(entities(g)) == {"in/tra/after"}, entities(g)
+        assert set(g.entities()) == {"in/tra/after"}, g.entities()
         peer = "peer 127.0.0.1:%d: " % s.getsockname()[1]
         # at most 5 lines per reason per 10 s pass the limiter: every reason here has <= 3
         for reason, _, text in BAD:
@@ -327,7 +309,7 @@ def test_device_limit():
 adapters:
   - {name: in, type: vmc, bind: "127.0.0.1:0", max_devices: 2}
 """) as g:
-        port = int(adapter(g, "in")["counters"]["port"])
+        port = int(g.adapter("in")["counters"]["port"])
         s = udp()
         for serial in ["A", "B", "C"]:
             s.sendto(osc_msg("/VMC/Ext/Tra/Pos", "sfffffff", serial, 1, 2, 3, 0, 0, 0, 1),
@@ -335,10 +317,10 @@ adapters:
         # a known device still updates after the refusal
         s.sendto(osc_msg("/VMC/Ext/Tra/Pos", "sfffffff", "A", 4, 5, 6, 0, 0, 0, 1),
                  ("127.0.0.1", port))
-        wait_for(lambda: adapter(g, "in")["counters"]["datagrams_in"] == 4, what="4 datagrams")
-        c = adapter(g, "in")["counters"]
+        wait_until(lambda: g.adapter("in")["counters"]["datagrams_in"] == 4, what="4 datagrams")
+        c = g.adapter("in")["counters"]
         assert c["drop_limit"] == 1 and c["devices"] == 2, c
-        ents = entities(g)
+        ents = g.entities()
         assert set(ents) == {"in/tra/A", "in/tra/B"}, ents
         assert ents["in/tra/A"]["samples"] == 2, ents["in/tra/A"]
         assert g.wait_log("/VMC/Ext/Tra/Pos 'tra/C': max_devices (2) device entities already "
@@ -359,10 +341,10 @@ adapters:
     rate_hz: 30
     mtu: 256
 """) as g:
-        port = int(adapter(g, "in")["counters"]["port"])
+        port = int(g.adapter("in")["counters"]["port"])
         tx = udp()
         tx.sendto(performer_bundle(), ("127.0.0.1", port))
-        wait_for(lambda: len(entities(g)) == 8, what="8 entities")
+        wait_until(lambda: len(g.entities()) == 8, what="8 entities")
         frames, bones, devices = [], {}, {}
         deadline = time.monotonic() + 10
         # collect datagrams until one frame (OK first) holds every bone and device
@@ -400,7 +382,7 @@ adapters:
             got = devices[(addr, f"in/{k}/{serial}")]
             assert all(abs(a - b) < 2e-5 for a, b in zip(got[:3], p)), (serial, got, p)
             assert abs(sum(a * b for a, b in zip(got[3:], q))) > 1 - 1e-6, (serial, got, q)
-        c = adapter(g, "out")["counters"]
+        c = g.adapter("out")["counters"]
         assert c["datagrams_out"] >= 2 and c["oversize"] == 0, c  # 256 bytes: split frames
         print("round trip vmc -> vmc: ok")
 
@@ -424,7 +406,7 @@ adapters:
     trackers: [{{match: "in/con/*", index: 5}}]
     rate_hz: 30
 """) as g:
-        port = int(adapter(g, "in")["counters"]["port"])
+        port = int(g.adapter("in")["counters"]["port"])
         tx = udp()
         sent = {"in/hmd/H": ((0.1, 1.7, 0.3), q_axis((0, 1, 0), 40)),
                 "in/con/C": ((0.2, 1.0, 0.1), q_axis((1, 0, 0), 10)),
@@ -435,7 +417,7 @@ adapters:
                for n, (p, q) in sent.items()]
         # the hmd first, so that it gets index 0; the others in one later bundle
         tx.sendto(bundle(els[0]), ("127.0.0.1", port))
-        wait_for(lambda: "in/hmd/H" in entities(g), what="the hmd")
+        wait_until(lambda: "in/hmd/H" in g.entities(), what="the hmd")
         first, _ = recv_until(rx, lambda m, d: any(x[2][0] == 0 for x in m))
         got = {args[0]: args[1:] for _, _, args in first}
         tx.sendto(bundle(*els[1:]), ("127.0.0.1", port))
@@ -460,7 +442,7 @@ adapters:
                     off.add(args[0])
             return off == set(want)
         recv_until(rx, disabled)
-        c = adapter(g, "steamvr")["counters"]
+        c = g.adapter("steamvr")["counters"]
         assert c["trackers_out"] >= 8 and c["vmt_no_index"] == 0, c
         print("vmt: ok")
 

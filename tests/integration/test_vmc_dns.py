@@ -20,7 +20,7 @@ import tempfile
 import time
 
 from test_transport_client import DnsStub, free_udp_port, udp_socket
-from test_vmc import adapter, performer_bundle
+from test_vmc import performer_bundle
 from xgtest import BIN, Gateway, time_bound, wait_until
 
 
@@ -93,7 +93,7 @@ adapters:
     try:
         with Gateway(conf) as gw:
             a = wait_until(lambda: (lambda x: x if x["counters"]["dns_failures"] >= 2 else None)(
-                adapter(gw, "out")), what="both names failed once")
+                gw.adapter("out")), what="both names failed once")
             assert a["counters"]["destinations_unresolved"] == 2, a
             assert a["peer"].endswith(f" -> nohost.invalid:{lp} (unresolved),vmcdest.test:{tp} "
                                       f"(unresolved),127.0.0.1:{lp}"), a
@@ -108,7 +108,7 @@ adapters:
             datagrams(live, 30, out_addr)
             # the bind name: no socket yet, in backoff with the DNS error; the gateway runs on
             b = wait_until(lambda: (lambda x: x if x["state"] == "backoff" else None)(
-                adapter(gw, "in")), what="'in' in backoff")
+                gw.adapter("in")), what="'in' in backoff")
             assert "cannot resolve 'vmcdest.test'" in b["last_error"], b
             assert b["counters"]["dns_failures"] >= 1, b
             assert gw.proc.poll() is None
@@ -121,28 +121,28 @@ adapters:
             assert gw.wait_log(f"[out] destination vmcdest.test:{tp} resolved to "
                                f"127.0.0.2:{tp}: sending to it", timeout=25), gw.log()
             datagrams(late, 10, out_addr)
-            a = adapter(gw, "out")
+            a = gw.adapter("out")
             assert a["counters"]["destinations_unresolved"] == 1, a
             assert a["peer"].endswith(f" -> nohost.invalid:{lp} (unresolved),127.0.0.2:{tp},"
                                       f"127.0.0.1:{lp}"), a
             b = wait_until(lambda: (lambda x: x if x["state"] == "listening" else None)(
-                adapter(gw, "in")), timeout=25, what="'in' listening once its name resolves")
+                gw.adapter("in")), timeout=25, what="'in' listening once its name resolves")
             assert b["counters"]["port"] == bind_port, b
             assert gw.wait_log(f"[in] bind vmcdest.test:{bind_port} resolved to "
                                f"127.0.0.2:{bind_port}"), gw.log()
             s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
             s.sendto(performer_bundle(), ("127.0.0.2", bind_port))
             s.close()
-            wait_until(lambda: adapter(gw, "in")["counters"]["datagrams_in"] == 1,
+            wait_until(lambda: gw.adapter("in")["counters"]["datagrams_in"] == 1,
                        what="'in' received the datagram sent to its resolved address")
             print("ok   vmcdest.test resolves: its destination receives, the bind socket opens "
                   "on 127.0.0.2 and receives")
 
             # nohost.invalid is asked again on the backoff, still inactive
-            n0 = adapter(gw, "out")["counters"]["dns_failures"]
-            wait_until(lambda: adapter(gw, "out")["counters"]["dns_failures"] > n0, timeout=25,
+            n0 = gw.adapter("out")["counters"]["dns_failures"]
+            wait_until(lambda: gw.adapter("out")["counters"]["dns_failures"] > n0, timeout=25,
                        what="nohost.invalid asked again")
-            a = adapter(gw, "out")
+            a = gw.adapter("out")
             assert a["counters"]["destinations_unresolved"] == 1, a
             assert "cannot resolve 'nohost.invalid'" in a["last_error"], a
             print(f"ok   nohost.invalid asked again on the backoff "

@@ -23,8 +23,7 @@ import tempfile
 import threading
 import time
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-from test_vmc import (LOCALS, PARENT, ROOT, adapter, compose, entities,  # noqa: E402
-                      unity_to_internal, wait_for)
+from test_vmc import LOCALS, PARENT, ROOT, compose, unity_to_internal
 from xgtest import Gateway, skip, wait_until  # noqa: E402
 
 
@@ -155,7 +154,7 @@ adapters:
   - {{name: svmt, type: vmc, profile: vmt, bind: "127.0.0.1:0", include: ["demo/*"],
       destinations: ["127.0.0.1:{svmt.port}"], rate_hz: 30}}
 """) as g:
-            port = int(adapter(g, "in")["counters"]["port"])
+            port = int(g.adapter("in")["counters"]["port"])
             # liblo -> xrgate: one datagram per message, the root first, bones parent first
             oscsend(port, "/VMC/Ext/Root/Pos", "sfffffff", "root", *ROOT[0], *ROOT[1])
             for name in ["Hips", "Spine", "Head"]:
@@ -167,11 +166,11 @@ adapters:
             oscsend(port, "/VMC/Ext/Bone/Pos", "sfff", "Chest", 1, 2, 3)
             oscsend(port, "/VMC/Ext/Tra/Pos", "siffffff", "BAD", 1, 2, 3, 0, 0, 0, 1)
             oscsend(port, "/VMC/Ext/T", "f", 1.5)  # after the bad ones: once counted, all are
-            wait_for(lambda: adapter(g, "in")["counters"]["messages_in"] == 9, what="9 messages")
-            c = adapter(g, "in")["counters"]
+            wait_until(lambda: g.adapter("in")["counters"]["messages_in"] == 9, what="9 messages")
+            c = g.adapter("in")["counters"]
             assert c["drop_bad_args"] == 2 and c["bone_messages_in"] == 3, c
             assert c["root_messages_in"] == 1 and c["device_messages_in"] == 2, c
-            ents = {k: v for k, v in entities(g).items() if k.startswith("in/")}
+            ents = {k: v for k, v in g.entities().items() if k.startswith("in/")}
             assert set(ents) == {"in/bone/Hips", "in/bone/Spine", "in/bone/Head", "in/tra/LHR-1",
                                  "in/hmd/HMD"}, ents
             hips = compose(ROOT, LOCALS["Hips"])
@@ -192,7 +191,7 @@ adapters:
                         assert types == "sfffffff", types
                         m[(addr, v[0])] = v[1:]
                 return m if len(m) == 5 else None
-            m = wait_for(vmc_msgs, what="oscdump to see 3 bones and 2 devices")
+            m = wait_until(vmc_msgs, what="oscdump to see 3 bones and 2 devices")
             for name in ["Hips", "Spine", "Head"]:
                 p, q = world["Hips"] if name == "Hips" else LOCALS[name]
                 got = m[("/VMC/Ext/Bone/Pos", name)]
@@ -210,7 +209,7 @@ adapters:
                     assert addr == "/VMT/Room/Unity" and types == "iiffffffff", (addr, types)
                     m[v[0]] = v[1:]
                 return m if len(m) == 5 else None
-            t = wait_for(vmt_msgs, what="oscdump to see 5 trackers")
+            t = wait_until(vmt_msgs, what="oscdump to see 5 trackers")
             by_index = {}
             for ln in g.lines:
                 if "is VMT tracker" in ln and "[steamvr]" in ln:
@@ -228,7 +227,7 @@ adapters:
                 for addr, types, v in svmt.messages():
                     m[v[0]] = v[1:]
                 return m if len(m) == 4 else None
-            st = wait_for(svmt_msgs, what="4 synth trackers")
+            st = wait_until(svmt_msgs, what="4 synth trackers")
             names = {}
             for ln in g.lines:
                 if "is VMT tracker" in ln and "[svmt]" in ln:
@@ -244,7 +243,7 @@ adapters:
                     if addr.endswith("/Pos"):
                         k[v[0]] = addr
                 return k if {"demo/head", "demo/left_hand", "demo/body0"} <= set(k) else None
-            kinds = wait_for(svmc_kinds, what="oscdump to see the synth's head, hand and body")
+            kinds = wait_until(svmc_kinds, what="oscdump to see the synth's head, hand and body")
             assert kinds.get("demo/head") == "/VMC/Ext/Hmd/Pos", kinds
             assert kinds.get("demo/left_hand") == "/VMC/Ext/Con/Pos", kinds
             assert kinds.get("demo/body0") == "/VMC/Ext/Tra/Pos", kinds
@@ -329,7 +328,7 @@ adapters:
             def bones():
                 m = {v[0]: v[1:] for a, _, v in vmc.messages() if a == "/VMC/Ext/Bone/Pos"}
                 return m if len(m) == 5 else None
-            m = wait_for(bones, what="5 VMC bones from the BVH take")
+            m = wait_until(bones, what="5 VMC bones from the BVH take")
             for name, (p, q) in locals_bvh.items():
                 up, uq = (p[0], p[1], -p[2]), (-q[0], -q[1], q[2], q[3])  # to Unity's frame
                 got = m[name]
@@ -341,8 +340,8 @@ adapters:
             def trackers():
                 t = {v[0]: v[1:] for a, _, v in vmt.messages()}
                 return t if len(t) == 5 else None
-            t = wait_for(trackers, what="5 VMT trackers from the BVH take")
-            ents = entities(g)
+            t = wait_until(trackers, what="5 VMT trackers from the BVH take")
+            ents = g.entities()
             idx = {}
             for ln in g.lines:
                 if "is VMT tracker" in ln:

@@ -23,8 +23,8 @@ import time
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from xgtest import Gateway, time_bound  # noqa: E402
-from test_vrpn_server import COOKIE, Client, counters, msg, server_port  # noqa: E402
+from xgtest import Gateway, time_bound, wait_until  # noqa: E402
+from test_vrpn_server import COOKIE, Client, msg, server_port  # noqa: E402
 
 CONFIG = """
 adapters:
@@ -41,16 +41,6 @@ SERVER = """  - name: {name}
     max_clients: 8
     handshake_timeout_ms: {hs}
 """
-
-
-def wait_for(fn, timeout=10.0, what="condition"):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        v = fn()
-        if v:
-            return v
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 class Listener:
@@ -104,10 +94,10 @@ def marker(gw, name, server, req):
     """A numeric request for a fresh listener, waited on until it is called back: everything
     sent before it has been handled."""
     lis = Listener()
-    n = counters(gw, name)["callbacks"]
+    n = gw.counters(name)["callbacks"]
     req.send(f"127.0.0.1 {lis.port}", server)
     lis.accept()
-    wait_for(lambda: counters(gw, name)["callbacks"] == n + 1, what="marker call-back counted")
+    wait_until(lambda: gw.counters(name)["callbacks"] == n + 1, what="marker call-back counted")
     return lis
 
 
@@ -124,7 +114,7 @@ def names_not_resolved(gw):
     assert st == 200 and took < time_bound(0.5), f"healthz took {took:.1f} s after name requests"
     m = marker(gw, "names", port, req)
     assert not lis.pending(), "a request naming 'localhost' was called back"
-    n = counters(gw, "names")
+    n = gw.counters("names")
     assert n["requests_not_numeric"] == 2 and n["callbacks"] == 1, n
     for host in ("localhost", "blackhole.invalid"):
         line = (f"connection request from {req.peer}: call-back host '{host}' is not a numeric "
@@ -163,15 +153,15 @@ def no_self_calls(gw):
     for host in spellings:
         req.send(f"{host} {port}", port)
     m = marker(gw, "self", port, req)
-    n = counters(gw, "self")
+    n = gw.counters("self")
     assert n["callbacks"] == 1 and n["clients"] == 1 and n["clients_accepted"] == 0, n
     assert n["requests_self"] == len(spellings), n
     for host in spellings:
-        wait_for(lambda: any(f"connection request from {req.peer}: call-back " in ln and
+        wait_until(lambda: any(f"connection request from {req.peer}: call-back " in ln and
                              f"('{host}') is this server itself: ignored" in ln
                              for ln in list(gw.lines)), what=f"self-call line for {host}")
     m.close()
-    wait_for(lambda: counters(gw, "self")["clients"] == 0, what="marker session closed")
+    wait_until(lambda: gw.counters("self")["clients"] == 0, what="marker session closed")
     req.close()
     print("self-calls in 5 spellings: refused, no slot taken")
 
@@ -186,7 +176,7 @@ def duplicates(gw):
     req.send(f"127.1 {lis.port}", port)  # already connected: ignored
     m = marker(gw, "dup", port, req)
     assert not lis.pending(), "a duplicate request was called back"
-    n = counters(gw, "dup")
+    n = gw.counters("dup")
     assert n["requests_duplicate"] == 3 and n["callbacks"] == 2, n
     m.close()
     lis.close()
@@ -202,21 +192,21 @@ def pending_capped(gw):
     req = Requester()
     for x in lis[:2]:
         req.send(f"127.0.0.1 {x.port}", port)
-    wait_for(lambda: counters(gw, "cap")["callbacks"] == 2, what="two call-backs")
+    wait_until(lambda: gw.counters("cap")["callbacks"] == 2, what="two call-backs")
     req.send(f"127.0.0.1 {lis[2].port}", port)
-    wait_for(lambda: counters(gw, "cap")["clients_refused"] == 1, what="third request refused")
+    wait_until(lambda: gw.counters("cap")["clients_refused"] == 1, what="third request refused")
     assert gw.wait_log(f"connection request from {req.peer} (call back 127.0.0.1:{lis[2].port}) "
                        "refused: pending call-backs (2) reached")
     c = Client(port, "tcp")
     c.until(lambda: c.latest("demo", "pq"), what="a TCP client served besides the pending two")
-    n = counters(gw, "cap")
+    n = gw.counters("cap")
     assert n["callbacks"] == 2 and n["clients"] == 3 and n["clients_accepted"] == 1, n
     assert not lis[2].pending(), "called back past the pending cap"
     c.close()
     for x in lis:
         x.close()
     req.close()
-    wait_for(lambda: counters(gw, "cap")["clients"] == 0, what="pending call-backs closed")
+    wait_until(lambda: gw.counters("cap")["clients"] == 0, what="pending call-backs closed")
     print("pending call-backs capped at half of max_clients")
 
 
@@ -227,13 +217,13 @@ def handshake_bounded(gw):
     lis, req = Listener(), Requester()
     req.send(f"127.0.0.1 {lis.port}", port)
     silent = lis.accept()
-    wait_for(lambda: counters(gw, "pending")["clients"] == 1, what="pending session")
+    wait_until(lambda: gw.counters("pending")["clients"] == 1, what="pending session")
     tr = socket.create_connection(("127.0.0.1", port))
     peer = f"127.0.0.1:{tr.getsockname()[1]}"
     t0 = time.monotonic()
     i = 0
     limit = time_bound(1.0)  # handshake_timeout_ms (1 s), scaled for load and the build
-    while counters(gw, "pending")["clients"] and time.monotonic() - t0 < limit + 5:
+    while gw.counters("pending")["clients"] and time.monotonic() - t0 < limit + 5:
         if i < len(COOKIE) - 1:  # never the whole cookie
             try:
                 tr.send(COOKIE[i:i + 1])
@@ -241,9 +231,9 @@ def handshake_bounded(gw):
                 break
             i += 1
         time.sleep(0.1)  # the trickle's pace, not a wait for the gateway
-    assert counters(gw, "pending")["clients"] == 0, f"sessions still pending after {limit + 5} s"
+    assert gw.counters("pending")["clients"] == 0, f"sessions still pending after {limit + 5} s"
     assert time.monotonic() - t0 < limit, f"held {time.monotonic() - t0:.1f} s (bound {limit} s)"
-    n = counters(gw, "pending")
+    n = gw.counters("pending")
     assert n["bad_input"] == 2, n  # the silent call-back and the trickler: no cookie in time
     assert gw.wait_log(f"client {peer}: no VRPN cookie within 1000 ms; closing the connection")
     assert gw.wait_log(f"client 127.0.0.1:{lis.port}: no VRPN cookie within 1000 ms")

@@ -19,7 +19,7 @@ import sys
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import faultlib as F  # noqa: E402
-from xgtest import BIN, Gateway  # noqa: E402
+from xgtest import BIN, Gateway, wait_until  # noqa: E402
 
 BATCH = 2000
 DEPARTED_MAX = 1024
@@ -61,18 +61,18 @@ def churn(gw, peer, sensors, drain):
         # at most two batches alive at once: the same peak in the warm-up and in the churn;
         # and the reader has everything sent so far, so that no more output is queued for it
         # at any time in the churn than in the warm-up (it lags on a loaded machine)
-        F.wait_for(lambda: metric(gw, "xrgate_entities") <= BATCH, timeout=30,
+        wait_until(lambda: metric(gw, "xrgate_entities") <= BATCH, timeout=30,
                    what="the batch before the last expired")
         drain()
         batch = sensors[k:k + BATCH]
         peer.batches.put(batch)
         created += len(batch)
-        F.wait_for(lambda: metric(gw, "xrgate_entities_created_total") >= created, timeout=30,
+        wait_until(lambda: metric(gw, "xrgate_entities_created_total") >= created, timeout=30,
                    what=f"{created} entities created")
-    F.wait_for(lambda: metric(gw, "xrgate_entities") == 0 and
+    wait_until(lambda: metric(gw, "xrgate_entities") == 0 and
                metric(gw, "xrgate_entities_expired_total") == created, timeout=30,
                what="every churned entity expired")
-    F.wait_for(lambda: F.counters(gw, "vrpn")["sensors"] == 0, what="no sensor served")
+    wait_until(lambda: gw.counters("vrpn")["sensors"] == 0, what="no sensor served")
 
 
 def asan_build():
@@ -104,7 +104,7 @@ adapters:
     env = {"MALLOC_MMAP_THRESHOLD_": "131072", "MALLOC_TRIM_THRESHOLD_": "131072"}
     with Gateway(cfg, env=env) as gw:
         try:
-            F.wait_for(lambda: F.adapter(gw, "rig")["state"] in ("handshake", "streaming"),
+            wait_until(lambda: gw.adapter("rig")["state"] in ("handshake", "streaming"),
                        what="vrpn-client connected")
             reader = F.VrpnReader(F.port_of(gw, "vrpn"), tracker="rig")
             pid = gw.proc.pid
@@ -118,20 +118,20 @@ adapters:
             rss = []
 
             def drain():  # the reader has every byte sent until now
-                sent = F.counters(gw, "vrpn")["bytes_out"]
-                F.wait_for(lambda: reader.bytes >= sent, timeout=30,
+                sent = gw.counters("vrpn")["bytes_out"]
+                wait_until(lambda: reader.bytes >= sent, timeout=30,
                            what=f"the reader has the {sent} bytes sent")
                 rss.append(F.rss_kib(pid))
             churn(gw, peer, [65535] + list(range(16000)), drain)
             drain()
             warm = rss[len(rss) // 2:]  # the warm-up's second half: its peak is reached
             rss0 = max(warm)
-            names0 = F.counters(gw, "vrpn")["sensor_names"]
+            names0 = gw.counters("vrpn")["sensor_names"]
             del rss[:]
             churn(gw, peer, list(range(16000, 65000)), drain)
             drain()
             rss1 = min(rss[-5:])
-            n = F.counters(gw, "vrpn")
+            n = gw.counters("vrpn")
             print(f"RSS {rss0} KiB (warm-up high) -> {rss1} KiB (low of the last 5) after 49000 names; sensor_names {names0} -> "
                   f"{n['sensor_names']}; reader got {reader.bytes} bytes")
             assert n["sensor_names"] <= DEPARTED_MAX, n

@@ -29,7 +29,7 @@ import time
 import subprocess
 import tempfile
 
-from xgtest import BIN, VECTORS_DIR, Gateway
+from xgtest import BIN, VECTORS_DIR, Gateway, wait_until
 
 FIX = os.path.join(VECTORS_DIR, "vrpn-recorded")
 COOKIE = b"vrpn: ver. 07.38  0" + b"\0" * 5
@@ -279,29 +279,6 @@ class UdpReplayServer:
 
 # ---- helpers on the gateway ----
 
-def wait_for(fn, timeout=10.0, what="condition"):
-    t0 = time.monotonic()
-    last = None
-    while time.monotonic() - t0 < timeout:
-        last = fn()
-        if last:
-            return last
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}: last={last!r}")
-
-
-def entities(gw, prefix=""):
-    return {e["name"]: e for e in gw.get_json("/api/entities")["entities"]
-            if e["name"].startswith(prefix)}
-
-
-def adapter(gw, name):
-    for a in gw.get_json("/api/adapters")["adapters"]:
-        if a["name"] == name:
-            return a
-    raise AssertionError(f"no adapter {name}")
-
-
 CONFIG = """
 gateway:
   predict: {{max_horizon_ms: 0}}
@@ -461,16 +438,16 @@ def run_bad(gw, bad, name, cases, cookies):
         bad.accept()
         t[0] += 1
         bad.setup(tuple(t))
-        wait_for(lambda: (lambda e: e and e["active"] and e["samples"] >= i + 1)(
-            entities(gw, ent).get(ent)), what=f"{what}: report")
-        assert adapter(gw, name)["state"] == "streaming"
+        wait_until(lambda: (lambda e: e and e["active"] and e["samples"] >= i + 1)(
+            gw.entities(ent).get(ent)), what=f"{what}: report")
+        assert gw.adapter(name)["state"] == "streaming"
         before = len(gw.lines)
-        before_ctr = adapter(gw, name)["counters"]
+        before_ctr = gw.adapter(name)["counters"]
         bad.conn.sendall(payload)
         if half:
             bad.conn.shutdown(socket.SHUT_WR)
         assert bad.wait_closed(), f"{what}: connection not closed"
-        a = adapter(gw, name)
+        a = gw.adapter(name)
         # reconnects + 1 proves the backoff was entered; the state itself may have moved on: the
         # first backoff lasts 0.375..0.625 s, which a loaded machine can spend between the close
         # and this request (then the client is connecting again, or waiting for our cookie in
@@ -478,12 +455,12 @@ def run_bad(gw, bad, name, cases, cookies):
         assert a["state"] in ("backoff", "connecting", "handshake"), (what, a)
         assert a["counters"]["reconnects"] == before_ctr["reconnects"] + 1, (what, a)
         assert a["counters"]["bad_messages"] == before_ctr["bad_messages"] + 1, (what, a)
-        lines = wait_for(lambda: [l for l in gw.lines[before:] if "bad input from" in l and
+        lines = wait_until(lambda: [l for l in gw.lines[before:] if "bad input from" in l and
                                   f"[{name}]" in l], what=f"{what}: log line")
         assert len(lines) == 1, (what, lines)
         assert "bad input from tcp://127.0.0.1:" in lines[0] and text in lines[0] and \
             "closing the connection" in lines[0], (what, lines[0], text)
-        wait_for(lambda: not entities(gw, ent)[ent]["active"], what=f"{what}: entity inactive")
+        wait_until(lambda: not gw.entities(ent)[ent]["active"], what=f"{what}: entity inactive")
         bad.conn.close()
     if not cookies:
         return len(cases)
@@ -494,7 +471,7 @@ def run_bad(gw, bad, name, cases, cookies):
         before = len(gw.lines)
         bad.conn.sendall(cookie)
         assert bad.wait_closed(), "bad cookie: not closed"
-        line = wait_for(lambda: [l for l in gw.lines[before:] if "bad input from" in l and
+        line = wait_until(lambda: [l for l in gw.lines[before:] if "bad input from" in l and
                                  f"[{name}]" in l], what="bad cookie line")
         assert len(line) == 1 and "(cookie)" in line[0] and text in line[0], line
         bad.conn.close()
@@ -502,8 +479,8 @@ def run_bad(gw, bad, name, cases, cookies):
     bad.accept(timeout=15)
     t[0] += 1
     bad.setup(tuple(t))
-    wait_for(lambda: entities(gw, ent)[ent]["active"], what="recovered after bad input")
-    wait_for(lambda: adapter(gw, name)["state"] == "streaming", what="streaming again")
+    wait_until(lambda: gw.entities(ent)[ent]["active"], what="recovered after bad input")
+    wait_until(lambda: gw.adapter(name)["state"] == "streaming", what="streaming again")
     return len(cases) + 2
 
 
@@ -514,17 +491,17 @@ def run_controls_move(gw, bad):
                      desc(-2, 12, "vrpn_Analog Channel") +
                      msg(4, 11, struct.pack(">ii", 2, 1)) +
                      msg(4, 12, struct.pack(">3d", 2.0, 0.25, -0.5)))
-    e = wait_for(lambda: entities(gw, "bad/Wand").get("bad/Wand"), what="controller entity")
+    e = wait_until(lambda: gw.entities("bad/Wand").get("bad/Wand"), what="controller entity")
     assert e["kind"] == "controller" and e["position"] == [0.0, 0.0, 0.0], e
     assert e["extra"]["buttons"] == [0, 0, 1] and e["extra"]["analogs"] == [0.25, -0.5], e
     bad.conn.sendall(msg(4, 7, pos_quat(0, (0.5, 1.5, -2.0), (0.0, 0.6, 0.0, 0.8)), t=(2000, 0)))
-    ents = wait_for(lambda: (lambda e: e if "bad/Wand/0" in e and "bad/Wand" not in e else None)(
-        entities(gw, "bad/Wand")), what="controls moved to the tracker entity")
+    ents = wait_until(lambda: (lambda e: e if "bad/Wand/0" in e and "bad/Wand" not in e else None)(
+        gw.entities("bad/Wand")), what="controls moved to the tracker entity")
     w = ents["bad/Wand/0"]
     assert w["extra"]["buttons"] == [0, 0, 1] and w["extra"]["analogs"] == [0.25, -0.5], w
     assert close(w["position"], (0.5, 1.5, -2.0)) and quat_close(w["orientation"], (0, .6, 0, .8))
     bad.conn.sendall(msg(4, 11, struct.pack(">ii", 0, 1)))
-    wait_for(lambda: entities(gw, "bad/Wand/0")["bad/Wand/0"]["extra"]["buttons"] == [1, 0, 1],
+    wait_until(lambda: gw.entities("bad/Wand/0")["bad/Wand/0"]["extra"]["buttons"] == [1, 0, 1],
              what="button on the tracker entity")
 
 
@@ -577,11 +554,11 @@ def main():
             run_replays(gw, s1, stock, udp)
             # the bad peer disturbed no one
             for name in ("s1", "stock", "udp"):
-                a = adapter(gw, name)
+                a = gw.adapter(name)
                 assert a["counters"]["connects"] == 1, a
-            assert adapter(gw, "bad")["counters"]["bad_messages"] == n_bad
-            assert adapter(gw, "bad2")["counters"]["bad_messages"] == n_bad2
-            assert entities(gw, "demo/body0")["demo/body0"]["active"]
+            assert gw.adapter("bad")["counters"]["bad_messages"] == n_bad
+            assert gw.adapter("bad2")["counters"]["bad_messages"] == n_bad2
+            assert gw.entities("demo/body0")["demo/body0"]["active"]
             run_udp_bad(gw, udp)
         except BaseException:
             print(gw.log())
@@ -600,23 +577,23 @@ def run_replays(gw, s1, stock, udp):
 
     def applied():
         try:
-            check_tracker(entities(gw, "s1/"), "s1/", exps["session1_tcp"], zup, zup_q,
+            check_tracker(gw.entities("s1/"), "s1/", exps["session1_tcp"], zup, zup_q,
                           devices=("Tracker0", "Tracker1"))
-            check_controls(entities(gw, "s1/"), "s1/", exps["session1_tcp"],
+            check_controls(gw.entities("s1/"), "s1/", exps["session1_tcp"],
                            ("Button0", "Analog0", "Dial0"))
-            check_tracker(entities(gw, "stock/"), "stock/", exps["stock_vrpn_server_tcp"])
-            check_controls(entities(gw, "stock/"), "stock/", exps["stock_vrpn_server_tcp"],
+            check_tracker(gw.entities("stock/"), "stock/", exps["stock_vrpn_server_tcp"])
+            check_controls(gw.entities("stock/"), "stock/", exps["stock_vrpn_server_tcp"],
                            ("Button0",))
-            check_tracker(entities(gw, "udp/"), "udp/", exps["session3_udp"])
-            check_controls(entities(gw, "udp/"), "udp/", exps["session3_udp"], ("Pad", "Sticks"))
+            check_tracker(gw.entities("udp/"), "udp/", exps["session3_udp"])
+            check_controls(gw.entities("udp/"), "udp/", exps["session3_udp"], ("Pad", "Sticks"))
             return True
         except (AssertionError, KeyError, TypeError):
             return False
-    wait_for(applied, what="the replays' last reports in the table")
+    wait_until(applied, what="the replays' last reports in the table")
 
     # session1, frame vrpn-zup
     exp = expected("session1_tcp")
-    ents = entities(gw, "s1/")
+    ents = gw.entities("s1/")
     n = check_tracker(ents, "s1/", exp, zup, zup_q, devices=("Tracker0", "Tracker1"))
     assert n == 4, n
     # Tracker0 spins about the wire z axis at 0.25 Hz: internal +Y at pi/2 rad/s
@@ -627,7 +604,7 @@ def run_replays(gw, s1, stock, udp):
         assert ents[f"s1/{dev}"]["position"] == [0.0, 0.0, 0.0], ents[f"s1/{dev}"]
     assert not any(k.startswith("s1/Text0") or k.startswith("s1/vrpn") for k in ents), ents
     check_c2s_loose(s1.rec, "session1_tcp_c2s.bin", 5)
-    a = adapter(gw, "s1")
+    a = gw.adapter("s1")
     assert a["state"] == "streaming" and a["counters"]["tcp_reports"] > 0, a
     assert a["counters"]["pongs"] >= 5 and a["counters"]["bad_messages"] == 0, a
     assert a["peer"] == f"tcp://127.0.0.1:{s1.port}", a
@@ -635,25 +612,25 @@ def run_replays(gw, s1, stock, udp):
     # the stock recording answers pings for both of its names: once ponged, no more pings
     # (s1 and udp also name devices that the recorded client did not ping: pinged every second)
     # s1 pings again twice (once a second): a full second has passed for stock too
-    pings = {n: adapter(gw, n)["counters"]["pings"] for n in ("s1", "stock")}
-    p1 = wait_for(lambda: (lambda v: v if v > pings["s1"] else None)(
-        adapter(gw, "s1")["counters"]["pings"]), what="s1 pings again")
-    wait_for(lambda: adapter(gw, "s1")["counters"]["pings"] > p1, what="s1 pings once more")
-    after = {n: adapter(gw, n)["counters"]["pings"] for n in pings}
+    pings = {n: gw.adapter(n)["counters"]["pings"] for n in ("s1", "stock")}
+    p1 = wait_until(lambda: (lambda v: v if v > pings["s1"] else None)(
+        gw.adapter("s1")["counters"]["pings"]), what="s1 pings again")
+    wait_until(lambda: gw.adapter("s1")["counters"]["pings"] > p1, what="s1 pings once more")
+    after = {n: gw.adapter(n)["counters"]["pings"] for n in pings}
     assert after["stock"] == pings["stock"] and after["s1"] > pings["s1"], (pings, after)
     assert gw.wait_log("no response from server for >= 3 seconds to pings of 'Dial0'"), gw.log()
 
     # stock vrpn_server, identity frame, the same device names as the recording: the client's
     # bytes match the mainline client's message for message
     exp = expected("stock_vrpn_server_tcp")
-    ents = entities(gw, "stock/")
+    ents = gw.entities("stock/")
     assert check_tracker(ents, "stock/", exp) == 2
     check_controls(ents, "stock/", exp, ("Button0",))
     check_c2s(stock.rec, "stock_vrpn_server_tcp_c2s.bin", ("Tracker0", "Button0"))
 
     # session3: UDP+TCP
     exp = expected("session3_udp")
-    ents = entities(gw, "udp/")
+    ents = gw.entities("udp/")
     assert check_tracker(ents, "udp/", exp) == 5  # Rig 0..3, Prop 0
     check_controls(ents, "udp/", exp, ("Pad", "Sticks"))
     assert close(ents["udp/Prop/0"]["angular_velocity"], (2 * math.pi * 0.2, 0.0, 0.0), 1e-5)
@@ -662,7 +639,7 @@ def run_replays(gw, s1, stock, udp):
     assert m and 1024 <= int(m[1]) <= 65535, lob
     udp_desc = check_c2s_loose(udp.rec, "session3_udp_tcp_c2s.bin", 4)
     assert udp_desc == [(udp.client_udp[1], -3, b"127.0.0.1\0")], udp_desc
-    a = adapter(gw, "udp")
+    a = gw.adapter("udp")
     assert a["counters"]["udp_reports"] > 100 and a["counters"]["datagrams"] > 100, a
     assert a["counters"]["tcp_reports"] > 0 and a["state"] == "streaming", a
     assert a["counters"]["connection_requests"] >= 1, a
@@ -692,14 +669,14 @@ def run_udp_bad(gw, udp):
     """A datagram with a truncated header closes the UDP+TCP connection; a new request follows."""
     before = len(gw.lines)
     udp.out.sendto(b"\0\0\0\x58" + b"\0" * 6, udp.client_udp)
-    line = wait_for(lambda: [l for l in gw.lines[before:] if "bad input from" in l],
+    line = wait_until(lambda: [l for l in gw.lines[before:] if "bad input from" in l],
                     what="UDP bad input line")
     assert len(line) == 1 and "udp datagram from 127.0.0.1:" in line[0] and \
         "datagram offset 0: vrpn header: 10 bytes, need 24" in line[0], line
-    wait_for(lambda: udp.rec.closed, what="TCP closed after the bad datagram")
+    wait_until(lambda: udp.rec.closed, what="TCP closed after the bad datagram")
     lob = udp.wait_lob(timeout=5)
     assert re.fullmatch(rb"127\.0\.0\.1 \d+\0", lob), lob
-    a = adapter(gw, "udp")
+    a = gw.adapter("udp")
     assert a["counters"]["bad_messages"] == 1 and a["counters"]["reconnects"] == 1, a
 
 

@@ -20,7 +20,7 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import faultlib as F  # noqa: E402
-from xgtest import Gateway  # noqa: E402
+from xgtest import Gateway, wait_until  # noqa: E402
 
 N = 2000
 
@@ -84,8 +84,8 @@ adapters:
         try:
             srv.accept_request()
             srv.report(1.0)
-            F.wait_for(lambda: F.entities(gw, "rig/T/0"), what="entity from the first datagram")
-            ctr = F.counters(gw, "rig")
+            wait_until(lambda: gw.entities("rig/T/0"), what="entity from the first datagram")
+            ctr = gw.counters("rig")
             assert ctr["udp_reports"] == 1, ctr
             other = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
             other.bind(("127.0.0.2", 0))
@@ -96,9 +96,9 @@ adapters:
             other.sendto(junk, srv.client_udp)
             same_ip.sendto(junk, srv.client_udp)
             srv.report(2.0)
-            F.wait_for(lambda: F.entities(gw, "rig/T/0")["rig/T/0"]["samples"] == 2,
+            wait_until(lambda: gw.entities("rig/T/0")["rig/T/0"]["samples"] == 2,
                        what="the datagram after the foreign ones applied")
-            ctr = F.counters(gw, "rig")
+            ctr = gw.counters("rig")
             assert ctr["bad_messages"] == 0 and ctr["connects"] == 1 and ctr["reconnects"] == 0, ctr
             assert ctr["udp_foreign_dropped"] == 2, ctr
             data_port = srv.data.getsockname()[1]
@@ -110,16 +110,16 @@ adapters:
             for k in range(0, N, 20):  # 20 at a time: within a loaded runner's receive buffer
                 for _ in range(20):
                     other.sendto(junk, srv.client_udp)
-                F.wait_for(lambda: F.counters(gw, "rig")["udp_foreign_dropped"] == k + 22,
+                wait_until(lambda: gw.counters("rig")["udp_foreign_dropped"] == k + 22,
                            what=f"{k + 20} of the flood counted")
             srv.report(3.0)
-            F.wait_for(lambda: F.entities(gw, "rig/T/0")["rig/T/0"]["samples"] == 3,
+            wait_until(lambda: gw.entities("rig/T/0")["rig/T/0"]["samples"] == 3,
                        what="served after the flood")
-            ctr = F.counters(gw, "rig")
+            ctr = gw.counters("rig")
             assert ctr["bad_messages"] == 0 and ctr["reconnects"] == 0, ctr
-            assert F.adapter(gw, "rig")["state"] == "streaming"
+            assert gw.adapter("rig")["state"] == "streaming"
             # at most 5 lines per 10 s window (2 above + 3 of the flood); the log reader may trail
-            F.wait_for(lambda: len([ln for ln in gw.lines if "not from the server" in ln]) >= 5,
+            wait_until(lambda: len([ln for ln in gw.lines if "not from the server" in ln]) >= 5,
                        what="the flood's lines")
             windows = int((time.monotonic() - t0) // 10) + 1
             lines = [ln for ln in gw.lines if "not from the server" in ln]

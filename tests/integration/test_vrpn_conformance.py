@@ -31,8 +31,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from xgtest import Gateway  # noqa: E402
-from test_vrpn_server import COOKIE, Client, counters, describe, msg, server_port  # noqa: E402
+from xgtest import Gateway, wait_until  # noqa: E402
+from test_vrpn_server import COOKIE, Client, describe, msg, server_port  # noqa: E402
 from test_vrpn_client import ReplayServer  # noqa: E402
 
 TYPES = ["vrpn_Tracker Pos_Quat", "vrpn_Tracker Velocity", "vrpn_Button States"]
@@ -103,23 +103,10 @@ class SensorServer(RawServer):
         return tmsg(2, 0, struct.pack(">ii7d", 0, 0, 500.0, 0, 0, 0, 0, 0, 1))
 
 
-def wait(pred, what, timeout=10.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        v = pred()
-        if v:
-            return v
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def entities(gw):
-    return {e["name"]: e for e in gw.get_json("/api/entities")["entities"]}
-
-
 def sensor_numbers(gw, src):
     src.active.add("Rig")
-    wait(lambda: counters(gw)["trackers"] >= 1 and counters(gw)["sensors"] >= 12, "12 sensors")
+    wait_until(lambda: gw.counters("vrpn")["trackers"] >= 1
+               and gw.counters("vrpn")["sensors"] >= 12, what="12 sensors")
     c = Client(server_port(gw), "tcp", senders=("rig",))
     try:
         c.until(lambda: len(c.latest("rig", "pq")) == 12, what="12 sensors of tracker rig")
@@ -140,12 +127,12 @@ def sensor_numbers(gw, src):
 
 def controller_not_stale(gw, pad):
     pad.once.append(msg(1, 2, struct.pack(">4i", 3, 1, 0, 1)))  # Button States [1, 0, 1]
-    e = wait(lambda: entities(gw).get("pad/Pad"), "controller entity pad/Pad")
+    e = wait_until(lambda: gw.entities().get("pad/Pad"), what="controller entity pad/Pad")
     assert e["kind"] == "controller" and e["extra"]["buttons"] == [1, 0, 1], e
     first, seen = e["samples"], []
     end = time.monotonic() + 10
     while time.monotonic() < end:
-        e = entities(gw)["pad/Pad"]
+        e = gw.entities()["pad/Pad"]
         seen.append((e["quality"], e["age_ms"], e["active"]))
         if e["samples"] >= first + 5:
             break
@@ -155,22 +142,23 @@ def controller_not_stale(gw, pad):
     assert not bad, f"{len(bad)} of {len(seen)} answers stale or inactive: {bad[:5]}"
     pad.stop = True  # the connection goes: inactive, then STALE (no keepalive any more)
     assert pad.closed.wait(5)
-    wait(lambda: (lambda x: x["quality"] == "STALE" and not x["active"])(entities(gw)["pad/Pad"]),
-         "pad/Pad stale and inactive after the connection closed")
+    wait_until(lambda: (lambda x: x["quality"] == "STALE" and not x["active"])(
+        gw.entities()["pad/Pad"]), what="pad/Pad stale and inactive after the connection closed")
     print(f"2. silent connected button device: {len(seen)} answers, none STALE; STALE once gone")
 
 
 def controls_served(gw, s1):
     assert s1.done.wait(15) and s1.error is None, s1.error
-    wait(lambda: len(entities(gw).get("s1/Dial0", {}).get("extra", {}).get("analogs", [])) == 66,
-         "dials 0 and 1 at analogs[64], [65] of s1/Dial0")
-    ents = entities(gw)
+    wait_until(lambda: len(gw.entities().get("s1/Dial0", {}).get("extra", {}).get("analogs", []))
+               == 66, what="dials 0 and 1 at analogs[64], [65] of s1/Dial0")
+    ents = gw.entities()
     with_controls = sorted(n for n, e in ents.items() if n.startswith("s1/") and e["extra"])
     assert with_controls == ["s1/Analog0", "s1/Button0", "s1/Dial0"], with_controls
     devices = {}
     for name in with_controls:
-        m = wait(lambda: re.search(rf"entity {re.escape(name)}: buttons/analogs served as VRPN "
-                                   r"device '([^']+)'", gw.log()), f"the device serving {name}")
+        m = wait_until(lambda: re.search(rf"entity {re.escape(name)}: buttons/analogs served as VRPN "
+                                   r"device '([^']+)'", gw.log()),
+                       what=f"the device serving {name}")
         devices[name] = m[1]
     assert len(set(devices.values())) == 3 and "s1" in devices.values(), devices
     assert not re.search(r"buttons/analogs not served", gw.log())
@@ -190,7 +178,7 @@ def controls_served(gw, s1):
         return an[-1] if an else None
 
     def same():
-        ents = entities(gw)
+        ents = gw.entities()
         for name, dev in devices.items():
             ex = ents[name]["extra"]
             if "buttons" in ex and states(dev) != ex["buttons"]:
@@ -221,8 +209,9 @@ def past_velocities(gw, body):
     def sample(x, v, wz):
         body.once.append(tmsg(1, 0, struct.pack(">ii7d", 0, 0, x, 0, 0, 0, 0, 0, 1)) +
                          tmsg(1, 1, velocity_body(v, wz)))
-        return wait(lambda: (lambda e: e if e and e["velocity"] == list(v) and e["position"][0] == x
-                             else None)(entities(gw).get("body/Body/0")), f"sample at x {x}")
+        return wait_until(lambda: (lambda e: e if e and e["velocity"] == list(v)
+                                   and e["position"][0] == x else None)(
+            gw.entities().get("body/Body/0")), what=f"sample at x {x}")
 
     e1 = sample(0.0, (1.0, 0.0, 0.0), 0.5)
     e2 = sample(0.5, (3.0, 0.0, 0.0), 1.5)
@@ -246,7 +235,7 @@ def past_velocities(gw, body):
     assert near(mid["position"], [0.5 * u, 0, 0], 1e-8), mid["position"]
     assert near(mid["velocity"], [1.0 + 2.0 * u, 0, 0], 1e-8), f"velocity halfway: {mid['velocity']}"
     assert near(mid["angular_velocity"], [0, 0, 0.5 + u], 1e-8), mid["angular_velocity"]
-    now = entities(gw)["body/Body/0"]
+    now = gw.entities()["body/Body/0"]
     assert now["velocity"] == [3.0, 0.0, 0.0] and near(now["angular_velocity"], [0, 0, 1.5])
     print("4. t_ns in the past: velocity/angular velocity of that time (EXACT, INTERPOLATED)")
 
@@ -254,11 +243,11 @@ def past_velocities(gw, body):
 def controls_bounded(gw, many):
     n = len(many.devices)
     many.once.append(b"".join(msg(i + 1, 2, struct.pack(">2i", 1, 1)) for i in range(n)))
-    wait(lambda: counters(gw, "vrpn2")["controls_devices"] == 500, "500 controls devices")
-    m = wait(lambda: re.search(r"entity (many/D\d+): buttons/analogs not served: tracker 'many' "
+    wait_until(lambda: gw.counters("vrpn2")["controls_devices"] == 500, what="500 controls devices")
+    m = wait_until(lambda: re.search(r"entity (many/D\d+): buttons/analogs not served: tracker 'many' "
                                r"serves those of 'many/D\d+', and a VRPN device named "
                                r"'many/D\d+' would be one too many \(at most 500 such devices\)",
-                               gw.log()), "the warning for the 502nd device")
+                               gw.log()), what="the warning for the 502nd device")
     assert gw.log().count("would be one too many") == 1
     c = Client(server_port(gw, "vrpn2"), "tcp", senders=("many",))
     try:

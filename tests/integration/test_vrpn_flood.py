@@ -17,7 +17,7 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import faultlib as F  # noqa: E402
-from xgtest import Gateway  # noqa: E402
+from xgtest import Gateway, wait_until  # noqa: E402
 
 N = 2000
 BURST = 5  # XG_LOG_LIMIT_BURST
@@ -81,27 +81,27 @@ def main():
     with Gateway(CONFIG) as gw:
         try:
             full, opn = F.port_of(gw, "full"), F.port_of(gw, "open")
-            F.wait_for(lambda: F.counters(gw, "full")["sensors"], what="sensors served")
+            wait_until(lambda: gw.counters("full")["sensors"], what="sensors served")
             holder = F.VrpnReader(full, tracker="demo")
-            F.wait_for(lambda: holder.bytes > 1000, what="the slot holder is served")
+            wait_until(lambda: holder.bytes > 1000, what="the slot holder is served")
             u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
             t0 = time.monotonic()
             for k in range(0, N, 25):  # 25 at a time: within the listen backlog (64) and
                 for _ in range(25):  # a loaded runner's UDP receive buffer
                     refused_once(full)
                     u.sendto(b"no terminating NUL", ("127.0.0.1", full))
-                F.wait_for(lambda: F.counters(gw, "full")["clients_refused"] >= k + 25 and
-                           F.counters(gw, "full")["requests_rejected"] >= k + 25,
+                wait_until(lambda: gw.counters("full")["clients_refused"] >= k + 25 and
+                           gw.counters("full")["requests_rejected"] >= k + 25,
                            what=f"{k + 25} refused and {k + 25} requests rejected")
             for _ in range(N):
                 bad_cookie_once(opn)
             for kind, (name, _, ctr) in KINDS.items():
-                F.wait_for(lambda: F.counters(gw, name)[ctr] >= N, timeout=30,
+                wait_until(lambda: gw.counters(name)[ctr] >= N, timeout=30,
                            what=f"{N} {kind} counted")
             # at most BURST lines per kind and 10 s window (normally all of it is one window)
             windows = int((time.monotonic() - t0) // 10) + 1
             for kind in KINDS:  # the log is read by a thread: wait for the window's 5 lines
-                F.wait_for(lambda: len(lines_of(gw, kind)) >= BURST, what=f"{kind} lines")
+                wait_until(lambda: len(lines_of(gw, kind)) >= BURST, what=f"{kind} lines")
                 n = len(lines_of(gw, kind))
                 print(f"{kind}: {N} events, {n} lines in {windows} window(s)")
                 assert 1 <= n <= BURST * windows, (kind, n)
@@ -127,7 +127,7 @@ def main():
                     assert count >= N - BURST, (kind, count)
                 assert len(lines_of(gw, kind)) <= BURST * (windows + 1), (kind, lines_of(gw, kind))
             n = holder.bytes
-            F.wait_for(lambda: holder.bytes > n, what="the slot holder still served")
+            wait_until(lambda: holder.bytes > n, what="the slot holder still served")
             assert not holder.closed
             holder.close()
             u.close()

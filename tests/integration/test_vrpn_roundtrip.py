@@ -31,7 +31,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from xgtest import Gateway, require_adapters  # noqa: E402
-from test_vrpn_server import COOKIE, Client, counters, describe, msg, server_port  # noqa: E402
+from test_vrpn_server import COOKIE, Client, describe, msg, server_port  # noqa: E402
 
 TOL = 1e-9
 
@@ -142,7 +142,7 @@ adapters:
             port = server_port(gw)
 
             def sensors_now():
-                return counters(gw)["sensors"]
+                return gw.counters("vrpn")["sensors"]
 
             def wait(pred, what):
                 end = time.monotonic() + 10
@@ -245,7 +245,7 @@ adapters:
     with Gateway(cfg) as gw:
         try:
             end = time.monotonic() + 10
-            while time.monotonic() < end and not counters(gw)["sensors"]:
+            while time.monotonic() < end and not gw.counters("vrpn")["sensors"]:
                 time.sleep(0.05)
             port = server_port(gw)
             cs = [Client(port, "tcp", senders=("rig",)), Client(port, "udp", senders=("rig",))]

@@ -227,13 +227,6 @@ def server_port(gw, name="vrpn"):
     raise AssertionError(name)
 
 
-def counters(gw, name="vrpn"):
-    for a in gw.get_json("/api/adapters")["adapters"]:
-        if a["name"] == name:
-            return a["counters"]
-    raise AssertionError(name)
-
-
 def stock_type_descriptions():
     """TYPE_DESCRIPTION messages of the stock vrpn_server (fixture) by id: (length, sender, type,
     body)."""
@@ -396,7 +389,7 @@ def test_many_clients(gw):
     for i, c in enumerate(cs):
         assert len(c.latest("demo", "pq")) == 6, f"client {i} got {c.latest('demo', 'pq')}"
         assert not c.closed
-    n = counters(gw)
+    n = gw.counters("vrpn")
     assert n["clients"] >= 18, n
     for c in cs:
         c.close()
@@ -461,7 +454,7 @@ def test_bad_input(gw):
         n = len(good.reports)
         good.until(lambda: len(good.reports) > n, what=f"good client still served after {what}")
     assert not good.closed
-    assert counters(gw)["bad_input"] + counters(gw, "vrpnz")["bad_input"] >= len(bad_cases())
+    assert gw.counters("vrpn")["bad_input"] + gw.counters("vrpnz")["bad_input"] >= len(bad_cases())
     good.close()
 
 
@@ -469,16 +462,16 @@ def test_requests_and_limits(gw):
     """Malformed connection requests are logged and ignored; max_clients refuses the extra session
     in both modes; the server keeps serving."""
     port = server_port(gw, "vrpnmap")
-    wait_until(lambda: not counters(gw, "vrpnmap")["clients"],  # the mapping test's client
+    wait_until(lambda: not gw.counters("vrpnmap")["clients"],  # the mapping test's client
                what="vrpnmap without clients")
     u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     u.bind(("127.0.0.1", 0))
     peer = f"127.0.0.1:{u.getsockname()[1]}"
     for bad in (b"127.0.0.1 80\0", b"no-nul 5000", b"evil;host 5000\0"):
         u.sendto(bad, ("127.0.0.1", port))
-    wait_until(lambda: counters(gw, "vrpnmap")["requests_rejected"] >= 3,
+    wait_until(lambda: gw.counters("vrpnmap")["requests_rejected"] >= 3,
                what="3 requests rejected")
-    assert counters(gw, "vrpnmap")["requests_rejected"] == 3
+    assert gw.counters("vrpnmap")["requests_rejected"] == 3
     # the log is read by a thread: a line can trail its counter
     lines = wait_until(lambda: (lambda ls: ls if len(ls) >= 3 else None)(
         [ln for ln in gw.lines if f"connection request from {peer}" in ln]),
@@ -498,8 +491,8 @@ def test_requests_and_limits(gw):
     lis.listen(1)
     u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     u.sendto(f"127.0.0.1 {lis.getsockname()[1]}".encode() + b"\0", ("127.0.0.1", port))
-    wait_until(lambda: counters(gw, "vrpnmap")["clients_refused"] >= 2, what="2 refusals")
-    assert counters(gw, "vrpnmap")["clients_refused"] == 2
+    wait_until(lambda: gw.counters("vrpnmap")["clients_refused"] >= 2, what="2 refusals")
+    assert gw.counters("vrpnmap")["clients_refused"] == 2
     u.close()
     n = len(a.reports)
     a.until(lambda: len(a.reports) > n, what="first client still served")
@@ -522,11 +515,11 @@ def test_slow_reader(gw):
     other = Client(port, "tcp")
     slow = Client(port, "tcp", rcvbuf=4096)
     slow.pump(0.05)  # reads the cookie only, then never again
-    before = counters(gw, "vrpnslow")["clients_dropped_slow"]
+    before = gw.counters("vrpnslow")["clients_dropped_slow"]
     end = time.monotonic() + 15
-    while time.monotonic() < end and counters(gw, "vrpnslow")["clients_dropped_slow"] == before:
+    while time.monotonic() < end and gw.counters("vrpnslow")["clients_dropped_slow"] == before:
         other.pump(0.1)
-    n = counters(gw, "vrpnslow")
+    n = gw.counters("vrpnslow")
     assert n["clients_dropped_slow"] == before + 1, n
     assert n["reports_skipped"] > 0, n
     wait_until(lambda: any("dropping the slow client" in ln for ln in gw.lines),
@@ -593,7 +586,7 @@ def main():
     with Gateway(cfg) as gw:
         try:
             # connect once the trackers exist (a tracker appearing later is described late)
-            wait_until(lambda: all(counters(gw, n)["sensors"] for n in ("vrpn", "vrpnz",
+            wait_until(lambda: all(gw.counters(n)["sensors"] for n in ("vrpn", "vrpnz",
                                                                        "vrpnslow")),
                        what="sensors on every server")
             test_wire_and_poses(gw)

@@ -25,8 +25,8 @@ import time
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import faultlib as F  # noqa: E402
-from test_vrpn_server import Client, counters, server_port, split_stream  # noqa: E402
-from xgtest import Gateway  # noqa: E402
+from test_vrpn_server import Client, server_port, split_stream  # noqa: E402
+from xgtest import Gateway, wait_until  # noqa: E402
 
 N = 200
 MOVERS = range(N // 2)
@@ -55,7 +55,7 @@ def round_bytes(rnd, sensors):
 
 def pushed(gw, rnd, sensor=MOVERS[-1]):
     name = f"vc/Tracker0/{sensor}"  # the round's last report
-    e = F.entities(gw, name).get(name)
+    e = gw.entities(name).get(name)
     return e is not None and e["position"][0] == float(rnd)
 
 
@@ -71,9 +71,9 @@ def udp_packing(gw, send, rnd):
         u.pump(0.1)
     u.until(lambda: len(u.latest("vc", "pq")) == N, what=f"{N} sensors over UDP")
     u.pump(0.2)
-    c0 = counters(gw, "vs")
+    c0 = gw.counters("vs")
     send(rnd, range(N))
-    F.wait_for(lambda: pushed(gw, rnd, N - 1), what=f"round {rnd} pushed")
+    wait_until(lambda: pushed(gw, rnd, N - 1), what=f"round {rnd} pushed")
     sizes = []
     u.udp.settimeout(2.0)
     while sum(sizes) < N:
@@ -82,7 +82,7 @@ def udp_packing(gw, send, rnd):
         got, rest = split_stream(dg)
         assert not rest
         sizes.append(len(got))
-    c1 = counters(gw, "vs")
+    c1 = gw.counters("vs")
     u.close()
     dgrams, calls = (c1[k] - c0[k] for k in ("datagrams", "udp_sends"))
     full = 1472 // 88  # Pos_Quat messages of 88 bytes
@@ -107,7 +107,7 @@ def main():
     with Gateway(CONFIG.format(port=src.port)) as gw:
         try:
             send(0, range(N))
-            F.wait_for(lambda: len(F.entities(gw, "vc/")) == N, what=f"{N} entities")
+            wait_until(lambda: len(gw.entities("vc/")) == N, what=f"{N} entities")
             c = Client(server_port(gw, "vs"), "tcp", rcvbuf=4096)
             # send on change: the client's first refresh comes with the next change
             rnd = 1
@@ -116,7 +116,7 @@ def main():
                 rnd += 1
                 c.pump(0.1)
             c.until(lambda: len(c.latest("vc", "pq")) == N, what=f"{N} sensors at the client")
-            before = counters(gw, "vs")
+            before = gw.counters("vs")
             # stall: the movers change until the server skips drains for the client, then twice
             # more (so that skipped reports are superseded)
             extra = None
@@ -126,15 +126,15 @@ def main():
                 rnd += 1
                 if True:  # each round its own drain (no coalescing in the table)
                     # pushed, hence drained (send on change drains in the same loop pass)
-                    F.wait_for(lambda: pushed(gw, rnd - 1), what=f"round {rnd - 1} pushed")
-                    if extra is None and counters(gw, "vs")["drains_skipped"] > \
+                    wait_until(lambda: pushed(gw, rnd - 1), what=f"round {rnd - 1} pushed")
+                    if extra is None and gw.counters("vs")["drains_skipped"] > \
                             before["drains_skipped"]:
                         extra = 0
                     elif extra is not None:
                         extra += 1
                         if extra == 2:
                             break
-            assert extra == 2, f"no skipped drain after {rnd} rounds: {counters(gw, 'vs')}"
+            assert extra == 2, f"no skipped drain after {rnd} rounds: {gw.counters('vs')}"
             # read again; one more round makes a drain that finds the client below the bound
             last = rnd
             c.pump(0.2)
@@ -142,7 +142,7 @@ def main():
             c.until(lambda: c.latest("vc", "pq").get(0, [None])[0] == float(last), timeout=20,
                     what=f"round {last} at the client")
             c.pump(0.2)  # the rest of that drain (one write, but maybe several reads)
-            after = counters(gw, "vs")
+            after = gw.counters("vs")
             stall_sent = {s: list(v) for s, v in sent.items()}  # what the stalled client missed
             udp_packing(gw, send, last + 1)
         except Exception:

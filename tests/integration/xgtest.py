@@ -319,13 +319,25 @@ class Gateway:
         """{name: entry} from GET /api/adapters (state, peer, counters, ...)."""
         return {a["name"]: a for a in self.get_json("/api/adapters")["adapters"]}
 
+    def adapter(self, name):
+        """The /api/adapters entry of adapter `name` (state, peer, counters, ...); AssertionError
+        naming it when the gateway has no such adapter."""
+        a = self.adapters().get(name)
+        if a is None:
+            raise AssertionError(f"no adapter {name} in /api/adapters")
+        return a
+
     def counters(self, name):
         """The counters of adapter `name` from /api/adapters."""
-        return self.adapters()[name]["counters"]
+        return self.adapter(name)["counters"]
 
-    def entities(self, prefix=""):
-        """{name: entity} from GET /api/entities whose name starts with prefix."""
-        return {e["name"]: e for e in self.get_json("/api/entities")["entities"]
+    def entities(self, prefix="", t_ns=None, strip=False):
+        """{name: entity} from GET /api/entities whose name starts with prefix; with t_ns, the
+        entities at that gateway time (`/api/entities?t_ns=`); strip=True keys them by the name
+        without the prefix."""
+        q = f"?t_ns={t_ns}" if t_ns else ""
+        return {e["name"][len(prefix) if strip else 0:]: e
+                for e in self.get_json("/api/entities" + q)["entities"]
                 if e["name"].startswith(prefix)}
 
     def port_of(self, name, timeout=10.0):

@@ -33,19 +33,16 @@
 
 #include <cmocka.h>
 
-#include "adapters/less/less_adapter_priv.h"
 #include "adapters/less/less_session.h"
 #include "core/clock.h"
 #include "core/entity.h"
 #include "mappings/frame.h"
 
-extern const struct xg_adapter_ops xg_less_ops;
-
 struct fixture {
     struct xg_table *table;
     struct xg_frame frame;
     struct xg_adapter a;
-    struct less_adapter *la;
+    struct less_env env;
     struct less_session s;
     /* recorded events */
     int ups, subscribes, flushes;
@@ -78,7 +75,7 @@ static void ev_datagram(void *user, const uint8_t *buf, size_t len)
     fx->n_dgrams++;
 }
 
-static struct fixture *fixture_new(enum mode mode)
+static struct fixture *fixture_new(enum less_mode mode)
 {
     struct fixture *fx = calloc(1, sizeof *fx);
     assert_non_null(fx);
@@ -87,41 +84,32 @@ static struct fixture *fixture_new(enum mode mode)
     assert_int_equal(xg_table_set_adapter_name(fx->table, 0, "less1"), 0);
     assert_int_equal(xg_table_set_adapter_name(fx->table, 1, "src"), 0);
     xg_frame_identity(&fx->frame);
-    fx->a.ops = &xg_less_ops;
     snprintf(fx->a.name, sizeof fx->a.name, "less1");
     fx->a.table = fx->table;
     fx->a.frame = &fx->frame;
     fx->a.gateway_id = "gwA";
-    struct less_adapter *la = calloc(1, sizeof *la);
-    assert_non_null(la);
-    la->a = &fx->a;
-    la->mode = mode;
-    la->gw_id = "gwA";
-    snprintf(la->schema_str, sizeof la->schema_str, "xrgate/test gateway=gwA session=1");
-    la->signature_none = true;
-    la->n_keys = 1;
-    la->max_packet = 1 << 20;
-    la->max_output = 4 << 20;
-    la->mtu = 1200;
-    la->udp_fd = -1;
-    la->state = "test";
-    la->arena_buf = malloc(ARENA_SIZE);
-    assert_non_null(la->arena_buf);
-    fx->a.priv = la;
-    fx->la = la;
+    struct less_env *env = &fx->env; /* what the adapter glue would own */
+    env->a = &fx->a;
+    env->mode = mode;
+    env->gw_id = "gwA";
+    snprintf(env->schema_str, sizeof env->schema_str, "xrgate/test gateway=gwA session=1");
+    env->mtu = 1200; /* the key stays all zero: signature none */
+    env->arena_buf = malloc(LESS_ARENA_SIZE);
+    assert_non_null(env->arena_buf);
     struct less_session_events ev = {.user = fx,
                                      .up = ev_up,
                                      .subscribed = ev_subscribed,
                                      .flush = ev_flush,
                                      .datagram = ev_datagram};
-    less_session_init(&fx->s, la, "peer-1", &ev);
+    less_session_init(&fx->s, env, "peer-1", &ev);
     return fx;
 }
 
 static void fixture_free(struct fixture *fx)
 {
     less_session_free(&fx->s);
-    xg_less_ops.destroy(&fx->a);
+    free(fx->env.arena_buf);
+    free(fx->env.pktbuf);
     xg_table_free(fx->table);
     free(fx);
 }
@@ -172,7 +160,7 @@ static size_t take_queued(struct fixture *fx, struct less_msg *out, size_t max,
 {
     struct less_session *p = &fx->s;
     struct less_context ctx;
-    rx_ctx(p, &ctx); /* our types as the receiver; the peer's entity ids are not needed */
+    less_rx_ctx(p, &ctx); /* our types as the receiver; the peer's entity ids are not needed */
     ctx.sender_type = peer_type;
     ctx.receiver_type = peer_type;
     size_t n = 0;
@@ -193,7 +181,7 @@ static size_t take_queued(struct fixture *fx, struct less_msg *out, size_t max,
 
 static void handshake(struct fixture *fx)
 {
-    send_connection_control(&fx->s); /* what peer_attach does on a new TCP session */
+    less_send_connection_control(&fx->s); /* what peer_attach does on a new TCP session */
     struct less_prop_value cp[] = {
         {LESS_CONN_SCHEMA, {&less_type_string, {.str = {"xrgate/0 gateway=gwB", 20}}}},
         {LESS_CONN_QUANTUM_NS, {NULL, {.i = 1000}}}};
@@ -210,7 +198,7 @@ static void handshake(struct fixture *fx)
 static void test_handshake(void **state)
 {
     (void)state;
-    struct fixture *fx = fixture_new(MODE_LISTEN);
+    struct fixture *fx = fixture_new(LESS_MODE_LISTEN);
     assert_false(fx->s.streaming);
     handshake(fx);
     assert_true(fx->s.streaming);
@@ -267,7 +255,7 @@ static const struct xg_entity *only_entity(struct fixture *fx)
 static void test_entities(void **state)
 {
     (void)state;
-    struct fixture *fx = fixture_new(MODE_LISTEN);
+    struct fixture *fx = fixture_new(LESS_MODE_LISTEN);
     handshake(fx);
     struct less_pose_props pp;
     struct less_comp_values cv;
@@ -312,7 +300,7 @@ static void test_entities(void **state)
     assert_int_equal(q[0].code, LESS_MSG_METHOD_RESULT);
     assert_int_equal(q[0].u.method_result.request_id, 77);
     assert_int_equal(q[0].u.method_result.status, 404);
-    assert_int_equal(fx->la->not_found_404, 1);
+    assert_int_equal(fx->env.not_found_404, 1);
 
     /* remove-entity removes it from the table */
     struct less_msg r = {.code = LESS_MSG_REMOVE_ENTITY};
@@ -325,7 +313,7 @@ static void test_entities(void **state)
 static void test_packet_refused_whole(void **state)
 {
     (void)state;
-    struct fixture *fx = fixture_new(MODE_LISTEN);
+    struct fixture *fx = fixture_new(LESS_MODE_LISTEN);
     handshake(fx);
     struct less_pose_props pp;
     struct less_comp_values cv;
@@ -347,8 +335,7 @@ static void dgram_fields(struct fixture *fx, int i, int *seq, int *ack, uint64_t
     struct less_frame f;
     struct xg_error e = {0};
     assert_int_equal(
-        less_udp_decode(fx->dgrams[i % 8], fx->dgram_len[i % 8], 1200, &fx->la->keys[0], &f, &e),
-        0);
+        less_udp_decode(fx->dgrams[i % 8], fx->dgram_len[i % 8], 1200, &fx->env.key, &f, &e), 0);
     *seq = f.seq;
     *ack = f.ack_last;
     *count = f.message_count;
@@ -357,10 +344,10 @@ static void dgram_fields(struct fixture *fx, int i, int *seq, int *ack, uint64_t
 static void test_udp_ack_resend(void **state)
 {
     (void)state;
-    struct fixture *fx = fixture_new(MODE_UDP);
+    struct fixture *fx = fixture_new(LESS_MODE_UDP);
     struct less_session *p = &fx->s;
     const int64_t t0 = 1000 * XG_NS_PER_S;
-    send_connection_control(p);
+    less_send_connection_control(p);
     assert_int_equal(less_session_udp_out(p, false, t0), 0);
     assert_int_equal(fx->n_dgrams, 1);
     assert_int_equal(p->tx_seq, 1);
@@ -379,12 +366,12 @@ static void test_udp_ack_resend(void **state)
     assert_true(seq == 1 && count == 0);
 
     /* not lost yet: nothing re-sent */
-    udp_resend(p, t0 + 100 * XG_NS_PER_MS);
-    assert_int_equal(fx->la->resends, 0);
+    less_udp_resend(p, t0 + 100 * XG_NS_PER_MS);
+    assert_int_equal(fx->env.resends, 0);
     assert_int_equal(fx->n_dgrams, 2);
     /* 250 ms without an ack: both re-sent under their old numbers */
-    udp_resend(p, t0 + 300 * XG_NS_PER_MS);
-    assert_int_equal(fx->la->resends, 2);
+    less_udp_resend(p, t0 + 300 * XG_NS_PER_MS);
+    assert_int_equal(fx->env.resends, 2);
     assert_int_equal(fx->n_dgrams, 4);
     assert_int_equal(p->tx_seq, 2);
     assert_int_equal(p->sent[0].count, 2); /* control and type messages stay current */
@@ -395,22 +382,22 @@ static void test_udp_ack_resend(void **state)
     assert_true((s2 == 0 && s3 == 1) || (s2 == 1 && s3 == 0));
 
     /* the peer acks 0 and 1: no further re-sends */
-    udp_on_ack(p, 1, UINT64_C(1) << 0);
+    less_udp_on_ack(p, 1, UINT64_C(1) << 0);
     assert_true(less_ack_covers(1, UINT64_C(1), 0));
     assert_true(p->sent[0].acked && p->sent[1].acked);
-    udp_resend(p, t0 + 1000 * XG_NS_PER_MS);
-    assert_int_equal(fx->la->resends, 2);
+    less_udp_resend(p, t0 + 1000 * XG_NS_PER_MS);
+    assert_int_equal(fx->env.resends, 2);
     assert_int_equal(fx->n_dgrams, 4);
 
     /* 63 unacknowledged packets in flight: the next flush holds back */
-    for (int i = 0; i < UDP_MAX_INFLIGHT; i++)
+    for (int i = 0; i < LESS_UDP_MAX_INFLIGHT; i++)
         assert_int_equal(less_session_udp_out(p, true, t0), 0);
-    assert_int_equal(p->tx_seq, 2 + UDP_MAX_INFLIGHT);
-    assert_int_equal(fx->la->window_full, 0);
+    assert_int_equal(p->tx_seq, 2 + LESS_UDP_MAX_INFLIGHT);
+    assert_int_equal(fx->env.window_full, 0);
     assert_int_equal(less_session_udp_out(p, true, t0), 0);
-    assert_int_equal(p->tx_seq, 2 + UDP_MAX_INFLIGHT);
-    assert_int_equal(fx->la->window_full, 1);
-    assert_int_equal(fx->n_dgrams, 4 + UDP_MAX_INFLIGHT);
+    assert_int_equal(p->tx_seq, 2 + LESS_UDP_MAX_INFLIGHT);
+    assert_int_equal(fx->env.window_full, 1);
+    assert_int_equal(fx->n_dgrams, 4 + LESS_UDP_MAX_INFLIGHT);
     fixture_free(fx);
 }
 
@@ -454,7 +441,7 @@ static struct less_msg cc_msg(struct less_prop_value *cp, const char *schema)
 static void test_udp_receive(void **state)
 {
     (void)state;
-    struct fixture *fx = fixture_new(MODE_UDP);
+    struct fixture *fx = fixture_new(LESS_MODE_UDP);
     struct less_session *p = &fx->s;
     const int64_t t0 = 1000 * XG_NS_PER_S;
     struct less_prop_value cp[1];
@@ -481,18 +468,18 @@ static void test_udp_receive(void **state)
     assert_int_equal(ack, 1);
     /* the same datagram again: a duplicate, not applied */
     assert_int_equal(feed_udp(fx, 1, 200, m, 2, t0), LESS_SESSION_DUPLICATE);
-    assert_int_equal(fx->la->duplicates, 1);
+    assert_int_equal(fx->env.duplicates, 1);
     /* seq 3 then seq 2 with an older timestamp: stale, its remove-entity not applied (P12) */
     assert_int_equal(feed_udp(fx, 3, 400, NULL, 0, t0), LESS_SESSION_APPLIED);
     struct less_msg rm = {.code = LESS_MSG_REMOVE_ENTITY};
     rm.u.remove_entity.entity_id = 7;
     assert_int_equal(feed_udp(fx, 2, 150, &rm, 1, t0), LESS_SESSION_STALE);
-    assert_int_equal(fx->la->stale_packets, 1);
+    assert_int_equal(fx->env.stale_packets, 1);
     assert_int_equal(xg_table_count(fx->table), 1);
     /* a new session token: our side starts over (its entities leave, our sequence restarts) */
     struct less_msg cc2 = cc_msg(cp, "peer gateway=gwB session=s2");
     assert_int_equal(feed_udp(fx, 0, 500, &cc2, 1, t0), LESS_SESSION_APPLIED);
-    assert_int_equal(fx->la->peer_restarts, 1);
+    assert_int_equal(fx->env.peer_restarts, 1);
     assert_int_equal(xg_table_count(fx->table), 0);
     assert_int_equal(p->tx_seq, 0);
     assert_int_equal(fx->ups, 2); /* up again with the new session */
@@ -512,25 +499,25 @@ static void test_udp_receive(void **state)
 static void test_udp_fast_resend(void **state)
 {
     (void)state;
-    struct fixture *fx = fixture_new(MODE_UDP);
+    struct fixture *fx = fixture_new(LESS_MODE_UDP);
     struct less_session *p = &fx->s;
     const int64_t t0 = 1000 * XG_NS_PER_S, ms = XG_NS_PER_MS;
-    send_connection_control(p);
+    less_send_connection_control(p);
     assert_int_equal(less_session_udp_out(p, false, t0), 0);
     assert_int_equal(less_session_udp_out(p, true, t0), 0);
     assert_int_equal(less_session_udp_out(p, true, t0), 0);
     assert_int_equal(fx->n_dgrams, 3);
     assert_int_equal(p->tx_seq, 3);
-    udp_resend(p, t0 + 1 * ms); /* nothing acknowledged, nothing timed out: nothing */
-    assert_int_equal(fx->la->resends, 0);
+    less_udp_resend(p, t0 + 1 * ms); /* nothing acknowledged, nothing timed out: nothing */
+    assert_int_equal(fx->env.resends, 0);
 
     /* the peer's first datagram acknowledges our 1 only (ack-last 1, empty mask) */
     struct less_prop_value cp[1];
     struct less_msg cc = cc_msg(cp, "peer gateway=gwB session=s1");
     assert_int_equal(feed_udp_ack(fx, 0, 100, 1, 0, &cc, 1, t0 + 1 * ms), LESS_SESSION_APPLIED);
     assert_true(p->sent[1].acked && !p->sent[0].acked && !p->sent[2].acked);
-    udp_resend(p, t0 + 2 * ms);
-    assert_int_equal(fx->la->resends, 1);
+    less_udp_resend(p, t0 + 2 * ms);
+    assert_int_equal(fx->env.resends, 1);
     assert_int_equal(fx->n_dgrams, 4);
     int seq, ack;
     uint64_t count;
@@ -541,19 +528,19 @@ static void test_udp_fast_resend(void **state)
     assert_int_equal(p->tx_seq, 3);
 
     /* the same evidence again: no second re-send */
-    udp_resend(p, t0 + 3 * ms);
-    assert_int_equal(fx->la->resends, 1);
+    less_udp_resend(p, t0 + 3 * ms);
+    assert_int_equal(fx->env.resends, 1);
     /* 2 acknowledged: sent before the re-send of 0, so no news about it */
     assert_int_equal(feed_udp_ack(fx, 1, 200, 2, 0, NULL, 0, t0 + 4 * ms), LESS_SESSION_APPLIED);
     assert_true(p->sent[2].acked && !p->sent[0].acked);
-    udp_resend(p, t0 + 5 * ms);
-    assert_int_equal(fx->la->resends, 1);
+    less_udp_resend(p, t0 + 5 * ms);
+    assert_int_equal(fx->env.resends, 1);
     assert_int_equal(fx->n_dgrams, 4);
     /* 3, sent after the re-send, acknowledged first: 0 is re-sent again */
     assert_int_equal(less_session_udp_out(p, true, t0 + 6 * ms), 0);
     assert_int_equal(feed_udp_ack(fx, 2, 300, 3, 0, NULL, 0, t0 + 7 * ms), LESS_SESSION_APPLIED);
-    udp_resend(p, t0 + 8 * ms);
-    assert_int_equal(fx->la->resends, 2);
+    less_udp_resend(p, t0 + 8 * ms);
+    assert_int_equal(fx->env.resends, 2);
     assert_int_equal(fx->n_dgrams, 6);
     dgram_fields(fx, 5, &seq, &ack, &count);
     assert_int_equal(seq, 0);
@@ -565,7 +552,7 @@ static void test_udp_fast_resend(void **state)
 static void test_subscription(void **state)
 {
     (void)state;
-    struct fixture *fx = fixture_new(MODE_LISTEN);
+    struct fixture *fx = fixture_new(LESS_MODE_LISTEN);
     handshake(fx);
     static uint8_t abuf[65536];
     struct less_arena arena;
@@ -576,7 +563,7 @@ static void test_subscription(void **state)
     static const int64_t pids[] = {LESS_POSE_NAME, LESS_POSE_POSITION};
     struct less_comp_subscription cs = {.path = {1, {0}}, .property_ids = pids, .count = 2};
     struct less_msg sub = {.code = LESS_MSG_SUBSCRIBE_TYPE};
-    sub.u.subscribe_type.typeid = OUR_TYPEID;
+    sub.u.subscribe_type.typeid = LESS_OUR_TYPEID;
     sub.u.subscribe_type.components = &cs;
     sub.u.subscribe_type.count = 1;
     struct xg_error e = {0};
@@ -603,7 +590,7 @@ static void test_subscription(void **state)
     assert_non_null(ent);
     struct xg_pose pose;
     xg_entity_predict_at(fx->table, ent, xg_clock_mono_ns(), &pose);
-    send_entity(&fx->s, ent, &pose, true);
+    less_send_entity(&fx->s, ent, &pose, true);
     assert_int_equal(take_queued(fx, q, 8, &arena), 1);
     assert_int_equal(q[0].code, LESS_MSG_INTRODUCE_ENTITY);
     const struct less_prop_list *pl = &q[0].u.introduce_entity.components.items[0].props;
@@ -614,7 +601,7 @@ static void test_subscription(void **state)
 
     /* unsubscribe: remove-entity for it, not ready any more */
     struct less_msg un = {.code = LESS_MSG_UNSUBSCRIBE_TYPE};
-    un.u.unsubscribe_type.typeid = OUR_TYPEID;
+    un.u.unsubscribe_type.typeid = LESS_OUR_TYPEID;
     assert_int_equal(feed(fx, &un, 1, 3000, &e), 0);
     assert_int_equal(take_queued(fx, q, 8, &arena), 1);
     assert_int_equal(q[0].code, LESS_MSG_REMOVE_ENTITY);
@@ -627,7 +614,7 @@ static void test_subscription(void **state)
 static void test_tcp_order_rules(void **state)
 {
     (void)state;
-    struct fixture *fx = fixture_new(MODE_LISTEN);
+    struct fixture *fx = fixture_new(LESS_MODE_LISTEN);
     struct less_msg t = {.code = LESS_MSG_INTRODUCE_TYPE};
     t.u.introduce_type.typeid = 5;
     t.u.introduce_type.uri = LESS_POSE_URI;
@@ -647,22 +634,22 @@ static void test_tcp_order_rules(void **state)
 static void test_tcp_packet_out(void **state)
 {
     (void)state;
-    struct fixture *fx = fixture_new(MODE_LISTEN);
+    struct fixture *fx = fixture_new(LESS_MODE_LISTEN);
     const uint8_t *pkt;
     size_t len;
     assert_int_equal(less_session_tcp_packet(&fx->s, 5 * XG_NS_PER_S, &pkt, &len), 0); /* empty */
-    send_connection_control(&fx->s);
+    less_send_connection_control(&fx->s);
     assert_int_equal(less_session_tcp_packet(&fx->s, 5 * XG_NS_PER_S, &pkt, &len), 1);
     struct less_frame f;
     struct xg_error e = {0};
-    assert_int_equal(less_tcp_decode(pkt, len, &fx->la->key, &f, &e), 0);
+    assert_int_equal(less_tcp_decode(pkt, len, &fx->env.key, &f, &e), 0);
     assert_int_equal(f.message_count, 2);
     assert_int_equal(f.timestamp, 5000000);
     assert_int_equal(fx->s.msg_count, 0);
-    send_connection_control(&fx->s);
+    less_send_connection_control(&fx->s);
     /* the same instant again: the timestamp still increases (P4) */
     assert_int_equal(less_session_tcp_packet(&fx->s, 5 * XG_NS_PER_S, &pkt, &len), 1);
-    assert_int_equal(less_tcp_decode(pkt, len, &fx->la->key, &f, &e), 0);
+    assert_int_equal(less_tcp_decode(pkt, len, &fx->env.key, &f, &e), 0);
     assert_int_equal(f.timestamp, 5000001);
     fixture_free(fx);
 }
