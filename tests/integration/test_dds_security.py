@@ -51,8 +51,8 @@ def secured_and_open(ks, tmp):
         assert g.wait_log(f"[ros] ROS 2 over Cyclone DDS on domain {d}: publishes rt/tf, "
                           f"reads rt/tf, 0 PoseStamped topics read, qos sensor_data "
                           f"(config_file), DDS Security enclave {gw_enclave}"), g.log()
-        assert dl.adapter(g, "ros")["peer"] == f"DDS domain {d} (DDS Security)", \
-            dl.adapter(g, "ros")
+        assert g.adapter("ros")["peer"] == f"DDS domain {d} (DDS Security)", \
+            g.adapter("ros")
         p.send("sub tf")
         u.send("sub tf")
         # the secured peer reads the gateway's /tf
