@@ -1,0 +1,246 @@
+"""Integration: `mcap-record` writes what the synthetic rig sends, and @mcap/core (the format's
+own TypeScript library, installed into <build>/web/node_modules by the build's npm ci) reads it
+back (tests/integration/mcap_read.mjs).
+
+1. zstd (the default, a 5-second take), lz4 and none: McapIndexedReader on the cleanly stopped
+   file (summary, chunk indexes, statistics); the /tf channel's schema is tf2_msgs/msg/TFMessage,
+   encoding ros2msg, message encoding cdr; at least 90 % of the samples the synth adapter counted
+   are in the file; body0's positions and orientations equal the synth's closed-form path within
+   1e-6 at the recorded capture times; each /tf message, decoded here against ROS 2's CDR layout,
+   is the lossless sample's pose in ROS axes (x, -z, y).
+2. SIGKILL while recording: McapStreamReader reads the file up to its last complete chunk; every
+   message it returns is intact (the same checks on what is there)."""
+import json
+import math
+import os
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+
+from xgtest import SOURCE_DIR, Gateway, require_adapters, skip
+
+BUILD_DIR = os.environ.get("XG_BUILD_DIR") or os.path.join(SOURCE_DIR, "build")
+NODE_MODULES = os.path.join(BUILD_DIR, "web", "node_modules")
+SCRIPT = os.path.join(SOURCE_DIR, "tests", "integration", "mcap_read.mjs")
+
+CONFIG = """gateway:
+  id: mcap-test
+adapters:
+  - name: demo
+    type: synth
+    rate_hz: 120
+    bodies: 2
+  - name: rec
+    type: mcap-record
+    path: {path}
+    compression: {comp}
+    chunk_kb: {chunk_kb}
+"""
+
+TF_DEF_START = "geometry_msgs/TransformStamped[] transforms\n"
+SEP = "\n" + "=" * 80 + "\nMSG: "
+
+
+# ---- CDR (ROS 2 layout: 4-byte encapsulation header, alignment from after it) ----
+
+class Cdr:
+    def __init__(self, data):
+        assert data[:2] == b"\x00\x01", f"encapsulation {data[:4].hex()} is not CDR_LE"
+        self.b, self.o = data[4:], 0
+
+    def _al(self, n):
+        self.o = (self.o + n - 1) // n * n
+
+    def u32(self):
+        self._al(4)
+        v = struct.unpack_from("<I", self.b, self.o)[0]
+        self.o += 4
+        return v
+
+    def i32(self):
+        self._al(4)
+        v = struct.unpack_from("<i", self.b, self.o)[0]
+        self.o += 4
+        return v
+
+    def i64(self):
+        self._al(8)
+        v = struct.unpack_from("<q", self.b, self.o)[0]
+        self.o += 8
+        return v
+
+    def f64(self, n=1):
+        self._al(8)
+        v = struct.unpack_from(f"<{n}d", self.b, self.o)
+        self.o += 8 * n
+        return list(v)
+
+    def string(self):
+        n = self.u32()
+        s = self.b[self.o:self.o + n]
+        assert n >= 1 and s[-1] == 0, "CDR string without its NUL"
+        self.o += n
+        return s[:-1].decode()
+
+
+def decode_tf(data):
+    c = Cdr(data)
+    out = []
+    for _ in range(c.u32()):
+        sec, nsec = c.i32(), c.u32()
+        frame, child = c.string(), c.string()
+        out.append({"stamp": sec * 10**9 + nsec, "frame_id": frame, "child": child,
+                    "t": c.f64(3), "q": c.f64(4)})
+    return out
+
+
+def decode_sample(data):
+    c = Cdr(data)
+    s = {k: c.string() for k in ("name", "source", "origin", "origin_gateway", "kind", "parent")}
+    s["capture"], s["receive"] = c.i64(), c.i64()
+    s["flags"], s["sensor"] = c.u32(), c.i32()
+    for k, n in (("position", 3), ("orientation", 4), ("velocity", 3), ("angular_velocity", 3),
+                 ("scale", 3)):
+        s[k] = c.f64(n)
+    nb = c.u32()
+    s["buttons"] = list(c.b[c.o:c.o + nb])
+    c.o += nb
+    s["analogs"] = c.f64(c.u32())
+    assert c.o == len(c.b), f"{len(c.b) - c.o} bytes left after a Sample"
+    return s
+
+
+# ---- the synth's body0 path (adapters/synth/synth_adapter.c: i = 0, r = 1, w = 0.5) ----
+
+def body0_pos(t):
+    return [math.cos(0.5 * t), 1.0 + 0.15 * math.sin(t), math.sin(0.5 * t)]
+
+
+def body0_quat(t):
+    ax = [math.sin(0.3), 1.0, math.cos(0.2)]
+    n = math.sqrt(sum(a * a for a in ax))
+    s = math.sin(0.8 * t / 2) / n
+    return [ax[0] * s, ax[1] * s, ax[2] * s, math.cos(0.8 * t / 2)]
+
+
+def read(path, mode):
+    r = subprocess.run(["node", SCRIPT, "--node-modules", NODE_MODULES, "--file", path, "--mode",
+                        mode], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, f"@mcap/core failed on {path} ({mode}):\n{r.stderr}"
+    return json.loads(r.stdout)
+
+
+def check_file(d, sent=None):
+    """The checks common to a clean and a killed recording; returns the number of samples."""
+    assert d["header"]["profile"] == "ros2", d["header"]
+    by_topic = {c["topic"]: (int(i), c) for i, c in d["channels"].items()}
+    assert set(by_topic) == {"/tf", "/xrgate/samples"}, by_topic
+    tf_id, tf = by_topic["/tf"]
+    sm_id, sm = by_topic["/xrgate/samples"]
+    assert tf["messageEncoding"] == "cdr" and sm["messageEncoding"] == "cdr"
+    sch = d["schemas"][str(tf["schemaId"])]
+    assert sch["name"] == "tf2_msgs/msg/TFMessage" and sch["encoding"] == "ros2msg", sch
+    assert sch["data"].startswith(TF_DEF_START + SEP + "geometry_msgs/TransformStamped\n"), \
+        sch["data"][:200]
+    for dep in ("std_msgs/Header", "builtin_interfaces/Time", "geometry_msgs/Transform",
+                "geometry_msgs/Vector3", "geometry_msgs/Quaternion"):
+        assert SEP + dep + "\n" in sch["data"], f"{dep} missing from the TFMessage definition"
+    assert d["schemas"][str(sm["schemaId"])]["name"] == "xrgate_msgs/msg/Sample"
+    samples = [m for m in d["messages"] if m["channel"] == sm_id]
+    tfs = [m for m in d["messages"] if m["channel"] == tf_id]
+    assert len(samples) == len(tfs) and samples, (len(samples), len(tfs))
+    names = set()
+    t_first = c_first = None
+    checked = 0
+    for m, mt in zip(samples, tfs):
+        s = decode_sample(bytes.fromhex(m["data"]))
+        (t,) = decode_tf(bytes.fromhex(mt["data"]))
+        names.add(s["name"])
+        assert int(m["log"]) == s["receive"] and int(m["pub"]) == s["capture"], (m, s)
+        assert s["origin"] == "demo" and s["name"].startswith("demo/"), s
+        # /tf: the same sample, in ROS axes (x, -z, y), under the world frame
+        assert t["child"] == s["name"] and t["frame_id"] == "world", t
+        assert t["stamp"] == s["capture"], (t["stamp"], s["capture"])
+        p = s["position"]
+        for a, b in zip(t["t"], [p[0], -p[2], p[1]]):
+            assert abs(a - b) < 1e-12, (t["t"], p)
+        if s["name"] != "demo/body0":
+            continue
+        assert s["kind"] == "rigid_body" and s["flags"] & 3 == 3, s
+        if t_first is None:  # the synth's time of the first sample, from its position
+            t_first = (math.atan2(p[2], p[0]) / 0.5) % (4 * math.pi)
+            c_first = s["capture"]
+        tt = t_first + (s["capture"] - c_first) * 1e-9
+        for a, b in zip(p, body0_pos(tt)):
+            assert abs(a - b) < 1e-6, (s["capture"], p, body0_pos(tt))
+        q, qe = s["orientation"], body0_quat(tt)
+        dot = abs(sum(a * b for a, b in zip(q, qe)))
+        assert dot > 1 - 1e-9, (q, qe)
+        checked += 1
+    assert checked > 0 and {"demo/body0", "demo/body1", "demo/head"} <= names, names
+    if sent is not None:
+        assert len(samples) >= 0.9 * sent, f"{len(samples)} samples recorded of {sent} sent"
+    return len(samples)
+
+
+def record(tmp, comp, n_samples, chunk_kb=64):
+    path = os.path.join(tmp, f"take-{comp}.mcap")
+    gw = Gateway(CONFIG.format(path=path, comp=comp, chunk_kb=chunk_kb))
+    try:
+        gw.wait_counter("rec", "samples_recorded", n_samples, timeout=30)
+        sent = gw.counters("demo")["samples_in"]
+        st = gw.adapters()["rec"]
+        assert st["peer"] == path and st["state"] == "recording", st
+    finally:
+        rc, _ = gw.stop()
+    assert rc == 0, gw.log()
+    assert "recording stopped" in gw.log(), gw.log()
+    return path, sent
+
+
+def main():
+    require_adapters("synth", "mcap-record")
+    if not shutil.which("node"):
+        skip("node not found (docker/install-deps.sh installs nodejs)")
+    if not os.path.isdir(os.path.join(NODE_MODULES, "@mcap", "core")):
+        skip(f"@mcap/core not in {NODE_MODULES} (the build runs npm ci there when npm is "
+             "installed)")
+    import tempfile
+    with tempfile.TemporaryDirectory(prefix="xrgate-mcap-") as tmp:
+        # 1. a 5-second take with zstd (5 entities x 120 Hz), shorter ones with lz4 and none
+        for comp, n in (("zstd", 3000), ("lz4", 600), ("none", 600)):
+            path, sent = record(tmp, comp, n)
+            d = read(path, "indexed")
+            got = check_file(d, sent)
+            st = d["statistics"]
+            assert int(st["messageCount"]) == len(d["messages"]) == 2 * got, st
+            assert st["chunkCount"] == d["chunkIndexes"] >= 1, st
+            meta = {m["name"]: m["metadata"] for m in d["metadata"]}
+            assert meta["xrgate"]["gateway_id"] == "mcap-test", meta
+            # the streaming reader agrees, and sees the footer (with CRCs validated)
+            s = read(path, "stream")
+            assert s["footer"] and len(s["messages"]) == len(d["messages"])
+            print(f"ok: {comp}: {got} samples of {sent} sent, {st['chunkCount']} chunks, "
+                  f"{os.path.getsize(path)} bytes")
+
+        # 2. SIGKILL: the completed chunks are readable
+        path = os.path.join(tmp, "killed.mcap")
+        gw = Gateway(CONFIG.format(path=path, comp="zstd", chunk_kb=16))
+        try:
+            gw.wait_counter("rec", "samples_recorded", 1200, timeout=30)
+            gw.wait_counter("rec", "file_bytes", 40000, timeout=30)
+        finally:
+            gw.stop(signal.SIGKILL)
+        d = read(path, "stream")
+        assert "footer" not in d, "a killed recording has no footer"
+        got = check_file(d)
+        print(f"ok: SIGKILL: {got} samples in the complete chunks of "
+              f"{os.path.getsize(path)} bytes")
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()
+    sys.exit(0)
