@@ -1,10 +1,11 @@
-/* The mcap-record configuration keys (docs/adapters/mcap.md). */
+/* The mcap-record and mcap-replay configuration keys (docs/adapters/mcap.md). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "adapters/mcap/mcap_priv.h"
+#include "adapters/mcap/mcap_replay.h"
 #include "core/path.h"
 
 static int resolve(const struct xg_conf *conf, const char *key, const char *v, char *out,
@@ -46,4 +47,23 @@ int mcap_rec_read_conf(struct mcap_rec *r, const struct xg_conf *conf, struct xg
     r->chunk_bytes = (size_t)chunk_kb * 1024;
     r->queue_bytes = (size_t)queue_kb * 1024;
     return 0;
+}
+
+int mcap_replay_read_conf(struct mcap_replay *p, const struct xg_conf *conf, struct xg_error *err)
+{
+    const char *file;
+    int rc;
+    if ((rc = xg_conf_string(conf, "file", NULL, &file, err)) ||
+        (rc = xg_conf_bool(conf, "loop", false, &p->loop, err)) ||
+        (rc = xg_conf_double(conf, "speed", 1.0, 0.001, 1000.0, &p->speed, err)) ||
+        (rc = xg_conf_double(conf, "start_s", 0, 0, 1e9, &p->start_s, err)) ||
+        (rc = xg_conf_double(conf, "end_s", 0, 0, 1e9, &p->end_s, err)))
+        return rc;
+    if (!file || !*file)
+        return xg_conf_error(err, conf, -EINVAL, "mcap-replay: 'file' is required");
+    if (p->end_s > 0 && p->end_s <= p->start_s)
+        return xg_conf_error(err, xg_conf_get(conf, "end_s"), -EINVAL,
+                             "end_s %g must be after start_s %g (or 0 = the end of the file)",
+                             p->end_s, p->start_s);
+    return resolve(conf, "file", file, p->path, sizeof p->path, err);
 }

@@ -12,7 +12,7 @@ import path from "node:path";
 const args = Object.fromEntries(
   process.argv.slice(2).reduce((acc, v, i, all) => (i % 2 ? acc : [...acc, [v.slice(2), all[i + 1]]]), []),
 );
-const require = createRequire(path.join(args["node-modules"], "x.js"));
+const require = createRequire(path.resolve(args["node-modules"], "x.js"));
 const { McapIndexedReader, McapStreamReader } = require("@mcap/core");
 const fzstd = require("fzstd");
 const lz4 = require("lz4js");

@@ -9,7 +9,16 @@ back (tests/integration/mcap_read.mjs).
    1e-6 at the recorded capture times; each /tf message, decoded here against ROS 2's CDR layout,
    is the lossless sample's pose in ROS axes (x, -z, y).
 2. SIGKILL while recording: McapStreamReader reads the file up to its last complete chunk; every
-   message it returns is intact (the same checks on what is there)."""
+   message it returns is intact (the same checks on what is there).
+3. record -> `mcap-replay` -> record: the second recording has the same entities (names, kinds)
+   with the same samples (positions, orientations, velocities within 1e-12; capture-time spacing within
+   1 us).
+4. A /tf-only file written by @mcap/core's McapWriter (as rosbag2 writes one,
+   tests/integration/mcap_write_tf.mjs) replays: child_frame_id -> name, frame_id -> parent,
+   poses composed along the tree and converted from ROS axes.
+5. Malformed files (cut inside a chunk, a chunk's CRC broken, a record length past the end, not
+   MCAP): `--mcap-info` and `--check` of an mcap-replay name the fault; a cut file replays what
+   it has."""
 import json
 import math
 import os
@@ -19,7 +28,7 @@ import struct
 import subprocess
 import sys
 
-from xgtest import SOURCE_DIR, Gateway, require_adapters, skip
+from xgtest import BIN, SOURCE_DIR, Gateway, require_adapters, skip, wait_until
 
 BUILD_DIR = os.environ.get("XG_BUILD_DIR") or os.path.join(SOURCE_DIR, "build")
 NODE_MODULES = os.path.join(BUILD_DIR, "web", "node_modules")
@@ -185,6 +194,135 @@ def check_file(d, sent=None):
     return len(samples)
 
 
+REPLAY = """gateway:
+  id: mcap-replay-test
+  predict: {{max_horizon_ms: 0}}
+adapters:
+  - name: rep
+    type: mcap-replay
+    file: {file}
+    rename:
+      - {{match: "*", name: "{{source}}"}}
+"""
+REPLAY_REC = REPLAY + """  - name: rec
+    type: mcap-record
+    path: {out}
+"""
+
+
+def samples_by_name(d):
+    sm_id = [int(i) for i, c in d["channels"].items() if c["topic"] == "/xrgate/samples"][0]
+    out = {}
+    for m in d["messages"]:
+        if m["channel"] == sm_id:
+            s = decode_sample(bytes.fromhex(m["data"]))
+            out.setdefault(s["name"], []).append(s)
+    return out
+
+
+def record_replay_record(tmp, path):
+    out = os.path.join(tmp, "replayed.mcap")
+    gw = Gateway(REPLAY_REC.format(file=path, out=out))
+    try:
+        wait_until(lambda: gw.adapters()["rep"]["state"] == "done", timeout=60,
+                   what="the replay to finish")
+    finally:
+        rc, _ = gw.stop()
+    assert rc == 0, gw.log()
+    a, b = samples_by_name(read(path, "indexed")), samples_by_name(read(out, "indexed"))
+    assert set(a) == set(b), (sorted(a), sorted(b))
+    base_a = a["demo/body0"][0]["capture"]
+    base_b = b["demo/body0"][0]["capture"]
+    n = 0
+    for name in a:
+        assert len(a[name]) == len(b[name]), (name, len(a[name]), len(b[name]))
+        for x, y in zip(a[name], b[name]):
+            assert x["kind"] == y["kind"] and x["origin"] == "demo" and y["origin"] == "rep"
+            for k in ("position", "orientation", "velocity", "angular_velocity"):
+                # the table normalises quaternions again: the last bit may differ
+                assert all(abs(u - v) < 1e-12 for u, v in zip(x[k], y[k])), (name, k, x[k], y[k])
+            assert abs((x["capture"] - base_a) - (y["capture"] - base_b)) <= 1000, (x, y)
+            n += 1
+    print(f"ok: record -> replay -> record: {n} samples of {len(a)} entities equal")
+
+
+def tf_replay(tmp):
+    path = os.path.join(tmp, "tf-only.mcap")
+    r = subprocess.run(["node", os.path.join(SOURCE_DIR, "tests", "integration",
+                                             "mcap_write_tf.mjs"),
+                        "--node-modules", NODE_MODULES, "--file", path],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    gw = Gateway(REPLAY.format(file=path))
+    try:
+        wait_until(lambda: gw.adapters()["rep"]["state"] == "done", timeout=30,
+                   what="the /tf replay to finish")
+        ents = gw.entities()
+        assert set(ents) == {"base", "arm"}, sorted(ents)
+        # the last message (i = 99): base at ROS (1.99, 2, 3), arm 0.5 m along base's x, which
+        # the 90-degree turn about z points along ROS y; internal axes (x, z, -y)
+        for name, want in (("base", [1.99, 3.0, -2.0]), ("arm", [1.99, 3.0, -2.5])):
+            got = ents[name]["position"]
+            assert all(abs(g - w) < 1e-6 for g, w in zip(got, want)), (name, got, want)
+        assert ents["arm"].get("parent") == "base", ents["arm"]
+        assert "parent" not in ents["base"] or not ents["base"]["parent"], ents["base"]
+        assert gw.counters("rep")["messages_played"] == 100
+    finally:
+        gw.stop()
+    print("ok: a /tf-only file (McapWriter) replays as base and base/arm")
+
+
+def check_fails(tmp, name, data, want):
+    path = os.path.join(tmp, name)
+    with open(path, "wb") as f:
+        f.write(data)
+    r = subprocess.run([BIN, "--mcap-info", path], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 1 and want in r.stderr, (name, r.returncode, r.stderr)
+    conf = os.path.join(tmp, name + ".yaml")
+    with open(conf, "w") as f:
+        f.write(REPLAY.format(file=path))
+    r = subprocess.run([BIN, "--check", "--config", conf], capture_output=True, text=True,
+                       timeout=30)
+    assert r.returncode != 0 and want in r.stderr and name in r.stderr, (name, r.stderr)
+    print(f"ok: {name}: {r.stderr.strip().splitlines()[-1]}")
+
+
+def malformed(tmp, path):
+    good = open(path, "rb").read()
+    # a chunk's records (compression none): find the first Chunk record (opcode 6) after the
+    # header's records by walking them
+    off, chunk = 8, None
+    while off + 9 <= len(good):
+        op, ln = good[off], struct.unpack_from("<Q", good, off + 1)[0]
+        if op == 6:
+            chunk = (off, ln)
+            break
+        off += 9 + ln
+    assert chunk, "no chunk found"
+    at, ln = chunk
+    bad_crc = bytearray(good)
+    bad_crc[at + 9 + ln - 5] ^= 0x40  # a byte of the last message's data
+    check_fails(tmp, "bad-crc.mcap", bytes(bad_crc), "CRC-32 of its records")
+    bad_len = bytearray(good)
+    struct.pack_into("<Q", bad_len, at + 9 + 8 + 8 + 8 + 4 + 4, 2**40)  # records length
+    check_fails(tmp, "bad-length.mcap", bytes(bad_len), "exceeds the")
+    check_fails(tmp, "not-mcap.mcap", b"PK\x03\x04" + good[4:], "not an MCAP file")
+    # cut inside the second half: plays what it has, says it was cut
+    cut = os.path.join(tmp, "cut.mcap")
+    with open(cut, "wb") as f:
+        f.write(good[:len(good) * 2 // 3])
+    r = subprocess.run([BIN, "--mcap-info", cut], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0 and "cut short" in r.stdout, r
+    gw = Gateway(REPLAY.format(file=cut))
+    try:
+        wait_until(lambda: gw.adapters()["rep"]["state"] == "done", timeout=30,
+                   what="the cut file's replay to finish")
+        assert gw.counters("rep")["messages_played"] > 0
+    finally:
+        gw.stop()
+    print("ok: a cut file replays up to its last complete chunk")
+
+
 def record(tmp, comp, n_samples, chunk_kb=64):
     path = os.path.join(tmp, f"take-{comp}.mcap")
     gw = Gateway(CONFIG.format(path=path, comp=comp, chunk_kb=chunk_kb))
@@ -224,6 +362,12 @@ def main():
             assert s["footer"] and len(s["messages"]) == len(d["messages"])
             print(f"ok: {comp}: {got} samples of {sent} sent, {st['chunkCount']} chunks, "
                   f"{os.path.getsize(path)} bytes")
+
+            if comp == "zstd":
+                record_replay_record(tmp, path)
+            if comp == "none":
+                malformed(tmp, path)
+        tf_replay(tmp)
 
         # 2. SIGKILL: the completed chunks are readable
         path = os.path.join(tmp, "killed.mcap")
