@@ -103,8 +103,13 @@ static int rep_create(struct xg_adapter *a, const struct xg_conf *conf, struct x
     int rc = mcap_replay_read_conf(p, conf, err);
     if (rc) return rc;
     if (!(p->st = calloc(1, sizeof *p->st))) return -ENOMEM;
-    if ((rc = mcap_reader_open(&p->st->r, p->path, err))) return rc;
-    return prescan(p, err);
+    if (!(rc = mcap_reader_open(&p->st->r, p->path, err))) rc = prescan(p, err);
+    if (rc && rc != -ENOMEM) { /* at the `file` key: file:line:col */
+        char msg[sizeof err->msg];
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        return xg_conf_error(err, xg_conf_get(conf, "file"), rc, "file %s", msg);
+    }
+    return rc;
 }
 
 static int find_ent(struct mcap_replay_state *s, const char *name, bool add)
