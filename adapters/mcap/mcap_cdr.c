@@ -4,7 +4,8 @@
 #include <errno.h>
 #include <string.h>
 
-#define SEP "\n================================================================================\nMSG: "
+#define SEP                                                                                        \
+    "\n================================================================================\nMSG: "
 
 /* As rosbag2 writes it (local message definition source): the root type's text, then each
  * dependency depth-first. */
@@ -108,8 +109,10 @@ void mcap_cdr_tf(struct mcap_buf *b, const struct mcap_tf *tf)
     w_u32(&w, (uint32_t)(ns - sec * 1000000000));
     w_str(&w, tf->frame_id);
     w_str(&w, tf->child_frame_id);
-    for (int i = 0; i < 3; i++) w_f64(&w, tf->t[i]);
-    for (int i = 0; i < 4; i++) w_f64(&w, tf->q[i]);
+    for (int i = 0; i < 3; i++)
+        w_f64(&w, tf->t[i]);
+    for (int i = 0; i < 4; i++)
+        w_f64(&w, tf->q[i]);
 }
 
 void mcap_cdr_sample(struct mcap_buf *b, const struct mcap_sample *s)
@@ -125,22 +128,28 @@ void mcap_cdr_sample(struct mcap_buf *b, const struct mcap_sample *s)
     w_i64(&w, s->receive_time);
     w_u32(&w, s->flags);
     w_u32(&w, (uint32_t)s->sensor);
-    for (int i = 0; i < 3; i++) w_f64(&w, s->position[i]);
-    for (int i = 0; i < 4; i++) w_f64(&w, s->orientation[i]);
-    for (int i = 0; i < 3; i++) w_f64(&w, s->velocity[i]);
-    for (int i = 0; i < 3; i++) w_f64(&w, s->angular_velocity[i]);
-    for (int i = 0; i < 3; i++) w_f64(&w, s->scale[i]);
+    for (int i = 0; i < 3; i++)
+        w_f64(&w, s->position[i]);
+    for (int i = 0; i < 4; i++)
+        w_f64(&w, s->orientation[i]);
+    for (int i = 0; i < 3; i++)
+        w_f64(&w, s->velocity[i]);
+    for (int i = 0; i < 3; i++)
+        w_f64(&w, s->angular_velocity[i]);
+    for (int i = 0; i < 3; i++)
+        w_f64(&w, s->scale[i]);
     w_u32(&w, s->n_buttons);
     mcap_put_bytes(b, s->buttons, s->n_buttons);
     w_u32(&w, s->n_analogs);
-    for (uint32_t i = 0; i < s->n_analogs; i++) w_f64(&w, s->analogs[i]);
+    for (uint32_t i = 0; i < s->n_analogs; i++)
+        w_f64(&w, s->analogs[i]);
 }
 
 /* ---- reading ---- */
 
 struct cdr_r {
     const uint8_t *p;
-    size_t n, off; /* off counts from after the encapsulation header */
+    size_t n, off;     /* off counts from after the encapsulation header */
     const char *field; /* the first field that did not fit, NULL = none */
     struct xg_error *err;
 };
@@ -161,7 +170,8 @@ static uint64_t r_le(struct cdr_r *r, size_t len, const char *field)
 {
     if (!need(r, len, len, field)) return 0;
     uint64_t v = 0;
-    for (size_t i = 0; i < len; i++) v |= (uint64_t)r->p[r->off + i] << (8 * i);
+    for (size_t i = 0; i < len; i++)
+        v |= (uint64_t)r->p[r->off + i] << (8 * i);
     r->off += len;
     return v;
 }
@@ -202,14 +212,15 @@ static int r_open(struct cdr_r *r, const uint8_t *p, size_t n, struct xg_error *
 static int r_done(struct cdr_r *r, const char *type)
 {
     if (r->field)
-        return xg_error_set(r->err, -EPROTO, "%s: field '%s' runs past the end of the %zu-byte "
-                            "message (or its string is not NUL-terminated)", type, r->field,
-                            r->n + 4);
+        return xg_error_set(r->err, -EPROTO,
+                            "%s: field '%s' runs past the end of the %zu-byte "
+                            "message (or its string is not NUL-terminated)",
+                            type, r->field, r->n + 4);
     return 0;
 }
 
-int mcap_cdr_tf_decode(const uint8_t *p, size_t n, uint32_t i, uint32_t *count,
-                       struct mcap_tf *out, struct xg_error *err)
+int mcap_cdr_tf_decode(const uint8_t *p, size_t n, uint32_t i, uint32_t *count, struct mcap_tf *out,
+                       struct xg_error *err)
 {
     struct cdr_r r;
     int rc = r_open(&r, p, n, err);
@@ -227,14 +238,15 @@ int mcap_cdr_tf_decode(const uint8_t *p, size_t n, uint32_t i, uint32_t *count,
         out->stamp_ns = (int64_t)sec * 1000000000 + nsec;
         r_str(&r, out->frame_id, sizeof out->frame_id, "header.frame_id");
         r_str(&r, out->child_frame_id, sizeof out->child_frame_id, "child_frame_id");
-        for (int j = 0; j < 3; j++) out->t[j] = r_f64(&r, "transform.translation");
-        for (int j = 0; j < 4; j++) out->q[j] = r_f64(&r, "transform.rotation");
+        for (int j = 0; j < 3; j++)
+            out->t[j] = r_f64(&r, "transform.translation");
+        for (int j = 0; j < 4; j++)
+            out->q[j] = r_f64(&r, "transform.rotation");
     }
     return r_done(&r, MCAP_TF_SCHEMA);
 }
 
-int mcap_cdr_sample_decode(const uint8_t *p, size_t n, struct mcap_sample *s,
-                           struct xg_error *err)
+int mcap_cdr_sample_decode(const uint8_t *p, size_t n, struct mcap_sample *s, struct xg_error *err)
 {
     struct cdr_r r;
     int rc = r_open(&r, p, n, err);
@@ -249,11 +261,16 @@ int mcap_cdr_sample_decode(const uint8_t *p, size_t n, struct mcap_sample *s,
     s->receive_time = (int64_t)r_le(&r, 8, "receive_time");
     s->flags = (uint32_t)r_le(&r, 4, "flags");
     s->sensor = (int32_t)(uint32_t)r_le(&r, 4, "sensor");
-    for (int i = 0; i < 3; i++) s->position[i] = r_f64(&r, "position");
-    for (int i = 0; i < 4; i++) s->orientation[i] = r_f64(&r, "orientation");
-    for (int i = 0; i < 3; i++) s->velocity[i] = r_f64(&r, "velocity");
-    for (int i = 0; i < 3; i++) s->angular_velocity[i] = r_f64(&r, "angular_velocity");
-    for (int i = 0; i < 3; i++) s->scale[i] = r_f64(&r, "scale");
+    for (int i = 0; i < 3; i++)
+        s->position[i] = r_f64(&r, "position");
+    for (int i = 0; i < 4; i++)
+        s->orientation[i] = r_f64(&r, "orientation");
+    for (int i = 0; i < 3; i++)
+        s->velocity[i] = r_f64(&r, "velocity");
+    for (int i = 0; i < 3; i++)
+        s->angular_velocity[i] = r_f64(&r, "angular_velocity");
+    for (int i = 0; i < 3; i++)
+        s->scale[i] = r_f64(&r, "scale");
     uint32_t nb = (uint32_t)r_le(&r, 4, "buttons.length");
     if ((rc = r_done(&r, MCAP_SAMPLE_SCHEMA))) return rc;
     if (nb > XG_MAX_BUTTONS || nb > r.n - r.off)
@@ -265,9 +282,10 @@ int mcap_cdr_sample_decode(const uint8_t *p, size_t n, struct mcap_sample *s,
     uint32_t na = (uint32_t)r_le(&r, 4, "analogs.length");
     if ((rc = r_done(&r, MCAP_SAMPLE_SCHEMA))) return rc;
     if (na > XG_MAX_ANALOGS)
-        return xg_error_set(err, -EPROTO, "%s: analogs.length %u (at most %d)",
-                            MCAP_SAMPLE_SCHEMA, na, XG_MAX_ANALOGS);
-    for (uint32_t i = 0; i < na; i++) s->analogs[i] = r_f64(&r, "analogs");
+        return xg_error_set(err, -EPROTO, "%s: analogs.length %u (at most %d)", MCAP_SAMPLE_SCHEMA,
+                            na, XG_MAX_ANALOGS);
+    for (uint32_t i = 0; i < na; i++)
+        s->analogs[i] = r_f64(&r, "analogs");
     s->n_analogs = na;
     return r_done(&r, MCAP_SAMPLE_SCHEMA);
 }

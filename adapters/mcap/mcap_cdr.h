@@ -41,8 +41,8 @@ struct mcap_tf {
 void mcap_cdr_tf(struct mcap_buf *b, const struct mcap_tf *tf);
 /** Decode transform `i` (0-based) of a TFMessage; *count receives the number of transforms.
  *  0, -ENOENT when i >= count, -EPROTO (err names the field) on a malformed message. */
-int mcap_cdr_tf_decode(const uint8_t *p, size_t n, uint32_t i, uint32_t *count,
-                       struct mcap_tf *out, struct xg_error *err);
+int mcap_cdr_tf_decode(const uint8_t *p, size_t n, uint32_t i, uint32_t *count, struct mcap_tf *out,
+                       struct xg_error *err);
 
 /** One xrgate_msgs/msg/Sample: the entity's identity, its times (ns since the Unix epoch) and
  *  the merged newest sample (internal frame: right-handed, Y up, m, rad, x y z w). */

@@ -54,14 +54,16 @@ void mcap_put_u16(struct mcap_buf *b, uint16_t v)
 void mcap_put_u32(struct mcap_buf *b, uint32_t v)
 {
     uint8_t x[4];
-    for (int i = 0; i < 4; i++) x[i] = (uint8_t)(v >> (8 * i));
+    for (int i = 0; i < 4; i++)
+        x[i] = (uint8_t)(v >> (8 * i));
     mcap_put_bytes(b, x, 4);
 }
 
 void mcap_put_u64(struct mcap_buf *b, uint64_t v)
 {
     uint8_t x[8];
-    for (int i = 0; i < 8; i++) x[i] = (uint8_t)(v >> (8 * i));
+    for (int i = 0; i < 8; i++)
+        x[i] = (uint8_t)(v >> (8 * i));
     mcap_put_bytes(b, x, 8);
 }
 
@@ -84,7 +86,8 @@ void mcap_record_end(struct mcap_buf *b, size_t at)
 {
     if (b->oom || at + 8 > b->n) return;
     uint64_t len = b->n - at - 8;
-    for (int i = 0; i < 8; i++) b->p[at + (size_t)i] = (uint8_t)(len >> (8 * i));
+    for (int i = 0; i < 8; i++)
+        b->p[at + (size_t)i] = (uint8_t)(len >> (8 * i));
 }
 
 /* A uint32 byte-length prefix whose value is filled in by len_end(). */
@@ -99,7 +102,8 @@ static void len_end(struct mcap_buf *b, size_t at)
 {
     if (b->oom || at + 4 > b->n) return;
     uint32_t len = (uint32_t)(b->n - at - 4);
-    for (int i = 0; i < 4; i++) b->p[at + (size_t)i] = (uint8_t)(len >> (8 * i));
+    for (int i = 0; i < 4; i++)
+        b->p[at + (size_t)i] = (uint8_t)(len >> (8 * i));
 }
 
 static void put_map(struct mcap_buf *b, size_t n, const char *const *keys, const char *const *vals)
@@ -119,7 +123,8 @@ uint32_t mcap_crc32(uint32_t crc, const void *data, size_t n)
     if (!ready) { /* benign race: every thread computes the same values */
         for (uint32_t i = 0; i < 256; i++) {
             uint32_t c = i;
-            for (int k = 0; k < 8; k++) c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+            for (int k = 0; k < 8; k++)
+                c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
             table[0][i] = c;
         }
         for (uint32_t i = 0; i < 256; i++)
@@ -132,15 +137,16 @@ uint32_t mcap_crc32(uint32_t crc, const void *data, size_t n)
     while (n >= 8) { /* slicing by 8 */
         uint32_t lo = crc ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
                              (uint32_t)p[3] << 24);
-        uint32_t hi = (uint32_t)p[4] | (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 |
-                      (uint32_t)p[7] << 24;
+        uint32_t hi =
+            (uint32_t)p[4] | (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 | (uint32_t)p[7] << 24;
         crc = table[7][lo & 0xFF] ^ table[6][(lo >> 8) & 0xFF] ^ table[5][(lo >> 16) & 0xFF] ^
               table[4][lo >> 24] ^ table[3][hi & 0xFF] ^ table[2][(hi >> 8) & 0xFF] ^
               table[1][(hi >> 16) & 0xFF] ^ table[0][hi >> 24];
         p += 8;
         n -= 8;
     }
-    while (n--) crc = table[0][(crc ^ *p++) & 0xFF] ^ (crc >> 8);
+    while (n--)
+        crc = table[0][(crc ^ *p++) & 0xFF] ^ (crc >> 8);
     return ~crc;
 }
 
@@ -292,7 +298,8 @@ static uint64_t get_le(struct mcap_cur *c, size_t n)
     const uint8_t *p = take(c, n);
     uint64_t v = 0;
     if (!p) return 0;
-    for (size_t i = 0; i < n; i++) v |= (uint64_t)p[i] << (8 * i);
+    for (size_t i = 0; i < n; i++)
+        v |= (uint64_t)p[i] << (8 * i);
     return v;
 }
 

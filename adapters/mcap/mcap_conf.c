@@ -31,7 +31,8 @@ int mcap_rec_read_conf(struct mcap_rec *r, const struct xg_conf *conf, struct xg
         (rc = xg_conf_bool(conf, "tf", true, &r->tf, err)) ||
         (rc = xg_conf_string(conf, "world_frame", "world", &world, err)))
         return rc;
-    if (!path || !*path) return xg_conf_error(err, conf, -EINVAL, "mcap-record: 'path' is required");
+    if (!path || !*path)
+        return xg_conf_error(err, conf, -EINVAL, "mcap-record: 'path' is required");
     if (mcap_compression_parse(comp, &r->compression))
         return xg_conf_error(err, xg_conf_get(conf, "compression"), -EINVAL,
                              "compression '%s' is not one of zstd, lz4, none", comp);

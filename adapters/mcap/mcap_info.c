@@ -37,8 +37,7 @@ int xg_mcap_info(const char *path, FILE *out, struct xg_error *err)
         double dur = total ? (double)(t1 - t0) * 1e-9 : 0;
         char a[40], b[40];
         fprintf(out, "file:      %s (%zu bytes%s)\n", path, r.n,
-                r.truncated ? ", cut short: no summary, read up to its last complete record"
-                            : "");
+                r.truncated ? ", cut short: no summary, read up to its last complete record" : "");
         fprintf(out, "messages:  %llu\n", (unsigned long long)total);
         fprintf(out, "duration:  %.3f s\n", dur);
         if (total)

@@ -17,16 +17,16 @@
 
 struct mcap_rec {
     /* configuration (mcap_conf.c) */
-    char path[1024];  /* a file, or a directory (dir = true) */
+    char path[1024]; /* a file, or a directory (dir = true) */
     bool dir;
     double rotate_mb, rotate_s; /* 0 = never */
     enum mcap_compression compression;
     size_t chunk_bytes, queue_bytes;
-    bool tf;               /* write /tf too */
-    char world_frame[64];  /* /tf frame_id of entities without a parent */
+    bool tf;              /* write /tf too */
+    char world_frame[64]; /* /tf frame_id of entities without a parent */
     /* loop thread */
-    struct mcap_buf enc;   /* one tap's entries */
-    int64_t wall_off_ns;   /* wall clock - gateway clock, fixed at start */
+    struct mcap_buf enc; /* one tap's entries */
+    int64_t wall_off_ns; /* wall clock - gateway clock, fixed at start */
     struct xg_log_limit lim_drop;
     char adapter_name[64];
     char gateway_id[64];
@@ -37,10 +37,10 @@ struct mcap_rec {
     pthread_t thread;
     struct mcap_buf queue; /* entries: u16 channel, u64 log, u64 publish, u32 len, data */
     uint64_t queued, dropped, write_errors, files;
-    char file[1024];       /* the file being written */
+    char file[1024]; /* the file being written */
     uint64_t file_bytes;
     int64_t last_write_ns;
-    double rate_hz;        /* messages per second written, over the last second */
+    double rate_hz; /* messages per second written, over the last second */
     /* writer thread */
     struct mcap_writer w;
     bool open;

@@ -144,8 +144,8 @@ static int decompress(struct mcap_reader *r, const struct mcap_chunk *k, struct 
     if (!strcmp(k->compression, "")) {
         if (k->records_len != usize)
             return xg_error_set(err, -EPROTO,
-                                "chunk at offset %llu: %zu record bytes, uncompressed_size %zu",
-                                at, k->records_len, usize);
+                                "chunk at offset %llu: %zu record bytes, uncompressed_size %zu", at,
+                                k->records_len, usize);
         if (usize) memcpy(r->chunk.p, k->records, usize);
     } else if (!strcmp(k->compression, "zstd")) {
         if (!r->zstd && !(r->zstd = ZSTD_createDCtx())) return -ENOMEM;
@@ -156,8 +156,8 @@ static int decompress(struct mcap_reader *r, const struct mcap_chunk *k, struct 
                                 "uncompressed_size %zu (%s)",
                                 at, usize, ZSTD_isError(got) ? ZSTD_getErrorName(got) : "size");
     } else if (!strcmp(k->compression, "lz4")) {
-        if (!r->lz4 && LZ4F_isError(LZ4F_createDecompressionContext(
-                           (LZ4F_dctx **)&r->lz4, LZ4F_VERSION)))
+        if (!r->lz4 &&
+            LZ4F_isError(LZ4F_createDecompressionContext((LZ4F_dctx **)&r->lz4, LZ4F_VERSION)))
             return -ENOMEM;
         LZ4F_resetDecompressionContext(r->lz4);
         size_t in = 0, out = 0, ret = 1;
@@ -189,9 +189,8 @@ static int decompress(struct mcap_reader *r, const struct mcap_chunk *k, struct 
 }
 
 /* A record: Schema/Channel remembered, Message returned (1), Chunk opened, others skipped. */
-static int on_record(struct mcap_reader *r, const struct mcap_record *rec, uint64_t at,
-                     bool top, const struct mcap_channel_info **ch, struct mcap_msg *m,
-                     struct xg_error *err)
+static int on_record(struct mcap_reader *r, const struct mcap_record *rec, uint64_t at, bool top,
+                     const struct mcap_channel_info **ch, struct mcap_msg *m, struct xg_error *err)
 {
     switch (rec->op) {
     case MCAP_OP_SCHEMA:
@@ -200,7 +199,8 @@ static int on_record(struct mcap_reader *r, const struct mcap_record *rec, uint6
         return on_channel(r, rec, at, err);
     case MCAP_OP_MESSAGE: {
         if (mcap_parse_message(rec, m))
-            return xg_error_set(err, -EPROTO, "Message record at offset %llu: %llu bytes, "
+            return xg_error_set(err, -EPROTO,
+                                "Message record at offset %llu: %llu bytes, "
                                 "shorter than its 22 bytes of fixed fields",
                                 (unsigned long long)at, (unsigned long long)rec->len);
         for (int i = 0; i < r->n_ch; i++)
@@ -242,8 +242,8 @@ static int on_record(struct mcap_reader *r, const struct mcap_record *rec, uint6
     }
 }
 
-int mcap_reader_next(struct mcap_reader *r, const struct mcap_channel_info **ch,
-                     struct mcap_msg *m, struct xg_error *err)
+int mcap_reader_next(struct mcap_reader *r, const struct mcap_channel_info **ch, struct mcap_msg *m,
+                     struct xg_error *err)
 {
     struct mcap_record rec;
     for (;;) {
@@ -268,7 +268,8 @@ int mcap_reader_next(struct mcap_reader *r, const struct mcap_channel_info **ch,
         int rc = mcap_next_record(r->p, r->n, &r->off, UINT64_MAX, &rec);
         if (rc == -EAGAIN) { /* the end, or a file cut inside a record */
             r->done = true;
-            r->truncated = true; (void)at; /* no DataEnd: the writer did not finish */
+            r->truncated = true;
+            (void)at; /* no DataEnd: the writer did not finish */
             return 0;
         }
         if (rc) return xg_error_set(err, rc, "record at offset %zu: bad length", at);

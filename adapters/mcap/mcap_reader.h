@@ -26,17 +26,17 @@ struct mcap_channel_info {
     uint16_t id;
     char topic[128];
     char message_encoding[32];
-    char schema_name[128];     /* "" when the schema is unknown (id 0 or not seen) */
+    char schema_name[128]; /* "" when the schema is unknown (id 0 or not seen) */
     char schema_encoding[32];
-    uint64_t messages;         /* messages read so far */
+    uint64_t messages;            /* messages read so far */
     uint64_t first_log, last_log; /* log time range of those, ns */
 };
 
 struct mcap_reader {
     const uint8_t *p; /* the whole file (mapped or borrowed) */
     size_t n;
-    void *map;        /* mmap'd region to unmap, NULL for a borrowed buffer */
-    size_t off;       /* next top-level record */
+    void *map;  /* mmap'd region to unmap, NULL for a borrowed buffer */
+    size_t off; /* next top-level record */
     bool done, truncated;
     /* the chunk being read */
     struct mcap_buf chunk;
@@ -63,8 +63,8 @@ int mcap_reader_open_mem(struct mcap_reader *r, const uint8_t *p, size_t n, stru
 /** The next message: 1 with *ch and *m set (m->data borrowed until the next call), 0 at the end
  *  (DataEnd, the end of the file, or a file cut inside a record: `truncated`), or a negative
  *  errno (-EPROTO) with err naming the offset and the rule broken. */
-int mcap_reader_next(struct mcap_reader *r, const struct mcap_channel_info **ch,
-                     struct mcap_msg *m, struct xg_error *err);
+int mcap_reader_next(struct mcap_reader *r, const struct mcap_channel_info **ch, struct mcap_msg *m,
+                     struct xg_error *err);
 /** Start again at the first record (message counts are kept). */
 void mcap_reader_rewind(struct mcap_reader *r);
 /** Unmap and free. */

@@ -109,9 +109,8 @@ static void rec_tap(void *user, const struct xg_entity *e, const struct xg_sampl
         copy_name(tf.child_frame_id, sizeof tf.child_frame_id, m.name);
         struct xg_vec3 pos = s->position;
         struct xg_quat rot = s->orientation;
-        const struct xg_entity *pe = xg_entity_parent(e) ? xg_table_get(a->table,
-                                                                        xg_entity_parent(e))
-                                                         : NULL;
+        const struct xg_entity *pe =
+            xg_entity_parent(e) ? xg_table_get(a->table, xg_entity_parent(e)) : NULL;
         if (pe) { /* tf is parent-relative: parent^-1 * child */
             const struct xg_sample *ps = xg_entity_last(pe);
             struct xg_quat pinv = xg_quat_conj(ps->orientation);
@@ -205,11 +204,12 @@ static int open_file(struct mcap_rec *r, struct xg_error *err)
         goto fail;
     char start[32];
     snprintf(start, sizeof start, "%lld", (long long)(xg_clock_mono_ns() + r->wall_off_ns));
-    const char *mk[] = {"gateway_id", "version", "adapter", "frame", "tf_world_frame",
-                        "start_time"};
-    const char *mv[] = {r->gateway_id, XRGATE_VERSION, r->adapter_name,
-                        "xrgate internal: right-handed, Y up, metres, quaternion x y z w",
-                        r->world_frame, start};
+    const char *mk[] = {"gateway_id", "version",        "adapter",
+                        "frame",      "tf_world_frame", "start_time"};
+    const char *mv[] = {
+        r->gateway_id,   XRGATE_VERSION,
+        r->adapter_name, "xrgate internal: right-handed, Y up, metres, quaternion x y z w",
+        r->world_frame,  start};
     if ((rc = mcap_writer_metadata(w, "xrgate", 6, mk, mv))) goto fail;
     pthread_mutex_lock(&r->mu);
     snprintf(r->file, sizeof r->file, "%s", path);
@@ -417,7 +417,7 @@ static void rec_destroy(struct xg_adapter *a)
 const struct xg_adapter_ops xg_mcap_record_ops = {
     .type = "mcap-record",
     .is_sink = true,
-    .default_rate_hz = 1, /* the drain only empties the dirty set: the tap records */
+    .default_rate_hz = 1,   /* the drain only empties the dirty set: the tap records */
     .default_frame = "ros", /* /tf's world frame (the lossless channel stays internal) */
     .create = rec_create,
     .start = rec_start,

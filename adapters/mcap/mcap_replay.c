@@ -20,8 +20,8 @@
 struct replay_ent {
     char name[XG_NAME_MAX]; /* the recorded name: the entity's source name */
     enum xg_kind kind;
-    uint32_t id;            /* table id, 0 = not created (or expired) */
-    int parent;             /* index of the parent entity, -1 = none */
+    uint32_t id; /* table id, 0 = not created (or expired) */
+    int parent;  /* index of the parent entity, -1 = none */
     uint32_t linked_id, linked_parent;
     bool has_world; /* /tf: world pose (wire frame) known, usable as a parent */
     struct xg_vec3 p;
@@ -30,15 +30,15 @@ struct replay_ent {
 
 struct mcap_replay_state {
     struct mcap_reader r;
-    bool lossless;                 /* play the Sample channel, else /tf */
-    uint64_t first_log, last_log;  /* log times of the played channels in the file */
-    uint64_t win_start, win_end;   /* the window's log times (win_end 0 = to the end) */
+    bool lossless;                /* play the Sample channel, else /tf */
+    uint64_t first_log, last_log; /* log times of the played channels in the file */
+    uint64_t win_start, win_end;  /* the window's log times (win_end 0 = to the end) */
     struct event *timer;
-    int64_t t0_ns;                 /* gateway time of win_start in this loop */
-    bool pending;                  /* a message read but not played yet */
+    int64_t t0_ns; /* gateway time of win_start in this loop */
+    bool pending;  /* a message read but not played yet */
     const struct mcap_channel_info *pch;
     struct mcap_msg pm;
-    uint64_t last_played;          /* log time of the last message played */
+    uint64_t last_played; /* log time of the last message played */
     struct replay_ent *ent;
     int n_ent, cap_ent;
     uint64_t played, loops, errors;
@@ -167,8 +167,7 @@ static void play_sample(struct xg_adapter *a, const struct mcap_msg *m, int64_t 
     struct xg_error err = {0};
     if (mcap_cdr_sample_decode(m->data, m->len, r, &err)) {
         s->errors++;
-        XG_WARN_PEER(&s->lim, a->name, "%s: message %u skipped: %s", p->path, m->sequence,
-                     err.msg);
+        XG_WARN_PEER(&s->lim, a->name, "%s: message %u skipped: %s", p->path, m->sequence, err.msg);
         return;
     }
     int i = r->name[0] ? find_ent(s, r->name, true) : -1;
@@ -186,12 +185,10 @@ static void play_sample(struct xg_adapter *a, const struct mcap_msg *m, int64_t 
         .flags = r->flags & (XG_SAMPLE_POSE | XG_SAMPLE_VELOCITY | XG_SAMPLE_ANGULAR_VELOCITY |
                              XG_SAMPLE_SCALE | XG_SAMPLE_INACTIVE),
         .position = {r->position[0], r->position[1], r->position[2]},
-        .orientation = {r->orientation[0], r->orientation[1], r->orientation[2],
-                        r->orientation[3]},
+        .orientation = {r->orientation[0], r->orientation[1], r->orientation[2], r->orientation[3]},
         .velocity = {r->velocity[0] * p->speed, r->velocity[1] * p->speed,
                      r->velocity[2] * p->speed},
-        .angular_velocity = {r->angular_velocity[0] * p->speed,
-                             r->angular_velocity[1] * p->speed,
+        .angular_velocity = {r->angular_velocity[0] * p->speed, r->angular_velocity[1] * p->speed,
                              r->angular_velocity[2] * p->speed},
         .scale = {r->scale[0], r->scale[1], r->scale[2]},
     };
@@ -216,8 +213,8 @@ static void play_tf(struct xg_adapter *a, const struct mcap_msg *m, int64_t now)
         if (rc == -ENOENT) break;
         if (rc) {
             s->errors++;
-            XG_WARN_PEER(&s->lim, a->name, "%s: /tf message %u skipped: %s", p->path,
-                         m->sequence, err.msg);
+            XG_WARN_PEER(&s->lim, a->name, "%s: /tf message %u skipped: %s", p->path, m->sequence,
+                         err.msg);
             return;
         }
         if (!t->child_frame_id[0]) continue;
@@ -237,8 +234,11 @@ static void play_tf(struct xg_adapter *a, const struct mcap_msg *m, int64_t now)
         e->p = pos;
         e->q = q;
         e->has_world = true;
-        struct xg_sample smp = {.capture_ns = now, .receive_ns = now, .flags = XG_SAMPLE_POSE,
-                                .position = pos, .orientation = q};
+        struct xg_sample smp = {.capture_ns = now,
+                                .receive_ns = now,
+                                .flags = XG_SAMPLE_POSE,
+                                .position = pos,
+                                .orientation = q};
         xg_frame_sample_in(a->frame, &smp);
         push(a, e, &smp);
     }
@@ -320,8 +320,8 @@ static int rep_start(struct xg_adapter *a)
     s->t0_ns = xg_clock_mono_ns();
     XG_INFO(a->name, "replaying %s: %s, %.3f s from %.3f s, x%g, %s", p->path,
             s->lossless ? MCAP_SAMPLE_TOPIC " (lossless)" : MCAP_TF_TOPIC,
-            (double)((s->win_end ? s->win_end : s->last_log) - s->win_start) * 1e-9,
-            p->start_s, p->speed, p->loop ? "looping" : "once");
+            (double)((s->win_end ? s->win_end : s->last_log) - s->win_start) * 1e-9, p->start_s,
+            p->speed, p->loop ? "looping" : "once");
     schedule(s, 0); /* the first messages once every adapter has started (a recorder too) */
     return 0;
 }

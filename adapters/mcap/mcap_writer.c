@@ -16,10 +16,14 @@ const char *mcap_compression_name(enum mcap_compression c)
 
 int mcap_compression_parse(const char *s, enum mcap_compression *out)
 {
-    if (!strcmp(s, "none")) *out = MCAP_COMPRESSION_NONE;
-    else if (!strcmp(s, "zstd")) *out = MCAP_COMPRESSION_ZSTD;
-    else if (!strcmp(s, "lz4")) *out = MCAP_COMPRESSION_LZ4;
-    else return -EINVAL;
+    if (!strcmp(s, "none"))
+        *out = MCAP_COMPRESSION_NONE;
+    else if (!strcmp(s, "zstd"))
+        *out = MCAP_COMPRESSION_ZSTD;
+    else if (!strcmp(s, "lz4"))
+        *out = MCAP_COMPRESSION_LZ4;
+    else
+        return -EINVAL;
     return 0;
 }
 
@@ -45,7 +49,8 @@ static int emit(struct mcap_writer *w, struct mcap_buf *b)
 static void free_all(struct mcap_writer *w)
 {
     mcap_buf_free(&w->chunk);
-    for (int i = 0; i < MCAP_MAX_CHANNELS; i++) mcap_buf_free(&w->idx[i]);
+    for (int i = 0; i < MCAP_MAX_CHANNELS; i++)
+        mcap_buf_free(&w->idx[i]);
     mcap_buf_free(&w->schemas);
     mcap_buf_free(&w->channels);
     mcap_buf_free(&w->chunk_indexes);
@@ -115,8 +120,8 @@ int mcap_writer_channel(struct mcap_writer *w, uint16_t id, uint16_t schema_id, 
     return emit(w, &w->out);
 }
 
-int mcap_writer_metadata(struct mcap_writer *w, const char *name, size_t n,
-                         const char *const *keys, const char *const *vals)
+int mcap_writer_metadata(struct mcap_writer *w, const char *name, size_t n, const char *const *keys,
+                         const char *const *vals)
 {
     uint64_t offset = w->pos;
     mcap_metadata(&w->out, name, n, keys, vals);

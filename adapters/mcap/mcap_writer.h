@@ -31,15 +31,14 @@ const char *mcap_compression_name(enum mcap_compression c);
 /** Parse "none", "zstd" or "lz4"; -EINVAL otherwise. */
 int mcap_compression_parse(const char *s, enum mcap_compression *out);
 
-
 struct mcap_writer {
-    int fd;                 /* -1 = closed */
-    uint64_t pos;           /* bytes written */
-    uint32_t data_crc;      /* CRC of every byte written so far (data section CRC) */
+    int fd;            /* -1 = closed */
+    uint64_t pos;      /* bytes written */
+    uint32_t data_crc; /* CRC of every byte written so far (data section CRC) */
     enum mcap_compression compression;
-    size_t chunk_size;      /* uncompressed bytes that close a chunk */
+    size_t chunk_size; /* uncompressed bytes that close a chunk */
     /* the open chunk */
-    struct mcap_buf chunk;  /* its records, uncompressed */
+    struct mcap_buf chunk;           /* its records, uncompressed */
     uint64_t chunk_start, chunk_end; /* message time range, ns */
     uint64_t chunk_msgs;
     struct mcap_buf idx[MCAP_MAX_CHANNELS]; /* (log_time, offset) pairs per channel */
@@ -68,8 +67,8 @@ int mcap_writer_channel(struct mcap_writer *w, uint16_t id, uint16_t schema_id, 
                         const char *message_encoding, size_t n, const char *const *keys,
                         const char *const *vals);
 /** Write a Metadata record (and remember its index for the summary). */
-int mcap_writer_metadata(struct mcap_writer *w, const char *name, size_t n,
-                         const char *const *keys, const char *const *vals);
+int mcap_writer_metadata(struct mcap_writer *w, const char *name, size_t n, const char *const *keys,
+                         const char *const *vals);
 /** Add a message to the open chunk (sequence numbers per channel); writes the chunk when it
  *  reaches chunk_size. 0 or a negative errno (-EIO etc. from write, -ENOMEM). */
 int mcap_writer_message(struct mcap_writer *w, uint16_t channel, uint64_t log_time,

@@ -50,7 +50,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (rc < 0 && !err.msg[0]) abort();
     uint64_t counted = 0;
-    for (int i = 0; i < r.n_ch; i++) counted += r.ch[i].messages;
+    for (int i = 0; i < r.n_ch; i++)
+        counted += r.ch[i].messages;
     if (counted != n) abort();
     mcap_reader_close(&r);
     return 0;

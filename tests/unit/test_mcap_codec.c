@@ -15,6 +15,7 @@
 
 #include "adapters/mcap/mcap_cdr.h"
 #include "adapters/mcap/mcap_codec.h"
+#include "adapters/mcap/mcap_reader.h"
 #include "adapters/mcap/mcap_writer.h"
 
 static void test_crc32(void **state)
@@ -23,11 +24,13 @@ static void test_crc32(void **state)
     assert_int_equal(mcap_crc32(0, "123456789", 9), 0xCBF43926u); /* the CRC-32 check value */
     /* continued in pieces = at once; long input goes through the slicing-by-8 path */
     uint8_t buf[1000];
-    for (int i = 0; i < 1000; i++) buf[i] = (uint8_t)(i * 7 + 3);
+    for (int i = 0; i < 1000; i++)
+        buf[i] = (uint8_t)(i * 7 + 3);
     uint32_t whole = mcap_crc32(0, buf, sizeof buf);
     assert_int_equal(mcap_crc32(mcap_crc32(0, buf, 13), buf + 13, sizeof buf - 13), whole);
     uint32_t bytewise = 0;
-    for (int i = 0; i < 1000; i++) bytewise = mcap_crc32(bytewise, buf + i, 1);
+    for (int i = 0; i < 1000; i++)
+        bytewise = mcap_crc32(bytewise, buf + i, 1);
     assert_int_equal(bytewise, whole);
 }
 
@@ -36,9 +39,9 @@ static void test_message_layout(void **state)
     (void)state;
     struct mcap_buf b = {0};
     mcap_message(&b, 0x0102, 7, 0x1122334455667788ull, 0x99, "ab", 2);
-    const uint8_t want[] = {0x05, 24, 0, 0, 0, 0, 0, 0, 0, /* opcode, length 2+4+8+8+2 */
-                            0x02, 0x01, 7, 0, 0, 0, 0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22,
-                            0x11, 0x99, 0, 0, 0, 0, 0, 0, 0, 'a', 'b'};
+    const uint8_t want[] = {0x05, 24,   0,    0, 0, 0, 0,    0,    0, /* opcode, length 2+4+8+8+2 */
+                            0x02, 0x01, 7,    0, 0, 0, 0x88, 0x77, 0x66, 0x55, 0x44, 0x33,
+                            0x22, 0x11, 0x99, 0, 0, 0, 0,    0,    0,    0,    'a',  'b'};
     assert_int_equal(b.n, sizeof want);
     assert_memory_equal(b.p, want, sizeof want);
     struct mcap_record r;
@@ -207,12 +210,123 @@ static void test_writer_file(void **state)
     free(p);
 }
 
+/* A small zstd file of 20 messages in chunks of ~100 bytes, in memory. */
+static uint8_t *small_file(size_t *n, enum mcap_compression comp)
+{
+    char path[] = "/tmp/test_mcap_reader-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    struct mcap_writer w;
+    struct xg_error err = {0};
+    assert_int_equal(mcap_writer_open(&w, path, "", "test", comp, 100, &err), 0);
+    assert_int_equal(mcap_writer_schema(&w, 1, "a/msg/B", "ros2msg", "int32 x\n"), 0);
+    assert_int_equal(mcap_writer_channel(&w, 5, 1, "/b", "cdr", 0, NULL, NULL), 0);
+    for (int i = 0; i < 20; i++)
+        assert_int_equal(mcap_writer_message(&w, 5, 1000 + (uint64_t)i, 1000, "abcdefgh", 8), 0);
+    assert_int_equal(mcap_writer_close(&w), 0);
+    uint8_t *p = slurp(path, n);
+    unlink(path);
+    return p;
+}
+
+/* Read every message; `strict`: each must be the one written (not for corrupted input). */
+static int read_all(const uint8_t *p, size_t n, int *msgs, bool *truncated, struct xg_error *err,
+                    bool strict)
+{
+    struct mcap_reader r;
+    *msgs = 0;
+    int rc = mcap_reader_open_mem(&r, p, n, err);
+    if (rc) return rc;
+    const struct mcap_channel_info *ch;
+    struct mcap_msg m;
+    while ((rc = mcap_reader_next(&r, &ch, &m, err)) == 1) {
+        if (!strict) {
+            (*msgs)++;
+            continue;
+        }
+        assert_int_equal(ch->id, 5);
+        assert_string_equal(ch->schema_name, "a/msg/B");
+        assert_int_equal(m.len, 8);
+        assert_memory_equal(m.data, "abcdefgh", 8);
+        (*msgs)++;
+    }
+    *truncated = r.truncated;
+    mcap_reader_close(&r);
+    return rc;
+}
+
+static void test_reader_roundtrip(void **state)
+{
+    (void)state;
+    const enum mcap_compression comps[] = {MCAP_COMPRESSION_NONE, MCAP_COMPRESSION_ZSTD,
+                                           MCAP_COMPRESSION_LZ4};
+    for (int c = 0; c < 3; c++) {
+        size_t n;
+        uint8_t *p = small_file(&n, comps[c]);
+        int msgs;
+        bool cut;
+        struct xg_error err = {0};
+        assert_int_equal(read_all(p, n, &msgs, &cut, &err, true), 0);
+        assert_int_equal(msgs, 20);
+        assert_false(cut);
+        free(p);
+    }
+}
+
+static void test_reader_malformed(void **state)
+{
+    (void)state;
+    size_t n;
+    uint8_t *p = small_file(&n, MCAP_COMPRESSION_ZSTD);
+    int msgs, prev = 0;
+    bool cut;
+    struct xg_error err = {0};
+    /* every prefix: never an error past the magic, messages only from complete chunks, more as
+     * the file grows, and "truncated" until the DataEnd record is there */
+    for (size_t k = 8; k < n; k++) {
+        assert_int_equal(read_all(p, k, &msgs, &cut, &err, true), 0);
+        assert_true(msgs >= prev && msgs <= 20);
+        prev = msgs;
+    }
+    assert_int_equal(prev, 20);
+    assert_int_equal(read_all(p, 7, &msgs, &cut, &err, true), -EPROTO);
+    assert_non_null(strstr(err.msg, "not an MCAP file"));
+    /* every single-byte change: an error with a message or fewer/equal messages, never a crash */
+    for (size_t k = 8; k < n; k++) {
+        p[k] ^= 0x5A;
+        err.msg[0] = '\0';
+        int rc = read_all(p, n, &msgs, &cut, &err, false);
+        assert_true(rc == 0 || (rc < 0 && err.msg[0]));
+        p[k] ^= 0x5A;
+    }
+    /* the first chunk's compressed records changed: a decompression or CRC error naming it */
+    size_t off = 8;
+    struct mcap_record r;
+    while (mcap_next_record(p, n, &off, UINT64_MAX, &r) == 0 && r.op != MCAP_OP_CHUNK) {}
+    assert_int_equal(r.op, MCAP_OP_CHUNK);
+    size_t last = (size_t)(r.body - p) + (size_t)r.len - 1;
+    p[last] ^= 0x01;
+    assert_int_equal(read_all(p, n, &msgs, &cut, &err, true), -EPROTO);
+    assert_non_null(strstr(err.msg, "chunk at offset"));
+    p[last] ^= 0x01;
+    /* a records length past the end of the record */
+    memset((uint8_t *)r.body + 8 + 8 + 8 + 4 + 4 + 4, 0xFF, 8);
+    assert_int_equal(read_all(p, n, &msgs, &cut, &err, true), -EPROTO);
+    assert_non_null(strstr(err.msg, "exceeds"));
+    free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_crc32),        cmocka_unit_test(test_message_layout),
-        cmocka_unit_test(test_cdr_tf),       cmocka_unit_test(test_cdr_sample),
+        cmocka_unit_test(test_crc32),
+        cmocka_unit_test(test_message_layout),
+        cmocka_unit_test(test_cdr_tf),
+        cmocka_unit_test(test_cdr_sample),
         cmocka_unit_test(test_writer_file),
+        cmocka_unit_test(test_reader_roundtrip),
+        cmocka_unit_test(test_reader_malformed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
