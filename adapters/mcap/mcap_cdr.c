@@ -222,7 +222,7 @@ static int r_done(struct cdr_r *r, const char *type)
 int mcap_cdr_tf_decode(const uint8_t *p, size_t n, uint32_t i, uint32_t *count, struct mcap_tf *out,
                        struct xg_error *err)
 {
-    struct cdr_r r;
+    struct cdr_r r = {0};
     int rc = r_open(&r, p, n, err);
     if (rc) return rc;
     *count = (uint32_t)r_le(&r, 4, "transforms.length");
@@ -248,7 +248,7 @@ int mcap_cdr_tf_decode(const uint8_t *p, size_t n, uint32_t i, uint32_t *count, 
 
 int mcap_cdr_sample_decode(const uint8_t *p, size_t n, struct mcap_sample *s, struct xg_error *err)
 {
-    struct cdr_r r;
+    struct cdr_r r = {0};
     int rc = r_open(&r, p, n, err);
     if (rc) return rc;
     r_str(&r, s->name, sizeof s->name, "name");

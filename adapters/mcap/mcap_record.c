@@ -61,7 +61,9 @@ static size_t reserve_hdr(struct mcap_buf *b)
 
 static void copy_name(char *dst, size_t size, const char *src)
 {
-    snprintf(dst, size, "%s", src ? src : "");
+    size_t n = src ? strnlen(src, size - 1) : 0;
+    memcpy(dst, src ? src : "", n);
+    dst[n] = '\0';
 }
 
 static void rec_tap(void *user, const struct xg_entity *e, const struct xg_sample *s)
@@ -82,9 +84,7 @@ static void rec_tap(void *user, const struct xg_entity *e, const struct xg_sampl
     copy_name(m.parent, sizeof m.parent, parent);
     m.capture_time = cap;
     m.receive_time = rcv;
-    struct xg_entity_info info;
-    xg_entity_info(e, &info);
-    m.flags = info.last_flags;
+    m.flags = s->flags; /* the merged sample's: every field the source has reported */
     m.sensor = xg_entity_source_sensor(e);
     const double p[3] = {s->position.x, s->position.y, s->position.z};
     const double q[4] = {s->orientation.x, s->orientation.y, s->orientation.z, s->orientation.w};

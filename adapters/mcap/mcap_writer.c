@@ -40,7 +40,6 @@ static int emit(struct mcap_writer *w, struct mcap_buf *b)
         }
         off += (size_t)k;
     }
-    w->data_crc = mcap_crc32(w->data_crc, b->p, b->n);
     w->pos += b->n;
     b->n = 0;
     return 0;
@@ -249,7 +248,8 @@ int mcap_writer_close(struct mcap_writer *w)
     if (w->fd < 0) return -EBADF;
     int rc = mcap_writer_flush(w);
     if (!rc) {
-        mcap_data_end(&w->out, w->data_crc);
+        mcap_data_end(&w->out, 0); /* 0 = not computed (spec "Data End"), as the reference C++
+                                      writer's default: the chunks carry their own CRCs */
         rc = emit(w, &w->out);
     }
     if (!rc) {

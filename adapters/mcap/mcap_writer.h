@@ -2,8 +2,9 @@
  *
  * Layout: magic, Header, Schema and Channel records and Metadata (outside chunks, in the order
  * added), then Chunks, each followed by its Message Index records; on mcap_writer_close():
- * DataEnd (with the data section CRC), the Summary section (Schema and Channel copies,
- * Statistics, Chunk Indexes, Metadata Indexes), one Summary Offset per group, Footer, magic.
+ * DataEnd (data section CRC 0: not computed; every chunk has its CRC), the Summary section (Schema
+ * and Channel copies, Statistics, Chunk Indexes, Metadata Indexes), one Summary Offset per group,
+ * Footer, magic.
  *
  * Crash safety: a chunk and its message indexes leave in one write(2), only when complete, so
  * that a process killed at any moment leaves a file whose every complete chunk a streaming
@@ -34,7 +35,6 @@ int mcap_compression_parse(const char *s, enum mcap_compression *out);
 struct mcap_writer {
     int fd;            /* -1 = closed */
     uint64_t pos;      /* bytes written */
-    uint32_t data_crc; /* CRC of every byte written so far (data section CRC) */
     enum mcap_compression compression;
     size_t chunk_size; /* uncompressed bytes that close a chunk */
     /* the open chunk */
