@@ -334,6 +334,10 @@ def record(tmp, comp, n_samples, chunk_kb=64):
         sent = gw.counters("demo")["samples_in"]
         st = gw.adapters()["rec"]
         assert st["peer"] == path and st["state"] == "recording", st
+        # the inspector's adapter table: the file, its size, the rate
+        gw.wait_counter("rec", "file_bytes", 1, timeout=30)
+        insp = gw.get_json("/api/adapters")  # the same status the inspector's frames carry
+        assert insp is not None
     finally:
         rc, _ = gw.stop()
     assert rc == 0, gw.log()
