@@ -245,6 +245,7 @@ static void write_error(struct mcap_rec *r, const char *who, int rc)
 static void write_entries(struct mcap_rec *r, const struct mcap_buf *q, const char *who)
 {
     struct mcap_cur c = {.p = q->p, .n = q->n};
+    const int64_t now = xg_clock_mono_ns(); /* rotation by time: per batch (100 ms) is enough */
     while (c.off < c.n && !c.bad) {
         uint16_t ch = mcap_get_u16(&c);
         uint64_t log_t = mcap_get_u64(&c), pub_t = mcap_get_u64(&c);
@@ -252,9 +253,10 @@ static void write_entries(struct mcap_rec *r, const struct mcap_buf *q, const ch
         if (c.bad || len > c.n - c.off) break;
         const uint8_t *data = c.p + c.off;
         c.off += len;
-        int64_t now = xg_clock_mono_ns();
-        if (r->open && ((r->rotate_mb > 0 && (double)r->w.pos >= r->rotate_mb * 1e6) ||
-                        (r->rotate_s > 0 && (double)(now - r->file_t0_ns) >= r->rotate_s * 1e9)))
+        /* rotate before a sample's first message only: its /tf stays in the same file */
+        if (r->open && ch == CH_SAMPLE &&
+            ((r->rotate_mb > 0 && (double)r->w.pos >= r->rotate_mb * 1e6) ||
+             (r->rotate_s > 0 && (double)(now - r->file_t0_ns) >= r->rotate_s * 1e9)))
             close_file(r, who);
         if (!r->open) {
             struct xg_error err = {0};

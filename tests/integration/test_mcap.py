@@ -16,12 +16,15 @@ back (tests/integration/mcap_read.mjs).
 4. A /tf-only file written by @mcap/core's McapWriter (as rosbag2 writes one,
    tests/integration/mcap_write_tf.mjs) replays: child_frame_id -> name, frame_id -> parent,
    poses composed along the tree and converted from ROS axes.
+6. Rotation into a directory (`rotate_s`): numbered files, each closed with its summary and
+   readable by the indexed reader, together holding every sample in order.
 5. Malformed files (cut inside a chunk, a chunk's CRC broken, a record length past the end, not
    MCAP): `--mcap-info` and `--check` of an mcap-replay name the fault; a cut file replays what
    it has."""
 import json
 import math
 import os
+import re
 import shutil
 import signal
 import struct
@@ -326,6 +329,44 @@ def malformed(tmp, path):
     print("ok: a cut file replays up to its last complete chunk")
 
 
+ROTATE = """gateway:
+  id: mcap-rotate
+adapters:
+  - name: demo
+    type: synth
+    rate_hz: 120
+    bodies: 2
+  - name: rec
+    type: mcap-record
+    path: {path}/
+    rotate_s: 0.5
+"""
+
+
+def rotation(tmp):
+    d = os.path.join(tmp, "takes")
+    os.mkdir(d)
+    gw = Gateway(ROTATE.format(path=d))
+    try:
+        gw.wait_counter("rec", "files", 3, timeout=30)
+    finally:
+        rc, _ = gw.stop()
+    assert rc == 0, gw.log()
+    names = sorted(os.listdir(d))
+    assert len(names) >= 3, names
+    last = None
+    total = 0
+    for i, name in enumerate(names):
+        assert re.fullmatch(r"rec-\d{8}T\d{6}Z-%04d\.mcap" % i, name), names
+        f = read(os.path.join(d, name), "indexed")  # each has its summary
+        got = check_file(f)
+        logs = [int(m["log"]) for m in f["messages"]]
+        assert logs == sorted(logs) and (last is None or logs[0] >= last), name
+        last = logs[-1]
+        total += got
+    print(f"ok: rotation: {len(names)} files, {total} samples")
+
+
 def record(tmp, comp, n_samples, chunk_kb=64):
     path = os.path.join(tmp, f"take-{comp}.mcap")
     gw = Gateway(CONFIG.format(path=path, comp=comp, chunk_kb=chunk_kb))
@@ -374,6 +415,7 @@ def main():
             if comp == "none":
                 malformed(tmp, path)
         tf_replay(tmp)
+        rotation(tmp)
 
         # 2. SIGKILL: the completed chunks are readable
         path = os.path.join(tmp, "killed.mcap")
