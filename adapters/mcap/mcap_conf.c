@@ -8,6 +8,37 @@
 #include "adapters/mcap/mcap_replay.h"
 #include "core/path.h"
 
+#include <mbedtls/sha256.h>
+#include <stdlib.h>
+
+/* SHA-256 (hex) of the configuration file the adapter's section came from, for the recording's
+ * metadata ("" for the embedded default or a file that cannot be read again). */
+static void config_sha256(const struct xg_conf *conf, char out[65])
+{
+    out[0] = '\0';
+    if (!conf->file || conf->file[0] == '<') return;
+    int rc;
+    FILE *f = xg_file_fopen_regular(conf->file, "rb", false, &rc, NULL);
+    if (!f) return;
+    size_t cap = 1 << 16, n = 0;
+    unsigned char *buf = malloc(cap);
+    while (buf) {
+        n += fread(buf + n, 1, cap - n, f);
+        if (n < cap || cap >= (16u << 20)) break;
+        unsigned char *b = realloc(buf, cap * 2);
+        if (!b) break;
+        buf = b;
+        cap *= 2;
+    }
+    bool ok = buf && !ferror(f) && feof(f);
+    fclose(f);
+    unsigned char h[32];
+    if (ok && mbedtls_sha256_ret(buf, n, h, 0) == 0)
+        for (int i = 0; i < 32; i++)
+            snprintf(out + 2 * i, 3, "%02x", h[i]);
+    free(buf);
+}
+
 static int resolve(const struct xg_conf *conf, const char *key, const char *v, char *out,
                    size_t size, struct xg_error *err)
 {
@@ -46,6 +77,7 @@ int mcap_rec_read_conf(struct mcap_rec *r, const struct xg_conf *conf, struct xg
     size_t len = strlen(r->path);
     r->dir = (len && r->path[len - 1] == '/') || (stat(r->path, &st) == 0 && S_ISDIR(st.st_mode));
     r->chunk_bytes = (size_t)chunk_kb * 1024;
+    config_sha256(conf, r->config_sha256);
     r->queue_bytes = (size_t)queue_kb * 1024;
     return 0;
 }

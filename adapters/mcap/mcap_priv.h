@@ -22,8 +22,9 @@ struct mcap_rec {
     double rotate_mb, rotate_s; /* 0 = never */
     enum mcap_compression compression;
     size_t chunk_bytes, queue_bytes;
-    bool tf;              /* write /tf too */
-    char world_frame[64]; /* /tf frame_id of entities without a parent */
+    bool tf;                /* write /tf too */
+    char world_frame[64];   /* /tf frame_id of entities without a parent */
+    char config_sha256[65]; /* of the configuration file, hex; "" = unknown */
     /* loop thread */
     struct mcap_buf enc; /* one tap's entries */
     int64_t wall_off_ns; /* wall clock - gateway clock, fixed at start */

@@ -204,13 +204,14 @@ static int open_file(struct mcap_rec *r, struct xg_error *err)
         goto fail;
     char start[32];
     snprintf(start, sizeof start, "%lld", (long long)(xg_clock_mono_ns() + r->wall_off_ns));
-    const char *mk[] = {"gateway_id", "version",        "adapter",
-                        "frame",      "tf_world_frame", "start_time"};
+    const char *mk[] = {"gateway_id",     "version",    "adapter",      "frame",
+                        "tf_world_frame", "start_time", "config_sha256"};
     const char *mv[] = {
         r->gateway_id,   XRGATE_VERSION,
         r->adapter_name, "xrgate internal: right-handed, Y up, metres, quaternion x y z w",
-        r->world_frame,  start};
-    if ((rc = mcap_writer_metadata(w, "xrgate", 6, mk, mv))) goto fail;
+        r->world_frame,  start,
+        r->config_sha256};
+    if ((rc = mcap_writer_metadata(w, "xrgate", 7, mk, mv))) goto fail;
     pthread_mutex_lock(&r->mu);
     snprintf(r->file, sizeof r->file, "%s", path);
     r->files++;

@@ -33,8 +33,8 @@ const char *mcap_compression_name(enum mcap_compression c);
 int mcap_compression_parse(const char *s, enum mcap_compression *out);
 
 struct mcap_writer {
-    int fd;            /* -1 = closed */
-    uint64_t pos;      /* bytes written */
+    int fd;       /* -1 = closed */
+    uint64_t pos; /* bytes written */
     enum mcap_compression compression;
     size_t chunk_size; /* uncompressed bytes that close a chunk */
     /* the open chunk */

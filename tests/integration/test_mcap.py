@@ -21,6 +21,7 @@ back (tests/integration/mcap_read.mjs).
 5. Malformed files (cut inside a chunk, a chunk's CRC broken, a record length past the end, not
    MCAP): `--mcap-info` and `--check` of an mcap-replay name the fault; a cut file replays what
    it has."""
+import hashlib
 import json
 import math
 import os
@@ -369,7 +370,8 @@ def rotation(tmp):
 
 def record(tmp, comp, n_samples, chunk_kb=64):
     path = os.path.join(tmp, f"take-{comp}.mcap")
-    gw = Gateway(CONFIG.format(path=path, comp=comp, chunk_kb=chunk_kb))
+    text = CONFIG.format(path=path, comp=comp, chunk_kb=chunk_kb)
+    gw = Gateway(text)
     try:
         gw.wait_counter("rec", "samples_recorded", n_samples, timeout=30)
         sent = gw.counters("demo")["samples_in"]
@@ -382,7 +384,7 @@ def record(tmp, comp, n_samples, chunk_kb=64):
         rc, _ = gw.stop()
     assert rc == 0, gw.log()
     assert "recording stopped" in gw.log(), gw.log()
-    return path, sent
+    return path, sent, hashlib.sha256(text.encode()).hexdigest()
 
 
 def main():
@@ -396,7 +398,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="xrgate-mcap-") as tmp:
         # 1. a 5-second take with zstd (5 entities x 120 Hz), shorter ones with lz4 and none
         for comp, n in (("zstd", 3000), ("lz4", 600), ("none", 600)):
-            path, sent = record(tmp, comp, n)
+            path, sent, sha = record(tmp, comp, n)
             d = read(path, "indexed")
             got = check_file(d, sent)
             st = d["statistics"]
@@ -404,6 +406,7 @@ def main():
             assert st["chunkCount"] == d["chunkIndexes"] >= 1, st
             meta = {m["name"]: m["metadata"] for m in d["metadata"]}
             assert meta["xrgate"]["gateway_id"] == "mcap-test", meta
+            assert meta["xrgate"]["config_sha256"] == sha, meta
             # the streaming reader agrees, and sees the footer (with CRCs validated)
             s = read(path, "stream")
             assert s["footer"] and len(s["messages"]) == len(d["messages"])
