@@ -234,7 +234,9 @@ static void play_tf(struct xg_adapter *a, const struct mcap_msg *m, int64_t now)
         e->p = pos;
         e->q = q;
         e->has_world = true;
-        struct xg_sample smp = {.capture_ns = now,
+        /* the log time on the playback clock: messages played in one tick keep their spacing */
+        int64_t cap = gw_time(p, (int64_t)m->log_time);
+        struct xg_sample smp = {.capture_ns = cap < now ? cap : now,
                                 .receive_ns = now,
                                 .flags = XG_SAMPLE_POSE,
                                 .position = pos,
