@@ -274,8 +274,8 @@ static void write_entries(struct mcap_rec *r, const struct mcap_buf *q, const ch
 
 static void *writer_main(void *arg)
 {
-    struct xg_adapter *a = arg;
-    struct mcap_rec *r = a->priv;
+    struct mcap_rec *r = arg; /* never the adapter: it may be gone (a detached thread) */
+    const char *who = r->adapter_name;
     struct mcap_buf local = {0};
     r->rate_t0_ns = xg_clock_mono_ns();
     for (;;) {
@@ -293,12 +293,12 @@ static void *writer_main(void *arg)
         bool stop = r->stopping;
         pthread_mutex_unlock(&r->mu);
         local = t;
-        write_entries(r, &local, a->name);
+        write_entries(r, &local, who);
         local.n = 0;
         int64_t now = xg_clock_mono_ns();
         if (r->open && now - r->chunk_t0_ns >= MCAP_CHUNK_MAX_NS) {
             int rc = mcap_writer_flush(&r->w);
-            if (rc) write_error(r, a->name, rc);
+            if (rc) write_error(r, who, rc);
             r->chunk_t0_ns = now;
         }
         pthread_mutex_lock(&r->mu);
@@ -311,7 +311,7 @@ static void *writer_main(void *arg)
         pthread_mutex_unlock(&r->mu);
         if (stop) break;
     }
-    close_file(r, a->name);
+    close_file(r, who);
     mcap_buf_free(&local);
     return NULL;
 }
@@ -337,7 +337,7 @@ static int rec_start(struct xg_adapter *a)
         XG_WARN(a->name, "%s", err.msg);
         return err.code ? err.code : -EIO;
     }
-    if ((e = pthread_create(&r->thread, NULL, writer_main, a))) {
+    if ((e = pthread_create(&r->thread, NULL, writer_main, r))) {
         close_file(r, a->name);
         return -e;
     }
@@ -365,8 +365,8 @@ static void rec_drain(struct xg_adapter *a)
 static void rec_status(const struct xg_adapter *a, struct xg_status *st)
 {
     struct mcap_rec *r = a->priv;
-    if (!r->sync_ready) {
-        st->state = "idle";
+    if (!r || !r->sync_ready) { /* none: stopped with its writer thread left behind */
+        st->state = r ? "idle" : "stopped";
         return;
     }
     pthread_mutex_lock(&r->mu);
@@ -395,8 +395,22 @@ static void rec_stop(struct xg_adapter *a)
     r->stopping = true;
     pthread_mutex_unlock(&r->mu);
     pthread_cond_signal(&r->cv);
-    pthread_join(r->thread, NULL);
     r->thread_started = false;
+    /* the process stops within 1 s: a writer thread blocked in write(2) (a stalled disk) is
+     * left behind, detached, with its state (never freed: it may still finish the file) */
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_nsec += 500000000;
+    if (dl.tv_nsec >= 1000000000) dl.tv_sec++, dl.tv_nsec -= 1000000000;
+    if (pthread_timedjoin_np(r->thread, NULL, &dl)) {
+        pthread_detach(r->thread);
+        XG_WARN(a->name,
+                "recording stopped: the disk did not take the last writes within 0.5 s; %s is "
+                "left as it is (readable up to its last complete chunk)",
+                r->file);
+        a->priv = NULL; /* leaked on purpose: the detached thread still uses it */
+        return;
+    }
     XG_INFO(a->name, "recording stopped: %s closed (%llu samples, %llu dropped)", r->file,
             (unsigned long long)r->queued, (unsigned long long)r->dropped);
 }

@@ -18,6 +18,11 @@ back (tests/integration/mcap_read.mjs).
    poses composed along the tree and converted from ROS axes.
 6. Rotation into a directory (`rotate_s`): numbered files, each closed with its summary and
    readable by the indexed reader, together holding every sample in order.
+7. A disk that stalls (the file is a FIFO nobody reads for a while, so the writer thread blocks
+   in write()): the queue fills, samples are dropped and counted with a warning, the event loop
+   goes on (the synth's samples keep arriving, the admin API answers); once the reader reads
+   again, the recorder catches up and a clean stop is quick; if it never reads again, SIGTERM
+   still stops the gateway within its second (the file is left as it is).
 5. Malformed files (cut inside a chunk, a chunk's CRC broken, a record length past the end, not
    MCAP): `--mcap-info` and `--check` of an mcap-replay name the fault; a cut file replays what
    it has."""
@@ -29,10 +34,12 @@ import re
 import shutil
 import signal
 import struct
+import select
 import subprocess
 import sys
+import threading
 
-from xgtest import BIN, SOURCE_DIR, Gateway, require_adapters, skip, wait_until
+from xgtest import BIN, SOURCE_DIR, Gateway, require_adapters, skip, time_bound, wait_until
 
 BUILD_DIR = os.environ.get("XG_BUILD_DIR") or os.path.join(SOURCE_DIR, "build")
 NODE_MODULES = os.path.join(BUILD_DIR, "web", "node_modules")
@@ -368,6 +375,91 @@ def rotation(tmp):
     print(f"ok: rotation: {len(names)} files, {total} samples")
 
 
+STALL = """gateway:
+  id: mcap-stall
+adapters:
+  - name: demo
+    type: synth
+    rate_hz: 240
+    bodies: 20
+  - name: rec
+    type: mcap-record
+    path: {path}
+    compression: none
+    chunk_kb: 8
+    queue_kb: 64
+"""
+
+
+def stalled_disk(tmp):
+    fifo = os.path.join(tmp, "stall.mcap")
+    os.mkfifo(fifo)
+    rd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # so that the recorder's open() returns
+    got = bytearray()
+    try:
+        gw = Gateway(STALL.format(path=fifo))
+        try:
+            gw.wait_counter("rec", "samples_dropped", 1, timeout=30)
+            gw.wait_log("recording queue full", timeout=10)
+            # the loop is not stalled: samples still arrive and are relayed to the table
+            n0 = gw.counters("demo")["samples_in"]
+            gw.wait_counter("demo", "samples_in", n0 + 1000, timeout=10)
+            assert gw.adapters()["rec"]["counters"]["samples_dropped"] > 0
+            # read again: the writer thread catches up, recording resumes
+            r0 = gw.counters("rec")["samples_recorded"]
+
+            def drain():
+                try:
+                    while True:
+                        chunk = os.read(rd, 1 << 20)
+                        if not chunk:
+                            return len(got) > 0
+                        got.extend(chunk)
+                except BlockingIOError:
+                    return False
+
+            wait_until(lambda: drain() or gw.counters("rec")["samples_recorded"] > r0 + 500,
+                       timeout=30, what="recording to resume once the FIFO is read")
+            stop = threading.Event()
+
+            def keep_reading():
+                while not stop.is_set():
+                    try:
+                        chunk = os.read(rd, 1 << 20)
+                        if not chunk:
+                            return
+                        got.extend(chunk)
+                    except BlockingIOError:
+                        select.select([rd], [], [], 0.05)  # until the FIFO has data
+
+            th = threading.Thread(target=keep_reading, daemon=True)
+            th.start()
+        finally:
+            rc, took = gw.stop()
+        stop.set()
+        th.join(5)
+        assert rc == 0 and took < time_bound(1.0), (rc, took, gw.log())
+    finally:
+        os.close(rd)
+    assert bytes(got[:8]) == b"\x89MCAP0\r\n", got[:8]
+    print(f"ok: stalled disk: drops counted, loop alive, {len(got)} bytes read from the FIFO")
+    # a disk that never comes back: SIGTERM still stops the gateway within its second
+    fifo2 = os.path.join(tmp, "stall2.mcap")
+    os.mkfifo(fifo2)
+    rd = os.open(fifo2, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        gw = Gateway(STALL.format(path=fifo2))
+        try:
+            gw.wait_counter("rec", "samples_dropped", 1, timeout=30)
+        finally:
+            rc, took = gw.stop()
+        assert rc == 0 and took < time_bound(1.0), (rc, took, gw.log())
+        assert "did not take the last writes" in gw.log(), gw.log()
+    finally:
+        os.close(rd)
+    print(f"ok: a disk that never comes back: stopped in {took:.2f} s")
+
+
 def record(tmp, comp, n_samples, chunk_kb=64):
     path = os.path.join(tmp, f"take-{comp}.mcap")
     text = CONFIG.format(path=path, comp=comp, chunk_kb=chunk_kb)
@@ -419,6 +511,7 @@ def main():
                 malformed(tmp, path)
         tf_replay(tmp)
         rotation(tmp)
+        stalled_disk(tmp)
 
         # 2. SIGKILL: the completed chunks are readable
         path = os.path.join(tmp, "killed.mcap")
