@@ -472,6 +472,9 @@ def record(tmp, comp, n_samples, chunk_kb=64):
         # what the inspector's adapter table shows: the file (peer), its size, the rate
         gw.wait_counter("rec", "file_bytes", 1, timeout=30)
         gw.wait_counter("rec", "record_rate_hz", 1, timeout=30)
+        _, _, body = gw.get("/metrics")
+        assert re.search(rb'^xrgate_adapter_up\{adapter="rec",type="mcap-record"\} 1$', body,
+                         re.M), body
     finally:
         rc, _ = gw.stop()
     assert rc == 0, gw.log()
