@@ -23,6 +23,9 @@ back (tests/integration/mcap_read.mjs).
    goes on (the synth's samples keep arriving, the admin API answers); once the reader reads
    again, the recorder catches up and a clean stop is quick; if it never reads again, SIGTERM
    still stops the gateway within its second (the file is left as it is).
+8. A skeleton (the bvh adapter's walk_small.bvh): each joint's /tf is relative to its parent
+   joint (frame_id = the parent's name), and composing it with the parent's world pose gives the
+   joint's world pose, in ROS axes.
 5. Malformed files (cut inside a chunk, a chunk's CRC broken, a record length past the end, not
    MCAP): `--mcap-info` and `--check` of an mcap-replay name the fault; a cut file replays what
    it has."""
@@ -460,6 +463,75 @@ def stalled_disk(tmp):
     print(f"ok: a disk that never comes back: stopped in {took:.2f} s")
 
 
+SKELETON = """gateway:
+  id: mcap-skeleton
+adapters:
+  - name: take
+    type: bvh
+    file: {bvh}
+    loop: false
+  - name: rec
+    type: mcap-record
+    path: {path}
+"""
+
+
+def qmul(a, b):
+    ax, ay, az, aw = a
+    bx, by, bz, bw = b
+    return [aw * bx + ax * bw + ay * bz - az * by, aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw, aw * bw - ax * bx - ay * by - az * bz]
+
+
+def qrot(q, v):
+    r = qmul(qmul(q, [v[0], v[1], v[2], 0.0]), [-q[0], -q[1], -q[2], q[3]])
+    return r[:3]
+
+
+def ros(p=None, q=None):
+    """Internal (Y up) -> ROS (Z up) axes, the `ros` preset (x, z, -y)."""
+    if p is not None:
+        return [p[0], -p[2], p[1]]
+    return [q[0], -q[2], q[1], q[3]]
+
+
+def skeleton(tmp):
+    path = os.path.join(tmp, "skeleton.mcap")
+    bvh = os.path.join(SOURCE_DIR, "tests", "vectors", "bvh", "walk_small.bvh")
+    gw = Gateway(SKELETON.format(bvh=bvh, path=path))
+    try:
+        wait_until(lambda: gw.adapters()["take"]["state"] == "done", timeout=60,
+                   what="the take to finish")
+    finally:
+        gw.stop()
+    d = read(path, "indexed")
+    by_topic = {c["topic"]: int(i) for i, c in d["channels"].items()}
+    world = {}  # name -> (p, q) in ROS axes, from the lossless channel
+    checked = 0
+    pending = None
+    for m in d["messages"]:
+        if m["channel"] == by_topic["/xrgate/samples"]:
+            s = decode_sample(bytes.fromhex(m["data"]))
+            world[s["name"]] = (ros(p=s["position"]), ros(q=s["orientation"]))
+            pending = s
+        elif m["channel"] == by_topic["/tf"] and pending:
+            (t,) = decode_tf(bytes.fromhex(m["data"]))
+            assert t["child"] == pending["name"]
+            if not pending["parent"]:
+                assert t["frame_id"] == "world", t
+                continue
+            assert t["frame_id"] == pending["parent"], (t, pending["parent"])
+            pp, pq = world[pending["parent"]]
+            cp = [a + b for a, b in zip(pp, qrot(pq, t["t"]))]
+            cq = qmul(pq, t["q"])
+            wp, wq = world[pending["name"]]
+            assert all(abs(a - b) < 1e-9 for a, b in zip(cp, wp)), (pending["name"], cp, wp)
+            assert abs(sum(a * b for a, b in zip(cq, wq))) > 1 - 1e-9, (pending["name"], cq, wq)
+            checked += 1
+    assert checked > 0, "no joint with a parent"
+    print(f"ok: skeleton: {checked} parent-relative /tf transforms compose to the world poses")
+
+
 def record(tmp, comp, n_samples, chunk_kb=64):
     path = os.path.join(tmp, f"take-{comp}.mcap")
     text = CONFIG.format(path=path, comp=comp, chunk_kb=chunk_kb)
@@ -483,7 +555,7 @@ def record(tmp, comp, n_samples, chunk_kb=64):
 
 
 def main():
-    require_adapters("synth", "mcap-record")
+    require_adapters("synth", "bvh", "mcap-record", "mcap-replay")
     if not shutil.which("node"):
         skip("node not found (docker/install-deps.sh installs nodejs)")
     if not os.path.isdir(os.path.join(NODE_MODULES, "@mcap", "core")):
@@ -515,6 +587,7 @@ def main():
         tf_replay(tmp)
         rotation(tmp)
         stalled_disk(tmp)
+        skeleton(tmp)
 
         # 2. SIGKILL: the completed chunks are readable
         path = os.path.join(tmp, "killed.mcap")
