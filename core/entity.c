@@ -117,6 +117,29 @@ int xg_table_add_sink(struct xg_table *t, int index, xg_accept_fn accept, xg_wak
     return 0;
 }
 
+int xg_table_set_sample_tap(struct xg_table *t, int sink, xg_sample_tap_fn fn, void *user)
+{
+    if (sink < 0 || sink >= XG_MAX_ADAPTERS || !t->sinks[sink].on) return -EINVAL;
+    t->sinks[sink].tap = fn;
+    t->sinks[sink].tap_user = user;
+    if (fn)
+        t->tap_mask |= UINT64_C(1) << sink;
+    else
+        t->tap_mask &= ~(UINT64_C(1) << sink);
+    return 0;
+}
+
+/* The sample taps of the sinks that republish e (xg_table_set_sample_tap). */
+static void run_taps(struct xg_table *t, const struct xg_entity *e)
+{
+    uint64_t m = t->tap_mask & e->sink_mask;
+    while (m) {
+        int i = __builtin_ctzll(m);
+        m &= m - 1;
+        t->sinks[i].tap(t->sinks[i].tap_user, e, xg_entity_last(e));
+    }
+}
+
 int xg_table_set_sink_slot_free(struct xg_table *t, int sink, xg_sink_slot_free_fn fn, void *user)
 {
     if (sink < 0 || sink >= XG_MAX_ADAPTERS) return -EINVAL;
@@ -510,6 +533,7 @@ static int apply_sample(struct xg_table *t, struct xg_entity *e, const struct xg
     e->samples++;
     t->stats.samples_in[e->origin]++;
     xg_ent_mark_dirty(t, e);
+    if (t->tap_mask) run_taps(t, e);
     if (first)
         for (int i = 0; i < t->n_listeners; i++)
             t->listeners[i].fn(t->listeners[i].user, e, true);
@@ -646,6 +670,7 @@ int xg_table_set_button(struct xg_table *t, uint32_t id, int index, bool pressed
     e->buttons[index] = pressed;
     if (index >= e->n_buttons) e->n_buttons = index + 1;
     xg_ent_mark_dirty(t, e);
+    if (t->tap_mask) run_taps(t, e);
     return cut_point(t, e->origin, 0);
 }
 
@@ -666,6 +691,7 @@ int xg_table_set_analog(struct xg_table *t, uint32_t id, int index, double value
     e->analogs[index] = value;
     if (index >= e->n_analogs) e->n_analogs = index + 1;
     xg_ent_mark_dirty(t, e);
+    if (t->tap_mask) run_taps(t, e);
     return cut_point(t, e->origin, 0);
 }
 

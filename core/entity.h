@@ -263,6 +263,14 @@ void xg_table_sink_slots_clear(struct xg_table *t, int sink);
 /** Merged newest sample of e: every field valid per its flags (a field never reported holds its
  *  default: identity orientation, unit scale, zero). Borrowed, valid as long as e. */
 const struct xg_sample *xg_entity_last(const struct xg_entity *e);
+/** Per-sample hook of a sink (a recorder, which must see every sample, not the newest at its
+ *  tick): called after a sample (or a button / analog change) of entity e is applied, with e's
+ *  merged newest sample (xg_entity_last()), for each sink that republishes e (split horizon and
+ *  the sink's filter, as its dirty set). Must not call back into the table's update functions. */
+typedef void (*xg_sample_tap_fn)(void *user, const struct xg_entity *e, const struct xg_sample *s);
+/** Set (fn non-NULL) or clear sink `sink`'s sample tap. -EINVAL if `sink` is out of range or not a
+ *  sink (xg_table_add_sink()). */
+int xg_table_set_sample_tap(struct xg_table *t, int sink, xg_sample_tap_fn fn, void *user);
 /** Add a lifecycle listener (up to 8). */
 int xg_table_add_listener(struct xg_table *t, xg_entity_event_fn fn, void *user);
 

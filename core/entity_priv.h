@@ -88,6 +88,8 @@ struct sink {
     size_t n_vals;
     xg_sink_slot_free_fn val_free;
     void *val_user;
+    xg_sample_tap_fn tap; /* per-sample hook (xg_table_set_sample_tap), NULL = none */
+    void *tap_user;
 };
 
 struct xg_table {
@@ -109,6 +111,7 @@ struct xg_table {
     } listeners[MAX_LISTENERS];
     int n_listeners;
     struct xg_table_stats stats;
+    uint64_t tap_mask; /* sinks with a sample tap */
     /* egress pass (xg_table_pass_begin): its time, and one predicted pose per entity */
     bool in_pass, in_cut;
     int64_t pass_ns;

@@ -76,6 +76,7 @@ size_t xg_table_drop_adapter(struct xg_table *t, int index)
     }
     free(s->list);
     free(s->vals);
+    t->tap_mask &= ~(UINT64_C(1) << index);
     memset(s, 0, sizeof *s);
     t->woken &= ~bit;
     t->adapter_names[index] = NULL;

@@ -56,7 +56,7 @@ bool xg_metrics_adapter_family(const char *name, enum xg_status_kind kind, char 
 
 bool xg_metrics_state_up(const char *state)
 {
-    static const char *const up[] = {"streaming", "listening", "running", "playing"};
+    static const char *const up[] = {"streaming", "listening", "running", "playing", "recording"};
     for (size_t i = 0; state && i < sizeof up / sizeof up[0]; i++)
         if (!strcmp(state, up[i])) return true;
     return false;

@@ -323,9 +323,11 @@ static void adapters_json(struct xg_inspector *ins, struct evbuffer *b)
         if (!ga) continue;
         struct xg_status st = {.state = ga->started ? "running" : "stopped"};
         if (ga->a.ops->status) ga->a.ops->status(&ga->a, &st);
-        double reconnects = 0, unreachable = 0;
+        double reconnects = 0, unreachable = 0, file_bytes = 0;
         for (int k = 0; k < st.n_counters; k++) {
             if (!strcmp(st.counters[k].name, "reconnects")) reconnects = st.counters[k].value;
+            if (!strcmp(st.counters[k].name, "file_bytes")) /* a recorder's file (mcap-record) */
+                file_bytes = st.counters[k].value;
             if (!strcmp(st.counters[k].name, "dest_unreachable"))
                 unreachable = st.counters[k].value;
         }
@@ -342,10 +344,10 @@ static void adapters_json(struct xg_inspector *ins, struct evbuffer *b)
             ",\"sink\":%s,\"samples_in\":%" PRIu64 ",\"samples_out\":%" PRIu64
             ",\"samples_in_per_s\":%.1f,\"samples_out_per_s\":%.1f,\"drops\":%" PRIu64
             ",\"samples_backwards\":%" PRIu64 ",\"errors\":%" PRIu64
-            ",\"reconnects\":%.0f,\"unreachable\":%.0f}",
+            ",\"reconnects\":%.0f,\"unreachable\":%.0f,\"file_bytes\":%.0f}",
             ga->a.ops->is_sink ? "true" : "false", ts->samples_in[i], ga->a.samples_out,
             ins->rates[i].in_per_s, ins->rates[i].out_per_s, ga->a.drops + ts->rejected[i],
-            ts->dropped_backwards[i], ga->a.errors, reconnects, unreachable);
+            ts->dropped_backwards[i], ga->a.errors, reconnects, unreachable, file_bytes);
     }
     ADD_LIT(b, "]");
 }

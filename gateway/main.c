@@ -20,6 +20,7 @@
 #include <mbedtls/ssl.h>
 
 #include "core/conf.h"
+#include "core/error.h"
 #include "core/log.h"
 #include "gateway/gateway.h"
 
@@ -238,7 +239,7 @@ static void usage(FILE *f)
         "usage: xrgate [--config FILE] [--check] [--strict] [--log-level LEVEL]\n"
         "              [--log-format text|json] [--user NAME] [--sdp ADAPTER]\n"
         "              [--healthcheck [[http://|https://]HOST:PORT]] [--make-cert HOST DIR]\n"
-        "              [--version] [--help]\n"
+        "              [--mcap-info FILE] [--version] [--help]\n"
         "\n"
         "  -c, --config FILE     configuration (default: $XRGATE_CONFIG, else conf/xrgate.yaml\n"
         "                        if it exists, else the embedded default)\n"
@@ -250,6 +251,8 @@ static void usage(FILE *f)
         "  -u, --user NAME       drop root privileges to user NAME once every socket is bound\n"
         "                        ($XRGATE_USER)\n"
         "      --sdp ADAPTER     print the SDP session description of an rtp adapter and exit\n"
+        "      --mcap-info FILE  print an MCAP recording's channels, message counts, duration\n"
+        "                        and time range, and exit\n"
         "      --healthcheck [[http://|https://]HOST:PORT]\n"
         "                        GET /healthz on a running gateway's admin API (default\n"
         "                        $XRGATE_ADMIN_LISTEN, else 127.0.0.1:8080); exit 0 if healthy\n"
@@ -265,9 +268,35 @@ static void usage(FILE *f)
         "Manual: man 8 xrgate, man 5 xrgate.yaml, docs/ in the source tree.\n");
 }
 
+/* adapters/mcap/mcap_info.c; weak: NULL when the mcap adapter folder is not built */
+int xg_mcap_info(const char *path, FILE *out, struct xg_error *err) __attribute__((weak));
+
+/* --mcap-info FILE: a summary of a recording (docs/adapters/mcap.md) */
+static int mcap_info(const char *path)
+{
+    if (!xg_mcap_info) {
+        fprintf(stderr, "xrgate: --mcap-info: the mcap adapter is not in this build\n");
+        return 2;
+    }
+    struct xg_error err = {0};
+    if (xg_mcap_info(path, stdout, &err)) {
+        fprintf(stderr, "xrgate: --mcap-info: %s\n", err.msg);
+        return 1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    enum { OPT_CHECK = 256, OPT_LOG_FORMAT, OPT_HEALTHCHECK, OPT_SDP, OPT_STRICT, OPT_MAKE_CERT };
+    enum {
+        OPT_CHECK = 256,
+        OPT_LOG_FORMAT,
+        OPT_HEALTHCHECK,
+        OPT_SDP,
+        OPT_STRICT,
+        OPT_MAKE_CERT,
+        OPT_MCAP_INFO
+    };
     static const struct option longopts[] = {
         {"config", required_argument, NULL, 'c'},
         {"check", no_argument, NULL, OPT_CHECK},
@@ -275,6 +304,7 @@ int main(int argc, char **argv)
         {"healthcheck", optional_argument, NULL, OPT_HEALTHCHECK},
         {"sdp", required_argument, NULL, OPT_SDP},
         {"make-cert", required_argument, NULL, OPT_MAKE_CERT},
+        {"mcap-info", required_argument, NULL, OPT_MCAP_INFO},
         {"log-level", required_argument, NULL, 'l'},
         {"log-format", required_argument, NULL, OPT_LOG_FORMAT},
         {"user", required_argument, NULL, 'u'},
@@ -309,6 +339,8 @@ int main(int argc, char **argv)
         case OPT_SDP:
             sdp = optarg;
             break;
+        case OPT_MCAP_INFO:
+            return mcap_info(optarg);
         case OPT_HEALTHCHECK: {
             const char *a = optarg ? optarg : getenv("XRGATE_ADMIN_LISTEN");
             if (!optarg && optind < argc && argv[optind][0] != '-') a = argv[optind++];

@@ -21,7 +21,9 @@
     X(xg_rtp_ops)                                                                                  \
     X(xg_vmc_ops)                                                                                  \
     X(xg_dds_ops)                                                                                  \
-    X(xg_webxr_ops)
+    X(xg_webxr_ops)                                                                                \
+    X(xg_mcap_record_ops)                                                                          \
+    X(xg_mcap_replay_ops)
 
 #define X(sym) extern const struct xg_adapter_ops sym __attribute__((weak));
 XG_ADAPTER_TYPES(X)

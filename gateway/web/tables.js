@@ -14,6 +14,14 @@ const fmt = (v, d) => (Number.isFinite(v) ? v.toFixed(d) : '–');
 // rates: one decimal below 10/s (a 0.5 Hz source is not 0)
 export const fmtRate = (v) => fmt(v, Math.abs(v) < 10 && v !== 0 ? 1 : 0);
 
+/** A byte count with its unit: 512 B, 12.3 kB, 4.56 MB, 1.20 GB (powers of 1000). */
+export function fmtBytes(v) {
+  const units = ['B', 'kB', 'MB', 'GB', 'TB'];
+  let i = 0;
+  while (Math.abs(v) >= 1000 && i < units.length - 1) { v /= 1000; i++; }
+  return `${i ? v.toPrecision(3) : v.toFixed(0)} ${units[i]}`;
+}
+
 export function escapeHtml(s) {
   return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;',
                                            "'": '&#39;' }[c]));
@@ -54,7 +62,8 @@ function syncRows(tbody, rows, onRow) {
 
 // What a state is, at a glance: ok (green), waiting (neutral), bad (red).
 const STATE_CLASS = { streaming: 'ok', listening: 'ok', running: 'ok', playing: 'ok',
-                      connecting: 'wait', handshake: 'wait', idle: 'wait', done: 'wait',
+                      recording: 'ok', connecting: 'wait', handshake: 'wait', idle: 'wait',
+                      done: 'wait',
                       backoff: 'bad', error: 'bad', stopped: 'bad', unreachable: 'bad' };
 
 // Sort keys per column (index of the header cell), per table: a value to compare.
@@ -103,7 +112,9 @@ export function renderAdapters(ui, inspector, adapters, live) {
           cls: 'state state-' + (rtpNoListener && live ? 'bad' : STATE_CLASS[state] || 'wait'),
           title: rtpNoListener ? `${a.unreachable} packets answered "port unreachable" ` +
             '(ICMP) so far: nothing listens at a destination' : '' },
-        { text: a.peer || '–', cls: 'peer', title: a.peer || '' },
+        // a recorder's file (mcap-record): its size beside the name; the rate is `out`
+        { text: (a.peer || '–') + (a.file_bytes ? ` (${fmtBytes(a.file_bytes)})` : ''),
+          cls: 'peer', title: a.peer || '' },
         { text: live ? fmtRate(a.samples_in_per_s) : '–', cls: 'num rate-in' },
         { text: live ? fmtRate(a.samples_out_per_s) : '–', cls: 'num rate-out' },
         { text: a.drops, cls: a.drops ? 'num warn' : 'num',

@@ -36,6 +36,7 @@ EGRESS = ("vrpn", "rgmp", "less", "rtp")  # latency_us.<egress> keys
 EGRESS_TYPE = {"vrpn": "vrpn-server", "rgmp": "rgmp-server", "less": "less", "rtp": "rtp"}
 from dds_load import dds_load  # noqa: E402 (after sys.path is set)
 from egress_cost import egress_cost  # noqa: E402
+from mcap_cost import mcap_cost  # noqa: E402
 from relay import print_relay, relay_bench  # noqa: E402
 VRPN_COOKIE = b"vrpn: ver. 07.38  0" + b"\0" * 5  # what a TCP-only VRPN client sends first
 
@@ -45,7 +46,7 @@ def adapter_types_available():
     avail = {}
     with tempfile.TemporaryDirectory() as d:
         for t in ("vrpn-server", "vrpn-client", "rgmp-server", "rgmp-client", "rtp", "less",
-                  "dds"):
+                  "dds", "mcap-record"):
             path = os.path.join(d, "c.yaml")
             with open(path, "w") as f:
                 f.write(f"adapters:\n  - name: x\n    type: {t}\n")
@@ -862,6 +863,7 @@ def main():
           ["frame", "bytes", "p50 ms", "max ms", "clock rtt ms"],
           [[k, f"{v['bytes']}", f"{v['p50_ms']:.3f}", f"{v['max_ms']:.3f}", f"{v['rtt_ms']:.3f}"]
            for k, v in wx.items()])
+    results["mcap"] = mcap_cost(o, avail, sys.modules[__name__])
     if dds:
         rows = [[k, f"{dds[k]['sent_transforms']}", f"{dds[k]['unique']}",
                  f"{100 * dds[k]['loss']:.2f} %"] +

@@ -1,0 +1,389 @@
+/* MCAP records: encoders and the bounded decoder (mcap_codec.h). */
+#include "adapters/mcap/mcap_codec.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void mcap_buf_free(struct mcap_buf *b)
+{
+    free(b->p);
+    memset(b, 0, sizeof *b);
+}
+
+bool mcap_buf_reserve(struct mcap_buf *b, size_t extra)
+{
+    if (b->oom) return false;
+    if (b->cap - b->n >= extra) return true;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap - b->n < extra) {
+        if (cap > SIZE_MAX / 2) {
+            b->oom = true;
+            return false;
+        }
+        cap *= 2;
+    }
+    uint8_t *p = realloc(b->p, cap);
+    if (!p) {
+        b->oom = true;
+        return false;
+    }
+    b->p = p;
+    b->cap = cap;
+    return true;
+}
+
+void mcap_put_bytes(struct mcap_buf *b, const void *p, size_t n)
+{
+    if (!n || (b->cap - b->n < n && !mcap_buf_reserve(b, n)) || b->oom) return;
+    memcpy(b->p + b->n, p, n);
+    b->n += n;
+}
+
+void mcap_put_u8(struct mcap_buf *b, uint8_t v)
+{
+    mcap_put_bytes(b, &v, 1);
+}
+
+/* Little-endian stores: a plain copy on a little-endian host, bytes in order otherwise. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define PUT_LE(b, v) mcap_put_bytes(b, &(v), sizeof(v))
+#else
+#define PUT_LE(b, v)                                                                               \
+    do {                                                                                           \
+        uint8_t x_[sizeof(v)];                                                                     \
+        for (size_t i_ = 0; i_ < sizeof(v); i_++)                                                  \
+            x_[i_] = (uint8_t)((uint64_t)(v) >> (8 * i_));                                         \
+        mcap_put_bytes(b, x_, sizeof(v));                                                          \
+    } while (0)
+#endif
+
+void mcap_put_u16(struct mcap_buf *b, uint16_t v)
+{
+    PUT_LE(b, v);
+}
+
+void mcap_put_u32(struct mcap_buf *b, uint32_t v)
+{
+    PUT_LE(b, v);
+}
+
+void mcap_put_u64(struct mcap_buf *b, uint64_t v)
+{
+    PUT_LE(b, v);
+}
+
+void mcap_put_str(struct mcap_buf *b, const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    mcap_put_u32(b, (uint32_t)n);
+    mcap_put_bytes(b, s, n);
+}
+
+size_t mcap_record_begin(struct mcap_buf *b, enum mcap_op op)
+{
+    mcap_put_u8(b, (uint8_t)op);
+    size_t at = b->n;
+    mcap_put_u64(b, 0);
+    return at;
+}
+
+void mcap_record_end(struct mcap_buf *b, size_t at)
+{
+    if (b->oom || at + 8 > b->n) return;
+    uint64_t len = b->n - at - 8;
+    for (int i = 0; i < 8; i++)
+        b->p[at + (size_t)i] = (uint8_t)(len >> (8 * i));
+}
+
+/* A uint32 byte-length prefix whose value is filled in by len_end(). */
+static size_t len_begin(struct mcap_buf *b)
+{
+    size_t at = b->n;
+    mcap_put_u32(b, 0);
+    return at;
+}
+
+static void len_end(struct mcap_buf *b, size_t at)
+{
+    if (b->oom || at + 4 > b->n) return;
+    uint32_t len = (uint32_t)(b->n - at - 4);
+    for (int i = 0; i < 4; i++)
+        b->p[at + (size_t)i] = (uint8_t)(len >> (8 * i));
+}
+
+static void put_map(struct mcap_buf *b, size_t n, const char *const *keys, const char *const *vals)
+{
+    size_t at = len_begin(b);
+    for (size_t i = 0; i < n; i++) {
+        mcap_put_str(b, keys[i]);
+        mcap_put_str(b, vals[i]);
+    }
+    len_end(b, at);
+}
+
+uint32_t mcap_crc32(uint32_t crc, const void *data, size_t n)
+{
+    static uint32_t table[8][256];
+    static bool ready;
+    if (!ready) { /* benign race: every thread computes the same values */
+        for (uint32_t i = 0; i < 256; i++) {
+            uint32_t c = i;
+            for (int k = 0; k < 8; k++)
+                c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+            table[0][i] = c;
+        }
+        for (uint32_t i = 0; i < 256; i++)
+            for (int t = 1; t < 8; t++)
+                table[t][i] = (table[t - 1][i] >> 8) ^ table[0][table[t - 1][i] & 0xFF];
+        __atomic_store_n(&ready, true, __ATOMIC_RELEASE);
+    }
+    const uint8_t *p = data;
+    crc = ~crc;
+    while (n >= 8) { /* slicing by 8 */
+        uint32_t lo = crc ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+                             (uint32_t)p[3] << 24);
+        uint32_t hi =
+            (uint32_t)p[4] | (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 | (uint32_t)p[7] << 24;
+        crc = table[7][lo & 0xFF] ^ table[6][(lo >> 8) & 0xFF] ^ table[5][(lo >> 16) & 0xFF] ^
+              table[4][lo >> 24] ^ table[3][hi & 0xFF] ^ table[2][(hi >> 8) & 0xFF] ^
+              table[1][(hi >> 16) & 0xFF] ^ table[0][hi >> 24];
+        p += 8;
+        n -= 8;
+    }
+    while (n--)
+        crc = table[0][(crc ^ *p++) & 0xFF] ^ (crc >> 8);
+    return ~crc;
+}
+
+void mcap_header(struct mcap_buf *b, const char *profile, const char *library)
+{
+    size_t at = mcap_record_begin(b, MCAP_OP_HEADER);
+    mcap_put_str(b, profile);
+    mcap_put_str(b, library);
+    mcap_record_end(b, at);
+}
+
+void mcap_schema(struct mcap_buf *b, uint16_t id, const char *name, const char *encoding,
+                 const void *data, size_t len)
+{
+    size_t at = mcap_record_begin(b, MCAP_OP_SCHEMA);
+    mcap_put_u16(b, id);
+    mcap_put_str(b, name);
+    mcap_put_str(b, encoding);
+    mcap_put_u32(b, (uint32_t)len);
+    mcap_put_bytes(b, data, len);
+    mcap_record_end(b, at);
+}
+
+void mcap_channel(struct mcap_buf *b, uint16_t id, uint16_t schema_id, const char *topic,
+                  const char *message_encoding, size_t n, const char *const *keys,
+                  const char *const *vals)
+{
+    size_t at = mcap_record_begin(b, MCAP_OP_CHANNEL);
+    mcap_put_u16(b, id);
+    mcap_put_u16(b, schema_id);
+    mcap_put_str(b, topic);
+    mcap_put_str(b, message_encoding);
+    put_map(b, n, keys, vals);
+    mcap_record_end(b, at);
+}
+
+void mcap_message(struct mcap_buf *b, uint16_t channel, uint32_t sequence, uint64_t log_time,
+                  uint64_t publish_time, const void *data, size_t len)
+{
+    size_t at = mcap_record_begin(b, MCAP_OP_MESSAGE);
+    mcap_put_u16(b, channel);
+    mcap_put_u32(b, sequence);
+    mcap_put_u64(b, log_time);
+    mcap_put_u64(b, publish_time);
+    mcap_put_bytes(b, data, len);
+    mcap_record_end(b, at);
+}
+
+void mcap_metadata(struct mcap_buf *b, const char *name, size_t n, const char *const *keys,
+                   const char *const *vals)
+{
+    size_t at = mcap_record_begin(b, MCAP_OP_METADATA);
+    mcap_put_str(b, name);
+    put_map(b, n, keys, vals);
+    mcap_record_end(b, at);
+}
+
+void mcap_chunk_index(struct mcap_buf *b, const struct mcap_chunk_index *ci)
+{
+    size_t at = mcap_record_begin(b, MCAP_OP_CHUNK_INDEX);
+    mcap_put_u64(b, ci->message_start_time);
+    mcap_put_u64(b, ci->message_end_time);
+    mcap_put_u64(b, ci->chunk_start_offset);
+    mcap_put_u64(b, ci->chunk_length);
+    size_t m = len_begin(b);
+    for (int i = 0; i < ci->n_index; i++) {
+        mcap_put_u16(b, ci->index_channels[i]);
+        mcap_put_u64(b, ci->index_offsets[i]);
+    }
+    len_end(b, m);
+    mcap_put_u64(b, ci->message_index_length);
+    mcap_put_str(b, ci->compression);
+    mcap_put_u64(b, ci->compressed_size);
+    mcap_put_u64(b, ci->uncompressed_size);
+    mcap_record_end(b, at);
+}
+
+void mcap_statistics(struct mcap_buf *b, const struct mcap_statistics *st)
+{
+    size_t at = mcap_record_begin(b, MCAP_OP_STATISTICS);
+    mcap_put_u64(b, st->message_count);
+    mcap_put_u16(b, st->schema_count);
+    mcap_put_u32(b, st->channel_count);
+    mcap_put_u32(b, st->attachment_count);
+    mcap_put_u32(b, st->metadata_count);
+    mcap_put_u32(b, st->chunk_count);
+    mcap_put_u64(b, st->message_start_time);
+    mcap_put_u64(b, st->message_end_time);
+    size_t m = len_begin(b);
+    for (int i = 0; i < st->n_channels; i++) {
+        mcap_put_u16(b, st->channel_ids[i]);
+        mcap_put_u64(b, st->channel_counts[i]);
+    }
+    len_end(b, m);
+    mcap_record_end(b, at);
+}
+
+void mcap_metadata_index(struct mcap_buf *b, uint64_t offset, uint64_t length, const char *name)
+{
+    size_t at = mcap_record_begin(b, MCAP_OP_METADATA_INDEX);
+    mcap_put_u64(b, offset);
+    mcap_put_u64(b, length);
+    mcap_put_str(b, name);
+    mcap_record_end(b, at);
+}
+
+void mcap_summary_offset(struct mcap_buf *b, uint8_t group_opcode, uint64_t group_start,
+                         uint64_t group_length)
+{
+    size_t at = mcap_record_begin(b, MCAP_OP_SUMMARY_OFFSET);
+    mcap_put_u8(b, group_opcode);
+    mcap_put_u64(b, group_start);
+    mcap_put_u64(b, group_length);
+    mcap_record_end(b, at);
+}
+
+void mcap_data_end(struct mcap_buf *b, uint32_t data_section_crc)
+{
+    size_t at = mcap_record_begin(b, MCAP_OP_DATA_END);
+    mcap_put_u32(b, data_section_crc);
+    mcap_record_end(b, at);
+}
+
+void mcap_footer(struct mcap_buf *b, uint64_t summary_start, uint64_t summary_offset_start,
+                 uint32_t summary_crc)
+{
+    size_t at = mcap_record_begin(b, MCAP_OP_FOOTER);
+    mcap_put_u64(b, summary_start);
+    mcap_put_u64(b, summary_offset_start);
+    mcap_put_u32(b, summary_crc);
+    mcap_record_end(b, at);
+}
+
+/* ---- decoding ---- */
+
+static const uint8_t *take(struct mcap_cur *c, size_t n)
+{
+    if (c->bad || c->n - c->off < n) {
+        c->bad = true;
+        return NULL;
+    }
+    const uint8_t *p = c->p + c->off;
+    c->off += n;
+    return p;
+}
+
+static uint64_t get_le(struct mcap_cur *c, size_t n)
+{
+    const uint8_t *p = take(c, n);
+    uint64_t v = 0;
+    if (!p) return 0;
+    for (size_t i = 0; i < n; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+uint8_t mcap_get_u8(struct mcap_cur *c)
+{
+    return (uint8_t)get_le(c, 1);
+}
+
+uint16_t mcap_get_u16(struct mcap_cur *c)
+{
+    return (uint16_t)get_le(c, 2);
+}
+
+uint32_t mcap_get_u32(struct mcap_cur *c)
+{
+    return (uint32_t)get_le(c, 4);
+}
+
+uint64_t mcap_get_u64(struct mcap_cur *c)
+{
+    return get_le(c, 8);
+}
+
+uint32_t mcap_get_str(struct mcap_cur *c, const uint8_t **s)
+{
+    uint32_t n = mcap_get_u32(c);
+    *s = take(c, n);
+    return *s ? n : 0;
+}
+
+int mcap_next_record(const uint8_t *p, size_t n, size_t *off, uint64_t max_len,
+                     struct mcap_record *r)
+{
+    if (*off > n || n - *off < 9) return -EAGAIN;
+    struct mcap_cur c = {.p = p + *off, .n = n - *off};
+    r->op = mcap_get_u8(&c);
+    r->len = mcap_get_u64(&c);
+    if (r->len > max_len) return -EMSGSIZE;
+    if (c.n - c.off < r->len) return -EAGAIN;
+    r->body = c.p + c.off;
+    *off += 9 + (size_t)r->len;
+    return 0;
+}
+
+int mcap_parse_message(const struct mcap_record *r, struct mcap_msg *m)
+{
+    struct mcap_cur c = {.p = r->body, .n = (size_t)r->len};
+    m->channel = mcap_get_u16(&c);
+    m->sequence = mcap_get_u32(&c);
+    m->log_time = mcap_get_u64(&c);
+    m->publish_time = mcap_get_u64(&c);
+    if (c.bad) return -EPROTO;
+    m->data = c.p + c.off;
+    m->len = c.n - c.off;
+    return 0;
+}
+
+int mcap_parse_chunk(const struct mcap_record *r, struct mcap_chunk *k, struct xg_error *err)
+{
+    struct mcap_cur c = {.p = r->body, .n = (size_t)r->len};
+    k->message_start_time = mcap_get_u64(&c);
+    k->message_end_time = mcap_get_u64(&c);
+    k->uncompressed_size = mcap_get_u64(&c);
+    k->uncompressed_crc = mcap_get_u32(&c);
+    const uint8_t *s;
+    uint32_t sl = mcap_get_str(&c, &s);
+    if (c.bad) return xg_error_set(err, -EPROTO, "chunk: fixed fields or compression overrun");
+    if (sl >= sizeof k->compression)
+        return xg_error_set(err, -EPROTO, "chunk: compression name of %u bytes (at most %zu)",
+                            (unsigned)sl, sizeof k->compression - 1);
+    memcpy(k->compression, s, sl);
+    k->compression[sl] = '\0';
+    uint64_t rl = mcap_get_u64(&c);
+    if (c.bad || rl > c.n - c.off)
+        return xg_error_set(err, -EPROTO,
+                            "chunk: records length %llu exceeds the %zu bytes left in the record",
+                            (unsigned long long)rl, c.bad ? (size_t)0 : c.n - c.off);
+    k->records = c.p + c.off;
+    k->records_len = (size_t)rl;
+    return 0;
+}
