@@ -68,9 +68,9 @@ void xg_ent_skel_update(struct xg_table *t, struct xg_entity *e, const struct xg
 
     if (e->has_velocity && p->has_velocity) { /* e's bone refines p's rotation */
         struct xg_vec3 w;
-        double gain =
-            p->skel ? xg_rot_skel_add(p->skel, bone, xg_vec3_sub(e->velocity, p->velocity), &w)
-                    : -1;
+        double gain = p->skel ? xg_rot_skel_add(p->skel, bone,
+                                                xg_vec3_sub(e->fit_velocity, p->fit_velocity), &w)
+                              : -1;
         if (gain >= 0) {
             p->rot_damped = gain < XG_ROT_GAIN_DAMPED;
             xg_ent_refine_angular_velocity(t, p, w);
