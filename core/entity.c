@@ -486,12 +486,11 @@ static int apply_sample(struct xg_table *t, struct xg_entity *e, const struct xg
     }
     if (pose && e->skel) xg_ent_skel_sample(e, m_rot);
     if (!need_v) {
-        e->velocity = e->fit_velocity = L->velocity;
+        e->velocity = L->velocity;
         e->has_velocity = true;
         e->velocity_estimated = false;
     } else {
         e->velocity = ev;
-        e->fit_velocity = n_used >= 2 ? m.velocity : ev;
         e->has_velocity = n_used >= 2 && (L->flags & XG_SAMPLE_POSITION);
         e->velocity_estimated = e->has_velocity;
     }

@@ -33,11 +33,9 @@ struct xg_entity {
                          memory at the newest sample (core/entity_memory.c) */
     int64_t reported_vel_ns, reported_angvel_ns; /* capture time of reported velocities, 0 = none */
     struct xg_history hist;                      /* compact pose history (core/history.h) */
-    struct xg_motion_acc est;    /* running sums of the velocity estimator over the history */
-    struct xg_rot_state rot;     /* how far the estimated angular velocity is extrapolated */
-    struct xg_vel_gate vgate;    /* how far the estimated velocity is (core/predict_gate.h) */
-    struct xg_vec3 fit_velocity; /* the velocity before the gate (reported or fitted), m/s: what
-                                    a parent's bone rotation is estimated from */
+    struct xg_motion_acc est; /* running sums of the velocity estimator over the history */
+    struct xg_rot_state rot;  /* how far the estimated angular velocity is extrapolated */
+    struct xg_vel_gate vgate; /* how far the estimated velocity is (core/predict_gate.h) */
     int64_t created_ns, last_receive_ns;
     double interval_s; /* EWMA of sample spacing (capture times) */
     uint64_t samples, dropped_backwards;

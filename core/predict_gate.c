@@ -39,6 +39,7 @@ double xg_vel_gate_update(struct xg_vel_gate *g, int64_t t_ns, struct xg_vec3 p,
         return g->k;
     }
     const double P[3] = {p.x, p.y, p.z}, V[3] = {v_fit.x, v_fit.y, v_fit.z};
+    int stopped = 0;
     if (g->t_ns && t_ns > g->t_ns && t_ns - g->t_ns <= gap_ns) {
         const double dt = (double)(t_ns - g->t_ns) * 1e-9, lam = tuning.vel_forget;
         double d[3], e[3];
@@ -46,11 +47,15 @@ double xg_vel_gate_update(struct xg_vel_gate *g, int64_t t_ns, struct xg_vec3 p,
             d[i] = P[i] - g->p[i], e[i] = g->v[i] * dt;
         g->num = lam * g->num + xg_dot3(d, e);
         g->den = lam * g->den + xg_dot3(e, e);
+        /* a stop or a reversal: the newest interval did not move the way the fit says */
+        const double vn = sqrt(xg_dot3(V, V));
+        stopped = vn > 0 && !(xg_dot3(d, V) > XG_VEL_STILL_M * vn);
     } else {
         g->num = g->den = 0;
     }
     g->k = g->den > 0 ? clampd(g->num / g->den, 0, 1) : 1;
     if (!isfinite(g->k)) g->k = 1;
+    if (stopped) g->k = 0;
     memcpy(g->p, P, sizeof g->p);
     memcpy(g->v, V, sizeof g->v);
     g->t_ns = t_ns;

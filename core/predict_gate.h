@@ -33,7 +33,7 @@ struct xg_predict_tuning {
 /** The defaults: the setting the four takes of the leave-one-out benchmark choose together. */
 #define XG_PREDICT_TUNING_DEFAULT                                                                  \
     {                                                                                              \
-        .vel_forget = 0.9, .rot_hold_scale = 1.0, .rot_gate_tau = 0.5, .rot_gate_forget = 0.9      \
+        .vel_forget = 0.5, .rot_hold_scale = 1.0, .rot_gate_tau = 0.25, .rot_gate_forget = 0.9     \
     }
 
 /** The tunables in force (never NULL). */
@@ -43,6 +43,11 @@ const struct xg_predict_tuning *xg_predict_tuning(void);
  *  updated). NULL restores the defaults. Values out of range are clamped: vel_forget to
  *  [0, 0.999], rot_hold_scale to [0, 4], rot_gate_tau to [0, 1], rot_gate_forget to [0, 0.999]. */
 void xg_predict_tuning_set(const struct xg_predict_tuning *t);
+
+/** The newest interval moved less than this along the fitted velocity (m): a stop or a reversal,
+ *  the position held for that sample. Far above the rounding of positions kept as doubles, far
+ *  below any real motion (1e-9 m in 8 ms is 1.2e-7 m/s). */
+#define XG_VEL_STILL_M 1e-9
 
 /** Per-entity velocity gate; all zero = nothing seen (xg_vel_gate_reset). */
 struct xg_vel_gate {
@@ -62,6 +67,8 @@ void xg_vel_gate_reset(struct xg_vel_gate *g);
  *  xg_predict_tuning()->vel_forget per interval) that maps each previous sample's fitted velocity
  *  times the interval onto the displacement that followed, clamped to [0, 1]; 1 until an
  *  interval is known. A constant velocity gives exactly 1; a fit that is capture noise, about 0.
+ *  Stop or reversal: k = 0 for this sample when the newest interval did not move along v_fit by
+ *  more than XG_VEL_STILL_M (the fit over the window still carries motion that ended).
  *  Samples more than `gap_ns` apart, or a t_ns that does not advance, restart the fit. Calling
  *  again with the same t_ns returns the stored gain. */
 double xg_vel_gate_update(struct xg_vel_gate *g, int64_t t_ns, struct xg_vec3 p,

@@ -21,9 +21,9 @@
  *
  * Leave-one-out: each candidate setting of the predictor's tunables (struct xg_predict_tuning,
  * core/predict_rot.h) is run on every take; for each take the candidate with the lowest objective
- * on the other three (pooled, skeleton and rigid at 30 Hz: the rotation mean ratio plus 2 x the
- * rotation share worse than holding above 5 %) is reported on it. The candidate the four together
- * choose is the default (XG_PREDICT_TUNING_DEFAULT); the bench says whether it still is.
+ * on the other three (pooled, skeleton and rigid at 30 Hz: choose()) is reported on it. The
+ * candidate the four together choose is the default (XG_PREDICT_TUNING_DEFAULT); the bench says
+ * whether it still is.
  *
  * Usage: bench_prediction_loo [--quick] [--time] [OUT_DIR]. Prints the table, writes
  * OUT_DIR/prediction_loo.json. --quick: phase 0 at 30 Hz and only the default and its two
@@ -281,9 +281,9 @@ static double cost_ns(const struct prep *pp)
  * bones use the velocity before the gate; main() checks it), so each take's leave-one-out figures
  * combine the rotation of its rotation choice with the position of its velocity choice. */
 static const double c_hold[] = {0.5, 0.75, 1.0}, c_tau[] = {0, 0.25, 0.5},
-                    c_vel[] = {0.8, 0.9, 0.97};
+                    c_vel[] = {0.3, 0.5, 0.7, 0.9};
 #define N_ROT_C 9
-#define N_CAND (N_ROT_C + 3)
+#define N_CAND (N_ROT_C + 4)
 static const struct xg_predict_tuning def_tuning = XG_PREDICT_TUNING_DEFAULT;
 
 static struct xg_predict_tuning cand_tuning(int c)
@@ -315,8 +315,9 @@ static const char *cand_name(int c)
 }
 
 /* What a candidate is chosen by, on the pooled joint-instants of the takes in `mask` at 30 Hz
- * (skeleton and rigid): rotation candidates by the rotation mean ratio plus 2 x the share worse
- * than holding above 5 %; velocity candidates by the position mean ratio. */
+ * (skeleton and rigid): rotation candidates by the lowest rotation mean ratio among those worse
+ * than holding in at most 5 % of joint-instants (the goal; if none is, the lowest share);
+ * velocity candidates by the position mean ratio. */
 static struct score S[N_CAND][N_TAKES][N_RATES][N_MODES];
 static bool ran[N_CAND];
 
@@ -348,8 +349,11 @@ static int choose(unsigned mask, bool rotation, int fixed)
                     score_combined(&acc, rotation ? c : fixed, rotation ? fixed : c, ti, 0, m);
         struct figures f = figures_of(&acc);
         score_free(&acc);
-        const double over = f.worse_rot > GOAL_WORSE ? f.worse_rot - GOAL_WORSE : 0;
-        const double o = rotation ? f.rot_mean + 2 * over : f.pos_mean;
+        /* rotation: the lowest mean among those within the goal on the share worse than
+         * holding; when none is, the lowest share */
+        const double o = !rotation                   ? f.pos_mean
+                         : f.worse_rot <= GOAL_WORSE ? f.rot_mean
+                                                     : 10 + f.worse_rot;
         if (best < 0 || o < best_o - 1e-12) best = c, best_o = o;
     }
     return best;
@@ -389,7 +393,7 @@ int main(int argc, char **argv)
     for (int ti = 0; ti < N_TAKES; ti++)
         if (prepare(ti, &pp[ti])) return 1;
     int def = -1;
-    for (int c = 0; c < N_CAND; c++)
+    for (int c = N_CAND - 1; c >= 0; c--) /* the first: a rotation candidate, ran in --quick */
         if (cand_is_default(c)) def = c;
     for (int c = 0; c < N_CAND; c++) {
         if (quick && c != def) continue;
@@ -469,7 +473,7 @@ int main(int argc, char **argv)
                    f.rot_p95, 100 * f.worse_rot, f.pos_mean, f.pos_p95, 100 * f.worse_pos);
         }
     }
-    const bool is_def = all_r == def && all_v == def;
+    const bool is_def = cand_is_default(all_r) && cand_is_default(all_v);
     printf("tuning the four takes choose together: %.11s; v%.2f (default: %s)%s\n",
            cand_name(all_r), cand_tuning(all_v).vel_forget, cand_name(def),
            is_def ? "" : " -- NOT the default");
