@@ -404,6 +404,11 @@ int main(int argc, char **argv)
     int def = -1;
     for (int c = N_CAND - 1; c >= 0; c--) /* the first: a rotation candidate, ran in --quick */
         if (cand_is_default(c)) def = c;
+    if (def < 0) {
+        fprintf(stderr, "the default tuning (%s) is not among the candidates\n",
+                "XG_PREDICT_TUNING_DEFAULT");
+        return 1;
+    }
     for (int c = 0; c < N_CAND; c++) {
         if (quick && c != def) continue;
         const struct xg_predict_tuning tu = cand_tuning(c);
