@@ -21,6 +21,7 @@ void xg_predict_tuning_set(const struct xg_predict_tuning *t)
     static const struct xg_predict_tuning def = XG_PREDICT_TUNING_DEFAULT;
     if (!t) t = &def;
     tuning.vel_forget = clampd(t->vel_forget, 0, 0.999);
+    tuning.vel_gate_tau = clampd(t->vel_gate_tau, 0.01, 1);
     tuning.rot_hold_scale = clampd(t->rot_hold_scale, 0, 4);
     tuning.rot_gate_tau = clampd(t->rot_gate_tau, 0, 1);
     tuning.rot_gate_forget = clampd(t->rot_gate_forget, 0, 0.999);
@@ -45,15 +46,16 @@ double xg_vel_gate_update(struct xg_vel_gate *g, int64_t t_ns, struct xg_vec3 p,
         double d[3], e[3];
         for (int i = 0; i < 3; i++)
             d[i] = P[i] - g->p[i], e[i] = g->v[i] * dt;
-        g->num = lam * g->num + xg_dot3(d, e);
-        g->den = lam * g->den + xg_dot3(e, e);
+        const double r[3] = {d[0] - e[0], d[1] - e[1], d[2] - e[2]};
+        g->e_hold = lam * g->e_hold + xg_dot3(d, d);
+        g->e_pred = lam * g->e_pred + xg_dot3(r, r);
         /* a stop or a reversal: the newest interval did not move the way the fit says */
         const double vn = sqrt(xg_dot3(V, V));
         stopped = vn > 0 && !(xg_dot3(d, V) > XG_VEL_STILL_M * vn);
     } else {
-        g->num = g->den = 0;
+        g->e_hold = g->e_pred = 0;
     }
-    g->k = g->den > 0 ? clampd(g->num / g->den, 0, 1) : 1;
+    g->k = g->e_hold > 0 ? clampd((1 - g->e_pred / g->e_hold) / tuning.vel_gate_tau, 0, 1) : 1;
     if (!isfinite(g->k)) g->k = 1;
     if (stopped) g->k = 0;
     memcpy(g->p, P, sizeof g->p);

@@ -16,9 +16,12 @@
 
 /** The predictor's tunables (dimensionless unless stated). */
 struct xg_predict_tuning {
-    /** Velocity gate: forgetting per interval of its least-squares gain (0 < f < 1; 0.9 keeps
-     *  about the last 10 intervals). */
+    /** Velocity gate: forgetting per interval of its error sums (0 < f < 1; 0.9 keeps about the
+     *  last 10 intervals). */
     double vel_forget;
+    /** Velocity gate: the share of holding's error that the recent extrapolations removed,
+     *  divided by this, is the share of the velocity extrapolated (clamped to [0, 1]). */
+    double vel_gate_tau;
     /** Rotation hold threshold scale: multiplies XG_ROT_HOLD_BELOW and the skeleton's swing and
      *  twist thresholds (core/predict_rot.h, core/predict_skel.h); 1 = as documented. */
     double rot_hold_scale;
@@ -33,7 +36,8 @@ struct xg_predict_tuning {
 /** The defaults: the setting the four takes of the leave-one-out benchmark choose together. */
 #define XG_PREDICT_TUNING_DEFAULT                                                                  \
     {                                                                                              \
-        .vel_forget = 0.5, .rot_hold_scale = 1.0, .rot_gate_tau = 0.25, .rot_gate_forget = 0.9     \
+        .vel_forget = 0.5, .vel_gate_tau = 0.5, .rot_hold_scale = 1.0, .rot_gate_tau = 0.25,      \
+        .rot_gate_forget = 0.9                                                                     \
     }
 
 /** The tunables in force (never NULL). */
@@ -41,7 +45,8 @@ const struct xg_predict_tuning *xg_predict_tuning(void);
 
 /** Replace the tunables (for benchmarks and tests; not thread-safe: call while no table is being
  *  updated). NULL restores the defaults. Values out of range are clamped: vel_forget to
- *  [0, 0.999], rot_hold_scale to [0, 4], rot_gate_tau to [0, 1], rot_gate_forget to [0, 0.999]. */
+ *  [0, 0.999], vel_gate_tau to [0.01, 1], rot_hold_scale to [0, 4], rot_gate_tau to [0, 1],
+ * rot_gate_forget to [0, 0.999]. */
 void xg_predict_tuning_set(const struct xg_predict_tuning *t);
 
 /** The newest interval moved less than this along the fitted velocity (m): a stop or a reversal,
@@ -51,11 +56,12 @@ void xg_predict_tuning_set(const struct xg_predict_tuning *t);
 
 /** Per-entity velocity gate; all zero = nothing seen (xg_vel_gate_reset). */
 struct xg_vel_gate {
-    int64_t t_ns;    /* capture time of the newest sample seen, 0 = none */
-    double p[3];     /* its position, m */
-    double v[3];     /* the fitted velocity at it, m/s (not gated) */
-    double num, den; /* Σ λ^i d·P, Σ λ^i |P|² (m²) over the intervals seen */
-    double k;        /* the gain at the newest sample, 0..1 */
+    int64_t t_ns;          /* capture time of the newest sample seen, 0 = none */
+    double p[3];           /* its position, m */
+    double v[3];           /* the fitted velocity at it, m/s (not gated) */
+    double e_hold, e_pred; /* Σ λ^i |d|², Σ λ^i |d - P|² (m²): holding's and the previous
+                              fit's error over each interval seen */
+    double k;              /* the gain at the newest sample, 0..1 */
 };
 
 /** Forget everything. */
@@ -63,10 +69,12 @@ void xg_vel_gate_reset(struct xg_vel_gate *g);
 
 /** Update with the newest sample (capture time t_ns, position p in m, the fitted velocity v_fit
  *  at it in m/s) and return the gain k in [0, 1]; *v_out = k·v_fit, the velocity to extrapolate.
- *  k is the exponentially weighted least-squares factor (forgetting
- *  xg_predict_tuning()->vel_forget per interval) that maps each previous sample's fitted velocity
- *  times the interval onto the displacement that followed, clamped to [0, 1]; 1 until an
- *  interval is known. A constant velocity gives exactly 1; a fit that is capture noise, about 0.
+ *  k = clamp((1 - E_pred / E_hold) / vel_gate_tau, 0, 1): E_hold and E_pred are the
+ *  exponentially weighted sums (forgetting vel_forget per interval) of holding's squared error
+ *  over each interval (the displacement d) and of the previous sample's fitted velocity times the
+ *  interval (|d - P|²); 1 until an interval is known. A constant velocity gives exactly 1 (and
+ *  so does one whose capture times jitter, as long as the fit removes more than 1 - tau of
+ *  holding's error); a fit that is capture noise does no better than holding and gets 0.
  *  Stop or reversal: k = 0 for this sample when the newest interval did not move along v_fit by
  *  more than XG_VEL_STILL_M (the fit over the window still carries motion that ended).
  *  Samples more than `gap_ns` apart, or a t_ns that does not advance, restart the fit. Calling

@@ -289,8 +289,8 @@ static double cost_ns(const struct prep *pp, bool memory)
  * depends only on the velocity gate and rotation only on the rotation tunables (the skeleton's
  * bones use the velocity before the gate; main() checks it), so each take's leave-one-out figures
  * combine the rotation of its rotation choice with the position of its velocity choice. */
-static const double c_hold[] = {0.5, 0.75, 1.0}, c_tau[] = {0, 0.25, 0.5},
-                    c_vel[] = {0.3, 0.5, 0.7, 0.9};
+static const double c_hold[] = {0.5, 0.75, 1.0}, c_tau[] = {0, 0.25, 0.5}, c_vel[] = {0.5, 0.9},
+                    c_vtau[] = {0.25, 0.5};
 #define N_ROT_C 9
 #define N_CAND (N_ROT_C + 4)
 static const struct xg_predict_tuning def_tuning = XG_PREDICT_TUNING_DEFAULT;
@@ -302,7 +302,8 @@ static struct xg_predict_tuning cand_tuning(int c)
         t.rot_hold_scale = c_hold[c / 3];
         t.rot_gate_tau = c_tau[c % 3];
     } else {
-        t.vel_forget = c_vel[c - N_ROT_C];
+        t.vel_forget = c_vel[(c - N_ROT_C) / 2];
+        t.vel_gate_tau = c_vtau[(c - N_ROT_C) % 2];
     }
     return t;
 }
@@ -310,7 +311,8 @@ static struct xg_predict_tuning cand_tuning(int c)
 static bool cand_is_default(int c)
 {
     const struct xg_predict_tuning t = cand_tuning(c);
-    return t.vel_forget == def_tuning.vel_forget && t.rot_hold_scale == def_tuning.rot_hold_scale &&
+    return t.vel_forget == def_tuning.vel_forget && t.vel_gate_tau == def_tuning.vel_gate_tau &&
+           t.rot_hold_scale == def_tuning.rot_hold_scale &&
            t.rot_gate_tau == def_tuning.rot_gate_tau;
 }
 
@@ -318,8 +320,8 @@ static const char *cand_name(int c)
 {
     static char names[N_CAND][48];
     const struct xg_predict_tuning t = cand_tuning(c);
-    snprintf(names[c], sizeof names[c], "h%.2f g%.2f v%.2f", t.rot_hold_scale, t.rot_gate_tau,
-             t.vel_forget);
+    snprintf(names[c], sizeof names[c], "h%.2f g%.2f v%.2f/%.2f", t.rot_hold_scale, t.rot_gate_tau,
+             t.vel_forget, t.vel_gate_tau);
     return names[c];
 }
 
@@ -461,8 +463,8 @@ int main(int argc, char **argv)
                 F[ti][r][m] = figures_of(&one);
                 score_free(&one);
                 char tn[64];
-                snprintf(tn, sizeof tn, "%.11s; v%.2f", cand_name(loo_r[ti]),
-                         cand_tuning(loo_v[ti]).vel_forget);
+                snprintf(tn, sizeof tn, "%.11s; v%.2f/%.2f", cand_name(loo_r[ti]),
+                         cand_tuning(loo_v[ti]).vel_forget, cand_tuning(loo_v[ti]).vel_gate_tau);
                 print_row(stdout, takes[ti].name, mode_names[m], HZ / (double)rate_step[r], tn,
                           &F[ti][r][m]);
             }
@@ -488,9 +490,9 @@ int main(int argc, char **argv)
         }
     }
     const bool is_def = cand_is_default(all_r) && cand_is_default(all_v);
-    printf("tuning the four takes choose together: %.11s; v%.2f (default: %s)%s\n",
-           cand_name(all_r), cand_tuning(all_v).vel_forget, cand_name(def),
-           is_def ? "" : " -- NOT the default");
+    printf("tuning the four takes choose together: %.11s; v%.2f/%.2f (default: %s)%s\n",
+           cand_name(all_r), cand_tuning(all_v).vel_forget, cand_tuning(all_v).vel_gate_tau,
+           cand_name(def), is_def ? "" : " -- NOT the default");
     int met = 0, checked = 0;
     for (int ti = 0; ti <= N_TAKES; ti++)
         for (int r = 0; r < N_RATES; r++)
