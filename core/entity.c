@@ -497,6 +497,9 @@ static int apply_sample(struct xg_table *t, struct xg_entity *e, const struct xg
                          &m);
         ev = m.velocity;
         n_used = m.n_used;
+        if (need_v && n_used >= 2 && (L->flags & XG_SAMPLE_POSITION)) /* core/predict_gate.h */
+            xg_vel_gate_update(&e->vgate, L->capture_ns, L->position, m.velocity,
+                               t->p.velocity_window_ns, &ev);
         if (need_w && n_used >= 2) { /* how far to extrapolate it (core/predict_rot.h) */
             /* the sample before the newest (L), as the estimator decoded it */
             rot_gain = xg_rot_update(&e->rot, L->capture_ns, L->orientation, m.prev_t_ns, m.prev_q,
@@ -654,6 +657,7 @@ int xg_table_forget_history(struct xg_table *t, uint32_t id)
     xg_history_clear(&e->hist);
     memset(&e->est, 0, sizeof e->est);
     xg_rot_reset(&e->rot);
+    xg_vel_gate_reset(&e->vgate);
     if (e->skel) xg_rot_skel_reset(e->skel);
     if (e->rot_rel) xg_rot_reset(e->rot_rel);
     e->bone_t_ns = 0;

@@ -8,6 +8,7 @@
 #include "core/entity.h"
 #include "core/history.h"
 #include "core/log.h"
+#include "core/predict_gate.h"
 #include "core/predict_skel.h"
 
 /** An entity. Written by the table only. */
@@ -34,6 +35,7 @@ struct xg_entity {
     struct xg_history hist;                      /* compact pose history (core/history.h) */
     struct xg_motion_acc est; /* running sums of the velocity estimator over the history */
     struct xg_rot_state rot;  /* how far the estimated angular velocity is extrapolated */
+    struct xg_vel_gate vgate; /* how far the estimated velocity is (core/predict_gate.h) */
     int64_t created_ns, last_receive_ns;
     double interval_s; /* EWMA of sample spacing (capture times) */
     uint64_t samples, dropped_backwards;

@@ -46,6 +46,14 @@ static double end_rel_gain(struct xg_entity *e, const struct xg_rot_skel *ps,
                                 ps->t1_ns == m->prev_t_ns ? m->prev_t_ns : 0, d_rel, dt, w_rel);
 }
 
+/* The velocity a bone's rotation is estimated from: the source's, or the fit before the
+ * velocity gate (core/predict_gate.h), which shrinks what is extrapolated, not the motion. */
+static struct xg_vec3 fitted_velocity(const struct xg_entity *e)
+{
+    if (!e->velocity_estimated) return e->velocity;
+    return (struct xg_vec3){e->vgate.v[0], e->vgate.v[1], e->vgate.v[2]};
+}
+
 void xg_ent_skel_update(struct xg_table *t, struct xg_entity *e, const struct xg_motion_est *m)
 {
     struct xg_entity *p = (struct xg_entity *)xg_table_get(t, e->parent);
@@ -68,9 +76,10 @@ void xg_ent_skel_update(struct xg_table *t, struct xg_entity *e, const struct xg
 
     if (e->has_velocity && p->has_velocity) { /* e's bone refines p's rotation */
         struct xg_vec3 w;
-        double gain =
-            p->skel ? xg_rot_skel_add(p->skel, bone, xg_vec3_sub(e->velocity, p->velocity), &w)
-                    : -1;
+        double gain = p->skel
+                          ? xg_rot_skel_add(p->skel, bone,
+                                            xg_vec3_sub(fitted_velocity(e), fitted_velocity(p)), &w)
+                          : -1;
         if (gain >= 0) {
             p->rot_damped = gain < XG_ROT_GAIN_DAMPED;
             xg_ent_refine_angular_velocity(t, p, w);

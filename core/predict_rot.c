@@ -29,8 +29,15 @@ void xg_rot_learn(struct xg_rot_state *s, int64_t t0_ns, int64_t t1_ns, const do
 {
     const double rate[3] = {d[0] / dt, d[1] / dt, d[2] / dt};
     const int continues = s->t_ns && s->t_ns == t1_ns && dt > 0;
+    const struct xg_predict_tuning *tu = xg_predict_tuning();
     int slowing = 0;
     if (continues) {
+        /* the confidence gate: holding against the shadow extrapolation over this interval */
+        const double kp = s->k_fit;
+        const double e[3] = {d[0] - kp * s->pred[0] * dt, d[1] - kp * s->pred[1] * dt,
+                             d[2] - kp * s->pred[2] * dt};
+        s->e_hold = tu->rot_gate_forget * s->e_hold + xg_dot3(d, d);
+        s->e_shadow = tu->rot_gate_forget * s->e_shadow + xg_dot3(e, e);
         /* what the previous sample's fit would have turned over this interval, against what
          * happened */
         const double P[3] = {s->pred[0] * dt, s->pred[1] * dt, s->pred[2] * dt};
@@ -47,12 +54,18 @@ void xg_rot_learn(struct xg_rot_state *s, int64_t t0_ns, int64_t t1_ns, const do
     } else {
         s->n_rates = dt > 0 ? 1 : 0;
         s->change2 = 0;
+        s->e_hold = s->e_shadow = 0;
     }
     double k = s->den > 0 ? s->num / s->den : GAIN_UNKNOWN;
     if (!(k > 0)) k = 0;
     if (k > XG_ROT_GAIN_MAX) k = XG_ROT_GAIN_MAX;
+    s->k_fit = k;
     if (slowing) k *= SLOWING_GAIN;
-    double hold_below = hold_max;
+    if (tu->rot_gate_tau > 0 && s->e_hold > 0) {
+        double c = (1 - s->e_shadow / s->e_hold) / tu->rot_gate_tau;
+        k *= !(c > 0) ? 0 : c > 1 ? 1 : c;
+    }
+    double hold_below = hold_max * tu->rot_hold_scale;
     if (s->n_rates > 1 && CHANGE_K * sqrt(s->change2) < hold_below)
         hold_below = CHANGE_K * sqrt(s->change2);
     s->k_learned = k;

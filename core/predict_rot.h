@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 
+#include "core/predict_gate.h"
 #include "core/xmath.h"
 
 /** Hold below this turn rate (rad/s) unless the entity turns steadily (see xg_rot_update). */
@@ -24,14 +25,18 @@
 
 /** Per-entity state; all zero = nothing seen yet (xg_rot_reset). */
 struct xg_rot_state {
-    int64_t t_ns;      /* capture time of the newest sample seen, 0 = none */
-    double pred[3];    /* the fitted angular velocity at that sample (rad/s, after the
-                          direction check): what an extrapolation from it would have used */
-    double rate[3];    /* the newest interval's mean angular velocity at that sample, rad/s */
-    double num, den;   /* gain fit: Σ λ^i d_true·d_pred, Σ λ^i |d_pred|² (rad²) */
-    double change2;    /* EW mean of |rate_k - rate_k-1|² ((rad/s)²): how unsteady the turn is */
-    unsigned n_rates;  /* interval rates seen in a row (0, 1, 2 = change2 valid) */
-    double k_learned;  /* the gain fit's factor at the newest sample (slowing applied), 0..1 */
+    int64_t t_ns;     /* capture time of the newest sample seen, 0 = none */
+    double pred[3];   /* the fitted angular velocity at that sample (rad/s, after the
+                         direction check): what an extrapolation from it would have used */
+    double rate[3];   /* the newest interval's mean angular velocity at that sample, rad/s */
+    double num, den;  /* gain fit: Σ λ^i d_true·d_pred, Σ λ^i |d_pred|² (rad²) */
+    double change2;   /* EW mean of |rate_k - rate_k-1|² ((rad/s)²): how unsteady the turn is */
+    unsigned n_rates; /* interval rates seen in a row (0, 1, 2 = change2 valid) */
+    double e_hold, e_shadow; /* confidence gate: Σ λ^i |d|², Σ λ^i |d - k·P|² (rad²), P the
+                                previous fit over the interval, k its learned gain then */
+    double k_learned;        /* the gain fit's factor at the newest sample (slowing and confidence
+                                applied), 0..1 */
+    double k_fit;      /* the gain fit's factor alone (clamped), what the shadow extrapolates */
     double hold_below; /* rad/s: held below this turn rate at the newest sample */
     double gain;       /* the gain applied at the newest sample (0 = held) */
     struct xg_vec3 w;  /* the angular velocity to extrapolate at the newest sample, rad/s */
@@ -55,6 +60,15 @@ void xg_rot_reset(struct xg_rot_state *s);
  *    than the one before (by more than 1 %): a turn that slows tends to go on slowing.
  *  - Hold: 0 when |w_fit| is below min(XG_ROT_HOLD_BELOW, 4 x the recent rms change of the
  *    interval rate between samples): a slow turn that is not steady is mostly capture jitter.
+ *    XG_ROT_HOLD_BELOW (and every hold_max below) is scaled by xg_predict_tuning()->rot_hold_scale
+ *    (core/predict_gate.h).
+ *  - Confidence (fall-back toward holding): the gain is multiplied by
+ *    clamp((1 - E_shadow / E_hold) / rot_gate_tau, 0, 1), where E_hold and E_shadow are the
+ *    exponentially weighted sums (forgetting rot_gate_forget per interval) of holding's squared
+ *    error over each interval and of the shadow extrapolation's: the previous fit at its learned
+ *    gain, whether or not a hold rule held it (so that a held joint can earn its way back). A
+ *    steady spin removes all of holding's error and keeps its gain; predictions that came out
+ *    worse than holding lately give 0. 1 until an interval is known.
  *  Calling again for the same t0_ns returns the stored result without updating. When t1_ns is
  *  not the sample seen last (samples skipped, history forgotten), the gain fit is not updated
  *  with that interval. */

@@ -15,6 +15,7 @@
 #include "adapters/bvh/bvh_priv.h"
 #include "core/conf.h"
 #include "core/entity.h"
+#include "core/log.h"
 #include "core/path.h"
 
 #define BVH_CMU_SCALE (0.0254 / 0.45)
@@ -226,6 +227,12 @@ int bvh_read_conf(struct bvh_state *s, const char *name, const struct xg_conf *c
     struct xg_error perr = {0};
     if ((rc = bvh_load(s->path, NULL, &s->f, &perr)))
         return xg_conf_error(err, fnode, rc, "%s", perr.msg);
+    if (s->f.extra_frames > 0) /* once per configuration load: one line */
+        XG_WARN("bvh",
+                "%s: line %d: %ld frame row(s) after the %ld the header declares ('Frames: %ld'); "
+                "playing the declared %ld, ignoring the rest",
+                s->path, s->f.extra_line, s->f.extra_frames, s->f.n_frames, s->f.n_frames,
+                s->f.n_frames);
     if (s->f.n_frames < 1)
         return xg_conf_error(err, fnode, -EINVAL, "%s: the file has no frames", s->path);
     if ((rc = read_start(s, conf, err)) || (rc = read_joints(s, xg_conf_get(conf, "joints"), err)))

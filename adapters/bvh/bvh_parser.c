@@ -372,11 +372,24 @@ static int motion(struct parser *ps, struct xg_error *err)
     }
     f->n_frames = frames;
     next(lx);
-    if (!lx->eof)
+    if (lx->eof) return 0;
+    /* More after the declared rows. Whole rows of numbers are frames the header did not count
+     * (real exporters write such files): ignored, as assimp's loader ignores them, and counted in
+     * extra_frames for the caller's one warning. Anything else is refused at its first token. */
+    const int first_line = lx->tok_line;
+    const char *first = shown(lx, b); /* b: lx is not at the end of the file */
+    size_t extra = 0;
+    while (!lx->eof && f->n_channels > 0 && number(lx, &v) == 0) {
+        extra++;
+        next(lx);
+    }
+    if (!lx->eof || extra == 0 || extra % (size_t)f->n_channels)
         return xg_error_set(err, -EPROTO,
                             "line %d: unexpected %s after the last frame (Frames: %ld, %d "
                             "channels per frame)",
-                            lx->tok_line, shown(lx, b), frames, f->n_channels);
+                            first_line, first, frames, f->n_channels);
+    f->extra_frames = (long)(extra / (size_t)f->n_channels);
+    f->extra_line = first_line;
     return 0;
 }
 

@@ -14,6 +14,10 @@
  * Joints are stored in file order (a parent always precedes its children). End Sites are joints
  * with end_site = true named "<parent>_End" (suffixed 2, 3... if taken).
  *
+ * Whole rows of numbers after the <n> declared rows (a header that undercounts, as some exporters
+ * write) are ignored and counted in bvh_file.extra_frames, as assimp's loader reads only the
+ * declared rows; anything else after them (a word, a partial row) is an error.
+ *
  * Errors: -EPROTO (syntax), -E2BIG (a limit), -ENOMEM, with a message "line N: ... 'token'"
  * naming the 1-based line and the offending token. */
 #ifndef BVH_PARSER_H
@@ -70,6 +74,8 @@ struct bvh_file {
     int n_joints;      /* including End Sites */
     int n_channels;    /* values per frame row */
     long n_frames;     /* rows in motion (= the Frames: header) */
+    long extra_frames; /* whole rows of numbers after the declared ones, ignored (0 = none) */
+    int extra_line;    /* the line the first of them starts on (when extra_frames > 0) */
     double frame_time; /* seconds per frame, > 0 */
     double *motion;    /* n_frames × n_channels values, row-major; NULL if empty */
 };

@@ -120,6 +120,28 @@ def bvh_prediction(out_dir):
         return None
 
 
+def prediction_loo(out_dir):
+    """Prediction on four real takes, leave-one-out (docs/prediction.md, "Prediction on kinds of
+    motion it was not tuned on"): bench_prediction_loo --time prints its own table and writes
+    prediction_loo.json."""
+    try:
+        exe = prog("bench_prediction_loo")
+    except SystemExit as e:
+        print(f"\n(leave-one-out prediction benchmark not built: {e})")
+        return None
+    p = subprocess.run([exe, "--time", out_dir], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=1200)
+    print("\n" + p.stdout.rstrip())
+    if p.returncode != 0:
+        print(f"(bench_prediction_loo failed: {p.stderr.strip()})")
+        return None
+    try:
+        with open(os.path.join(out_dir, "prediction_loo.json")) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
 def prog(name):
     for d in (os.path.join(BUILD, "tests"), BUILD):
         p = os.path.join(d, name)

@@ -28,8 +28,8 @@ sys.dont_write_bytecode = True  # importing xgtest must not leave __pycache__ in
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 
 from benchlib import (BUILD, bvh_prediction, connect_retry, counters, fmt, fmt_s, log, med,  # noqa: E402
-                      proc_cpu_s, proc_rss_kib, prog, ratio, rgmp_definition_encoders, run_json,
-                      stats, table, windows)
+                      prediction_loo, proc_cpu_s, proc_rss_kib, prog, ratio,
+                      rgmp_definition_encoders, run_json, stats, table, windows)
 XRGATE = os.environ.get("XRGATE_BIN") or os.path.join(BUILD, "xrgate")
 os.environ.setdefault("XRGATE_BIN", XRGATE)
 EGRESS = ("vrpn", "rgmp", "less", "rtp")  # latency_us.<egress> keys
@@ -854,6 +854,7 @@ def main():
         "elapsed_s": time.monotonic() - started,
     }
     results["bvh_prediction"] = bvh_prediction(os.path.dirname(out))
+    results["prediction_loo"] = prediction_loo(os.path.dirname(out))
     results["egress_cost"] = egress_cost(o, sys.modules[__name__])
     results["dds"] = dds
     # webxr: page -> table on loopback (tests/bench/webxr_latency.py)

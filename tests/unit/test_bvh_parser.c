@@ -200,6 +200,66 @@ static void test_errors(void **state)
                  "line 19: expected a number for frame 1 of 1, channel 9 (B Yrotation), got 'inf'");
 }
 
+/* Whole rows after the declared ones (Boxing_Toes.bvh: 3070 rows under 'Frames: 3069') are
+ * ignored and counted, the declared rows read; a partial row or a word after them is refused. */
+static void test_extra_frames(void **state)
+{
+    (void)state;
+    char buf[2048];
+    snprintf(buf, sizeof buf,
+             "%sMOTION\nFrames: 1\nFrame Time: 0.5\n1 2 3 4 5 6 7 8 9\n11 12 13 14 15 16 17 18 "
+             "19\n21 22 23 24 25 26 27 28 29\n",
+             chain_hdr);
+    struct bvh_file f;
+    struct xg_error err = {0};
+    assert_int_equal(parse(buf, NULL, &f, &err), 0);
+    assert_int_equal(f.n_frames, 1);
+    assert_int_equal(f.extra_frames, 2);
+    assert_int_equal(f.extra_line, 20);
+    assert_true(bvh_frame(&f, 0)[8] == 9.0);
+    bvh_free(&f);
+    /* the count matches: nothing extra */
+    snprintf(buf, sizeof buf, "%sMOTION\nFrames: 1\nFrame Time: 0.5\n1 2 3 4 5 6 7 8 9\n",
+             chain_hdr);
+    assert_int_equal(parse(buf, NULL, &f, &err), 0);
+    assert_int_equal(f.extra_frames, 0);
+    bvh_free(&f);
+    /* one whole extra row then a partial one, or a word: refused at the first extra token */
+    snprintf(buf, sizeof buf,
+             "%sMOTION\nFrames: 1\nFrame Time: 0.5\n1 2 3 4 5 6 7 8 9\n1 2 3 4 5 6 7 8 9\n1 2\n",
+             chain_hdr);
+    expect_error(buf, NULL, -EPROTO,
+                 "line 20: unexpected '1' after the last frame (Frames: 1, 9 channels per frame)");
+    snprintf(buf, sizeof buf,
+             "%sMOTION\nFrames: 1\nFrame Time: 0.5\n1 2 3 4 5 6 7 8 9\n1 2 3 4 5 6 7 8 9\nEND\n",
+             chain_hdr);
+    expect_error(buf, NULL, -EPROTO,
+                 "line 20: unexpected '1' after the last frame (Frames: 1, 9 channels per frame)");
+    snprintf(buf, sizeof buf, "%sMOTION\nFrames: 1\nFrame Time: 0.5\n1 2 3 4 5 6 7 8 9\nEND\n",
+             chain_hdr);
+    expect_error(
+        buf, NULL, -EPROTO,
+        "line 20: unexpected 'END' after the last frame (Frames: 1, 9 channels per frame)");
+}
+
+/* The real file that undercounts: Boxing_Toes.bvh (assimp's test models), 3070 rows under
+ * 'Frames: 3069', 20 joints of 3 channels plus the root's 6 (66 values per row). */
+static void test_boxing_toes(void **state)
+{
+    (void)state;
+    struct bvh_file f;
+    struct xg_error err = {0};
+    int rc = bvh_load(XG_VECTORS_DIR "/assimp-bvh/Boxing_Toes.bvh", NULL, &f, &err);
+    if (rc) fail_msg("%s", err.msg);
+    assert_int_equal(f.n_frames, 3069);
+    assert_int_equal(f.extra_frames, 1);
+    assert_int_equal(f.extra_line, 130 + 3069);
+    assert_int_equal(f.n_channels, 66);
+    assert_true(fabs(f.frame_time - 0.01) < 1e-12);
+    assert_true(fabs(bvh_frame(&f, 0)[0] - -6.101614) < 1e-12);
+    bvh_free(&f);
+}
+
 static void test_limits(void **state)
 {
     (void)state;
@@ -318,6 +378,7 @@ int main(void)
         cmocka_unit_test(test_variants),     cmocka_unit_test(test_errors),
         cmocka_unit_test(test_limits),       cmocka_unit_test(test_load_errors),
         cmocka_unit_test(test_cmu_walk),     cmocka_unit_test(test_no_channels),
+        cmocka_unit_test(test_extra_frames), cmocka_unit_test(test_boxing_toes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
