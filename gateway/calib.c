@@ -519,7 +519,9 @@ static void deliver(void *user, const struct xg_calib_job *j)
                     c->name, j->solve_ms);
             return;
         }
+        int64_t t0 = xg_clock_mono_ns();
         finish(set, c, j);
+        c->apply_ms = (double)(xg_clock_mono_ns() - t0) * 1e-6;
         return;
     }
     XG_DEBUG(COMPONENT, "a solve of a calibration no longer configured finished: discarded");

@@ -57,6 +57,7 @@ struct xg_calib {
     uint64_t job;              /* the solve in flight in the worker (its id), 0 = none */
     uint64_t gen;              /* bumped by begin/reset: a result of an older one is late */
     uint64_t discarded;        /* late results dropped (a reset or start while solving) */
+    double apply_ms;           /* the last result's handling on the loop (state file incl.), ms */
 };
 
 struct xg_calib_set {

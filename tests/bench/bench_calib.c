@@ -10,8 +10,9 @@
  * that snapshots and submits the solve to the delivery (result applied, logged, the state file
  * written and fsync'd) the timer's worst lateness (loop_stall.stall_ms), the same timer's worst
  * lateness over 50 ms of an idle loop before (idle_ms: the timer's own granularity), the tick's
- * time (tick_ms: the snapshot) and the solve's wall time in the thread (solve_ms: what the loop
- * was held for when the solve ran on it).
+ * time (tick_ms: the snapshot), the solve's wall time in the thread (solve_ms: what the loop
+ * was held for when the solve ran on it) and the result's handling on the loop (apply_ms: applied,
+ * logged, the state file written and fsync'd).
  *
  * Usage: bench_calib [--reps N] [--ms M] [--quick]. Prints one JSON object (arrays: one value per
  * run) on stdout. */
@@ -72,7 +73,7 @@ static void stall_cb(evutil_socket_t fd, short what, void *arg)
 /* one solve of 20 s of the scene through a gateway's calibration and its solver thread: the
  * loop's worst stall (ms) while it is in flight, and idle before; the tick and the solve (ms) */
 static void loop_stall(uint64_t seed, const char *dir, double *stall, double *idle, double *tick,
-                       double *solve)
+                       double *solve, double *apply)
 {
     struct xg_gateway gw;
     struct xg_error err = {0};
@@ -113,6 +114,7 @@ static void loop_stall(uint64_t seed, const char *dir, double *stall, double *id
     if (!c->have) die("the scene did not solve: %s", c->last_why);
     *stall = st.worst_ms;
     *solve = c->solve_ms;
+    *apply = c->apply_ms;
     event_free(st.ev);
     xg_gateway_free(&gw);
 }
@@ -186,17 +188,17 @@ int main(int argc, char **argv)
     }
     printf(" \"drift_check_ms\": %.4f,\n", best);
     {
-        double stall[64], idle[64], tick[64], solve[64];
+        double stall[64], idle[64], tick[64], solve[64], apply[64];
         char dir[] = "/tmp/bench_calib_XXXXXX", file[64];
         if (!mkdtemp(dir)) die("mkdtemp");
         xg_log_set_level(XG_LOG_WARN);
         int n = reps < 64 ? reps : 64;
         for (int r = 0; r < n; r++) {
-            loop_stall((uint64_t)r + 1, dir, &stall[r], &idle[r], &tick[r], &solve[r]);
+            loop_stall((uint64_t)r + 1, dir, &stall[r], &idle[r], &tick[r], &solve[r], &apply[r]);
             fprintf(stderr,
                     "bench_calib: solver thread, seed %d: loop stall %.2f ms (idle %.2f), tick "
-                    "%.3f ms, solve %.1f ms\n",
-                    r + 1, stall[r], idle[r], tick[r], solve[r]);
+                    "%.3f ms, solve %.1f ms, apply %.2f ms\n",
+                    r + 1, stall[r], idle[r], tick[r], solve[r], apply[r]);
         }
         snprintf(file, sizeof file, "%s/state.json", dir);
         unlink(file);
@@ -205,7 +207,8 @@ int main(int argc, char **argv)
         arr("stall_ms", stall, n, false);
         arr("idle_ms", idle, n, false);
         arr("tick_ms", tick, n, false);
-        arr("solve_ms", solve, n, true);
+        arr("solve_ms", solve, n, false);
+        arr("apply_ms", apply, n, true);
         printf(" },\n");
     }
     synth_scene(10, 2, 0.020, 0.001, 0.2 * DEG, INT64_C(1000000000000), ref, &nr, tgt, &nt);
