@@ -5,6 +5,7 @@
 #include <event2/event.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -135,8 +136,13 @@ struct xg_calib_worker *xg_calib_worker_new(struct event_base *base, xg_calib_de
 
 uint64_t xg_calib_worker_submit(struct xg_calib_worker *w, struct xg_calib_job *job)
 {
-    if (!w->started) {
-        if (pthread_create(&w->thread, NULL, worker_main, w)) {
+    if (!w->started) { /* signals (SIGHUP, SIGTERM...) stay with the loop's thread */
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        int rc = pthread_create(&w->thread, NULL, worker_main, w);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        if (rc) {
             xg_calib_job_free(job);
             return 0;
         }
