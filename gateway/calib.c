@@ -152,6 +152,7 @@ static void set_free(struct xg_calib_set *set)
 {
     if (!set) return;
     if (set->timer) event_free(set->timer);
+    xg_calib_worker_free(set->worker); /* joins: waits for a solve being run, at most one */
     for (int i = 0; i < set->n; i++)
         calib_free(set->items[i]);
     free(set->items);
@@ -209,17 +210,22 @@ static void ring_push(struct xg_calib_ring *r, const struct xg_sample *s)
     if (r->n < r->cap) r->n++;
 }
 
-/* the ring's samples no older than `window` before its newest, in order, into out (cap RING_CAP) */
-static size_t ring_copy(const struct xg_calib_ring *r, int64_t window, struct xg_calib_sample *out)
+/* a copy of the ring's samples no older than `window` before its newest, in order (malloc'd,
+ * *n of them; at most RING_CAP); NULL when empty or on ENOMEM */
+static struct xg_calib_sample *ring_snapshot(const struct xg_calib_ring *r, int64_t window,
+                                             size_t *n)
 {
-    if (!r->n) return 0;
+    *n = 0;
+    if (!r->n) return NULL;
     int64_t newest = ring_at(r, r->n - 1)->t_ns;
-    size_t k = 0, m = 0;
+    size_t k = 0;
     while (k < r->n && ring_at(r, k)->t_ns < newest - window)
         k++;
+    struct xg_calib_sample *out = malloc((r->n - k) * sizeof *out);
+    if (!out) return NULL;
     for (; k < r->n; k++)
-        out[m++] = *ring_at(r, k);
-    return m;
+        out[(*n)++] = *ring_at(r, k);
+    return out;
 }
 
 double xg_calib_ring_span(const struct xg_calib_ring *r)
@@ -231,6 +237,7 @@ void xg_calib_begin(struct xg_calib *c)
 {
     c->ref.n = c->ref.head = c->tgt.n = c->tgt.head = 0;
     c->collecting = true;
+    c->gen++; /* a solve still in flight belongs to the old collection: its result is late */
     c->last_rc = 1;
     c->last_why[0] = '\0';
     c->drift_strikes = 0;
@@ -429,6 +436,7 @@ static void load_state(struct xg_calib_set *set)
         c->solved_unix = when;
         c->state = XG_CALIB_APPLIED;
         c->collecting = false;
+        c->gen++; /* a solve in flight (a kept entry, after a reload) is late now */
         XG_INFO(COMPONENT,
                 "'%s': applying the result of %s to adapter '%s' (residual %.2f mm "
                 "%.3f deg, time offset %.1f ms)",
@@ -492,8 +500,37 @@ static void unobservable_text(unsigned bits, const double spread[3], double min_
         }
 }
 
-static void solve(struct xg_calib_set *set, struct xg_calib *c)
+static void finish(struct xg_calib_set *set, struct xg_calib *c, const struct xg_calib_job *j);
+
+/* the worker's finished job, on the loop: the calibration whose solve it is, unless that
+ * calibration was reset or started again meanwhile (generation) or left the configuration */
+static void deliver(void *user, const struct xg_calib_job *j)
 {
+    struct xg_calib_set *set = user;
+    for (int i = 0; i < set->n; i++) {
+        struct xg_calib *c = set->items[i];
+        if (c->job != j->id) continue;
+        c->job = 0;
+        if (j->gen != c->gen) {
+            c->discarded++;
+            XG_INFO(COMPONENT,
+                    "'%s': a solve begun before the last start/reset finished (%.1f ms): its "
+                    "result is discarded",
+                    c->name, j->solve_ms);
+            return;
+        }
+        int64_t t0 = xg_clock_mono_ns();
+        finish(set, c, j);
+        c->apply_ms = (double)(xg_clock_mono_ns() - t0) * 1e-6;
+        return;
+    }
+    XG_DEBUG(COMPONENT, "a solve of a calibration no longer configured finished: discarded");
+}
+
+/* snapshot the newest 20 s of both streams and hand them to the worker (on the loop) */
+static void submit_solve(struct xg_calib_set *set, struct xg_calib *c)
+{
+    if (c->job) return; /* one solve in flight per calibration */
     if (c->ref.n < 50 || c->tgt.n < 50 || xg_calib_ring_span(&c->ref) < c->collect_s ||
         xg_calib_ring_span(&c->tgt) < c->collect_s) {
         snprintf(c->last_why, sizeof c->last_why,
@@ -502,24 +539,33 @@ static void solve(struct xg_calib_set *set, struct xg_calib *c)
         return;
     }
     if (c->pushed == c->tried_at) return; /* nothing new since the last attempt */
-    c->tried_at = c->pushed;
-    struct xg_calib_sample *a = malloc(RING_CAP * sizeof *a), *b = malloc(RING_CAP * sizeof *b);
-    if (!a || !b) {
-        free(a);
-        free(b);
+    if (!set->worker && !(set->worker = xg_calib_worker_new(set->gw->base, deliver, set))) {
+        XG_ERR(COMPONENT, "'%s': cannot start the solver (%s): not solving", c->name,
+               strerror(errno));
         return;
     }
-    size_t na = ring_copy(&c->ref, WINDOW_NS, a), nb = ring_copy(&c->tgt, WINDOW_NS, b);
-    struct xg_calib_opts o;
-    xg_calib_opts_default(&o);
-    o.max_offset_s = c->max_offset_s;
-    o.min_overlap_s = c->collect_s * 0.75;
-    int64_t t0 = xg_clock_mono_ns();
-    struct xg_calib_result r;
-    int rc = xg_calib_solve(a, na, b, nb, &o, &r);
-    c->solve_ms = (double)(xg_clock_mono_ns() - t0) * 1e-6;
-    free(a);
-    free(b);
+    struct xg_calib_job *j = calloc(1, sizeof *j);
+    if (!j || !(j->ref = ring_snapshot(&c->ref, WINDOW_NS, &j->n_ref)) ||
+        !(j->tgt = ring_snapshot(&c->tgt, WINDOW_NS, &j->n_tgt))) {
+        xg_calib_job_free(j);
+        return; /* ENOMEM: tried again at the next tick */
+    }
+    c->tried_at = c->pushed;
+    j->gen = c->gen;
+    xg_calib_opts_default(&j->opts);
+    j->opts.max_offset_s = c->max_offset_s;
+    j->opts.min_overlap_s = c->collect_s * 0.75;
+    if (!(c->job = xg_calib_worker_submit(set->worker, j)))
+        XG_ERR(COMPONENT, "'%s': cannot start the solver thread: not solving", c->name);
+}
+
+/* a solve's result, on the loop: refused, or applied, logged and persisted */
+static void finish(struct xg_calib_set *set, struct xg_calib *c, const struct xg_calib_job *j)
+{
+    struct xg_calib_result r = j->res;
+    int rc = j->rc;
+    const struct xg_calib_opts *o = &j->opts;
+    c->solve_ms = j->solve_ms;
     c->last = r;
     c->last_rc = rc;
     c->solves++;
@@ -529,7 +575,7 @@ static void solve(struct xg_calib_set *set, struct xg_calib *c)
     if (rc) {
         c->solve_failures++;
         if (rc == -EDOM) {
-            unobservable_text(r.unobservable, r.spread_rad, o.min_spread_rad, c->last_why,
+            unobservable_text(r.unobservable, r.spread_rad, o->min_spread_rad, c->last_why,
                               sizeof c->last_why);
         } else if (rc == -ERANGE) {
             snprintf(c->last_why, sizeof c->last_why,
@@ -554,8 +600,8 @@ static void solve(struct xg_calib_set *set, struct xg_calib *c)
     c->ref.n = c->ref.head = c->tgt.n = c->tgt.head = 0;
     c->last_check_ns = xg_clock_mono_ns();
     XG_INFO(COMPONENT,
-            "'%s' solved from %zu pairs in %.1f ms: residual %.2f mm %.3f deg, time offset %.2f "
-            "ms; applied to adapter '%s'",
+            "'%s' solved from %zu pairs in %.1f ms (solver thread): residual %.2f mm %.3f deg, "
+            "time offset %.2f ms; applied to adapter '%s'",
             c->name, r.pairs, c->solve_ms, r.residual_m * 1e3, r.residual_rad / DEG,
             r.time_offset_s * 1e3, c->apply_to);
     forget_histories(set, c);
@@ -568,10 +614,10 @@ static void check_drift(struct xg_calib *c)
     if (now - c->last_check_ns < INT64_C(1000000000) || xg_calib_ring_span(&c->ref) < 5 ||
         xg_calib_ring_span(&c->tgt) < 5)
         return;
-    struct xg_calib_sample *a = malloc(RING_CAP * sizeof *a), *b = malloc(RING_CAP * sizeof *b);
+    size_t na, nb;
+    struct xg_calib_sample *a = ring_snapshot(&c->ref, DRIFT_WINDOW_NS, &na),
+                           *b = ring_snapshot(&c->tgt, DRIFT_WINDOW_NS, &nb);
     if (a && b) {
-        size_t na = ring_copy(&c->ref, DRIFT_WINDOW_NS, a),
-               nb = ring_copy(&c->tgt, DRIFT_WINDOW_NS, b);
         double rm, rr;
         size_t np;
         if (!xg_calib_residuals(a, na, b, nb, &c->res, 500, &rm, &rr, &np)) {
@@ -598,18 +644,22 @@ static void check_drift(struct xg_calib *c)
     free(b);
 }
 
+void xg_calib_tick(struct xg_calib_set *set)
+{
+    for (int i = 0; i < set->n; i++) {
+        struct xg_calib *c = set->items[i];
+        if (c->collecting)
+            submit_solve(set, c);
+        else if (c->continuous && c->have)
+            check_drift(c);
+    }
+}
+
 static void timer_cb(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
-    struct xg_calib_set *set = arg;
-    for (int i = 0; i < set->n; i++) {
-        struct xg_calib *c = set->items[i];
-        if (c->collecting)
-            solve(set, c);
-        else if (c->continuous && c->have)
-            check_drift(c);
-    }
+    xg_calib_tick(arg);
 }
 
 /* ---- life cycle ---- */
@@ -659,7 +709,7 @@ void xg_calib_reload(struct xg_gateway *gw, struct xg_gateway *cand)
 {
     struct xg_calib_set *old = gw->calib, *neu = cand->calib;
     cand->calib = NULL;
-    if (!neu || !neu->n) {
+    if (!neu || !neu->n) { /* set_free(old) joins the worker: at most one solve's wait */
         xg_table_set_ingest_hook(gw->table, 0, NULL, NULL);
         set_free(neu);
         set_free(old);
@@ -679,6 +729,14 @@ void xg_calib_reload(struct xg_gateway *gw, struct xg_gateway *cand)
     else if (gw->opts && gw->opts->config_path)
         snprintf(neu->state_file, sizeof neu->state_file, "%s.calibration.json",
                  gw->opts->config_path);
+    if (old && old->worker) { /* the worker goes on; solves of entries not kept are dropped */
+        for (int k = 0; k < old->n; k++)
+            if (old->items[k]->job && xg_calib_worker_cancel(old->worker, old->items[k]->job))
+                old->items[k]->job = 0;
+        neu->worker = old->worker;
+        old->worker = NULL;
+        xg_calib_worker_retarget(neu->worker, neu);
+    }
     xg_table_set_ingest_hook(gw->table, 0, NULL, NULL);
     set_free(old);
     gw->calib = neu;

@@ -82,6 +82,8 @@ static json_t *one(const struct xg_calib *c)
     set(o, "message", c->last_why[0] ? json_string(c->last_why) : json_null());
     set(o, "solves", json_integer((json_int_t)c->solves));
     set(o, "solve_ms", json_real(c->solve_ms));
+    set(o, "solving", json_boolean(c->job != 0));
+    set(o, "solves_discarded", json_integer((json_int_t)c->discarded));
     if (c->continuous)
         set(o, "drift",
             json_pack("{s:f,s:f,s:f,s:f,s:I,s:I}", "residual_mm", c->drift_res_m * 1e3,
@@ -203,6 +205,10 @@ void xg_calib_metrics(struct xg_gateway *gw, struct evbuffer *out)
         {"xrgate_calibration_pairs", "gauge", "Pose pairs the result in force was solved from"},
         {"xrgate_calibration_solves_total", "counter", "Solver runs"},
         {"xrgate_calibration_drifts_total", "counter", "Drifts detected (mode continuous)"},
+        {"xrgate_calibration_solve_seconds", "gauge",
+         "Duration of the last solve (in the solver thread, not on the event loop)"},
+        {"xrgate_calibration_solves_discarded_total", "counter",
+         "Solves whose result came after a start or reset of the calibration (discarded)"},
     };
     for (size_t f = 0; f < sizeof fam / sizeof fam[0]; f++) {
         evbuffer_add_printf(out, "# HELP %s %s\n# TYPE %s %s\n", fam[f].name, fam[f].help,
@@ -223,8 +229,10 @@ void xg_calib_metrics(struct xg_gateway *gw, struct evbuffer *out)
                        : f == 3 ? c->res.time_offset_s
                        : f == 4 ? (double)c->res.pairs
                        : f == 5 ? (double)c->solves
-                                : (double)c->drifts;
-            if (f < 5 && !c->have) continue;
+                       : f == 6 ? (double)c->drifts
+                       : f == 7 ? c->solve_ms * 1e-3
+                                : (double)c->discarded;
+            if ((f < 5 && !c->have) || (f == 7 && !c->solves)) continue;
             evbuffer_add_printf(out, "%s{calibration=\"%s\"} %.9g\n", fam[f].name, esc, v);
         }
     }

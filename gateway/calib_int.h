@@ -9,6 +9,7 @@
 #include "core/calib_solve.h"
 #include "core/entity.h"
 #include "gateway/calib.h"
+#include "gateway/calib_worker.h"
 
 /** States (docs/calibration.md "States"). */
 enum xg_calib_state {
@@ -52,7 +53,11 @@ struct xg_calib {
     int64_t last_check_ns;
     uint64_t solves, solve_failures, drift_checks, drifts;
     uint64_t pushed, tried_at; /* samples recorded; `pushed` at the last solve attempt */
-    double solve_ms;           /* duration of the last solve */
+    double solve_ms;           /* duration of the last solve (in the worker thread), ms */
+    uint64_t job;              /* the solve in flight in the worker (its id), 0 = none */
+    uint64_t gen;              /* bumped by begin/reset: a result of an older one is late */
+    uint64_t discarded;        /* late results dropped (a reset or start while solving) */
+    double apply_ms;           /* the last result's handling on the loop (state file incl.), ms */
 };
 
 struct xg_calib_set {
@@ -60,6 +65,8 @@ struct xg_calib_set {
     struct xg_calib **items;
     int n;
     struct event *timer;
+    struct xg_calib_worker
+        *worker;           /* the solver thread (gateway/calib_worker.h), NULL = none yet */
     char state_file[1100]; /* "" = none (embedded configuration) */
     bool started;
 };
@@ -70,6 +77,10 @@ double xg_calib_ring_span(const struct xg_calib_ring *r);
 void xg_calib_begin(struct xg_calib *c);
 /** Forget the result: nothing applied, collecting again; the state file is rewritten. */
 void xg_calib_reset(struct xg_calib_set *set, struct xg_calib *c);
+/** The 1 s timer's work (also called by tests): a calibration that is collecting and has enough
+ *  new samples gets its newest 20 s snapshotted and submitted to the worker (at most one solve in
+ *  flight per calibration); a continuous one with a result checks drift (on the loop). */
+void xg_calib_tick(struct xg_calib_set *set);
 /** Find by name, or NULL. */
 struct xg_calib *xg_calib_find(struct xg_calib_set *set, const char *name);
 

@@ -5,11 +5,25 @@
  * and X (mm, degrees), of the time offset (ms), the residuals and the solve time (ms, thread CPU).
  * Also the time of a drift check (xg_calib_residuals, 500 pairs of 5 s; fastest run) and whether a
  * yaw-only motion is reported unobservable (and which axes).
+ * And the event loop while a solve runs in the solver thread (gateway/calib_worker.h): a gateway
+ * with one calibration whose rings hold 20 s of the scene, a 1 ms timer on its loop; from the tick
+ * that snapshots and submits the solve to the delivery (result applied, logged, the state file
+ * written and fsync'd) the timer's worst lateness (loop_stall.stall_ms), the same timer's worst
+ * lateness over 50 ms of an idle loop before (idle_ms: the timer's own granularity), the tick's
+ * time (tick_ms: the snapshot), the solve's wall time in the thread (solve_ms: what the loop
+ * was held for when the solve ran on it) and the result's handling on the loop (apply_ms: applied,
+ * logged, the state file written and fsync'd).
  *
  * Usage: bench_calib [--reps N] [--ms M] [--quick]. Prints one JSON object (arrays: one value per
  * run) on stdout. */
 #include <errno.h>
+#include <event2/event.h>
+#include <unistd.h>
 
+#include "core/clock.h"
+#include "core/log.h"
+#include "gateway/calib_int.h"
+#include "gateway/gateway.h"
 #include "tests/bench/bench_util.h"
 #include "tests/unit/calib_synth.h"
 
@@ -24,6 +38,85 @@ static void arr(const char *key, const double *v, int n, bool last)
     for (int i = 0; i < n; i++)
         printf("%s%.6g", i ? ", " : "", v[i]);
     printf("]%s\n", last ? "" : ",");
+}
+
+static void die(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "bench_calib: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+    exit(1);
+}
+
+struct stall {
+    struct event *ev;
+    int64_t expected;
+    double worst_ms;
+};
+
+static void stall_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct stall *st = arg;
+    int64_t now = xg_clock_mono_ns();
+    double late = (double)(now - st->expected) * 1e-6;
+    if (late > st->worst_ms) st->worst_ms = late;
+    st->expected = now + 1000000;
+    struct timeval tv = {0, 1000};
+    evtimer_add(st->ev, &tv);
+}
+
+/* one solve of 20 s of the scene through a gateway's calibration and its solver thread: the
+ * loop's worst stall (ms) while it is in flight, and idle before; the tick and the solve (ms) */
+static void loop_stall(uint64_t seed, const char *dir, double *stall, double *idle, double *tick,
+                       double *solve, double *apply)
+{
+    struct xg_gateway gw;
+    struct xg_error err = {0};
+    struct xg_gateway_opts go = {
+        .config_text = "gateway: {admin: {listen: \"off\"}}\n"
+                       "adapters:\n"
+                       "  - {name: mocap, type: vmc, bind: \"127.0.0.1:0\"}\n"
+                       "  - {name: quest, type: vmc, bind: \"127.0.0.1:0\"}\n"
+                       "calibrations:\n"
+                       "  - {name: head, reference: mocap/tra/wand, target: quest/hmd/head}\n",
+        .config_name = "bench.yaml"};
+    if (xg_gateway_load(&gw, &go, &err) || xg_calib_start(&gw)) die("gateway: %s", err.msg);
+    snprintf(gw.calib->state_file, sizeof gw.calib->state_file, "%s/state.json", dir);
+    struct xg_calib *c = gw.calib->items[0];
+    size_t nr, nt;
+    synth_scene_seed(seed, 20, 7, 0.020, 0.001, 0.2 * DEG, xg_clock_mono_ns(), ref, &nr, tgt, &nt);
+    memcpy(c->ref.s, ref, nr * sizeof *ref);
+    memcpy(c->tgt.s, tgt, nt * sizeof *tgt);
+    c->ref.n = c->ref.head = nr;
+    c->tgt.n = c->tgt.head = nt;
+    c->pushed = nr + nt;
+    struct stall st = {0};
+    if (!(st.ev = evtimer_new(gw.base, stall_cb, &st))) die("evtimer_new");
+    struct timeval tv = {0, 1000};
+    int64_t t0 = xg_clock_mono_ns();
+    st.expected = t0 + 1000000;
+    evtimer_add(st.ev, &tv);
+    while (xg_clock_mono_ns() - t0 < 50000000)
+        event_base_loop(gw.base, EVLOOP_ONCE);
+    *idle = st.worst_ms;
+    st.worst_ms = 0;
+    t0 = xg_clock_mono_ns();
+    xg_calib_tick(gw.calib);
+    *tick = (double)(xg_clock_mono_ns() - t0) * 1e-6;
+    if (!c->job) die("no solve submitted");
+    while (c->job)
+        event_base_loop(gw.base, EVLOOP_ONCE);
+    if (!c->have) die("the scene did not solve: %s", c->last_why);
+    *stall = st.worst_ms;
+    *solve = c->solve_ms;
+    *apply = c->apply_ms;
+    event_free(st.ev);
+    xg_gateway_free(&gw);
 }
 
 int main(int argc, char **argv)
@@ -94,6 +187,30 @@ int main(int argc, char **argv)
         if (t < best) best = t;
     }
     printf(" \"drift_check_ms\": %.4f,\n", best);
+    {
+        double stall[64], idle[64], tick[64], solve[64], apply[64];
+        char dir[] = "/tmp/bench_calib_XXXXXX", file[64];
+        if (!mkdtemp(dir)) die("mkdtemp");
+        xg_log_set_level(XG_LOG_WARN);
+        int n = reps < 64 ? reps : 64;
+        for (int r = 0; r < n; r++) {
+            loop_stall((uint64_t)r + 1, dir, &stall[r], &idle[r], &tick[r], &solve[r], &apply[r]);
+            fprintf(stderr,
+                    "bench_calib: solver thread, seed %d: loop stall %.2f ms (idle %.2f), tick "
+                    "%.3f ms, solve %.1f ms, apply %.2f ms\n",
+                    r + 1, stall[r], idle[r], tick[r], solve[r], apply[r]);
+        }
+        snprintf(file, sizeof file, "%s/state.json", dir);
+        unlink(file);
+        rmdir(dir);
+        printf(" \"loop_stall\": {\n");
+        arr("stall_ms", stall, n, false);
+        arr("idle_ms", idle, n, false);
+        arr("tick_ms", tick, n, false);
+        arr("solve_ms", solve, n, false);
+        arr("apply_ms", apply, n, true);
+        printf(" },\n");
+    }
     synth_scene(10, 2, 0.020, 0.001, 0.2 * DEG, INT64_C(1000000000000), ref, &nr, tgt, &nt);
     struct xg_calib_result res;
     int rc = xg_calib_solve(ref, nr, tgt, nt, NULL, &res);

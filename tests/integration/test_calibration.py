@@ -16,6 +16,8 @@ as tracker `wand` (pose A), adapter `quest` as HMD `head` (pose B = Y⁻¹·A·X
 - a yaw-only motion reports yaw as unobservable and no transform; POST reset forgets a result,
   POST start of an unknown name is 404, GET-only and POST-only paths answer 405; a reload keeps
   an unchanged calibration's state and starts a changed one again
+- the solve runs in a thread: the admin API answers while a solve is in flight (`solving`), and
+  the worst latency of those answers is printed beside the solve's duration
 - xrgate --check refuses a bad calibrations entry with file:line:column"""
 import json
 import math
@@ -300,6 +302,8 @@ def test_calibrate_apply_restart():
             m = g.get("/metrics")[2].decode()
             assert 'xrgate_calibration_state{calibration="head",state="solved"} 1' in m
             assert 'xrgate_calibration_pairs{calibration="head"}' in m
+            assert 'xrgate_calibration_solve_seconds{calibration="head"}' in m, m
+            assert 'xrgate_calibration_solves_discarded_total{calibration="head"} 0' in m, m
             promtool = shutil.which("promtool")
             if promtool:
                 r = subprocess.run([promtool, "check", "metrics"], input=m.encode(),
@@ -363,6 +367,29 @@ def inspector_panel(g):
     print("inspector panel:", [c["what"] for c in res["checks"]])
 
 
+def serving_while_solving(g):
+    """The event loop answers GET /api/calibrations while a solve runs in the solver thread: an
+    answer that reports `solving` (none could come while a solve held the loop). Polls back to
+    back (the yaw-only motion keeps the calibration solving once a second) and prints the worst
+    latency of the answers over the solves seen, against the solve's own duration."""
+    worst, polls, solves0 = 0.0, 0, calib(g)["solves"]
+
+    def poll():
+        nonlocal worst, polls
+        t0 = time.monotonic()
+        c = calib(g)
+        worst = max(worst, time.monotonic() - t0)
+        polls += 1
+        return c if c["solving"] else None
+
+    c = wait_until(poll, time_bound(30), what="an API answer while a solve runs", every=0.001)
+    c = wait_until(lambda: (lambda c: c if not c["solving"] else None)(calib(g)), time_bound(10),
+                   what="the solve's end")
+    print(f"answered while solving: {polls} polls over {c['solves'] - solves0} solves, "
+          f"worst API latency {worst * 1e3:.1f} ms; a solve takes {c['solve_ms']:.1f} ms "
+          f"(in the solver thread); discarded {c['solves_discarded']}")
+
+
 def test_yaw_only_and_api_errors():
     require_adapters("vmc")
     with Gateway(CONFIG.replace("collect_s: 10", "collect_s: 5")) as g:
@@ -377,6 +404,7 @@ def test_yaw_only_and_api_errors():
             assert c["observability"]["axes"]["yaw"]["ok"], c
             assert not c["observability"]["axes"]["pitch"]["ok"], c
             assert c["message"].startswith("unobservable: yaw (about y); turn the object about pitch (about x)"), c
+            serving_while_solving(g)
             inspector_panel(g)
         finally:
             s.close()
