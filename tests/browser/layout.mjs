@@ -207,12 +207,14 @@ export async function filterSortChecks(page, check) {
              empty: document.querySelector('#entities tr.empty')?.textContent || null };
   });
   // "stale": the STALE body only, the others faint in 3D (waited for: the body is fresh for
-  // 200 ms of each 2 s)
+  // 200 ms of each 2 s, and may not be in the 3D scene yet: a predicate that threw on its missing
+  // pose ended the wait at once)
   await page.fill('#filter', 'stale');
   out.stale = await page.waitForFunction(() => {
     const rows = [...document.querySelectorAll('#entities tbody tr[data-name]')];
     const p = window.xrgateInspector.view.poses();
-    return rows.length === 1 && rows[0].dataset.name === 'slow/body0' && !p['slow/body0'].dimmed &&
+    return rows.length === 1 && rows[0].dataset.name === 'slow/body0' && !!p['slow/body0'] &&
+      !p['slow/body0'].dimmed &&
       Object.keys(p).filter((n) => n !== 'slow/body0').every((n) => p[n].dimmed);
   }, null, { timeout: 10000 }).then(() => shown(), () => shown());
   check(JSON.stringify(out.stale.rows) === '["slow/body0"]' && out.stale.dimmed.length === 6 &&
