@@ -596,7 +596,7 @@ static void submit_solve(struct xg_calib_set *set, struct xg_calib *c)
         XG_ERR(COMPONENT, "'%s': cannot start the solver thread: not solving", c->name);
 }
 
-/* a solve's result, on the loop: refused, or applied, logged and persisted */
+/* a solve's result, on the loop: refused, or applied, logged and its state file write queued */
 static void finish(struct xg_calib_set *set, struct xg_calib *c, const struct xg_calib_job *j)
 {
     struct xg_calib_result r = j->res;

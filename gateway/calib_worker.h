@@ -14,8 +14,8 @@
  *
  * Threads: xg_calib_worker_submit, _write, _cancel, _hold and _free are called on the loop thread
  * only; the worker thread only runs xg_calib_solve or xg_calib_write_file on a job it owns while
- * it runs it. The thread is
- * started at the first submit (a gateway whose calibrations never solve has none). */
+ * it runs it. The thread is started at the first submit, a solve or a write (a gateway whose
+ * calibrations never solve or reset has none). */
 #ifndef XG_GATEWAY_CALIB_WORKER_H
 #define XG_GATEWAY_CALIB_WORKER_H
 
