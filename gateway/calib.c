@@ -152,7 +152,9 @@ static void set_free(struct xg_calib_set *set)
 {
     if (!set) return;
     if (set->timer) event_free(set->timer);
-    xg_calib_worker_free(set->worker); /* joins: waits for a solve being run, at most one */
+    xg_calib_worker_free(set->worker); /* joins: waits for a solve being run (at most one) and
+                                          completes the queued writes of the state file */
+    free(set->latest);
     for (int i = 0; i < set->n; i++)
         calib_free(set->items[i]);
     free(set->items);
@@ -351,6 +353,25 @@ static int xf_from_json(const json_t *j, struct xg_calib_xf *xf)
     return 0;
 }
 
+static void deliver(void *user, const struct xg_calib_job *j);
+
+/* a write's outcome, on the loop */
+static void written(struct xg_calib_set *set, int rc, const char *path)
+{
+    if (rc) {
+        set->write_failures++;
+        XG_WARN_PEER(&set->write_lim, COMPONENT,
+                     "cannot write the state file '%s' (%s): the result holds until the "
+                     "gateway stops",
+                     path, strerror(-rc));
+    } else {
+        set->writes++;
+        XG_INFO(COMPONENT, "results written to %s", path);
+    }
+}
+
+/* serialise every result in force on the loop (cheap) and hand the write (temporary file, fsync,
+ * rename) to the worker, in order after the writes before it */
 static void save(struct xg_calib_set *set)
 {
     if (!set->state_file[0]) return;
@@ -368,31 +389,38 @@ static void save(struct xg_calib_set *set)
                       "residual_deg", c->res.residual_rad / DEG, "pairs", (json_int_t)c->res.pairs,
                       "solved_unix", c->solved_unix));
     }
-    char tmp[1200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", set->state_file);
-    int rc = json_dump_file(root, tmp, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
+    char *text = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
     json_decref(root);
-    int fd = rc ? -1 : open(tmp, O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-        rc = fsync(fd);
-        close(fd);
-    }
-    if (rc || fd < 0 || rename(tmp, set->state_file)) {
-        XG_WARN(COMPONENT,
-                "cannot write the state file '%s' (%s): the result holds until the "
-                "gateway stops",
-                set->state_file, strerror(errno));
-        unlink(tmp);
+    char *copy = text ? strdup(text) : NULL;
+    if (!text || !copy) {
+        free(text);
+        free(copy);
+        written(set, -ENOMEM, set->state_file);
         return;
     }
-    XG_INFO(COMPONENT, "results written to %s", set->state_file);
+    size_t len = strlen(text);
+    if (!set->worker && !(set->worker = xg_calib_worker_new(set->gw->base, deliver, set))) {
+        free(copy); /* no thread: written on the loop, as a last resort */
+        written(set, xg_calib_write_file(set->state_file, text, len), set->state_file);
+        free(text);
+        return;
+    }
+    if (!xg_calib_worker_write(set->worker, set->state_file, text, len)) {
+        free(copy);
+        written(set, -ENOMEM, set->state_file);
+        return;
+    }
+    free(set->latest); /* what the file holds once the queued writes are done */
+    set->latest = copy;
+    set->writes_queued++;
 }
 
 static void load_state(struct xg_calib_set *set)
 {
-    if (!set->state_file[0] || access(set->state_file, F_OK)) return;
-    json_error_t je;
-    json_t *root = json_load_file(set->state_file, 0, &je);
+    if (!set->state_file[0] || (!set->latest && access(set->state_file, F_OK))) return;
+    json_error_t je; /* a write still queued: the file is about to hold `latest` */
+    json_t *root =
+        set->latest ? json_loads(set->latest, 0, &je) : json_load_file(set->state_file, 0, &je);
     json_t *all = root ? json_object_get(root, "calibrations") : NULL;
     if (!json_is_object(all)) {
         XG_WARN(COMPONENT, "state file '%s' ignored: %s", set->state_file,
@@ -507,6 +535,15 @@ static void finish(struct xg_calib_set *set, struct xg_calib *c, const struct xg
 static void deliver(void *user, const struct xg_calib_job *j)
 {
     struct xg_calib_set *set = user;
+    if (j->kind == XG_CALIB_JOB_WRITE) {
+        set->write_ms = j->solve_ms;
+        written(set, j->rc, j->path);
+        if (set->writes_queued && !--set->writes_queued) {
+            free(set->latest);
+            set->latest = NULL;
+        }
+        return;
+    }
     for (int i = 0; i < set->n; i++) {
         struct xg_calib *c = set->items[i];
         if (c->job != j->id) continue;
@@ -559,7 +596,7 @@ static void submit_solve(struct xg_calib_set *set, struct xg_calib *c)
         XG_ERR(COMPONENT, "'%s': cannot start the solver thread: not solving", c->name);
 }
 
-/* a solve's result, on the loop: refused, or applied, logged and persisted */
+/* a solve's result, on the loop: refused, or applied, logged and its state file write queued */
 static void finish(struct xg_calib_set *set, struct xg_calib *c, const struct xg_calib_job *j)
 {
     struct xg_calib_result r = j->res;
@@ -736,6 +773,15 @@ void xg_calib_reload(struct xg_gateway *gw, struct xg_gateway *cand)
         neu->worker = old->worker;
         old->worker = NULL;
         xg_calib_worker_retarget(neu->worker, neu);
+    }
+    if (old) { /* queued writes (their outcomes come to neu), counters */
+        neu->latest = old->latest;
+        old->latest = NULL;
+        neu->writes_queued = old->writes_queued;
+        neu->writes = old->writes;
+        neu->write_failures = old->write_failures;
+        neu->write_ms = old->write_ms;
+        neu->write_lim = old->write_lim;
     }
     xg_table_set_ingest_hook(gw->table, 0, NULL, NULL);
     set_free(old);

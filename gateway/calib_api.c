@@ -1,5 +1,6 @@
 /* Space calibrations: admin API and metrics (gateway/calib.h, docs/admin-api.md
  * "Calibrations", docs/metrics.md). */
+#include <inttypes.h>
 #include <errno.h>
 #include <event2/buffer.h>
 #include <event2/http.h>
@@ -236,4 +237,16 @@ void xg_calib_metrics(struct xg_gateway *gw, struct evbuffer *out)
             evbuffer_add_printf(out, "%s{calibration=\"%s\"} %.9g\n", fam[f].name, esc, v);
         }
     }
+    if (!cs->state_file[0]) return; /* the state file's writes, in the solver thread */
+    evbuffer_add_printf(out,
+                        "# HELP xrgate_calibration_state_writes_total State file writes done (in "
+                        "the solver thread)\n# TYPE xrgate_calibration_state_writes_total "
+                        "counter\nxrgate_calibration_state_writes_total %" PRIu64 "\n",
+                        cs->writes);
+    evbuffer_add_printf(
+        out,
+        "# HELP xrgate_calibration_state_write_failures_total State file writes "
+        "that failed (logged)\n# TYPE xrgate_calibration_state_write_failures_total "
+        "counter\nxrgate_calibration_state_write_failures_total %" PRIu64 "\n",
+        cs->write_failures);
 }

@@ -8,6 +8,7 @@
 
 #include "core/calib_solve.h"
 #include "core/entity.h"
+#include "core/log.h"
 #include "gateway/calib.h"
 #include "gateway/calib_worker.h"
 
@@ -69,6 +70,12 @@ struct xg_calib_set {
         *worker;           /* the solver thread (gateway/calib_worker.h), NULL = none yet */
     char state_file[1100]; /* "" = none (embedded configuration) */
     bool started;
+    /* the state file's writes (in the worker; carried over at a reload) */
+    char *latest;           /* the newest contents submitted while writes are pending, else NULL */
+    unsigned writes_queued; /* writes submitted, outcome not yet delivered */
+    uint64_t writes, write_failures; /* outcomes delivered: written, failed */
+    double write_ms;                 /* wall time of the last write in the worker */
+    struct xg_log_limit write_lim;   /* its failures' log lines */
 };
 
 /** Seconds between the oldest and the newest sample of a ring (0 with fewer than two). */

@@ -6,7 +6,9 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "core/clock.h"
@@ -34,6 +36,8 @@ void xg_calib_job_free(struct xg_calib_job *job)
     if (!job) return;
     free(job->ref);
     free(job->tgt);
+    free(job->path);
+    free(job->data);
     free(job);
 }
 
@@ -46,23 +50,61 @@ static void free_list(struct xg_calib_job *j)
     }
 }
 
+int xg_calib_write_file(const char *path, const char *data, size_t len)
+{
+    size_t n = strlen(path) + 5;
+    char *tmp = malloc(n);
+    if (!tmp) return -ENOMEM;
+    snprintf(tmp, n, "%s.tmp", path);
+    int rc = 0;
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        rc = -errno;
+        free(tmp);
+        return rc;
+    }
+    for (size_t off = 0; off < len && !rc;) {
+        ssize_t k = write(fd, data + off, len - off);
+        if (k > 0)
+            off += (size_t)k;
+        else if (k < 0 && errno != EINTR)
+            rc = -errno;
+        else if (k == 0)
+            rc = -EIO;
+    }
+    if (!rc && fsync(fd)) rc = -errno;
+    if (close(fd) && !rc) rc = -errno;
+    if (!rc && rename(tmp, path)) rc = -errno;
+    if (rc) unlink(tmp);
+    free(tmp);
+    return rc;
+}
+
+static void run(struct xg_calib_job *j)
+{
+    int64_t t0 = xg_clock_mono_ns();
+    if (j->kind == XG_CALIB_JOB_WRITE)
+        j->rc = xg_calib_write_file(j->path, j->data, j->len);
+    else
+        j->rc = xg_calib_solve(j->ref, j->n_ref, j->tgt, j->n_tgt, &j->opts, &j->res);
+    j->solve_ms = (double)(xg_clock_mono_ns() - t0) * 1e-6;
+}
+
 static void *worker_main(void *arg)
 {
     struct xg_calib_worker *w = arg;
     pthread_mutex_lock(&w->mu);
-    for (;;) {
+    for (;;) { /* after stop: only writes are left waiting (xg_calib_worker_free), run them */
         while (!w->stop && (w->hold || !w->wait_head))
             pthread_cond_wait(&w->cv, &w->mu);
-        if (w->stop) break;
+        if (!w->wait_head) break;
         struct xg_calib_job *j = w->wait_head;
         w->wait_head = j->next;
         if (!w->wait_head) w->wait_tail = NULL;
         j->next = NULL;
         pthread_mutex_unlock(&w->mu);
 
-        int64_t t0 = xg_clock_mono_ns();
-        j->rc = xg_calib_solve(j->ref, j->n_ref, j->tgt, j->n_tgt, &j->opts, &j->res);
-        j->solve_ms = (double)(xg_clock_mono_ns() - t0) * 1e-6;
+        run(j);
 
         pthread_mutex_lock(&w->mu);
         j->next = w->done;
@@ -81,6 +123,19 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
+/* newest first -> oldest first */
+static struct xg_calib_job *reverse(struct xg_calib_job *done)
+{
+    struct xg_calib_job *fifo = NULL;
+    while (done) {
+        struct xg_calib_job *next = done->next;
+        done->next = fifo;
+        fifo = done;
+        done = next;
+    }
+    return fifo;
+}
+
 /* the loop's read event: deliver every finished job, oldest first */
 static void wake_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -93,13 +148,7 @@ static void wake_cb(evutil_socket_t fd, short what, void *arg)
     w->done = NULL;
     w->signalled = false;
     pthread_mutex_unlock(&w->mu);
-    struct xg_calib_job *fifo = NULL; /* reverse: newest first -> oldest first */
-    while (done) {
-        struct xg_calib_job *next = done->next;
-        done->next = fifo;
-        fifo = done;
-        done = next;
-    }
+    struct xg_calib_job *fifo = reverse(done);
     while (fifo) {
         struct xg_calib_job *next = fifo->next;
         w->outstanding--;
@@ -132,6 +181,20 @@ struct xg_calib_worker *xg_calib_worker_new(struct event_base *base, xg_calib_de
         return NULL;
     }
     return w;
+}
+
+uint64_t xg_calib_worker_write(struct xg_calib_worker *w, const char *path, char *data, size_t len)
+{
+    struct xg_calib_job *j = calloc(1, sizeof *j);
+    if (!j || !(j->path = strdup(path))) {
+        free(j);
+        free(data);
+        return 0;
+    }
+    j->kind = XG_CALIB_JOB_WRITE;
+    j->data = data;
+    j->len = len;
+    return xg_calib_worker_submit(w, j);
 }
 
 uint64_t xg_calib_worker_submit(struct xg_calib_worker *w, struct xg_calib_job *job)
@@ -202,15 +265,36 @@ size_t xg_calib_worker_pending(struct xg_calib_worker *w)
 void xg_calib_worker_free(struct xg_calib_worker *w)
 {
     if (!w) return;
+    struct xg_calib_job *dropped = NULL;
     if (w->started) {
         pthread_mutex_lock(&w->mu);
+        struct xg_calib_job *keep = NULL, **tail = &keep; /* waiting writes stay, in order */
+        for (struct xg_calib_job *j = w->wait_head, *next; j; j = next) {
+            next = j->next;
+            if (j->kind == XG_CALIB_JOB_WRITE) {
+                *tail = j;
+                tail = &j->next;
+            } else {
+                j->next = dropped;
+                dropped = j;
+            }
+        }
+        *tail = NULL;
+        w->wait_head = keep;
+        w->wait_tail = NULL; /* nothing is submitted any more */
         w->stop = true;
+        w->hold = false;
         pthread_cond_broadcast(&w->cv);
         pthread_mutex_unlock(&w->mu);
         pthread_join(w->thread, NULL);
     }
+    free_list(dropped);
     free_list(w->wait_head);
-    free_list(w->done);
+    for (struct xg_calib_job *j = reverse(w->done), *next; j; j = next) {
+        next = j->next; /* a write's outcome is still logged; a solve's result is dropped */
+        if (j->kind == XG_CALIB_JOB_WRITE) w->deliver(w->user, j);
+        xg_calib_job_free(j);
+    }
     if (w->ev) event_free(w->ev);
     close(w->pipe_r);
     close(w->pipe_w);

@@ -8,11 +8,13 @@
  * And the event loop while a solve runs in the solver thread (gateway/calib_worker.h): a gateway
  * with one calibration whose rings hold 20 s of the scene, a 1 ms timer on its loop; from the tick
  * that snapshots and submits the solve to the delivery (result applied, logged, the state file
- * written and fsync'd) the timer's worst lateness (loop_stall.stall_ms), the same timer's worst
+ * serialised) and the state file's write in the thread (temporary file, fsync, rename) the
+ * timer's worst lateness (loop_stall.stall_ms), the same timer's worst
  * lateness over 50 ms of an idle loop before (idle_ms: the timer's own granularity), the tick's
  * time (tick_ms: the snapshot), the solve's wall time in the thread (solve_ms: what the loop
- * was held for when the solve ran on it) and the result's handling on the loop (apply_ms: applied,
- * logged, the state file written and fsync'd).
+ * was held for when the solve ran on it), the result's handling on the loop (apply_ms: applied,
+ * logged, the state file serialised and queued) and the write's wall time in the thread
+ * (write_ms: what the loop was held for when it wrote and fsync'd the file itself).
  *
  * Usage: bench_calib [--reps N] [--ms M] [--quick]. Prints one JSON object (arrays: one value per
  * run) on stdout. */
@@ -73,7 +75,7 @@ static void stall_cb(evutil_socket_t fd, short what, void *arg)
 /* one solve of 20 s of the scene through a gateway's calibration and its solver thread: the
  * loop's worst stall (ms) while it is in flight, and idle before; the tick and the solve (ms) */
 static void loop_stall(uint64_t seed, const char *dir, double *stall, double *idle, double *tick,
-                       double *solve, double *apply)
+                       double *solve, double *apply, double *write)
 {
     struct xg_gateway gw;
     struct xg_error err = {0};
@@ -112,6 +114,10 @@ static void loop_stall(uint64_t seed, const char *dir, double *stall, double *id
     while (c->job)
         event_base_loop(gw.base, EVLOOP_ONCE);
     if (!c->have) die("the scene did not solve: %s", c->last_why);
+    while (gw.calib->writes_queued)
+        event_base_loop(gw.base, EVLOOP_ONCE);
+    if (gw.calib->write_failures) die("the state file was not written");
+    *write = gw.calib->write_ms;
     *stall = st.worst_ms;
     *solve = c->solve_ms;
     *apply = c->apply_ms;
@@ -188,17 +194,18 @@ int main(int argc, char **argv)
     }
     printf(" \"drift_check_ms\": %.4f,\n", best);
     {
-        double stall[64], idle[64], tick[64], solve[64], apply[64];
+        double stall[64], idle[64], tick[64], solve[64], apply[64], write[64];
         char dir[] = "/tmp/bench_calib_XXXXXX", file[64];
         if (!mkdtemp(dir)) die("mkdtemp");
         xg_log_set_level(XG_LOG_WARN);
         int n = reps < 64 ? reps : 64;
         for (int r = 0; r < n; r++) {
-            loop_stall((uint64_t)r + 1, dir, &stall[r], &idle[r], &tick[r], &solve[r], &apply[r]);
+            loop_stall((uint64_t)r + 1, dir, &stall[r], &idle[r], &tick[r], &solve[r], &apply[r],
+                       &write[r]);
             fprintf(stderr,
                     "bench_calib: solver thread, seed %d: loop stall %.2f ms (idle %.2f), tick "
-                    "%.3f ms, solve %.1f ms, apply %.2f ms\n",
-                    r + 1, stall[r], idle[r], tick[r], solve[r], apply[r]);
+                    "%.3f ms, solve %.1f ms, apply %.2f ms, write %.2f ms\n",
+                    r + 1, stall[r], idle[r], tick[r], solve[r], apply[r], write[r]);
         }
         snprintf(file, sizeof file, "%s/state.json", dir);
         unlink(file);
@@ -208,7 +215,8 @@ int main(int argc, char **argv)
         arr("idle_ms", idle, n, false);
         arr("tick_ms", tick, n, false);
         arr("solve_ms", solve, n, false);
-        arr("apply_ms", apply, n, true);
+        arr("apply_ms", apply, n, false);
+        arr("write_ms", write, n, true);
         printf(" },\n");
     }
     synth_scene(10, 2, 0.020, 0.001, 0.2 * DEG, INT64_C(1000000000000), ref, &nr, tgt, &nt);

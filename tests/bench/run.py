@@ -921,7 +921,8 @@ def main():
                f"one solve, run in the solver thread: the event loop's worst stall while a 20 s "
                f"solve ({stall('solve_ms')} ms) is in flight {stall('stall_ms', True)} ms (a 1 ms "
                f"timer's lateness; idle {stall('idle_ms')} ms, snapshot {stall('tick_ms')} ms, "
-               f"result applied and state file fsync'd on the loop {stall('apply_ms', True)} ms); "
+               f"result applied and state file serialised on the loop {stall('apply_ms', True)} "
+               f"ms, state file written and fsync'd in the thread {stall('write_ms', True)} ms); "
                f"a drift check (mode continuous) {cal['drift_check_ms']:.2f} ms")
     with open(out, "w") as f:
         json.dump(results, f, indent=1, allow_nan=False)

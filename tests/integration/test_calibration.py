@@ -23,6 +23,7 @@ import json
 import math
 import os
 import random
+import re
 import socket
 import struct
 import subprocess
@@ -255,6 +256,14 @@ def check_result(c):
     assert abs(c["time_offset_ms"] - DELAY * 1e3) < 2, c
 
 
+def state_writes(g):
+    """xrgate_calibration_state_writes_total: state file writes done by the solver thread."""
+    m = re.search(r"^xrgate_calibration_state_writes_total (\d+)$",
+                  g.get("/metrics")[2].decode(), re.M)
+    assert m, "no xrgate_calibration_state_writes_total in /metrics"
+    return int(m.group(1))
+
+
 def test_calibrate_apply_restart():
     require_adapters("vmc")
     tmp = tempfile.TemporaryDirectory(prefix="xrgate-calib-")
@@ -292,6 +301,8 @@ def test_calibrate_apply_restart():
                 s.motion = lambda _t, hold=hold: hold
                 errs = wait_until(lambda: coincide(g, hold), time_bound(5), what="coincidence")
                 print("hold", t, "errors mm/deg head", errs[:2], "controller", errs[2:])
+            # the solver thread writes the state file after the result is applied
+            wait_until(lambda: state_writes(g) >= 1, time_bound(5), what="state file written")
             with open(state_file) as f:
                 saved = json.load(f)["calibrations"]["head"]
             assert saved["reference"] == "mocap/tra/wand" and saved["apply_to"] == "quest"
@@ -317,6 +328,7 @@ def test_calibrate_apply_restart():
     with Gateway(args=["--config", path]) as g:
         c = calib(g)
         assert c["state"] == "applied" and c["applied"] and not c["collecting"], c
+        assert state_writes(g) == 0  # loading the file does not write it
         for k in ("position", "orientation"):
             assert all(abs(a - b) < 1e-9 for a, b in zip(saved["transform"][k],
                                                          c["transform"][k])), (saved, c)
@@ -333,6 +345,7 @@ def test_calibrate_apply_restart():
             st, body = post(g, "/api/calibrations/head/reset")
             assert st == 200 and json.loads(body)["state"] == "collecting", (st, body)
             assert calib(g)["transform"] is None
+            wait_until(lambda: state_writes(g) >= 1, time_bound(5), what="state file rewritten")
             with open(state_file) as f:
                 assert "head" not in json.load(f)["calibrations"]
             # quest's head is back in quest's own space

@@ -4,7 +4,13 @@
  * flight the loop keeps running its other events and no second solve of the same calibration is
  * submitted; a result that arrives after a reset (or start) is discarded, one of a calibration a
  * reload changed is cancelled; freeing the gateway with a solve waiting or running joins the
- * thread and leaks nothing (run under the sanitizer build). The snapshot is the synthetic scene of
+ * thread and leaks nothing (run under the sanitizer build). The state file is written by the
+ * worker, not on the loop: a result's write blocked in the thread (its temporary file a FIFO
+ * nobody reads yet) leaves the loop serving and the file absent, then its bytes are the result;
+ * an error of the write is counted on the loop; a write queued while the worker is held is not
+ * done by the loop, is done on release, and writes happen in order (the last one wins); freeing
+ * the gateway with a write queued completes it; a reload while a write is queued loads the queued
+ * contents, not the older file. The snapshot is the synthetic scene of
  * tests/unit/calib_synth.h written straight into the calibration's rings. */
 #include <math.h>
 #include <setjmp.h>
@@ -16,6 +22,11 @@
 
 #include <cmocka.h>
 #include <event2/event.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/clock.h"
 #include "gateway/calib_int.h"
@@ -199,11 +210,233 @@ static void test_reload_and_free_in_flight(void **state)
     xg_gateway_free(&gw);
 }
 
+/* a fresh directory for a state file (removed by rm_dir) */
+static void mk_dir(char *dir, size_t n, char *file, size_t fn)
+{
+    const char *t = getenv("TMPDIR");
+    snprintf(dir, n, "%s/xg_calibw_XXXXXX", t && *t ? t : "/tmp");
+    assert_non_null(mkdtemp(dir));
+    snprintf(file, fn, "%s/t.yaml.calibration.json", dir);
+}
+
+static void rm_dir(const char *dir, const char *file)
+{
+    char tmp[1200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", file);
+    unlink(file);
+    unlink(tmp);
+    assert_int_equal(rmdir(dir), 0);
+}
+
+/* run the loop until no write of the set is queued (bounded: 60 s) */
+static void run_until_written(struct xg_gateway *gw)
+{
+    int64_t until = xg_clock_mono_ns() + INT64_C(60000000000);
+    while (gw->calib->writes_queued && xg_clock_mono_ns() < until)
+        event_base_loop(gw->base, EVLOOP_ONCE);
+    assert_int_equal(gw->calib->writes_queued, 0);
+}
+
+/* the file's calibrations: 1 when `name` is in it with `y`'s position, 0 when absent */
+static int file_has(const char *file, const char *name, const struct xg_calib_xf *y)
+{
+    json_error_t je;
+    json_t *root = json_load_file(file, 0, &je);
+    assert_non_null(root);
+    assert_int_equal(json_integer_value(json_object_get(root, "version")), 1);
+    json_t *all = json_object_get(root, "calibrations");
+    assert_true(json_is_object(all));
+    json_t *e = json_object_get(all, name);
+    if (e) {
+        json_t *p = json_object_get(json_object_get(e, "transform"), "position");
+        assert_true(fabs(json_real_value(json_array_get(p, 0)) - y->t.x) < 1e-9);
+        assert_true(fabs(json_real_value(json_array_get(p, 2)) - y->t.z) < 1e-9);
+    }
+    json_decref(root);
+    return e != NULL;
+}
+
+static void test_state_file_written_by_worker(void **state)
+{
+    (void)state;
+    char dir[600], file[700], tmp[800];
+    mk_dir(dir, sizeof dir, file, sizeof file);
+    snprintf(tmp, sizeof tmp, "%s.tmp", file);
+    struct xg_gateway gw;
+    load(&gw, CONF);
+    assert_int_equal(xg_calib_start(&gw), 0);
+    snprintf(gw.calib->state_file, sizeof gw.calib->state_file, "%s", file);
+    struct xg_calib *c = xg_calib_find(gw.calib, "head");
+
+    /* the temporary file is a FIFO nobody reads: the worker's write blocks in open(); the loop
+     * has applied the result and goes on serving, and no state file exists */
+    assert_int_equal(mkfifo(tmp, 0600), 0);
+    fill(c, 8);
+    xg_calib_tick(gw.calib);
+    run_until_delivered(&gw, c);
+    assert_true(c->have);
+    assert_int_equal(gw.calib->writes_queued, 1);
+    loop_serves(&gw, 20);
+    assert_int_equal(access(file, F_OK), -1);
+    assert_int_equal(gw.calib->writes + gw.calib->write_failures, 0);
+    /* reading it lets the write go on: its bytes are the state file's contents; fsync of a
+     * FIFO fails (EINVAL), and that error comes back to the loop and is counted */
+    int fd = open(tmp, O_RDONLY | O_CLOEXEC);
+    assert_true(fd >= 0);
+    char buf[8192];
+    size_t n = 0;
+    for (ssize_t k; n < sizeof buf - 1 && (k = read(fd, buf + n, sizeof buf - 1 - n)) > 0;)
+        n += (size_t)k;
+    close(fd);
+    buf[n] = '\0';
+    json_error_t je;
+    json_t *root = json_loads(buf, 0, &je);
+    assert_non_null(root);
+    assert_non_null(json_object_get(json_object_get(root, "calibrations"), "head"));
+    json_decref(root);
+    run_until_written(&gw);
+    assert_int_equal(gw.calib->write_failures, 1);
+    assert_int_equal(gw.calib->writes, 0);
+    assert_int_equal(access(tmp, F_OK), -1); /* removed after the failure */
+    assert_int_equal(access(file, F_OK), -1);
+
+    /* the next writes succeed: a reset (a file without the result), a new result */
+    xg_calib_reset(gw.calib, c);
+    run_until_written(&gw);
+    assert_int_equal(gw.calib->writes, 1);
+    assert_int_equal(file_has(file, "head", NULL), 0);
+    fill(c, 9);
+    xg_calib_tick(gw.calib);
+    run_until_delivered(&gw, c);
+    run_until_written(&gw);
+    assert_int_equal(gw.calib->writes, 2);
+    struct xg_calib_xf y = c->res.y;
+    assert_int_equal(file_has(file, "head", &y), 1);
+    /* a reset while the worker is held: the loop does not write, the old file stays; on release
+     * the worker writes the new contents */
+    xg_calib_worker_hold(gw.calib->worker, true);
+    xg_calib_reset(gw.calib, c);
+    assert_int_equal(gw.calib->writes_queued, 1);
+    loop_serves(&gw, 20);
+    assert_int_equal(file_has(file, "head", &y), 1); /* not written by the loop */
+    xg_calib_worker_hold(gw.calib->worker, false);
+    run_until_written(&gw);
+    assert_int_equal(gw.calib->writes, 3);
+    assert_int_equal(file_has(file, "head", NULL), 0);
+
+    /* freed with a solve and a write waiting (held): the solve is dropped, the write done */
+    fill(c, 10);
+    xg_calib_tick(gw.calib);
+    run_until_delivered(&gw, c);
+    run_until_written(&gw);
+    assert_int_equal(file_has(file, "head", &c->res.y), 1);
+    xg_calib_worker_hold(gw.calib->worker, true);
+    xg_calib_reset(gw.calib, c);
+    fill(c, 11);
+    xg_calib_tick(gw.calib);
+    assert_true(c->job != 0);
+    assert_int_equal(xg_calib_worker_pending(gw.calib->worker), 2);
+    xg_gateway_free(&gw);
+    assert_int_equal(file_has(file, "head", NULL), 0);
+    rm_dir(dir, file);
+}
+
+/* read the FIFO `tmp` to its end: the worker's blocked write goes on */
+static void drain(const char *tmp)
+{
+    int fd = open(tmp, O_RDONLY | O_CLOEXEC);
+    assert_true(fd >= 0);
+    char buf[4096];
+    while (read(fd, buf, sizeof buf) > 0) {}
+    close(fd);
+}
+
+/* a reload while a result's write is still queued loads that result, not the older file */
+static void test_reload_with_write_queued(void **state)
+{
+    (void)state;
+    char dir[600], file[700], tmp[800];
+    mk_dir(dir, sizeof dir, file, sizeof file);
+    snprintf(tmp, sizeof tmp, "%s.tmp", file);
+    struct xg_gateway gw, cand;
+    load(&gw, CONF);
+    assert_int_equal(xg_calib_start(&gw), 0);
+    snprintf(gw.calib->state_file, sizeof gw.calib->state_file, "%s", file);
+    struct xg_calib *c = xg_calib_find(gw.calib, "head");
+    assert_int_equal(mkfifo(tmp, 0600), 0); /* the write blocks until drained */
+    fill(c, 12);
+    xg_calib_tick(gw.calib);
+    run_until_delivered(&gw, c);
+    struct xg_calib_xf y = c->res.y;
+    assert_int_equal(gw.calib->writes_queued, 1);
+    char changed[1024];
+    snprintf(changed, sizeof changed, "%.*s, collect_s: 6}\n", (int)strlen(CONF) - 2, CONF);
+    load(&cand, changed);
+    xg_calib_reload(&gw, &cand); /* a new entry: loaded from the queued contents */
+    xg_gateway_free(&cand);
+    c = xg_calib_find(gw.calib, "head");
+    assert_true(c->collect_s == 6);
+    assert_true(c->have);
+    assert_int_equal(c->state, XG_CALIB_APPLIED);
+    assert_true(fabs(c->res.y.t.x - y.t.x) < 1e-9);
+    assert_int_equal(gw.calib->writes_queued, 1); /* carried over */
+    drain(tmp);
+    run_until_written(&gw);
+    assert_int_equal(gw.calib->write_failures, 1); /* fsync of a FIFO: EINVAL */
+    assert_null(gw.calib->latest);
+    xg_gateway_free(&gw);
+    rm_dir(dir, file);
+}
+
+static int delivered_writes;
+
+static void count_writes(void *user, const struct xg_calib_job *j)
+{
+    (void)user;
+    assert_int_equal(j->kind, XG_CALIB_JOB_WRITE);
+    assert_int_equal(j->rc, 0);
+    delivered_writes++;
+}
+
+/* writes are done in the order they were queued: the last one wins */
+static void test_writes_in_order(void **state)
+{
+    (void)state;
+    char dir[600], file[700];
+    mk_dir(dir, sizeof dir, file, sizeof file);
+    struct event_base *base = event_base_new();
+    assert_non_null(base);
+    struct xg_calib_worker *w = xg_calib_worker_new(base, count_writes, NULL);
+    assert_non_null(w);
+    xg_calib_worker_hold(w, true);
+    for (int i = 0; i < 5; i++) {
+        char *d = malloc(16);
+        assert_non_null(d);
+        int len = snprintf(d, 16, "{\"n\": %d}", i);
+        assert_true(xg_calib_worker_write(w, file, d, (size_t)len) > 0);
+    }
+    assert_int_equal(xg_calib_worker_pending(w), 5);
+    assert_int_equal(access(file, F_OK), -1);
+    delivered_writes = 0;
+    xg_calib_worker_free(w); /* completes the held writes, in order, and reports them */
+    assert_int_equal(delivered_writes, 5);
+    json_error_t je;
+    json_t *root = json_load_file(file, 0, &je);
+    assert_non_null(root);
+    assert_int_equal(json_integer_value(json_object_get(root, "n")), 4);
+    json_decref(root);
+    event_base_free(base);
+    rm_dir(dir, file);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_solve_in_worker_then_reset_discards),
         cmocka_unit_test(test_reload_and_free_in_flight),
+        cmocka_unit_test(test_state_file_written_by_worker),
+        cmocka_unit_test(test_writes_in_order),
+        cmocka_unit_test(test_reload_with_write_queued),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
