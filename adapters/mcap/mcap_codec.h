@@ -60,8 +60,8 @@ size_t mcap_record_begin(struct mcap_buf *b, enum mcap_op op);
 /** Fill in the content length of the record started at `at`. */
 void mcap_record_end(struct mcap_buf *b, size_t at);
 
-/** CRC-32 (IEEE 802.3, reflected polynomial 0xEDB88320, as zlib's crc32) of n bytes, continuing
- *  from `crc` (0 to start). */
+/** CRC-32 (IEEE 802.3, reflected polynomial 0xEDB88320) of n bytes, continuing from `crc` (0 to
+ *  start): zlib's crc32_z(). */
 uint32_t mcap_crc32(uint32_t crc, const void *p, size_t n);
 
 /* ---- record encoders (append one whole record to b) ---- */
