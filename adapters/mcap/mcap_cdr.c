@@ -60,7 +60,7 @@ struct cdr_w {
 static void align(struct cdr_w *w, size_t a)
 {
     static const uint8_t zero[8];
-    size_t r = (w->b->n - w->base) % a;
+    size_t r = (w->b->n - w->base) & (a - 1); /* a: 4 or 8 */
     if (r) mcap_put_bytes(w->b, zero, a - r);
 }
 

@@ -34,46 +34,6 @@ bool mcap_buf_reserve(struct mcap_buf *b, size_t extra)
     return true;
 }
 
-void mcap_put_bytes(struct mcap_buf *b, const void *p, size_t n)
-{
-    if (!n || (b->cap - b->n < n && !mcap_buf_reserve(b, n)) || b->oom) return;
-    memcpy(b->p + b->n, p, n);
-    b->n += n;
-}
-
-void mcap_put_u8(struct mcap_buf *b, uint8_t v)
-{
-    mcap_put_bytes(b, &v, 1);
-}
-
-/* Little-endian stores: a plain copy on a little-endian host, bytes in order otherwise. */
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define PUT_LE(b, v) mcap_put_bytes(b, &(v), sizeof(v))
-#else
-#define PUT_LE(b, v)                                                                               \
-    do {                                                                                           \
-        uint8_t x_[sizeof(v)];                                                                     \
-        for (size_t i_ = 0; i_ < sizeof(v); i_++)                                                  \
-            x_[i_] = (uint8_t)((uint64_t)(v) >> (8 * i_));                                         \
-        mcap_put_bytes(b, x_, sizeof(v));                                                          \
-    } while (0)
-#endif
-
-void mcap_put_u16(struct mcap_buf *b, uint16_t v)
-{
-    PUT_LE(b, v);
-}
-
-void mcap_put_u32(struct mcap_buf *b, uint32_t v)
-{
-    PUT_LE(b, v);
-}
-
-void mcap_put_u64(struct mcap_buf *b, uint64_t v)
-{
-    PUT_LE(b, v);
-}
-
 void mcap_put_str(struct mcap_buf *b, const char *s)
 {
     size_t n = s ? strlen(s) : 0;

@@ -31,8 +31,9 @@
 
 #define CH_SAMPLE 0
 #define CH_TF 1
-#define REC_IDENT 1    /* struct rec_ident, then name, source, origin, origin_gateway (NUL each) */
-#define REC_SAMPLE 2   /* struct rec_sample, then n_buttons bytes, padding to 8, n_analogs doubles \
+#define REC_IDENT 1 /* struct rec_ident, then name, source, origin, origin_gateway (NUL each) */
+#define REC_SAMPLE                                                                                 \
+    2                  /* struct rec_sample, then n_buttons bytes, padding to 8, n_analogs doubles \
                         */
 #define SCRATCH_SELF 0 /* identity numbers sent with every sample (no per-entity slot: ENOMEM) */
 #define SCRATCH_PARENT 1 /* the same for its parent */
@@ -418,7 +419,8 @@ static void write_sample(struct mcap_rec *r, const uint8_t *p, size_t len, const
     } else {
         pos = xg_frame_pos_out(&r->frame, pos);
         rot = xg_frame_rot_out(&r->frame, rot);
-        snprintf(tf.frame_id, sizeof tf.frame_id, "%s", r->world_frame);
+        _Static_assert(sizeof tf.frame_id >= sizeof r->world_frame, "world_frame fits");
+        memcpy(tf.frame_id, r->world_frame, sizeof r->world_frame); /* NUL-terminated */
     }
     tf.t[0] = pos.x, tf.t[1] = pos.y, tf.t[2] = pos.z;
     tf.q[0] = rot.x, tf.q[1] = rot.y, tf.q[2] = rot.z, tf.q[3] = rot.w;
