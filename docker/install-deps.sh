@@ -12,7 +12,8 @@ set -eu
 # compile and embed
 # (nodejs, npm: the build runs `npm ci` for the web inspector's three.js; cyclonedds-dev and
 # cyclonedds-tools (idlc): the dds adapter, ROS 2 topics on Eclipse Cyclone DDS; libzstd-dev,
-# liblz4-dev: MCAP chunk compression; zlib1g-dev: the MCAP CRC-32; libwslay-dev: WebSocket framing for the webxr adapter)
+# liblz4-dev: MCAP chunk compression; zlib1g-dev: the MCAP chunks' CRC-32 (zlib's crc32_z);
+# libwslay-dev: WebSocket framing for the webxr adapter)
 BUILD_PKGS="build-essential cmake pkg-config libevent-dev libmbedtls-dev libjansson-dev \
 libyaml-dev libsrtp2-dev nodejs npm cyclonedds-dev cyclonedds-tools libzstd-dev liblz4-dev \
 libwslay-dev zlib1g-dev"
