@@ -12,10 +12,11 @@ set -eu
 # compile and embed
 # (nodejs, npm: the build runs `npm ci` for the web inspector's three.js; cyclonedds-dev and
 # cyclonedds-tools (idlc): the dds adapter, ROS 2 topics on Eclipse Cyclone DDS; libzstd-dev,
-# liblz4-dev: MCAP chunk compression; libwslay-dev: WebSocket framing for the webxr adapter)
+# liblz4-dev: MCAP chunk compression; zlib1g-dev: the MCAP chunks' CRC-32 (zlib's crc32_z);
+# libwslay-dev: WebSocket framing for the webxr adapter)
 BUILD_PKGS="build-essential cmake pkg-config libevent-dev libmbedtls-dev libjansson-dev \
 libyaml-dev libsrtp2-dev nodejs npm cyclonedds-dev cyclonedds-tools libzstd-dev liblz4-dev \
-libwslay-dev"
+libwslay-dev zlib1g-dev"
 # run the test suite (cmocka unit tests, Python integration tests, static analysis; chromium:
 # the web inspector's browser test; docker.io, mmdebstrap, docker-compose: the container test
 # builds the image with its own Docker daemon on a base made offline, and brings compose up)
@@ -35,10 +36,10 @@ TEST_PKGS="$TEST_PKGS assimp-testmodels"
 # fuzzing (make fuzz): clang with libFuzzer and the sanitizer runtimes
 FUZZ_PKGS="clang libclang-rt-14-dev"
 # the binary at run time (netbase: /etc/protocols and /etc/services; libddsc0debian: Cyclone
-# DDS for the dds adapter)
+# DDS for the dds adapter; zlib1g: the mcap adapters' CRC-32)
 RUNTIME_PKGS="libevent-2.1-7 libevent-extra-2.1-7 libmbedtls14 libmbedx509-1 libmbedcrypto7 \
 libjansson4 libyaml-0-2 libsrtp2-1 libddsc0debian libzstd1 liblz4-1 libwslay1 netbase \
-ca-certificates"
+ca-certificates zlib1g"
 
 case "${1:-}" in
 --runtime) PKGS="$RUNTIME_PKGS" ;;

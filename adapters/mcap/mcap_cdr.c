@@ -60,7 +60,7 @@ struct cdr_w {
 static void align(struct cdr_w *w, size_t a)
 {
     static const uint8_t zero[8];
-    size_t r = (w->b->n - w->base) % a;
+    size_t r = (w->b->n - w->base) & (a - 1); /* a: 4 or 8 */
     if (r) mcap_put_bytes(w->b, zero, a - r);
 }
 
@@ -68,14 +68,6 @@ static void w_u32(struct cdr_w *w, uint32_t v)
 {
     align(w, 4);
     mcap_put_u32(w->b, v);
-}
-
-static void w_f64(struct cdr_w *w, double v)
-{
-    uint64_t u;
-    memcpy(&u, &v, 8);
-    align(w, 8);
-    mcap_put_u64(w->b, u);
 }
 
 static void w_i64(struct cdr_w *w, int64_t v)
@@ -90,6 +82,21 @@ static void w_str(struct cdr_w *w, const char *s)
     size_t n = strlen(s);
     w_u32(w, (uint32_t)n + 1);
     mcap_put_bytes(w->b, s, n + 1);
+}
+
+/* n float64 in a row (aligned once): one copy on a little-endian host */
+static void w_f64s(struct cdr_w *w, const double *v, size_t n)
+{
+    align(w, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    mcap_put_bytes(w->b, v, n * sizeof *v);
+#else
+    for (size_t i = 0; i < n; i++) {
+        uint64_t u;
+        memcpy(&u, &v[i], 8);
+        mcap_put_u64(w->b, u);
+    }
+#endif
 }
 
 static struct cdr_w begin(struct mcap_buf *b)
@@ -109,10 +116,8 @@ void mcap_cdr_tf(struct mcap_buf *b, const struct mcap_tf *tf)
     w_u32(&w, (uint32_t)(ns - sec * 1000000000));
     w_str(&w, tf->frame_id);
     w_str(&w, tf->child_frame_id);
-    for (int i = 0; i < 3; i++)
-        w_f64(&w, tf->t[i]);
-    for (int i = 0; i < 4; i++)
-        w_f64(&w, tf->q[i]);
+    w_f64s(&w, tf->t, 3);
+    w_f64s(&w, tf->q, 4);
 }
 
 void mcap_cdr_sample(struct mcap_buf *b, const struct mcap_sample *s)
@@ -128,21 +133,15 @@ void mcap_cdr_sample(struct mcap_buf *b, const struct mcap_sample *s)
     w_i64(&w, s->receive_time);
     w_u32(&w, s->flags);
     w_u32(&w, (uint32_t)s->sensor);
-    for (int i = 0; i < 3; i++)
-        w_f64(&w, s->position[i]);
-    for (int i = 0; i < 4; i++)
-        w_f64(&w, s->orientation[i]);
-    for (int i = 0; i < 3; i++)
-        w_f64(&w, s->velocity[i]);
-    for (int i = 0; i < 3; i++)
-        w_f64(&w, s->angular_velocity[i]);
-    for (int i = 0; i < 3; i++)
-        w_f64(&w, s->scale[i]);
+    w_f64s(&w, s->position, 3);
+    w_f64s(&w, s->orientation, 4);
+    w_f64s(&w, s->velocity, 3);
+    w_f64s(&w, s->angular_velocity, 3);
+    w_f64s(&w, s->scale, 3);
     w_u32(&w, s->n_buttons);
     mcap_put_bytes(b, s->buttons, s->n_buttons);
     w_u32(&w, s->n_analogs);
-    for (uint32_t i = 0; i < s->n_analogs; i++)
-        w_f64(&w, s->analogs[i]);
+    if (s->n_analogs) w_f64s(&w, s->analogs, s->n_analogs);
 }
 
 /* ---- reading ---- */

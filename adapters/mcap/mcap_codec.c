@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 void mcap_buf_free(struct mcap_buf *b)
 {
@@ -31,46 +32,6 @@ bool mcap_buf_reserve(struct mcap_buf *b, size_t extra)
     b->p = p;
     b->cap = cap;
     return true;
-}
-
-void mcap_put_bytes(struct mcap_buf *b, const void *p, size_t n)
-{
-    if (!n || (b->cap - b->n < n && !mcap_buf_reserve(b, n)) || b->oom) return;
-    memcpy(b->p + b->n, p, n);
-    b->n += n;
-}
-
-void mcap_put_u8(struct mcap_buf *b, uint8_t v)
-{
-    mcap_put_bytes(b, &v, 1);
-}
-
-/* Little-endian stores: a plain copy on a little-endian host, bytes in order otherwise. */
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define PUT_LE(b, v) mcap_put_bytes(b, &(v), sizeof(v))
-#else
-#define PUT_LE(b, v)                                                                               \
-    do {                                                                                           \
-        uint8_t x_[sizeof(v)];                                                                     \
-        for (size_t i_ = 0; i_ < sizeof(v); i_++)                                                  \
-            x_[i_] = (uint8_t)((uint64_t)(v) >> (8 * i_));                                         \
-        mcap_put_bytes(b, x_, sizeof(v));                                                          \
-    } while (0)
-#endif
-
-void mcap_put_u16(struct mcap_buf *b, uint16_t v)
-{
-    PUT_LE(b, v);
-}
-
-void mcap_put_u32(struct mcap_buf *b, uint32_t v)
-{
-    PUT_LE(b, v);
-}
-
-void mcap_put_u64(struct mcap_buf *b, uint64_t v)
-{
-    PUT_LE(b, v);
 }
 
 void mcap_put_str(struct mcap_buf *b, const char *s)
@@ -124,36 +85,8 @@ static void put_map(struct mcap_buf *b, size_t n, const char *const *keys, const
 
 uint32_t mcap_crc32(uint32_t crc, const void *data, size_t n)
 {
-    static uint32_t table[8][256];
-    static bool ready;
-    if (!ready) { /* benign race: every thread computes the same values */
-        for (uint32_t i = 0; i < 256; i++) {
-            uint32_t c = i;
-            for (int k = 0; k < 8; k++)
-                c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-            table[0][i] = c;
-        }
-        for (uint32_t i = 0; i < 256; i++)
-            for (int t = 1; t < 8; t++)
-                table[t][i] = (table[t - 1][i] >> 8) ^ table[0][table[t - 1][i] & 0xFF];
-        __atomic_store_n(&ready, true, __ATOMIC_RELEASE);
-    }
-    const uint8_t *p = data;
-    crc = ~crc;
-    while (n >= 8) { /* slicing by 8 */
-        uint32_t lo = crc ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-                             (uint32_t)p[3] << 24);
-        uint32_t hi =
-            (uint32_t)p[4] | (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 | (uint32_t)p[7] << 24;
-        crc = table[7][lo & 0xFF] ^ table[6][(lo >> 8) & 0xFF] ^ table[5][(lo >> 16) & 0xFF] ^
-              table[4][lo >> 24] ^ table[3][hi & 0xFF] ^ table[2][(hi >> 8) & 0xFF] ^
-              table[1][(hi >> 16) & 0xFF] ^ table[0][hi >> 24];
-        p += 8;
-        n -= 8;
-    }
-    while (n--)
-        crc = table[0][(crc ^ *p++) & 0xFF] ^ (crc >> 8);
-    return ~crc;
+    /* zlib's CRC-32 (the same polynomial and conditioning; crc32_z takes a size_t length) */
+    return (uint32_t)crc32_z(crc, data, n);
 }
 
 void mcap_header(struct mcap_buf *b, const char *profile, const char *library)

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "core/error.h"
 
@@ -48,11 +49,41 @@ struct mcap_buf {
 void mcap_buf_free(struct mcap_buf *b);
 /** Make room for `extra` more bytes; false (and oom set) when memory is short. */
 bool mcap_buf_reserve(struct mcap_buf *b, size_t extra);
-void mcap_put_bytes(struct mcap_buf *b, const void *p, size_t n);
-void mcap_put_u8(struct mcap_buf *b, uint8_t v);
-void mcap_put_u16(struct mcap_buf *b, uint16_t v);
-void mcap_put_u32(struct mcap_buf *b, uint32_t v);
-void mcap_put_u64(struct mcap_buf *b, uint64_t v);
+/** Append n bytes (inline: the recorder's writer thread appends a few dozen fields per sample). */
+static inline void mcap_put_bytes(struct mcap_buf *b, const void *p, size_t n)
+{
+    if (!n || (b->cap - b->n < n && !mcap_buf_reserve(b, n)) || b->oom) return;
+    memcpy(b->p + b->n, p, n);
+    b->n += n;
+}
+/** Little-endian integers. */
+static inline void mcap_put_u8(struct mcap_buf *b, uint8_t v)
+{
+    mcap_put_bytes(b, &v, 1);
+}
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define MCAP_PUT_LE_(b, v) mcap_put_bytes(b, &(v), sizeof(v))
+#else
+#define MCAP_PUT_LE_(b, v)                                                                         \
+    do {                                                                                           \
+        uint8_t x_[sizeof(v)];                                                                     \
+        for (size_t i_ = 0; i_ < sizeof(v); i_++)                                                  \
+            x_[i_] = (uint8_t)((uint64_t)(v) >> (8 * i_));                                         \
+        mcap_put_bytes(b, x_, sizeof(v));                                                          \
+    } while (0)
+#endif
+static inline void mcap_put_u16(struct mcap_buf *b, uint16_t v)
+{
+    MCAP_PUT_LE_(b, v);
+}
+static inline void mcap_put_u32(struct mcap_buf *b, uint32_t v)
+{
+    MCAP_PUT_LE_(b, v);
+}
+static inline void mcap_put_u64(struct mcap_buf *b, uint64_t v)
+{
+    MCAP_PUT_LE_(b, v);
+}
 /** A String: uint32 length + bytes (no NUL). */
 void mcap_put_str(struct mcap_buf *b, const char *s);
 /** Start a record with `op`; returns the offset to pass to mcap_record_end(). */
@@ -60,8 +91,8 @@ size_t mcap_record_begin(struct mcap_buf *b, enum mcap_op op);
 /** Fill in the content length of the record started at `at`. */
 void mcap_record_end(struct mcap_buf *b, size_t at);
 
-/** CRC-32 (IEEE 802.3, reflected polynomial 0xEDB88320, as zlib's crc32) of n bytes, continuing
- *  from `crc` (0 to start). */
+/** CRC-32 (IEEE 802.3, reflected polynomial 0xEDB88320) of n bytes, continuing from `crc` (0 to
+ *  start): zlib's crc32_z(). */
 uint32_t mcap_crc32(uint32_t crc, const void *p, size_t n);
 
 /* ---- record encoders (append one whole record to b) ---- */

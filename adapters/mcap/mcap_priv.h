@@ -4,16 +4,25 @@
 #define XG_MCAP_PRIV_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "adapters/mcap/mcap_codec.h"
+#include "adapters/mcap/mcap_ring.h"
 #include "adapters/mcap/mcap_writer.h"
 #include "core/conf.h"
 #include "core/log.h"
+#include "mappings/frame.h"
 
 /** Longest a chunk stays open: what a killed gateway loses at most (besides the queue). */
 #define MCAP_CHUNK_MAX_NS INT64_C(1000000000)
+
+/** An entity's identity as the writer thread knows it (sent once per entity, mcap_record.c). */
+struct mcap_ident {
+    char name[XG_NAME_MAX], source[XG_NAME_MAX], origin[64], origin_gateway[64], kind[16];
+    int32_t sensor;
+};
 
 struct mcap_rec {
     /* configuration (mcap_conf.c) */
@@ -26,8 +35,12 @@ struct mcap_rec {
     char world_frame[64];   /* /tf frame_id of entities without a parent */
     char config_sha256[65]; /* of the configuration file, hex; "" = unknown */
     /* loop thread */
-    struct mcap_buf enc; /* one tap's entries */
     int64_t wall_off_ns; /* wall clock - gateway clock, fixed at start */
+    uint32_t next_ident; /* identity numbers: 0, 1 = sent with every sample; 2.. = one per entity */
+    uint32_t *free_idents; /* numbers of entities gone, to reuse */
+    size_t n_free, cap_free;
+    uint64_t queued, dropped; /* samples queued / dropped (read by status on the loop too) */
+    atomic_bool kicked;       /* the writer was woken for a filling queue and has not run yet */
     struct xg_log_limit lim_drop;
     char adapter_name[64];
     char gateway_id[64];
@@ -36,13 +49,18 @@ struct mcap_rec {
     pthread_cond_t cv;
     bool sync_ready, thread_started, stopping;
     pthread_t thread;
-    struct mcap_buf queue; /* entries: u16 channel, u64 log, u64 publish, u32 len, data */
-    uint64_t queued, dropped, write_errors, files;
+    uint64_t write_errors, files;
     char file[1024]; /* the file being written */
     uint64_t file_bytes;
     int64_t last_write_ns;
     double rate_hz; /* messages per second written, over the last second */
+    /* lock-free: the loop produces, the writer thread consumes (sample and identity records) */
+    struct mcap_ring ring;
+    struct xg_frame frame; /* /tf's frame: a copy (the writer thread may outlive the adapter) */
     /* writer thread */
+    struct mcap_ident *idents; /* by identity number */
+    size_t n_idents;
+    struct mcap_buf enc; /* one message's CDR */
     struct mcap_writer w;
     bool open;
     int64_t file_t0_ns, chunk_t0_ns;

@@ -2,11 +2,16 @@
  * (docs/adapters/mcap.md).
  *
  * The adapter is a sink whose table sample tap (xg_table_set_sample_tap) sees every sample of
- * the entities its include/exclude accept, on the reactor thread: it encodes the sample as an
- * xrgate_msgs/msg/Sample (lossless) and a tf2_msgs/msg/TFMessage (CDR, mcap_cdr.h) and appends
- * both to a bounded queue. A writer thread takes the queue, builds chunks (mcap_writer.h),
- * compresses and writes them, rotates files. The reactor never touches the disk: a full queue
- * (a slow or full disk) drops the sample, counted as `dropped` with a rate-limited warning.
+ * the entities its include/exclude accept, on the reactor thread. The tap only copies the sample
+ * into a compact record (struct rec_sample: times, flags, pose, velocities, scale, the parent's
+ * pose, buttons and analogs when there are) and puts it in a bounded lock-free queue
+ * (mcap_ring.h); an entity's names (name, source, origin, origin gateway), kind and sensor go
+ * once, as an identity record, and samples refer to them by number (the entity's table slot).
+ * A writer thread takes the queue, encodes each sample as an xrgate_msgs/msg/Sample (lossless)
+ * and a tf2_msgs/msg/TFMessage (CDR, mcap_cdr.h), builds chunks (mcap_writer.h), compresses and
+ * writes them, rotates files. The reactor never encodes, takes no lock per sample and never
+ * touches the disk: a full queue (a slow or full disk) drops the sample, counted as `dropped`
+ * with a rate-limited warning.
  *
  * Times: log time = receive time, publish time = capture time (the source's time mapped to the
  * gateway clock), both as ns since the Unix epoch through the wall clock - gateway clock offset
@@ -26,7 +31,38 @@
 
 #define CH_SAMPLE 0
 #define CH_TF 1
-#define ENTRY_HDR 22 /* u16 channel, u64 log time, u64 publish time, u32 length */
+#define REC_IDENT 1 /* struct rec_ident, then name, source, origin, origin_gateway (NUL each) */
+#define REC_SAMPLE                                                                                 \
+    2                  /* struct rec_sample, then n_buttons bytes, padding to 8, n_analogs doubles \
+                        */
+#define SCRATCH_SELF 0 /* identity numbers sent with every sample (no per-entity slot: ENOMEM) */
+#define SCRATCH_PARENT 1 /* the same for its parent */
+#define NO_PARENT UINT32_MAX
+
+/* What the loop queues per sample: fixed size (buttons and analogs follow when the entity has
+ * them); the writer thread turns it into the two CDR messages. */
+struct rec_sample {
+    uint32_t ident, parent;         /* identity numbers; parent NO_PARENT = none */
+    int64_t capture_ns, receive_ns; /* ns since the Unix epoch */
+    uint32_t flags;
+    uint16_t n_buttons, n_analogs;
+    struct xg_vec3 position, velocity, angular_velocity, scale;
+    struct xg_quat orientation;
+    struct xg_vec3 parent_position; /* the parent's newest pose, for /tf (when parent) */
+    struct xg_quat parent_orientation;
+};
+
+/* Sent once per entity (and per identity number reuse): what never changes for an entity. */
+struct rec_ident {
+    uint32_t ident;
+    int32_t sensor;
+    uint32_t kind;
+    uint16_t len[4]; /* name, source, origin, origin_gateway, without NUL */
+};
+
+#define IDENT_MAX (sizeof(struct rec_ident) + 2 * XG_NAME_MAX + 2 * 64)
+#define SAMPLE_MAX                                                                                 \
+    (sizeof(struct rec_sample) + XG_MAX_BUTTONS + 8 + XG_MAX_ANALOGS * sizeof(double))
 
 static int rec_create(struct xg_adapter *a, const struct xg_conf *conf, struct xg_error *err)
 {
@@ -40,121 +76,147 @@ static int rec_create(struct xg_adapter *a, const struct xg_conf *conf, struct x
 
 /* ---- the reactor side: the tap ---- */
 
-static void entry(struct mcap_buf *b, uint16_t ch, int64_t log_ns, int64_t pub_ns, size_t at)
+static size_t str_len(const char *s, size_t max)
 {
-    /* the header was reserved at `at`; the data follows it */
-    size_t len = b->n - at - ENTRY_HDR;
-    struct mcap_buf h = {.p = b->p + at, .cap = ENTRY_HDR};
-    mcap_put_u16(&h, ch);
-    mcap_put_u64(&h, (uint64_t)log_ns);
-    mcap_put_u64(&h, (uint64_t)pub_ns);
-    mcap_put_u32(&h, (uint32_t)len);
+    return s ? strnlen(s, max - 1) : 0;
 }
 
-static size_t reserve_hdr(struct mcap_buf *b)
+/* An identity record of e under number `ident` into buf; returns its payload length. */
+static size_t ident_record(const struct xg_adapter *a, const struct xg_entity *e, uint32_t ident,
+                           uint8_t *buf)
 {
-    static const uint8_t zero[ENTRY_HDR];
-    size_t at = b->n;
-    mcap_put_bytes(b, zero, ENTRY_HDR);
-    return at;
+    const char *str[4] = {xg_entity_name(e), xg_entity_source(e),
+                          xg_table_adapter_name(a->table, xg_entity_origin(e)),
+                          xg_entity_origin_gateway(e)};
+    const size_t max[4] = {XG_NAME_MAX, XG_NAME_MAX, 64, 64};
+    struct rec_ident h = {
+        .ident = ident, .sensor = xg_entity_source_sensor(e), .kind = (uint32_t)xg_entity_kind(e)};
+    size_t n = sizeof h;
+    for (int i = 0; i < 4; i++) {
+        h.len[i] = (uint16_t)str_len(str[i], max[i]);
+        memcpy(buf + n, str[i] ? str[i] : "", h.len[i]);
+        buf[n + h.len[i]] = '\0';
+        n += h.len[i] + 1u;
+    }
+    memcpy(buf, &h, sizeof h);
+    return n;
 }
 
-static void copy_name(char *dst, size_t size, const char *src)
+/* e's identity number: its slot's, or a new one (*fresh: its identity record must go first, and
+ * the slot is set by claim() once queued). */
+static uint32_t ident_of(struct xg_adapter *a, const struct xg_entity *e, uint32_t scratch,
+                         bool *fresh)
 {
-    size_t n = src ? strnlen(src, size - 1) : 0;
-    memcpy(dst, src ? src : "", n);
-    dst[n] = '\0';
+    struct mcap_rec *r = a->priv;
+    const uint64_t *slot = xg_table_sink_slot(a->table, a->index, e);
+    *fresh = true;
+    if (!slot) return scratch;
+    if (*slot) {
+        *fresh = false;
+        return (uint32_t)*slot;
+    }
+    return r->n_free ? r->free_idents[--r->n_free] : r->next_ident++;
+}
+
+static void push_free(struct mcap_rec *r, uint32_t ident)
+{
+    if (r->n_free == r->cap_free) {
+        size_t n = r->cap_free ? r->cap_free * 2 : 64;
+        uint32_t *p = realloc(r->free_idents, n * sizeof *p);
+        if (!p) return; /* the number is lost: the writer's table keeps one entry more */
+        r->free_idents = p;
+        r->cap_free = n;
+    }
+    r->free_idents[r->n_free++] = ident;
+}
+
+/* After queueing: remember e's new number (queued) or give it back (not queued). */
+static void settle(struct xg_adapter *a, const struct xg_entity *e, uint32_t ident, bool queued)
+{
+    if (ident <= SCRATCH_PARENT) return;
+    uint64_t *slot = queued ? xg_table_sink_slot(a->table, a->index, e) : NULL;
+    if (slot)
+        *slot = ident;
+    else
+        push_free(a->priv, ident);
+}
+
+/* The table releases an entity's slot (it left, or stop): its number may be reused. The writer
+ * thread reads the queue in order, so it has used the old identity before the new one arrives. */
+static void slot_release(void *user, const struct xg_entity *e, uint64_t value)
+{
+    (void)e;
+    push_free(user, (uint32_t)value);
 }
 
 static void rec_tap(void *user, const struct xg_entity *e, const struct xg_sample *s)
 {
     struct xg_adapter *a = user;
     struct mcap_rec *r = a->priv;
-    struct mcap_buf *b = &r->enc;
-    b->n = 0;
-    int64_t cap = s->capture_ns + r->wall_off_ns;
-    int64_t rcv = (s->receive_ns ? s->receive_ns : s->capture_ns) + r->wall_off_ns;
-    static struct mcap_sample m; /* reactor thread only; too big for the stack of a tap */
-    copy_name(m.name, sizeof m.name, xg_entity_name(e));
-    copy_name(m.source, sizeof m.source, xg_entity_source(e));
-    copy_name(m.origin, sizeof m.origin, xg_table_adapter_name(a->table, xg_entity_origin(e)));
-    copy_name(m.origin_gateway, sizeof m.origin_gateway, xg_entity_origin_gateway(e));
-    copy_name(m.kind, sizeof m.kind, xg_kind_name(xg_entity_kind(e)));
-    const char *parent = xg_table_parent_name(a->table, e);
-    copy_name(m.parent, sizeof m.parent, parent);
-    m.capture_time = cap;
-    m.receive_time = rcv;
+    struct rec_sample m;
+    m.capture_ns = s->capture_ns + r->wall_off_ns;
+    m.receive_ns = (s->receive_ns ? s->receive_ns : s->capture_ns) + r->wall_off_ns;
     m.flags = s->flags; /* the merged sample's: every field the source has reported */
-    m.sensor = xg_entity_source_sensor(e);
-    const double p[3] = {s->position.x, s->position.y, s->position.z};
-    const double q[4] = {s->orientation.x, s->orientation.y, s->orientation.z, s->orientation.w};
-    memcpy(m.position, p, sizeof p);
-    memcpy(m.orientation, q, sizeof q);
-    m.velocity[0] = s->velocity.x, m.velocity[1] = s->velocity.y, m.velocity[2] = s->velocity.z;
-    m.angular_velocity[0] = s->angular_velocity.x, m.angular_velocity[1] = s->angular_velocity.y;
-    m.angular_velocity[2] = s->angular_velocity.z;
-    m.scale[0] = s->scale.x, m.scale[1] = s->scale.y, m.scale[2] = s->scale.z;
-    const uint8_t *bt;
-    const double *an;
-    m.n_buttons = (uint32_t)xg_entity_buttons(e, &bt);
-    if (m.n_buttons) memcpy(m.buttons, bt, m.n_buttons);
-    m.n_analogs = (uint32_t)xg_entity_analogs(e, &an);
-    if (m.n_analogs) memcpy(m.analogs, an, m.n_analogs * sizeof *an);
-    size_t at = reserve_hdr(b);
-    mcap_cdr_sample(b, &m);
-    entry(b, CH_SAMPLE, rcv, cap, at);
-    if (r->tf) {
-        static struct mcap_tf tf;
-        tf.stamp_ns = cap;
-        copy_name(tf.child_frame_id, sizeof tf.child_frame_id, m.name);
-        struct xg_vec3 pos = s->position;
-        struct xg_quat rot = s->orientation;
-        const struct xg_entity *pe =
-            xg_entity_parent(e) ? xg_table_get(a->table, xg_entity_parent(e)) : NULL;
-        if (pe) { /* tf is parent-relative: parent^-1 * child */
-            const struct xg_sample *ps = xg_entity_last(pe);
-            struct xg_quat pinv = xg_quat_conj(ps->orientation);
-            pos = xg_frame_vel_out(a->frame, xg_quat_rotate(pinv, xg_vec3_sub(pos, ps->position)));
-            rot = xg_frame_rot_out(a->frame, xg_quat_mul(pinv, rot));
-            copy_name(tf.frame_id, sizeof tf.frame_id, xg_entity_name(pe));
+    m.position = s->position, m.orientation = s->orientation, m.velocity = s->velocity;
+    m.angular_velocity = s->angular_velocity, m.scale = s->scale;
+    const uint8_t *bt = NULL;
+    const double *an = NULL;
+    m.n_buttons = (uint16_t)xg_entity_buttons(e, &bt);
+    m.n_analogs = (uint16_t)xg_entity_analogs(e, &an);
+    bool fresh, pfresh = false;
+    m.ident = ident_of(a, e, SCRATCH_SELF, &fresh);
+    const struct xg_entity *pe =
+        xg_entity_parent(e) ? xg_table_get(a->table, xg_entity_parent(e)) : NULL;
+    m.parent = NO_PARENT;
+    m.parent_position = (struct xg_vec3){0, 0, 0};
+    m.parent_orientation = (struct xg_quat){0, 0, 0, 1};
+    if (pe) {
+        const struct xg_sample *ps = xg_entity_last(pe);
+        m.parent = ident_of(a, pe, SCRATCH_PARENT, &pfresh);
+        m.parent_position = ps->position, m.parent_orientation = ps->orientation;
+    }
+    /* sizes: identity records (rare) + the sample record */
+    static uint8_t id_self[IDENT_MAX], id_parent[IDENT_MAX]; /* loop thread only */
+    size_t n_self = fresh ? ident_record(a, e, m.ident, id_self) : 0;
+    size_t n_parent = pfresh ? ident_record(a, pe, m.parent, id_parent) : 0;
+    size_t n_bt = m.n_buttons, n_an = m.n_analogs * sizeof(double);
+    size_t n_sample = sizeof m + (n_an ? (n_bt + 7) / 8 * 8 + n_an : n_bt);
+    size_t need = mcap_ring_size(n_sample) + (fresh ? mcap_ring_size(n_self) : 0) +
+                  (pfresh ? mcap_ring_size(n_parent) : 0);
+    uint64_t pos;
+    bool ok = mcap_ring_reserve(&r->ring, need, &pos);
+    if (ok) {
+        if (pfresh) mcap_ring_put(&r->ring, &pos, REC_IDENT, id_parent, n_parent);
+        if (fresh) mcap_ring_put(&r->ring, &pos, REC_IDENT, id_self, n_self);
+        if (n_bt || n_an) {
+            static uint8_t buf[SAMPLE_MAX]; /* loop thread only */
+            memcpy(buf, &m, sizeof m);
+            if (n_bt) memcpy(buf + sizeof m, bt, n_bt);
+            if (n_an) memcpy(buf + sizeof m + (n_bt + 7) / 8 * 8, an, n_an);
+            mcap_ring_put(&r->ring, &pos, REC_SAMPLE, buf, n_sample);
         } else {
-            pos = xg_frame_pos_out(a->frame, pos);
-            rot = xg_frame_rot_out(a->frame, rot);
-            copy_name(tf.frame_id, sizeof tf.frame_id, r->world_frame);
+            mcap_ring_put(&r->ring, &pos, REC_SAMPLE, &m, sizeof m);
         }
-        tf.t[0] = pos.x, tf.t[1] = pos.y, tf.t[2] = pos.z;
-        tf.q[0] = rot.x, tf.q[1] = rot.y, tf.q[2] = rot.z, tf.q[3] = rot.w;
-        at = reserve_hdr(b);
-        mcap_cdr_tf(b, &tf);
-        entry(b, CH_TF, rcv, cap, at);
+        mcap_ring_publish(&r->ring, pos);
     }
-    if (b->oom) {
-        a->drops++;
-        return;
-    }
-    bool full, wake;
-    pthread_mutex_lock(&r->mu);
-    full = r->queue.n + b->n > r->queue_bytes;
-    if (!full) mcap_put_bytes(&r->queue, b->p, b->n);
-    if (full || r->queue.oom) {
-        r->queue.oom = false;
+    if (fresh) settle(a, e, m.ident, ok);
+    if (pfresh) settle(a, pe, m.parent, ok);
+    if (!ok) {
         r->dropped++;
-        full = true;
-    } else {
-        r->queued++;
-    }
-    wake = r->queue.n >= r->queue_bytes / 4;
-    uint64_t dropped = r->dropped;
-    pthread_mutex_unlock(&r->mu);
-    if (wake) pthread_cond_signal(&r->cv);
-    if (full) {
         a->drops++;
         XG_WARN_PEER(&r->lim_drop, a->name,
                      "recording queue full (%zu KiB: the disk is slower than the samples): "
                      "sample of '%s' dropped (%llu dropped so far)",
-                     r->queue_bytes / 1024, m.name, (unsigned long long)dropped);
-    } else {
-        a->samples_out++;
+                     r->queue_bytes / 1024, xg_entity_name(e), (unsigned long long)r->dropped);
+        return;
+    }
+    r->queued++;
+    a->samples_out++;
+    /* the writer wakes every 100 ms by itself; sooner when the queue fills (once per batch) */
+    if (mcap_ring_used(&r->ring) >= r->ring.cap / 4 && !atomic_exchange(&r->kicked, true)) {
+        pthread_mutex_lock(&r->mu);
+        pthread_cond_signal(&r->cv);
+        pthread_mutex_unlock(&r->mu);
     }
 }
 
@@ -243,58 +305,169 @@ static void write_error(struct mcap_rec *r, const char *who, int rc)
                 (unsigned long long)n);
 }
 
-static void write_entries(struct mcap_rec *r, const struct mcap_buf *q, const char *who)
+static void write_message(struct mcap_rec *r, uint16_t ch, const struct rec_sample *m,
+                          const char *who)
 {
-    struct mcap_cur c = {.p = q->p, .n = q->n};
-    const int64_t now = xg_clock_mono_ns(); /* rotation by time: per batch (100 ms) is enough */
-    while (c.off < c.n && !c.bad) {
-        uint16_t ch = mcap_get_u16(&c);
-        uint64_t log_t = mcap_get_u64(&c), pub_t = mcap_get_u64(&c);
-        uint32_t len = mcap_get_u32(&c);
-        if (c.bad || len > c.n - c.off) break;
-        const uint8_t *data = c.p + c.off;
-        c.off += len;
-        /* rotate before a sample's first message only: its /tf stays in the same file */
-        if (r->open && ch == CH_SAMPLE &&
-            ((r->rotate_mb > 0 && (double)r->w.pos >= r->rotate_mb * 1e6) ||
-             (r->rotate_s > 0 && (double)(now - r->file_t0_ns) >= r->rotate_s * 1e9)))
-            close_file(r, who);
-        if (!r->open) {
-            struct xg_error err = {0};
-            if (open_file(r, &err)) {
-                write_error(r, who, err.code ? err.code : -EIO);
-                continue;
-            }
+    if (!r->open) {
+        struct xg_error err = {0};
+        if (open_file(r, &err)) {
+            write_error(r, who, err.code ? err.code : -EIO);
+            return;
         }
-        int rc = mcap_writer_message(&r->w, ch, log_t, pub_t, data, len);
-        if (rc) write_error(r, who, rc);
-        if (ch == CH_SAMPLE) r->rate_count++;
     }
+    if (r->enc.oom) {
+        r->enc.oom = false;
+        write_error(r, who, -ENOMEM);
+        return;
+    }
+    int rc = mcap_writer_message(&r->w, ch, (uint64_t)m->receive_ns, (uint64_t)m->capture_ns,
+                                 r->enc.p, r->enc.n);
+    if (rc) write_error(r, who, rc);
+}
+
+static const struct mcap_ident *ident(struct mcap_rec *r, uint32_t i)
+{
+    static const struct mcap_ident none = {.sensor = -1};
+    return i < r->n_idents ? &r->idents[i] : &none;
+}
+
+static void store_ident(struct mcap_rec *r, const uint8_t *p, size_t len)
+{
+    struct rec_ident h;
+    if (len < sizeof h) return;
+    memcpy(&h, p, sizeof h);
+    if (h.ident >= r->n_idents) {
+        size_t n = r->n_idents ? r->n_idents : 64;
+        while (n <= h.ident)
+            n *= 2;
+        struct mcap_ident *v = realloc(r->idents, n * sizeof *v);
+        if (!v) return; /* its samples are recorded without names */
+        memset(v + r->n_idents, 0, (n - r->n_idents) * sizeof *v);
+        r->idents = v;
+        r->n_idents = n;
+    }
+    struct mcap_ident *d = &r->idents[h.ident];
+    char *dst[4] = {d->name, d->source, d->origin, d->origin_gateway};
+    const size_t size[4] = {sizeof d->name, sizeof d->source, sizeof d->origin,
+                            sizeof d->origin_gateway};
+    size_t off = sizeof h;
+    for (int i = 0; i < 4; i++) {
+        size_t n = h.len[i] < size[i] ? h.len[i] : size[i] - 1;
+        if (off + h.len[i] >= len) n = 0; /* cannot happen: the loop wrote it */
+        memcpy(dst[i], p + off, n);
+        dst[i][n] = '\0';
+        off += h.len[i] + 1u;
+    }
+    d->sensor = h.sensor;
+    snprintf(d->kind, sizeof d->kind, "%s", xg_kind_name((enum xg_kind)h.kind));
+}
+
+/* One queued sample: its Sample message, then its /tf (in the same file). */
+static void write_sample(struct mcap_rec *r, const uint8_t *p, size_t len, const char *who,
+                         int64_t now)
+{
+    struct mcap_sample s; /* ~2 KiB: the writer thread's stack is the default (MiBs) */
+    struct rec_sample m;
+    if (len < sizeof m) return;
+    memcpy(&m, p, sizeof m);
+    const struct mcap_ident *id = ident(r, m.ident);
+    const struct mcap_ident *pid = m.parent != NO_PARENT ? ident(r, m.parent) : NULL;
+    memcpy(s.name, id->name, sizeof s.name);
+    memcpy(s.source, id->source, sizeof s.source);
+    memcpy(s.origin, id->origin, sizeof s.origin);
+    memcpy(s.origin_gateway, id->origin_gateway, sizeof s.origin_gateway);
+    memcpy(s.kind, id->kind, sizeof s.kind);
+    memcpy(s.parent, pid ? pid->name : "", pid ? sizeof s.parent : 1);
+    s.capture_time = m.capture_ns;
+    s.receive_time = m.receive_ns;
+    s.flags = m.flags;
+    s.sensor = id->sensor;
+    s.position[0] = m.position.x, s.position[1] = m.position.y, s.position[2] = m.position.z;
+    s.orientation[0] = m.orientation.x, s.orientation[1] = m.orientation.y;
+    s.orientation[2] = m.orientation.z, s.orientation[3] = m.orientation.w;
+    s.velocity[0] = m.velocity.x, s.velocity[1] = m.velocity.y, s.velocity[2] = m.velocity.z;
+    s.angular_velocity[0] = m.angular_velocity.x, s.angular_velocity[1] = m.angular_velocity.y;
+    s.angular_velocity[2] = m.angular_velocity.z;
+    s.scale[0] = m.scale.x, s.scale[1] = m.scale.y, s.scale[2] = m.scale.z;
+    size_t n_bt = m.n_buttons, n_an = (size_t)m.n_analogs * sizeof(double);
+    size_t an_at = sizeof m + (n_an ? (n_bt + 7) / 8 * 8 : n_bt);
+    if (n_bt > XG_MAX_BUTTONS || m.n_analogs > XG_MAX_ANALOGS || an_at + n_an > len) return;
+    s.n_buttons = m.n_buttons;
+    memcpy(s.buttons, p + sizeof m, n_bt);
+    s.n_analogs = m.n_analogs;
+    memcpy(s.analogs, p + an_at, n_an);
+    /* rotate before a sample's first message only: its /tf stays in the same file */
+    if (r->open && ((r->rotate_mb > 0 && (double)r->w.pos >= r->rotate_mb * 1e6) ||
+                    (r->rotate_s > 0 && (double)(now - r->file_t0_ns) >= r->rotate_s * 1e9)))
+        close_file(r, who);
+    r->enc.n = 0;
+    mcap_cdr_sample(&r->enc, &s);
+    write_message(r, CH_SAMPLE, &m, who);
+    r->rate_count++;
+    if (!r->tf) return;
+    struct mcap_tf tf;
+    tf.stamp_ns = m.capture_ns;
+    memcpy(tf.child_frame_id, s.name, sizeof tf.child_frame_id);
+    struct xg_vec3 pos = m.position;
+    struct xg_quat rot = m.orientation;
+    if (pid) { /* tf is parent-relative: parent^-1 * child */
+        struct xg_quat pinv = xg_quat_conj(m.parent_orientation);
+        pos =
+            xg_frame_vel_out(&r->frame, xg_quat_rotate(pinv, xg_vec3_sub(pos, m.parent_position)));
+        rot = xg_frame_rot_out(&r->frame, xg_quat_mul(pinv, rot));
+        memcpy(tf.frame_id, pid->name, sizeof tf.frame_id);
+    } else {
+        pos = xg_frame_pos_out(&r->frame, pos);
+        rot = xg_frame_rot_out(&r->frame, rot);
+        _Static_assert(sizeof tf.frame_id >= sizeof r->world_frame, "world_frame fits");
+        memcpy(tf.frame_id, r->world_frame, sizeof r->world_frame); /* NUL-terminated */
+    }
+    tf.t[0] = pos.x, tf.t[1] = pos.y, tf.t[2] = pos.z;
+    tf.q[0] = rot.x, tf.q[1] = rot.y, tf.q[2] = rot.z, tf.q[3] = rot.w;
+    r->enc.n = 0;
+    mcap_cdr_tf(&r->enc, &tf);
+    write_message(r, CH_TF, &m, who);
+}
+
+/* Everything queued so far: identity records kept, samples encoded and written. The space is
+ * given back every 256 records, so that the loop can queue while this thread writes. */
+static void write_queued(struct mcap_rec *r, const char *who)
+{
+    _Alignas(8) uint8_t buf[SAMPLE_MAX > IDENT_MAX ? SAMPLE_MAX : IDENT_MAX];
+    const int64_t now = xg_clock_mono_ns(); /* rotation by time: per batch (100 ms) is enough */
+    uint64_t pos = atomic_load_explicit(&r->ring.tail, memory_order_relaxed); /* ours */
+    uint32_t type;
+    size_t len;
+    unsigned k = 0;
+    while (mcap_ring_get(&r->ring, &pos, &type, buf, sizeof buf, &len)) {
+        len = len < sizeof buf ? len : sizeof buf;
+        if (type == REC_IDENT)
+            store_ident(r, buf, len);
+        else if (type == REC_SAMPLE)
+            write_sample(r, buf, len, who, now);
+        if (++k % 256 == 0) mcap_ring_release(&r->ring, pos);
+    }
+    mcap_ring_release(&r->ring, pos);
 }
 
 static void *writer_main(void *arg)
 {
     struct mcap_rec *r = arg; /* never the adapter: it may be gone (a detached thread) */
     const char *who = r->adapter_name;
-    struct mcap_buf local = {0};
     r->rate_t0_ns = xg_clock_mono_ns();
     for (;;) {
         pthread_mutex_lock(&r->mu);
-        if (!r->stopping && !r->queue.n) {
+        if (!r->stopping && !mcap_ring_used(&r->ring)) {
             struct timespec ts;
             clock_gettime(CLOCK_MONOTONIC, &ts);
             ts.tv_nsec += 100000000; /* wake every 100 ms: chunk age, rate */
             if (ts.tv_nsec >= 1000000000) ts.tv_sec++, ts.tv_nsec -= 1000000000;
             pthread_cond_timedwait(&r->cv, &r->mu, &ts);
         }
-        struct mcap_buf t = r->queue; /* take the queue, leave an empty buffer */
-        r->queue = local;
-        r->queue.n = 0;
-        bool stop = r->stopping;
+        bool stop = r->stopping; /* the loop queues nothing more once it is set */
         pthread_mutex_unlock(&r->mu);
-        local = t;
-        write_entries(r, &local, who);
-        local.n = 0;
+        atomic_store(&r->kicked, false);
+        write_queued(r, who);
         int64_t now = xg_clock_mono_ns();
         if (r->open && now - r->chunk_t0_ns >= MCAP_CHUNK_MAX_NS) {
             int rc = mcap_writer_flush(&r->w);
@@ -312,7 +485,6 @@ static void *writer_main(void *arg)
         if (stop) break;
     }
     close_file(r, who);
-    mcap_buf_free(&local);
     return NULL;
 }
 
@@ -320,6 +492,10 @@ static int rec_start(struct xg_adapter *a)
 {
     struct mcap_rec *r = a->priv;
     r->wall_off_ns = xg_clock_wall_ns() - xg_clock_mono_ns();
+    r->frame = *a->frame;
+    r->next_ident = SCRATCH_PARENT + 1;
+    atomic_init(&r->kicked, false);
+    if (mcap_ring_init(&r->ring, r->queue_bytes)) return -ENOMEM;
     if (pthread_mutex_init(&r->mu, NULL)) return -ENOMEM;
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
@@ -342,7 +518,8 @@ static int rec_start(struct xg_adapter *a)
         return -e;
     }
     r->thread_started = true;
-    int rc = xg_table_set_sample_tap(a->table, a->index, rec_tap, a);
+    int rc = xg_table_set_sink_slot_free(a->table, a->index, slot_release, r);
+    if (!rc) rc = xg_table_set_sample_tap(a->table, a->index, rec_tap, a);
     if (rc) return rc;
     XG_INFO(a->name, "recording to %s (%s, chunks of %zu KiB%s)", r->file,
             r->compression ? mcap_compression_name(r->compression) : "uncompressed",
@@ -381,7 +558,7 @@ static void rec_status(const struct xg_adapter *a, struct xg_status *st)
     xg_status_counter(st, "write_errors", (double)r->write_errors);
     xg_status_counter(st, "files", (double)r->files);
     xg_status_gauge(st, "file_bytes", (double)r->file_bytes);
-    xg_status_gauge(st, "queue_bytes", (double)r->queue.n);
+    xg_status_gauge(st, "queue_bytes", (double)mcap_ring_used(&r->ring));
     xg_status_gauge(st, "record_rate_hz", r->rate_hz);
     pthread_mutex_unlock(&r->mu);
 }
@@ -391,6 +568,8 @@ static void rec_stop(struct xg_adapter *a)
     struct mcap_rec *r = a->priv;
     if (!r || !r->thread_started) return;
     xg_table_set_sample_tap(a->table, a->index, NULL, NULL);
+    xg_table_sink_slots_clear(a->table, a->index);
+    xg_table_set_sink_slot_free(a->table, a->index, NULL, NULL);
     pthread_mutex_lock(&r->mu);
     r->stopping = true;
     pthread_mutex_unlock(&r->mu);
@@ -425,8 +604,10 @@ static void rec_destroy(struct xg_adapter *a)
         pthread_mutex_destroy(&r->mu);
         pthread_cond_destroy(&r->cv);
     }
-    mcap_buf_free(&r->queue);
+    mcap_ring_free(&r->ring);
     mcap_buf_free(&r->enc);
+    free(r->idents);
+    free(r->free_idents);
     free(r);
     a->priv = NULL;
 }

@@ -26,10 +26,15 @@ back (tests/integration/mcap_read.mjs).
 8. A skeleton (the bvh adapter's walk_small.bvh): each joint's /tf is relative to its parent
    joint (frame_id = the parent's name), and composing it with the parent's world pose gives the
    joint's world pose, in ROS axes.
+9. Entities that leave and others that come (a reload replaces one synth by another while the
+   recorder runs on; the recorder sends an entity's names once and reuses the numbers of those
+   gone): every sample is under its own entity's name, source and origin (its pose is that
+   body's), and so is its /tf.
 5. Malformed files (cut inside a chunk, a chunk's CRC broken, a record length past the end, not
    MCAP): `--mcap-info` and `--check` of an mcap-replay name the fault; a cut file replays what
    it has."""
 import hashlib
+import http.client
 import json
 import math
 import os
@@ -532,6 +537,67 @@ def skeleton(tmp):
     print(f"ok: skeleton: {checked} parent-relative /tf transforms compose to the world poses")
 
 
+CHURN = """gateway:
+  id: mcap-test
+adapters:
+  - name: {synth}
+    type: synth
+    rate_hz: 120
+    bodies: {bodies}
+    head: false
+    hands: false
+  - name: rec
+    type: mcap-record
+    path: {path}
+"""
+
+
+def churn(tmp):
+    """Entities leave and new ones take their place in the recorder's identity numbers (a reload
+    replaces synth `one`, 3 bodies, by `two`, 2 bodies; the recorder runs on): every sample is
+    recorded under its own entity's name, source and origin (its pose is that body's), and its
+    /tf names the same child."""
+    path = os.path.join(tmp, "churn.mcap")
+    gw = Gateway(CHURN.format(synth="one", bodies=3, path=path))
+    try:
+        gw.wait_counter("one", "samples_in", 300, timeout=30)
+        ents = {n: ("one", e.get("source")) for n, e in gw.entities().items()}
+        with open(os.path.join(gw.tmp.name, "xrgate.yaml"), "w") as f:
+            f.write(CHURN.format(synth="two", bodies=2, path=path))
+        c = http.client.HTTPConnection("127.0.0.1", gw.port, timeout=10)
+        c.request("POST", "/api/reload", body=b"")
+        r = c.getresponse()
+        assert r.status == 200, (r.status, r.read(), gw.log()[-2000:])
+        c.close()
+        gw.wait_counter("two", "samples_in", 300, timeout=30)
+        two = {n: ("two", e.get("source")) for n, e in gw.entities().items()}
+        assert "rec" in gw.adapters() and not set(two) & set(ents), (two, ents)
+        ents.update(two)
+        n_rec = gw.counters("rec")["samples_recorded"]
+    finally:
+        rc, _ = gw.stop()
+    assert rc == 0, gw.log()
+    d = read(path, "stream")
+    by = samples_by_name(d)
+    assert set(by) == set(ents), (sorted(by), sorted(ents))
+    for name, ss in by.items():
+        # the synth's body i circles the Y axis at radius 1 + 0.25 i: the pose is this entity's
+        i = int(re.search(r"(\d+)$", ents[name][1]).group(1))
+        for s in ss:
+            assert (s["origin"], s["source"]) == ents[name], (name, s, ents[name])
+            x, _, z = s["position"]
+            assert abs(math.hypot(x, z) - (1 + 0.25 * i)) < 1e-6, (name, s["position"])
+    tf_id = [int(i) for i, c in d["channels"].items() if c["topic"] == "/tf"][0]
+    sm_id = [int(i) for i, c in d["channels"].items() if c["topic"] == "/xrgate/samples"][0]
+    sm = [decode_sample(bytes.fromhex(m["data"]))["name"] for m in d["messages"]
+          if m["channel"] == sm_id]
+    tf = [decode_tf(bytes.fromhex(m["data"]))[0]["child"] for m in d["messages"]
+          if m["channel"] == tf_id]
+    assert sm == tf and len(sm) >= n_rec, (len(sm), len(tf), n_rec)
+    print(f"ok: churn: {len(sm)} samples of {len(ents)} entities, each under its own names "
+          "across a reload that replaced 3 entities by 2")
+
+
 def record(tmp, comp, n_samples, chunk_kb=64):
     path = os.path.join(tmp, f"take-{comp}.mcap")
     text = CONFIG.format(path=path, comp=comp, chunk_kb=chunk_kb)
@@ -588,6 +654,7 @@ def main():
         rotation(tmp)
         stalled_disk(tmp)
         skeleton(tmp)
+        churn(tmp)
 
         # 2. SIGKILL: the completed chunks are readable
         path = os.path.join(tmp, "killed.mcap")
