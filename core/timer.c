@@ -1,0 +1,92 @@
+/* Core timers over libevent (timer.h). */
+#include "core/timer.h"
+
+#include <errno.h>
+#include <event2/event.h>
+#include <stdlib.h>
+
+struct xg_timer {
+    struct event_base *base;
+    struct event *ev; /* one-shot or EV_PERSIST, recreated when the kind changes */
+    bool periodic;
+    xg_timer_fn fn;
+    void *arg;
+};
+
+static void timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct xg_timer *t = arg;
+    (void)fd;
+    (void)what;
+    t->fn(t->arg);
+}
+
+struct xg_timer *xg_timer_new(struct event_base *base, xg_timer_fn fn, void *arg)
+{
+    struct xg_timer *t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    t->base = base;
+    t->fn = fn;
+    t->arg = arg;
+    if (!(t->ev = event_new(base, -1, 0, timer_cb, t))) {
+        free(t);
+        return NULL;
+    }
+    return t;
+}
+
+/* Make the event one-shot or persistent; 0 or -ENOMEM. */
+static int timer_kind(struct xg_timer *t, bool periodic)
+{
+    if (t->periodic == periodic) return 0;
+    struct event *ev = event_new(t->base, -1, periodic ? EV_PERSIST : 0, timer_cb, t);
+    if (!ev) return -ENOMEM;
+    event_free(t->ev);
+    t->ev = ev;
+    t->periodic = periodic;
+    return 0;
+}
+
+static int timer_add(struct xg_timer *t, uint64_t usec)
+{
+    struct timeval tv = {(time_t)(usec / 1000000), (suseconds_t)(usec % 1000000)};
+    return event_add(t->ev, &tv) ? -EINVAL : 0;
+}
+
+int xg_timer_once(struct xg_timer *t, uint64_t usec)
+{
+    if (t->periodic) event_del(t->ev);
+    int rc = timer_kind(t, false);
+    return rc ? rc : timer_add(t, usec);
+}
+
+int xg_timer_every(struct xg_timer *t, uint64_t usec)
+{
+    if (!usec) return -EINVAL;
+    event_del(t->ev);
+    int rc = timer_kind(t, true);
+    return rc ? rc : timer_add(t, usec);
+}
+
+int xg_timer_yield(struct xg_timer *t)
+{
+    if (xg_timer_pending(t)) return 0;
+    return xg_timer_once(t, 0);
+}
+
+bool xg_timer_pending(const struct xg_timer *t)
+{
+    return t && event_pending(t->ev, EV_TIMEOUT, NULL);
+}
+
+void xg_timer_stop(struct xg_timer *t)
+{
+    if (t) event_del(t->ev);
+}
+
+void xg_timer_free(struct xg_timer *t)
+{
+    if (!t) return;
+    event_free(t->ev);
+    free(t);
+}
