@@ -74,6 +74,11 @@ int xg_timer_yield(struct xg_timer *t)
     return xg_timer_once(t, 0);
 }
 
+void xg_timer_activate(struct xg_timer *t)
+{
+    if (t) event_active(t->ev, EV_TIMEOUT, 0);
+}
+
 bool xg_timer_pending(const struct xg_timer *t)
 {
     return t && event_pending(t->ev, EV_TIMEOUT, NULL);

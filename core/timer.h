@@ -6,7 +6,9 @@
  *   xg_timer_every(t, us)  fire every us microseconds until stopped;
  *   xg_timer_yield(t)      fire once on the next pass of the loop, after the other ready events
  *                          (a zero timeout; nothing if the timer is already pending) — the
- *                          "continue later" of a budgeted callback.
+ *                          "continue later" of a budgeted callback;
+ *   xg_timer_activate(t)   run it in this pass of the loop, once the running callback returns
+ *                          (deferred work such as freeing what the caller still holds).
  * xg_timer_stop() disarms, xg_timer_free() disarms and frees. All run on the loop's thread. */
 #ifndef XG_TIMER_H
 #define XG_TIMER_H
@@ -36,6 +38,10 @@ int xg_timer_every(struct xg_timer *t, uint64_t usec);
 /** Fire once on the next pass of the loop unless already pending (a zero timeout: the other
  *  ready events run first). 0, or a negative errno. */
 int xg_timer_yield(struct xg_timer *t);
+
+/** Make the callback run in the current pass of the loop, after the running callback returns
+ *  (libevent's event_active; the timer's deadline, if armed, is left alone). Safe on NULL. */
+void xg_timer_activate(struct xg_timer *t);
 
 /** Is a firing pending (armed and not yet fired; a periodic timer until stopped)? */
 bool xg_timer_pending(const struct xg_timer *t);
