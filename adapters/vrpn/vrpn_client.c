@@ -482,14 +482,7 @@ void vrpn_cli_close_conn(struct vconn *c, const char *why)
         xg_net_listener_free(c->lis);
         c->lis = NULL;
     }
-    if (c->udp_ev) {
-        event_free(c->udp_ev);
-        c->udp_ev = NULL;
-    }
-    if (c->udp_fd >= 0) {
-        close(c->udp_fd);
-        c->udp_fd = -1;
-    }
+    xg_udp_rx_close(&c->udp);
     vrpn_session_close(&c->sess);
     int64_t now = xg_clock_mono_ns();
     for (int i = 0; i < c->n_devs; i++) {
@@ -553,12 +546,10 @@ static void on_connected(void *arg, struct bufferevent *bev, struct xg_tls_sessi
 
 /* Every 100 ms (stale_ms / 4 when shorter, at least 10 ms): connection request resends and
  * call-back timeout, cookie timeout, pings, controller-entity keepalive. */
-static void tick_cb(evutil_socket_t fd, short what, void *arg)
+static void tick_cb(void *arg)
 {
     struct vconn *c = arg;
     struct xg_adapter *a = c->a;
-    (void)fd;
-    (void)what;
     int64_t now = xg_clock_mono_ns();
     /* connection request resends and the call-back wait, the cookie wait, pings (§6.3, §7) */
     if (vrpn_session_tick(&c->sess, now) < 0) {
@@ -643,14 +634,13 @@ static int client_start(struct xg_adapter *a)
         vrpn_session_init(&c->sess, VRPN_ROLE_CLIENT, &so, c, v->connect_timeout_ns);
         c->sess_ready = true;
         c->tc = v->tcs[i] = xg_tclient_new(a->base, &tcc, &ops, c);
-        c->tick = event_new(a->base, -1, EV_PERSIST, tick_cb, c);
+        c->tick = xg_timer_new(a->base, tick_cb, c);
         if (!c->tc || !c->tick) return -ENOMEM;
         /* 100 ms, shorter for a short stale_ms (the controller keepalive), not below 10 ms */
         int64_t period = xg_table_params(a->table)->stale_ns / 4;
         if (period > 100 * XG_NS_PER_MS) period = 100 * XG_NS_PER_MS;
         if (period < 10 * XG_NS_PER_MS) period = 10 * XG_NS_PER_MS;
-        struct timeval tv = xg_ns_to_timeval(period);
-        event_add(c->tick, &tv);
+        xg_timer_every(c->tick, (uint64_t)(period / 1000));
         xg_tclient_start(c->tc);
     }
     v->started = true;
@@ -712,10 +702,8 @@ static void client_stop(struct xg_adapter *a)
     for (int i = 0; i < v->n_conns; i++) {
         struct vconn *c = v->conns[i];
         xg_tclient_stop(c->tc);
-        if (c->tick) {
-            event_free(c->tick);
-            c->tick = NULL;
-        }
+        xg_timer_free(c->tick);
+        c->tick = NULL;
         vrpn_cli_close_conn(c, NULL);
     }
 }
