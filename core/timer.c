@@ -3,7 +3,10 @@
 
 #include <errno.h>
 #include <event2/event.h>
+#include <fcntl.h>
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 struct xg_timer {
     struct event_base *base;
@@ -94,4 +97,68 @@ void xg_timer_free(struct xg_timer *t)
     if (!t) return;
     event_free(t->ev);
     free(t);
+}
+
+struct xg_wake {
+    int pipe_r, pipe_w;
+    atomic_bool signalled;
+    struct event *ev;
+    xg_timer_fn fn;
+    void *arg;
+};
+
+static void wake_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct xg_wake *w = arg;
+    char tmp[64];
+    (void)fd;
+    (void)what;
+    while (read(w->pipe_r, tmp, sizeof tmp) > 0) {}
+    /* clear before the callback: what arrives from now on signals again */
+    atomic_store(&w->signalled, false);
+    w->fn(w->arg);
+}
+
+struct xg_wake *xg_wake_new(struct event_base *base, xg_timer_fn fn, void *arg)
+{
+    struct xg_wake *w = calloc(1, sizeof *w);
+    if (!w) return NULL;
+    int fds[2];
+    if (pipe2(fds, O_NONBLOCK | O_CLOEXEC)) {
+        int e = errno;
+        free(w);
+        errno = e;
+        return NULL;
+    }
+    w->pipe_r = fds[0];
+    w->pipe_w = fds[1];
+    w->fn = fn;
+    w->arg = arg;
+    atomic_init(&w->signalled, false);
+    w->ev = event_new(base, w->pipe_r, EV_READ | EV_PERSIST, wake_cb, w);
+    if (!w->ev || event_add(w->ev, NULL)) {
+        xg_wake_free(w);
+        errno = ENOMEM;
+        return NULL;
+    }
+    return w;
+}
+
+void xg_wake_signal(struct xg_wake *w)
+{
+    if (!atomic_exchange(&w->signalled, true)) {
+        char b = 1;
+        if (write(w->pipe_w, &b, 1) < 0) {
+            /* EAGAIN: a wake-up byte is already waiting, which is all that is needed */
+        }
+    }
+}
+
+void xg_wake_free(struct xg_wake *w)
+{
+    if (!w) return;
+    if (w->ev) event_free(w->ev);
+    close(w->pipe_r);
+    close(w->pipe_w);
+    free(w);
 }

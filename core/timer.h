@@ -9,7 +9,11 @@
  *                          "continue later" of a budgeted callback;
  *   xg_timer_activate(t)   run it in this pass of the loop, once the running callback returns
  *                          (deferred work such as freeing what the caller still holds).
- * xg_timer_stop() disarms, xg_timer_free() disarms and frees. All run on the loop's thread. */
+ * xg_timer_stop() disarms, xg_timer_free() disarms and frees. All run on the loop's thread.
+ *
+ * A wake-up (struct xg_wake) is the one hand-off from another thread (a library's listener
+ * thread, e.g. Cyclone DDS) to the loop: xg_wake_signal() may be called from any thread; the
+ * callback then runs once on the loop's thread, however many signals came before it ran. */
 #ifndef XG_TIMER_H
 #define XG_TIMER_H
 
@@ -51,5 +55,20 @@ void xg_timer_stop(struct xg_timer *t);
 
 /** Disarm and free. Safe on NULL. */
 void xg_timer_free(struct xg_timer *t);
+
+/** A cross-thread wake-up (opaque). Owned by its creator; release with xg_wake_free(). */
+struct xg_wake;
+
+/** A wake-up on `base` calling fn(arg) on the loop's thread after xg_wake_signal(). Its state
+ *  is cleared just before fn runs: a signal from then on runs fn again. NULL, with errno set,
+ *  when the pipe or the event cannot be made. */
+struct xg_wake *xg_wake_new(struct event_base *base, xg_timer_fn fn, void *arg);
+
+/** Ask for one run of the callback. Any thread; lock-free (an atomic flag and a byte written to
+ *  a non-blocking pipe, at most one outstanding). */
+void xg_wake_signal(struct xg_wake *w);
+
+/** Stop and free (on the loop's thread, once no other thread can signal it). Safe on NULL. */
+void xg_wake_free(struct xg_wake *w);
 
 #endif
