@@ -43,7 +43,7 @@ struct conn {
     char peer[64];
     enum conn_state state;
     wslay_event_context_ptr ws;
-    struct event *timer; /* handshake deadline, then the PING timer */
+    struct xg_timer *timer; /* handshake deadline, then the PING timer (core/timer.h) */
     char session[WEBXR_SESSION_MAX + 1];
     bool hello;
     int pings_fast;       /* PINGs left at 100 ms */
@@ -81,7 +81,7 @@ static void conn_free(struct conn *c)
     if ((*c->prevp = c->next)) c->next->prevp = c->prevp;
     x->n_conns--;
     if (c->ws) wslay_event_context_free(c->ws);
-    if (c->timer) event_free(c->timer);
+    xg_timer_free(c->timer);
     if (c->bev) bufferevent_free(c->bev);
     if (c->state != HANDSHAKE && c->session[0])
         XG_INFO_PEER(&x->lim_sess, x->a->name, "peer %s: session %s ended%s%s", c->peer, c->session,
@@ -99,8 +99,7 @@ static void conn_close_later(struct conn *c)
         return;
     }
     /* a peer that does not read what is left (the close frame) is not waited for long */
-    struct timeval tv = {2, 0};
-    if (c->timer) evtimer_add(c->timer, &tv);
+    if (c->timer) xg_timer_once(c->timer, 2000000);
 }
 
 /* A bad message or rule broken: one line naming peer and reason, a close frame with `code`. */
@@ -143,8 +142,7 @@ static void send_ping(struct conn *c)
 static void arm_ping(struct conn *c)
 {
     int64_t ms = c->pings_fast > 0 ? 100 : c->x->ping_ms;
-    struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
-    evtimer_add(c->timer, &tv);
+    xg_timer_once(c->timer, (uint64_t)ms * 1000);
 }
 
 static void handle_msg(struct conn *c, const uint8_t *p, size_t n, int64_t now)
@@ -386,7 +384,7 @@ static void handshake(struct conn *c)
     /* max_message_bytes is checked in ws_frame_start (to say so in the log); wslay's own bound
      * (it closes with 1009 silently) stays above it as a backstop */
     wslay_event_config_set_max_recv_msg_length(c->ws, (uint64_t)x->max_message * 2 + 1024);
-    evtimer_del(c->timer);
+    xg_timer_stop(c->timer);
     c->state = OPEN;
     ws_pump(c);
 }
@@ -419,11 +417,9 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
     conn_free(c);
 }
 
-static void timer_cb(evutil_socket_t fd, short what, void *arg)
+static void timer_cb(void *arg)
 {
     struct conn *c = arg;
-    (void)fd;
-    (void)what;
     if (c->state == HANDSHAKE) {
         c->x->handshakes_failed++;
         XG_WARN_PEER(&c->x->lim_hs, c->x->a->name,
@@ -466,7 +462,7 @@ static int ts_accepted(void *arg, struct bufferevent *bev, struct xg_tls_session
     (void)tls;
     struct conn *c = calloc(1, sizeof *c);
     if (!c) return -ENOMEM;
-    c->timer = evtimer_new(x->a->base, timer_cb, c);
+    c->timer = xg_timer_new(x->a->base, timer_cb, c);
     if (!c->timer) {
         free(c);
         return -ENOMEM;
@@ -478,9 +474,7 @@ static int ts_accepted(void *arg, struct bufferevent *bev, struct xg_tls_session
     x->conns = c;
     c->prevp = &x->conns;
     x->n_conns++;
-    struct timeval tv = {(time_t)(x->handshake_ms / 1000),
-                         (suseconds_t)(x->handshake_ms % 1000) * 1000};
-    evtimer_add(c->timer, &tv);
+    xg_timer_once(c->timer, (uint64_t)x->handshake_ms * 1000);
     bufferevent_setcb(bev, read_cb, write_cb, event_cb, c);
     bufferevent_enable(bev, EV_READ | EV_WRITE);
     return 0;
