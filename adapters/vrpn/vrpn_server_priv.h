@@ -181,8 +181,9 @@ int vrpn_srv_clients(void *arg);
 int vrpn_srv_accepted(void *arg, struct bufferevent *bev, struct xg_tls_session *tls,
                       const char *peer);
 
-/** Read call-back of the UDP listen socket (arg: the adapter): UDP connection requests (wire
- *  rules §6.3), each checked and called back over TCP or refused with one log line. */
+/** One datagram of the UDP listen socket (an xg_udp_rx_fn, core/udp_endpoint.h; arg: the
+ *  adapter; n its full length, MSG_TRUNC): a UDP connection request (wire rules §6.3), checked
+ *  and called back over TCP or refused with one log line. Returns 1 (one message). */
 int vrpn_srv_lob_datagram(void *arg, uint8_t *b, size_t n, const struct sockaddr *fromsa,
                           socklen_t fl);
 
