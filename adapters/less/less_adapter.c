@@ -96,7 +96,7 @@ int less_peer_flush(struct less_peer *p)
             less_peer_close(p, wrc == -ENOBUFS ? NULL : "write failed; closing");
             return wrc;
         }
-    } else if ((int64_t)evbuffer_get_length(bufferevent_get_output(p->bev)) > la->max_output) {
+    } else if ((int64_t)xg_tcp_unsent(p->bev) > la->max_output) {
         la->env.slow_peer_drops++;
         la->env.a->drops++;
         XG_WARN_PEER(&la->env.lim_closed, la->env.a->name,
@@ -105,7 +105,7 @@ int less_peer_flush(struct less_peer *p)
         less_peer_close(p, NULL);
         return -ENOBUFS;
     } else
-        bufferevent_write(p->bev, pkt, len);
+        xg_tcp_write(p->bev, pkt, len);
     xg_tserver_flush(p->bev); /* to the kernel now, before the next sink drains (not TLS) */
     la->env.packets_out++;
     return 0;
@@ -199,7 +199,7 @@ void less_full_refresh(struct less_peer *p)
 static void peer_up(void *user)
 {
     struct less_peer *p = user;
-    if (p->bev) bufferevent_set_timeouts(p->bev, NULL, NULL); /* the handshake timeout is over */
+    if (p->bev) xg_tcp_read_timeout(p->bev, 0); /* the handshake timeout is over */
     if (p->la->tc) xg_tclient_streaming(p->la->tc);
 }
 
@@ -239,7 +239,7 @@ static void peer_free(struct less_peer *p)
             la->n_peers--;
             break;
         }
-    if (p->bev) bufferevent_free(p->bev);
+    if (p->bev) xg_tcp_free(p->bev);
     less_session_free(&p->s); /* the peer's entities go away with it */
     free(p);
 }
@@ -252,7 +252,7 @@ void less_peer_close(struct less_peer *p, const char *why)
     if (why) XG_WARN_PEER(&la->env.lim_closed, la->env.a->name, "peer %s: %s", p->s.addr, why);
     snprintf(la->closed_why, sizeof la->closed_why, "peer %s: %s", p->s.addr, why ? why : "closed");
     p->s.closing = true;
-    if (p->bev) bufferevent_disable(p->bev, EV_READ | EV_WRITE);
+    if (p->bev) xg_tcp_pause(p->bev, true);
     xg_timer_activate(la->sweep);
 }
 

@@ -60,7 +60,7 @@ static void client_free(struct rgmp_server *s, struct client *c)
             *pp = c->next;
             break;
         }
-    if (c->bev) bufferevent_free(c->bev);
+    if (c->bev) xg_tcp_free(c->bev);
     free(c);
     s->n_clients--;
 }
@@ -84,7 +84,7 @@ static void client_read_cb(struct bufferevent *bev, void *arg)
 {
     /* RGMP clients send nothing (§2): read and discard */
     (void)arg;
-    struct evbuffer *in = bufferevent_get_input(bev);
+    struct evbuffer *in = xg_tcp_input(bev);
     evbuffer_drain(in, evbuffer_get_length(in));
 }
 
@@ -121,8 +121,8 @@ static int accepted_cb(void *arg, struct bufferevent *bev, struct xg_tls_session
     }
     c->bev = bev;
     snprintf(c->peer, sizeof c->peer, "%s", peer);
-    bufferevent_setcb(c->bev, client_read_cb, NULL, client_event_cb, a);
-    bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+    struct xg_tcp_conf tc = {.read = client_read_cb, .event = client_event_cb, .arg = a};
+    xg_tcp_start(c->bev, &tc);
     c->next = s->clients;
     s->clients = c;
     s->n_clients++;

@@ -78,7 +78,7 @@ static int sess_send(void *ctx, const uint8_t *buf, size_t len)
 {
     struct vconn *c = ctx;
     if (!c->bev) return -1;
-    bufferevent_write(c->bev, buf, len);
+    xg_tcp_write(c->bev, buf, len);
     return 0;
 }
 
@@ -409,7 +409,7 @@ static int sess_event(void *ctx, const struct vrpn_event *ev)
  * false if the connection was closed. */
 static bool feed_input(struct vconn *c)
 {
-    struct evbuffer *in = bufferevent_get_input(c->bev);
+    struct evbuffer *in = xg_tcp_input(c->bev);
     int64_t rx = xg_clock_mono_ns();
     enum vrpn_sess_state st = vrpn_session_state(&c->sess);
     if (st != VRPN_SESS_COOKIE && st != VRPN_SESS_STREAMING) return true;
@@ -460,9 +460,9 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
 
 void vrpn_cli_setup_bev(struct vconn *c)
 {
-    bufferevent_setcb(c->bev, read_cb, NULL, event_cb, c);
-    bufferevent_setwatermark(c->bev, EV_READ, 0, VRPN_MAX_MESSAGE + 65536);
-    bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+    struct xg_tcp_conf tc = {
+        .read = read_cb, .event = event_cb, .arg = c, .read_max = VRPN_MAX_MESSAGE + 65536};
+    xg_tcp_start(c->bev, &tc);
     vrpn_session_connected(&c->sess, xg_clock_mono_ns()); /* our cookie (§4) */
 }
 
@@ -475,7 +475,7 @@ void vrpn_cli_close_conn(struct vconn *c, const char *why)
     struct xg_adapter *a = c->a;
     bool was_up = c->tc && (ST(c) == XG_TC_HANDSHAKE || ST(c) == XG_TC_STREAMING);
     if (c->bev) {
-        bufferevent_free(c->bev);
+        xg_tcp_free(c->bev);
         c->bev = NULL;
     }
     if (c->lis) {

@@ -95,7 +95,7 @@ static void accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct soc
     xg_net_addr_str(sa, from, sizeof from);
     if (sa->sa_family == AF_INET) /* the server's address: its UDP data comes from there */
         c->srv_ip = ((const struct sockaddr_in *)sa)->sin_addr;
-    c->bev = bufferevent_socket_new(a->base, fd, BEV_OPT_CLOSE_ON_FREE);
+    c->bev = xg_tcp_wrap(a->base, fd);
     if (!c->bev) {
         evutil_closesocket(fd);
         vrpn_cli_close_conn(c, "out of memory");

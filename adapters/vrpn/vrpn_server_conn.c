@@ -40,7 +40,7 @@ void vrpn_srv_conn_free(struct vrpn_server *s, struct conn *c)
             *pp = c->next;
             break;
         }
-    if (c->bev) bufferevent_free(c->bev);
+    if (c->bev) xg_tcp_free(c->bev);
     xg_timer_free(c->deadline);
     xg_udp_rx_close(&c->udp);
     vrpn_session_free(&c->sess);
@@ -128,7 +128,7 @@ static int conn_open_udp(struct xg_adapter *a, struct conn *c)
 {
     struct sockaddr_storage ss;
     socklen_t l = sizeof ss;
-    if (getsockname(bufferevent_getfd(c->bev), (struct sockaddr *)&ss, &l) < 0) return -errno;
+    if (getsockname(xg_tcp_fd(c->bev), (struct sockaddr *)&ss, &l) < 0) return -errno;
     if (ss.ss_family != AF_INET) return -EAFNOSUPPORT;
     ((struct sockaddr_in *)&ss)->sin_port = 0;
     struct xg_error err = {0};
@@ -294,7 +294,7 @@ static struct conn *conn_of(struct vrpn_server *s, struct bufferevent *bev)
  * gone. */
 static bool conn_feed(struct xg_adapter *a, struct conn *c)
 {
-    struct evbuffer *in = bufferevent_get_input(c->bev);
+    struct evbuffer *in = xg_tcp_input(c->bev);
     int64_t now = xg_clock_mono_ns();
     enum vrpn_sess_state st = vrpn_session_state(&c->sess);
     if (st != VRPN_SESS_COOKIE && st != VRPN_SESS_STREAMING) return true;
@@ -329,7 +329,7 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
         /* we called the client back (UDP+TCP mode): cookie now, our UDP socket for its
          * UDP_DESCRIPTION */
         int one = 1;
-        setsockopt(bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        setsockopt(xg_tcp_fd(bev), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         if (conn_open_udp(a, c) < 0)
             XG_WARN_PEER(&s->lim_session, a->name, "client %s: no UDP socket; reports stay on TCP",
                          c->peer);
@@ -412,10 +412,10 @@ static struct conn *conn_new(struct xg_adapter *a, struct bufferevent *bev, cons
         vrpn_srv_conn_free(s, c);
         return NULL;
     }
-    bufferevent_setcb(bev, read_cb, NULL, event_cb, a);
-    bufferevent_setwatermark(bev, EV_READ, 0, 2 * VRPN_MAX_MESSAGE);
     xg_tserver_read_cap(bev); /* call-backs too */
-    bufferevent_enable(bev, EV_READ | EV_WRITE);
+    struct xg_tcp_conf tc = {
+        .read = read_cb, .event = event_cb, .arg = a, .read_max = 2 * VRPN_MAX_MESSAGE};
+    xg_tcp_start(bev, &tc);
     return c;
 }
 
@@ -505,17 +505,17 @@ int vrpn_srv_lob_datagram(void *arg, uint8_t *b, size_t n, const struct sockaddr
         xg_tserver_count_refused(s->ts);
         return 1;
     }
-    struct bufferevent *bev = bufferevent_socket_new(a->base, -1, BEV_OPT_CLOSE_ON_FREE);
+    struct bufferevent *bev = xg_tcp_new(a->base);
     struct conn *c = bev ? conn_new(a, bev, target, VRPN_MODE_UDP) : NULL;
     if (!c) {
-        if (bev) bufferevent_free(bev);
+        if (bev) xg_tcp_free(bev);
         a->errors++;
         return 1;
     }
     c->cb_addr = to;
     s->callbacks++;
     XG_DEBUG(a->name, "connection request from %s: calling back %s", peer, target);
-    if (bufferevent_socket_connect(bev, (struct sockaddr *)&to, (int)sizeof to) < 0) {
+    if (xg_tcp_connect(bev, (struct sockaddr *)&to, sizeof to) < 0) {
         XG_WARN_PEER(&s->lim_callback, a->name, "call-back to %s failed", target);
         s->callback_failures++;
         vrpn_srv_conn_free(s, c);

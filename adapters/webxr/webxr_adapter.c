@@ -82,7 +82,7 @@ static void conn_free(struct conn *c)
     x->n_conns--;
     if (c->ws) wslay_event_context_free(c->ws);
     xg_timer_free(c->timer);
-    if (c->bev) bufferevent_free(c->bev);
+    if (c->bev) xg_tcp_free(c->bev);
     if (c->state != HANDSHAKE && c->session[0])
         XG_INFO_PEER(&x->lim_sess, x->a->name, "peer %s: session %s ended%s%s", c->peer, c->session,
                      c->close_reason[0] ? ": " : "", c->close_reason);
@@ -93,8 +93,8 @@ static void conn_free(struct conn *c)
 static void conn_close_later(struct conn *c)
 {
     c->state = CLOSING;
-    bufferevent_disable(c->bev, EV_READ);
-    if (!evbuffer_get_length(bufferevent_get_output(c->bev))) {
+    xg_tcp_pause(c->bev, false);
+    if (!xg_tcp_unsent(c->bev)) {
         conn_free(c);
         return;
     }
@@ -224,7 +224,7 @@ static ssize_t ws_recv(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, in
         wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
         return -1;
     }
-    int n = evbuffer_remove(bufferevent_get_input(c->bev), buf, len);
+    int n = evbuffer_remove(xg_tcp_input(c->bev), buf, len);
     if (n <= 0) {
         wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
         return -1;
@@ -237,7 +237,7 @@ static ssize_t ws_send(wslay_event_context_ptr ctx, const uint8_t *data, size_t 
 {
     struct conn *c = u;
     (void)flags;
-    if (bufferevent_write(c->bev, data, len)) {
+    if (xg_tcp_write(c->bev, data, len)) {
         wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE);
         return -1;
     }
@@ -309,7 +309,7 @@ static void ws_pump(struct conn *c)
 
 static void http_reply(struct conn *c, const char *status, const char *extra, const char *body)
 {
-    evbuffer_add_printf(bufferevent_get_output(c->bev),
+    evbuffer_add_printf(xg_tcp_output(c->bev),
                         "HTTP/1.1 %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
                         "X-Content-Type-Options: nosniff\r\n%sConnection: close\r\n"
                         "Content-Length: %zu\r\n\r\n%s",
@@ -319,7 +319,7 @@ static void http_reply(struct conn *c, const char *status, const char *extra, co
 static void handshake(struct conn *c)
 {
     struct webxr *x = c->x;
-    struct evbuffer *in = bufferevent_get_input(c->bev);
+    struct evbuffer *in = xg_tcp_input(c->bev);
     struct evbuffer_ptr end = evbuffer_search(in, "\r\n\r\n", 4, NULL);
     if (end.pos < 0 || (size_t)end.pos + 4 > HEAD_MAX) {
         if (end.pos >= 0 || evbuffer_get_length(in) > HEAD_MAX) {
@@ -366,7 +366,7 @@ static void handshake(struct conn *c)
     }
     char accept[40];
     webxr_accept_key(u.key, accept, sizeof accept);
-    evbuffer_add_printf(bufferevent_get_output(c->bev),
+    evbuffer_add_printf(xg_tcp_output(c->bev),
                         "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
                         "Connection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n\r\n",
                         accept);
@@ -404,7 +404,7 @@ static void read_cb(struct bufferevent *bev, void *arg)
 static void write_cb(struct bufferevent *bev, void *arg)
 {
     struct conn *c = arg;
-    if (c->state == CLOSING && !evbuffer_get_length(bufferevent_get_output(bev))) conn_free(c);
+    if (c->state == CLOSING && !xg_tcp_unsent(bev)) conn_free(c);
 }
 
 static void event_cb(struct bufferevent *bev, short what, void *arg)
@@ -475,8 +475,8 @@ static int ts_accepted(void *arg, struct bufferevent *bev, struct xg_tls_session
     c->prevp = &x->conns;
     x->n_conns++;
     xg_timer_once(c->timer, (uint64_t)x->handshake_ms * 1000);
-    bufferevent_setcb(bev, read_cb, write_cb, event_cb, c);
-    bufferevent_enable(bev, EV_READ | EV_WRITE);
+    struct xg_tcp_conf tc = {.read = read_cb, .written = write_cb, .event = event_cb, .arg = c};
+    xg_tcp_start(bev, &tc);
     return 0;
 }
 
