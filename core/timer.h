@@ -1,5 +1,5 @@
 /* Core timers: the one way an adapter schedules work on the reactor (libevent underneath; adapters
- * never call event_new/evtimer_* themselves, tests/static/check_adapter_io.sh checks it).
+ * never call event_new/evtimer_* themselves, ctest static/adapter_io checks it).
  *
  * A timer is created disarmed with its callback, then armed one of three ways:
  *   xg_timer_once(t, us)   fire once after us microseconds (re-arming moves the deadline);
