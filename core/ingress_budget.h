@@ -7,15 +7,17 @@
  * other adapters) had their turn. A datagram is never split: one is always read, so a wake does
  * at most max(budget, one 64 KB datagram) of work.
  *
- * Usage, in the read callback:
+ * Adapters do not run this loop themselves: the core UDP endpoint does (struct xg_udp_rx,
+ * core/udp_endpoint.h), charging each datagram with the messages its callback says it held:
  *     xg_ingress_begin(&b);
  *     while (xg_ingress_more(&b)) {
  *         ssize_t n = recvfrom(...);
  *         if (n < 0) break;
- *         ... handle it ...
+ *         ... the adapter's callback ...
  *         xg_ingress_charge(&b, (size_t)n, messages_it_held);
  *     }
- * and xg_ingress_status() in the adapter's status (counters rx_wakes, rx_yields). */
+ * Adapters keep the budget (to share it between sockets, or for its counters to outlive a
+ * close) and call xg_ingress_status() in their status (counters rx_wakes, rx_yields). */
 #ifndef XG_INGRESS_BUDGET_H
 #define XG_INGRESS_BUDGET_H
 

@@ -3,7 +3,9 @@
  * Layers (docs/development.md "Layers"): transport (this header: libevent's events, buffers,
  * bufferevents and listeners, plus core/transport_client.h for outgoing TCP with DNS and backoff,
  * core/transport_server.h for listeners with client caps, read caps and the slow-client policy,
- * core/udp_endpoint.h and core/udp_batch.h for UDP sockets, core/resolve.h for names) -> session
+ * core/tcp_conn.h for driving one connection (callbacks, reading, writing, freeing),
+ * core/udp_endpoint.h and core/udp_batch.h for UDP sockets, core/timer.h for timers and the
+ * cross-thread wake-up, core/resolve.h for names) -> session
  * (<proto>_session.c: bytes and time in, bytes, events and deadlines out; no sockets, no
  * libevent) -> adapter glue (<proto>_adapter.c, client/server files: wires transport to session
  * to table) -> entity table (core/entity.h).
@@ -19,7 +21,12 @@
 #include <event2/listener.h>
 #include <event2/util.h>
 
+#include "core/tcp_conn.h"
+#include "core/timer.h"
 #include "core/transport_client.h"
 #include "core/transport_server.h"
+#include "core/udp_batch.h"
+#include "core/udp_dests.h"
+#include "core/udp_endpoint.h"
 
 #endif

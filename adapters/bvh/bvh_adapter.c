@@ -38,6 +38,7 @@
 #include "core/adapter.h"
 #include "core/clock.h"
 #include "core/log.h"
+#include "core/timer.h"
 #include "mappings/frame.h"
 
 static int bvh_create(struct xg_adapter *a, const struct xg_conf *conf, struct xg_error *err)
@@ -114,14 +115,11 @@ static void schedule_next(struct bvh_state *s)
         s->t0_ns + (int64_t)llround((double)(s->played + 1) * s->f.frame_time / s->rate * 1e9);
     int64_t delay = due - xg_clock_mono_ns();
     if (delay < 0) delay = 0;
-    struct timeval tv = {(time_t)(delay / 1000000000), (suseconds_t)((delay % 1000000000) / 1000)};
-    evtimer_add(s->timer, &tv);
+    xg_timer_once(s->timer, (uint64_t)delay / 1000);
 }
 
-static void bvh_tick(evutil_socket_t fd, short what, void *arg)
+static void bvh_tick(void *arg)
 {
-    (void)fd;
-    (void)what;
     struct xg_adapter *a = arg;
     struct bvh_state *s = a->priv;
     if (s->done) return;
@@ -151,7 +149,7 @@ static void bvh_tick(evutil_socket_t fd, short what, void *arg)
     if (capture > now) capture = now;
     emit_frame(a, k, capture, now);
     if (s->done) {
-        event_del(s->timer);
+        xg_timer_stop(s->timer);
         /* 0-based, as the `frame` counter and `start`/`end` count (docs/adapters/bvh.md) */
         XG_INFO(a->name, "%s: finished at frame %ld, the last of frames 0-%ld (no loop)", s->path,
                 k, s->f.n_frames - 1);
@@ -163,7 +161,7 @@ static void bvh_tick(evutil_socket_t fd, short what, void *arg)
 static int bvh_start(struct xg_adapter *a)
 {
     struct bvh_state *s = a->priv;
-    s->timer = evtimer_new(a->base, bvh_tick, a);
+    s->timer = xg_timer_new(a->base, bvh_tick, a);
     if (!s->timer) return -ENOMEM;
     s->t0_ns = xg_clock_mono_ns();
     XG_INFO(a->name,
@@ -171,7 +169,7 @@ static int bvh_start(struct xg_adapter *a)
             "%.6g m/unit, start frame %ld, %s, %s velocities",
             s->path, s->n_sel, s->f.n_joints, s->f.n_frames, 1.0 / s->f.frame_time, s->rate,
             s->scale, s->start, s->loop ? "looping" : "once", s->central ? "central" : "causal");
-    bvh_tick(-1, 0, a); /* the first frame now */
+    bvh_tick(a); /* the first frame now */
     return 0;
 }
 
@@ -197,7 +195,7 @@ static void bvh_stop(struct xg_adapter *a)
 {
     struct bvh_state *s = a->priv;
     if (s && s->timer) {
-        event_free(s->timer);
+        xg_timer_free(s->timer);
         s->timer = NULL;
     }
 }

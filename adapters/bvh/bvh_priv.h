@@ -11,7 +11,7 @@
 #include "core/conf.h"
 #include "core/entity.h"
 
-struct event;
+struct xg_timer;
 
 struct bvh_sel {
     int joint;                 /* index in the file */
@@ -32,10 +32,10 @@ struct bvh_state {
     bool central; /* velocities: central (else causal: poses only) */
     long start;   /* first frame of each loop */
     /* playback */
-    struct event *timer;
-    int64_t t0_ns;  /* gateway time of frame `start` in the first loop */
-    int64_t played; /* frames since t0 of the last emitted frame (-1: none) */
-    long frame;     /* last emitted frame index */
+    struct xg_timer *timer; /* core/timer.h */
+    int64_t t0_ns;          /* gateway time of frame `start` in the first loop */
+    int64_t played;         /* frames since t0 of the last emitted frame (-1: none) */
+    long frame;             /* last emitted frame index */
     uint64_t loops, skipped, emitted;
     bool done;
     struct bvh_fk_work work;

@@ -49,7 +49,6 @@ static int dds_create(struct xg_adapter *a, const struct xg_conf *conf, struct x
     xg_egress_controls_init(
         &d->controls, 0, 0,
         "TransformStamped, PoseStamped and TwistStamped have no field for them");
-    d->pipe_r = d->pipe_w = -1;
     d->frame = a->frame; /* `ros` unless configured: default_frame of xg_dds_ops */
     return dds_read_conf(d, a->name, conf, err);
 }

@@ -22,6 +22,7 @@
 #include "core/egress_controls.h"
 #include "core/adapter.h"
 #include "core/log.h"
+#include "core/timer.h"
 #include "core/net.h"
 #include "mappings/frame.h"
 #include "mappings/naming.h"
@@ -78,10 +79,8 @@ struct dds {
     dds_listener_t *listener;
     dds_qos_t *wqos, *rqos;
     /* reactor hand-off */
-    int pipe_r, pipe_w;
-    atomic_bool signalled;
-    struct event *ev;
-    struct event *yield_ev; /* zero timeout: continue the work left on the next loop pass */
+    struct xg_wake *wake;   /* Cyclone's listener thread -> the loop (core/timer.h) */
+    struct xg_timer *yield; /* zero timeout: continue the work left on the next loop pass */
     /* ingress state */
     struct dds_frames names; /* TF frames and entity names' owners (dds_frames.h) */
     /* a batch taken and not finished when a wake-up's budget ran out: resumed next pass */

@@ -40,12 +40,8 @@
 static void on_data_available(dds_entity_t reader, void *arg)
 {
     struct dds *d = arg;
-    if (!atomic_exchange(&d->signalled, true)) {
-        char b = 1;
-        if (write(d->pipe_w, &b, 1) < 0) {
-            /* EAGAIN: a wake-up byte is already waiting, which is all that is needed */
-        }
-    }
+    (void)reader;
+    xg_wake_signal(d->wake); /* any thread; at most one wake-up outstanding */
 }
 
 /* True when a line through `lim` at `lvl` would be printed now (no side effect). */
@@ -414,27 +410,24 @@ static void ingest(struct xg_adapter *a)
         if (!take_next(d)) return; /* every reader is empty */
     }
     /* the budget is spent and work is left: continue on the next pass of the loop, after the
-     * other events (the admin API, the other adapters). A zero timeout, not event_active():
-     * libevent runs an event activated from a callback in the same pass, before it polls the
-     * sockets again, which would starve them. */
+     * other events (the admin API, the other adapters). A zero timeout (xg_timer_yield), not
+     * xg_timer_activate(): libevent runs an event activated from a callback in the same pass,
+     * before it polls the sockets again, which would starve them. */
     d->budget_yields++;
-    static const struct timeval zero = {0, 0};
-    event_add(d->yield_ev, &zero);
+    xg_timer_yield(d->yield);
 }
 
-static void on_wake(evutil_socket_t fd, short what, void *arg)
+/* Signalled (the wake-up's state is cleared first: data that arrives from now on signals
+ * again). */
+static void on_wake(void *arg)
 {
     struct xg_adapter *a = arg;
     struct dds *d = a->priv;
-    char tmp[64];
-    while (read(d->pipe_r, tmp, sizeof tmp) > 0) {}
-    /* clear before taking: data that arrives from now on signals again */
-    atomic_store(&d->signalled, false);
-    if (evtimer_pending(d->yield_ev, NULL)) return; /* work left already: it continues there */
+    if (xg_timer_pending(d->yield)) return; /* work left already: it continues there */
     ingest(a);
 }
 
-static void on_yield(evutil_socket_t fd, short what, void *arg)
+static void on_yield(void *arg)
 {
     ingest(arg);
 }
@@ -470,17 +463,14 @@ int dds_ingress_start(struct xg_adapter *a)
 {
     struct dds *d = a->priv;
     if (!d->read_tf && !d->n_in) return 0;
-    int fds[2];
-    if (pipe2(fds, O_NONBLOCK | O_CLOEXEC)) {
-        XG_ERR(a->name, "pipe: %s", strerror(errno));
-        return -errno;
+    d->wake = xg_wake_new(a->base, on_wake, a);
+    if (!d->wake) {
+        int e = errno;
+        XG_ERR(a->name, "pipe: %s", strerror(e));
+        return -e;
     }
-    d->pipe_r = fds[0];
-    d->pipe_w = fds[1];
-    d->ev = event_new(a->base, d->pipe_r, EV_READ | EV_PERSIST, on_wake, a);
-    if (!d->ev || event_add(d->ev, NULL)) return -ENOMEM;
-    d->yield_ev = evtimer_new(a->base, on_yield, a);
-    if (!d->yield_ev) return -ENOMEM;
+    d->yield = xg_timer_new(a->base, on_yield, a);
+    if (!d->yield) return -ENOMEM;
     if (dds_frames_init(&d->names)) return -ENOMEM;
     d->listener = dds_create_listener(d);
     if (!d->listener) return -ENOMEM;
@@ -505,23 +495,15 @@ int dds_ingress_start(struct xg_adapter *a)
         }
     }
     /* samples that arrived before the listener was attached */
-    static const struct timeval zero = {0, 0};
-    event_add(d->yield_ev, &zero);
+    xg_timer_yield(d->yield);
     return 0;
 }
 
 void dds_ingress_stop(struct xg_adapter *a)
 {
     struct dds *d = a->priv;
-    if (d->ev) {
-        event_free(d->ev);
-        d->ev = NULL;
-    }
-    if (d->yield_ev) {
-        event_free(d->yield_ev);
-        d->yield_ev = NULL;
-    }
-    if (d->pipe_r >= 0) close(d->pipe_r);
-    if (d->pipe_w >= 0) close(d->pipe_w);
-    d->pipe_r = d->pipe_w = -1;
+    xg_wake_free(d->wake);
+    d->wake = NULL;
+    xg_timer_free(d->yield);
+    d->yield = NULL;
 }

@@ -96,7 +96,7 @@ int less_peer_flush(struct less_peer *p)
             less_peer_close(p, wrc == -ENOBUFS ? NULL : "write failed; closing");
             return wrc;
         }
-    } else if ((int64_t)evbuffer_get_length(bufferevent_get_output(p->bev)) > la->max_output) {
+    } else if ((int64_t)xg_tcp_unsent(p->bev) > la->max_output) {
         la->env.slow_peer_drops++;
         la->env.a->drops++;
         XG_WARN_PEER(&la->env.lim_closed, la->env.a->name,
@@ -105,7 +105,7 @@ int less_peer_flush(struct less_peer *p)
         less_peer_close(p, NULL);
         return -ENOBUFS;
     } else
-        bufferevent_write(p->bev, pkt, len);
+        xg_tcp_write(p->bev, pkt, len);
     xg_tserver_flush(p->bev); /* to the kernel now, before the next sink drains (not TLS) */
     la->env.packets_out++;
     return 0;
@@ -199,7 +199,7 @@ void less_full_refresh(struct less_peer *p)
 static void peer_up(void *user)
 {
     struct less_peer *p = user;
-    if (p->bev) bufferevent_set_timeouts(p->bev, NULL, NULL); /* the handshake timeout is over */
+    if (p->bev) xg_tcp_read_timeout(p->bev, 0); /* the handshake timeout is over */
     if (p->la->tc) xg_tclient_streaming(p->la->tc);
 }
 
@@ -239,7 +239,7 @@ static void peer_free(struct less_peer *p)
             la->n_peers--;
             break;
         }
-    if (p->bev) bufferevent_free(p->bev);
+    if (p->bev) xg_tcp_free(p->bev);
     less_session_free(&p->s); /* the peer's entities go away with it */
     free(p);
 }
@@ -252,11 +252,11 @@ void less_peer_close(struct less_peer *p, const char *why)
     if (why) XG_WARN_PEER(&la->env.lim_closed, la->env.a->name, "peer %s: %s", p->s.addr, why);
     snprintf(la->closed_why, sizeof la->closed_why, "peer %s: %s", p->s.addr, why ? why : "closed");
     p->s.closing = true;
-    if (p->bev) bufferevent_disable(p->bev, EV_READ | EV_WRITE);
-    if (la->sweep_ev) event_active(la->sweep_ev, 0, 0);
+    if (p->bev) xg_tcp_pause(p->bev, true);
+    xg_timer_activate(la->sweep);
 }
 
-static void sweep_cb(evutil_socket_t fd, short what, void *arg)
+static void sweep_cb(void *arg)
 {
     struct less_adapter *la = arg;
     bool reconnect = false;
@@ -283,8 +283,8 @@ static int less_start(struct xg_adapter *a)
     snprintf(la->env.schema_str, sizeof la->env.schema_str,
              "xrgate/%s gateway=%s session=%016" PRIx64, XRGATE_VERSION, la->env.gw_id,
              tok * UINT64_C(0x9E3779B97F4A7C15));
-    la->sweep_ev = event_new(a->base, -1, 0, sweep_cb, la);
-    if (!la->sweep_ev) return -ENOMEM;
+    la->sweep = xg_timer_new(a->base, sweep_cb, la);
+    if (!la->sweep) return -ENOMEM;
     int rc;
     if (la->env.mode == LESS_MODE_CONNECT) {
         char host[256];
@@ -339,16 +339,18 @@ static int udp_open(void *arg)
     struct xg_error err = {0};
     struct sockaddr_storage ss = la->ubind.ss;
     socklen_t len = la->ubind.len;
-    la->udp_fd = xg_net_udp_bind((struct sockaddr *)&ss, len, NULL, &err);
-    if (la->udp_fd < 0) {
+    int fd = xg_udp_bind_local((struct sockaddr *)&ss, len, &err);
+    if (fd < 0) {
         XG_ERR(a->name, "bind: %s", err.msg);
-        return la->udp_fd;
+        return fd;
     }
+    if (xg_udp_rx_start(&la->udp, a->base, fd, 65536, less_udp_rx, la, &la->udp_budget))
+        return -ENOMEM;
     xg_udp_batch_free(&la->ubatch);
     if (xg_udp_batch_init(&la->ubatch, (size_t)la->env.mtu) < 0) return -ENOMEM;
     struct sockaddr_storage b;
     socklen_t bl = sizeof b;
-    if (getsockname(la->udp_fd, (struct sockaddr *)&b, &bl) == 0)
+    if (getsockname(la->udp.fd, (struct sockaddr *)&b, &bl) == 0)
         xg_net_addr_str((struct sockaddr *)&b, la->bound, sizeof la->bound);
     struct less_peer *p = less_peer_new(la, "?");
     if (!p) return -ENOMEM;
@@ -367,12 +369,8 @@ static int udp_open(void *arg)
         if (!la->tc && !(la->tc = xg_tclient_new(a->base, &tcc, &ops, la))) return -ENOMEM;
         la->udp_peer_fixed = true;
     }
-    la->udp_ev = event_new(a->base, la->udp_fd, EV_READ | EV_PERSIST, less_udp_read_cb, la);
-    la->udp_timer = event_new(a->base, -1, EV_PERSIST, less_udp_timer_cb, la);
-    if (!la->udp_ev || !la->udp_timer) return -ENOMEM;
-    event_add(la->udp_ev, NULL);
-    struct timeval tv = {0, 20000};
-    event_add(la->udp_timer, &tv);
+    la->udp_timer = xg_timer_new(a->base, less_udp_timer_cb, la);
+    if (!la->udp_timer || xg_timer_every(la->udp_timer, 20000)) return -ENOMEM;
     la->state = "streaming";
     XG_INFO(a->name, "LESS UDP on %s%s%s", la->bound, la->udp_peer[0] ? " peer " : "",
             la->udp_peer[0] ? la->udp_peer : " (peer: first authentic sender)");
@@ -504,25 +502,14 @@ static void less_stop(struct xg_adapter *a)
     if (!la) return;
     xg_tclient_stop(la->tc);
     xg_udp_bind_stop(&la->ubind);
-    if (la->sweep_ev) {
-        event_free(la->sweep_ev);
-        la->sweep_ev = NULL;
-    }
+    xg_timer_free(la->sweep);
+    la->sweep = NULL;
     while (la->peers)
         peer_free(la->peers);
     xg_tserver_stop(la->ts);
-    if (la->udp_ev) {
-        event_free(la->udp_ev);
-        la->udp_ev = NULL;
-    }
-    if (la->udp_timer) {
-        event_free(la->udp_timer);
-        la->udp_timer = NULL;
-    }
-    if (la->udp_fd >= 0) {
-        close(la->udp_fd);
-        la->udp_fd = -1;
-    }
+    xg_timer_free(la->udp_timer);
+    la->udp_timer = NULL;
+    xg_udp_rx_close(&la->udp);
     xg_udp_batch_free(&la->ubatch);
     la->state = "stopped";
 }

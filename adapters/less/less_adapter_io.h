@@ -63,10 +63,11 @@ int less_on_udp_peer(void *arg, const struct sockaddr *sa, socklen_t len, char *
  *  dns_failures); nothing for a numeric bind. */
 void less_udp_bind_status(const struct less_adapter *la, struct xg_status *st);
 
-/** UDP: the socket is readable (less_udp.c); handles up to 64 datagrams. */
-void less_udp_read_cb(evutil_socket_t fd, short what, void *arg);
+/** UDP: one datagram read from the socket (less_udp.c; an xg_udp_rx_fn of core/udp_endpoint.h:
+ *  `arg` is the less_adapter). Returns 1, its cost in messages. */
+int less_udp_rx(void *arg, uint8_t *dgram, size_t len, const struct sockaddr *from, socklen_t flen);
 
 /** UDP: the periodic timer (less_udp.c): re-sends and keep-alive acks. */
-void less_udp_timer_cb(evutil_socket_t fd, short what, void *arg);
+void less_udp_timer_cb(void *arg);
 
 #endif

@@ -26,6 +26,8 @@
 #include "core/transport_client.h"
 #include "core/transport_server.h"
 #include "core/ingress_budget.h"
+#include "core/timer.h"
+#include "core/udp_endpoint.h"
 
 struct event;
 struct less_peer; /* the glue's (less_adapter_io.h): a session + its socket */
@@ -55,15 +57,15 @@ struct less_adapter {
     int n_peers;
     struct xg_tserver *ts; /* listen mode: listener, max_peers, TLS, slow peers */
     char bound[80];
-    struct xg_tclient *tc; /* connect mode: resolution, connect, TLS, backoff, state */
-    char closed_why[200];  /* connect mode: why the session ended (last_error) */
-    struct event *sweep_ev;
+    struct xg_tclient *tc;  /* connect mode: resolution, connect, TLS, backoff, state */
+    char closed_why[200];   /* connect mode: why the session ended (last_error) */
+    struct xg_timer *sweep; /* frees closed sessions after the callback that closed them */
     const char *state;
-    int udp_fd;
+    struct xg_udp_rx udp;       /* UDP mode: the socket and its reading (core/udp_endpoint.h) */
     struct xg_udp_bind ubind;   /* UDP mode: `bind` (a name resolves at start, no DNS at load) */
     struct xg_udp_batch ubatch; /* UDP datagrams queued until less_udp_flush */
     uint64_t batch_sent, batch_errors; /* ubatch counts already in packets_out / drops */
-    struct event *udp_ev, *udp_timer;
+    struct xg_timer *udp_timer;        /* UDP mode: re-sends and acks every 20 ms (core/timer.h) */
     bool udp_peer_fixed;
     struct xg_ingress_budget udp_budget; /* per wake-up of the UDP socket (core/ingress_budget.h) */
 };

@@ -80,7 +80,7 @@ int less_create(struct xg_adapter *a, const struct xg_conf *conf, struct xg_erro
     if (!la) return -ENOMEM;
     a->priv = la;
     la->env.a = a;
-    la->udp_fd = -1;
+    la->udp.fd = -1;
     la->state = "stopped";
     const char *mode, *connect, *listen, *bind, *peer, *key_file, *signature, *key_id;
     int rc;

@@ -69,7 +69,7 @@ static void tcp_read_cb(struct bufferevent *bev, void *arg)
 {
     struct less_peer *p = arg;
     struct less_adapter *la = p->la;
-    struct evbuffer *in = bufferevent_get_input(bev);
+    struct evbuffer *in = xg_tcp_input(bev);
     xg_tserver_read_more(bev); /* a whole frame per pass, not 4 KiB of it */
     while (!p->s.closing) {    /* what this pass read (at most XG_TSERVER_READ_CAP bytes) */
         size_t avail = evbuffer_get_length(in);
@@ -155,10 +155,9 @@ static void peer_attach(struct less_peer *p, struct bufferevent *bev)
 {
     p->bev = bev;
     xg_tserver_read_cap(bev);
-    struct timeval hs = {LESS_HANDSHAKE_TIMEOUT_S, 0};
-    bufferevent_set_timeouts(bev, &hs, NULL); /* cleared once the session is up */
-    bufferevent_setcb(bev, tcp_read_cb, NULL, tcp_event_cb, p);
-    bufferevent_enable(bev, EV_READ | EV_WRITE);
+    xg_tcp_read_timeout(bev, LESS_HANDSHAKE_TIMEOUT_S * 1000); /* cleared once the session is up */
+    struct xg_tcp_conf tc = {.read = tcp_read_cb, .event = tcp_event_cb, .arg = p};
+    xg_tcp_start(bev, &tc);
     less_send_connection_control(&p->s);
     less_peer_flush(p);
 }
@@ -171,7 +170,7 @@ void less_on_connected(void *arg, struct bufferevent *bev, struct xg_tls_session
     struct less_adapter *la = arg;
     struct less_peer *p = less_peer_new(la, xg_tclient_peer(la->tc));
     if (!p) {
-        bufferevent_free(bev);
+        xg_tcp_free(bev);
         xg_tclient_closed(la->tc, "out of memory");
         return;
     }

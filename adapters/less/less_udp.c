@@ -28,7 +28,7 @@ void less_udp_datagram(void *user, const uint8_t *buf, size_t len)
 {
     struct less_peer *p = user;
     struct less_adapter *la = p->la;
-    xg_udp_batch_add(&la->ubatch, la->udp_fd, (struct sockaddr *)&p->ss, p->sslen, buf, len, 0);
+    xg_udp_batch_add(&la->ubatch, la->udp.fd, (struct sockaddr *)&p->ss, p->sslen, buf, len, 0);
 }
 
 /* Send the queued datagrams, one sendmmsg(2) per XG_UDP_BATCH (udp_sends): sent ones count in
@@ -58,73 +58,63 @@ static struct less_peer *udp_peer_get(struct less_adapter *la)
     return la->peers;
 }
 
-void less_udp_read_cb(evutil_socket_t fd, short what, void *arg)
+/* One datagram (core/udp_endpoint.h reads them while the budget lasts: bytes, and one message
+ * each; the rest waits for the next pass of the loop). */
+int less_udp_rx(void *arg, uint8_t *dgram, size_t len, const struct sockaddr *from, socklen_t flen)
 {
     struct less_adapter *la = arg;
-    /* bounded by what the datagrams cost (bytes, messages; core/ingress_budget.h): the rest
-     * waits for the next pass of the loop */
-    xg_ingress_begin(&la->udp_budget);
-    while (xg_ingress_more(&la->udp_budget)) {
-        uint8_t dgram[65536];
-        struct sockaddr_storage from;
-        socklen_t flen = sizeof from;
-        ssize_t len = recvfrom(fd, dgram, sizeof dgram, 0, (struct sockaddr *)&from, &flen);
-        if (len < 0) return;
-        xg_ingress_charge(&la->udp_budget, (size_t)len, 1);
-        struct less_peer *p = udp_peer_get(la);
-        char addr[80];
-        xg_net_addr_str((struct sockaddr *)&from, addr, sizeof addr);
-        if (p && !p->sslen && la->udp_peer_fixed) { /* the configured peer is not resolved yet */
-            la->env.a->drops++;
-            continue;
-        }
-        if (p && p->sslen &&
-            !xg_net_addr_equal((struct sockaddr *)&from, (struct sockaddr *)&p->ss)) {
-            la->env.a->drops++;
-            XG_DEBUG(la->env.a->name, "datagram from %s ignored (peer is %s)", addr, p->s.addr);
-            continue;
-        }
-        struct less_frame f;
-        struct xg_error err = {0};
-        int64_t now = xg_clock_mono_ns();
-        la->env.packets_in++;
-        int rc = less_udp_decode(dgram, (size_t)len, (size_t)la->env.mtu, &la->keys[p->rx_key], &f,
-                                 &err);
-        for (int k = 0; rc == -EACCES && k < la->n_keys; k++) {
-            if (k == p->rx_key) continue;
-            struct xg_error e2 = {0};
-            rc = less_udp_decode(dgram, (size_t)len, (size_t)la->env.mtu, &la->keys[k], &f, &e2);
-            if (rc != -EACCES) {
-                p->rx_key = k;
-                err = e2;
-            }
-        }
-        if (rc && !f.authentic) {
-            if (rc == -EACCES) less_describe_bad_signature(la, &err, dgram, (size_t)len, f.sig_off);
-            if (rc == -EACCES)
-                la->env.bad_signature++;
-            else
-                la->env.framing_errors++;
-            la->env.a->drops++;
-            XG_WARN_PEER(&la->env.lim_dgram, la->env.a->name, "datagram from %s dropped: %s", addr,
-                         err.msg);
-            continue;
-        }
-        if (!p->sslen) {
-            p->ss = from;
-            p->sslen = flen;
-            snprintf(p->s.addr, sizeof p->s.addr, "%s", addr);
-            XG_INFO(la->env.a->name, "UDP peer is %s (first authentic sender)", addr);
-            less_send_connection_control(&p->s);
-            less_udp_flush(p, false);
-        }
-        enum less_session_rx r = less_session_rx_udp(&p->s, &f, rc, &err, now);
-        if (r == LESS_SESSION_APPLIED || (r == LESS_SESSION_REFUSED && rc == 0))
-            less_udp_flush(p, false); /* processed: answers and our acks go out */
+    struct less_peer *p = udp_peer_get(la);
+    char addr[80];
+    xg_net_addr_str(from, addr, sizeof addr);
+    if (p && !p->sslen && la->udp_peer_fixed) { /* the configured peer is not resolved yet */
+        la->env.a->drops++;
+        return 1;
     }
+    if (p && p->sslen && !xg_net_addr_equal(from, (struct sockaddr *)&p->ss)) {
+        la->env.a->drops++;
+        XG_DEBUG(la->env.a->name, "datagram from %s ignored (peer is %s)", addr, p->s.addr);
+        return 1;
+    }
+    struct less_frame f;
+    struct xg_error err = {0};
+    int64_t now = xg_clock_mono_ns();
+    la->env.packets_in++;
+    int rc = less_udp_decode(dgram, len, (size_t)la->env.mtu, &la->keys[p->rx_key], &f, &err);
+    for (int k = 0; rc == -EACCES && k < la->n_keys; k++) {
+        if (k == p->rx_key) continue;
+        struct xg_error e2 = {0};
+        rc = less_udp_decode(dgram, len, (size_t)la->env.mtu, &la->keys[k], &f, &e2);
+        if (rc != -EACCES) {
+            p->rx_key = k;
+            err = e2;
+        }
+    }
+    if (rc && !f.authentic) {
+        if (rc == -EACCES) less_describe_bad_signature(la, &err, dgram, len, f.sig_off);
+        if (rc == -EACCES)
+            la->env.bad_signature++;
+        else
+            la->env.framing_errors++;
+        la->env.a->drops++;
+        XG_WARN_PEER(&la->env.lim_dgram, la->env.a->name, "datagram from %s dropped: %s", addr,
+                     err.msg);
+        return 1;
+    }
+    if (!p->sslen) {
+        memcpy(&p->ss, from, flen);
+        p->sslen = flen;
+        snprintf(p->s.addr, sizeof p->s.addr, "%s", addr);
+        XG_INFO(la->env.a->name, "UDP peer is %s (first authentic sender)", addr);
+        less_send_connection_control(&p->s);
+        less_udp_flush(p, false);
+    }
+    enum less_session_rx r = less_session_rx_udp(&p->s, &f, rc, &err, now);
+    if (r == LESS_SESSION_APPLIED || (r == LESS_SESSION_REFUSED && rc == 0))
+        less_udp_flush(p, false); /* processed: answers and our acks go out */
+    return 1;
 }
 
-void less_udp_timer_cb(evutil_socket_t fd, short what, void *arg)
+void less_udp_timer_cb(void *arg)
 {
     struct less_adapter *la = arg;
     struct less_peer *p = udp_peer_get(la);
@@ -165,9 +155,9 @@ void less_udp_bind_status(const struct less_adapter *la, struct xg_status *st)
     const struct xg_resolve *res = la->ubind.res;
     uint64_t failures = res ? xg_resolve_failures(res) : 0;
     st->client = true; /* last_error applies: the name's resolution */
-    if (res && la->udp_fd < 0 && xg_resolve_last_error(res)[0])
+    if (res && la->udp.fd < 0 && xg_resolve_last_error(res)[0])
         snprintf(st->last_error, sizeof st->last_error, "%s", xg_resolve_last_error(res));
-    st->state = xg_udp_bind_state(&la->ubind, la->udp_fd >= 0, st->state, st);
+    st->state = xg_udp_bind_state(&la->ubind, la->udp.fd >= 0, st->state, st);
     for (int i = 0; i < st->n_counters; i++)
         if (!strcmp(st->counters[i].name, "dns_failures")) {
             st->counters[i].value += (double)failures;

@@ -503,7 +503,7 @@ static void close_connection(struct xg_adapter *a, const char *why)
 {
     struct rgmp_client *c = a->priv;
     if (c->bev) {
-        bufferevent_free(c->bev);
+        xg_tcp_free(c->bev);
         c->bev = NULL;
     }
     for (size_t i = 0; i < c->n_devs; i++)
@@ -534,7 +534,7 @@ static void read_cb(struct bufferevent *bev, void *arg)
 {
     struct xg_adapter *a = arg;
     struct rgmp_client *c = a->priv;
-    struct evbuffer *in = bufferevent_get_input(bev);
+    struct evbuffer *in = xg_tcp_input(bev);
     xg_tserver_read_more(bev); /* a whole frame per pass, not 4 KiB of it */
     for (;;) {
         size_t len = evbuffer_get_length(in);
@@ -615,7 +615,7 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
     struct rgmp_client *c = a->priv;
     char why[200];
     if (what & BEV_EVENT_EOF) {
-        size_t left = evbuffer_get_length(bufferevent_get_input(bev));
+        size_t left = evbuffer_get_length(xg_tcp_input(bev));
         struct xg_error err = {0};
         if (rgmp_frame_eof(left, &err) < 0) {
             protocol_error(a, &err);
@@ -645,13 +645,16 @@ static void on_connected(void *arg, struct bufferevent *bev, struct xg_tls_sessi
     (void)tls;
     snprintf(c->peer, sizeof c->peer, "%s", xg_tclient_peer(c->tc));
     c->bev = bev;
-    bufferevent_setcb(c->bev, read_cb, NULL, event_cb, a);
     /* pause reading while a whole maximal frame (+ one read) is buffered */
     size_t maxf = c->limits.max_definition_len > c->limits.max_data_len
                       ? c->limits.max_definition_len
                       : c->limits.max_data_len;
-    bufferevent_setwatermark(c->bev, EV_READ, 0, maxf + RGMP_HEADER_LEN + 65536);
-    bufferevent_enable(c->bev, EV_READ);
+    struct xg_tcp_conf tc = {.read = read_cb,
+                             .event = event_cb,
+                             .arg = a,
+                             .read_max = maxf + RGMP_HEADER_LEN + 65536,
+                             .read_only = true};
+    xg_tcp_start(c->bev, &tc);
     rgmp_session_init(&c->sess, &c->limits, c->strict);
     c->sess_live = true;
 }

@@ -60,7 +60,7 @@ static void client_free(struct rgmp_server *s, struct client *c)
             *pp = c->next;
             break;
         }
-    if (c->bev) bufferevent_free(c->bev);
+    if (c->bev) xg_tcp_free(c->bev);
     free(c);
     s->n_clients--;
 }
@@ -84,7 +84,7 @@ static void client_read_cb(struct bufferevent *bev, void *arg)
 {
     /* RGMP clients send nothing (§2): read and discard */
     (void)arg;
-    struct evbuffer *in = bufferevent_get_input(bev);
+    struct evbuffer *in = xg_tcp_input(bev);
     evbuffer_drain(in, evbuffer_get_length(in));
 }
 
@@ -121,8 +121,8 @@ static int accepted_cb(void *arg, struct bufferevent *bev, struct xg_tls_session
     }
     c->bev = bev;
     snprintf(c->peer, sizeof c->peer, "%s", peer);
-    bufferevent_setcb(c->bev, client_read_cb, NULL, client_event_cb, a);
-    bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+    struct xg_tcp_conf tc = {.read = client_read_cb, .event = client_event_cb, .arg = a};
+    xg_tcp_start(c->bev, &tc);
     c->next = s->clients;
     s->clients = c;
     s->n_clients++;
@@ -590,10 +590,8 @@ static void server_drain(struct xg_adapter *a)
         xg_tserver_flush(c->bev);
 }
 
-static void kick_cb(evutil_socket_t fd, short what, void *arg)
+static void kick_cb(void *arg)
 {
-    (void)fd;
-    (void)what;
     server_drain(arg);
 }
 
@@ -604,10 +602,7 @@ static void server_entity_event(struct xg_adapter *a, const struct xg_entity *e,
     if (!xg_entity_for_sink(e, a->index)) return;
     s->members_dirty = true;
     /* send on change (rate_hz 0): nothing else may wake us for a removal */
-    if (a->rate_hz <= 0 && s->kick && !evtimer_pending(s->kick, NULL)) {
-        struct timeval zero = {0, 0};
-        evtimer_add(s->kick, &zero);
-    }
+    if (a->rate_hz <= 0 && s->kick) xg_timer_yield(s->kick);
 }
 
 /* ---- ops ---- */
@@ -643,7 +638,7 @@ static int server_start(struct xg_adapter *a)
         return rc;
     }
     snprintf(s->bound, sizeof s->bound, "%s", xg_tserver_bound(s->ts));
-    s->kick = evtimer_new(a->base, kick_cb, a);
+    s->kick = xg_timer_new(a->base, kick_cb, a);
     if (!s->kick) return -ENOMEM;
     XG_INFO(a->name, "RGMP server listening on %s (reference_frame %s)", s->bound,
             s->reference_frame);
@@ -681,10 +676,8 @@ static void server_stop(struct xg_adapter *a)
     xg_tserver_stop(s->ts);
     while (s->clients)
         client_free(s, s->clients);
-    if (s->kick) {
-        event_free(s->kick);
-        s->kick = NULL;
-    }
+    xg_timer_free(s->kick);
+    s->kick = NULL;
 }
 
 static void server_destroy(struct xg_adapter *a)

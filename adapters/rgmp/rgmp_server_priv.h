@@ -15,6 +15,7 @@
 #include "core/adapter.h"
 #include "core/egress_controls.h"
 #include "core/log.h"
+#include "core/timer.h"
 #include "core/transport_server.h"
 #include "mappings/frame.h"
 
@@ -79,7 +80,7 @@ struct rgmp_server {
     char reference_frame[64];
     const struct xg_frame *frame;
     struct xg_tserver *ts; /* listener, client cap, slow-client policy (transport_server.h) */
-    struct event *kick;    /* drains after an entity event when rate_hz is 0 */
+    struct xg_timer *kick; /* core/timer.h; drains after an entity event when rate_hz is 0 */
     char bound[128];
     struct client *clients;
     int n_clients;

@@ -73,7 +73,6 @@
 #include "adapters/rtp/rtcp_out.h"
 #include "adapters/rtp/rtp_adapter.h"
 #include "adapters/rtp/rtp.h"
-#include "adapters/rtp/rtp_icmp.h"
 #include "adapters/rtp/rtp_oids.h"
 #include "adapters/rtp/srtp_session.h"
 #include "core/adapter.h"
@@ -138,7 +137,7 @@ static int rtpa_create(struct xg_adapter *a, const struct xg_conf *conf, struct 
     a->priv = r;
     xg_egress_controls_init(&r->controls, 20, 4,
                             "game state's GameControl1 has 20 buttons and two sticks");
-    r->fd = r->gfd = -1;
+    r->rx.fd = r->grx.fd = -1;
     int64_t ssrc;
     int rc = rtpa_conf_read(a, conf, &ssrc, err);
     if (rc) return rc;
@@ -158,8 +157,7 @@ static int rtpa_create(struct xg_adapter *a, const struct xg_conf *conf, struct 
     for (char *p = r->cname; *p; p++)
         if (*p <= ' ' || *p == 0x7f) *p = '_';
     r->pkt = malloc((size_t)r->mtu);
-    r->rbuf = malloc(65536);
-    if (!r->pkt || !r->rbuf) return -ENOMEM;
+    if (!r->pkt) return -ENOMEM;
     /* a drain's packets and the RTCP compounds (up to 512 bytes) leave batched (send_flush) */
     if (xg_udp_batch_init(&r->ubatch, r->mtu > 512 ? (size_t)r->mtu : 512) < 0) return -ENOMEM;
     r->ubatch.retry_icmp = true;
@@ -215,8 +213,8 @@ static bool srtp_out(struct xg_adapter *a, uint8_t *buf, size_t *len, size_t cap
     return false;
 }
 
-/* An ICMP error a packet to a destination came back with (rtp_icmp.h): one line per kind of
- * event (rate-limited), a counter and, for 2 s, the state "unreachable". */
+/* An ICMP error a packet to a destination came back with (core/udp_endpoint.h): one line per kind
+ * of event (rate-limited), a counter and, for 2 s, the state "unreachable". */
 void rtpa_icmp_cb(void *user, const struct sockaddr *dst, socklen_t len, int err)
 {
     struct xg_adapter *a = user;
@@ -235,14 +233,6 @@ void rtpa_icmp_cb(void *user, const struct sockaddr *dst, socklen_t len, int err
                      to, err == ECONNREFUSED ? "port unreachable" : strerror(err));
 }
 
-/* sendto() also returns an ICMP error pending from an earlier packet (IP_RECVERR); that
- * packet was not sent: send it again (the error itself is read from the error queue). The
- * batched sends do the same (udp_batch.h: retry_icmp). */
-static bool icmp_errno(int e)
-{
-    return e == ECONNREFUSED || e == EHOSTUNREACH || e == ENETUNREACH;
-}
-
 /* Queue a copy of the packet for every destination (tagged with its index); it leaves with the
  * other packets of this drain in send_flush. */
 static void send_to_all(struct xg_adapter *a, const uint8_t *buf, size_t len)
@@ -250,7 +240,7 @@ static void send_to_all(struct xg_adapter *a, const uint8_t *buf, size_t len)
     struct rtpa *r = a->priv;
     for (int i = 0; i < r->dests.n; i++)
         if (r->dests.d[i].active) /* a name not resolved (yet) gets nothing */
-            xg_udp_batch_add(&r->ubatch, r->fd, (struct sockaddr *)&r->dests.d[i].ss,
+            xg_udp_batch_add(&r->ubatch, r->rx.fd, (struct sockaddr *)&r->dests.d[i].ss,
                              r->dests.d[i].len, buf, len, i);
 }
 
@@ -380,7 +370,7 @@ static void rtpa_drain(struct xg_adapter *a)
 {
     struct rtpa *r = a->priv;
     int64_t now = xg_clock_mono_ns();
-    if (r->fd < 0 || !rtpa_dests_active(r)) {
+    if (r->rx.fd < 0 || !rtpa_dests_active(r)) {
         xg_table_drain(a->table, a->index, now, discard_visit, NULL);
         return;
     }
@@ -396,7 +386,7 @@ static void full_state_cb(void *user, int64_t now)
 {
     struct xg_adapter *a = user;
     struct rtpa *r = a->priv;
-    if (r->fd < 0 || !rtpa_dests_active(r)) return;
+    if (r->rx.fd < 0 || !rtpa_dests_active(r)) return;
     struct send_ctx c;
     send_ctx_init(&c, a, now);
     xg_table_foreach(a->table, a->index, now, send_visit, &c);
@@ -412,22 +402,19 @@ static int send_cb(void *user, uint8_t *buf, size_t len, size_t cap, bool rtcp,
 {
     struct xg_adapter *a = user;
     struct rtpa *r = a->priv;
-    if (r->fd < 0 || (!to && !rtpa_dests_active(r))) return -ENOTCONN;
+    if (r->rx.fd < 0 || (!to && !rtpa_dests_active(r))) return -ENOTCONN;
     if (!srtp_out(a, buf, &len, cap, rtcp)) return -EIO;
     if (!to) {
         send_to_all(a, buf, len);
         send_flush(a);
         return 0;
     }
-    ssize_t n = sendto(r->fd, buf, len, 0, to, to_len);
-    if (n < 0 && icmp_errno(errno)) /* an earlier packet's ICMP error: not this one's */
-        n = sendto(r->fd, buf, len, 0, to, to_len);
-    if (n < 0) {
-        int e = errno;
-        r->send_errors++;
-        return -e;
-    }
-    return 0;
+    /* a send also returns an ICMP error pending from an earlier packet (IP_RECVERR): that
+     * packet was not sent, so it is tried again (the error itself is read from the error
+     * queue). The batched sends do the same (udp_batch.h: retry_icmp). */
+    int rc = xg_udp_send(r->rx.fd, buf, len, to, to_len, true);
+    if (rc < 0) r->send_errors++;
+    return rc;
 }
 
 static bool bad_admit_cb(void *user, int reason)
@@ -462,12 +449,10 @@ static const struct rtp_session_ops session_ops = {
     .ssrc_changed = ssrc_changed_cb,
 };
 
-static void tick_cb(evutil_socket_t fd, short what, void *arg)
+static void tick_cb(void *arg)
 {
     struct xg_adapter *a = arg;
     struct rtpa *r = a->priv;
-    (void)fd;
-    (void)what;
     rtp_session_tick(&r->sess, xg_clock_mono_ns());
     rtpa_arm(a);
 }
@@ -475,17 +460,16 @@ static void tick_cb(evutil_socket_t fd, short what, void *arg)
 void rtpa_arm(struct xg_adapter *a)
 {
     struct rtpa *r = a->priv;
-    if (!r->tick_ev) return;
+    if (!r->tick) return;
     int64_t due = rtp_session_next_deadline(&r->sess);
     if (!due) {
-        event_del(r->tick_ev);
+        xg_timer_stop(r->tick);
         return;
     }
     int64_t wait = due - xg_clock_mono_ns();
     if (wait < 0) wait = 0;
     wait += 999; /* round up to µs: never wake before the deadline */
-    struct timeval tv = {(time_t)(wait / 1000000000), (suseconds_t)((wait % 1000000000) / 1000)};
-    evtimer_add(r->tick_ev, &tv);
+    xg_timer_once(r->tick, (uint64_t)wait / 1000);
 }
 
 /* ---- life cycle ---- */
@@ -523,13 +507,12 @@ static int rtpa_open(void *arg)
         XG_ERR(a->name, "%s", err.msg);
         return fd;
     }
-    r->fd = fd;
-    if (rtp_icmp_enable(fd, r->bind.ss.ss_family) < 0)
-        XG_DEBUG(a->name, "IP_RECVERR: %s (ICMP unreachable not reported)", strerror(errno));
-    r->rx_ev = event_new(a->base, fd, EV_READ | EV_PERSIST, rtpa_rx_cb, a);
-    r->tick_ev = evtimer_new(a->base, tick_cb, a);
-    if (!r->rx_ev || !r->tick_ev || event_add(r->rx_ev, NULL)) return -ENOMEM;
-    int rc = rtpa_group_open(a, rtpa_rx_cb);
+    int ie = xg_udp_icmp_enable(fd, r->bind.ss.ss_family);
+    if (ie < 0) XG_DEBUG(a->name, "IP_RECVERR: %s (ICMP unreachable not reported)", strerror(-ie));
+    if (rtpa_rx_start(a, &r->rx, fd) < 0) return -ENOMEM;
+    r->tick = xg_timer_new(a->base, tick_cb, a);
+    if (!r->tick) return -ENOMEM;
+    int rc = rtpa_group_open(a);
     if (rc) return rc;
     rtp_session_start(&r->sess, xg_clock_mono_ns());
     rtpa_arm(a);
@@ -560,7 +543,7 @@ static void rtpa_status(const struct xg_adapter *a, struct xg_status *st)
     const struct rtpa *r = a->priv;
     /* unreachable: a destination answered "port unreachable" in the last 2 s */
     bool unreachable = r->unreachable_ns && xg_clock_mono_ns() - r->unreachable_ns < 2000000000LL;
-    st->state = r->fd < 0         ? "stopped"
+    st->state = r->rx.fd < 0      ? "stopped"
                 : unreachable     ? "unreachable"
                 : r->sess.n_ssrcs ? "streaming"
                                   : "listening";
@@ -606,7 +589,7 @@ static void rtpa_status(const struct xg_adapter *a, struct xg_status *st)
     /* SRTP failures that are not the peer's: protect errors (packet not sent), key usage limit */
     if (srtp)
         xg_status_counter(st, "srtp_errors", (double)(r->srtp_send_errors + r->srtp_other_errors));
-    /* ICMP destination/port unreachable for packets sent (rtp_icmp.h) */
+    /* ICMP destination/port unreachable for packets sent (core/udp_endpoint.h) */
     xg_status_counter(st, "dest_unreachable", (double)r->dest_unreachable);
     xg_status_counter(st, "controls_not_carried", (double)r->controls.not_carried);
     xg_status_counter(st, "udp_sends", (double)r->ubatch.calls); /* sendmmsg calls (send_flush) */
@@ -627,16 +610,9 @@ static void rtpa_stop(struct xg_adapter *a)
     xg_srtp_session_free(r->srtp_tx);
     xg_srtp_session_free(r->srtp_rx);
     r->srtp_tx = r->srtp_rx = NULL;
-    struct event **evs[] = {&r->rx_ev, &r->tick_ev};
-    for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
-        if (*evs[i]) {
-            event_free(*evs[i]);
-            *evs[i] = NULL;
-        }
-    if (r->fd >= 0) {
-        close(r->fd);
-        r->fd = -1;
-    }
+    xg_udp_rx_close(&r->rx);
+    xg_timer_free(r->tick);
+    r->tick = NULL;
     rtpa_group_close(r);
     rtpa_resolvers_stop(a);
 }
@@ -651,7 +627,6 @@ static void rtpa_destroy(struct xg_adapter *a)
     rtp_oids_free(&r->oids);
     xg_srtp_conf_wipe(&r->srtp);
     free(r->pkt);
-    free(r->rbuf);
     xg_udp_batch_free(&r->ubatch);
     free(r);
     a->priv = NULL;

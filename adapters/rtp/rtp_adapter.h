@@ -25,6 +25,8 @@
 #include "core/udp_batch.h"
 #include "mappings/frame.h"
 #include "core/ingress_budget.h"
+#include "core/timer.h"
+#include "core/udp_endpoint.h"
 
 #define RTPA_MAX_ALLOW 64
 #define RTPA_LOCAL_CACHE 4
@@ -59,14 +61,13 @@ struct rtpa {
     struct xg_srtp_conf srtp; /* srtp.enabled: protect/unprotect everything */
     size_t pack_len;          /* RTP packets are packed to this (mtu - SRTP tag) */
     /* runtime */
-    int fd;
+    struct xg_udp_rx rx; /* the socket and its reading (core/udp_endpoint.h); rx.fd -1 = none */
     uint16_t bound_port;
-    struct event *rx_ev, *tick_ev; /* the socket; the session's next deadline */
-    struct rtp_session sess;       /* SSRC table, RTCP, FIR/PLI, refresh (rtp_session.h) */
-    uint8_t *pkt;                  /* mtu bytes */
-    uint8_t *rbuf;                 /* receive buffer */
-    struct rtp_oids oids;          /* egress: entity name -> object ID */
-    size_t n_objs;                 /* ingress objects over every SSRC */
+    struct xg_timer *tick;   /* the session's next deadline (core/timer.h) */
+    struct rtp_session sess; /* SSRC table, RTCP, FIR/PLI, refresh (rtp_session.h) */
+    uint8_t *pkt;            /* mtu bytes */
+    struct rtp_oids oids;    /* egress: entity name -> object ID */
+    size_t n_objs;           /* ingress objects over every SSRC */
     /* source addresses asked whether they are ours (rtpa_is_own) */
     struct {
         struct sockaddr_storage ss;
@@ -87,9 +88,8 @@ struct rtpa {
     uint64_t dest_unreachable;       /* ICMP destination/port unreachable for packets we sent */
     int64_t unreachable_ns;          /* when the last one arrived (0: never) */
     int64_t last_rtp_ts_ns;
-    bool ssrc_random; /* SSRC drawn at random (srtp without ssrc:): the SDP names none */
-    int gfd;          /* multicast group socket (rtpa_group_open), -1 = none */
-    struct event *grx_ev;
+    bool ssrc_random;     /* SSRC drawn at random (srtp without ssrc:): the SDP names none */
+    struct xg_udp_rx grx; /* multicast group socket (rtpa_group_open), grx.fd -1 = none */
 };
 
 /** true for an IPv4 or IPv6 multicast address. */
@@ -114,7 +114,7 @@ const struct sockaddr *rtpa_dest_group(const struct rtpa *r);
  *  packets go to `rx` like those of the bound socket; or, when the bound socket is 0.0.0.0 on the
  *  group's port already, the group joined on that socket. 0 when there is no such group, or a
  *  negative errno (logged). */
-int rtpa_group_open(struct xg_adapter *a, event_callback_fn rx);
+int rtpa_group_open(struct xg_adapter *a);
 
 /** Close the group socket (stop()). */
 void rtpa_group_close(struct rtpa *r);
@@ -149,7 +149,8 @@ void rtpa_game_control(struct rtp_gs_object *o, const struct xg_entity *e, struc
  *  `peer`. */
 void rtpa_bad_input(struct xg_adapter *a, const char *peer, int reason, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-/** rtp_icmp callback: an ICMP error for a packet sent to `dst` (counted, state unreachable). */
+/** xg_udp_icmp_drain callback: an ICMP error for a packet sent to `dst` (counted, state
+ * unreachable). */
 void rtpa_icmp_cb(void *user, const struct sockaddr *dst, socklen_t len, int err);
 /** The session's callbacks (rtp_ingress.c): one object of a sender into the table, a sender
  *  forgotten, the sweep of a sender's objects whose entities the table expired. */
@@ -179,8 +180,9 @@ int rtpa_dests_active(const struct rtpa *r);
  *  destinations_unresolved (gauge) and dns_failures (counter) when names are configured. */
 void rtpa_dests_status(const struct rtpa *r, struct xg_status *st);
 
-/** libevent callback of the UDP sockets (read). */
-void rtpa_rx_cb(evutil_socket_t fd, short what, void *arg);
+/** Start reading fd (the bound or the group socket) into rx: datagrams to the session, ICMP
+ *  errors drained, the budget r->budget shared by both sockets. 0 or -ENOMEM. */
+int rtpa_rx_start(struct xg_adapter *a, struct xg_udp_rx *rx, int fd);
 /** Arm the session's timer at its next deadline (after anything that may have moved it). */
 void rtpa_arm(struct xg_adapter *a);
 

@@ -53,5 +53,5 @@ int rtpa_dests_active(const struct rtpa *r)
 void rtpa_dests_status(const struct rtpa *r, struct xg_status *st)
 {
     xg_udp_dests_status(&r->dests, r->bind.res, xg_udp_bind_named(&r->bind), st);
-    st->state = xg_udp_bind_state(&r->bind, r->fd >= 0, st->state, st);
+    st->state = xg_udp_bind_state(&r->bind, r->rx.fd >= 0, st->state, st);
 }

@@ -19,7 +19,6 @@
 #include "adapters/rtp/rtcp_out.h"
 #include "adapters/rtp/rtp_adapter.h"
 #include "adapters/rtp/rtp.h"
-#include "adapters/rtp/rtp_icmp.h"
 #include "adapters/rtp/rtp_oids.h"
 #include "adapters/rtp/srtp_session.h"
 #include "core/adapter.h"
@@ -339,38 +338,42 @@ static bool srtp_in(struct xg_adapter *a, uint8_t *buf, size_t *len, bool rtcp,
     return false;
 }
 
-void rtpa_rx_cb(evutil_socket_t fd, short what, void *arg)
+/* One packet (core/udp_endpoint.h reads them while the budget lasts: objects and bytes; the
+ * rest waits for the next pass of the loop). Its cost: the objects it held. */
+static int rx_packet(void *arg, uint8_t *p, size_t n, const struct sockaddr *from, socklen_t sl)
 {
     struct xg_adapter *a = arg;
     struct rtpa *r = a->priv;
-    /* bounded by what the packets cost (objects and bytes; core/ingress_budget.h): the rest
-     * waits for the next pass of the loop */
-    xg_ingress_begin(&r->budget);
-    while (xg_ingress_more(&r->budget)) {
-        struct sockaddr_storage ss;
-        socklen_t sl = sizeof ss;
-        ssize_t n = recvfrom(fd, r->rbuf, 65536, 0, (struct sockaddr *)&ss, &sl);
-        if (n < 0) {
-            /* ICMP errors keep the socket readable until their queue is read */
-            rtp_icmp_drain(fd, rtpa_icmp_cb, a);
-            break;
-        }
-        int64_t now = xg_clock_mono_ns();
-        char peer[64];
-        xg_net_addr_str((struct sockaddr *)&ss, peer, sizeof peer);
-        size_t len = (size_t)n;
-        bool rtcp = rtp_is_rtcp(r->rbuf, len);
-        if (r->srtp.enabled && !srtp_in(a, r->rbuf, &len, rtcp, (struct sockaddr *)&ss, sl, peer)) {
-            xg_ingress_charge(&r->budget, (size_t)n, 1);
-            continue;
-        }
-        uint64_t work = r->objects_in + r->sess.ignored_objects + a->drops;
-        rtp_session_receive(&r->sess, r->rbuf, len, rtcp, (struct sockaddr *)&ss, sl, peer, now);
-        xg_ingress_charge(&r->budget, (size_t)n,
-                          (size_t)(r->objects_in + r->sess.ignored_objects + a->drops - work));
-    }
-    rtpa_arm(a); /* a FIR/PLI may have set the coalesced full state's deadline */
-    (void)what;
+    int64_t now = xg_clock_mono_ns();
+    char peer[64];
+    xg_net_addr_str(from, peer, sizeof peer);
+    size_t len = n;
+    bool rtcp = rtp_is_rtcp(p, len);
+    if (r->srtp.enabled && !srtp_in(a, p, &len, rtcp, from, sl, peer)) return 1;
+    uint64_t work = r->objects_in + r->sess.ignored_objects + a->drops;
+    rtp_session_receive(&r->sess, p, len, rtcp, from, sl, peer, now);
+    return (int)(r->objects_in + r->sess.ignored_objects + a->drops - work);
+}
+
+/* A read failed: ICMP errors keep the socket readable until their queue is read. */
+static void rx_error(void *arg, int fd, int err)
+{
+    (void)err;
+    xg_udp_icmp_drain(fd, rtpa_icmp_cb, arg);
+}
+
+/* End of a wake-up: a FIR/PLI may have set the coalesced full state's deadline. */
+static void rx_done(void *arg)
+{
+    rtpa_arm(arg);
+}
+
+int rtpa_rx_start(struct xg_adapter *a, struct xg_udp_rx *rx, int fd)
+{
+    struct rtpa *r = a->priv;
+    rx->on_err = rx_error;
+    rx->on_done = rx_done;
+    return xg_udp_rx_start(rx, a->base, fd, 65536, rx_packet, a, &r->budget);
 }
 
 /* Our own socket sends from (a local address, the bound port): a packet carrying our SSRC from
@@ -385,16 +388,7 @@ bool rtpa_is_own(void *user, const struct sockaddr *from, socklen_t len)
     for (int i = 0; i < r->n_local; i++)
         if (xg_net_addr_equal((const struct sockaddr *)&r->local[i].ss, from))
             return r->local[i].local;
-    bool local = false;
-    int fd = socket(from->sa_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (fd >= 0) {
-        struct sockaddr_storage ss;
-        memcpy(&ss, from, len);
-        if (ss.ss_family == AF_INET) ((struct sockaddr_in *)&ss)->sin_port = 0;
-        if (ss.ss_family == AF_INET6) ((struct sockaddr_in6 *)&ss)->sin6_port = 0;
-        local = bind(fd, (struct sockaddr *)&ss, len) == 0;
-        close(fd);
-    }
+    bool local = xg_udp_addr_is_local(from, len);
     int i = r->local_next;
     r->local_next = (r->local_next + 1) % RTPA_LOCAL_CACHE;
     if (r->n_local < RTPA_LOCAL_CACHE) r->n_local++;

@@ -68,7 +68,7 @@ const struct sockaddr *rtpa_dest_group(const struct rtpa *r)
     return NULL;
 }
 
-int rtpa_group_open(struct xg_adapter *a, event_callback_fn rx)
+int rtpa_group_open(struct xg_adapter *a)
 {
     struct rtpa *r = a->priv;
     const struct sockaddr *g = rtpa_dest_group(r);
@@ -76,15 +76,13 @@ int rtpa_group_open(struct xg_adapter *a, event_callback_fn rx)
     char gs[64];
     xg_net_addr_str(g, gs, sizeof gs);
     const struct sockaddr_in *bin = (const struct sockaddr_in *)&r->bind.ss;
-    struct ip_mreq mr = {.imr_multiaddr = ((const struct sockaddr_in *)g)->sin_addr};
-    mr.imr_interface.s_addr = htonl(INADDR_ANY);
-    if (r->has_iface) inet_pton(AF_INET, r->iface, &mr.imr_interface);
+    const char *iface = r->has_iface ? r->iface : NULL;
     if (bin->sin_family == AF_INET && bin->sin_addr.s_addr == htonl(INADDR_ANY) &&
         r->bound_port == xg_net_addr_port(g)) {
         /* the bound socket already has the group's port on every address (exclusively): join
          * the group there */
-        if (setsockopt(r->fd, IPPROTO_IP, IP_ADD_MEMBERSHIP, &mr, sizeof mr) < 0) {
-            int e = errno;
+        int e = -xg_udp_group_join(r->rx.fd, g, iface);
+        if (e) {
             XG_ERR(a->name, "multicast destination (the SDP's c= and m=): join %s: %s", gs,
                    strerror(e));
             return -e;
@@ -95,26 +93,15 @@ int rtpa_group_open(struct xg_adapter *a, event_callback_fn rx)
     /* a socket bound to the group address itself: it gets only the group's datagrams, and it
      * does not collide with a unicast bind on the same port; shared (SO_REUSEADDR) with other
      * receivers of the group on this host */
-    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), one = 1;
-    const char *step = "socket";
-    if (fd >= 0) {
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-        step = "bind";
-        if (bind(fd, g, sizeof(struct sockaddr_in)) == 0) {
-            step = "join";
-            if (setsockopt(fd, IPPROTO_IP, IP_ADD_MEMBERSHIP, &mr, sizeof mr) == 0) step = NULL;
-        }
-    }
-    if (step) {
-        int e = errno;
-        if (fd >= 0) close(fd);
+    const char *step = NULL;
+    int fd = xg_udp_group_open(g, iface, &step);
+    if (fd < 0) {
+        int e = -fd;
         XG_ERR(a->name, "multicast destination (the SDP's c= and m=): %s %s: %s", step, gs,
                strerror(e));
         return -e;
     }
-    r->gfd = fd;
-    r->grx_ev = event_new(a->base, fd, EV_READ | EV_PERSIST, rx, a);
-    if (!r->grx_ev || event_add(r->grx_ev, NULL)) return -ENOMEM;
+    if (rtpa_rx_start(a, &r->grx, fd) < 0) return -ENOMEM;
     XG_INFO(a->name, "receiving on the destination group %s too (joined%s%s)", gs,
             r->has_iface ? " on " : "", r->has_iface ? r->iface : "");
     return 0;
@@ -122,14 +109,7 @@ int rtpa_group_open(struct xg_adapter *a, event_callback_fn rx)
 
 void rtpa_group_close(struct rtpa *r)
 {
-    if (r->grx_ev) {
-        event_free(r->grx_ev);
-        r->grx_ev = NULL;
-    }
-    if (r->gfd >= 0) {
-        close(r->gfd);
-        r->gfd = -1;
-    }
+    xg_udp_rx_close(&r->grx);
 }
 
 /* host part of an address ("239.1.2.3", "::1") into out */

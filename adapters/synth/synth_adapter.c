@@ -16,6 +16,7 @@
 #include "core/adapter.h"
 #include "core/clock.h"
 #include "core/log.h"
+#include "core/timer.h"
 #include "mappings/frame.h"
 
 /* ---- the paths ---- */
@@ -108,7 +109,7 @@ static enum xg_kind kind_of(int which)
                                           : XG_KIND_RIGID_BODY;
 }
 
-static void synth_tick(evutil_socket_t fd, short what, void *arg)
+static void synth_tick(void *arg)
 {
     struct xg_adapter *a = arg;
     struct synth *s = a->priv;
@@ -155,12 +156,11 @@ static int synth_start(struct xg_adapter *a)
 {
     struct synth *s = a->priv;
     s->t0_ns = xg_clock_mono_ns();
-    s->timer = event_new(a->base, -1, EV_PERSIST, synth_tick, a);
+    s->timer = xg_timer_new(a->base, synth_tick, a);
     if (!s->timer) return -ENOMEM;
     double period = 1.0 / s->rate_hz;
-    struct timeval tv = {(time_t)period, (suseconds_t)((period - floor(period)) * 1e6)};
-    if (!tv.tv_sec && !tv.tv_usec) tv.tv_usec = 1;
-    if (event_add(s->timer, &tv)) return -EIO;
+    uint64_t us = (uint64_t)period * 1000000 + (uint64_t)((period - floor(period)) * 1e6);
+    if (xg_timer_every(s->timer, us ? us : 1)) return -EIO;
     XG_INFO(a->name, "synthetic rig: %d entities at %.1f Hz%s", s->n, s->rate_hz,
             s->send_velocity ? "" : " (velocities estimated by the table)");
     return 0;
@@ -181,7 +181,7 @@ static void synth_stop(struct xg_adapter *a)
 {
     struct synth *s = a->priv;
     if (s && s->timer) {
-        event_free(s->timer);
+        xg_timer_free(s->timer);
         s->timer = NULL;
     }
 }

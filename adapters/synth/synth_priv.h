@@ -8,7 +8,7 @@
 
 #include "core/conf.h"
 
-struct event;
+struct xg_timer;
 
 struct synth {
     double rate_hz;
@@ -17,10 +17,10 @@ struct synth {
     double noise_m, noise_rad, dropout;
     uint64_t rng;
     int64_t t0_ns;
-    struct event *timer;
-    int n;         /* entities */
-    int *which;    /* per entity: synth index */
-    uint32_t *ids; /* cached table ids (0 = unknown) */
+    struct xg_timer *timer; /* core/timer.h */
+    int n;                  /* entities */
+    int *which;             /* per entity: synth index */
+    uint32_t *ids;          /* cached table ids (0 = unknown) */
     char (*names)[32];
     uint64_t ticks, dropouts;
 };

@@ -36,6 +36,7 @@
 #include "core/net.h"
 #include "core/resolve.h"
 #include "core/udp_dests.h"
+#include "core/timer.h"
 #include "core/udp_endpoint.h"
 #include "mappings/frame.h"
 
@@ -46,11 +47,8 @@ static int vmca_create(struct xg_adapter *a, const struct xg_conf *conf, struct 
     struct vmca *r = calloc(1, sizeof *r);
     if (!r) return -ENOMEM;
     a->priv = r;
-    r->fd = -1;
-    int rc = vmc_conf_read(r, a, conf, err);
-    if (rc) return rc;
-    if (!(r->rbuf = malloc(VMC_RBUF))) return -ENOMEM;
-    return 0;
+    r->rx.fd = -1;
+    return vmc_conf_read(r, a, conf, err);
 }
 
 static void send_all(void *user, const uint8_t *buf, size_t len)
@@ -60,47 +58,38 @@ static void send_all(void *user, const uint8_t *buf, size_t len)
     for (int i = 0; i < r->dests.n; i++) {
         const struct xg_udp_dest *d = &r->dests.d[i];
         if (!d->active) continue; /* a name not resolved (yet) gets nothing */
-        ssize_t n = sendto(r->fd, buf, len, 0, (const struct sockaddr *)&d->ss, d->len);
-        if (n < 0) {
+        int e = -xg_udp_send(r->rx.fd, buf, len, (const struct sockaddr *)&d->ss, d->len, false);
+        if (e) {
             r->send_errors++;
             a->errors++;
             if (r->send_errors == 1 || r->send_errors % 1000 == 0)
-                XG_WARN(a->name, "send to %s: %s (%llu send errors)", d->str, strerror(errno),
+                XG_WARN(a->name, "send to %s: %s (%llu send errors)", d->str, strerror(e),
                         (unsigned long long)r->send_errors);
         }
     }
 }
 
-static void rx_cb(evutil_socket_t fd, short what, void *arg)
+/* One datagram (core/udp_endpoint.h reads them while the budget lasts: OSC messages and bytes;
+ * the rest waits for the next pass of the loop). Its cost: the messages read and the malformed
+ * elements rejected. */
+static int rx_datagram(void *arg, uint8_t *p, size_t n, const struct sockaddr *from,
+                       socklen_t from_len)
 {
     struct xg_adapter *a = arg;
     struct vmca *r = a->priv;
-    /* bounded by what the datagrams cost (OSC messages and bytes): the rest waits for the next
-     * pass of the loop (core/ingress_budget.h) */
-    xg_ingress_begin(&r->budget);
-    while (xg_ingress_more(&r->budget)) {
-        struct sockaddr_storage ss;
-        socklen_t sl = sizeof ss;
-        ssize_t n = recvfrom(r->fd, r->rbuf, VMC_RBUF, 0, (struct sockaddr *)&ss, &sl);
-        if (n < 0) break;
-        char peer[64];
-        xg_net_addr_str((struct sockaddr *)&ss, peer, sizeof peer);
-        /* messages read, and malformed elements rejected */
-        uint64_t work = r->in.messages + a->drops;
-        vmc_ingress_datagram(&r->in, r->rbuf, (size_t)n, peer, xg_clock_mono_ns());
-        xg_ingress_charge(&r->budget, (size_t)n, (size_t)(r->in.messages + a->drops - work));
-    }
-    (void)fd;
-    (void)what;
+    (void)from_len;
+    char peer[64];
+    xg_net_addr_str(from, peer, sizeof peer);
+    uint64_t work = r->in.messages + a->drops;
+    vmc_ingress_datagram(&r->in, p, n, peer, xg_clock_mono_ns());
+    return (int)(r->in.messages + a->drops - work);
 }
 
-static void sweep_cb(evutil_socket_t fd, short what, void *arg)
+static void sweep_cb(void *arg)
 {
     struct xg_adapter *a = arg;
     struct vmca *r = a->priv;
     vmc_ingress_sweep(&r->in);
-    (void)fd;
-    (void)what;
 }
 
 /* Open the socket on the (resolved) bind address and start resolving the destinations. */
@@ -118,12 +107,10 @@ static int open_socket(void *arg)
         XG_ERR(a->name, "%s", err.msg);
         return fd;
     }
-    r->fd = fd;
-    r->rx_ev = event_new(a->base, fd, EV_READ | EV_PERSIST, rx_cb, a);
-    r->sweep_ev = event_new(a->base, -1, EV_PERSIST, sweep_cb, a);
-    struct timeval one = {1, 0};
-    if (!r->rx_ev || !r->sweep_ev || event_add(r->rx_ev, NULL) || event_add(r->sweep_ev, &one))
+    if (xg_udp_rx_start(&r->rx, a->base, fd, VMC_RBUF, rx_datagram, a, &r->budget) < 0)
         return -ENOMEM;
+    r->sweep = xg_timer_new(a->base, sweep_cb, a);
+    if (!r->sweep || xg_timer_every(r->sweep, 1000000) < 0) return -ENOMEM;
     r->out.send = send_all;
     r->out.send_user = a;
     r->out.start_ns = xg_clock_mono_ns();
@@ -150,7 +137,7 @@ static int vmca_start(struct xg_adapter *a)
 static void vmca_drain(struct xg_adapter *a)
 {
     struct vmca *r = a->priv;
-    if (r->fd < 0 || !xg_udp_dests_active(&r->dests))
+    if (r->rx.fd < 0 || !xg_udp_dests_active(&r->dests))
         r->out.send = NULL; /* the dirty set is only emptied */
     vmc_egress_drain(&r->out, xg_clock_mono_ns());
 }
@@ -160,7 +147,7 @@ static void vmca_status(const struct xg_adapter *a, struct xg_status *st)
     const struct vmca *r = a->priv;
     const struct vmc_ingress *in = &r->in;
     const struct vmc_egress *out = &r->out;
-    st->state = r->fd >= 0 ? (in->datagrams ? "streaming" : "listening") : "stopped";
+    st->state = r->rx.fd >= 0 ? (in->datagrams ? "streaming" : "listening") : "stopped";
     char dests[sizeof st->peer];
     xg_udp_dests_str(&r->dests, ",", true, dests, sizeof dests);
     snprintf(st->peer, sizeof st->peer, "udp:%u ->%s%s", r->bound_port, r->dests.n ? " " : "",
@@ -188,7 +175,7 @@ static void vmca_status(const struct xg_adapter *a, struct xg_status *st)
     xg_status_counter(st, "controls_not_carried", (double)out->controls.not_carried);
     /* host names: their resolution (destinations_unresolved, dns_failures, last_error) */
     xg_udp_dests_status(&r->dests, r->bind.res, xg_udp_bind_named(&r->bind), st);
-    st->state = xg_udp_bind_state(&r->bind, r->fd >= 0, st->state, st);
+    st->state = xg_udp_bind_state(&r->bind, r->rx.fd >= 0, st->state, st);
 }
 
 static void vmca_stop(struct xg_adapter *a)
@@ -198,16 +185,9 @@ static void vmca_stop(struct xg_adapter *a)
     r->out.send = NULL;
     xg_udp_bind_stop(&r->bind);
     xg_udp_dests_stop(&r->dests);
-    struct event **evs[] = {&r->rx_ev, &r->sweep_ev};
-    for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
-        if (*evs[i]) {
-            event_free(*evs[i]);
-            *evs[i] = NULL;
-        }
-    if (r->fd >= 0) {
-        close(r->fd);
-        r->fd = -1;
-    }
+    xg_timer_free(r->sweep);
+    r->sweep = NULL;
+    xg_udp_rx_close(&r->rx);
 }
 
 static void vmca_destroy(struct xg_adapter *a)
@@ -217,7 +197,6 @@ static void vmca_destroy(struct xg_adapter *a)
     vmca_stop(a);
     vmc_ingress_free(&r->in);
     vmc_egress_free(&r->out);
-    free(r->rbuf);
     free(r);
     a->priv = NULL;
 }

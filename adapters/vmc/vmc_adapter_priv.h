@@ -10,17 +10,16 @@
 #include "core/conf.h"
 #include "core/error.h"
 #include "core/ingress_budget.h"
+#include "core/timer.h"
 #include "core/udp_dests.h"
-
-struct event;
+#include "core/udp_endpoint.h"
 
 struct vmca {
     struct xg_udp_bind bind;   /* `bind` (core/udp_dests.h) */
     struct xg_udp_dests dests; /* `destinations` (core/udp_dests.h) */
-    int fd;
+    struct xg_udp_rx rx; /* the socket and its reading (core/udp_endpoint.h); rx.fd -1 = closed */
     uint16_t bound_port;
-    struct event *rx_ev, *sweep_ev;
-    uint8_t *rbuf;
+    struct xg_timer *sweep; /* 1 s: devices that went quiet (core/timer.h) */
     struct vmc_ingress in;
     struct xg_ingress_budget budget; /* per wake-up of rx_cb (core/ingress_budget.h) */
     struct vmc_egress out;

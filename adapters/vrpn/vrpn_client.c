@@ -78,7 +78,7 @@ static int sess_send(void *ctx, const uint8_t *buf, size_t len)
 {
     struct vconn *c = ctx;
     if (!c->bev) return -1;
-    bufferevent_write(c->bev, buf, len);
+    xg_tcp_write(c->bev, buf, len);
     return 0;
 }
 
@@ -409,7 +409,7 @@ static int sess_event(void *ctx, const struct vrpn_event *ev)
  * false if the connection was closed. */
 static bool feed_input(struct vconn *c)
 {
-    struct evbuffer *in = bufferevent_get_input(c->bev);
+    struct evbuffer *in = xg_tcp_input(c->bev);
     int64_t rx = xg_clock_mono_ns();
     enum vrpn_sess_state st = vrpn_session_state(&c->sess);
     if (st != VRPN_SESS_COOKIE && st != VRPN_SESS_STREAMING) return true;
@@ -460,9 +460,9 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
 
 void vrpn_cli_setup_bev(struct vconn *c)
 {
-    bufferevent_setcb(c->bev, read_cb, NULL, event_cb, c);
-    bufferevent_setwatermark(c->bev, EV_READ, 0, VRPN_MAX_MESSAGE + 65536);
-    bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+    struct xg_tcp_conf tc = {
+        .read = read_cb, .event = event_cb, .arg = c, .read_max = VRPN_MAX_MESSAGE + 65536};
+    xg_tcp_start(c->bev, &tc);
     vrpn_session_connected(&c->sess, xg_clock_mono_ns()); /* our cookie (§4) */
 }
 
@@ -475,21 +475,14 @@ void vrpn_cli_close_conn(struct vconn *c, const char *why)
     struct xg_adapter *a = c->a;
     bool was_up = c->tc && (ST(c) == XG_TC_HANDSHAKE || ST(c) == XG_TC_STREAMING);
     if (c->bev) {
-        bufferevent_free(c->bev);
+        xg_tcp_free(c->bev);
         c->bev = NULL;
     }
     if (c->lis) {
         xg_net_listener_free(c->lis);
         c->lis = NULL;
     }
-    if (c->udp_ev) {
-        event_free(c->udp_ev);
-        c->udp_ev = NULL;
-    }
-    if (c->udp_fd >= 0) {
-        close(c->udp_fd);
-        c->udp_fd = -1;
-    }
+    xg_udp_rx_close(&c->udp);
     vrpn_session_close(&c->sess);
     int64_t now = xg_clock_mono_ns();
     for (int i = 0; i < c->n_devs; i++) {
@@ -553,12 +546,10 @@ static void on_connected(void *arg, struct bufferevent *bev, struct xg_tls_sessi
 
 /* Every 100 ms (stale_ms / 4 when shorter, at least 10 ms): connection request resends and
  * call-back timeout, cookie timeout, pings, controller-entity keepalive. */
-static void tick_cb(evutil_socket_t fd, short what, void *arg)
+static void tick_cb(void *arg)
 {
     struct vconn *c = arg;
     struct xg_adapter *a = c->a;
-    (void)fd;
-    (void)what;
     int64_t now = xg_clock_mono_ns();
     /* connection request resends and the call-back wait, the cookie wait, pings (§6.3, §7) */
     if (vrpn_session_tick(&c->sess, now) < 0) {
@@ -643,14 +634,13 @@ static int client_start(struct xg_adapter *a)
         vrpn_session_init(&c->sess, VRPN_ROLE_CLIENT, &so, c, v->connect_timeout_ns);
         c->sess_ready = true;
         c->tc = v->tcs[i] = xg_tclient_new(a->base, &tcc, &ops, c);
-        c->tick = event_new(a->base, -1, EV_PERSIST, tick_cb, c);
+        c->tick = xg_timer_new(a->base, tick_cb, c);
         if (!c->tc || !c->tick) return -ENOMEM;
         /* 100 ms, shorter for a short stale_ms (the controller keepalive), not below 10 ms */
         int64_t period = xg_table_params(a->table)->stale_ns / 4;
         if (period > 100 * XG_NS_PER_MS) period = 100 * XG_NS_PER_MS;
         if (period < 10 * XG_NS_PER_MS) period = 10 * XG_NS_PER_MS;
-        struct timeval tv = xg_ns_to_timeval(period);
-        event_add(c->tick, &tv);
+        xg_timer_every(c->tick, (uint64_t)(period / 1000));
         xg_tclient_start(c->tc);
     }
     v->started = true;
@@ -712,10 +702,8 @@ static void client_stop(struct xg_adapter *a)
     for (int i = 0; i < v->n_conns; i++) {
         struct vconn *c = v->conns[i];
         xg_tclient_stop(c->tc);
-        if (c->tick) {
-            event_free(c->tick);
-            c->tick = NULL;
-        }
+        xg_timer_free(c->tick);
+        c->tick = NULL;
         vrpn_cli_close_conn(c, NULL);
     }
 }

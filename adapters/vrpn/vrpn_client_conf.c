@@ -111,7 +111,7 @@ int vrpn_cli_add_device(struct xg_adapter *a, struct vclient *v, const struct xg
         c->tcp_only = tcp_only;
         snprintf(c->host, sizeof c->host, "%s", host);
         c->port = port;
-        c->udp_fd = -1;
+        c->udp.fd = -1;
         snprintf(c->peer, sizeof c->peer, "%s%.100s:%d", tcp_only ? "tcp://" : "", host, port);
     }
     struct vdev **nd = realloc(c->devs, (size_t)(c->n_devs + 1) * sizeof *nd);

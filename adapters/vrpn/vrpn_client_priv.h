@@ -24,6 +24,8 @@
 #include "core/transport_client.h"
 #include "mappings/frame.h"
 #include "core/ingress_budget.h"
+#include "core/timer.h"
+#include "core/udp_endpoint.h"
 
 #define DIAL_ANALOG_BASE 64 /* dial d -> analogs[64 + d] */
 
@@ -71,11 +73,10 @@ struct vconn {
 
     struct bufferevent *bev;
     struct evconnlistener *lis; /* UDP+TCP: call-back listener */
-    evutil_socket_t udp_fd;     /* UDP+TCP: data socket */
-    struct event *udp_ev;
-    struct event *tick;       /* 100 ms (less for stale_ms < 400): session deadlines, keepalive */
-    struct vrpn_session sess; /* the protocol (vrpn_session.h): cookie, ids, pings, counters */
-    bool sess_ready;          /* sess initialised (client_start) */
+    struct xg_udp_rx udp;       /* UDP+TCP: data socket (core/udp_endpoint.h), udp.fd -1 = none */
+    struct xg_timer *tick;      /* 100 ms (less for stale_ms < 400): session deadlines, keepalive */
+    struct vrpn_session sess;   /* the protocol (vrpn_session.h): cookie, ids, pings, counters */
+    bool sess_ready;            /* sess initialised (client_start) */
     char local_ip[INET_ADDRSTRLEN];
     uint16_t listen_port, udp_port;
     /* UDP data is accepted only from the server's address and, once its first datagram was

@@ -37,52 +37,47 @@ static bool udp_from_server(const struct vconn *c, const struct sockaddr_storage
            (!c->srv_udp_port || f->sin_port == c->srv_udp_port);
 }
 
-static void udp_cb(evutil_socket_t fd, short what, void *arg)
+/* One datagram on the data socket (core/udp_endpoint.h reads them while the budget lasts:
+ * messages and bytes; the rest waits for the next pass of the loop). Its cost: the VRPN
+ * messages it held (at least 1); -1 when the connection closed. */
+static int udp_datagram(void *arg, uint8_t *dg, size_t r, const struct sockaddr *fromsa,
+                        socklen_t fl)
 {
     struct vconn *c = arg;
     struct vclient *v = c->a->priv;
-    (void)what;
-    static uint8_t dg[65536];
-    /* bounded by what the datagrams cost (messages and bytes; core/ingress_budget.h): the rest
-     * waits for the next pass of the loop */
-    xg_ingress_begin(&v->udp_budget);
-    while (c->udp_fd >= 0 && xg_ingress_more(&v->udp_budget)) {
-        struct sockaddr_storage from;
-        socklen_t fl = sizeof from;
-        ssize_t r = recvfrom(fd, dg, sizeof dg, 0, (struct sockaddr *)&from, &fl);
-        if (r < 0) return;
-        uint64_t msgs = vrpn_session_stats(&c->sess)->messages;
-        xg_ingress_charge(&v->udp_budget, (size_t)r, 1);
-        if (!udp_from_server(c, &from)) {
-            char fs[64], ss[64];
-            struct sockaddr_in srv = {
-                .sin_family = AF_INET, .sin_addr = c->srv_ip, .sin_port = c->srv_udp_port};
-            if (c->srv_udp_port)
-                xg_net_addr_str((struct sockaddr *)&srv, ss, sizeof ss);
-            else
-                inet_ntop(AF_INET, &c->srv_ip, ss, sizeof ss);
-            c->udp_foreign++;
-            c->a->drops++;
-            XG_WARN_PEER(&v->lim_foreign, c->a->name,
-                         "peer %s: UDP datagram of %zd bytes from %s, not from the server (%s): "
-                         "dropped",
-                         c->peer, r, xg_net_addr_str((struct sockaddr *)&from, fs, sizeof fs), ss);
-            continue;
-        }
-        bool up = vrpn_session_state(&c->sess) == VRPN_SESS_STREAMING;
-        int rc = vrpn_session_feed_datagram(&c->sess, dg, (size_t)r, xg_clock_mono_ns());
-        uint64_t more = vrpn_session_stats(&c->sess)->messages - msgs; /* the rest of its cost */
-        if (more > 1) xg_ingress_charge(&v->udp_budget, 0, (size_t)(more - 1));
-        if (rc < 0) {
-            char where[96], fs[64];
-            snprintf(where, sizeof where, "udp datagram from %s",
-                     xg_net_addr_str((struct sockaddr *)&from, fs, sizeof fs));
-            vrpn_cli_session_failed(c, where);
-            return;
-        }
-        /* data before the handshake is dropped by the session (the ids are unknown) */
-        if (up && !c->srv_udp_port) c->srv_udp_port = ((struct sockaddr_in *)&from)->sin_port;
+    struct sockaddr_storage from;
+    memcpy(&from, fromsa, fl);
+    uint64_t msgs = vrpn_session_stats(&c->sess)->messages;
+    if (!udp_from_server(c, &from)) {
+        char fs[64], ss[64];
+        struct sockaddr_in srv = {
+            .sin_family = AF_INET, .sin_addr = c->srv_ip, .sin_port = c->srv_udp_port};
+        if (c->srv_udp_port)
+            xg_net_addr_str((struct sockaddr *)&srv, ss, sizeof ss);
+        else
+            inet_ntop(AF_INET, &c->srv_ip, ss, sizeof ss);
+        c->udp_foreign++;
+        c->a->drops++;
+        XG_WARN_PEER(&v->lim_foreign, c->a->name,
+                     "peer %s: UDP datagram of %zu bytes from %s, not from the server (%s): "
+                     "dropped",
+                     c->peer, r, xg_net_addr_str((struct sockaddr *)&from, fs, sizeof fs), ss);
+        return 1;
     }
+    bool up = vrpn_session_state(&c->sess) == VRPN_SESS_STREAMING;
+    int rc = vrpn_session_feed_datagram(&c->sess, dg, (size_t)r, xg_clock_mono_ns());
+    uint64_t more = vrpn_session_stats(&c->sess)->messages - msgs; /* its cost */
+    if (rc < 0) {
+        char where[96], fs[64];
+        snprintf(where, sizeof where, "udp datagram from %s",
+                 xg_net_addr_str((struct sockaddr *)&from, fs, sizeof fs));
+        vrpn_cli_session_failed(c, where);
+        return -1;
+    }
+    /* data before the handshake is dropped by the session (the ids are unknown) */
+    if (up && !c->srv_udp_port) c->srv_udp_port = ((struct sockaddr_in *)&from)->sin_port;
+    if (c->udp.fd < 0) return -1; /* closed meanwhile */
+    return more > 1 ? (int)more : 1;
 }
 
 static void accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct sockaddr *sa,
@@ -100,7 +95,7 @@ static void accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct soc
     xg_net_addr_str(sa, from, sizeof from);
     if (sa->sa_family == AF_INET) /* the server's address: its UDP data comes from there */
         c->srv_ip = ((const struct sockaddr_in *)sa)->sin_addr;
-    c->bev = bufferevent_socket_new(a->base, fd, BEV_OPT_CLOSE_ON_FREE);
+    c->bev = xg_tcp_wrap(a->base, fd);
     if (!c->bev) {
         evutil_closesocket(fd);
         vrpn_cli_close_conn(c, "out of memory");
@@ -119,30 +114,17 @@ static void accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct soc
 int vrpn_cli_send_request(void *ctx, const uint8_t *buf, size_t len)
 {
     struct vconn *c = ctx;
-    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return -errno;
-    ssize_t r = sendto(fd, buf, len, 0, (struct sockaddr *)&c->addr, c->addrlen);
-    int e = errno;
-    close(fd);
-    if (r < 0) {
-        XG_DEBUG(c->a->name, "peer %s: connection request not sent: %s", c->peer, strerror(e));
-        return -e;
-    }
-    return 0;
+    int rc = xg_udp_send_once(buf, len, (struct sockaddr *)&c->addr, c->addrlen);
+    if (rc < 0)
+        XG_DEBUG(c->a->name, "peer %s: connection request not sent: %s", c->peer, strerror(-rc));
+    return rc;
 }
 
 /* Local IPv4 address that routes to the server. */
 static int route_local_ip(struct vconn *c, struct sockaddr_in *out)
 {
-    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return -errno;
     socklen_t l = sizeof *out;
-    int rc = 0;
-    if (connect(fd, (struct sockaddr *)&c->addr, c->addrlen) < 0 ||
-        getsockname(fd, (struct sockaddr *)out, &l) < 0)
-        rc = -errno;
-    close(fd);
-    return rc;
+    return xg_udp_route_local((struct sockaddr *)&c->addr, c->addrlen, (struct sockaddr *)out, &l);
 }
 
 /* UDP+TCP attempt: call-back listener and UDP data socket on the local address that routes to
@@ -150,6 +132,7 @@ static int route_local_ip(struct vconn *c, struct sockaddr_in *out)
 int vrpn_cli_start_callback(struct vconn *c, char *why, size_t why_size)
 {
     struct xg_adapter *a = c->a;
+    struct vclient *v = a->priv;
     struct sockaddr_in local;
     int rc = route_local_ip(c, &local);
     if (rc < 0) {
@@ -173,18 +156,16 @@ int vrpn_cli_start_callback(struct vconn *c, char *why, size_t why_size)
     getsockname(evconnlistener_get_fd(c->lis), (struct sockaddr *)&b, &bl);
     c->listen_port = ntohs(b.sin_port);
     struct xg_error err = {0};
-    c->udp_fd = xg_net_udp_bind((struct sockaddr *)&local, sizeof local, NULL, &err);
-    if (c->udp_fd < 0) {
+    int fd = xg_udp_bind_local((struct sockaddr *)&local, sizeof local, &err);
+    if (fd < 0) {
         snprintf(why, why_size, "UDP data socket: %s", err.msg);
-        c->udp_fd = -1;
         return -EIO;
     }
     bl = sizeof b;
-    getsockname(c->udp_fd, (struct sockaddr *)&b, &bl);
+    getsockname(fd, (struct sockaddr *)&b, &bl);
     c->udp_port = ntohs(b.sin_port);
-    c->udp_ev = event_new(a->base, c->udp_fd, EV_READ | EV_PERSIST, udp_cb, c);
-    if (!c->udp_ev) return -ENOMEM;
-    event_add(c->udp_ev, NULL);
+    if (xg_udp_rx_start(&c->udp, a->base, fd, 65536, udp_datagram, c, &v->udp_budget) < 0)
+        return -ENOMEM;
     vrpn_session_set_udp(&c->sess, c->local_ip, c->udp_port); /* our UDP_DESCRIPTION */
     if (vrpn_session_request(&c->sess, c->local_ip, c->listen_port, xg_clock_mono_ns(), &err) < 0) {
         XG_ERR(a->name, "peer %s: %s", c->peer, err.msg);

@@ -93,7 +93,7 @@ static int server_create(struct xg_adapter *a, const struct xg_conf *conf, struc
     struct vrpn_server *s = calloc(1, sizeof *s);
     if (!s) return -ENOMEM;
     a->priv = s;
-    s->udp_fd = -1;
+    s->lob.fd = -1;
     s->members_dirty = true;
     if (vrpn_names_init(&s->names, DEPARTED_MAX) < 0) return -ENOMEM;
     if (xg_udp_batch_init(&s->ubatch, VRPN_UDP_MAX) < 0) return -ENOMEM;
@@ -116,7 +116,7 @@ static int server_start(struct xg_adapter *a)
     }
     /* port 0: any free TCP port whose UDP port is free too */
     char host[256];
-    int port = 3883, rc = 0;
+    int port = 3883, rc = 0, fd = -1;
     bool any_port =
         xg_net_split_hostport(s->listen, host, sizeof host, &port, 3883) == 0 && port == 0;
     for (int attempt = 0; attempt < (any_port ? 20 : 1); attempt++) {
@@ -126,20 +126,22 @@ static int server_start(struct xg_adapter *a)
         }
         socklen_t bl;
         const struct sockaddr *b = xg_tserver_addr(s->ts, &bl);
-        s->udp_fd = xg_net_udp_bind(b, bl, NULL, &err);
-        if (s->udp_fd >= 0) {
+        fd = xg_udp_bind_local(b, bl, &err);
+        if (fd >= 0) {
             snprintf(s->bound, sizeof s->bound, "%s", xg_tserver_bound(s->ts));
             memcpy(&s->bound_ss, b, bl < sizeof s->bound_ss ? bl : sizeof s->bound_ss);
             break;
         }
         xg_tserver_stop(s->ts);
     }
-    if (s->udp_fd < 0) {
+    if (fd < 0) {
         XG_ERR(a->name, "cannot listen on %s (UDP): %s", s->listen, err.msg);
         return -EADDRINUSE;
     }
-    s->udp_ev = event_new(a->base, s->udp_fd, EV_READ | EV_PERSIST, vrpn_srv_lob_read_cb, a);
-    if (!s->udp_ev || event_add(s->udp_ev, NULL)) return -ENOMEM;
+    s->lob.flags = MSG_TRUNC; /* an oversize request is known by its length */
+    if (xg_udp_rx_start(&s->lob, a->base, fd, VRPN_LOB_MAX + 64, vrpn_srv_lob_datagram, a,
+                        &s->lob_budget) < 0)
+        return -ENOMEM;
     XG_INFO(a->name, "VRPN server listening on %s (TCP and UDP), frame %s", s->bound,
             a->frame->name);
     return 0;
@@ -185,14 +187,7 @@ static void server_stop(struct xg_adapter *a)
     struct vrpn_server *s = a->priv;
     if (!s) return;
     xg_tserver_stop(s->ts);
-    if (s->udp_ev) {
-        event_free(s->udp_ev);
-        s->udp_ev = NULL;
-    }
-    if (s->udp_fd >= 0) {
-        close(s->udp_fd);
-        s->udp_fd = -1;
-    }
+    xg_udp_rx_close(&s->lob);
     while (s->conns)
         vrpn_srv_conn_free(s, s->conns);
 }

@@ -40,10 +40,9 @@ void vrpn_srv_conn_free(struct vrpn_server *s, struct conn *c)
             *pp = c->next;
             break;
         }
-    if (c->bev) bufferevent_free(c->bev);
-    if (c->deadline) event_free(c->deadline);
-    if (c->udp_ev) event_free(c->udp_ev);
-    if (c->udp_fd >= 0) close(c->udp_fd);
+    if (c->bev) xg_tcp_free(c->bev);
+    xg_timer_free(c->deadline);
+    xg_udp_rx_close(&c->udp);
     vrpn_session_free(&c->sess);
     free(c->tsender);
     free(c->pending.b);
@@ -112,14 +111,16 @@ static int conn_start_session(struct xg_adapter *a, struct conn *c, enum vrpn_mo
     return 0;
 }
 
-static void udp_conn_read_cb(evutil_socket_t fd, short what, void *arg)
+/* Clients normally send no UDP (§6.3): read and discard (up to 64 datagrams a wake-up). */
+static int udp_conn_datagram(void *arg, uint8_t *p, size_t n, const struct sockaddr *from,
+                             socklen_t from_len)
 {
-    /* clients normally send no UDP (§6.3); read and discard */
-    (void)what;
     (void)arg;
-    uint8_t b[2048];
-    for (int i = 0; i < 64; i++)
-        if (recv(fd, b, sizeof b, 0) < 0) break;
+    (void)p;
+    (void)n;
+    (void)from;
+    (void)from_len;
+    return 1;
 }
 
 /* Our UDP socket for a connection, bound to the local address of its TCP connection. */
@@ -127,23 +128,19 @@ static int conn_open_udp(struct xg_adapter *a, struct conn *c)
 {
     struct sockaddr_storage ss;
     socklen_t l = sizeof ss;
-    if (getsockname(bufferevent_getfd(c->bev), (struct sockaddr *)&ss, &l) < 0) return -errno;
+    if (getsockname(xg_tcp_fd(c->bev), (struct sockaddr *)&ss, &l) < 0) return -errno;
     if (ss.ss_family != AF_INET) return -EAFNOSUPPORT;
     ((struct sockaddr_in *)&ss)->sin_port = 0;
-    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0) return -errno;
-    if (bind(fd, (struct sockaddr *)&ss, l) < 0) {
-        int e = errno;
-        close(fd);
-        return -e;
-    }
+    struct xg_error err = {0};
+    int fd = xg_udp_bind_local((struct sockaddr *)&ss, l, &err);
+    if (fd < 0) return fd;
     l = sizeof ss;
     getsockname(fd, (struct sockaddr *)&ss, &l);
-    c->udp_fd = fd;
     c->udp_port = (uint16_t)xg_net_addr_port((struct sockaddr *)&ss);
     inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, c->udp_host, sizeof c->udp_host);
-    c->udp_ev = event_new(a->base, fd, EV_READ | EV_PERSIST, udp_conn_read_cb, c);
-    if (c->udp_ev) event_add(c->udp_ev, NULL);
+    c->udp.own.max_datagrams = 64;
+    c->udp.own.max_bytes = 64 * 2048 + 1; /* the datagrams, not their bytes, bound a wake-up */
+    if (xg_udp_rx_start(&c->udp, a->base, fd, 2048, udp_conn_datagram, c, NULL) < 0) c->udp.fd = -1;
     return 0;
 }
 
@@ -184,7 +181,7 @@ static bool conn_up(struct xg_adapter *a, struct conn *c)
     for (int t = 0; t < s->n_trackers; t++)
         encode_states(a, c, t, &w, h);
     c->need_full = true;
-    event_del(c->deadline);
+    xg_timer_stop(c->deadline);
     bool ok = !w.len || vrpn_srv_conn_write(a, c, buf, w.len);
     free(buf);
     if (ok)
@@ -202,7 +199,7 @@ static void conn_udp_description(struct xg_adapter *a, struct conn *c, const str
     if (vrpn_callback_target(ev->name, ev->udp_port, &sin) < 0) return;
     memcpy(&c->udp_to, &sin, sizeof sin);
     c->udp_to_len = sizeof sin;
-    if (c->udp_fd < 0 && conn_open_udp(a, c) < 0) {
+    if (c->udp.fd < 0 && conn_open_udp(a, c) < 0) {
         XG_WARN_PEER(&s->lim_session, a->name, "client %s: no UDP socket; reports stay on TCP",
                      c->peer);
         return;
@@ -297,7 +294,7 @@ static struct conn *conn_of(struct vrpn_server *s, struct bufferevent *bev)
  * gone. */
 static bool conn_feed(struct xg_adapter *a, struct conn *c)
 {
-    struct evbuffer *in = bufferevent_get_input(c->bev);
+    struct evbuffer *in = xg_tcp_input(c->bev);
     int64_t now = xg_clock_mono_ns();
     enum vrpn_sess_state st = vrpn_session_state(&c->sess);
     if (st != VRPN_SESS_COOKIE && st != VRPN_SESS_STREAMING) return true;
@@ -332,7 +329,7 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
         /* we called the client back (UDP+TCP mode): cookie now, our UDP socket for its
          * UDP_DESCRIPTION */
         int one = 1;
-        setsockopt(bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        setsockopt(xg_tcp_fd(bev), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         if (conn_open_udp(a, c) < 0)
             XG_WARN_PEER(&s->lim_session, a->name, "client %s: no UDP socket; reports stay on TCP",
                          c->peer);
@@ -363,21 +360,18 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
 
 /* The handshake deadline passed: a call-back still connecting, or a client whose cookie has
  * not arrived (a peer trickling bytes cannot hold its slot longer than this). */
-static void deadline_cb(evutil_socket_t fd, short what, void *arg)
+static void deadline_cb(void *arg)
 {
     struct conn *c = arg;
     struct xg_adapter *a = c->a;
     struct vrpn_server *s = a->priv;
-    (void)fd;
-    (void)what;
     int64_t now = xg_clock_mono_ns();
     if (vrpn_session_tick(&c->sess, now) == 0) {
         enum vrpn_sess_state st = vrpn_session_state(&c->sess);
         if (st == VRPN_SESS_STREAMING || st == VRPN_SESS_IDLE) return;
         /* not due yet (the session's clock started just after this timer): wait for the rest */
         int64_t left = vrpn_session_deadline(&c->sess) - now;
-        struct timeval tv = xg_ns_to_timeval(left > XG_NS_PER_MS ? left : XG_NS_PER_MS);
-        evtimer_add(c->deadline, &tv);
+        xg_timer_once(c->deadline, (uint64_t)(left > XG_NS_PER_MS ? left : XG_NS_PER_MS) / 1000);
         return;
     }
     if (vrpn_session_error(&c->sess)->kind == VRPN_ERR_NO_CALLBACK) {
@@ -401,27 +395,27 @@ static struct conn *conn_new(struct xg_adapter *a, struct bufferevent *bev, cons
     struct vrpn_server *s = a->priv;
     struct conn *c = calloc(1, sizeof *c);
     if (!c) return NULL;
-    c->udp_fd = -1;
+    c->udp.fd = -1;
     c->a = a;
     c->bev = bev;
     snprintf(c->peer, sizeof c->peer, "%s", peer);
     c->next = s->conns;
     s->conns = c;
     s->n_conns++;
-    struct timeval tmo = xg_ns_to_timeval(s->handshake_ms * XG_NS_PER_MS);
-    c->deadline = evtimer_new(a->base, deadline_cb, c);
+    c->deadline = xg_timer_new(a->base, deadline_cb, c);
     struct vrpn_session_ops ops = {.send = sess_send, .event = sess_event, .wall_ns = sess_wall};
     vrpn_session_init(&c->sess, VRPN_ROLE_SERVER, &ops, c, s->handshake_ms * XG_NS_PER_MS);
     c->callback = mode == VRPN_MODE_UDP;
-    if (!c->deadline || evtimer_add(c->deadline, &tmo) < 0 || conn_start_session(a, c, mode) < 0) {
+    if (!c->deadline || xg_timer_once(c->deadline, (uint64_t)s->handshake_ms * 1000) < 0 ||
+        conn_start_session(a, c, mode) < 0) {
         c->bev = NULL;
         vrpn_srv_conn_free(s, c);
         return NULL;
     }
-    bufferevent_setcb(bev, read_cb, NULL, event_cb, a);
-    bufferevent_setwatermark(bev, EV_READ, 0, 2 * VRPN_MAX_MESSAGE);
     xg_tserver_read_cap(bev); /* call-backs too */
-    bufferevent_enable(bev, EV_READ | EV_WRITE);
+    struct xg_tcp_conf tc = {
+        .read = read_cb, .event = event_cb, .arg = a, .read_max = 2 * VRPN_MAX_MESSAGE};
+    xg_tcp_start(bev, &tc);
     return c;
 }
 
@@ -450,89 +444,81 @@ int vrpn_srv_accepted(void *arg, struct bufferevent *bev, struct xg_tls_session 
 /* A UDP connection request "<host> <port>\0" (§6.3): call the client back over TCP. Numeric
  * hosts only (a name is never resolved: that would block the reactor); never the server itself;
  * one session (connecting or connected) per call-back address and port. */
-void vrpn_srv_lob_read_cb(evutil_socket_t fd, short what, void *arg)
+int vrpn_srv_lob_datagram(void *arg, uint8_t *b, size_t n, const struct sockaddr *fromsa,
+                          socklen_t fl)
 {
     struct xg_adapter *a = arg;
     struct vrpn_server *s = a->priv;
-    (void)what;
-    xg_ingress_begin(&s->lob_budget); /* core/ingress_budget.h: one request = one message */
-    while (xg_ingress_more(&s->lob_budget)) {
-        uint8_t b[VRPN_LOB_MAX + 64];
-        struct sockaddr_storage from;
-        socklen_t fl = sizeof from;
-        ssize_t n = recvfrom(fd, b, sizeof b, MSG_TRUNC, (struct sockaddr *)&from, &fl);
-        if (n < 0) return;
-        xg_ingress_charge(&s->lob_budget, (size_t)n, 1);
-        char peer[64];
-        xg_net_addr_str((struct sockaddr *)&from, peer, sizeof peer);
-        struct vrpn_lob lob;
-        struct xg_error err = {0};
-        if ((size_t)n > VRPN_LOB_MAX || vrpn_lob_decode(b, (size_t)n, &lob, &err) < 0) {
-            if ((size_t)n > VRPN_LOB_MAX)
-                xg_error_set(&err, -EPROTO, "datagram of %zd bytes, above %d", n, VRPN_LOB_MAX);
-            s->lob_rejected++;
-            XG_WARN_PEER(&s->lim_request, a->name, "connection request from %s: %s: ignored", peer,
-                         err.msg);
-            continue;
-        }
-        char target[VRPN_CNAME_MAX + 16];
-        snprintf(target, sizeof target, "%s:%u", lob.host, (unsigned)lob.tcp_port);
-        struct sockaddr_in to;
-        if (vrpn_callback_target(lob.host, lob.tcp_port, &to) < 0) {
-            s->lob_rejected++;
-            s->lob_names++;
-            XG_WARN_PEER(&s->lim_request, a->name,
-                         "connection request from %s: call-back host '%s' is not a numeric IPv4 "
-                         "address (names are not resolved): ignored",
-                         peer, lob.host);
-            continue;
-        }
-        xg_net_addr_str((struct sockaddr *)&to, target, sizeof target);
-        if (vrpn_callback_is_self(&to, (struct sockaddr *)&s->bound_ss)) {
-            s->lob_rejected++;
-            s->lob_self++;
-            XG_WARN_PEER(&s->lim_request, a->name,
-                         "connection request from %s: call-back %s ('%s') is this server itself: "
-                         "ignored",
-                         peer, target, lob.host);
-            continue;
-        }
-        bool dup = false; /* duplicate suppression: one session per call-back address */
-        int64_t pending = 0;
-        for (struct conn *c = s->conns; c && !dup; c = c->next) {
-            dup = c->callback && c->cb_addr.sin_port == to.sin_port &&
-                  c->cb_addr.sin_addr.s_addr == to.sin_addr.s_addr;
-            pending += c->callback && vrpn_session_state(&c->sess) != VRPN_SESS_STREAMING;
-        }
-        if (dup) {
-            s->lob_duplicates++;
-            continue;
-        }
-        /* spoofed requests may hold at most half the slots (until handshake_timeout_ms) */
-        int64_t max_pending = s->max_clients > 1 ? s->max_clients / 2 : 1;
-        if (s->n_conns >= s->max_clients || pending >= max_pending) {
-            XG_WARN_PEER(
-                &s->lim_refused, a->name,
-                "connection request from %s (call back %s) refused: %s (%" PRId64 ") reached", peer,
-                target, pending >= max_pending ? "pending call-backs" : "max_clients",
-                pending >= max_pending ? max_pending : s->max_clients);
-            xg_tserver_count_refused(s->ts);
-            continue;
-        }
-        struct bufferevent *bev = bufferevent_socket_new(a->base, -1, BEV_OPT_CLOSE_ON_FREE);
-        struct conn *c = bev ? conn_new(a, bev, target, VRPN_MODE_UDP) : NULL;
-        if (!c) {
-            if (bev) bufferevent_free(bev);
-            a->errors++;
-            continue;
-        }
-        c->cb_addr = to;
-        s->callbacks++;
-        XG_DEBUG(a->name, "connection request from %s: calling back %s", peer, target);
-        if (bufferevent_socket_connect(bev, (struct sockaddr *)&to, (int)sizeof to) < 0) {
-            XG_WARN_PEER(&s->lim_callback, a->name, "call-back to %s failed", target);
-            s->callback_failures++;
-            vrpn_srv_conn_free(s, c);
-        }
+    (void)fl; /* read while s->lob_budget lasts (core/udp_endpoint.h): one request = one message */
+    char peer[64];
+    xg_net_addr_str(fromsa, peer, sizeof peer);
+    struct vrpn_lob lob;
+    struct xg_error err = {0};
+    if (n > VRPN_LOB_MAX || vrpn_lob_decode(b, n, &lob, &err) < 0) {
+        if (n > VRPN_LOB_MAX)
+            xg_error_set(&err, -EPROTO, "datagram of %zd bytes, above %d", n, VRPN_LOB_MAX);
+        s->lob_rejected++;
+        XG_WARN_PEER(&s->lim_request, a->name, "connection request from %s: %s: ignored", peer,
+                     err.msg);
+        return 1;
     }
+    char target[VRPN_CNAME_MAX + 16];
+    snprintf(target, sizeof target, "%s:%u", lob.host, (unsigned)lob.tcp_port);
+    struct sockaddr_in to;
+    if (vrpn_callback_target(lob.host, lob.tcp_port, &to) < 0) {
+        s->lob_rejected++;
+        s->lob_names++;
+        XG_WARN_PEER(&s->lim_request, a->name,
+                     "connection request from %s: call-back host '%s' is not a numeric IPv4 "
+                     "address (names are not resolved): ignored",
+                     peer, lob.host);
+        return 1;
+    }
+    xg_net_addr_str((struct sockaddr *)&to, target, sizeof target);
+    if (vrpn_callback_is_self(&to, (struct sockaddr *)&s->bound_ss)) {
+        s->lob_rejected++;
+        s->lob_self++;
+        XG_WARN_PEER(&s->lim_request, a->name,
+                     "connection request from %s: call-back %s ('%s') is this server itself: "
+                     "ignored",
+                     peer, target, lob.host);
+        return 1;
+    }
+    bool dup = false; /* duplicate suppression: one session per call-back address */
+    int64_t pending = 0;
+    for (struct conn *c = s->conns; c && !dup; c = c->next) {
+        dup = c->callback && c->cb_addr.sin_port == to.sin_port &&
+              c->cb_addr.sin_addr.s_addr == to.sin_addr.s_addr;
+        pending += c->callback && vrpn_session_state(&c->sess) != VRPN_SESS_STREAMING;
+    }
+    if (dup) {
+        s->lob_duplicates++;
+        return 1;
+    }
+    /* spoofed requests may hold at most half the slots (until handshake_timeout_ms) */
+    int64_t max_pending = s->max_clients > 1 ? s->max_clients / 2 : 1;
+    if (s->n_conns >= s->max_clients || pending >= max_pending) {
+        XG_WARN_PEER(&s->lim_refused, a->name,
+                     "connection request from %s (call back %s) refused: %s (%" PRId64 ") reached",
+                     peer, target, pending >= max_pending ? "pending call-backs" : "max_clients",
+                     pending >= max_pending ? max_pending : s->max_clients);
+        xg_tserver_count_refused(s->ts);
+        return 1;
+    }
+    struct bufferevent *bev = xg_tcp_new(a->base);
+    struct conn *c = bev ? conn_new(a, bev, target, VRPN_MODE_UDP) : NULL;
+    if (!c) {
+        if (bev) xg_tcp_free(bev);
+        a->errors++;
+        return 1;
+    }
+    c->cb_addr = to;
+    s->callbacks++;
+    XG_DEBUG(a->name, "connection request from %s: calling back %s", peer, target);
+    if (xg_tcp_connect(bev, (struct sockaddr *)&to, sizeof to) < 0) {
+        XG_WARN_PEER(&s->lim_callback, a->name, "call-back to %s failed", target);
+        s->callback_failures++;
+        vrpn_srv_conn_free(s, c);
+    }
+    return 1;
 }

@@ -386,7 +386,7 @@ static void udp_flush(struct xg_adapter *a, struct conn *c)
 {
     struct vrpn_server *s = a->priv;
     if (!c->dlen) return;
-    xg_udp_batch_add(&s->ubatch, c->udp_fd, (struct sockaddr *)&c->udp_to, c->udp_to_len, c->dgram,
+    xg_udp_batch_add(&s->ubatch, c->udp.fd, (struct sockaddr *)&c->udp_to, c->udp_to_len, c->dgram,
                      c->dlen, 0);
     c->dlen = 0;
 }

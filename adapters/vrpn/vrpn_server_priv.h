@@ -22,6 +22,8 @@
 #include "core/transport_server.h"
 #include "core/udp_batch.h"
 #include "core/ingress_budget.h"
+#include "core/timer.h"
+#include "core/udp_endpoint.h"
 
 #define MAX_TRACKERS 1000
 #define MAX_CTL_DEVICES 500 /* device names made for entities' controls (the rest: trackers) */
@@ -77,7 +79,7 @@ struct reports {
 struct conn {
     struct xg_adapter *a;
     struct bufferevent *bev;
-    struct event *deadline; /* the handshake (call-back connect + cookie) must end by then */
+    struct xg_timer *deadline; /* the handshake (call-back connect + cookie) must end by then */
     char peer[64];
     struct vrpn_session sess; /* cookie, ids, TCP sequence numbers (vrpn_session.h) */
     bool callback;            /* we connected back after a UDP connection request (UDP+TCP mode) */
@@ -85,10 +87,10 @@ struct conn {
     int32_t *tsender;           /* our sender id of each tracker on this connection */
     int n_tsender;
     uint32_t udp_seq;
-    int udp_fd;                     /* our UDP socket for this connection (-1 = none) */
-    struct event *udp_ev;           /* reads (and discards) what the client sends to it */
-    uint16_t udp_port;              /* its port (announced in callback mode) */
-    char udp_host[64];              /* its address */
+    struct xg_udp_rx udp; /* our UDP socket for this connection (udp.fd -1 = none); reads (and
+                             discards) what the client sends to it (core/udp_endpoint.h) */
+    uint16_t udp_port;    /* its port (announced in callback mode) */
+    char udp_host[64];    /* its address */
     struct sockaddr_storage udp_to; /* the client's announced UDP address */
     socklen_t udp_to_len;
     bool udp_ok; /* client's UDP_DESCRIPTION received: low-latency reports go over UDP */
@@ -109,8 +111,7 @@ struct vrpn_server {
     struct rule *rules;
     size_t n_rules;
     struct xg_tserver *ts; /* TCP listener, client cap, slow-client policy (transport_server.h) */
-    int udp_fd;
-    struct event *udp_ev;
+    struct xg_udp_rx lob;  /* the UDP connection-request socket (core/udp_endpoint.h) */
     char bound[128];
     struct conn *conns;
     int n_conns;
@@ -180,9 +181,11 @@ int vrpn_srv_clients(void *arg);
 int vrpn_srv_accepted(void *arg, struct bufferevent *bev, struct xg_tls_session *tls,
                       const char *peer);
 
-/** Read call-back of the UDP listen socket (arg: the adapter): UDP connection requests (wire
- *  rules §6.3), each checked and called back over TCP or refused with one log line. */
-void vrpn_srv_lob_read_cb(evutil_socket_t fd, short what, void *arg);
+/** One datagram of the UDP listen socket (an xg_udp_rx_fn, core/udp_endpoint.h; arg: the
+ *  adapter; n its full length, MSG_TRUNC): a UDP connection request (wire rules §6.3), checked
+ *  and called back over TCP or refused with one log line. Returns 1 (one message). */
+int vrpn_srv_lob_datagram(void *arg, uint8_t *b, size_t n, const struct sockaddr *fromsa,
+                          socklen_t fl);
 
 /* ---- vrpn_server_egress.c ---- */
 

@@ -43,7 +43,7 @@ struct conn {
     char peer[64];
     enum conn_state state;
     wslay_event_context_ptr ws;
-    struct event *timer; /* handshake deadline, then the PING timer */
+    struct xg_timer *timer; /* handshake deadline, then the PING timer (core/timer.h) */
     char session[WEBXR_SESSION_MAX + 1];
     bool hello;
     int pings_fast;       /* PINGs left at 100 ms */
@@ -81,8 +81,8 @@ static void conn_free(struct conn *c)
     if ((*c->prevp = c->next)) c->next->prevp = c->prevp;
     x->n_conns--;
     if (c->ws) wslay_event_context_free(c->ws);
-    if (c->timer) event_free(c->timer);
-    if (c->bev) bufferevent_free(c->bev);
+    xg_timer_free(c->timer);
+    if (c->bev) xg_tcp_free(c->bev);
     if (c->state != HANDSHAKE && c->session[0])
         XG_INFO_PEER(&x->lim_sess, x->a->name, "peer %s: session %s ended%s%s", c->peer, c->session,
                      c->close_reason[0] ? ": " : "", c->close_reason);
@@ -93,14 +93,13 @@ static void conn_free(struct conn *c)
 static void conn_close_later(struct conn *c)
 {
     c->state = CLOSING;
-    bufferevent_disable(c->bev, EV_READ);
-    if (!evbuffer_get_length(bufferevent_get_output(c->bev))) {
+    xg_tcp_pause(c->bev, false);
+    if (!xg_tcp_unsent(c->bev)) {
         conn_free(c);
         return;
     }
     /* a peer that does not read what is left (the close frame) is not waited for long */
-    struct timeval tv = {2, 0};
-    if (c->timer) evtimer_add(c->timer, &tv);
+    if (c->timer) xg_timer_once(c->timer, 2000000);
 }
 
 /* A bad message or rule broken: one line naming peer and reason, a close frame with `code`. */
@@ -143,8 +142,7 @@ static void send_ping(struct conn *c)
 static void arm_ping(struct conn *c)
 {
     int64_t ms = c->pings_fast > 0 ? 100 : c->x->ping_ms;
-    struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
-    evtimer_add(c->timer, &tv);
+    xg_timer_once(c->timer, (uint64_t)ms * 1000);
 }
 
 static void handle_msg(struct conn *c, const uint8_t *p, size_t n, int64_t now)
@@ -226,7 +224,7 @@ static ssize_t ws_recv(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, in
         wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
         return -1;
     }
-    int n = evbuffer_remove(bufferevent_get_input(c->bev), buf, len);
+    int n = evbuffer_remove(xg_tcp_input(c->bev), buf, len);
     if (n <= 0) {
         wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
         return -1;
@@ -239,7 +237,7 @@ static ssize_t ws_send(wslay_event_context_ptr ctx, const uint8_t *data, size_t 
 {
     struct conn *c = u;
     (void)flags;
-    if (bufferevent_write(c->bev, data, len)) {
+    if (xg_tcp_write(c->bev, data, len)) {
         wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE);
         return -1;
     }
@@ -311,7 +309,7 @@ static void ws_pump(struct conn *c)
 
 static void http_reply(struct conn *c, const char *status, const char *extra, const char *body)
 {
-    evbuffer_add_printf(bufferevent_get_output(c->bev),
+    evbuffer_add_printf(xg_tcp_output(c->bev),
                         "HTTP/1.1 %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
                         "X-Content-Type-Options: nosniff\r\n%sConnection: close\r\n"
                         "Content-Length: %zu\r\n\r\n%s",
@@ -321,7 +319,7 @@ static void http_reply(struct conn *c, const char *status, const char *extra, co
 static void handshake(struct conn *c)
 {
     struct webxr *x = c->x;
-    struct evbuffer *in = bufferevent_get_input(c->bev);
+    struct evbuffer *in = xg_tcp_input(c->bev);
     struct evbuffer_ptr end = evbuffer_search(in, "\r\n\r\n", 4, NULL);
     if (end.pos < 0 || (size_t)end.pos + 4 > HEAD_MAX) {
         if (end.pos >= 0 || evbuffer_get_length(in) > HEAD_MAX) {
@@ -368,7 +366,7 @@ static void handshake(struct conn *c)
     }
     char accept[40];
     webxr_accept_key(u.key, accept, sizeof accept);
-    evbuffer_add_printf(bufferevent_get_output(c->bev),
+    evbuffer_add_printf(xg_tcp_output(c->bev),
                         "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
                         "Connection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n\r\n",
                         accept);
@@ -386,7 +384,7 @@ static void handshake(struct conn *c)
     /* max_message_bytes is checked in ws_frame_start (to say so in the log); wslay's own bound
      * (it closes with 1009 silently) stays above it as a backstop */
     wslay_event_config_set_max_recv_msg_length(c->ws, (uint64_t)x->max_message * 2 + 1024);
-    evtimer_del(c->timer);
+    xg_timer_stop(c->timer);
     c->state = OPEN;
     ws_pump(c);
 }
@@ -406,7 +404,7 @@ static void read_cb(struct bufferevent *bev, void *arg)
 static void write_cb(struct bufferevent *bev, void *arg)
 {
     struct conn *c = arg;
-    if (c->state == CLOSING && !evbuffer_get_length(bufferevent_get_output(bev))) conn_free(c);
+    if (c->state == CLOSING && !xg_tcp_unsent(bev)) conn_free(c);
 }
 
 static void event_cb(struct bufferevent *bev, short what, void *arg)
@@ -419,11 +417,9 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
     conn_free(c);
 }
 
-static void timer_cb(evutil_socket_t fd, short what, void *arg)
+static void timer_cb(void *arg)
 {
     struct conn *c = arg;
-    (void)fd;
-    (void)what;
     if (c->state == HANDSHAKE) {
         c->x->handshakes_failed++;
         XG_WARN_PEER(&c->x->lim_hs, c->x->a->name,
@@ -466,7 +462,7 @@ static int ts_accepted(void *arg, struct bufferevent *bev, struct xg_tls_session
     (void)tls;
     struct conn *c = calloc(1, sizeof *c);
     if (!c) return -ENOMEM;
-    c->timer = evtimer_new(x->a->base, timer_cb, c);
+    c->timer = xg_timer_new(x->a->base, timer_cb, c);
     if (!c->timer) {
         free(c);
         return -ENOMEM;
@@ -478,11 +474,9 @@ static int ts_accepted(void *arg, struct bufferevent *bev, struct xg_tls_session
     x->conns = c;
     c->prevp = &x->conns;
     x->n_conns++;
-    struct timeval tv = {(time_t)(x->handshake_ms / 1000),
-                         (suseconds_t)(x->handshake_ms % 1000) * 1000};
-    evtimer_add(c->timer, &tv);
-    bufferevent_setcb(bev, read_cb, write_cb, event_cb, c);
-    bufferevent_enable(bev, EV_READ | EV_WRITE);
+    xg_timer_once(c->timer, (uint64_t)x->handshake_ms * 1000);
+    struct xg_tcp_conf tc = {.read = read_cb, .written = write_cb, .event = event_cb, .arg = c};
+    xg_tcp_start(bev, &tc);
     return 0;
 }
 

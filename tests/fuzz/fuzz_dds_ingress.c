@@ -157,7 +157,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     strcpy(d->world_frame, "world");
     d->read_tf = true;
     d->frame = &ros;
-    d->pipe_r = d->pipe_w = -1;
     static struct xg_adapter a;
     memset(&a, 0, sizeof a);
     strcpy(a.name, "ros");

@@ -1,5 +1,5 @@
-/* ICMP errors on the RTP adapter's UDP socket (see rtp_icmp.h). */
-#include "adapters/rtp/rtp_icmp.h"
+/* ICMP errors on a UDP socket: IP_RECVERR and the error queue (core/udp_endpoint.h). */
+#include "core/udp_endpoint.h"
 
 #include <errno.h>
 #include <linux/errqueue.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/uio.h>
 
-int rtp_icmp_enable(int fd, int family)
+int xg_udp_icmp_enable(int fd, int family)
 {
     int on = 1;
     int rc = family == AF_INET6 ? setsockopt(fd, IPPROTO_IPV6, IPV6_RECVERR, &on, sizeof on)
@@ -16,7 +16,7 @@ int rtp_icmp_enable(int fd, int family)
     return rc ? -errno : 0;
 }
 
-int rtp_icmp_drain(int fd, rtp_icmp_fn fn, void *user)
+int xg_udp_icmp_drain(int fd, xg_udp_icmp_fn fn, void *user)
 {
     int n = 0;
     for (int guard = 0; guard < 256; guard++) {

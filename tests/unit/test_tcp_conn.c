@@ -1,0 +1,127 @@
+/* Unit tests for an adapter's TCP connection (core/tcp_conn.h) over a socket pair: bytes written
+ * arrive through the read callback, the input bound pauses reading, the written callback, a
+ * read timeout as BEV_EVENT_TIMEOUT, EOF when the other end closes, a connect that fails. */
+#include <arpa/inet.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "core/tcp_conn.h"
+#include "tests/unit/test_skip.h"
+
+struct ctx {
+    struct event_base *b;
+    size_t got;
+    int reads, writes;
+    short last_event;
+};
+
+static void on_read(struct bufferevent *bev, void *arg)
+{
+    struct ctx *c = arg;
+    c->reads++;
+    struct evbuffer *in = xg_tcp_input(bev);
+    c->got += evbuffer_get_length(in);
+    evbuffer_drain(in, evbuffer_get_length(in));
+    event_base_loopbreak(c->b);
+}
+
+static void on_written(struct bufferevent *bev, void *arg)
+{
+    struct ctx *c = arg;
+    (void)bev;
+    c->writes++;
+    event_base_loopbreak(c->b);
+}
+
+static void on_event(struct bufferevent *bev, short what, void *arg)
+{
+    struct ctx *c = arg;
+    (void)bev;
+    c->last_event = what;
+    event_base_loopbreak(c->b);
+}
+
+static void test_pair(void **state)
+{
+    (void)state;
+    int sv[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
+    struct ctx ca = {.b = event_base_new()}, cb = {.b = ca.b};
+    struct bufferevent *a = xg_tcp_wrap(ca.b, sv[0]), *b = xg_tcp_wrap(ca.b, sv[1]);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_true(xg_tcp_fd(a) == sv[0]);
+    struct xg_tcp_conf fa = {.read = on_read, .written = on_written, .event = on_event, .arg = &ca};
+    struct xg_tcp_conf fb = {.read = on_read, .event = on_event, .arg = &cb, .read_max = 4096};
+    xg_tcp_start(a, &fa);
+    xg_tcp_start(b, &fb);
+    assert_int_equal(xg_tcp_write(a, "hello", 5), 0);
+    assert_true(xg_tcp_unsent(a) == 5);
+    while (!ca.writes || !cb.got)
+        event_base_dispatch(ca.b);
+    assert_int_equal(cb.got, 5);
+    assert_true(xg_tcp_unsent(a) == 0);
+    assert_int_equal(evbuffer_get_length(xg_tcp_output(a)), 0);
+    /* a read timeout: nothing arrives within 20 ms */
+    xg_tcp_read_timeout(b, 20);
+    event_base_dispatch(ca.b);
+    assert_true(cb.last_event & BEV_EVENT_TIMEOUT);
+    assert_true(cb.last_event & BEV_EVENT_READING);
+    /* paused: what arrives is not read; the other end closing shows as EOF on a */
+    xg_tcp_read_timeout(b, 0);
+    xg_tcp_pause(b, true);
+    int reads = cb.reads;
+    xg_tcp_write(a, "x", 1);
+    event_base_loop(ca.b, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+    assert_int_equal(cb.reads, reads);
+    xg_tcp_free(b);
+    while (!(ca.last_event & BEV_EVENT_EOF) && !(ca.last_event & BEV_EVENT_ERROR))
+        event_base_dispatch(ca.b);
+    xg_tcp_free(a);
+    xg_tcp_free(NULL);
+    event_base_free(ca.b);
+}
+
+static void test_connect_refused(void **state)
+{
+    (void)state;
+    /* a port nobody listens on: listen, note it, close */
+    int l = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in to = {.sin_family = AF_INET};
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t tl = sizeof to;
+    assert_int_equal(bind(l, (struct sockaddr *)&to, sizeof to), 0);
+    assert_int_equal(getsockname(l, (struct sockaddr *)&to, &tl), 0);
+    close(l);
+    struct ctx c = {.b = event_base_new()};
+    struct bufferevent *bev = xg_tcp_new(c.b);
+    assert_non_null(bev);
+    assert_int_equal(xg_tcp_fd(bev), -1);
+    struct xg_tcp_conf f = {.read = on_read, .event = on_event, .arg = &c};
+    xg_tcp_start(bev, &f);
+    assert_int_equal(xg_tcp_connect(bev, (struct sockaddr *)&to, sizeof to), 0);
+    event_base_dispatch(c.b);
+    assert_true(c.last_event & BEV_EVENT_ERROR);
+    xg_tcp_free(bev);
+    event_base_free(c.b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pair),
+        cmocka_unit_test(test_connect_refused),
+    };
+    return xg_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
+}
