@@ -7,12 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/transport.h"
 #include "adapters/mcap/mcap_cdr.h"
 #include "adapters/mcap/mcap_reader.h"
 #include "core/adapter.h"
 #include "core/clock.h"
 #include "core/log.h"
+#include "core/timer.h"
 #include "mappings/frame.h"
 
 #define MAX_PER_TICK 20000 /* messages played per timer callback before the loop runs again */
@@ -33,7 +33,7 @@ struct mcap_replay_state {
     bool lossless;                /* play the Sample channel, else /tf */
     uint64_t first_log, last_log; /* log times of the played channels in the file */
     uint64_t win_start, win_end;  /* the window's log times (win_end 0 = to the end) */
-    struct event *timer;
+    struct xg_timer *timer;
     int64_t t0_ns; /* gateway time of win_start in this loop */
     bool pending;  /* a message read but not played yet */
     const struct mcap_channel_info *pch;
@@ -249,8 +249,7 @@ static void play_tf(struct xg_adapter *a, const struct mcap_msg *m, int64_t now)
 static void schedule(struct mcap_replay_state *s, int64_t delay)
 {
     if (delay < 0) delay = 0;
-    struct timeval tv = {(time_t)(delay / 1000000000), (suseconds_t)((delay % 1000000000) / 1000)};
-    evtimer_add(s->timer, &tv);
+    xg_timer_once(s->timer, (uint64_t)delay / 1000);
 }
 
 /* The end of the file or of the window: loop or stop. Returns true when playback goes on. */
@@ -273,9 +272,8 @@ static bool at_end(struct xg_adapter *a, int64_t now)
     return true;
 }
 
-static void rep_tick(evutil_socket_t fd, short what, void *arg)
+static void rep_tick(void *arg)
 {
-    (void)fd, (void)what;
     struct xg_adapter *a = arg;
     struct mcap_replay *p = a->priv;
     struct mcap_replay_state *s = p->st;
@@ -317,7 +315,7 @@ static int rep_start(struct xg_adapter *a)
 {
     struct mcap_replay *p = a->priv;
     struct mcap_replay_state *s = p->st;
-    s->timer = evtimer_new(a->base, rep_tick, a);
+    s->timer = xg_timer_new(a->base, rep_tick, a);
     if (!s->timer) return -ENOMEM;
     s->t0_ns = xg_clock_mono_ns();
     XG_INFO(a->name, "replaying %s: %s, %.3f s from %.3f s, x%g, %s", p->path,
@@ -352,7 +350,7 @@ static void rep_stop(struct xg_adapter *a)
 {
     struct mcap_replay *p = a->priv;
     if (p && p->st && p->st->timer) {
-        event_free(p->st->timer);
+        xg_timer_free(p->st->timer);
         p->st->timer = NULL;
     }
 }
