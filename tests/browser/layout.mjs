@@ -118,14 +118,26 @@ export async function cameraChecks(ctx, url, check, consoleErrors) {
     const hasFocus = await page.locator('#focus').count();
     if (hasFocus) await page.click('#focus');
     await waitFrames(page, 30, 20);
-    out.focus = await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => {
+    // the target's distance to the head over 20 frames drawn, judged by the median: the take
+    // loops, and the frames just after its jump back to the start have the camera gliding after
+    // it (a camera that does not follow is far from the walking head in most of them)
+    out.focus = await page.evaluate(() => new Promise((done) => {
       const v = window.xrgateInspector.view;
-      const head = v.entities.get('take/Head').body.position;
-      done({ dist: v.camera.position.distanceTo(v.controls.target),
-             offset: v.controls.target.distanceTo(head), focus: v.framing.focus ?? null });
-    })));
+      const offsets = [];
+      let dist = 0;
+      const frame = () => {
+        const head = v.entities.get('take/Head').body.position;
+        offsets.push(v.controls.target.distanceTo(head));
+        dist = Math.max(dist, v.camera.position.distanceTo(v.controls.target));
+        if (offsets.length < 20) { requestAnimationFrame(frame); return; }
+        const sorted = [...offsets].sort((a, b) => a - b);
+        done({ dist, offset: sorted[10], offsetMax: sorted[19], focus: v.framing.focus ?? null });
+      };
+      requestAnimationFrame(frame);
+    }));
     check(hasFocus && out.focus.focus === 'take/Head' && out.focus.dist < 2 && out.focus.offset < 0.5,
-          'focus: the selected entity framed up close and followed', out.focus);
+          'focus: the selected entity framed up close and followed (median over 20 frames)',
+          out.focus);
     // fit view: every joint framed again, the focus and the user's zoom forgotten
     await page.click('#fit');
     await waitFrames(page, 10, 5);
