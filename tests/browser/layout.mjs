@@ -222,13 +222,18 @@ export async function filterSortChecks(page, check) {
   // 200 ms of each 2 s, and may not be in the 3D scene yet: a predicate that threw on its missing
   // pose ended the wait at once)
   await page.fill('#filter', 'stale');
+  // the predicate returns what it saw (a later read could catch the body's next fresh sample)
   out.stale = await page.waitForFunction(() => {
     const rows = [...document.querySelectorAll('#entities tbody tr[data-name]')];
     const p = window.xrgateInspector.view.poses();
-    return rows.length === 1 && rows[0].dataset.name === 'slow/body0' && !!p['slow/body0'] &&
+    const ok = rows.length === 1 && rows[0].dataset.name === 'slow/body0' && !!p['slow/body0'] &&
       !p['slow/body0'].dimmed &&
       Object.keys(p).filter((n) => n !== 'slow/body0').every((n) => p[n].dimmed);
-  }, null, { timeout: 10000 }).then(() => shown(), () => shown());
+    return ok && { rows: rows.map((tr) => tr.dataset.name),
+                   qualities: rows.map((tr) => tr.cells[5].textContent),
+                   dimmed: Object.keys(p).filter((n) => p[n].dimmed).sort(),
+                   empty: document.querySelector('#entities tr.empty')?.textContent || null };
+  }, null, { timeout: 10000 }).then((h) => h.jsonValue(), () => shown());
   check(JSON.stringify(out.stale.rows) === '["slow/body0"]' && out.stale.dimmed.length === 6 &&
         !out.stale.dimmed.includes('slow/body0'),
         'filter "stale": the STALE entity, highlighted in 3D (the rest faint)', out.stale);
