@@ -221,51 +221,10 @@ void mcap_footer(struct mcap_buf *b, uint64_t summary_start, uint64_t summary_of
 
 /* ---- decoding ---- */
 
-static const uint8_t *take(struct mcap_cur *c, size_t n)
+uint32_t mcap_get_str(struct xg_reader *c, const uint8_t **s)
 {
-    if (c->bad || c->n - c->off < n) {
-        c->bad = true;
-        return NULL;
-    }
-    const uint8_t *p = c->p + c->off;
-    c->off += n;
-    return p;
-}
-
-static uint64_t get_le(struct mcap_cur *c, size_t n)
-{
-    const uint8_t *p = take(c, n);
-    uint64_t v = 0;
-    if (!p) return 0;
-    for (size_t i = 0; i < n; i++)
-        v |= (uint64_t)p[i] << (8 * i);
-    return v;
-}
-
-uint8_t mcap_get_u8(struct mcap_cur *c)
-{
-    return (uint8_t)get_le(c, 1);
-}
-
-uint16_t mcap_get_u16(struct mcap_cur *c)
-{
-    return (uint16_t)get_le(c, 2);
-}
-
-uint32_t mcap_get_u32(struct mcap_cur *c)
-{
-    return (uint32_t)get_le(c, 4);
-}
-
-uint64_t mcap_get_u64(struct mcap_cur *c)
-{
-    return get_le(c, 8);
-}
-
-uint32_t mcap_get_str(struct mcap_cur *c, const uint8_t **s)
-{
-    uint32_t n = mcap_get_u32(c);
-    *s = take(c, n);
+    uint32_t n = xg_read_le32(c);
+    *s = xg_read_bytes(c, n);
     return *s ? n : 0;
 }
 
@@ -273,50 +232,53 @@ int mcap_next_record(const uint8_t *p, size_t n, size_t *off, uint64_t max_len,
                      struct mcap_record *r)
 {
     if (*off > n || n - *off < 9) return -EAGAIN;
-    struct mcap_cur c = {.p = p + *off, .n = n - *off};
-    r->op = mcap_get_u8(&c);
-    r->len = mcap_get_u64(&c);
+    struct xg_reader c;
+    xg_reader_init(&c, p + *off, n - *off);
+    r->op = xg_read_u8(&c);
+    r->len = xg_read_le64(&c);
     if (r->len > max_len) return -EMSGSIZE;
-    if (c.n - c.off < r->len) return -EAGAIN;
-    r->body = c.p + c.off;
+    if (c.len - c.off < r->len) return -EAGAIN;
+    r->body = c.buf + c.off;
     *off += 9 + (size_t)r->len;
     return 0;
 }
 
 int mcap_parse_message(const struct mcap_record *r, struct mcap_msg *m)
 {
-    struct mcap_cur c = {.p = r->body, .n = (size_t)r->len};
-    m->channel = mcap_get_u16(&c);
-    m->sequence = mcap_get_u32(&c);
-    m->log_time = mcap_get_u64(&c);
-    m->publish_time = mcap_get_u64(&c);
-    if (c.bad) return -EPROTO;
-    m->data = c.p + c.off;
-    m->len = c.n - c.off;
+    struct xg_reader c;
+    xg_reader_init(&c, r->body, (size_t)r->len);
+    m->channel = xg_read_le16(&c);
+    m->sequence = xg_read_le32(&c);
+    m->log_time = xg_read_le64(&c);
+    m->publish_time = xg_read_le64(&c);
+    if (c.err) return -EPROTO;
+    m->data = c.buf + c.off;
+    m->len = c.len - c.off;
     return 0;
 }
 
 int mcap_parse_chunk(const struct mcap_record *r, struct mcap_chunk *k, struct xg_error *err)
 {
-    struct mcap_cur c = {.p = r->body, .n = (size_t)r->len};
-    k->message_start_time = mcap_get_u64(&c);
-    k->message_end_time = mcap_get_u64(&c);
-    k->uncompressed_size = mcap_get_u64(&c);
-    k->uncompressed_crc = mcap_get_u32(&c);
+    struct xg_reader c;
+    xg_reader_init(&c, r->body, (size_t)r->len);
+    k->message_start_time = xg_read_le64(&c);
+    k->message_end_time = xg_read_le64(&c);
+    k->uncompressed_size = xg_read_le64(&c);
+    k->uncompressed_crc = xg_read_le32(&c);
     const uint8_t *s;
     uint32_t sl = mcap_get_str(&c, &s);
-    if (c.bad) return xg_error_set(err, -EPROTO, "chunk: fixed fields or compression overrun");
+    if (c.err) return xg_error_set(err, -EPROTO, "chunk: fixed fields or compression overrun");
     if (sl >= sizeof k->compression)
         return xg_error_set(err, -EPROTO, "chunk: compression name of %u bytes (at most %zu)",
                             (unsigned)sl, sizeof k->compression - 1);
     memcpy(k->compression, s, sl);
     k->compression[sl] = '\0';
-    uint64_t rl = mcap_get_u64(&c);
-    if (c.bad || rl > c.n - c.off)
+    uint64_t rl = xg_read_le64(&c);
+    if (c.err || rl > c.len - c.off)
         return xg_error_set(err, -EPROTO,
                             "chunk: records length %llu exceeds the %zu bytes left in the record",
-                            (unsigned long long)rl, c.bad ? (size_t)0 : c.n - c.off);
-    k->records = c.p + c.off;
+                            (unsigned long long)rl, c.err ? (size_t)0 : c.len - c.off);
+    k->records = c.buf + c.off;
     k->records_len = (size_t)rl;
     return 0;
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/wire.h"
 
 /** The 8 magic bytes at the start and the end of every MCAP file (spec "Magic"). */
 #define MCAP_MAGIC "\x89MCAP0\r\n"
@@ -153,19 +154,10 @@ struct mcap_record {
     uint64_t len;
 };
 
-/** A bounded little-endian cursor over a record's content. Reads past the end set `bad` and
- *  return zeros. */
-struct mcap_cur {
-    const uint8_t *p;
-    size_t n, off;
-    bool bad;
-};
-uint8_t mcap_get_u8(struct mcap_cur *c);
-uint16_t mcap_get_u16(struct mcap_cur *c);
-uint32_t mcap_get_u32(struct mcap_cur *c);
-uint64_t mcap_get_u64(struct mcap_cur *c);
+/* Reading a record's content: core/wire.h's struct xg_reader (little-endian, xg_read_le*; a
+ * read past the end sets err and returns zeros). */
 /** A String: points *s at its bytes (not NUL-terminated) and returns the length. */
-uint32_t mcap_get_str(struct mcap_cur *c, const uint8_t **s);
+uint32_t mcap_get_str(struct xg_reader *c, const uint8_t **s);
 
 /** The record at p[*off..n): 0 and *off advanced past it; -EAGAIN when the bytes end inside it
  *  (a file cut short: a reader stops there); -EMSGSIZE when its length exceeds `max_len`. */

@@ -85,11 +85,12 @@ static void copy_str(char *dst, size_t size, const uint8_t *s, uint32_t n)
 static int on_schema(struct mcap_reader *r, const struct mcap_record *rec, uint64_t at,
                      struct xg_error *err)
 {
-    struct mcap_cur c = {.p = rec->body, .n = (size_t)rec->len};
-    uint16_t id = mcap_get_u16(&c);
+    struct xg_reader c;
+    xg_reader_init(&c, rec->body, (size_t)rec->len);
+    uint16_t id = xg_read_le16(&c);
     const uint8_t *name, *enc;
     uint32_t nl = mcap_get_str(&c, &name), el = mcap_get_str(&c, &enc);
-    if (c.bad)
+    if (c.err)
         return xg_error_set(err, -EPROTO, "Schema record at offset %llu: a string overruns it",
                             (unsigned long long)at);
     for (int i = 0; i < r->n_schema; i++)
@@ -106,11 +107,12 @@ static int on_schema(struct mcap_reader *r, const struct mcap_record *rec, uint6
 static int on_channel(struct mcap_reader *r, const struct mcap_record *rec, uint64_t at,
                       struct xg_error *err)
 {
-    struct mcap_cur c = {.p = rec->body, .n = (size_t)rec->len};
-    uint16_t id = mcap_get_u16(&c), schema = mcap_get_u16(&c);
+    struct xg_reader c;
+    xg_reader_init(&c, rec->body, (size_t)rec->len);
+    uint16_t id = xg_read_le16(&c), schema = xg_read_le16(&c);
     const uint8_t *topic, *enc;
     uint32_t tl = mcap_get_str(&c, &topic), el = mcap_get_str(&c, &enc);
-    if (c.bad)
+    if (c.err)
         return xg_error_set(err, -EPROTO, "Channel record at offset %llu: a string overruns it",
                             (unsigned long long)at);
     for (int i = 0; i < r->n_ch; i++)

@@ -187,18 +187,21 @@ static void test_writer_file(void **state)
             assert_int_equal(mcap_crc32(0, c.records, c.records_len), c.uncompressed_crc);
             chunks++;
         } else if (r.op == MCAP_OP_MESSAGE_INDEX) {
-            struct mcap_cur cu = {.p = r.body, .n = (size_t)r.len};
-            assert_int_equal(mcap_get_u16(&cu), 0);
-            msgs_indexed += (int)(mcap_get_u32(&cu) / 16);
+            struct xg_reader cu;
+            xg_reader_init(&cu, r.body, (size_t)r.len);
+            assert_int_equal(xg_read_le16(&cu), 0);
+            msgs_indexed += (int)(xg_read_le32(&cu) / 16);
         } else if (r.op == MCAP_OP_DATA_END) {
-            struct mcap_cur cu = {.p = r.body, .n = (size_t)r.len};
-            assert_int_equal(mcap_get_u32(&cu), 0); /* data section CRC: not computed */
+            struct xg_reader cu;
+            xg_reader_init(&cu, r.body, (size_t)r.len);
+            assert_int_equal(xg_read_le32(&cu), 0); /* data section CRC: not computed */
             data_end = true;
         } else if (r.op == MCAP_OP_FOOTER) {
-            struct mcap_cur cu = {.p = r.body, .n = (size_t)r.len};
-            uint64_t sum = mcap_get_u64(&cu);
-            mcap_get_u64(&cu);
-            uint32_t crc = mcap_get_u32(&cu);
+            struct xg_reader cu;
+            xg_reader_init(&cu, r.body, (size_t)r.len);
+            uint64_t sum = xg_read_le64(&cu);
+            xg_read_le64(&cu);
+            uint32_t crc = xg_read_le32(&cu);
             assert_int_equal(crc, mcap_crc32(0, p + sum, (size_t)(r.body + 16 - (p + sum))));
             footer = true;
         }
