@@ -1,6 +1,6 @@
 /* less adapter, the UDP socket (P12-P14): datagrams in (signature with key rotation, the peer's
  * address: the configured one or the first authentic sender) handed to the session
- * (less_session_rx_udp), the session's datagrams out batched with sendmmsg(2), the timer for
+ * (less_session_rx_udp), the session's datagrams out batched by core (xg_udp_batch_send), the timer for
  * re-sends and keep-alive acks, and the configured peer's resolution. The protocol (ack window,
  * re-sends, stale rule, restarts) is the session's: less_session_udp.c. */
 #include <errno.h>
@@ -31,7 +31,7 @@ void less_udp_datagram(void *user, const uint8_t *buf, size_t len)
     xg_udp_batch_add(&la->ubatch, la->udp.fd, (struct sockaddr *)&p->ss, p->sslen, buf, len, 0);
 }
 
-/* Send the queued datagrams, one sendmmsg(2) per XG_UDP_BATCH (udp_sends): sent ones count in
+/* Send the queued datagrams through core's batch (xg_udp_batch_send, XG_UDP_BATCH a call): sent ones count in
  * packets_out, refused ones in drops (as a refused sendto did). */
 static void udp_out(struct less_adapter *la)
 {
@@ -44,7 +44,7 @@ static void udp_out(struct less_adapter *la)
 }
 
 /* Send the pending messages in datagrams of at most `mtu` bytes, with the re-sends queued by
- * less_udp_resend: all in one sendmmsg(2) per XG_UDP_BATCH datagrams. Messages wait while the
+ * less_udp_resend: all through core's batch (xg_udp_batch_send). Messages wait while the
  * peer's address is unknown. */
 int less_udp_flush(struct less_peer *p, bool force)
 {

@@ -244,7 +244,7 @@ static void send_to_all(struct xg_adapter *a, const uint8_t *buf, size_t len)
                              r->dests.d[i].len, buf, len, i);
 }
 
-/* Hand the queued packets to the kernel, one sendmmsg(2) per XG_UDP_BATCH of them (udp_sends);
+/* Hand the queued packets to core's batch (xg_udp_batch_send, XG_UDP_BATCH a call; udp_sends);
  * a destination that refuses one loses it (send_errors), the others are not affected. */
 static void send_flush(struct xg_adapter *a)
 {
