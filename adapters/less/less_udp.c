@@ -1,7 +1,7 @@
 /* less adapter, the UDP socket (P12-P14): datagrams in (signature with key rotation, the peer's
  * address: the configured one or the first authentic sender) handed to the session
- * (less_session_rx_udp), the session's datagrams out batched by core (xg_udp_batch_send), the timer for
- * re-sends and keep-alive acks, and the configured peer's resolution. The protocol (ack window,
+ * (less_session_rx_udp), the session's datagrams out batched by core (xg_udp_batch_send), the timer
+ * for re-sends and keep-alive acks, and the configured peer's resolution. The protocol (ack window,
  * re-sends, stale rule, restarts) is the session's: less_session_udp.c. */
 #include <errno.h>
 #include <inttypes.h>
@@ -31,8 +31,8 @@ void less_udp_datagram(void *user, const uint8_t *buf, size_t len)
     xg_udp_batch_add(&la->ubatch, la->udp.fd, (struct sockaddr *)&p->ss, p->sslen, buf, len, 0);
 }
 
-/* Send the queued datagrams through core's batch (xg_udp_batch_send, XG_UDP_BATCH a call): sent ones count in
- * packets_out, refused ones in drops (as a refused sendto did). */
+/* Send the queued datagrams through core's batch (xg_udp_batch_send, XG_UDP_BATCH a call): sent
+ * ones count in packets_out, refused ones in drops (as a refused sendto did). */
 static void udp_out(struct less_adapter *la)
 {
     struct xg_udp_batch *b = &la->ubatch;
