@@ -120,9 +120,14 @@ static void bad_input(struct in_ctx *c, const char *what, const char *fmt_field,
                  fmt_field, value);
 }
 
+/* A frame id without its leading '/'s (tf2 strips the one that ROS 1 frame ids carried; "//a"
+ * is the same frame as "a", never an entity named "/a"). NULL reads as "". */
 static const char *strip_slash(const char *s)
 {
-    return s && s[0] == '/' ? s + 1 : (s ? s : "");
+    if (!s) return "";
+    while (*s == '/')
+        s++;
+    return s;
 }
 
 /* Header stamp → gateway time through the writer's clock map; a step is counted and logged

@@ -118,6 +118,31 @@ static void test_long_parent(void **state)
     fx_free(f);
 }
 
+/* Leading '/'s are dropped from child and parent alike (a fuzz finding: "//a" was stored as
+ * the frame "/a", a name no ROS frame id has): "//a" and "/a" are the frame "a"; "///" is an
+ * empty child, refused as bad input. */
+static void test_leading_slashes(void **state)
+{
+    (void)state;
+    struct fixture *f = fx_new();
+    ts_t ts[4];
+    set_tf(&ts[0], "//world", "//a", 1, 0, 0);
+    set_tf(&ts[1], "///a", "b", 0, 1, 0);
+    set_tf(&ts[2], "world", "///", 0, 0, 0);
+    set_tf(&ts[3], "/world", "/a", 2, 0, 0);
+    feed(f, ts, 4, 7, xg_clock_mono_ns());
+    assert_true(f->d->transforms_in == 4);
+    assert_true(f->d->unresolved == 0);
+    assert_true(f->d->bad_input == 1);
+    for (uint32_t i = 0; i < f->d->names.n; i++)
+        assert_true(f->d->names.v[i].name[0] != '/');
+    assert_non_null(ent(f, "ros/a"));
+    assert_non_null(ent(f, "ros/b"));
+    assert_null(ent(f, "ros//a"));
+    assert_true(f->d->names.n == 2);
+    fx_free(f);
+}
+
 /* Issue 30 defect 8: a second writer's samples for a name are refused, not merged. */
 static void test_two_writers(void **state)
 {
@@ -173,9 +198,8 @@ static void test_wild_first_stamp(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_big_message),
-        cmocka_unit_test(test_long_parent),
-        cmocka_unit_test(test_two_writers),
+        cmocka_unit_test(test_big_message),      cmocka_unit_test(test_long_parent),
+        cmocka_unit_test(test_leading_slashes),  cmocka_unit_test(test_two_writers),
         cmocka_unit_test(test_wild_first_stamp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
