@@ -273,14 +273,15 @@ def die_with_parent(sig=signal.SIGKILL):
     """A preexec_fn for subprocess.Popen/run: the child gets `sig` when its parent goes away
     (prctl(PR_SET_PDEATHSIG), Linux), so a test driver killed by a ctest timeout or SIGKILL
     leaves no gateway, peer or browser behind. Also exits at once if the parent died between
-    fork and prctl. The signal fires when the *thread* that started the child exits: start
-    long-lived children from the main thread (or one that outlives them). SIGKILL for xrgate and
-    plain helpers; SIGTERM for node drivers (playwright then closes its Chromium)."""
+    fork and prctl. The kernel sends the signal when the *thread* that started the child exits,
+    so a child started off the main thread (which may end before the child should) is left
+    without it. SIGKILL for xrgate and plain helpers; SIGTERM for node drivers (playwright then
+    closes its Chromium)."""
     parent = os.getpid()
-    sig = int(sig)
+    sig = int(sig) if threading.current_thread() is threading.main_thread() else 0
 
     def pre():
-        if _prctl is not None:
+        if _prctl is not None and sig:
             _prctl(_PR_SET_PDEATHSIG, sig, 0, 0, 0)
         if os.getppid() != parent:
             os._exit(1)
