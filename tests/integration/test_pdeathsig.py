@@ -7,19 +7,21 @@ pid, checks that the gateway answers, SIGKILLs the driver (no clean-up code of i
 until the gateway's pid is gone (or a zombie nobody reaped yet), within time_bound(10)."""
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import urllib.request
 
 from xgtest import Gateway, die_with_parent, time_bound, wait_until
 
 
 def driver():
-    """The driver: a Gateway, its pid and admin port on stdout, then block until killed (in the
-    main thread, the one that started the gateway)."""
+    """The driver: a Gateway, its pid, admin port and temporary folder on stdout, then block until
+    killed (in the main thread, the one that started the gateway)."""
     gw = Gateway("adapters:\n  - name: demo\n    type: synth\n    rate_hz: 10\n    bodies: 1\n")
-    print(gw.proc.pid, gw.port, flush=True)
+    print(gw.proc.pid, gw.port, gw.tmp.name, flush=True)
     sys.stdin.read()  # the test never writes or closes it: it SIGKILLs this process
     gw.stop()
 
@@ -39,10 +41,12 @@ def main():
     here = os.path.abspath(__file__)
     drv = subprocess.Popen([sys.executable, here, "--driver"], stdin=subprocess.PIPE,
                            stdout=subprocess.PIPE, text=True, preexec_fn=die_with_parent())
+    tmp = None
     try:
         line = drv.stdout.readline()
         assert line, f"the driver exited ({drv.wait()}) before reporting its gateway"
-        pid, port = (int(x) for x in line.split())
+        pid, port, tmp = line.split()
+        pid, port = int(pid), int(port)
         born = start_time(pid)
         assert born and born[1] != "Z", f"gateway {pid} is not running: {born}"
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/adapters", timeout=10) as r:
@@ -66,6 +70,8 @@ def main():
         if drv.poll() is None:
             drv.kill()
             drv.wait()
+        if tmp and tmp.startswith(os.path.join(tempfile.gettempdir(), "xrgate-test-")):
+            shutil.rmtree(tmp, ignore_errors=True)  # the killed driver could not remove it
 
 
 if __name__ == "__main__":
