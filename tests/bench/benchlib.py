@@ -12,6 +12,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 BUILD = os.environ.get("XG_BUILD_DIR") or os.path.join(HERE, "..", "..", "build")
 CLK_TCK = os.sysconf("SC_CLK_TCK")
+sys.dont_write_bytecode = True  # importing xgtest must not leave __pycache__ in the source tree
+sys.path.insert(0, os.path.join(HERE, "..", "integration"))
+from xgtest import die_with_parent  # noqa: E402 (after sys.path is set)
 
 def log(msg):
     print(msg, file=sys.stderr, flush=True)
@@ -108,7 +111,7 @@ def bvh_prediction(out_dir):
         print(f"\n(bvh prediction benchmark not built: {e})")
         return None
     p = subprocess.run([exe, out_dir], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                       timeout=300)
+                       timeout=300, preexec_fn=die_with_parent())
     print("\n" + p.stdout.rstrip())
     if p.returncode != 0:
         print(f"(bench_bvh_prediction failed: {p.stderr.strip()})")
@@ -130,7 +133,7 @@ def prediction_loo(out_dir):
         print(f"\n(leave-one-out prediction benchmark not built: {e})")
         return None
     p = subprocess.run([exe, "--time", out_dir], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       text=True, timeout=1200)
+                       text=True, timeout=1200, preexec_fn=die_with_parent())
     print("\n" + p.stdout.rstrip())
     if p.returncode != 0:
         print(f"(bench_prediction_loo failed: {p.stderr.strip()})")
@@ -154,7 +157,7 @@ def run_json(name, args, timeout=600, pass_fds=()):
     cmd = [prog(name)] + [str(a) for a in args]
     log(f"run: {' '.join(cmd)}")
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                       timeout=timeout, pass_fds=pass_fds)
+                       timeout=timeout, pass_fds=pass_fds, preexec_fn=die_with_parent())
     if p.returncode != 0:
         raise SystemExit(f"run.py: {name} failed ({p.returncode}):\n{p.stderr}")
     return json.loads(p.stdout)

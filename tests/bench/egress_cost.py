@@ -34,12 +34,13 @@ def egress_cost(o, h):
            "instructions_per_prediction": None}
     valgrind = shutil.which("valgrind")
     if valgrind:
+        from xgtest import die_with_parent  # run.py has put tests/integration on sys.path
         with tempfile.TemporaryDirectory(prefix="xrgate-cg-") as d:
             cg = os.path.join(d, "cg.out")
             p = subprocess.run([valgrind, "--tool=callgrind", "--collect-atstart=no",
                                 f"--callgrind-out-file={cg}", exe, "--callgrind"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               timeout=300)
+                               timeout=300, preexec_fn=die_with_parent())
             totals = {}
             for name in os.listdir(d):
                 with open(os.path.join(d, name)) as f:

@@ -13,24 +13,18 @@ code) must equal the documented ones within rounding, in both directions. A figu
 documented one by more than the margin passes with a note: docs/prediction.md is then out of date
 (update the table from `make bench` in the same commit as the change).
 
-Usage: prediction_guard.py BENCH_BINARY DOCS_PREDICTION_MD"""
-import json
-import os
+Usage: prediction_guard.py BENCH_BINARY DOCS_PREDICTION_MD (the comparison and the report:
+tests/bench/guardlib.py)"""
 import re
-import subprocess
 import sys
-import tempfile
+
+sys.dont_write_bytecode = True  # importing guardlib must not leave __pycache__ in the source tree
+from guardlib import Guard, half_unit, run_bench  # noqa: E402
 
 REL = 0.01  # 1 % of a mean or ratio
 SHARE_PTS = 0.3  # percentage points, shares worse than holding
 
 ROW = re.compile(r"^\| (\d+) Hz \| (\d+) ms \| (all|trunk|extremities) \| (.+) \|\s*$")
-
-
-def half_unit(text):
-    """Half a unit of the last digit printed in `text` ("7.05" -> 0.005, "55.9" -> 0.05)."""
-    frac = text.split(".")[1] if "." in text else ""
-    return 0.5 * 10 ** -len(frac)
 
 
 def parse_docs(path):
@@ -84,51 +78,26 @@ def main():
     documented = parse_docs(docs)
     if len(documented) != 27:
         raise SystemExit(f"{docs}: {len(documented)} rows of the real-motion table, expected 27")
-    with tempfile.TemporaryDirectory() as out:
-        p = subprocess.run([bench, "--fast", out], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           text=True, timeout=600)
-        if p.returncode != 0:
-            raise SystemExit(f"{bench} --fast failed ({p.returncode}): {p.stderr.strip()}")
-        with open(os.path.join(out, "bvh_prediction.json")) as f:
-            res = json.load(f)
-    failures, notes, checked = [], [], 0
+    res = run_bench(bench, ["--fast"], "bvh_prediction.json")
+    guard = Guard(docs, REL, SHARE_PTS)
     for g in res["grid"]:
         rate, horizon = round(g["rate_hz"]), round(g["horizon_ms"])
         for group in ("all", "trunk", "extremities"):
             key = (rate, horizon, group)
             if key not in documented:
-                failures.append(f"{rate} Hz {horizon} ms {group}: not in {docs}")
+                guard.fail(f"{rate} Hz {horizon} ms {group}: not in {docs}")
                 continue
             doc, got = documented.pop(key), measured(g[group])
             for name, text in doc.items():
-                want, have = float(text), got[name]
-                rounding = half_unit(text)
                 where = f"{rate} Hz {horizon} ms {group} {name}"
-                checked += 1
-                if name.startswith("hold_"):
-                    if abs(have - want) > rounding + 1e-9:
-                        failures.append(f"{where}: {have:.4g}, documented {text} (the reference "
-                                        "changed: take or benchmark, not the prediction)")
+                if name.startswith("hold_"):  # the reference: equal within rounding, both ways
+                    guard.checked += 1
+                    if abs(got[name] - float(text)) > half_unit(text) + 1e-9:
+                        guard.fail(f"{where}: {got[name]:.4g}, documented {text} (the reference "
+                                   "changed: take or benchmark, not the prediction)")
                     continue
-                margin = rounding + (SHARE_PTS if name.endswith("_pct") else REL * want)
-                if have > want + margin:
-                    failures.append(f"{where}: {have:.4g}, documented {text} (margin "
-                                    f"{margin:.3g}): worse")
-                elif have < want - margin:
-                    notes.append(f"{where}: {have:.4g}, documented {text}: better, update "
-                                 f"{os.path.basename(docs)}")
-    for key in documented:
-        failures.append(f"{key}: documented but not measured")
-    for n in notes:
-        print("note:", n)
-    if failures:
-        for msg in failures:
-            print("FAIL:", msg)
-        print(f"prediction guard: {len(failures)} of {checked} figures off the documented table "
-              f"({docs})")
-        return 1
-    print(f"prediction guard: {checked} figures within the margin of {docs}")
-    return 0
+                guard.figure(where, name, text, got[name])
+    return guard.report("prediction guard", documented)
 
 
 if __name__ == "__main__":

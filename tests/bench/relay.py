@@ -76,7 +76,7 @@ def _config(scenario, gen_port, rtp_port):
 
 
 def _run(exe, scenario, reps, ms, idle_ms, log):
-    from xgtest import Gateway
+    from xgtest import Gateway, die_with_parent
     tcp, udp = _gen_sockets()
     rtp_sink = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)  # rtp egress target, never read
     rtp_sink.bind(("127.0.0.1", 0))
@@ -93,7 +93,8 @@ def _run(exe, scenario, reps, ms, idle_ms, log):
             log(f"run: {' '.join(args)}")
             p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                timeout=120 + reps * (2 * ms + idle_ms) / 1000,
-                               pass_fds=(tcp.fileno(), udp.fileno()))
+                               pass_fds=(tcp.fileno(), udp.fileno()),
+                               preexec_fn=die_with_parent())
             if p.returncode != 0:
                 raise SystemExit(f"run.py: bench_relay {scenario} failed ({p.returncode}):\n"
                                  f"{p.stderr}")

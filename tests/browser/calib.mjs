@@ -6,31 +6,15 @@
 //
 // The panel must list calibration "head" as collecting, say "move the object:" with yaw ✓ and
 // pitch ✗ roll ✗, show the unobservable message from /api/calibrations, and its start button must
-// POST /api/calibrations/head/start (answered 200). Debian's Chromium through playwright-core.
+// POST /api/calibrations/head/start (answered 200). Debian's Chromium through playwright-core
+// (harness.mjs).
 // Prints "RESULT {...}" and exits 0 when every check passed.
-import { createRequire } from 'node:module';
-import { mkdtempSync, rmSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { harness } from './harness.mjs';
 
-const args = Object.fromEntries(process.argv.slice(2).reduce((acc, a, i, all) => {
-  if (a.startsWith('--')) acc.push([a.slice(2), all[i + 1]]);
-  return acc;
-}, []));
-const require = createRequire(join(args['node-modules'], 'x.js'));
-const { chromium } = require('playwright-core');
-const checks = [];
-const check = (ok, what, detail) => checks.push({ ok: !!ok, what, detail });
-
-const profile = mkdtempSync(join(tmpdir(), 'xrgate-chromium-'));
-const ctx = await chromium.launchPersistentContext(profile, {
-  executablePath: process.env.XG_CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  viewport: { width: 1280, height: 900 },
-  args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-quic', '--no-first-run',
-         '--disable-background-networking', '--disable-component-update', '--disable-sync',
-         '--use-angle=swiftshader', '--enable-unsafe-swiftshader'],
-});
+const { args, check, launch, close, report } = harness('calib');
+const ctx = await launch({ viewport: { width: 1280, height: 900 } });
 const result = {};
 try {
   const page = ctx.pages()[0] || await ctx.newPage();
@@ -83,9 +67,6 @@ try {
 } catch (e) {
   check(false, 'ran', String(e));
 } finally {
-  await ctx.close();
-  rmSync(profile, { recursive: true, force: true });
+  await close(ctx);
 }
-result.checks = checks;
-console.log('RESULT ' + JSON.stringify(result));
-process.exit(checks.every((c) => c.ok) ? 0 : 1);
+report(result);

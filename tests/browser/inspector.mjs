@@ -8,8 +8,7 @@
 // long name, and an RTP sender aimed at a port nobody listens on; --crowd-url: 200 bodies).
 // The checks of the later views are in views.mjs, the phone layout and the camera in layout.mjs.
 //
-// Debian's Chromium (/usr/bin/chromium, or $XG_CHROMIUM) through playwright-core; no browser is
-// ever downloaded. Protocol with the Python driver on stdout/stdin, one line each:
+// Debian's Chromium through playwright-core (harness.mjs). Protocol with the Python driver on stdout/stdin, one line each:
 //   -> "STOP"         (stdout) please stop the gateway
 //   <- "STOPPED"      (stdin)  done
 //   -> "START"        (stdout) please start it again on the same port
@@ -17,31 +16,17 @@
 //   -> "RELOAD"       (stdout) please add an adapter "extra" to the file and POST /api/reload
 //   <- "RELOADED"     (stdin)  done
 //   -> "RESULT {...}" (stdout) the measurements; exit code 0 when every check passed.
-import { createRequire } from 'node:module';
-import { mkdtempSync, rmSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { createInterface } from 'node:readline';
+import { harness } from './harness.mjs';
 import { crowdChecks, mocapChecks, plotChecks, tableChecks, xrChecks } from './views.mjs';
 import { cameraChecks, filterSortChecks, phoneChecks, plotExtraChecks } from './layout.mjs';
 
-const args = Object.fromEntries(process.argv.slice(2).reduce((acc, a, i, all) => {
-  if (a.startsWith('--')) acc.push([a.slice(2), all[i + 1]]);
-  return acc;
-}, []));
-const require = createRequire(join(args['node-modules'], 'x.js'));
-const { chromium } = require('playwright-core');
-
+const { args, log, check, launch, close, report } = harness('browser');
 const URL_ = args.url;
 const API = new URL('/api/entities', URL_).href;
 const N = Number(args.entities);
-const T0 = Date.now();
-const log = (...m) => console.error(`[browser ${((Date.now() - T0) / 1000).toFixed(1)} s]`, ...m);
-const checks = [];
-function check(cond, what, detail) {
-  checks.push({ ok: !!cond, what, detail });
-  if (!cond) log('FAIL', what, detail === undefined ? '' : JSON.stringify(detail));
-}
 
 const stdinLines = createInterface({ input: process.stdin });
 const waitLine = (want) => new Promise((resolve) => {
@@ -154,17 +139,8 @@ function comparePoses(snap, api, label) {
 }
 
 async function main() {
-  const profile = mkdtempSync(join(tmpdir(), 'xrgate-chromium-'));
   const result = {};
-  const ctx = await chromium.launchPersistentContext(profile, {
-    executablePath: process.env.XG_CHROMIUM || '/usr/bin/chromium',
-    headless: true,
-    viewport: { width: 1280, height: 760 },
-    args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-quic', '--no-first-run',
-           '--disable-background-networking', '--disable-component-update', '--disable-sync',
-           // WebGL without a GPU: SwiftShader (software), which Chromium only allows on request
-           '--use-angle=swiftshader', '--enable-unsafe-swiftshader'],
-  });
+  const ctx = await launch({ viewport: { width: 1280, height: 760 } });
   try {
     const page = ctx.pages()[0] || await ctx.newPage();
     const consoleErrors = [];
@@ -387,18 +363,12 @@ async function main() {
       .length === 0, 'no console errors', consoleErrors);
     result.console = consoleErrors;
   } finally {
-    await ctx.close();
-    rmSync(profile, { recursive: true, force: true });
+    await close(ctx);
   }
-  result.checks = checks;
-  result.failed = checks.filter((c) => !c.ok).length;
-  console.log('RESULT ' + JSON.stringify(result));
-  stdinLines.close();
-  process.exit(result.failed ? 1 : 0);
+  report(result);
 }
 
 main().catch((e) => {
   log('error:', e && e.stack ? e.stack : e);
-  console.log('RESULT ' + JSON.stringify({ error: String(e), checks }));
-  process.exit(2);
+  report({ error: String(e) });
 });

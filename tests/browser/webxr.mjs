@@ -4,34 +4,24 @@
 // Driven by tests/integration/test_webxr_browser.py:
 //
 //   node webxr.mjs --url http://127.0.0.1:PORT/ --node-modules <build>/web/node_modules
-//                  --adapter xr --bound SECONDS --screenshot FILE --insecure-host NAME
+//                  --adapter xr --bound SECONDS --screenshot FILE
 //
 // Prints "RESULT {...}" (checks and figures); exit code 0 when every check passed.
-import { createRequire } from 'node:module';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { harness } from './harness.mjs';
 
-const args = Object.fromEntries(process.argv.slice(2).reduce((acc, a, i, all) => {
-  if (a.startsWith('--')) acc.push([a.slice(2), all[i + 1]]);
-  return acc;
-}, []));
-const require = createRequire(join(args['node-modules'], 'x.js'));
-const { chromium } = require('playwright-core');
+const { args, log, check, launch, close, report } = harness('webxr');
 const IWER_JS = join(args['node-modules'], 'iwer', 'build', 'iwer.min.js');
 const URL_ = args.url;
 const A = args.adapter;
-// the machine's host name, mapped to loopback in Chromium: an http:// origin that is not secure
-// (the admin server accepts its own host name in Host) — "" when it is localhost-like
-const INSECURE = args['insecure-host'] || '';
+// An http:// origin that is not secure, whatever this machine is called: 192.0.2.1
+// (TEST-NET-1, RFC 5737: never a real host) is mapped to loopback inside Chromium
+// (--host-resolver-rules), so the page comes from the test's gateway while its origin is not
+// loopback (Chromium's secure contexts: https, localhost, 127/8, ::1). An address rather than a
+// name like insecure.test: without a token the admin server answers only a Host that is an IP
+// literal, localhost or its own name (its DNS-rebinding check, docs/admin-api.md).
+const INSECURE = '192.0.2.1';
 const BOUND_MS = Number(args.bound) * 1000;
-const T0 = Date.now();
-const log = (...m) => console.error(`[webxr ${((Date.now() - T0) / 1000).toFixed(1)} s]`, ...m);
-const checks = [];
-function check(cond, what, detail) {
-  checks.push({ ok: !!cond, what, detail });
-  if (!cond) log('FAIL', what, detail === undefined ? '' : JSON.stringify(detail));
-}
 
 async function api(path) {
   const r = await fetch(new URL(path, URL_));
@@ -133,7 +123,6 @@ async function whyUnavailable(ctx) {
   ];
   const out = {};
   for (const [what, url, init, want] of cases) {
-    if (what === 'not a secure origin' && !INSECURE) continue; // (the driver said why)
     const page = await ctx.newPage();
     try {
       log('unavailable case:', what);
@@ -161,18 +150,10 @@ async function whyUnavailable(ctx) {
 }
 
 async function main() {
-  const profile = mkdtempSync(join(tmpdir(), 'xrgate-chromium-'));
   const result = {};
-  const ctx = await chromium.launchPersistentContext(profile, {
-    executablePath: process.env.XG_CHROMIUM || '/usr/bin/chromium',
-    headless: true,
-    viewport: { width: 480, height: 320 },
-    args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-quic', '--no-first-run',
-           '--disable-background-networking', '--disable-component-update', '--disable-sync',
-           '--use-angle=swiftshader', '--enable-unsafe-swiftshader',
-           // a host name that is not localhost, on loopback: an http:// origin that is not secure
-           ...(INSECURE ? [`--host-resolver-rules=MAP ${INSECURE} 127.0.0.1`, '--no-proxy-server'] : [])],
-  });
+  const ctx = await launch({ viewport: { width: 480, height: 320 },
+                             args: [`--host-resolver-rules=MAP ${INSECURE} 127.0.0.1`,
+                                    '--no-proxy-server'] });
   try {
     const page = ctx.pages()[0] || await ctx.newPage();
     const errors = [];
@@ -352,13 +333,9 @@ async function main() {
   } catch (err) {
     result.error = String(err && err.stack ? err.stack : err);
   } finally {
-    await ctx.close();
-    rmSync(profile, { recursive: true, force: true });
+    await close(ctx);
   }
-  result.checks = checks;
-  result.failed = checks.filter((c) => !c.ok).length;
-  console.log('RESULT ' + JSON.stringify(result));
-  process.exit(result.error || result.failed ? 1 : 0);
+  report(result);
 }
 
 main();

@@ -15,7 +15,7 @@ import subprocess
 import threading
 import time
 
-from xgtest import require_adapters, time_bound
+from xgtest import die_with_parent, require_adapters, time_bound
 
 BUILD_DIR = os.environ.get("XG_BUILD_DIR") or os.path.join(os.path.dirname(__file__), "..", "..",
                                                            "build")
@@ -82,7 +82,7 @@ class Peer:
             e["DDS_PEER_PLUGINS"] = PLUGINS
         self.proc = subprocess.Popen([PEER, str(domain_id)], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                     env=e)
+                                     env=e, preexec_fn=die_with_parent())
         self.events = []
         self.cond = threading.Condition()
         self.reader = threading.Thread(target=self._read, daemon=True)

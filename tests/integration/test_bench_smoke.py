@@ -14,7 +14,7 @@ import subprocess
 import sys
 import tempfile
 
-from xgtest import BIN, SLOWDOWN, SOURCE_DIR, skip
+from xgtest import BIN, SLOWDOWN, SOURCE_DIR, die_with_parent, skip
 
 BUILD = os.environ.get("XG_BUILD_DIR") or os.path.dirname(os.path.abspath(BIN))
 RUN = os.path.join(SOURCE_DIR, "tests", "bench", "run.py")
@@ -100,9 +100,10 @@ def main():
         env = dict(os.environ, XG_BUILD_DIR=BUILD, XRGATE_BIN=BIN)
         # about 100 s optimised on the 2-core VM (the calibration, WebXR, MCAP and leave-one-out
         # prediction parts included); a sanitizer build runs some 3 times slower
+        # run.py dies with this test (a ctest timeout), and its gateways with run.py
         p = subprocess.run([sys.executable, RUN, "--quick", "--out", out], env=env,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                           timeout=240 * max(1.0, SLOWDOWN))
+                           timeout=240 * max(1.0, SLOWDOWN), preexec_fn=die_with_parent())
         print(p.stdout)
         assert p.returncode == 0, f"run.py --quick failed ({p.returncode}):\n{p.stderr}"
         for n in range(1, 7):

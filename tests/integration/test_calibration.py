@@ -34,7 +34,8 @@ import urllib.request
 
 import shutil
 
-from xgtest import BIN, SOURCE_DIR, Gateway, require_adapters, skip_part, time_bound, wait_until
+from browserlib import OUTPUT_DIR, find_browser, run_driver
+from xgtest import BIN, Gateway, require_adapters, skip_part, time_bound, wait_until
 
 # ---- OSC / VMC (from the OSC 1.0 spec and the VMC message list) ----
 
@@ -360,23 +361,16 @@ def test_calibrate_apply_restart():
 
 def inspector_panel(g):
     """The inspector's calibration panel (tests/browser/calib.mjs) in this yaw-only state."""
-    build = os.environ.get("XG_BUILD_DIR") or os.path.dirname(os.path.abspath(BIN))
-    modules = os.path.join(build, "web", "node_modules")
-    node = shutil.which("node")
-    chromium = os.environ.get("XG_CHROMIUM", "/usr/bin/chromium")
-    if not node or not os.access(chromium, os.X_OK) or \
-            not os.path.isdir(os.path.join(modules, "playwright-core")):
-        skip_part("node, Chromium or playwright-core missing: the inspector panel is not checked")
+    node = find_browser(missing=lambda why: skip_part(
+        f"{why}: the inspector panel is not checked"))
+    if not node:
         return
-    shot = os.path.join(build, "test-output", "inspector-calibration.png")
-    r = subprocess.run([node, os.path.join(SOURCE_DIR, "tests", "browser", "calib.mjs"),
-                        "--url", g.url("/"), "--node-modules", modules, "--screenshot", shot],
-                       capture_output=True, text=True, timeout=time_bound(60))
-    line = next((ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")), None)
-    assert line, (r.returncode, r.stdout, r.stderr)
-    res = json.loads(line[7:])
+    code, res = run_driver(node, "calib.mjs", [
+        "--url", g.url("/"), "--screenshot", os.path.join(OUTPUT_DIR, "inspector-calibration.png")],
+        timeout=time_bound(60))
+    assert res is not None, f"node exited {code} without a result"
     failed = [c for c in res["checks"] if not c["ok"]]
-    assert r.returncode == 0 and not failed, failed
+    assert code == 0 and not failed, failed
     print("inspector panel:", [c["what"] for c in res["checks"]])
 
 

@@ -21,24 +21,17 @@ without being reloaded and without reconnecting. Screenshots go to
 <build>/test-output/inspector*.png (inspector-mocap.png and inspector-crowd.png are the 31-joint
 and 200-entity views; the checks above are made on what they show).
 
-Skips (77) when node, Chromium (/usr/bin/chromium or $XG_CHROMIUM) or playwright-core is
-missing: docker/install-deps.sh installs nodejs, npm and chromium."""
-import json
+Skips (77; fails under CI=true) when node, Chromium (/usr/bin/chromium or $XG_CHROMIUM),
+playwright-core or three.js is missing (browserlib.find_browser): docker/install-deps.sh installs
+nodejs, npm and chromium."""
 import os
-import shutil
 import socket
-import subprocess
-import sys
-import threading
 import urllib.request
 
-from xgtest import SOURCE_DIR, VECTORS_DIR, Gateway, reserve_port, skip
+from browserlib import OUTPUT_DIR, THREE, find_browser, print_checks, run_driver
+from xgtest import VECTORS_DIR, Gateway, reserve_port
 
-BUILD_DIR = os.environ.get("XG_BUILD_DIR") or os.path.join(SOURCE_DIR, "build")
-NODE_MODULES = os.path.join(BUILD_DIR, "web", "node_modules")
-CHROMIUM = os.environ.get("XG_CHROMIUM", "/usr/bin/chromium")
-SCRIPT = os.path.join(SOURCE_DIR, "tests", "browser", "inspector.mjs")
-SCREENSHOT = os.path.join(BUILD_DIR, "test-output", "inspector.png")
+SCREENSHOT = os.path.join(OUTPUT_DIR, "inspector.png")
 
 
 CONFIG = """gateway:
@@ -95,20 +88,7 @@ def dead_port():
 
 
 def main():
-    node = shutil.which("node")
-    if not node:
-        skip("node not found (docker/install-deps.sh installs nodejs)")
-    ver = subprocess.run([node, "--version"], capture_output=True, text=True).stdout.strip()
-    if int((ver.lstrip("v").split(".") or ["0"])[0] or 0) < 18:
-        skip(f"node {ver} is too old for playwright-core (needs >= 18)")
-    if not os.access(CHROMIUM, os.X_OK):
-        skip(f"{CHROMIUM} not found (docker/install-deps.sh installs chromium)")
-    if not os.path.isdir(os.path.join(NODE_MODULES, "playwright-core")):
-        skip(f"playwright-core not in {NODE_MODULES} (the build runs npm ci there when npm "
-             "is installed)")
-    if not os.path.isfile(os.path.join(NODE_MODULES, "three", "build", "three.module.js")):
-        skip("three.js was not installed at build time (built without npm or with "
-             "-DXRGATE_WEB_INSPECTOR=OFF)")
+    node = find_browser((THREE,))
 
     # the gateway is restarted on the same port: the test holds it throughout (reserve_port), so
     # that no other test is handed it while the gateway is down
@@ -118,47 +98,32 @@ def main():
     mocap = Gateway(MOCAP.format(cmu=os.path.join(VECTORS_DIR, "mocap", "cmu_08_10_walk.bvh"),
                                  dead=dead_port()))
     crowd = Gateway(CROWD)
+    def on_line(line, send):
+        # the driver's requests: stop the first gateway, start it again, reload its config
+        nonlocal gw
+        if line == "STOP":
+            gw.stop()
+            gw.tmp.cleanup()
+            send("STOPPED")
+        elif line == "START":
+            gw = Gateway(CONFIG, admin=f"127.0.0.1:{port}")
+            send("RESTARTED")
+        elif line == "RELOAD":
+            with open(os.path.join(gw.tmp.name, "xrgate.yaml"), "a") as f:
+                f.write("  - name: extra\n    type: synth\n    rate_hz: 30\n    bodies: 1\n"
+                        "    head: false\n    hands: false\n")
+            req = urllib.request.Request(gw.url("/api/reload"), data=b"", method="POST")
+            with urllib.request.urlopen(req, timeout=10) as r:
+                assert r.status == 200, r.status
+            send("RELOADED")
+
     try:
-        proc = subprocess.Popen(
-            [node, SCRIPT, "--url", f"http://127.0.0.1:{port}/", "--node-modules", NODE_MODULES,
-             "--screenshot", SCREENSHOT, "--entities", "7",
-             "--mocap-url", f"http://127.0.0.1:{mocap.port}/",
-             "--crowd-url", f"http://127.0.0.1:{crowd.port}/"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        errlines = []
-        threading.Thread(target=lambda: errlines.extend(proc.stderr), daemon=True).start()
-        result = None
-        timer = threading.Timer(240, proc.kill)
-        timer.start()
-        for line in proc.stdout:
-            line = line.strip()
-            if line == "STOP":
-                gw.stop()
-                gw.tmp.cleanup()
-                proc.stdin.write("STOPPED\n")
-                proc.stdin.flush()
-            elif line == "START":
-                gw = Gateway(CONFIG, admin=f"127.0.0.1:{port}")
-                proc.stdin.write("RESTARTED\n")
-                proc.stdin.flush()
-            elif line == "RELOAD":
-                with open(os.path.join(gw.tmp.name, "xrgate.yaml"), "a") as f:
-                    f.write("  - name: extra\n    type: synth\n    rate_hz: 30\n    bodies: 1\n"
-                            "    head: false\n    hands: false\n")
-                req = urllib.request.Request(gw.url("/api/reload"), data=b"", method="POST")
-                with urllib.request.urlopen(req, timeout=10) as r:
-                    assert r.status == 200, r.status
-                proc.stdin.write("RELOADED\n")
-                proc.stdin.flush()
-            elif line.startswith("RESULT "):
-                result = json.loads(line[7:])
-        code = proc.wait()
-        timer.cancel()
-        sys.stderr.write("".join(errlines))
+        code, result = run_driver(node, "inspector.mjs", [
+            "--url", f"http://127.0.0.1:{port}/", "--screenshot", SCREENSHOT, "--entities", "7",
+            "--mocap-url", f"http://127.0.0.1:{mocap.port}/",
+            "--crowd-url", f"http://127.0.0.1:{crowd.port}/"], timeout=240, on_line=on_line)
         assert result is not None, f"node exited {code} without a result"
-        for c in result.get("checks", []):
-            print(("ok   " if c["ok"] else "FAIL ") + c["what"] +
-                  ("" if c["ok"] else f"  {json.dumps(c.get('detail'))}"))
+        print_checks(result)
         print(f"page load {result.get('load_ms')} ms, first frame drawn "
               f"{result.get('first_frame_ms')} ms; 3D view greyed {result.get('greyed_ms')} ms "
               f"after the gateway stopped; pixels {result.get('pixels')}; "

@@ -24,7 +24,7 @@ import threading
 import time
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 from test_vmc import LOCALS, PARENT, ROOT, compose, unity_to_internal
-from xgtest import Gateway, skip, wait_until  # noqa: E402
+from xgtest import Gateway, die_with_parent, skip, wait_until  # noqa: E402
 
 
 def probe_udp_port():
@@ -70,7 +70,7 @@ class Dump:
             self.port = probe_udp_port()
             self.proc = subprocess.Popen(["oscdump", "-L", str(self.port)],
                                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                         text=True)
+                                         text=True, preexec_fn=die_with_parent())
             # oscdump holds the port, or exited because another process took it first
             wait_until(lambda: self.proc.poll() is not None or
                        udp_bound_by(self.proc.pid, self.port), what="oscdump bound its port")

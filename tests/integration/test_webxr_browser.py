@@ -6,23 +6,18 @@ controllers and checks that /api/entities holds those poses (<= 1 mm, <= 0.1 deg
 time_bound(0.1); switches to hand tracking (25 joints per hand, with parents); ends the session
 (the entities go STALE, then expire). Prints the page -> table latency the adapter measured.
 
-Skips (77; fails under CI=true) when node, Chromium, playwright-core or iwer is missing."""
-import json
+The page also says why XR is unavailable: on an http:// origin that is not secure (192.0.2.1
+mapped to loopback inside Chromium, whatever this machine is called), without navigator.xr,
+without a device, when the session is refused.
+
+Skips (77; fails under CI=true) when node, Chromium, playwright-core or iwer is missing
+(browserlib.find_browser)."""
 import os
-import shutil
-import subprocess
-import sys
-import threading
 
-import socket
+from browserlib import IWER, OUTPUT_DIR, THREE, find_browser, print_checks, run_driver
+from xgtest import Gateway, require_adapters, time_bound
 
-from xgtest import SOURCE_DIR, Gateway, require_adapters, skip, skip_part, time_bound
-
-BUILD_DIR = os.environ.get("XG_BUILD_DIR") or os.path.join(SOURCE_DIR, "build")
-NODE_MODULES = os.path.join(BUILD_DIR, "web", "node_modules")
-CHROMIUM = os.environ.get("XG_CHROMIUM", "/usr/bin/chromium")
-SCRIPT = os.path.join(SOURCE_DIR, "tests", "browser", "webxr.mjs")
-SCREENSHOT = os.path.join(BUILD_DIR, "test-output", "webxr.png")
+SCREENSHOT = os.path.join(OUTPUT_DIR, "webxr.png")
 
 CONFIG = """gateway:
   id: webxr-test
@@ -42,47 +37,15 @@ adapters:
 
 def main():
     require_adapters("webxr")
-    node = shutil.which("node")
-    if not node:
-        skip("node not found (docker/install-deps.sh installs nodejs)")
-    if not os.access(CHROMIUM, os.X_OK):
-        skip(f"{CHROMIUM} not found (docker/install-deps.sh installs chromium)")
-    for mod, path in (("playwright-core", "playwright-core"),
-                      ("iwer", os.path.join("iwer", "build", "iwer.min.js")),
-                      ("three.js", os.path.join("three", "build", "three.module.js"))):
-        if not os.path.exists(os.path.join(NODE_MODULES, path)):
-            skip(f"{mod} not in {NODE_MODULES} (the build runs npm ci there when npm is "
-                 "installed)")
-    os.makedirs(os.path.dirname(SCREENSHOT), exist_ok=True)
-    # "not a secure origin" is shown on http://<this machine's name>:PORT/ (mapped to loopback
-    # inside Chromium; the admin server accepts its own host name)
-    insecure = socket.gethostname()
-    if not insecure or insecure == "localhost" or insecure.endswith(".localhost"):
-        skip_part(f"host name '{insecure}' is a secure origin: the insecure-origin case")
-        insecure = ""
+    node = find_browser((THREE, IWER))
     gw = Gateway(CONFIG)
     try:
         gw.wait_log("WebXR sessions on ws://127.0.0.1:")
-        proc = subprocess.Popen(
-            [node, SCRIPT, "--url", f"http://127.0.0.1:{gw.port}/", "--node-modules",
-             NODE_MODULES, "--adapter", "xr", "--bound", str(time_bound(0.1)),
-             "--screenshot", SCREENSHOT, "--insecure-host", insecure],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        errlines = []
-        threading.Thread(target=lambda: errlines.extend(proc.stderr), daemon=True).start()
-        timer = threading.Timer(180, proc.kill)
-        timer.start()
-        result = None
-        for line in proc.stdout:
-            if line.startswith("RESULT "):
-                result = json.loads(line[7:])
-        code = proc.wait()
-        timer.cancel()
-        sys.stderr.write("".join(errlines))
+        code, result = run_driver(node, "webxr.mjs", [
+            "--url", f"http://127.0.0.1:{gw.port}/", "--adapter", "xr",
+            "--bound", time_bound(0.1), "--screenshot", SCREENSHOT], timeout=180)
         assert result is not None, f"node exited {code} without a result"
-        for c in result.get("checks", []):
-            print(("ok   " if c["ok"] else "FAIL ") + c["what"] +
-                  ("" if c["ok"] else f"  {json.dumps(c.get('detail'))}"))
+        print_checks(result)
         assert "error" not in result, result["error"]
         cnt = (result.get("adapter") or {}).get("counters", {})
         print(f"poses in the table {result.get('move_ms')} ms and {result.get('move2_ms')} ms "

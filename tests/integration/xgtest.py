@@ -16,6 +16,7 @@ The suite runs in parallel (ctest -j) on a shared, loaded machine and has no ret
   something did NOT happen, first make something later observable happen (send a valid packet
   after the bad one, wait until it is counted), then assert.
 """
+import ctypes
 import json
 import os
 import re
@@ -261,6 +262,33 @@ class reserve_port:
         self.release()
 
 
+_PR_SET_PDEATHSIG = 1  # prctl(2), <linux/prctl.h>
+try:
+    _prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up before any fork
+except (OSError, AttributeError):
+    _prctl = None
+
+
+def die_with_parent(sig=signal.SIGKILL):
+    """A preexec_fn for subprocess.Popen/run: the child gets `sig` when its parent goes away
+    (prctl(PR_SET_PDEATHSIG), Linux), so a test driver killed by a ctest timeout or SIGKILL
+    leaves no gateway, peer or browser behind. Also exits at once if the parent died between
+    fork and prctl. The kernel sends the signal when the *thread* that started the child exits,
+    so a child started off the main thread (which may end before the child should) is left
+    without it. SIGKILL for xrgate and plain helpers; SIGTERM for node drivers (playwright then
+    closes its Chromium)."""
+    parent = os.getpid()
+    sig = int(sig) if threading.current_thread() is threading.main_thread() else 0
+
+    def pre():
+        if _prctl is not None and sig:
+            _prctl(_PR_SET_PDEATHSIG, sig, 0, 0, 0)
+        if os.getppid() != parent:
+            os._exit(1)
+
+    return pre
+
+
 class Gateway:
     """A running xrgate. Use as a context manager; .port is the admin port."""
 
@@ -284,7 +312,8 @@ class Gateway:
         e.update(env or {})
         self.lines = []
         self.proc = subprocess.Popen(cmd, cwd=self.cwd, env=e, stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT, text=True)
+                                     stderr=subprocess.STDOUT, text=True,
+                                     preexec_fn=die_with_parent())
         self._ready = threading.Event()
         self.port = None
         self._reader = threading.Thread(target=self._read, daemon=True)
