@@ -70,6 +70,7 @@
 #include "core/log.h"
 #include "core/net.h"
 #include "core/transport_client.h"
+#include "core/time_map.h"
 #include "mappings/frame.h"
 
 /* ---- session glue (vrpn_session.h) ---- */
