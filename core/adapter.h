@@ -24,6 +24,7 @@
 #include "core/entity.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/time_map.h"
 
 struct event_base;
 struct event;

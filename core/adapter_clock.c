@@ -2,6 +2,7 @@
 #include "core/adapter.h"
 
 #include "core/net.h"
+#include "core/time_map.h"
 
 void xg_adapter_clock_step(struct xg_adapter *a, const struct xg_time_map *m, const char *peer)
 {

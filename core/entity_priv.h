@@ -1,5 +1,5 @@
-/* The entity's layout: private to the entity table and core helpers (core/entity.c,
- * core/entity_view.c, core/entity_remove.c). Adapters, the gateway and tests read entities through
+/* The entity's layout: private to the entity table's own files (core/entity*.c: the table,
+ * ingest, prediction, drain, removal, views). Adapters, the gateway and tests read entities through
  * the accessors of core/entity.h and keep their own per-entity state in the table's per-sink slots
  * (xg_table_sink_slot()). */
 #ifndef XG_ENTITY_PRIV_H
@@ -75,7 +75,8 @@ struct hmap {
     size_t nb;
 };
 
-/* The table and its sinks (core/entity.c; removal in core/entity_remove.c). */
+/* The table and its sinks (core/entity.c; ingest in core/entity_ingest.c, drain in
+ * core/entity_drain.c, removal in core/entity_remove.c). */
 #define MAX_LISTENERS 8
 
 struct sink {
@@ -151,7 +152,7 @@ struct xg_motion_est;
  *  child, core/entity_skel.c; its motion memory, core/entity_memory.c): set it to w (rad/s,
  *  world frame; has_angular_velocity), store it with e's newest pose in the history (for
  *  past-time queries) and mark e changed for every sink that accepts it, so that a sink that
- *  has already sent e is woken to send it again. core/entity.c. */
+ *  has already sent e is woken to send it again. core/entity_ingest.c. */
 void xg_ent_refine_angular_velocity(struct xg_table *t, struct xg_entity *e, struct xg_vec3 w);
 /** After e's sample at capture time e->last.capture_ns was applied (`m`: its estimate when its
  *  angular velocity was estimated, else NULL): if e's parent has a sample at the same time and
@@ -183,9 +184,18 @@ void xg_ent_free(struct xg_entity *e);
 /** Release and zero sink s's per-entity value for e (its val_free called). core/entity.c. */
 void xg_ent_sink_val_release(struct sink *s, const struct xg_entity *e);
 /** Queue e in the dirty set of every sink that accepts it and has not queued it yet (waking a
- *  sink whose set was empty). core/entity.c. */
+ *  sink whose set was empty). core/entity_ingest.c. */
 void xg_ent_mark_dirty(struct xg_table *t, struct xg_entity *e);
 /** The entity with id `id`, writable, or NULL. core/entity.c. */
 struct xg_entity *xg_ent_get_mut(struct xg_table *t, uint32_t id);
+/** The entity of origin adapter `origin` named `source` by it, or NULL. core/entity.c. */
+struct xg_entity *xg_ent_find_source(const struct xg_table *t, int origin, const char *source);
+/** Run the sample taps of the sinks that republish e (xg_table_set_sample_tap). core/entity.c. */
+void xg_ent_run_taps(struct xg_table *t, const struct xg_entity *e);
+/** The entity in table slot `slot`, or NULL (a free slot, or past the end). */
+static inline struct xg_entity *xg_ent_slot(const struct xg_table *t, uint32_t slot)
+{
+    return slot < t->n_slots ? t->slots[slot] : NULL;
+}
 
 #endif

@@ -2,7 +2,7 @@
  * from its own pose history, for sources that send poses only (and for replayed takes, which
  * behave like them). Only samples already received are used: nothing here can see the future.
  *
- * Kept apart from the entity table (core/entity.c) behind one call. Two forms of the same
+ * Kept apart from the entity table (core/entity_ingest.c) behind one call. Two forms of the same
  * estimate: xg_motion_estimate() passes over the window (the reference), xg_motion_update() keeps
  * running sums and is what the table uses (issue 19 item 2). */
 #ifndef XG_PREDICT_EST_H

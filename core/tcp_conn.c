@@ -4,6 +4,7 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
+#include <unistd.h>
 
 void xg_tcp_start(struct bufferevent *bev, const struct xg_tcp_conf *c)
 {
@@ -66,4 +67,9 @@ int xg_tcp_fd(struct bufferevent *bev)
 void xg_tcp_free(struct bufferevent *bev)
 {
     if (bev) bufferevent_free(bev);
+}
+
+void xg_tcp_close_fd(int fd)
+{
+    if (fd >= 0) close(fd);
 }

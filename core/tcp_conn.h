@@ -75,4 +75,8 @@ int xg_tcp_fd(struct bufferevent *bev);
 /** Close the connection and free it (what is queued and not sent is dropped). Safe on NULL. */
 void xg_tcp_free(struct bufferevent *bev);
 
+/** Close a socket no connection owns yet: an accepted one the adapter refuses, or one
+ *  xg_tcp_wrap could not wrap. Safe on a negative fd (nothing to close). */
+void xg_tcp_close_fd(int fd);
+
 #endif

@@ -1,12 +1,12 @@
-/* The source-clock map (struct xg_time_map, declared in core/net.h): a sender's timestamps
+/* The source-clock map (core/time_map.h): a sender's timestamps
  * mapped to the gateway clock with a windowed minimum offset and step confirmation. Kept apart
  * from net.c's sockets so that a socket-free session (LESS, tests/unit/test_less_session.c)
  * links no socket call. */
+#include "core/time_map.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
-
-#include "core/net.h"
 
 static int64_t sat_add(int64_t a, int64_t b)
 {

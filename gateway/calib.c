@@ -1,5 +1,6 @@
-/* Space calibrations: configuration, collection, solving, applying, state file
- * (gateway/calib.h, docs/calibration.md). */
+/* Space calibrations: collection, solving, applying and their life cycle (gateway/calib.h,
+ * docs/calibration.md); configuration in gateway/calib_conf.c, the state file in
+ * gateway/calib_state.c, the admin API in gateway/calib_api.c. */
 #include <errno.h>
 #include <event2/event.h>
 #include <fcntl.h>
@@ -28,162 +29,6 @@ const char *xg_calib_state_name(enum xg_calib_state s)
 {
     static const char *const n[] = {"collecting", "solved", "applied", "drifting"};
     return (unsigned)s < 4 ? n[s] : "collecting";
-}
-
-/* ---- configuration ---- */
-
-static bool valid_name(const char *s)
-{
-    if (!*s || strlen(s) >= 64) return false;
-    for (; *s; s++)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-              *s == '_' || *s == '-' || *s == '.'))
-            return false;
-    return true;
-}
-
-static int adapter_index(const struct xg_gateway *gw, const char *name)
-{
-    for (int i = 0; i < gw->n_adapters; i++)
-        if (gw->adapters[i] && !strcmp(gw->adapters[i]->a.name, name)) return i;
-    return -1;
-}
-
-/* the adapter named by an entity name's first component ("mocap/hmd" -> mocap), or -1 */
-static int prefix_index(const struct xg_gateway *gw, const char *entity)
-{
-    char a[64];
-    const char *sl = strchr(entity, '/');
-    if (!sl || (size_t)(sl - entity) >= sizeof a) return -1;
-    snprintf(a, sizeof a, "%.*s", (int)(sl - entity), entity);
-    return adapter_index(gw, a);
-}
-
-static int entity_key(const struct xg_conf *node, const char *key, char *out, size_t size,
-                      struct xg_error *err)
-{
-    const char *s;
-    int rc = xg_conf_string(node, key, NULL, &s, err);
-    if (rc) return rc;
-    if (!s)
-        return xg_conf_error(err, node, -EINVAL, "calibration needs '%s' (an entity name)", key);
-    if (!*s || strlen(s) >= size)
-        return xg_conf_error(err, xg_conf_get(node, key), -EINVAL,
-                             "%s '%s' must be an entity name of 1 to %zu bytes", key, s, size - 1);
-    snprintf(out, size, "%s", s);
-    return 0;
-}
-
-static int load_one(struct xg_gateway *gw, const struct xg_conf *node, struct xg_calib *c,
-                    struct xg_error *err)
-{
-    int rc;
-    const char *s;
-    if ((rc = xg_conf_expect(node, XG_CONF_MAP, "calibrations item", err))) return rc;
-    if ((rc = xg_conf_string(node, "name", NULL, &s, err))) return rc;
-    if (!s) return xg_conf_error(err, node, -EINVAL, "calibration needs a 'name'");
-    if (!valid_name(s))
-        return xg_conf_error(err, xg_conf_get(node, "name"), -EINVAL,
-                             "calibration name '%s' must be 1-63 of [A-Za-z0-9_.-]", s);
-    snprintf(c->name, sizeof c->name, "%s", s);
-    for (int i = 0; gw->calib && i < gw->calib->n; i++)
-        if (!strcmp(gw->calib->items[i]->name, c->name))
-            return xg_conf_error(err, xg_conf_get(node, "name"), -EINVAL,
-                                 "calibration name '%s' is used twice", s);
-    if ((rc = entity_key(node, "reference", c->reference, sizeof c->reference, err)) ||
-        (rc = entity_key(node, "target", c->target, sizeof c->target, err)))
-        return rc;
-    if (!strcmp(c->reference, c->target))
-        return xg_conf_error(err, xg_conf_get(node, "target"), -EINVAL,
-                             "target '%s' is the reference itself: they must be two systems' "
-                             "views of one object",
-                             c->target);
-    char def[64] = "";
-    const char *sl = strchr(c->target, '/');
-    if (sl && (size_t)(sl - c->target) < sizeof def)
-        snprintf(def, sizeof def, "%.*s", (int)(sl - c->target), c->target);
-    if ((rc = xg_conf_string(node, "apply_to", def[0] ? def : NULL, &s, err))) return rc;
-    const struct xg_conf *at = xg_conf_get(node, "apply_to");
-    if (!s || adapter_index(gw, s) < 0)
-        return xg_conf_error(err, at ? at : xg_conf_get(node, "target"), -EINVAL,
-                             "apply_to '%s' is not an adapter of this configuration (it names the "
-                             "adapter whose space is moved; by default the target's first name "
-                             "component)",
-                             s ? s : "");
-    snprintf(c->apply_to, sizeof c->apply_to, "%s", s);
-    if (prefix_index(gw, c->reference) == adapter_index(gw, c->apply_to))
-        return xg_conf_error(err, at ? at : xg_conf_get(node, "target"), -EINVAL,
-                             "apply_to '%s' is the reference's own adapter: the reference space "
-                             "stays, the other one is moved",
-                             c->apply_to);
-    if (gw->calib)
-        for (int i = 0; i < gw->calib->n; i++)
-            if (!strcmp(gw->calib->items[i]->apply_to, c->apply_to))
-                return xg_conf_error(err, at ? at : node, -EINVAL,
-                                     "adapter '%s' is already moved by calibration '%s': one "
-                                     "calibration per apply_to",
-                                     c->apply_to, gw->calib->items[i]->name);
-    if ((rc = xg_conf_string(node, "mode", "once", &s, err))) return rc;
-    if (strcmp(s, "once") && strcmp(s, "continuous"))
-        return xg_conf_error(err, xg_conf_get(node, "mode"), -EINVAL,
-                             "mode '%s' must be once or continuous", s);
-    c->continuous = !strcmp(s, "continuous");
-    double v;
-    if ((rc = xg_conf_double(node, "drift_mm", 10, 0.1, 10000, &v, err))) return rc;
-    c->drift_m = v * 1e-3;
-    if ((rc = xg_conf_double(node, "drift_deg", 1, 0.01, 180, &v, err))) return rc;
-    c->drift_rad = v * DEG;
-    if ((rc = xg_conf_double(node, "max_offset_ms", 500, 10, 5000, &v, err))) return rc;
-    c->max_offset_s = v * 1e-3;
-    if ((rc = xg_conf_double(node, "collect_s", 8, 4, 20, &v, err))) return rc;
-    c->collect_s = v;
-    return xg_conf_check_unused(node, err);
-}
-
-static void calib_free(struct xg_calib *c)
-{
-    if (!c) return;
-    free(c->ref.s);
-    free(c->tgt.s);
-    free(c);
-}
-
-static void set_free(struct xg_calib_set *set)
-{
-    if (!set) return;
-    if (set->timer) event_free(set->timer);
-    xg_calib_worker_free(set->worker); /* joins: waits for a solve being run (at most one) and
-                                          completes the queued writes of the state file */
-    free(set->latest);
-    for (int i = 0; i < set->n; i++)
-        calib_free(set->items[i]);
-    free(set->items);
-    free(set);
-}
-
-int xg_calib_load(struct xg_gateway *gw, const struct xg_conf *node, struct xg_error *err)
-{
-    if (!gw->calib && !(gw->calib = calloc(1, sizeof *gw->calib)))
-        return xg_error_set(err, -ENOMEM, "out of memory");
-    struct xg_calib_set *set = gw->calib;
-    set->gw = gw;
-    struct xg_calib *c = calloc(1, sizeof *c);
-    struct xg_calib **items = realloc(set->items, (size_t)(set->n + 1) * sizeof *items);
-    if (items) set->items = items;
-    if (!c || !items) {
-        free(c);
-        return xg_error_set(err, -ENOMEM, "out of memory");
-    }
-    int rc = load_one(gw, node, c, err);
-    if (rc) {
-        free(c);
-        return rc;
-    }
-    c->apply_index = c->ref_origin = c->tgt_origin = -1;
-    c->last_rc = 1;
-    c->collecting = true;
-    items[set->n++] = c;
-    return 0;
 }
 
 /* ---- rings ---- */
@@ -318,159 +163,15 @@ static void resolve(struct xg_calib_set *set)
     uint64_t mask = 0;
     for (int i = 0; i < set->n; i++) {
         struct xg_calib *c = set->items[i];
-        c->apply_index = adapter_index(gw, c->apply_to);
-        c->ref_origin = prefix_index(gw, c->reference);
-        c->tgt_origin = prefix_index(gw, c->target);
+        c->apply_index = xg_calib_adapter_index(gw, c->apply_to);
+        c->ref_origin = xg_calib_prefix_index(gw, c->reference);
+        c->tgt_origin = xg_calib_prefix_index(gw, c->target);
         if (c->ref_origin < 0 || c->tgt_origin < 0) mask = ~UINT64_C(0);
         int idx[3] = {c->apply_index, c->ref_origin, c->tgt_origin};
         for (int k = 0; k < 3; k++)
             if (idx[k] >= 0) mask |= UINT64_C(1) << idx[k];
     }
     xg_table_set_ingest_hook(gw->table, set->n ? mask : 0, set->n ? hook : NULL, set);
-}
-
-/* ---- state file ---- */
-
-static json_t *xf_json(const struct xg_calib_xf *xf)
-{
-    return json_pack("{s:[fff],s:[ffff]}", "position", xf->t.x, xf->t.y, xf->t.z, "orientation",
-                     xf->q.x, xf->q.y, xf->q.z, xf->q.w);
-}
-
-static int xf_from_json(const json_t *j, struct xg_calib_xf *xf)
-{
-    double p[3], q[4];
-    if (json_unpack((json_t *)j, "{s:[FFF],s:[FFFF]}", "position", &p[0], &p[1], &p[2],
-                    "orientation", &q[0], &q[1], &q[2], &q[3]))
-        return -EINVAL;
-    xf->t = (struct xg_vec3){p[0], p[1], p[2]};
-    xf->q = (struct xg_quat){q[0], q[1], q[2], q[3]};
-    double n = sqrt(xg_quat_dot(xf->q, xf->q));
-    if (!xg_vec3_finite(xf->t) || !(fabs(n - 1) < 1e-3) || fabs(p[0]) > 1e5 || fabs(p[1]) > 1e5 ||
-        fabs(p[2]) > 1e5)
-        return -EINVAL;
-    xf->q = xg_quat_normalize(xf->q);
-    return 0;
-}
-
-static void deliver(void *user, const struct xg_calib_job *j);
-
-/* a write's outcome, on the loop */
-static void written(struct xg_calib_set *set, int rc, const char *path)
-{
-    if (rc) {
-        set->write_failures++;
-        XG_WARN_PEER(&set->write_lim, COMPONENT,
-                     "cannot write the state file '%s' (%s): the result holds until the "
-                     "gateway stops",
-                     path, strerror(-rc));
-    } else {
-        set->writes++;
-        XG_INFO(COMPONENT, "results written to %s", path);
-    }
-}
-
-/* serialise every result in force on the loop (cheap) and hand the write (temporary file, fsync,
- * rename) to the worker, in order after the writes before it */
-static void save(struct xg_calib_set *set)
-{
-    if (!set->state_file[0]) return;
-    json_t *all = json_object(), *root = json_pack("{s:i,s:o}", "version", 1, "calibrations", all);
-    if (!root) return;
-    for (int i = 0; i < set->n; i++) {
-        struct xg_calib *c = set->items[i];
-        if (!c->have) continue;
-        json_object_set_new(
-            all, c->name,
-            json_pack("{s:s,s:s,s:s,s:o,s:o,s:f,s:f,s:f,s:I,s:f}", "reference", c->reference,
-                      "target", c->target, "apply_to", c->apply_to, "transform", xf_json(&c->res.y),
-                      "object_offset", xf_json(&c->res.x), "time_offset_ms",
-                      c->res.time_offset_s * 1e3, "residual_mm", c->res.residual_m * 1e3,
-                      "residual_deg", c->res.residual_rad / DEG, "pairs", (json_int_t)c->res.pairs,
-                      "solved_unix", c->solved_unix));
-    }
-    char *text = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
-    json_decref(root);
-    char *copy = text ? strdup(text) : NULL;
-    if (!text || !copy) {
-        free(text);
-        free(copy);
-        written(set, -ENOMEM, set->state_file);
-        return;
-    }
-    size_t len = strlen(text);
-    if (!set->worker && !(set->worker = xg_calib_worker_new(set->gw->base, deliver, set))) {
-        free(copy); /* no thread: written on the loop, as a last resort */
-        written(set, xg_calib_write_file(set->state_file, text, len), set->state_file);
-        free(text);
-        return;
-    }
-    if (!xg_calib_worker_write(set->worker, set->state_file, text, len)) {
-        free(copy);
-        written(set, -ENOMEM, set->state_file);
-        return;
-    }
-    free(set->latest); /* what the file holds once the queued writes are done */
-    set->latest = copy;
-    set->writes_queued++;
-}
-
-static void load_state(struct xg_calib_set *set)
-{
-    if (!set->state_file[0] || (!set->latest && access(set->state_file, F_OK))) return;
-    json_error_t je; /* a write still queued: the file is about to hold `latest` */
-    json_t *root =
-        set->latest ? json_loads(set->latest, 0, &je) : json_load_file(set->state_file, 0, &je);
-    json_t *all = root ? json_object_get(root, "calibrations") : NULL;
-    if (!json_is_object(all)) {
-        XG_WARN(COMPONENT, "state file '%s' ignored: %s", set->state_file,
-                root ? "no 'calibrations' object" : je.text);
-        json_decref(root);
-        return;
-    }
-    for (int i = 0; i < set->n; i++) {
-        struct xg_calib *c = set->items[i];
-        json_t *j = json_object_get(all, c->name);
-        if (!j || c->have) continue;
-        const char *ref = NULL, *tgt = NULL, *app = NULL;
-        double off = 0, rm = 0, rd = 0, when = 0;
-        json_int_t pairs = 0;
-        struct xg_calib_result r = {0};
-        if (json_unpack(j, "{s:s,s:s,s:s,s:F,s:F,s:F,s:I,s:F}", "reference", &ref, "target", &tgt,
-                        "apply_to", &app, "time_offset_ms", &off, "residual_mm", &rm,
-                        "residual_deg", &rd, "pairs", &pairs, "solved_unix", &when) ||
-            xf_from_json(json_object_get(j, "transform"), &r.y) ||
-            xf_from_json(json_object_get(j, "object_offset"), &r.x) || !isfinite(off) ||
-            fabs(off) > 10000) {
-            XG_WARN(COMPONENT,
-                    "state file '%s': the entry of calibration '%s' is not valid: "
-                    "ignored, collecting again",
-                    set->state_file, c->name);
-            continue;
-        }
-        if (strcmp(ref, c->reference) || strcmp(tgt, c->target) || strcmp(app, c->apply_to)) {
-            XG_INFO(COMPONENT,
-                    "state file '%s': calibration '%s' was solved for other entities "
-                    "(%s, %s, %s): collecting again",
-                    set->state_file, c->name, ref, tgt, app);
-            continue;
-        }
-        r.time_offset_s = off * 1e-3;
-        r.residual_m = rm * 1e-3;
-        r.residual_rad = rd * DEG;
-        r.pairs = (size_t)pairs;
-        c->res = r;
-        c->have = true;
-        c->solved_unix = when;
-        c->state = XG_CALIB_APPLIED;
-        c->collecting = false;
-        c->gen++; /* a solve in flight (a kept entry, after a reload) is late now */
-        XG_INFO(COMPONENT,
-                "'%s': applying the result of %s to adapter '%s' (residual %.2f mm "
-                "%.3f deg, time offset %.1f ms)",
-                c->name, set->state_file, c->apply_to, rm, rd, off);
-    }
-    json_decref(root);
 }
 
 /* ---- solving ---- */
@@ -532,12 +233,12 @@ static void finish(struct xg_calib_set *set, struct xg_calib *c, const struct xg
 
 /* the worker's finished job, on the loop: the calibration whose solve it is, unless that
  * calibration was reset or started again meanwhile (generation) or left the configuration */
-static void deliver(void *user, const struct xg_calib_job *j)
+void xg_calib_deliver(void *user, const struct xg_calib_job *j)
 {
     struct xg_calib_set *set = user;
     if (j->kind == XG_CALIB_JOB_WRITE) {
         set->write_ms = j->solve_ms;
-        written(set, j->rc, j->path);
+        xg_calib_written(set, j->rc, j->path);
         if (set->writes_queued && !--set->writes_queued) {
             free(set->latest);
             set->latest = NULL;
@@ -576,7 +277,8 @@ static void submit_solve(struct xg_calib_set *set, struct xg_calib *c)
         return;
     }
     if (c->pushed == c->tried_at) return; /* nothing new since the last attempt */
-    if (!set->worker && !(set->worker = xg_calib_worker_new(set->gw->base, deliver, set))) {
+    if (!set->worker &&
+        !(set->worker = xg_calib_worker_new(set->gw->base, xg_calib_deliver, set))) {
         XG_ERR(COMPONENT, "'%s': cannot start the solver (%s): not solving", c->name,
                strerror(errno));
         return;
@@ -642,7 +344,7 @@ static void finish(struct xg_calib_set *set, struct xg_calib *c, const struct xg
             c->name, r.pairs, c->solve_ms, r.residual_m * 1e3, r.residual_rad / DEG,
             r.time_offset_s * 1e3, c->apply_to);
     forget_histories(set, c);
-    save(set);
+    xg_calib_save(set);
 }
 
 static void check_drift(struct xg_calib *c)
@@ -723,7 +425,7 @@ int xg_calib_start(struct xg_gateway *gw)
     if (gw->opts && gw->opts->config_path)
         snprintf(set->state_file, sizeof set->state_file, "%s.calibration.json",
                  gw->opts->config_path);
-    load_state(set);
+    xg_calib_load_state(set);
     for (int i = 0; i < set->n; i++)
         if (!set->items[i]->have)
             XG_INFO(COMPONENT,
@@ -746,10 +448,10 @@ void xg_calib_reload(struct xg_gateway *gw, struct xg_gateway *cand)
 {
     struct xg_calib_set *old = gw->calib, *neu = cand->calib;
     cand->calib = NULL;
-    if (!neu || !neu->n) { /* set_free(old) joins the worker: at most one solve's wait */
+    if (!neu || !neu->n) { /* xg_calib_set_free(old) joins the worker: at most one solve's wait */
         xg_table_set_ingest_hook(gw->table, 0, NULL, NULL);
-        set_free(neu);
-        set_free(old);
+        xg_calib_set_free(neu);
+        xg_calib_set_free(old);
         gw->calib = NULL;
         return;
     }
@@ -784,9 +486,9 @@ void xg_calib_reload(struct xg_gateway *gw, struct xg_gateway *cand)
         neu->write_lim = old->write_lim;
     }
     xg_table_set_ingest_hook(gw->table, 0, NULL, NULL);
-    set_free(old);
+    xg_calib_set_free(old);
     gw->calib = neu;
-    load_state(neu);
+    xg_calib_load_state(neu);
     if (start_set(gw, neu))
         XG_ERR(COMPONENT, "out of memory starting the calibrations after the reload");
 }
@@ -795,7 +497,7 @@ void xg_calib_free(struct xg_gateway *gw)
 {
     if (!gw->calib) return;
     if (gw->table && gw->calib->started) xg_table_set_ingest_hook(gw->table, 0, NULL, NULL);
-    set_free(gw->calib);
+    xg_calib_set_free(gw->calib);
     gw->calib = NULL;
 }
 
@@ -808,6 +510,6 @@ void xg_calib_reset(struct xg_calib_set *set, struct xg_calib *c)
     xg_calib_begin(c);
     if (had) {
         forget_histories(set, c);
-        save(set);
+        xg_calib_save(set);
     }
 }

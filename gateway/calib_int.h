@@ -1,5 +1,6 @@
-/* Internals shared by gateway/calib.c (configuration, collection, solving, applying, state file)
- * and gateway/calib_api.c (admin API, metrics). */
+/* Internals shared by gateway/calib.c (collection, solving, applying), gateway/calib_conf.c
+ * (configuration), gateway/calib_state.c (state file) and gateway/calib_api.c (admin API,
+ * metrics). */
 #ifndef XG_GATEWAY_CALIB_INT_H
 #define XG_GATEWAY_CALIB_INT_H
 
@@ -90,5 +91,31 @@ void xg_calib_reset(struct xg_calib_set *set, struct xg_calib *c);
 void xg_calib_tick(struct xg_calib_set *set);
 /** Find by name, or NULL. */
 struct xg_calib *xg_calib_find(struct xg_calib_set *set, const char *name);
+
+/** The index in gw->adapters of the adapter named `name`, or -1 (gateway/calib_conf.c). */
+int xg_calib_adapter_index(const struct xg_gateway *gw, const char *name);
+/** The index of the adapter named by entity name `entity`'s first component ("mocap/hmd" ->
+ *  mocap), or -1 (gateway/calib_conf.c). */
+int xg_calib_prefix_index(const struct xg_gateway *gw, const char *entity);
+/** Free a set: its timer, its worker (joined: a solve being run finishes and the queued
+ *  state-file writes are completed) and every calibration in it. Safe on NULL
+ *  (gateway/calib_conf.c). */
+void xg_calib_set_free(struct xg_calib_set *set);
+
+/** The worker's outcome of a job of set `user` (a solve or a state-file write), on the loop
+ *  (gateway/calib.c). */
+void xg_calib_deliver(void *user, const struct xg_calib_job *j);
+/** A state-file write's outcome (rc 0 or a negative errno) counted and logged
+ *  (gateway/calib_state.c). */
+void xg_calib_written(struct xg_calib_set *set, int rc, const char *path);
+/** Serialise every result in force (on the loop) and queue the state file's write to the
+ *  worker (a temporary file, fsync, rename), after the writes before it. Nothing without a state
+ *  file (gateway/calib_state.c). */
+void xg_calib_save(struct xg_calib_set *set);
+/** Apply the results of the state file (or of the newest write still queued) to the set's
+ *  calibrations that have none in force and match an entry's name, reference, target and
+ *  apply_to; a missing file is not an error, a bad one or a bad entry is logged and ignored
+ *  (gateway/calib_state.c). */
+void xg_calib_load_state(struct xg_calib_set *set);
 
 #endif

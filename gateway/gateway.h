@@ -72,7 +72,7 @@ struct xg_gateway {
     char admin_bound[128];          /* actual "host:port" after bind */
     struct xg_calib_set *calib;     /* space calibrations (gateway/calib.h), NULL = none */
     struct xg_inspector *inspector; /* web inspector state (gateway/inspector.c), NULL until used */
-    struct xg_admin_tls *admin_tls; /* TLS front of the admin server (gateway/admin.c), or NULL */
+    struct xg_admin_tls *admin_tls; /* TLS front of the admin server (gateway/admin_tls.c), or NULL */
     struct xg_admin_conns *admin_conns;    /* admin connection cap and deadlines (admin_conn.c) */
     struct evconnlistener *admin_listener; /* evhttp's listener (owned by evhttp), guarded */
     struct event *pass_ev; /* the egress pass (core/egress_pass.h), active while sinks are due */

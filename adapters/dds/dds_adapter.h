@@ -24,6 +24,7 @@
 #include "core/log.h"
 #include "core/timer.h"
 #include "core/net.h"
+#include "core/time_map.h"
 #include "mappings/frame.h"
 #include "mappings/naming.h"
 

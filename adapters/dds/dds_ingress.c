@@ -32,6 +32,7 @@
 #include "adapters/dds/dds_adapter.h"
 #include "core/clock.h"
 #include "core/names.h"
+#include "core/time_map.h"
 #include "geometry_msgs/msg/PoseStamped.h"
 #include "tf2_msgs/msg/TFMessage.h"
 

@@ -30,7 +30,7 @@
 #include "core/entity.h"
 #include "core/error.h"
 #include "core/log.h"
-#include "core/net.h"
+#include "core/time_map.h"
 
 #define LESS_OUR_TYPEID 1
 #define LESS_ARENA_SIZE (256 * 1024) /* bytes of the decode arena (less_env.arena_buf) */

@@ -15,6 +15,7 @@
 #include "core/adapter.h"
 #include "core/clock.h"
 #include "core/log.h"
+#include "core/time_map.h"
 
 /* Encode and send one datagram with sequence `seq` carrying msgs. */
 static int udp_send(struct less_session *p, uint8_t seq, const uint8_t *msgs, size_t len,

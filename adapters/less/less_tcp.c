@@ -141,9 +141,8 @@ static void tcp_event_cb(struct bufferevent *bev, short what, void *arg)
     } else if (what & BEV_EVENT_EOF) {
         snprintf(why, sizeof why, "connection closed by peer");
     } else {
-        int e = EVUTIL_SOCKET_ERROR();
-        snprintf(why, sizeof why, "connection error: %s",
-                 e ? evutil_socket_error_to_string(e) : "unknown");
+        int e = errno;
+        snprintf(why, sizeof why, "connection error: %s", e ? strerror(e) : "unknown");
         la->env.a->errors++;
     }
     less_peer_close(p, why);

@@ -628,10 +628,9 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
         return;
     }
     if (what & BEV_EVENT_ERROR) {
-        int e = EVUTIL_SOCKET_ERROR();
-        XG_WARN(a->name, "connection to %s lost: %s", c->peer, evutil_socket_error_to_string(e));
-        snprintf(why, sizeof why, "connection to %s lost: %s", c->peer,
-                 evutil_socket_error_to_string(e));
+        int e = errno;
+        XG_WARN(a->name, "connection to %s lost: %s", c->peer, strerror(e));
+        snprintf(why, sizeof why, "connection to %s lost: %s", c->peer, strerror(e));
         c->disconnects++;
         close_connection(a, why);
     }

@@ -16,6 +16,7 @@
 #include "core/names.h"
 #include "core/net.h"
 #include "core/transport_client.h"
+#include "core/time_map.h"
 #include "mappings/frame.h"
 
 #define MAX_WARNED 64

@@ -37,6 +37,7 @@
 #include "adapters/rtp/rtp.h"
 #include "core/log.h"
 #include "core/net.h"
+#include "core/time_map.h"
 
 /* per-reason drop counters (status names in rtp_adapter.c) */
 enum rtpa_reason {

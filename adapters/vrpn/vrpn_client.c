@@ -70,6 +70,7 @@
 #include "core/log.h"
 #include "core/net.h"
 #include "core/transport_client.h"
+#include "core/time_map.h"
 #include "mappings/frame.h"
 
 /* ---- session glue (vrpn_session.h) ---- */
@@ -450,9 +451,8 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
         return;
     }
     if (what & BEV_EVENT_ERROR) {
-        int e = EVUTIL_SOCKET_ERROR();
-        snprintf(why, sizeof why, "connection to %s lost: %s", c->peer,
-                 evutil_socket_error_to_string(e));
+        int e = errno;
+        snprintf(why, sizeof why, "connection to %s lost: %s", c->peer, strerror(e));
         XG_WARN(a->name, "%s", why);
         vrpn_cli_close_conn(c, why);
     }

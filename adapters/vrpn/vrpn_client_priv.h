@@ -26,6 +26,7 @@
 #include "core/ingress_budget.h"
 #include "core/timer.h"
 #include "core/udp_endpoint.h"
+#include "core/time_map.h"
 
 #define DIAL_ANALOG_BASE 64 /* dial d -> analogs[64 + d] */
 

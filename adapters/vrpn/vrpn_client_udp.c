@@ -80,15 +80,14 @@ static int udp_datagram(void *arg, uint8_t *dg, size_t r, const struct sockaddr 
     return more > 1 ? (int)more : 1;
 }
 
-static void accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct sockaddr *sa,
-                      int salen, void *arg)
+static void accept_cb(struct evconnlistener *lis, int fd, struct sockaddr *sa, int salen, void *arg)
 {
     struct vconn *c = arg;
     struct xg_adapter *a = c->a;
     (void)lis;
     (void)salen;
     if (c->bev) { /* one call-back per attempt */
-        evutil_closesocket(fd);
+        xg_tcp_close_fd(fd);
         return;
     }
     char from[64];
@@ -97,7 +96,7 @@ static void accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct soc
         c->srv_ip = ((const struct sockaddr_in *)sa)->sin_addr;
     c->bev = xg_tcp_wrap(a->base, fd);
     if (!c->bev) {
-        evutil_closesocket(fd);
+        xg_tcp_close_fd(fd);
         vrpn_cli_close_conn(c, "out of memory");
         return;
     }

@@ -342,7 +342,7 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
     if (!(what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))) return;
     if (vrpn_session_state(&c->sess) == VRPN_SESS_CALLBACK) {
         XG_WARN_PEER(&s->lim_callback, a->name, "call-back to %s failed: %s", c->peer,
-                     evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+                     strerror(errno));
         s->callback_failures++;
         vrpn_srv_conn_free(s, c);
         return;

@@ -10,6 +10,7 @@
 #include "adapters/webxr/webxr_codec.h"
 #include "core/adapter.h"
 #include "core/net.h"
+#include "core/time_map.h"
 
 #define WEBXR_PONGS 16 /* pongs whose smallest round trip gives the clock offset */
 

@@ -2,9 +2,10 @@
 """Adapters do their I/O through core (ctest static/adapter_io): no file under adapters/ calls
 socket(), recvfrom(), sendto(), sendmmsg(), recvmmsg() (core's UDP endpoint does:
 core/udp_endpoint.h, core/udp_batch.h), libevent's event_new/event_add/event_del/event_free/
-event_active or any evtimer_* (core's timers do: core/timer.h), or any bufferevent_* (core's TCP
-transport does: core/transport_client.h, core/transport_server.h). Comments and string literals
-are not looked at.
+event_active or any evtimer_* (core's timers do: core/timer.h), any bufferevent_* (core's TCP
+transport does: core/transport_client.h, core/transport_server.h, core/tcp_conn.h), or any of
+libevent's evutil_* / EVUTIL_* helpers (a socket is closed with xg_tcp_close_fd, core/tcp_conn.h;
+a socket error is errno, its text strerror). Comments and string literals are not looked at.
 
 PENDING lists what is still allowed, per file and kind, while it is being converted: the list
 only shrinks. An entry that no longer matches anything is an error too (delete it).
@@ -20,6 +21,7 @@ KINDS = {
     "event": re.compile(r"\b(event_new|event_add|event_del|event_free|event_active)\s*\(|"
                         r"\bevtimer_\w+"),
     "tcp": re.compile(r"\bbufferevent_\w+"),
+    "evutil": re.compile(r"\b(evutil|EVUTIL)_\w+"),
 }
 
 # Folders not looked at yet.
@@ -82,7 +84,9 @@ def main():
                 bad.append(f"{rel}:{lineno}: {m.group(0).rstrip('(').strip()} ({kind}): "
                            "use core's " + {"udp": "UDP endpoint (core/udp_endpoint.h)",
                                             "event": "timers (core/timer.h) or UDP endpoint",
-                                            "tcp": "TCP transport"}[kind])
+                                            "tcp": "TCP transport",
+                                            "evutil": "xg_tcp_close_fd (core/tcp_conn.h) or "
+                                                      "errno/strerror"}[kind])
     for rel, kinds in sorted(PENDING.items()):
         for kind in sorted(kinds):
             if (rel, kind) not in used:
@@ -91,8 +95,8 @@ def main():
     for b in bad:
         print("check_adapter_io: " + b, file=sys.stderr)
     if not bad:
-        print(f"check_adapter_io: {checked} adapter files, no socket, event or bufferevent call "
-              f"({sum(len(k) for k in PENDING.values())} pending; not checked yet: "
+        print(f"check_adapter_io: {checked} adapter files, no socket, event, bufferevent or "
+              f"evutil call ({sum(len(k) for k in PENDING.values())} pending; not checked yet: "
               f"{', '.join(sorted(SKIP_DIRS)) or 'none'})")
     return 1 if bad else 0
 

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "core/net.h"
+#include "core/time_map.h"
 
 static void test_split_and_parse(void **state)
 {
