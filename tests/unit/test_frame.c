@@ -255,8 +255,8 @@ static void test_finalize_matches_reference(void **state)
     for (const struct xg_embedded_file *p = xg_embedded_presets; p->name && nf < 30; p++)
         assert_int_equal(xg_frame_preset(p->name, &frames[nf++], &err), 0);
     static const char *custom[] = {
-        "frame: {axes: 'x,z,-y', scale: 0.001, rotation: [0.1, -0.7, 0.2, 0.6], offset: [1, -2, "
-        "3]}",
+        ("frame: {axes: 'x,z,-y', scale: 0.001, rotation: [0.1, -0.7, 0.2, 0.6], "
+         "offset: [1, -2, 3]}"),
         "frame: {axes: 'z,x,y', scale: 2.5, offset: [-0.5, 0, 100]}",
         "frame: {preset: unity, rotation: [0, 0.3826834, 0, 0.9238795]}",
     };
