@@ -1,9 +1,9 @@
 """`make bench` table: what recording costs (mcap-record, docs/performance.md "MCAP recording").
 
 One gateway with the synthetic rig at 50 bodies x 240 Hz and a vrpn-server relaying every update
-(send on change) to one client that keeps up, measured without a recorder and then with an mcap-
-record of each compression beside it (zstd at its default level and at level 1): the process's CPU
-(every thread: the recorder's writer thread counts), samples recorded per second and bytes per
+(send on change) to one client that keeps up, measured without a recorder and then with an
+mcap-record of each compression beside it (zstd at its default level and at level 1): the process's
+CPU (every thread: the recorder's writer thread counts), samples recorded per second and bytes per
 sample in the file. The recording's cost is the CPU it adds, shown as a share of the relay's CPU
 without it. `h` is run.py (its table, stats, fmt_s, _drain_tcp, connect_retry)."""
 import os
