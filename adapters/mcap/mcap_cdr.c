@@ -1,6 +1,7 @@
 /* ROS 2 messages in CDR for the recorder and the replay (mcap_cdr.h). */
 #include "adapters/mcap/mcap_cdr.h"
 
+#include <endian.h>
 #include <errno.h>
 #include <string.h>
 
@@ -106,29 +107,63 @@ static struct cdr_w begin(struct mcap_buf *b)
     return (struct cdr_w){b, b->n};
 }
 
-void mcap_cdr_tf(struct mcap_buf *b, const struct mcap_tf *tf)
+size_t mcap_cdr_tf_begin(struct mcap_buf *b)
 {
+    size_t at = b->n;
     struct cdr_w w = begin(b);
-    w_u32(&w, 1);
-    int64_t ns = tf->stamp_ns;
-    int64_t sec = ns >= 0 ? ns / 1000000000 : -((-ns + 999999999) / 1000000000);
-    w_u32(&w, (uint32_t)(int32_t)sec);
-    w_u32(&w, (uint32_t)(ns - sec * 1000000000));
-    w_str(&w, tf->frame_id);
-    w_str(&w, tf->child_frame_id);
-    w_f64s(&w, tf->t, 3);
-    w_f64s(&w, tf->q, 4);
+    w_u32(&w, 0);
+    return at;
 }
 
-void mcap_cdr_sample(struct mcap_buf *b, const struct mcap_sample *s)
+void mcap_cdr_tf_add(struct mcap_buf *b, size_t at, int64_t stamp_ns, const char *frame_id,
+                     size_t frame_len, const char *child_frame_id, size_t child_len,
+                     const double t[3], const double q[4])
 {
-    struct cdr_w w = begin(b);
+    struct cdr_w w = {b, at + 4};
+    if (b->oom || b->n < at + 8) return;
+    int64_t sec = stamp_ns >= 0 ? stamp_ns / 1000000000 : -((-stamp_ns + 999999999) / 1000000000);
+    w_u32(&w, (uint32_t)(int32_t)sec);
+    w_u32(&w, (uint32_t)(stamp_ns - sec * 1000000000));
+    w_u32(&w, (uint32_t)frame_len + 1);
+    mcap_put_bytes(b, frame_id, frame_len + 1);
+    w_u32(&w, (uint32_t)child_len + 1);
+    mcap_put_bytes(b, child_frame_id, child_len + 1);
+    w_f64s(&w, t, 3);
+    w_f64s(&w, q, 4);
+    if (b->oom) return;
+    uint32_t count;
+    memcpy(&count, b->p + at + 4, 4); /* little-endian on both sides: written by w_u32 */
+    count = le32toh(count) + 1;
+    count = htole32(count);
+    memcpy(b->p + at + 4, &count, 4);
+}
+
+void mcap_cdr_tf(struct mcap_buf *b, const struct mcap_tf *tf)
+{
+    size_t at = mcap_cdr_tf_begin(b);
+    mcap_cdr_tf_add(b, at, tf->stamp_ns, tf->frame_id, strlen(tf->frame_id), tf->child_frame_id,
+                    strlen(tf->child_frame_id), tf->t, tf->q);
+}
+
+size_t mcap_cdr_sample_prefix(struct mcap_buf *b, const struct mcap_sample *s)
+{
+    size_t at = b->n;
+    struct cdr_w w = {b, at};
     w_str(&w, s->name);
     w_str(&w, s->source);
     w_str(&w, s->origin);
     w_str(&w, s->origin_gateway);
     w_str(&w, s->kind);
-    w_str(&w, s->parent);
+    return b->oom ? 0 : b->n - at;
+}
+
+void mcap_cdr_sample_with(struct mcap_buf *b, const uint8_t *prefix, size_t n, const char *parent,
+                          size_t parent_len, const struct mcap_sample *s)
+{
+    struct cdr_w w = begin(b);
+    mcap_put_bytes(b, prefix, n);
+    w_u32(&w, (uint32_t)parent_len + 1);
+    mcap_put_bytes(b, parent, parent_len + 1);
     w_i64(&w, s->capture_time);
     w_i64(&w, s->receive_time);
     w_u32(&w, s->flags);
@@ -142,6 +177,15 @@ void mcap_cdr_sample(struct mcap_buf *b, const struct mcap_sample *s)
     mcap_put_bytes(b, s->buttons, s->n_buttons);
     w_u32(&w, s->n_analogs);
     if (s->n_analogs) w_f64s(&w, s->analogs, s->n_analogs);
+}
+
+void mcap_cdr_sample(struct mcap_buf *b, const struct mcap_sample *s)
+{
+    struct mcap_buf pre = {0};
+    size_t n = mcap_cdr_sample_prefix(&pre, s);
+    if (pre.oom) b->oom = true;
+    mcap_cdr_sample_with(b, pre.p, n, s->parent, strlen(s->parent), s);
+    mcap_buf_free(&pre);
 }
 
 /* ---- reading ---- */

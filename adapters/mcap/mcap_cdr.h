@@ -39,6 +39,16 @@ struct mcap_tf {
 
 /** Append a TFMessage with one transform (encapsulation header included). */
 void mcap_cdr_tf(struct mcap_buf *b, const struct mcap_tf *tf);
+/** Append an empty TFMessage (encapsulation header, no transform); returns its offset in b, for
+ *  mcap_cdr_tf_add(). */
+size_t mcap_cdr_tf_begin(struct mcap_buf *b);
+/** Append one transform to the TFMessage that starts at offset `at` of b and ends at b's end
+ *  (its count goes up by one): header.stamp (ns since the Unix epoch), header.frame_id and
+ *  child_frame_id (lengths without NUL, s[len] must be the NUL), translation t (m), rotation q
+ *  (x y z w). What a tf broadcaster sends: many transforms of one moment in one message. */
+void mcap_cdr_tf_add(struct mcap_buf *b, size_t at, int64_t stamp_ns, const char *frame_id,
+                     size_t frame_len, const char *child_frame_id, size_t child_len,
+                     const double t[3], const double q[4]);
 /** Decode transform `i` (0-based) of a TFMessage; *count receives the number of transforms.
  *  0, -ENOENT when i >= count, -EPROTO (err names the field) on a malformed message. */
 int mcap_cdr_tf_decode(const uint8_t *p, size_t n, uint32_t i, uint32_t *count, struct mcap_tf *out,
@@ -61,6 +71,15 @@ struct mcap_sample {
 
 /** Append a Sample message (encapsulation header included). */
 void mcap_cdr_sample(struct mcap_buf *b, const struct mcap_sample *s);
+/** Append the CDR of s's identity strings (name, source, origin, origin_gateway, kind) as they
+ *  follow the encapsulation header; returns its length (0 when memory is short). An entity's
+ *  prefix never changes: the recorder encodes it once and passes it to mcap_cdr_sample_with(). */
+size_t mcap_cdr_sample_prefix(struct mcap_buf *b, const struct mcap_sample *s);
+/** Append a Sample message made of a prefix (mcap_cdr_sample_prefix(), n bytes), the parent's
+ *  name (parent_len bytes without NUL, parent[parent_len] the NUL) and s's other fields (its
+ *  strings are not read). The same bytes as mcap_cdr_sample(). */
+void mcap_cdr_sample_with(struct mcap_buf *b, const uint8_t *prefix, size_t n, const char *parent,
+                          size_t parent_len, const struct mcap_sample *s);
 /** Decode a Sample message. 0 or -EPROTO (err names the field and value). */
 int mcap_cdr_sample_decode(const uint8_t *p, size_t n, struct mcap_sample *out,
                            struct xg_error *err);

@@ -51,12 +51,14 @@ static int resolve(const struct xg_conf *conf, const char *key, const char *v, c
 int mcap_rec_read_conf(struct mcap_rec *r, const struct xg_conf *conf, struct xg_error *err)
 {
     const char *path, *comp, *world;
-    int64_t chunk_kb, queue_kb;
+    int64_t chunk_kb, queue_kb, level;
     int rc;
     if ((rc = xg_conf_string(conf, "path", NULL, &path, err)) ||
         (rc = xg_conf_double(conf, "rotate_mb", 0, 0, 1e6, &r->rotate_mb, err)) ||
         (rc = xg_conf_double(conf, "rotate_s", 0, 0, 1e7, &r->rotate_s, err)) ||
         (rc = xg_conf_string(conf, "compression", "zstd", &comp, err)) ||
+        (rc = xg_conf_int(conf, "compression_level", MCAP_ZSTD_LEVEL_DEFAULT, MCAP_ZSTD_LEVEL_MIN,
+                          MCAP_ZSTD_LEVEL_MAX, &level, err)) ||
         (rc = xg_conf_int(conf, "chunk_kb", 256, 1, 65536, &chunk_kb, err)) ||
         (rc = xg_conf_int(conf, "queue_kb", 8192, 64, 1048576, &queue_kb, err)) ||
         (rc = xg_conf_bool(conf, "tf", true, &r->tf, err)) ||
@@ -77,6 +79,7 @@ int mcap_rec_read_conf(struct mcap_rec *r, const struct xg_conf *conf, struct xg
     size_t len = strlen(r->path);
     r->dir = (len && r->path[len - 1] == '/') || (stat(r->path, &st) == 0 && S_ISDIR(st.st_mode));
     r->chunk_bytes = (size_t)chunk_kb * 1024;
+    r->level = (int)level;
     config_sha256(conf, r->config_sha256);
     r->queue_bytes = (size_t)queue_kb * 1024;
     return 0;

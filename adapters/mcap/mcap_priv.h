@@ -22,7 +22,15 @@
 struct mcap_ident {
     char name[XG_NAME_MAX], source[XG_NAME_MAX], origin[64], origin_gateway[64], kind[16];
     int32_t sensor;
+    uint16_t name_len; /* strlen(name) */
+    uint16_t pre_n;    /* bytes of pre */
+    /* its Sample messages' first fields, encoded once (mcap_cdr_sample_prefix()): five CDR
+     * strings of at most the sizes above, each with a 4-byte length and up to 3 bytes padding */
+    uint8_t pre[2 * XG_NAME_MAX + 2 * 64 + 16 + 5 * 8];
 };
+
+/** Most transforms in one /tf message (the samples of one source frame go in one message). */
+#define MCAP_TF_GROUP_MAX 256
 
 struct mcap_rec {
     /* configuration (mcap_conf.c) */
@@ -30,6 +38,7 @@ struct mcap_rec {
     bool dir;
     double rotate_mb, rotate_s; /* 0 = never */
     enum mcap_compression compression;
+    int level; /* zstd level (compression_level) */
     size_t chunk_bytes, queue_bytes;
     bool tf;                /* write /tf too */
     char world_frame[64];   /* /tf frame_id of entities without a parent */
@@ -59,8 +68,11 @@ struct mcap_rec {
     struct xg_frame frame; /* /tf's frame: a copy (the writer thread may outlive the adapter) */
     /* writer thread */
     struct mcap_ident *idents; /* by identity number */
+    struct mcap_ident none;    /* an unknown identity: empty names, sensor -1 */
     size_t n_idents;
-    struct mcap_buf enc; /* one message's CDR */
+    struct mcap_buf tfb;    /* the /tf message being grouped (TFMessage CDR) */
+    uint32_t tf_n;          /* its transforms; 0 = none pending */
+    int64_t tf_log, tf_pub; /* its samples' receive and capture times (ns, Unix epoch) */
     struct mcap_writer w;
     bool open;
     int64_t file_t0_ns, chunk_t0_ns;

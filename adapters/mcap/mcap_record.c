@@ -7,11 +7,14 @@
  * pose, buttons and analogs when there are) and puts it in a bounded lock-free queue
  * (mcap_ring.h); an entity's names (name, source, origin, origin gateway), kind and sensor go
  * once, as an identity record, and samples refer to them by number (the entity's table slot).
- * A writer thread takes the queue, encodes each sample as an xrgate_msgs/msg/Sample (lossless)
- * and a tf2_msgs/msg/TFMessage (CDR, mcap_cdr.h), builds chunks (mcap_writer.h), compresses and
- * writes them, rotates files. The reactor never encodes, takes no lock per sample and never
- * touches the disk: a full queue (a slow or full disk) drops the sample, counted as `dropped`
- * with a rate-limited warning.
+ * A writer thread takes the queue every 100 ms (sooner when it is a quarter full), encodes each
+ * sample as an xrgate_msgs/msg/Sample (lossless: straight into the chunk, after its entity's
+ * strings encoded once) and adds its transform to a tf2_msgs/msg/TFMessage that holds the
+ * samples of one source frame (consecutive samples of the same receive and capture times, at most
+ * MCAP_TF_GROUP_MAX: one /tf message per frame, as a tf broadcaster sends; CDR, mcap_cdr.h),
+ * builds chunks (mcap_writer.h), compresses and writes them, rotates files. The reactor never
+ * encodes, takes no lock per sample and never touches the disk: a full queue (a slow or full disk)
+ * drops the sample, counted as `dropped` with a rate-limited warning.
  *
  * Times: log time = receive time, publish time = capture time (the source's time mapped to the
  * gateway clock), both as ns since the Unix epoch through the wall clock - gateway clock offset
@@ -256,6 +259,7 @@ static int open_file(struct mcap_rec *r, struct xg_error *err)
     if ((rc = mcap_writer_open(&r->w, path, "ros2", lib, r->compression, r->chunk_bytes, err)))
         return rc;
     struct mcap_writer *w = &r->w;
+    mcap_writer_set_level(w, r->level);
     const char *ck[] = {"offered_qos_profiles"};
     const char *cv[] = {""};
     if ((rc = mcap_writer_schema(w, 1, MCAP_SAMPLE_SCHEMA, "ros2msg", mcap_sample_definition)) ||
@@ -287,14 +291,6 @@ fail:
     return xg_error_set(err, rc, "cannot write '%s': %s", path, strerror(-rc));
 }
 
-static void close_file(struct mcap_rec *r, const char *who)
-{
-    if (!r->open) return;
-    int rc = mcap_writer_close(&r->w);
-    r->open = false;
-    if (rc) XG_WARN(who, "closing '%s' failed: %s", r->file, strerror(-rc));
-}
-
 static void write_error(struct mcap_rec *r, const char *who, int rc)
 {
     pthread_mutex_lock(&r->mu);
@@ -305,30 +301,51 @@ static void write_error(struct mcap_rec *r, const char *who, int rc)
                 (unsigned long long)n);
 }
 
-static void write_message(struct mcap_rec *r, uint16_t ch, const struct rec_sample *m,
-                          const char *who)
+/* The pending /tf message (the transforms of one source frame), into the open chunk. */
+static void tf_flush(struct mcap_rec *r, const char *who)
 {
-    if (!r->open) {
-        struct xg_error err = {0};
-        if (open_file(r, &err)) {
-            write_error(r, who, err.code ? err.code : -EIO);
-            return;
-        }
-    }
-    if (r->enc.oom) {
-        r->enc.oom = false;
+    if (!r->tf_n) return;
+    r->tf_n = 0;
+    if (r->tfb.oom) {
+        mcap_buf_free(&r->tfb); /* empty and usable again */
         write_error(r, who, -ENOMEM);
         return;
     }
-    int rc = mcap_writer_message(&r->w, ch, (uint64_t)m->receive_ns, (uint64_t)m->capture_ns,
-                                 r->enc.p, r->enc.n);
+    int rc = mcap_writer_message(&r->w, CH_TF, (uint64_t)r->tf_log, (uint64_t)r->tf_pub, r->tfb.p,
+                                 r->tfb.n);
     if (rc) write_error(r, who, rc);
 }
 
+static void close_file(struct mcap_rec *r, const char *who)
+{
+    if (!r->open) return;
+    tf_flush(r, who);
+    int rc = mcap_writer_close(&r->w);
+    r->open = false;
+    if (rc) XG_WARN(who, "closing '%s' failed: %s", r->file, strerror(-rc));
+}
+
+/* d's Sample prefix from its strings, once (pre_n 0 when it does not fit: never) */
+static void set_prefix(struct mcap_ident *d)
+{
+    struct mcap_sample tmp; /* ~2 KiB: the writer thread's stack is MiBs */
+    memcpy(tmp.name, d->name, sizeof d->name);
+    memcpy(tmp.source, d->source, sizeof d->source);
+    memcpy(tmp.origin, d->origin, sizeof d->origin);
+    memcpy(tmp.origin_gateway, d->origin_gateway, sizeof d->origin_gateway);
+    memcpy(tmp.kind, d->kind, sizeof d->kind);
+    struct mcap_buf pre = {0};
+    size_t n = mcap_cdr_sample_prefix(&pre, &tmp);
+    d->pre_n = n && n <= sizeof d->pre ? (uint16_t)n : 0;
+    if (d->pre_n) memcpy(d->pre, pre.p, n);
+    mcap_buf_free(&pre);
+    d->name_len = (uint16_t)strlen(d->name);
+}
+
+/* Identity i as stored, or r->none (empty names, sensor -1) when it is unknown. */
 static const struct mcap_ident *ident(struct mcap_rec *r, uint32_t i)
 {
-    static const struct mcap_ident none = {.sensor = -1};
-    return i < r->n_idents ? &r->idents[i] : &none;
+    return i < r->n_idents && r->idents[i].pre_n ? &r->idents[i] : &r->none;
 }
 
 static void store_ident(struct mcap_rec *r, const uint8_t *p, size_t len)
@@ -360,24 +377,37 @@ static void store_ident(struct mcap_rec *r, const uint8_t *p, size_t len)
     }
     d->sensor = h.sensor;
     snprintf(d->kind, sizeof d->kind, "%s", xg_kind_name((enum xg_kind)h.kind));
+    set_prefix(d);
 }
 
-/* One queued sample: its Sample message, then its /tf (in the same file). */
+/* One queued sample: its Sample message into the chunk, its transform into the pending /tf
+ * message (one per source frame: consecutive samples of the same receive and capture times). */
 static void write_sample(struct mcap_rec *r, const uint8_t *p, size_t len, const char *who,
                          int64_t now)
 {
-    struct mcap_sample s; /* ~2 KiB: the writer thread's stack is the default (MiBs) */
+    struct mcap_sample s; /* ~2 KiB, strings unused: the writer thread's stack is MiBs */
     struct rec_sample m;
     if (len < sizeof m) return;
     memcpy(&m, p, sizeof m);
+    size_t n_bt = m.n_buttons, n_an = (size_t)m.n_analogs * sizeof(double);
+    size_t an_at = sizeof m + (n_an ? (n_bt + 7) / 8 * 8 : n_bt);
+    if (n_bt > XG_MAX_BUTTONS || m.n_analogs > XG_MAX_ANALOGS || an_at + n_an > len) return;
     const struct mcap_ident *id = ident(r, m.ident);
     const struct mcap_ident *pid = m.parent != NO_PARENT ? ident(r, m.parent) : NULL;
-    memcpy(s.name, id->name, sizeof s.name);
-    memcpy(s.source, id->source, sizeof s.source);
-    memcpy(s.origin, id->origin, sizeof s.origin);
-    memcpy(s.origin_gateway, id->origin_gateway, sizeof s.origin_gateway);
-    memcpy(s.kind, id->kind, sizeof s.kind);
-    memcpy(s.parent, pid ? pid->name : "", pid ? sizeof s.parent : 1);
+    /* rotate before a sample only: its /tf group is written first, in the same file */
+    if (r->open && ((r->rotate_mb > 0 && (double)r->w.pos >= r->rotate_mb * 1e6) ||
+                    (r->rotate_s > 0 && (double)(now - r->file_t0_ns) >= r->rotate_s * 1e9)))
+        close_file(r, who);
+    if (!r->open) {
+        struct xg_error err = {0};
+        if (open_file(r, &err)) {
+            write_error(r, who, err.code ? err.code : -EIO);
+            return;
+        }
+    }
+    if (r->tf_n &&
+        (m.receive_ns != r->tf_log || m.capture_ns != r->tf_pub || r->tf_n >= MCAP_TF_GROUP_MAX))
+        tf_flush(r, who);
     s.capture_time = m.capture_ns;
     s.receive_time = m.receive_ns;
     s.flags = m.flags;
@@ -389,44 +419,39 @@ static void write_sample(struct mcap_rec *r, const uint8_t *p, size_t len, const
     s.angular_velocity[0] = m.angular_velocity.x, s.angular_velocity[1] = m.angular_velocity.y;
     s.angular_velocity[2] = m.angular_velocity.z;
     s.scale[0] = m.scale.x, s.scale[1] = m.scale.y, s.scale[2] = m.scale.z;
-    size_t n_bt = m.n_buttons, n_an = (size_t)m.n_analogs * sizeof(double);
-    size_t an_at = sizeof m + (n_an ? (n_bt + 7) / 8 * 8 : n_bt);
-    if (n_bt > XG_MAX_BUTTONS || m.n_analogs > XG_MAX_ANALOGS || an_at + n_an > len) return;
     s.n_buttons = m.n_buttons;
     memcpy(s.buttons, p + sizeof m, n_bt);
     s.n_analogs = m.n_analogs;
     memcpy(s.analogs, p + an_at, n_an);
-    /* rotate before a sample's first message only: its /tf stays in the same file */
-    if (r->open && ((r->rotate_mb > 0 && (double)r->w.pos >= r->rotate_mb * 1e6) ||
-                    (r->rotate_s > 0 && (double)(now - r->file_t0_ns) >= r->rotate_s * 1e9)))
-        close_file(r, who);
-    r->enc.n = 0;
-    mcap_cdr_sample(&r->enc, &s);
-    write_message(r, CH_SAMPLE, &m, who);
+    struct mcap_buf *b =
+        mcap_writer_begin(&r->w, CH_SAMPLE, (uint64_t)m.receive_ns, (uint64_t)m.capture_ns);
+    mcap_cdr_sample_with(b, id->pre, id->pre_n, pid ? pid->name : "", pid ? pid->name_len : 0, &s);
+    int rc = mcap_writer_end(&r->w);
+    if (rc) write_error(r, who, rc);
     r->rate_count++;
     if (!r->tf) return;
-    struct mcap_tf tf;
-    tf.stamp_ns = m.capture_ns;
-    memcpy(tf.child_frame_id, s.name, sizeof tf.child_frame_id);
     struct xg_vec3 pos = m.position;
     struct xg_quat rot = m.orientation;
+    const char *frame = r->world_frame;
+    size_t frame_len = strlen(r->world_frame);
     if (pid) { /* tf is parent-relative: parent^-1 * child */
         struct xg_quat pinv = xg_quat_conj(m.parent_orientation);
         pos =
             xg_frame_vel_out(&r->frame, xg_quat_rotate(pinv, xg_vec3_sub(pos, m.parent_position)));
         rot = xg_frame_rot_out(&r->frame, xg_quat_mul(pinv, rot));
-        memcpy(tf.frame_id, pid->name, sizeof tf.frame_id);
+        frame = pid->name, frame_len = pid->name_len;
     } else {
         pos = xg_frame_pos_out(&r->frame, pos);
         rot = xg_frame_rot_out(&r->frame, rot);
-        _Static_assert(sizeof tf.frame_id >= sizeof r->world_frame, "world_frame fits");
-        memcpy(tf.frame_id, r->world_frame, sizeof r->world_frame); /* NUL-terminated */
     }
-    tf.t[0] = pos.x, tf.t[1] = pos.y, tf.t[2] = pos.z;
-    tf.q[0] = rot.x, tf.q[1] = rot.y, tf.q[2] = rot.z, tf.q[3] = rot.w;
-    r->enc.n = 0;
-    mcap_cdr_tf(&r->enc, &tf);
-    write_message(r, CH_TF, &m, who);
+    const double t[3] = {pos.x, pos.y, pos.z}, q[4] = {rot.x, rot.y, rot.z, rot.w};
+    if (!r->tf_n) {
+        r->tfb.n = 0;
+        mcap_cdr_tf_begin(&r->tfb);
+        r->tf_log = m.receive_ns, r->tf_pub = m.capture_ns;
+    }
+    mcap_cdr_tf_add(&r->tfb, 0, m.capture_ns, frame, frame_len, id->name, id->name_len, t, q);
+    r->tf_n++;
 }
 
 /* Everything queued so far: identity records kept, samples encoded and written. The space is
@@ -447,6 +472,7 @@ static void write_queued(struct mcap_rec *r, const char *who)
             write_sample(r, buf, len, who, now);
         if (++k % 256 == 0) mcap_ring_release(&r->ring, pos);
     }
+    if (r->open) tf_flush(r, who); /* a group never waits for the next batch */
     mcap_ring_release(&r->ring, pos);
 }
 
@@ -455,6 +481,9 @@ static void *writer_main(void *arg)
     struct mcap_rec *r = arg; /* never the adapter: it may be gone (a detached thread) */
     const char *who = r->adapter_name;
     r->rate_t0_ns = xg_clock_mono_ns();
+    memset(&r->none, 0, sizeof r->none);
+    r->none.sensor = -1;
+    set_prefix(&r->none);
     for (;;) {
         pthread_mutex_lock(&r->mu);
         if (!r->stopping && !mcap_ring_used(&r->ring)) {
@@ -605,7 +634,7 @@ static void rec_destroy(struct xg_adapter *a)
         pthread_cond_destroy(&r->cv);
     }
     mcap_ring_free(&r->ring);
-    mcap_buf_free(&r->enc);
+    mcap_buf_free(&r->tfb);
     free(r->idents);
     free(r->free_idents);
     free(r);

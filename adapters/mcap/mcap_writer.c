@@ -74,7 +74,7 @@ int mcap_writer_open(struct mcap_writer *w, const char *path, const char *profil
     memset(w, 0, sizeof *w);
     w->compression = compression;
     w->chunk_size = chunk_size ? chunk_size : 1;
-    w->zstd_level = 1; /* fast: recording must not cost the relay much (docs/performance.md) */
+    w->zstd_level = MCAP_ZSTD_LEVEL_DEFAULT;
     w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (w->fd < 0) {
         int e = errno;
@@ -214,10 +214,9 @@ int mcap_writer_flush(struct mcap_writer *w)
     return 0;
 }
 
-int mcap_writer_message(struct mcap_writer *w, uint16_t channel, uint64_t log_time,
-                        uint64_t publish_time, const void *data, size_t len)
+/* Times and counts of a message on a known channel. */
+static void account(struct mcap_writer *w, uint16_t channel, uint64_t log_time)
 {
-    if (channel >= MCAP_MAX_CHANNELS || !w->channel_known[channel]) return -EINVAL;
     if (!w->chunk_msgs || log_time < w->chunk_start) w->chunk_start = log_time;
     if (!w->chunk_msgs || log_time > w->chunk_end) w->chunk_end = log_time;
     struct mcap_statistics *st = &w->stats;
@@ -226,12 +225,57 @@ int mcap_writer_message(struct mcap_writer *w, uint16_t channel, uint64_t log_ti
     st->message_count++;
     for (int i = 0; i < st->n_channels; i++)
         if (st->channel_ids[i] == channel) st->channel_counts[i]++;
-    mcap_put_u64(&w->idx[channel], log_time);
-    mcap_put_u64(&w->idx[channel], w->chunk.n);
-    mcap_message(&w->chunk, channel, w->seq[channel]++, log_time, publish_time, data, len);
+    uint64_t pair[2] = {log_time, w->chunk.n};
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    mcap_put_bytes(&w->idx[channel], pair, sizeof pair);
+#else
+    mcap_put_u64(&w->idx[channel], pair[0]);
+    mcap_put_u64(&w->idx[channel], pair[1]);
+#endif
     w->chunk_msgs++;
+}
+
+int mcap_writer_message(struct mcap_writer *w, uint16_t channel, uint64_t log_time,
+                        uint64_t publish_time, const void *data, size_t len)
+{
+    if (channel >= MCAP_MAX_CHANNELS || !w->channel_known[channel]) return -EINVAL;
+    account(w, channel, log_time);
+    mcap_message(&w->chunk, channel, w->seq[channel]++, log_time, publish_time, data, len);
     if (w->chunk.oom) return -ENOMEM;
     return w->chunk.n >= w->chunk_size ? mcap_writer_flush(w) : 0;
+}
+
+struct mcap_buf *mcap_writer_begin(struct mcap_writer *w, uint16_t channel, uint64_t log_time,
+                                   uint64_t publish_time)
+{
+    w->msg_ch = channel;
+    w->msg_at = w->chunk.n;
+    if (channel >= MCAP_MAX_CHANNELS || !w->channel_known[channel]) return &w->chunk;
+    account(w, channel, log_time);
+    mcap_record_begin(&w->chunk, MCAP_OP_MESSAGE); /* its length at msg_at + 1 */
+    mcap_put_u16(&w->chunk, channel);
+    mcap_put_u32(&w->chunk, w->seq[channel]++);
+    mcap_put_u64(&w->chunk, log_time);
+    mcap_put_u64(&w->chunk, publish_time);
+    return &w->chunk;
+}
+
+int mcap_writer_end(struct mcap_writer *w)
+{
+    if (w->msg_ch >= MCAP_MAX_CHANNELS || !w->channel_known[w->msg_ch]) {
+        w->chunk.n = w->msg_at; /* what was appended is dropped */
+        return -EINVAL;
+    }
+    mcap_record_end(&w->chunk, w->msg_at + 1);
+    if (w->chunk.oom) return -ENOMEM;
+    return w->chunk.n >= w->chunk_size ? mcap_writer_flush(w) : 0;
+}
+
+void mcap_writer_set_level(struct mcap_writer *w, int level)
+{
+    w->zstd_level = level < MCAP_ZSTD_LEVEL_MIN   ? MCAP_ZSTD_LEVEL_MIN
+                    : level > MCAP_ZSTD_LEVEL_MAX ? MCAP_ZSTD_LEVEL_MAX
+                                                  : level;
 }
 
 /* One summary group: the records in b, with a Summary Offset for them in offs. */

@@ -51,7 +51,16 @@ struct mcap_writer {
     struct mcap_buf out, comp; /* scratch */
     void *zstd;                /* ZSTD_CCtx */
     int zstd_level;
+    size_t msg_at;   /* mcap_writer_begin(): where the open message record starts in chunk */
+    uint16_t msg_ch; /* and its channel */
 };
+
+/** zstd level when none is set (mcap_writer_set_level()): one of zstd's fast modes (negative
+ *  levels), chosen for recording's CPU cost (docs/performance.md, table 12). */
+#define MCAP_ZSTD_LEVEL_DEFAULT (-5)
+/** Levels mcap_writer_set_level() accepts for zstd (negative = faster, larger files). */
+#define MCAP_ZSTD_LEVEL_MIN (-7)
+#define MCAP_ZSTD_LEVEL_MAX 19
 
 /** Create (truncate) `path` and write magic and Header (profile, library). chunk_size: bytes of
  *  uncompressed records after which a chunk is written (>= 1). Returns 0 or a negative errno
@@ -73,6 +82,15 @@ int mcap_writer_metadata(struct mcap_writer *w, const char *name, size_t n, cons
  *  reaches chunk_size. 0 or a negative errno (-EIO etc. from write, -ENOMEM). */
 int mcap_writer_message(struct mcap_writer *w, uint16_t channel, uint64_t log_time,
                         uint64_t publish_time, const void *data, size_t len);
+/** Encode a message straight into the open chunk (no copy): returns the buffer to append its
+ *  data to (nothing else may touch the writer until mcap_writer_end()). */
+struct mcap_buf *mcap_writer_begin(struct mcap_writer *w, uint16_t channel, uint64_t log_time,
+                                   uint64_t publish_time);
+/** End the message started by mcap_writer_begin(); as mcap_writer_message() otherwise (-EINVAL
+ *  for an unknown channel, the message is then dropped). */
+int mcap_writer_end(struct mcap_writer *w);
+/** zstd level of the next chunks (MCAP_ZSTD_LEVEL_MIN..MAX; ignored for lz4 and none). */
+void mcap_writer_set_level(struct mcap_writer *w, int level);
 /** Write the open chunk now, if it holds any message. */
 int mcap_writer_flush(struct mcap_writer *w);
 /** Flush, write DataEnd, the summary and the footer, close the file. 0 or a negative errno. */

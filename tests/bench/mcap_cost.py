@@ -2,10 +2,10 @@
 
 One gateway with the synthetic rig at 50 bodies x 240 Hz and a vrpn-server relaying every update
 (send on change) to one client that keeps up, measured without a recorder and then with an
-mcap-record of each compression beside it: the process's CPU (every thread: the recorder's writer
-thread counts), samples recorded per second and bytes per sample in the file. The recording's
-cost is the CPU it adds, shown as a share of the relay's CPU without it. `h` is run.py (its
-table, stats, fmt_s, _drain_tcp, connect_retry)."""
+mcap-record of each compression beside it (zstd at its default level and at level 1): the process's
+CPU (every thread: the recorder's writer thread counts), samples recorded per second and bytes per
+sample in the file. The recording's cost is the CPU it adds, shown as a share of the relay's CPU
+without it. `h` is run.py (its table, stats, fmt_s, _drain_tcp, connect_retry)."""
 import os
 import tempfile
 import threading
@@ -31,6 +31,9 @@ RECORDER = """  - name: rec
     path: {path}
     compression: {comp}
 """
+# the rows: key, compression, extra keys (zstd's default level, then level 1 for comparison)
+RUNS = (("zstd", "zstd", ""), ("zstd_level1", "zstd", "    compression_level: 1\n"),
+        ("lz4", "lz4", ""), ("none", "none", ""))
 
 
 def process_cpu_s(pid):
@@ -49,12 +52,12 @@ def process_cpu_s(pid):
     return total, main
 
 
-def one(o, h, comp, d):
+def one(o, h, comp, d, extra="", key=None):
     from xgtest import Gateway
-    path = os.path.join(d, f"bench-{comp}.mcap")
+    path = os.path.join(d, f"bench-{key or comp}.mcap")
     text = CONFIG.format(rate=RATE, bodies=BODIES)
     if comp:
-        text += RECORDER.format(path=path, comp=comp)
+        text += RECORDER.format(path=path, comp=comp) + extra
     secs = 1.0 if o.quick else 4.0
     n_win = 2 if o.quick else 4
     with Gateway(text) as gw:
@@ -91,22 +94,23 @@ def mcap_cost(o, avail, h):
         return None
     with tempfile.TemporaryDirectory(prefix="xrgate-bench-mcap-") as d:
         out = {"bodies": BODIES, "rate_hz": RATE, "relay": one(o, h, None, d)}
-        for comp in ("zstd", "lz4", "none"):
-            out[comp] = one(o, h, comp, d)
+        for key, comp, extra in RUNS:
+            out[key] = one(o, h, comp, d, extra, key)
     base = out["relay"]["cpu_percent"]["median"]
     lbase = out["relay"]["loop_cpu_percent"]["median"]
     rows = [["relay only (synth + vrpn-server)", h.fmt_s(out["relay"]["cpu_percent"], " %"),
              "", "", h.fmt_s(out["relay"]["loop_cpu_percent"], " %"), "", "", ""]]
     pct = lambda x: f"{100 * x:.1f} %" if x is not None else "n/a"  # noqa: E731
-    for comp in ("zstd", "lz4", "none"):
-        r = out[comp]
+    for key, _, _ in RUNS:
+        r = out[key]
         added = r["cpu_percent"]["median"] - base
         ladded = r["loop_cpu_percent"]["median"] - lbase
         r["added_cpu_percent"] = added
         r["added_share_of_relay"] = added / base if base > 0 else None
         r["loop_added_cpu_percent"] = ladded
         r["loop_added_share_of_relay"] = ladded / base if base > 0 else None
-        rows.append([f"+ mcap-record, {comp}", h.fmt_s(r["cpu_percent"], " %"),
+        label = {"zstd": "zstd (level -5)", "zstd_level1": "zstd, compression_level 1"}.get(key, key)
+        rows.append([f"+ mcap-record, {label}", h.fmt_s(r["cpu_percent"], " %"),
                      f"{added:+.2f} %", pct(r["added_share_of_relay"]),
                      h.fmt_s(r["loop_cpu_percent"], " %"), pct(r["loop_added_share_of_relay"]),
                      h.fmt(r["samples_per_s"]["median"]), f"{r['bytes_per_sample']:.1f}"])

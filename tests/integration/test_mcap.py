@@ -32,7 +32,8 @@ back (tests/integration/mcap_read.mjs).
    body's), and so is its /tf.
 5. Malformed files (cut inside a chunk, a chunk's CRC broken, a record length past the end, not
    MCAP): `--mcap-info` and `--check` of an mcap-replay name the fault; a cut file replays what
-   it has."""
+   it has.
+10. `--check` names a `compression_level` out of zstd's range (file:line:col)."""
 import hashlib
 import http.client
 import json
@@ -160,10 +161,26 @@ def read(path, mode):
     return json.loads(r.stdout)
 
 
+def transforms(d, tf_id):
+    """Every transform of the /tf messages of d, in order: the recorder puts the samples of one
+    source frame (the same receive and capture times) in one TFMessage, as a tf broadcaster does,
+    with the message's log and publish times those of its samples."""
+    out = []
+    for m in d["messages"]:
+        if m["channel"] == tf_id:
+            ts = decode_tf(bytes.fromhex(m["data"]))
+            assert ts, "a /tf message without transforms"
+            for t in ts:
+                assert t["stamp"] == int(m["pub"]), (t["stamp"], m["pub"])
+                t["log"] = int(m["log"])
+            out += ts
+    return out
+
+
 def check_file(d, sent=None, killed=False):
     """The checks common to a clean and a killed recording; returns the number of samples. A
-    sample's two messages (lossless, then /tf) may straddle a chunk boundary: in a killed
-    recording the last sample may lack its /tf message."""
+    frame's /tf message follows its samples' lossless messages and may fall in the next chunk:
+    in a killed recording the last frame's samples may lack their transforms."""
     assert d["header"]["profile"] == "ros2", d["header"]
     by_topic = {c["topic"]: (int(i), c) for i, c in d["channels"].items()}
     assert set(by_topic) == {"/tf", "/xrgate/samples"}, by_topic
@@ -179,15 +196,18 @@ def check_file(d, sent=None, killed=False):
         assert SEP + dep + "\n" in sch["data"], f"{dep} missing from the TFMessage definition"
     assert d["schemas"][str(sm["schemaId"])]["name"] == "xrgate_msgs/msg/Sample"
     samples = [m for m in d["messages"] if m["channel"] == sm_id]
-    tfs = [m for m in d["messages"] if m["channel"] == tf_id]
-    assert samples and 0 <= len(samples) - len(tfs) <= (1 if killed else 0), \
+    tfs = transforms(d, tf_id)
+    n_tf_msgs = sum(1 for m in d["messages"] if m["channel"] == tf_id)
+    # the synth's 5 entities share each frame's times: far fewer /tf messages than samples
+    assert n_tf_msgs * 3 <= len(samples), (n_tf_msgs, len(samples))
+    assert samples and 0 <= len(samples) - len(tfs) <= (256 if killed else 0), \
         (len(samples), len(tfs))
     names = set()
     t_first = c_first = None
     checked = 0
-    for m, mt in zip(samples, tfs):
+    for m, t in zip(samples, tfs):
         s = decode_sample(bytes.fromhex(m["data"]))
-        (t,) = decode_tf(bytes.fromhex(mt["data"]))
+        assert t["log"] == int(m["log"]), (t["log"], m["log"])
         names.add(s["name"])
         assert int(m["log"]) == s["receive"] and int(m["pub"]) == s["capture"], (m, s)
         assert s["origin"] == "demo" and s["name"].startswith("demo/"), s
@@ -307,6 +327,19 @@ def check_fails(tmp, name, data, want):
                        timeout=30)
     assert r.returncode != 0 and want in r.stderr and name in r.stderr, (name, r.stderr)
     print(f"ok: {name}: {r.stderr.strip().splitlines()[-1]}")
+
+
+def bad_level(tmp):
+    """--check names the file, line and column of a zstd level out of range."""
+    conf = os.path.join(tmp, "bad-level.yaml")
+    with open(conf, "w") as f:
+        f.write(CONFIG.format(path=os.path.join(tmp, "x.mcap"), comp="zstd", chunk_kb=64) +
+                "    compression_level: 20\n")
+    r = subprocess.run([BIN, "--check", "--config", conf], capture_output=True, text=True,
+                       timeout=30)
+    assert r.returncode == 1 and re.search(r"bad-level\.yaml:\d+:\d+: 'compression_level' = 20 "
+                                           r"is out of range \[-7, 19\]", r.stderr), r.stderr
+    print(f"ok: {r.stderr.strip()}")
 
 
 def malformed(tmp, path):
@@ -513,26 +546,31 @@ def skeleton(tmp):
     by_topic = {c["topic"]: int(i) for i, c in d["channels"].items()}
     world = {}  # name -> (p, q) in ROS axes, from the lossless channel
     checked = 0
-    pending = None
+    pending = []  # the lossless samples whose transforms have not been seen yet
     for m in d["messages"]:
         if m["channel"] == by_topic["/xrgate/samples"]:
             s = decode_sample(bytes.fromhex(m["data"]))
             world[s["name"]] = (ros(p=s["position"]), ros(q=s["orientation"]))
-            pending = s
-        elif m["channel"] == by_topic["/tf"] and pending:
-            (t,) = decode_tf(bytes.fromhex(m["data"]))
-            assert t["child"] == pending["name"]
-            if not pending["parent"]:
+            pending.append(s)
+            continue
+        if m["channel"] != by_topic["/tf"]:
+            continue
+        ts = decode_tf(bytes.fromhex(m["data"]))
+        assert len(ts) == len(pending), (len(ts), len(pending))  # one frame's samples, all
+        for t, s in zip(ts, pending):
+            assert t["child"] == s["name"]
+            if not s["parent"]:
                 assert t["frame_id"] == "world", t
                 continue
-            assert t["frame_id"] == pending["parent"], (t, pending["parent"])
-            pp, pq = world[pending["parent"]]
+            assert t["frame_id"] == s["parent"], (t, s["parent"])
+            pp, pq = world[s["parent"]]
             cp = [a + b for a, b in zip(pp, qrot(pq, t["t"]))]
             cq = qmul(pq, t["q"])
-            wp, wq = world[pending["name"]]
-            assert all(abs(a - b) < 1e-9 for a, b in zip(cp, wp)), (pending["name"], cp, wp)
-            assert abs(sum(a * b for a, b in zip(cq, wq))) > 1 - 1e-9, (pending["name"], cq, wq)
+            wp, wq = world[s["name"]]
+            assert all(abs(a - b) < 1e-9 for a, b in zip(cp, wp)), (s["name"], cp, wp)
+            assert abs(sum(a * b for a, b in zip(cq, wq))) > 1 - 1e-9, (s["name"], cq, wq)
             checked += 1
+        pending = []
     assert checked > 0, "no joint with a parent"
     print(f"ok: skeleton: {checked} parent-relative /tf transforms compose to the world poses")
 
@@ -591,8 +629,7 @@ def churn(tmp):
     sm_id = [int(i) for i, c in d["channels"].items() if c["topic"] == "/xrgate/samples"][0]
     sm = [decode_sample(bytes.fromhex(m["data"]))["name"] for m in d["messages"]
           if m["channel"] == sm_id]
-    tf = [decode_tf(bytes.fromhex(m["data"]))[0]["child"] for m in d["messages"]
-          if m["channel"] == tf_id]
+    tf = [t["child"] for t in transforms(d, tf_id)]
     assert sm == tf and len(sm) >= n_rec, (len(sm), len(tf), n_rec)
     print(f"ok: churn: {len(sm)} samples of {len(ents)} entities, each under its own names "
           "across a reload that replaced 3 entities by 2")
@@ -635,7 +672,8 @@ def main():
             d = read(path, "indexed")
             got = check_file(d, sent)
             st = d["statistics"]
-            assert int(st["messageCount"]) == len(d["messages"]) == 2 * got, st
+            n_tf = sum(1 for m in d["messages"] if d["channels"][str(m["channel"])]["topic"] == "/tf")
+            assert int(st["messageCount"]) == len(d["messages"]) == got + n_tf, st
             assert st["chunkCount"] == d["chunkIndexes"] >= 1, st
             meta = {m["name"]: m["metadata"] for m in d["metadata"]}
             assert meta["xrgate"]["gateway_id"] == "mcap-test", meta
@@ -651,6 +689,7 @@ def main():
             if comp == "none":
                 malformed(tmp, path)
         tf_replay(tmp)
+        bad_level(tmp)
         rotation(tmp)
         stalled_disk(tmp)
         skeleton(tmp)

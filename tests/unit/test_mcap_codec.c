@@ -139,6 +139,64 @@ static void test_cdr_sample(void **state)
     mcap_buf_free(&b);
 }
 
+/* The recorder's paths: a cached prefix gives the same bytes as the whole encoder; transforms
+ * appended one by one make one TFMessage whose every transform decodes. */
+static void test_cdr_grouped(void **state)
+{
+    (void)state;
+    static struct mcap_sample s;
+    strcpy(s.name, "rig/arm");
+    strcpy(s.source, "arm");
+    strcpy(s.origin, "rig");
+    strcpy(s.kind, "joint");
+    strcpy(s.parent, "rig/hips");
+    s.capture_time = -5; /* before the epoch: sec rounds down */
+    s.position[2] = 2.5;
+    s.n_buttons = 1;
+    struct mcap_buf whole = {0}, pre = {0}, with = {0};
+    mcap_cdr_sample(&whole, &s);
+    size_t n = mcap_cdr_sample_prefix(&pre, &s);
+    assert_int_equal(n, pre.n);
+    mcap_cdr_sample_with(&with, pre.p, n, "rig/hips", 8, &s);
+    assert_int_equal(with.n, whole.n);
+    assert_memory_equal(with.p, whole.p, whole.n);
+    static const char *child[] = {"a", "rig/wand", "rig/hips/left/foot"};
+    struct mcap_buf b = {0};
+    mcap_put_bytes(&b, "xyz", 3); /* a message that does not start at offset 0 of its buffer */
+    size_t at = mcap_cdr_tf_begin(&b);
+    assert_int_equal(at, 3);
+    for (int i = 0; i < 3; i++) {
+        const double t[3] = {i, 2 * i, 3 * i}, q[4] = {0, 0, 0, 1};
+        mcap_cdr_tf_add(&b, at, -5 + i, i ? "world" : "rig/hips", i ? 5 : 8, child[i],
+                        strlen(child[i]), t, q);
+    }
+    struct xg_error err = {0};
+    struct mcap_tf out;
+    uint32_t count;
+    for (uint32_t i = 0; i < 3; i++) {
+        assert_int_equal(mcap_cdr_tf_decode(b.p + at, b.n - at, i, &count, &out, &err), 0);
+        assert_int_equal(count, 3);
+        assert_string_equal(out.child_frame_id, child[i]);
+        assert_string_equal(out.frame_id, i ? "world" : "rig/hips");
+        assert_true(out.stamp_ns == -5 + (int64_t)i && out.t[1] == 2.0 * i && out.q[3] == 1.0);
+    }
+    /* one transform through the group path = mcap_cdr_tf() */
+    struct mcap_tf tf = {.stamp_ns = 7, .t = {1, 2, 3}, .q = {0, 0, 0, 1}};
+    strcpy(tf.frame_id, "world");
+    strcpy(tf.child_frame_id, "a");
+    struct mcap_buf one = {0}, grp = {0};
+    mcap_cdr_tf(&one, &tf);
+    mcap_cdr_tf_add(&grp, mcap_cdr_tf_begin(&grp), 7, "world", 5, "a", 1, tf.t, tf.q);
+    assert_int_equal(one.n, grp.n);
+    assert_memory_equal(one.p, grp.p, one.n);
+    mcap_buf_free(&whole);
+    mcap_buf_free(&pre);
+    mcap_buf_free(&with);
+    mcap_buf_free(&b);
+    mcap_buf_free(&one);
+    mcap_buf_free(&grp);
+}
+
 static uint8_t *slurp(const char *path, size_t *n)
 {
     FILE *f = fopen(path, "rb");
@@ -165,9 +223,18 @@ static void test_writer_file(void **state)
                      0);
     assert_int_equal(mcap_writer_schema(&w, 1, "a/msg/B", "ros2msg", "int32 x\n"), 0);
     assert_int_equal(mcap_writer_channel(&w, 0, 1, "/b", "cdr", 0, NULL, NULL), 0);
-    for (int i = 0; i < 10; i++)
-        assert_int_equal(mcap_writer_message(&w, 0, 1000 + (uint64_t)i, 1000, "12345678", 8), 0);
+    for (int i = 0; i < 10; i++) {
+        if (i % 2) { /* encoded straight into the chunk */
+            mcap_put_bytes(mcap_writer_begin(&w, 0, 1000 + (uint64_t)i, 1000), "12345678", 8);
+            assert_int_equal(mcap_writer_end(&w), 0);
+        } else {
+            assert_int_equal(mcap_writer_message(&w, 0, 1000 + (uint64_t)i, 1000, "12345678", 8),
+                             0);
+        }
+    }
     assert_int_equal(mcap_writer_message(&w, 3, 1, 1, "x", 1), -EINVAL); /* unknown channel */
+    mcap_put_bytes(mcap_writer_begin(&w, 3, 1, 1), "x", 1);
+    assert_int_equal(mcap_writer_end(&w), -EINVAL);
     assert_int_equal(mcap_writer_close(&w), 0);
     size_t n;
     uint8_t *p = slurp(path, &n);
@@ -327,6 +394,7 @@ int main(void)
         cmocka_unit_test(test_message_layout),
         cmocka_unit_test(test_cdr_tf),
         cmocka_unit_test(test_cdr_sample),
+        cmocka_unit_test(test_cdr_grouped),
         cmocka_unit_test(test_writer_file),
         cmocka_unit_test(test_reader_roundtrip),
         cmocka_unit_test(test_reader_malformed),
