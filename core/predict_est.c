@@ -298,8 +298,7 @@ void xg_motion_update(struct xg_motion_acc *acc, const struct xg_history *hist,
             acc->m--;
         }
     }
-    struct xg_hist h1;
-    h1.t_ns = xg_history_time(hist, 1);
+    struct xg_hist h1 = {.t_ns = xg_history_time(hist, 1)};
     if (h1.t_ns == acc->newest_q_ns && acc->newest_q_ns) /* decoded as the newest last time */
         h1.q = acc->newest_q;
     else
