@@ -151,6 +151,10 @@ struct xg_motion_acc {
     unsigned m, pushes;        /* samples in the window; pushes since the last exact rebuild */
     int64_t rescale_dt_ns;     /* the last interval between newest samples, ns, and */
     double rescale;            /* its weight factor exp(-interval / 10 ms) */
+    int64_t drop_age_ns;       /* the age of the last sample that left the window, ns, and */
+    double drop_w;             /* its weight exp(-age / 10 ms) (a fixed rate repeats it) */
+    int64_t newest_q_ns;       /* the newest sample's capture time and orientation as decoded */
+    struct xg_quat newest_q;   /* (the next sample's previous one: not decoded again) */
     double s[5], y[3][3];      /* Σ τ^k (k = 0..4); Σ τ^k P (k = 0..2) per axis */
     double a[3], b0[3], b1[3]; /* weighted: Σ w τ^k; Σ w R; Σ w τ R */
 };

@@ -240,6 +240,9 @@ static int apply_sample(struct xg_table *t, struct xg_entity *e, const struct xg
         bool estimating =
             !(e->reported_vel_ns && L->capture_ns - e->reported_vel_ns <= fresh) ||
             !(e->reported_angvel_ns && L->capture_ns - e->reported_angvel_ns <= fresh);
+        /* the estimator subtracts it only when its window holds the whole ring (a slow source
+         * or a long window): otherwise the window's oldest sample is newer */
+        estimating = estimating && e->est.m && e->est.m >= xg_history_count(&e->hist);
         have_evicted = xg_history_push(&e->hist, s.capture_ns, L->position, L->orientation,
                                        estimating ? &evicted : NULL) &&
                        estimating;

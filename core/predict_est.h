@@ -46,11 +46,11 @@ void xg_motion_estimate(const struct xg_history *hist, int64_t window_ns,
  *  operations per push instead of a pass over the window. Call after every sample written to
  *  the ring (or with an unchanged ring: the estimate is recomputed from the sums); `evicted` is
  *  the entry the ring overwrote to make room for the newest one (NULL if none). A ring that
- *  does not continue the one the sums describe (history forgotten, calls skipped) and every
- *  window's worth of pushes rebuild the sums exactly from the ring, which bounds rounding
- *  drift. Velocity equals the batch result up to rounding; angular velocity up to the
- *  second-order term of mapping rotation vectors from the anchor to the newest sample (exact
- *  about a fixed axis; measured in tests/unit/test_predict_inc.c). */
+ *  does not continue the one the sums describe (history forgotten, calls skipped), an anchor
+ *  more than two windows old and every XG_HISTORY pushes rebuild the sums exactly from the ring,
+ *  which bounds rounding drift. Velocity equals the batch result up to rounding; angular velocity
+ * up to the second-order term of mapping rotation vectors from the anchor to the newest sample
+ * (exact about a fixed axis; measured in tests/unit/test_predict_inc.c). */
 void xg_motion_update(struct xg_motion_acc *acc, const struct xg_history *hist,
                       const struct xg_hist *evicted, int64_t window_ns, struct xg_motion_est *out);
 

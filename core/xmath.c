@@ -99,12 +99,43 @@ struct xg_quat xg_quat_exp(struct xg_vec3 v)
     return (struct xg_quat){v.x * k, v.y * k, v.z * k, cos(h)};
 }
 
+/* atan(x) for x >= 0: Cephes' atan (S. L. Moshier, Cephes Math Library): the argument reduced to
+ * [0, 0.66], a rational function of degree 4 / 5 in x² there; 1 ulp over the range */
+static double atan_nonneg(double x)
+{
+    static const double P[5] = {-8.750608600031904122785E-1, -1.615753718733365076637E1,
+                                -7.500855792314704667340E1, -1.228866684490136173410E2,
+                                -6.485021904942025371773E1};
+    static const double Q[5] = {2.485846490142306297962E1, 1.650270098316988542046E2,
+                                4.328810604912902668951E2, 4.853903996359136964868E2,
+                                1.945506571482613964425E2};
+    const double T3P8 = 2.41421356237309504880, MOREBITS = 6.123233995736765886130E-17;
+    double y, extra;
+    if (x > T3P8) { /* atan(x) = π/2 - atan(1/x) */
+        y = 1.57079632679489661923, extra = MOREBITS, x = -1.0 / x;
+    } else if (x <= 0.66) {
+        y = 0, extra = 0;
+    } else { /* atan(x) = π/4 + atan((x - 1) / (x + 1)) */
+        y = 0.78539816339744830962, extra = 0.5 * MOREBITS, x = (x - 1.0) / (x + 1.0);
+    }
+    const double z = x * x;
+    const double p = (((P[0] * z + P[1]) * z + P[2]) * z + P[3]) * z + P[4];
+    const double q = ((((z + Q[0]) * z + Q[1]) * z + Q[2]) * z + Q[3]) * z + Q[4];
+    return y + (x * (z * p / q) + x + extra);
+}
+
+double xg_atan2_nonneg(double y, double x)
+{
+    if (y <= x) return x > 0 ? atan_nonneg(y / x) : 0;  /* (0, 0): 0 */
+    return 1.57079632679489661923 - atan_nonneg(x / y); /* NaN: NaN */
+}
+
 struct xg_vec3 xg_quat_log(struct xg_quat q)
 {
     if (q.w < 0) /* shortest: same rotation, angle <= π */
         q = (struct xg_quat){-q.x, -q.y, -q.z, -q.w};
     double s = sqrt(q.x * q.x + q.y * q.y + q.z * q.z);
-    double th = 2.0 * atan2(s, q.w);
+    double th = 2.0 * xg_atan2_nonneg(s, q.w);
     double k = s < 1e-12 ? 2.0 / (q.w > 0 ? q.w : 1.0) : th / s;
     return (struct xg_vec3){q.x * k, q.y * k, q.z * k};
 }

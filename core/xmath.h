@@ -47,6 +47,10 @@ struct xg_vec3 xg_quat_rotate(struct xg_quat q, struct xg_vec3 v);
 struct xg_quat xg_quat_from_axis_angle(struct xg_vec3 axis, double angle);
 /** Exponential map: rotation vector (axis·angle, rad) → unit quaternion. */
 struct xg_quat xg_quat_exp(struct xg_vec3 rotvec);
+/** atan2(y, x) for y >= 0 and x >= 0 (the first quadrant: a quaternion's half angle), within 1 ulp
+ *  of libm's (Cephes' rational approximation of atan); (0, 0) gives 0, NaN gives NaN. About a
+ *  quarter of atan2()'s cost: the estimator and the motion memory take several per sample. */
+double xg_atan2_nonneg(double y, double x);
 /** Logarithm map: unit quaternion → rotation vector with angle in [0, π] (shortest). */
 struct xg_vec3 xg_quat_log(struct xg_quat q);
 /** Spherical linear interpolation along the shortest arc; t may be outside [0,1]

@@ -25,11 +25,12 @@
  * candidate the four together choose is the default (XG_PREDICT_TUNING_DEFAULT); the bench says
  * whether it still is.
  *
- * Usage: bench_prediction_loo [--quick] [--time] [OUT_DIR]. Prints the table, writes
- * OUT_DIR/prediction_loo.json. --quick: phase 0 at 30 Hz and only the default tuning (for the
- * ctest guard; its rows are then the default's, not leave-one-out). --time: also the thread CPU per
- * joint sample of the table at 120 Hz with and without the motion memory (the only timed figures).
- * Deterministic otherwise. */
+ * Usage: bench_prediction_loo [--quick] [--time | --time-only] [--reps N] [OUT_DIR]. Prints the
+ * table, writes OUT_DIR/prediction_loo.json. --quick: phase 0 at 30 Hz and only the default tuning
+ * (for the ctest guard; its rows are then the default's, not leave-one-out). --time: also the
+ * thread CPU per joint sample of the table at 120 Hz with and without the motion memory (the only
+ * timed figures: least and median of N replays, --reps, default 9); --time-only: only those,
+ * nothing written. Deterministic otherwise. */
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
@@ -244,12 +245,20 @@ static int replay(const struct prep *pp, int mode, long step, bool quick, struct
 }
 
 /* Thread CPU per joint sample (ns) of feeding a take's skeleton at 120 Hz into a fresh table, with
- * or without the motion memory: the least of COST_REPS replays (the machine may be shared). */
-#define COST_REPS 5
-static double cost_ns(const struct prep *pp, bool memory)
+ * or without the motion memory: the least and the median of COST_REPS replays (the machine may
+ * be shared: the least is the figure, the median shows how noisy the run was). */
+#define COST_REPS 9
+static int cost_reps = COST_REPS; /* --reps N */
+static int cmp_dbl(const void *a, const void *b)
 {
-    double best = -1;
-    for (int rep = 0; rep < COST_REPS; rep++) {
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int cost_ns(const struct prep *pp, bool memory, double *least, double *median)
+{
+    double ns[64];
+    for (int rep = 0; rep < cost_reps; rep++) {
         struct xg_table_params params;
         xg_table_params_default(&params);
         if (!memory) params.motion_memory_ns = 0;
@@ -277,11 +286,13 @@ static double cost_ns(const struct prep *pp, bool memory)
                 for (int j = 0; j < pp->nj; j++)
                     if (pp->parent[j] >= 0) xg_table_set_parent(t, ids[j], ids[pp->parent[j]]);
         }
-        const double ns = (double)(bench_thread_cpu_ns() - c0) / (double)n;
+        ns[rep] = (double)(bench_thread_cpu_ns() - c0) / (double)n;
         xg_table_free(t);
-        if (best < 0 || ns < best) best = ns;
     }
-    return best;
+    qsort(ns, (size_t)cost_reps, sizeof ns[0], cmp_dbl);
+    *least = ns[0];
+    *median = ns[cost_reps / 2];
+    return 0;
 }
 
 /* The candidates: the rotation tunables (hold threshold scale x confidence gate) at the default
@@ -370,6 +381,19 @@ static int choose(unsigned mask, bool rotation, int fixed)
     return best;
 }
 
+/* time the table on take pp (least, median) with and without the motion memory and print it */
+static int print_cost(const struct prep *pp, double cost[2], double cost_off[2])
+{
+    if (cost_ns(pp, true, &cost[0], &cost[1]) || cost_ns(pp, false, &cost_off[0], &cost_off[1]))
+        return -1;
+    printf("table update at 120 Hz (%s skeleton, %d joints), thread CPU per joint sample, least "
+           "(median) of %d replays: %.3f (%.3f) us with the motion memory, %.3f (%.3f) us "
+           "without\n",
+           takes[1].name, pp->nj, cost_reps, cost[0] / 1e3, cost[1] / 1e3, cost_off[0] / 1e3,
+           cost_off[1] / 1e3);
+    return 0;
+}
+
 static void print_row(FILE *out, const char *take, const char *mode, double hz, const char *cand,
                       const struct figures *f)
 {
@@ -389,20 +413,29 @@ static void json_fig(FILE *f, const struct figures *x)
 int main(int argc, char **argv)
 {
     const char *dir = ".";
-    bool quick = false, timed = false;
+    bool quick = false, timed = false, time_only = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick"))
             quick = true;
         else if (!strcmp(argv[i], "--time"))
             timed = true;
-        else if (!strncmp(argv[i], "--", 2)) {
-            if ((!strcmp(argv[i], "--reps") || !strcmp(argv[i], "--ms")) && i + 1 < argc) i++;
+        else if (!strcmp(argv[i], "--time-only"))
+            timed = time_only = true;
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
+            cost_reps = atoi(argv[++i]);
+            if (cost_reps < 1 || cost_reps > 64) cost_reps = COST_REPS;
+        } else if (!strncmp(argv[i], "--", 2)) {
+            if (!strcmp(argv[i], "--ms") && i + 1 < argc) i++;
         } else
             dir = argv[i];
     }
     static struct prep pp[N_TAKES];
     for (int ti = 0; ti < N_TAKES; ti++)
         if (prepare(ti, &pp[ti])) return 1;
+    if (time_only) {
+        double a[2], b[2];
+        return print_cost(&pp[1], a, b) ? 1 : 0;
+    }
     int def = -1;
     for (int c = N_CAND - 1; c >= 0; c--) /* the first: a rotation candidate, ran in --quick */
         if (cand_is_default(c)) def = c;
@@ -505,15 +538,8 @@ int main(int argc, char **argv)
     printf("goals (rotation mean <= 0.5, p95 <= 0.6, position mean <= 0.25, rotation worse <= 5 "
            "%%) met in %d of %d rows\n",
            met, checked);
-    double cost = -1, cost_off = -1;
-    if (timed) {
-        cost = cost_ns(&pp[1], true);
-        cost_off = cost_ns(&pp[1], false);
-        printf(
-            "table update at 120 Hz (%s skeleton, %d joints), thread CPU per joint sample, least "
-            "of %d: %.0f ns with the motion memory, %.0f ns without\n",
-            takes[1].name, pp[1].nj, COST_REPS, cost, cost_off);
-    }
+    double cost[2] = {-1, -1}, cost_off[2] = {-1, -1};
+    if (timed && print_cost(&pp[1], cost, cost_off)) return 1;
 
     char out[4096];
     snprintf(out, sizeof out, "%s/prediction_loo.json", dir);
@@ -526,10 +552,11 @@ int main(int argc, char **argv)
             quick ? "true" : "false", cand_name(def));
     fprintf(f, "  \"chosen_by_all\": {\"rotation\": \"%s\", \"velocity\": \"%s\"},\n",
             cand_name(all_r), cand_name(all_v));
-    if (cost >= 0)
+    if (cost[0] >= 0)
         fprintf(f,
-                "  \"update_cpu_ns_per_joint_sample\": {\"memory\": %.1f, \"no_memory\": %.1f},\n",
-                cost, cost_off);
+                "  \"update_cpu_ns_per_joint_sample\": {\"memory\": %.1f, \"no_memory\": %.1f, "
+                "\"memory_median\": %.1f, \"no_memory_median\": %.1f},\n",
+                cost[0], cost_off[0], cost[1], cost_off[1]);
     else
         fprintf(f, "  \"update_cpu_ns_per_joint_sample\": null,\n");
     fprintf(f, "  \"rows\": [\n");

@@ -159,6 +159,30 @@ static void test_mat3_mul_transpose(void **state)
     assert_float_equal(av.z, 987, 0);
 }
 
+/* xg_atan2_nonneg against libm over the first quadrant (the half angles of unit quaternions, and
+ * near both ends), within 2 ulp of π/2; the edges (0, 0), an infinite y and NaN */
+static void test_atan2_nonneg(void **state)
+{
+    (void)state;
+    double worst = 0;
+    for (int i = 0; i <= 200000; i++) {
+        double th = 1.5707963267948966 * i / 200000;
+        if (i % 3 == 1) th *= 1e-7;
+        if (i % 3 == 2) th = 1.5707963267948966 - th * 1e-7;
+        const double y = sin(th), x = cos(th) < 0 ? 0 : cos(th);
+        const double e = fabs(xg_atan2_nonneg(y, x) - atan2(y, x));
+        if (e > worst) worst = e;
+        /* scaled arguments (not unit) give the same angle */
+        assert_true(fabs(xg_atan2_nonneg(3 * y, 3 * x) - atan2(3 * y, 3 * x)) <= 5e-16);
+    }
+    assert_true(worst <= 4.5e-16);
+    assert_true(xg_atan2_nonneg(0, 0) == 0);
+    assert_true(xg_atan2_nonneg(0, 1) == 0);
+    assert_true(fabs(xg_atan2_nonneg(1, 0) - 1.5707963267948966) <= 2.3e-16);
+    assert_true(fabs(xg_atan2_nonneg(INFINITY, 1) - 1.5707963267948966) <= 2.3e-16);
+    assert_true(isnan(xg_atan2_nonneg(NAN, 1)) && isnan(xg_atan2_nonneg(1, NAN)));
+}
+
 static void test_clock_conversions(void **state)
 {
     (void)state;
@@ -190,13 +214,10 @@ static void test_clock_conversions(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_mul_rotate),
-        cmocka_unit_test(test_exp_log),
-        cmocka_unit_test(test_slerp),
-        cmocka_unit_test(test_angular_velocity),
-        cmocka_unit_test(test_mat3),
-        cmocka_unit_test(test_clock_conversions),
-        cmocka_unit_test(test_mat3_mul_transpose),
+        cmocka_unit_test(test_mul_rotate),   cmocka_unit_test(test_exp_log),
+        cmocka_unit_test(test_slerp),        cmocka_unit_test(test_angular_velocity),
+        cmocka_unit_test(test_mat3),         cmocka_unit_test(test_clock_conversions),
+        cmocka_unit_test(test_atan2_nonneg), cmocka_unit_test(test_mat3_mul_transpose),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
