@@ -39,11 +39,11 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "core/clock.h"
-#include "core/names.h"
-#include "core/net.h"
-#include "core/resolve.h"
-#include "core/tls.h"
+#include "core/clock/clock.h"
+#include "core/table/names.h"
+#include "core/net/net.h"
+#include "core/net/resolve.h"
+#include "core/net/tls.h"
 #include "gateway/admin_auth.h"
 #include "gateway/admin_conn.h"
 #include "gateway/admin_metrics.h"
@@ -450,7 +450,7 @@ int xg_admin_start(struct xg_gateway *gw, struct xg_error *err)
     if (*end || pl < 0 || pl > 65535)
         return xg_error_set(err, -EINVAL, "admin listen '%s': bad port", l);
     port = (int)pl;
-    /* numeric or /etc/hosts only: no DNS query on the reactor (core/resolve.h); evhttp then
+    /* numeric or /etc/hosts only: no DNS query on the reactor (core/net/resolve.h); evhttp then
      * binds the numeric address */
     struct sockaddr_storage a;
     socklen_t al;

@@ -9,9 +9,9 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "core/clock.h"
-#include "core/metrics.h"
-#include "core/net.h"
+#include "core/clock/clock.h"
+#include "core/util/metrics.h"
+#include "core/net/net.h"
 #include "gateway/admin_conn.h"
 #include "gateway/calib.h"
 #include "gateway/gateway.h"
@@ -279,7 +279,7 @@ static void adapter_families(struct xg_gateway *gw, int i, const char *lbl, stru
     evbuffer_add(info, "} 1\n", 4);
 }
 
-/* Client adapters' connection state (core/transport_client.h), built per scrape outside the
+/* Client adapters' connection state (core/net/transport_client.h), built per scrape outside the
  * registry like xrgate_adapter_info. Their last error is text: it is in /api/adapters
  * (last_error) and the log, not a label (the former xrgate_adapter_last_error_info). */
 static void client_families(struct xg_gateway *gw, struct evbuffer *out)

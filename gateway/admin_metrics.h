@@ -2,7 +2,7 @@
  * `promtool check metrics` (docs/metrics.md lists every family).
  *
  * Gateway-wide families, per-adapter families with labels {adapter, type}, and the values an
- * adapter reports in its status (core/adapter.h, enum xg_status_kind): a counter becomes
+ * adapter reports in its status (core/adapter/adapter.h, enum xg_status_kind): a counter becomes
  * `xrgate_adapter_<name>_total`, a gauge `xrgate_adapter_<name>`, an identifier a label of
  * `xrgate_adapter_info`. `xrgate_adapter_up` is 1 while an adapter is streaming, listening,
  * running or playing. */
@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "core/adapter.h"
+#include "core/adapter/adapter.h"
 
 struct xg_gateway;
 struct evbuffer;

@@ -3,7 +3,7 @@
  * evhttp does not speak TLS, and libevent 2.1's filtering bufferevent does not fit evhttp's
  * connection handling (buffered output on re-enable, "written" before the bytes left, freed
  * connections with ciphertext queued). So TLS is terminated here: a listener on the admin port
- * accepts, wraps the socket in the core TLS layer (core/tls.h) and proxies the plaintext over a
+ * accepts, wraps the socket in the core TLS layer (core/net/tls.h) and proxies the plaintext over a
  * Unix stream socket to evhttp, which listens on an abstract, kernel-named (autobind) Unix
  * socket. Requests reaching evhttp from any other process than this one are refused with 403
  * (SO_PEERCRED), so that local users cannot bypass TLS by connecting to that socket.
@@ -29,9 +29,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "core/log.h"
-#include "core/net.h"
-#include "core/tls.h"
+#include "core/util/log.h"
+#include "core/net/net.h"
+#include "core/net/tls.h"
 #include "gateway/admin_conn.h"
 #include "gateway/gateway.h"
 #include "gateway/gateway_int.h"

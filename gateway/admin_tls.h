@@ -1,5 +1,5 @@
 /* The admin server's TLS front (admin.tls {cert, key}): evhttp does not speak TLS, so a listener
- * on the admin port terminates TLS (core/tls.h) and proxies the plaintext to evhttp over an
+ * on the admin port terminates TLS (core/net/tls.h) and proxies the plaintext to evhttp over an
  * abstract Unix socket that only this process may use. The details are at the top of
  * gateway/admin_tls.c. */
 #ifndef XG_ADMIN_TLS_H
@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <sys/socket.h>
 
-#include "core/error.h"
+#include "core/util/error.h"
 
 struct evhttp_request;
 struct xg_admin_tls;

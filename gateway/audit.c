@@ -13,8 +13,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "core/net.h"
-#include "core/path.h"
+#include "core/net/net.h"
+#include "core/conf/path.h"
 #include "gateway/gateway.h"
 
 static void add_warning(struct xg_gateway *gw, const struct xg_conf *at, const char *origin,
@@ -64,7 +64,7 @@ static const char *scalar(const struct xg_conf *map, const char *key)
 }
 
 /* Warn when the secret file named by map[key] can be read by every local user. Relative paths
- * are resolved against the config file's folder, as everywhere (core/path.h). */
+ * are resolved against the config file's folder, as everywhere (core/conf/path.h). */
 static void check_secret_file(struct xg_gateway *gw, const struct xg_conf *map, const char *key,
                               const char *what)
 {

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/clock.h"
+#include "core/clock/clock.h"
 #include "gateway/calib_int.h"
 #include "gateway/gateway.h"
 

@@ -1,5 +1,5 @@
 /* Space calibrations (docs/calibration.md): the `calibrations:` list of the configuration, the
- * pose pairs collected from the table's ingest hook, the solver run (core/calib_solve.h), the
+ * pose pairs collected from the table's ingest hook, the solver run (core/calib/calib_solve.h), the
  * result applied to every sample of `apply_to`'s entities, the state file next to the
  * configuration, and the admin API (GET /api/calibrations, POST /api/calibrations/NAME/start and
  * /reset) and metrics.
@@ -12,8 +12,8 @@
 
 #include <stdbool.h>
 
-#include "core/conf.h"
-#include "core/error.h"
+#include "core/conf/conf.h"
+#include "core/util/error.h"
 
 struct xg_gateway;
 struct xg_calib_set;

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/log.h"
+#include "core/util/log.h"
 #include "gateway/calib_int.h"
 #include "gateway/gateway.h"
 #include "gateway/gateway_int.h"

@@ -7,9 +7,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/calib_solve.h"
-#include "core/entity.h"
-#include "core/log.h"
+#include "core/calib/calib_solve.h"
+#include "core/table/entity.h"
+#include "core/util/log.h"
 #include "gateway/calib.h"
 #include "gateway/calib_worker.h"
 

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/clock.h"
+#include "core/clock/clock.h"
 
 struct xg_calib_worker {
     pthread_mutex_t mu;

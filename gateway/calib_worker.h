@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/calib_solve.h"
+#include "core/calib/calib_solve.h"
 
 struct event_base;
 struct xg_calib_worker;

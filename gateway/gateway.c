@@ -8,12 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/clock.h"
-#include "core/egress_pass.h"
-#include "core/net.h"
-#include "core/path.h"
-#include "core/transport_client.h"
-#include "core/tls.h"
+#include "core/clock/clock.h"
+#include "core/table/egress_pass.h"
+#include "core/net/net.h"
+#include "core/conf/path.h"
+#include "core/net/transport_client.h"
+#include "core/net/tls.h"
 #include "gateway/calib.h"
 #include "gateway/gateway_int.h"
 #include "mappings/conf_yaml.h"
@@ -101,7 +101,7 @@ static int read_secret_file(const char *path, char *out, size_t size, const stru
     return 0;
 }
 
-/* A path from the configuration, relative to the configuration file's folder (core/path.h). */
+/* A path from the configuration, relative to the configuration file's folder (core/conf/path.h). */
 static int conf_path(const struct xg_conf *at, const char *path, char *out, size_t size,
                      struct xg_error *err)
 {
@@ -113,8 +113,8 @@ static int conf_path(const struct xg_conf *at, const char *path, char *out, size
     return 0;
 }
 
-/* gateway.resolv_conf: the resolver of the client adapters' host names (core/transport_client.h).
- * Must be readable now, so that `xrgate --check` reports it. */
+/* gateway.resolv_conf: the resolver of the client adapters' host names
+ * (core/net/transport_client.h). Must be readable now, so that `xrgate --check` reports it. */
 static int load_resolv_conf(const struct xg_conf *g, struct xg_error *err)
 {
     const char *s;
@@ -524,7 +524,7 @@ static void pass_drain(void *user, int sink)
     if (ga && ga->started && ga->a.ops->drain) ga->a.ops->drain(&ga->a);
 }
 
-/* Send-on-change sinks that drain in slices (core/egress_pass.h). */
+/* Send-on-change sinks that drain in slices (core/table/egress_pass.h). */
 static uint64_t sliced_sinks(struct xg_gateway *gw)
 {
     uint64_t m = 0;

@@ -10,12 +10,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/adapter.h"
-#include "core/conf.h"
-#include "core/entity.h"
-#include "core/error.h"
-#include "core/log.h"
-#include "core/metrics.h"
+#include "core/adapter/adapter.h"
+#include "core/conf/conf.h"
+#include "core/table/entity.h"
+#include "core/util/error.h"
+#include "core/util/log.h"
+#include "core/util/metrics.h"
 #include "mappings/frame.h"
 #include "mappings/naming.h"
 
@@ -72,11 +72,13 @@ struct xg_gateway {
     char admin_bound[128];          /* actual "host:port" after bind */
     struct xg_calib_set *calib;     /* space calibrations (gateway/calib.h), NULL = none */
     struct xg_inspector *inspector; /* web inspector state (gateway/inspector.c), NULL until used */
-    struct xg_admin_tls *admin_tls; /* TLS front of the admin server (gateway/admin_tls.c), or NULL */
+    struct xg_admin_tls
+        *admin_tls; /* TLS front of the admin server (gateway/admin_tls.c), or NULL */
     struct xg_admin_conns *admin_conns;    /* admin connection cap and deadlines (admin_conn.c) */
     struct evconnlistener *admin_listener; /* evhttp's listener (owned by evhttp), guarded */
-    struct event *pass_ev; /* the egress pass (core/egress_pass.h), active while sinks are due */
-    uint64_t egress_due;   /* sinks (bit = adapter index) the next pass drains */
+    struct event
+        *pass_ev; /* the egress pass (core/table/egress_pass.h), active while sinks are due */
+    uint64_t egress_due;                   /* sinks (bit = adapter index) the next pass drains */
     uint64_t egress_passes, egress_drains; /* passes run, drains in them (/metrics) */
     struct event *expire_ev, *lag_ev, *sigint_ev, *sigterm_ev;
     struct event *sighup_ev, *sigusr1_ev, *sigusr2_ev; /* HUP reloads, USR1/2 logged */

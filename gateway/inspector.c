@@ -14,8 +14,8 @@
 #include <strings.h>
 #include <sys/queue.h>
 
-#include "core/clock.h"
-#include "core/names.h"
+#include "core/clock/clock.h"
+#include "core/table/names.h"
 #include "gateway/admin_auth.h"
 #include "gateway/admin_conn.h"
 #include "gateway/gateway.h"

@@ -19,9 +19,9 @@
 #include <mbedtls/net_sockets.h>
 #include <mbedtls/ssl.h>
 
-#include "core/conf.h"
-#include "core/error.h"
-#include "core/log.h"
+#include "core/conf/conf.h"
+#include "core/util/error.h"
+#include "core/util/log.h"
 #include "gateway/gateway.h"
 
 extern const unsigned char xg_embedded_default_conf[];

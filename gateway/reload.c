@@ -27,8 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/clock.h"
-#include "core/transport_client.h"
+#include "core/clock/clock.h"
+#include "core/net/transport_client.h"
 #include "gateway/calib.h"
 #include "gateway/gateway_int.h"
 #include "gateway/inspector.h"

@@ -1,5 +1,5 @@
 #include "mappings/conf_yaml.h"
-#include "core/path.h"
+#include "core/conf/path.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -317,7 +317,7 @@ struct xg_conf *xg_conf_yaml_parse(const char *text, size_t len, const char *fil
 struct xg_conf *xg_conf_yaml_load(const char *path, struct xg_error *err)
 {
     /* a regular file, or our own standard input (--config /dev/stdin); never a FIFO or a device
-     * that would block or never end (core/path.h) */
+     * that would block or never end (core/conf/path.h) */
     int orc = 0;
     const char *kind = NULL;
     FILE *f = xg_file_fopen_regular(path, "rb", true, &orc, &kind);

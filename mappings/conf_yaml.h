@@ -1,4 +1,4 @@
-/* YAML → configuration tree (core/conf.h) with libyaml.
+/* YAML → configuration tree (core/conf/conf.h) with libyaml.
  *
  * Scalars keep their text; `${VAR}` and `${VAR:-default}` inside scalar values are expanded from
  * the environment (an unset variable without a default is an error naming it). Anchors and
@@ -14,7 +14,7 @@
 
 #include <stddef.h>
 
-#include "core/conf.h"
+#include "core/conf/conf.h"
 
 /** Deepest nesting of mappings and lists (the root mapping is level 1): "mapping nested deeper
  *  than 64 levels". The parser recurses once per level. */

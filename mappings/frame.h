@@ -16,10 +16,10 @@
 #ifndef XG_FRAME_H
 #define XG_FRAME_H
 
-#include "core/conf.h"
-#include "core/entity.h"
-#include "core/error.h"
-#include "core/xmath.h"
+#include "core/conf/conf.h"
+#include "core/table/entity.h"
+#include "core/util/error.h"
+#include "core/util/xmath.h"
 
 struct xg_frame {
     char name[64];           /* preset name or "custom" */

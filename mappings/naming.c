@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/names.h"
+#include "core/table/names.h"
 
 void xg_rename_free(struct xg_rename_rules *r)
 {

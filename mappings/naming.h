@@ -3,8 +3,8 @@
  *
  * A rule {match: GLOB, name: TEMPLATE, kind: KIND} matches the default name "<adapter>/<source>"
  * with fnmatch(3) semantics (`*` also matches '/'); the first matching rule wins. The template
- * is expanded by core/names.h (xg_name_expand: {name} = the default name, {adapter} = {origin},
- * {source}, {kind} = the adapter's suggested kind); without `name:` the name is kept.
+ * is expanded by core/table/names.h (xg_name_expand: {name} = the default name, {adapter} =
+ * {origin}, {source}, {kind} = the adapter's suggested kind); without `name:` the name is kept.
  * Without `kind:` the adapter's suggested kind is kept. */
 #ifndef XG_NAMING_H
 #define XG_NAMING_H
@@ -12,8 +12,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "core/conf.h"
-#include "core/entity.h"
+#include "core/conf/conf.h"
+#include "core/table/entity.h"
 
 struct xg_rename_rule {
     char *match; /* glob */

@@ -16,8 +16,8 @@
  *
  * Each played frame becomes one sample per selected joint: world position and orientation by
  * forward kinematics (bvh_fk.h). With `velocities: causal` that is all: the entity table
- * estimates velocities from the frames played so far (core/predict_est.h), exactly as for a live
- * source that sends poses only, so that a replay predicts no better than the live source it
+ * estimates velocities from the frames played so far (core/predict/predict_est.h), exactly as for a
+ * live source that sends poses only, so that a replay predicts no better than the live source it
  * stands in for. With `velocities: central` (offline analysis) each sample also carries the
  * velocity and angular velocity by central differences over the neighbouring frames, i.e. it
  * uses the next frame, which a live source does not have. When a loop starts again the table
@@ -31,14 +31,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/transport.h"
+#include "core/net/transport.h"
 #include "adapters/bvh/bvh_fk.h"
 #include "adapters/bvh/bvh_parser.h"
 #include "adapters/bvh/bvh_priv.h"
-#include "core/adapter.h"
-#include "core/clock.h"
-#include "core/log.h"
-#include "core/timer.h"
+#include "core/adapter/adapter.h"
+#include "core/clock/clock.h"
+#include "core/util/log.h"
+#include "core/net/timer.h"
 #include "mappings/frame.h"
 
 static int bvh_create(struct xg_adapter *a, const struct xg_conf *conf, struct xg_error *err)

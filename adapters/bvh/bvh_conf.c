@@ -1,7 +1,7 @@
 /* bvh adapter, configuration: the keys of a `bvh` adapter read and checked at create time (file,
  * joints, units, scale, rate, loop, start, velocities; see the comment at the top of
  * bvh_adapter.c and docs/adapters/bvh.md). Loads the file, since `joints` and `start` are checked
- * against it. Relative paths resolve against the configuration file's folder (core/path.h). */
+ * against it. Relative paths resolve against the configuration file's folder (core/conf/path.h). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -13,10 +13,10 @@
 
 #include "adapters/bvh/bvh_parser.h"
 #include "adapters/bvh/bvh_priv.h"
-#include "core/conf.h"
-#include "core/entity.h"
-#include "core/log.h"
-#include "core/path.h"
+#include "core/conf/conf.h"
+#include "core/table/entity.h"
+#include "core/util/log.h"
+#include "core/conf/path.h"
 
 #define BVH_CMU_SCALE (0.0254 / 0.45)
 

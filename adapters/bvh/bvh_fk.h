@@ -14,7 +14,7 @@
 #define BVH_FK_H
 
 #include "adapters/bvh/bvh_parser.h"
-#include "core/xmath.h"
+#include "core/util/xmath.h"
 
 /** Local rotation of joint j for one frame row (unit quaternion, x y z w). */
 struct xg_quat bvh_local_rotation(const struct bvh_joint *j, const double *row);

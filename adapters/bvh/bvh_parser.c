@@ -1,6 +1,6 @@
 /* BVH parser (see bvh_parser.h). */
 #include "adapters/bvh/bvh_parser.h"
-#include "core/path.h"
+#include "core/conf/path.h"
 
 #include <errno.h>
 #include <math.h>

@@ -26,7 +26,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "core/error.h"
+#include "core/util/error.h"
 
 #define BVH_NAME_MAX 64 /* joint names incl. NUL */
 #define BVH_MAX_JOINT_CHANNELS 6

@@ -8,8 +8,8 @@
 
 #include "adapters/bvh/bvh_fk.h"
 #include "adapters/bvh/bvh_parser.h"
-#include "core/conf.h"
-#include "core/entity.h"
+#include "core/conf/conf.h"
+#include "core/table/entity.h"
 
 struct xg_timer;
 
@@ -32,7 +32,7 @@ struct bvh_state {
     bool central; /* velocities: central (else causal: poses only) */
     long start;   /* first frame of each loop */
     /* playback */
-    struct xg_timer *timer; /* core/timer.h */
+    struct xg_timer *timer; /* core/net/timer.h */
     int64_t t0_ns;          /* gateway time of frame `start` in the first loop */
     int64_t played;         /* frames since t0 of the last emitted frame (-1: none) */
     long frame;             /* last emitted frame index */

@@ -22,7 +22,7 @@
  * ({enclave: DIR}: DDS Security with an SROS2 enclave, dds_security.c), plus
  * frame, rename, rate_hz, include, exclude. The adapter's own keys are read and checked in
  * dds_conf.c. */
-#include "core/transport.h"
+#include "core/net/transport.h"
 #include "adapters/dds/dds_adapter.h"
 
 #include <errno.h>
@@ -31,8 +31,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/clock.h"
-#include "core/names.h"
+#include "core/clock/clock.h"
+#include "core/table/names.h"
 #include "geometry_msgs/msg/PoseStamped.h"
 #include "geometry_msgs/msg/TwistStamped.h"
 #include "tf2_msgs/msg/TFMessage.h"
@@ -375,7 +375,7 @@ const struct xg_adapter_ops xg_dds_ops = {
     .type = "dds",
     .is_sink = true,
     .default_frame = "ros",
-    .whole_frames = true, /* one frame per drain: not sliced (core/egress_pass.h) */
+    .whole_frames = true, /* one frame per drain: not sliced (core/table/egress_pass.h) */
     .create = dds_create,
     .start = dds_start,
     .drain = dds_drain,

@@ -19,12 +19,12 @@
 
 #include "adapters/dds/dds_frames.h"
 #include "adapters/dds/dds_names.h"
-#include "core/egress_controls.h"
-#include "core/adapter.h"
-#include "core/log.h"
-#include "core/timer.h"
-#include "core/net.h"
-#include "core/time_map.h"
+#include "core/table/egress_controls.h"
+#include "core/adapter/adapter.h"
+#include "core/util/log.h"
+#include "core/net/timer.h"
+#include "core/net/net.h"
+#include "core/clock/time_map.h"
 #include "mappings/frame.h"
 #include "mappings/naming.h"
 
@@ -48,7 +48,7 @@ struct dds_in_topic {
     dds_instance_handle_t own_writer; /* our own writer on that topic (pose_topics), or 0 */
 };
 
-/** Clock offset of one publication (the capture-time mapping of core/clock.h). */
+/** Clock offset of one publication (the capture-time mapping of core/clock/clock.h). */
 struct dds_tmap {
     dds_instance_handle_t pub;
     struct xg_time_map map;
@@ -80,7 +80,7 @@ struct dds {
     dds_listener_t *listener;
     dds_qos_t *wqos, *rqos;
     /* reactor hand-off */
-    struct xg_wake *wake;   /* Cyclone's listener thread -> the loop (core/timer.h) */
+    struct xg_wake *wake;   /* Cyclone's listener thread -> the loop (core/net/timer.h) */
     struct xg_timer *yield; /* zero timeout: continue the work left on the next loop pass */
     /* ingress state */
     struct dds_frames names; /* TF frames and entity names' owners (dds_frames.h) */

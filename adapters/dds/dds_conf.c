@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/names.h"
-#include "core/path.h"
+#include "core/table/names.h"
+#include "core/conf/path.h"
 #include "mappings/naming.h"
 
 static int conf_topics(struct dds *d, const struct xg_conf *conf, struct xg_error *err)

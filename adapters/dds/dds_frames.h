@@ -12,8 +12,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/entity.h"
-#include "core/xmath.h"
+#include "core/table/entity.h"
+#include "core/util/xmath.h"
 
 #define DDS_MAX_FRAMES 4096 /* TF frames remembered with a pose, for chaining */
 #define DDS_MAX_NAMES 16384 /* names whose owner is tracked */

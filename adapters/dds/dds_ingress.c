@@ -7,10 +7,11 @@
  * received before (directly or through a chain) is composed with that frame's pose; any other is
  * dropped and counted (tf_unresolved). A PoseStamped's header.frame_id is resolved the same way,
  * an empty one meaning world_frame. Capture time: header.stamp (the sender's clock, ROS time)
- * mapped to the gateway clock per publication (core/clock.h); a zero stamp means "now" (receive
- * time). Split horizon: samples of our own writers (publication handle) are skipped and counted
- * (own_samples_skipped). Bad input (nanosec >= 1e9, an empty child_frame_id, values that are not
- * a pose) drops the transform with one rate-limited line naming the writer, field and value.
+ * mapped to the gateway clock per publication (core/clock/clock.h); a zero stamp means "now"
+ * (receive time). Split horizon: samples of our own writers (publication handle) are skipped and
+ * counted (own_samples_skipped). Bad input (nanosec >= 1e9, an empty child_frame_id, values that
+ * are not a pose) drops the transform with one rate-limited line naming the writer, field and
+ * value.
  *
  * Issue 30: work per wake-up is bounded by its cost (transforms and name bytes, not samples) and
  * continues inside a message on the next pass of the loop; names are found by hash
@@ -28,11 +29,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/transport.h"
+#include "core/net/transport.h"
 #include "adapters/dds/dds_adapter.h"
-#include "core/clock.h"
-#include "core/names.h"
-#include "core/time_map.h"
+#include "core/clock/clock.h"
+#include "core/table/names.h"
+#include "core/clock/time_map.h"
 #include "geometry_msgs/msg/PoseStamped.h"
 #include "tf2_msgs/msg/TFMessage.h"
 
@@ -132,7 +133,7 @@ static const char *strip_slash(const char *s)
 }
 
 /* Header stamp → gateway time through the writer's clock map; a step is counted and logged
- * (core/adapter.h), the writer named only when the line is printed. */
+ * (core/adapter/adapter.h), the writer named only when the line is printed. */
 static int64_t capture_time(struct in_ctx *c, int64_t stamp)
 {
     if (stamp == 0) return c->rx_ns;

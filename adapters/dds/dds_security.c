@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #include "adapters/dds/dds_smime.h"
-#include "core/path.h"
+#include "core/conf/path.h"
 
 #define SEC_MAX_DOC (1 << 20) /* largest governance/permissions document read */
 

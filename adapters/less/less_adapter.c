@@ -28,7 +28,7 @@
  *
  * Errors: a framing/logical error or a bad signature on TCP closes that session with one log
  * line naming the peer, message, field and value; connect mode's resolution, connect, TLS,
- * backoff and state are a core/transport_client.h client (a session exists only once
+ * backoff and state are a core/net/transport_client.h client (a session exists only once
  * connected). On
  * UDP bad packets are dropped and counted (P14).
  *
@@ -37,8 +37,8 @@
  * (hmac-sha256-64 | none; none off loopback needs tls or insecure: true), tls {cert, key, ca,
  * verify, server_name}, schemas [mapping files], max_peers (16), max_packet (1 MiB),
  * max_output_bytes (4 MiB), slow_timeout_ms (2000), mtu (1200). Relative paths are relative to the
- * config file. Listen mode is a core/transport_server.h listener (max_peers, TLS, read cap) with
- * the slow-client policy of every TCP server: while a peer's unsent output is above
+ * config file. Listen mode is a core/net/transport_server.h listener (max_peers, TLS, read cap)
+ * with the slow-client policy of every TCP server: while a peer's unsent output is above
  * max_output_bytes its updates are skipped (introduces and removes are not), and once it drains
  * it gets the newest state of each entity it missed, once; above the bound for slow_timeout_ms,
  * or past 2x it at a write, it is dropped. Connect mode drops a peer above max_output_bytes. */
@@ -55,21 +55,21 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "core/transport.h"
+#include "core/net/transport.h"
 #include "adapters/less/less_adapter_io.h"
 #include "adapters/less/less_adapter_priv.h"
 #include "adapters/less/less_codec.h"
 #include "adapters/less/less_imap.h"
 #include "adapters/less/less_mapping.h"
-#include "core/adapter.h"
-#include "core/clock.h"
-#include "core/egress_controls.h"
-#include "core/log.h"
-#include "core/names.h"
-#include "core/net.h"
-#include "core/path.h"
-#include "core/tls.h"
-#include "core/transport_client.h"
+#include "core/adapter/adapter.h"
+#include "core/clock/clock.h"
+#include "core/table/egress_controls.h"
+#include "core/util/log.h"
+#include "core/table/names.h"
+#include "core/net/net.h"
+#include "core/conf/path.h"
+#include "core/net/tls.h"
+#include "core/net/transport_client.h"
 #include "mappings/frame.h"
 
 static const char *gw_id_of(const struct xg_adapter *a)
@@ -378,7 +378,7 @@ static int udp_open(void *arg)
     return 0;
 }
 
-/* Listen mode, before a drain: the slow-client policy (core/transport_server.h) for each peer:
+/* Listen mode, before a drain: the slow-client policy (core/net/transport_server.h) for each peer:
  * skip its updates this drain, or drop it. */
 static void slow_peers(struct less_adapter *la, int64_t now)
 {
@@ -534,7 +534,7 @@ static void less_destroy(struct xg_adapter *a)
 const struct xg_adapter_ops xg_less_ops = {
     .type = "less",
     .is_sink = true,
-    .whole_frames = true, /* one frame per drain: not sliced (core/egress_pass.h) */
+    .whole_frames = true, /* one frame per drain: not sliced (core/table/egress_pass.h) */
     .create = less_create,
     .start = less_start,
     .drain = less_drain,

@@ -7,7 +7,7 @@
 
 #include <sys/socket.h>
 
-#include "core/transport.h"
+#include "core/net/transport.h"
 #include "adapters/less/less_adapter_priv.h"
 #include "adapters/less/less_session.h"
 
@@ -43,7 +43,7 @@ void less_peer_close(struct less_peer *p, const char *why);
 void less_describe_bad_signature(const struct less_adapter *la, struct xg_error *err,
                                  const uint8_t *frame, size_t len, size_t sig_off);
 void less_on_connected(void *arg, struct bufferevent *bev, struct xg_tls_session *tls);
-/** Listen mode (core/transport_server.h): the number of peers held (xg_tserver_ops.clients). */
+/** Listen mode (core/net/transport_server.h): the number of peers held (xg_tserver_ops.clients). */
 int less_peers_held(void *arg);
 /** Listen mode: a peer accepted by the transport (xg_tserver_ops.accepted): a session starts.
  *  0, or -ENOMEM. */
@@ -52,7 +52,7 @@ int less_accepted(void *arg, struct bufferevent *bev, struct xg_tls_session *tls
 /* ---- less_udp.c: the UDP socket ---- */
 
 /** Sends the peer's queued messages and the re-sends (less_session_udp_out) batched with
- *  sendmmsg(2) (core/udp_batch.h); nothing while the peer's address is unknown. 0 or a
+ *  sendmmsg(2) (core/net/udp_batch.h); nothing while the peer's address is unknown. 0 or a
  *  negative errno. */
 int less_udp_flush(struct less_peer *p, bool force);
 /** The datagram event of a UDP peer's session: queued on the adapter's batch. */
@@ -63,7 +63,7 @@ int less_on_udp_peer(void *arg, const struct sockaddr *sa, socklen_t len, char *
  *  dns_failures); nothing for a numeric bind. */
 void less_udp_bind_status(const struct less_adapter *la, struct xg_status *st);
 
-/** UDP: one datagram read from the socket (less_udp.c; an xg_udp_rx_fn of core/udp_endpoint.h:
+/** UDP: one datagram read from the socket (less_udp.c; an xg_udp_rx_fn of core/net/udp_endpoint.h:
  *  `arg` is the less_adapter). Returns 1, its cost in messages. */
 int less_udp_rx(void *arg, uint8_t *dgram, size_t len, const struct sockaddr *from, socklen_t flen);
 

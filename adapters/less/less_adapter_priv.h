@@ -14,20 +14,20 @@
 #include "adapters/less/less_imap.h"
 #include "adapters/less/less_mapping.h"
 #include "adapters/less/less_session.h"
-#include "core/adapter.h"
-#include "core/conf.h"
-#include "core/egress_controls.h"
-#include "core/error.h"
-#include "core/log.h"
-#include "core/udp_batch.h"
-#include "core/udp_dests.h"
-#include "core/net.h"
-#include "core/tls.h"
-#include "core/transport_client.h"
-#include "core/transport_server.h"
-#include "core/ingress_budget.h"
-#include "core/timer.h"
-#include "core/udp_endpoint.h"
+#include "core/adapter/adapter.h"
+#include "core/conf/conf.h"
+#include "core/table/egress_controls.h"
+#include "core/util/error.h"
+#include "core/util/log.h"
+#include "core/net/udp_batch.h"
+#include "core/net/udp_dests.h"
+#include "core/net/net.h"
+#include "core/net/tls.h"
+#include "core/net/transport_client.h"
+#include "core/net/transport_server.h"
+#include "core/net/ingress_budget.h"
+#include "core/net/timer.h"
+#include "core/net/udp_endpoint.h"
 
 struct event;
 struct less_peer; /* the glue's (less_adapter_io.h): a session + its socket */
@@ -61,13 +61,14 @@ struct less_adapter {
     char closed_why[200];   /* connect mode: why the session ended (last_error) */
     struct xg_timer *sweep; /* frees closed sessions after the callback that closed them */
     const char *state;
-    struct xg_udp_rx udp;       /* UDP mode: the socket and its reading (core/udp_endpoint.h) */
+    struct xg_udp_rx udp;       /* UDP mode: the socket and its reading (core/net/udp_endpoint.h) */
     struct xg_udp_bind ubind;   /* UDP mode: `bind` (a name resolves at start, no DNS at load) */
     struct xg_udp_batch ubatch; /* UDP datagrams queued until less_udp_flush */
     uint64_t batch_sent, batch_errors; /* ubatch counts already in packets_out / drops */
-    struct xg_timer *udp_timer;        /* UDP mode: re-sends and acks every 20 ms (core/timer.h) */
+    struct xg_timer *udp_timer; /* UDP mode: re-sends and acks every 20 ms (core/net/timer.h) */
     bool udp_peer_fixed;
-    struct xg_ingress_budget udp_budget; /* per wake-up of the UDP socket (core/ingress_budget.h) */
+    struct xg_ingress_budget
+        udp_budget; /* per wake-up of the UDP socket (core/net/ingress_budget.h) */
 };
 
 /* ---- less_conf.c: configuration ---- */

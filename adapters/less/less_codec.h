@@ -29,9 +29,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/error.h"
-#include "core/wire.h"
-#include "core/xmath.h"
+#include "core/util/error.h"
+#include "core/util/wire.h"
+#include "core/util/xmath.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Limits                                                                                      */

@@ -1,6 +1,6 @@
 /* less adapter, configuration: the keys of a `less` adapter read and checked at create time (mode,
  * addresses, keys and rotation, signature, tls, schemas, limits; see docs/adapters/less.md).
- * Relative paths resolve against the configuration file's folder (core/path.h). */
+ * Relative paths resolve against the configuration file's folder (core/conf/path.h). */
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
@@ -17,15 +17,15 @@
 #include "adapters/less/less_codec.h"
 #include "adapters/less/less_imap.h"
 #include "adapters/less/less_mapping.h"
-#include "core/adapter.h"
-#include "core/clock.h"
-#include "core/egress_controls.h"
-#include "core/log.h"
-#include "core/names.h"
-#include "core/net.h"
-#include "core/path.h"
-#include "core/tls.h"
-#include "core/transport_client.h"
+#include "core/adapter/adapter.h"
+#include "core/clock/clock.h"
+#include "core/table/egress_controls.h"
+#include "core/util/log.h"
+#include "core/table/names.h"
+#include "core/net/net.h"
+#include "core/conf/path.h"
+#include "core/net/tls.h"
+#include "core/net/transport_client.h"
 #include "mappings/frame.h"
 
 static bool host_is_loopback(const char *text)
@@ -57,7 +57,7 @@ static int read_key_file(const char *path, struct less_key *key, const struct xg
     return 0;
 }
 
-/* Relative paths in the config are relative to the config file's folder (core/path.h); one
+/* Relative paths in the config are relative to the config file's folder (core/conf/path.h); one
  * too long to fit is cut to "" (and then fails to open, naming the key). */
 static void resolve_path(const struct xg_conf *at, const char *path, char *out, size_t size)
 {

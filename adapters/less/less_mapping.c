@@ -10,8 +10,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "core/conf.h"
-#include "core/entity.h"
+#include "core/conf/conf.h"
+#include "core/table/entity.h"
 #include "mappings/conf_yaml.h"
 
 static void *m_alloc(struct less_mapping *m, size_t n)

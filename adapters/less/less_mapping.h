@@ -27,8 +27,8 @@
 #include <stdbool.h>
 
 #include "adapters/less/less_codec.h"
-#include "core/entity.h"
-#include "core/error.h"
+#include "core/table/entity.h"
+#include "core/util/error.h"
 
 /** Entity field a property feeds. */
 enum less_field {

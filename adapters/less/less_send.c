@@ -13,9 +13,9 @@
 #include "adapters/less/less_imap.h"
 #include "adapters/less/less_mapping.h"
 #include "adapters/less/less_session.h"
-#include "core/adapter.h"
-#include "core/clock.h"
-#include "core/log.h"
+#include "core/adapter/adapter.h"
+#include "core/clock/clock.h"
+#include "core/util/log.h"
 #include "mappings/frame.h"
 
 static const char *adapter_name_of(const struct xg_adapter *a, int index)

@@ -15,10 +15,10 @@
 #include "adapters/less/less_imap.h"
 #include "adapters/less/less_mapping.h"
 #include "adapters/less/less_session.h"
-#include "core/adapter.h"
-#include "core/clock.h"
-#include "core/log.h"
-#include "core/names.h"
+#include "core/adapter/adapter.h"
+#include "core/clock/clock.h"
+#include "core/util/log.h"
+#include "core/table/names.h"
 #include "mappings/frame.h"
 
 /* ---- receiving ---- */

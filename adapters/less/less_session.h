@@ -26,11 +26,11 @@
 
 #include "adapters/less/less_codec.h"
 #include "adapters/less/less_imap.h"
-#include "core/adapter.h"
-#include "core/entity.h"
-#include "core/error.h"
-#include "core/log.h"
-#include "core/time_map.h"
+#include "core/adapter/adapter.h"
+#include "core/table/entity.h"
+#include "core/util/error.h"
+#include "core/util/log.h"
+#include "core/clock/time_map.h"
 
 #define LESS_OUR_TYPEID 1
 #define LESS_ARENA_SIZE (256 * 1024) /* bytes of the decode arena (less_env.arena_buf) */
@@ -67,7 +67,7 @@ struct less_env {
         updates_skipped, updates_coalesced, echo_suppressed, stale_packets, refused_403,
         not_found_404, resends, duplicates, duplicates_ignored, window_full, hub_relayed,
         peer_restarts, entities_introduced, entities_removed, unknown_requests;
-    /* lines a peer can trigger, one rate limiter per kind (core/log.h) */
+    /* lines a peer can trigger, one rate limiter per kind (core/util/log.h) */
     struct xg_log_limit lim_connected, lim_closed, lim_session, lim_request, lim_dgram, lim_packet,
         lim_stale, lim_send;
 };
@@ -138,7 +138,7 @@ struct less_session {
     char addr[80];  /* the peer, as log lines name it */
     bool streaming; /* got the peer's connection-control */
     bool closing;   /* ended: nothing more is sent */
-    /* the glue's slow-client policy (core/transport_server.h, listen mode) */
+    /* the glue's slow-client policy (core/net/transport_server.h, listen mode) */
     bool skip;        /* updates are skipped (less_out_ent.pending marks them) this drain */
     bool any_pending; /* some less_out_ent.pending is set */
     /* peer's connection parameters */

@@ -12,10 +12,10 @@
 #include "adapters/less/less_codec.h"
 #include "adapters/less/less_imap.h"
 #include "adapters/less/less_session.h"
-#include "core/adapter.h"
-#include "core/clock.h"
-#include "core/log.h"
-#include "core/time_map.h"
+#include "core/adapter/adapter.h"
+#include "core/clock/clock.h"
+#include "core/util/log.h"
+#include "core/clock/time_map.h"
 
 /* Encode and send one datagram with sequence `seq` carrying msgs. */
 static int udp_send(struct less_session *p, uint8_t seq, const uint8_t *msgs, size_t len,

@@ -1,6 +1,6 @@
 /* less adapter, TCP and TLS: a peer's bytes in (framing, signature with key rotation) handed to
  * its session (less_session_rx_tcp), the connection events, connect mode
- * (core/transport_client.h) and listen mode (accept, max_peers). */
+ * (core/net/transport_client.h) and listen mode (accept, max_peers). */
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
@@ -13,22 +13,22 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "core/transport.h"
+#include "core/net/transport.h"
 #include "adapters/less/less_adapter_io.h"
 #include "adapters/less/less_adapter_priv.h"
 #include "adapters/less/less_codec.h"
 #include "adapters/less/less_imap.h"
 #include "adapters/less/less_mapping.h"
 #include "adapters/less/less_session.h"
-#include "core/adapter.h"
-#include "core/clock.h"
-#include "core/egress_controls.h"
-#include "core/log.h"
-#include "core/names.h"
-#include "core/net.h"
-#include "core/path.h"
-#include "core/tls.h"
-#include "core/transport_client.h"
+#include "core/adapter/adapter.h"
+#include "core/clock/clock.h"
+#include "core/table/egress_controls.h"
+#include "core/util/log.h"
+#include "core/table/names.h"
+#include "core/net/net.h"
+#include "core/conf/path.h"
+#include "core/net/tls.h"
+#include "core/net/transport_client.h"
 #include "mappings/frame.h"
 
 /* Name the field and its value in a signature failure: "... (signature 0123456789abcdef of a
@@ -149,7 +149,7 @@ static void tcp_event_cb(struct bufferevent *bev, short what, void *arg)
 }
 
 /* A connected session (TLS-wrapped by the transport when configured) starts: handshake timeout,
- * read cap (core/transport_server.h), our connection-control. */
+ * read cap (core/net/transport_server.h), our connection-control. */
 static void peer_attach(struct less_peer *p, struct bufferevent *bev)
 {
     p->bev = bev;
@@ -163,7 +163,7 @@ static void peer_attach(struct less_peer *p, struct bufferevent *bev)
 
 /* ---- connect mode ---- */
 
-/* The transport connected (core/transport_client.h): a session starts. */
+/* The transport connected (core/net/transport_client.h): a session starts. */
 void less_on_connected(void *arg, struct bufferevent *bev, struct xg_tls_session *tls)
 {
     struct less_adapter *la = arg;
@@ -177,7 +177,7 @@ void less_on_connected(void *arg, struct bufferevent *bev, struct xg_tls_session
     peer_attach(p, bev);
 }
 
-/* ---- listen mode (core/transport_server.h: accept, max_peers, TLS) ---- */
+/* ---- listen mode (core/net/transport_server.h: accept, max_peers, TLS) ---- */
 
 int less_peers_held(void *arg)
 {

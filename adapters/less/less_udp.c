@@ -9,17 +9,17 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "core/transport.h"
+#include "core/net/transport.h"
 #include "adapters/less/less_adapter_io.h"
 #include "adapters/less/less_adapter_priv.h"
 #include "adapters/less/less_codec.h"
 #include "adapters/less/less_session.h"
-#include "core/adapter.h"
-#include "core/clock.h"
-#include "core/log.h"
-#include "core/net.h"
-#include "core/transport_client.h"
-#include "core/udp_batch.h"
+#include "core/adapter/adapter.h"
+#include "core/clock/clock.h"
+#include "core/util/log.h"
+#include "core/net/net.h"
+#include "core/net/transport_client.h"
+#include "core/net/udp_batch.h"
 
 /* ---- UDP ---- */
 
@@ -58,7 +58,7 @@ static struct less_peer *udp_peer_get(struct less_adapter *la)
     return la->peers;
 }
 
-/* One datagram (core/udp_endpoint.h reads them while the budget lasts: bytes, and one message
+/* One datagram (core/net/udp_endpoint.h reads them while the budget lasts: bytes, and one message
  * each; the rest waits for the next pass of the loop). */
 int less_udp_rx(void *arg, uint8_t *dgram, size_t len, const struct sockaddr *from, socklen_t flen)
 {
@@ -125,7 +125,7 @@ void less_udp_timer_cb(void *arg)
     less_udp_flush(p, now - p->s.last_send_ns >= 20 * XG_NS_PER_MS);
 }
 
-/* UDP mode: the configured peer's name resolved (core/transport_client.h): it is the peer. */
+/* UDP mode: the configured peer's name resolved (core/net/transport_client.h): it is the peer. */
 int less_on_udp_peer(void *arg, const struct sockaddr *sa, socklen_t len, char *why,
                      size_t why_size)
 {
@@ -146,7 +146,7 @@ int less_on_udp_peer(void *arg, const struct sockaddr *sa, socklen_t len, char *
     return 0;
 }
 
-/* UDP mode, a bind address by name (core/udp_dests.h xg_udp_bind): state "backoff" or
+/* UDP mode, a bind address by name (core/net/udp_dests.h xg_udp_bind): state "backoff" or
  * "resolving" without a socket, the DNS error in last_error, and its failures added to
  * dns_failures (which also counts the configured peer's, when it is a name). */
 void less_udp_bind_status(const struct less_adapter *la, struct xg_status *st)

@@ -16,8 +16,8 @@
 #include <stdint.h>
 
 #include "adapters/mcap/mcap_codec.h"
-#include "core/entity.h"
-#include "core/error.h"
+#include "core/table/entity.h"
+#include "core/util/error.h"
 
 #define MCAP_TF_SCHEMA "tf2_msgs/msg/TFMessage"
 #define MCAP_SAMPLE_SCHEMA "xrgate_msgs/msg/Sample"

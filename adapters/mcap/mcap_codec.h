@@ -12,8 +12,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "core/error.h"
-#include "core/wire.h"
+#include "core/util/error.h"
+#include "core/util/wire.h"
 
 /** The 8 magic bytes at the start and the end of every MCAP file (spec "Magic"). */
 #define MCAP_MAGIC "\x89MCAP0\r\n"
@@ -154,7 +154,7 @@ struct mcap_record {
     uint64_t len;
 };
 
-/* Reading a record's content: core/wire.h's struct xg_reader (little-endian, xg_read_le*; a
+/* Reading a record's content: core/util/wire.h's struct xg_reader (little-endian, xg_read_le*; a
  * read past the end sets err and returns zeros). */
 /** A String: points *s at its bytes (not NUL-terminated) and returns the length. */
 uint32_t mcap_get_str(struct xg_reader *c, const uint8_t **s);

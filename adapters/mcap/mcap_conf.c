@@ -6,7 +6,7 @@
 
 #include "adapters/mcap/mcap_priv.h"
 #include "adapters/mcap/mcap_replay.h"
-#include "core/path.h"
+#include "core/conf/path.h"
 
 #include <mbedtls/sha256.h>
 #include <stdlib.h>

@@ -11,8 +11,8 @@
 #include "adapters/mcap/mcap_codec.h"
 #include "adapters/mcap/mcap_ring.h"
 #include "adapters/mcap/mcap_writer.h"
-#include "core/conf.h"
-#include "core/log.h"
+#include "core/conf/conf.h"
+#include "core/util/log.h"
 #include "mappings/frame.h"
 
 /** Longest a chunk stays open: what a killed gateway loses at most (besides the queue). */

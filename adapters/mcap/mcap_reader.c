@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#include "core/path.h"
+#include "core/conf/path.h"
 
 int mcap_reader_open_mem(struct mcap_reader *r, const uint8_t *p, size_t n, struct xg_error *err)
 {

@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "adapters/mcap/mcap_codec.h"
-#include "core/error.h"
+#include "core/util/error.h"
 
 #define MCAP_MAX_CHUNK (512u << 20) /* largest uncompressed chunk accepted, bytes */
 #define MCAP_READER_CHANNELS 256    /* distinct channels per file */

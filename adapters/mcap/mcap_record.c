@@ -27,9 +27,9 @@
 
 #include "adapters/mcap/mcap_cdr.h"
 #include "adapters/mcap/mcap_priv.h"
-#include "core/adapter.h"
-#include "core/clock.h"
-#include "core/log.h"
+#include "core/adapter/adapter.h"
+#include "core/clock/clock.h"
+#include "core/util/log.h"
 #include "mappings/frame.h"
 
 #define CH_SAMPLE 0

@@ -9,10 +9,10 @@
 
 #include "adapters/mcap/mcap_cdr.h"
 #include "adapters/mcap/mcap_reader.h"
-#include "core/adapter.h"
-#include "core/clock.h"
-#include "core/log.h"
-#include "core/timer.h"
+#include "core/adapter/adapter.h"
+#include "core/clock/clock.h"
+#include "core/util/log.h"
+#include "core/net/timer.h"
 #include "mappings/frame.h"
 
 #define MAX_PER_TICK 20000 /* messages played per timer callback before the loop runs again */

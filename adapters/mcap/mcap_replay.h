@@ -20,8 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/conf.h"
-#include "core/error.h"
+#include "core/conf/conf.h"
+#include "core/util/error.h"
 
 struct mcap_replay_state;
 

@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #include "adapters/mcap/mcap_codec.h"
-#include "core/error.h"
+#include "core/util/error.h"
 
 #define MCAP_MAX_CHANNELS 16
 #define MCAP_MAX_SCHEMAS 16

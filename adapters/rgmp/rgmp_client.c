@@ -19,7 +19,7 @@
  * become analogs of the entity of the same target_frame, or of the device's root entity when that
  * frame has no pose (the mapping is logged at info level when a definition arrives).
  *
- * Life cycle (resolution, connect, backoff and the state names are core/transport_client.h's):
+ * Life cycle (resolution, connect, backoff and the state names are core/net/transport_client.h's):
  * connecting -> handshake (connected, no definition yet) -> streaming; on EOF, a socket error or a
  * protocol error (D1: one log line naming peer, device, group, stream, field and value) the
  * connection is closed, the connection's entities are marked inactive (they go STALE after
@@ -33,15 +33,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/transport.h"
+#include "core/net/transport.h"
 #include "adapters/rgmp/rgmp_client_priv.h"
 #include "adapters/rgmp/rgmp_codec.h"
-#include "core/adapter.h"
-#include "core/clock.h"
-#include "core/log.h"
-#include "core/names.h"
-#include "core/net.h"
-#include "core/transport_client.h"
+#include "core/adapter/adapter.h"
+#include "core/clock/clock.h"
+#include "core/util/log.h"
+#include "core/table/names.h"
+#include "core/net/net.h"
+#include "core/net/transport_client.h"
 #include "mappings/frame.h"
 
 /* Warn once per key (bounded: past MAX_WARNED keys every occurrence is only logged at debug). */
@@ -636,7 +636,7 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
     }
 }
 
-/* The transport connected (core/transport_client.h): the session starts. */
+/* The transport connected (core/net/transport_client.h): the session starts. */
 static void on_connected(void *arg, struct bufferevent *bev, struct xg_tls_session *tls)
 {
     struct xg_adapter *a = arg;

@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "adapters/rgmp/rgmp_client_priv.h"
-#include "core/adapter.h"
-#include "core/net.h"
+#include "core/adapter/adapter.h"
+#include "core/net/net.h"
 
 int rgmp_client_conf_read(struct rgmp_client *c, const struct xg_conf *conf, struct xg_error *err)
 {

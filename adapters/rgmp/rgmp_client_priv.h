@@ -8,15 +8,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/transport.h"
+#include "core/net/transport.h"
 #include "adapters/rgmp/rgmp_codec.h"
-#include "core/adapter.h"
-#include "core/clock.h"
-#include "core/log.h"
-#include "core/names.h"
-#include "core/net.h"
-#include "core/transport_client.h"
-#include "core/time_map.h"
+#include "core/adapter/adapter.h"
+#include "core/clock/clock.h"
+#include "core/util/log.h"
+#include "core/table/names.h"
+#include "core/net/net.h"
+#include "core/net/transport_client.h"
+#include "core/clock/time_map.h"
 #include "mappings/frame.h"
 
 #define MAX_WARNED 64
@@ -72,9 +72,9 @@ struct rgmp_client {
     struct rgmp_limits limits;
     char host[200];
     int port;
-    char peer[300]; /* the server's address (core/transport_client.h) */
+    char peer[300]; /* the server's address (core/net/transport_client.h) */
 
-    struct xg_tclient *tc; /* connecting, backoff, state (core/transport_client.h) */
+    struct xg_tclient *tc; /* connecting, backoff, state (core/net/transport_client.h) */
     struct bufferevent *bev;
     struct rgmp_session sess;
     bool sess_live;
@@ -86,7 +86,7 @@ struct rgmp_client {
 
     uint64_t disconnects, protocol_errors, definitions, redefinitions, frames, out_of_order,
         rejected, device_disconnects, bytes_in, unresolved, extras_dropped;
-    /* lines the server can trigger, one rate limiter per kind (core/log.h) */
+    /* lines the server can trigger, one rate limiter per kind (core/util/log.h) */
     struct xg_log_limit lim_definition, lim_mapping, lim_device, lim_protocol;
 };
 

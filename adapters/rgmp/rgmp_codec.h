@@ -3,8 +3,8 @@
  * Implements Rokoko's RGMP v2 page and xrgate's binding wire rules
  * (decisions "D<n>", §2 wire format, §3 transform equation, §7 validity rules "rule <n>" of those
  * rules; documented for users in docs/adapters/rgmp.md). All values on the wire are little-endian;
- * the codec reads them with the bounded core/wire.h reader (byte-wise loads, never pointer casts:
- * 64-bit values are only 4-byte aligned, rule 19).
+ * the codec reads them with the bounded core/util/wire.h reader (byte-wise loads, never pointer
+ * casts: 64-bit values are only 4-byte aligned, rule 19).
  *
  * Layers:
  *   - framing: 8-byte header (u32 msg_prefix, u32 msg_len) and a streaming splitter for TCP;
@@ -32,9 +32,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/error.h"
-#include "core/wire.h"
-#include "core/xmath.h"
+#include "core/util/error.h"
+#include "core/util/wire.h"
+#include "core/util/xmath.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Constants                                                                                   */

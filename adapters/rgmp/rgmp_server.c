@@ -1,7 +1,7 @@
 /* `rgmp-server` adapter: serves the entity table to RGMP v2 clients (wire-rules.md decision 7).
  *
  * Config keys: listen ("0.0.0.0:12280"), max_clients (16), max_output_bytes (1 MiB) and
- * slow_timeout_ms (2000): the slow-client policy of every TCP server (core/transport_server.h:
+ * slow_timeout_ms (2000): the slow-client policy of every TCP server (core/net/transport_server.h:
  * while a client's unsent output is above max_output_bytes its data frames are skipped and the
  * devices it missed are remembered; once it drains it gets the newest frame of each, once; above
  * the bound for slow_timeout_ms, or past 2x it at a write, it is dropped), reference_frame (the
@@ -39,16 +39,16 @@
 #include <strings.h>
 #include <sys/socket.h>
 
-#include "core/transport.h"
+#include "core/net/transport.h"
 #include "adapters/rgmp/rgmp_codec.h"
 #include "adapters/rgmp/rgmp_server_priv.h"
 #include "adapters/rgmp/rgmp_solved_hand.h"
-#include "core/egress_controls.h"
-#include "core/adapter.h"
-#include "core/clock.h"
-#include "core/log.h"
-#include "core/net.h"
-#include "core/transport_server.h"
+#include "core/table/egress_controls.h"
+#include "core/adapter/adapter.h"
+#include "core/clock/clock.h"
+#include "core/util/log.h"
+#include "core/net/net.h"
+#include "core/net/transport_server.h"
 #include "mappings/frame.h"
 
 /* ---- clients ---- */
@@ -559,7 +559,7 @@ static void server_drain(struct xg_adapter *a)
 {
     struct rgmp_server *s = a->priv;
     int64_t now = xg_clock_mono_ns();
-    /* the slow-client policy (core/transport_server.h): skip, or drop */
+    /* the slow-client policy (core/net/transport_server.h): skip, or drop */
     for (struct client *c = s->clients, *next; c; c = next) {
         next = c->next;
         enum xg_slow_verdict v = xg_tserver_egress(s->ts, c->bev, c->peer, &c->slow_since, now);
@@ -710,7 +710,7 @@ const struct xg_adapter_ops xg_rgmp_server_ops = {
     .type = "rgmp-server",
     .is_sink = true,
     .default_frame = "LTP_ENU",
-    .whole_frames = true, /* one frame per drain: not sliced (core/egress_pass.h) */
+    .whole_frames = true, /* one frame per drain: not sliced (core/table/egress_pass.h) */
     .create = server_create,
     .start = server_start,
     .drain = server_drain,

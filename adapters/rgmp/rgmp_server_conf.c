@@ -7,8 +7,8 @@
 #include <strings.h>
 
 #include "adapters/rgmp/rgmp_server_priv.h"
-#include "core/adapter.h"
-#include "core/net.h"
+#include "core/adapter/adapter.h"
+#include "core/net/net.h"
 
 /* hand_maps: [{hand: left|right, joints: {<OpenXR joint>: <entity name>, ...}}] (wrist required) */
 static int parse_hand_maps(struct rgmp_server *s, const struct xg_conf *conf, struct xg_error *err)

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "adapters/rgmp/rgmp_server_priv.h"
-#include "core/entity.h"
+#include "core/table/entity.h"
 
 static uint32_t fnv1a(const char *t)
 {

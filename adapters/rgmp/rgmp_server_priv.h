@@ -9,14 +9,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/transport.h"
+#include "core/net/transport.h"
 #include "adapters/rgmp/rgmp_codec.h"
 #include "adapters/rgmp/rgmp_solved_hand.h"
-#include "core/adapter.h"
-#include "core/egress_controls.h"
-#include "core/log.h"
-#include "core/timer.h"
-#include "core/transport_server.h"
+#include "core/adapter/adapter.h"
+#include "core/table/egress_controls.h"
+#include "core/util/log.h"
+#include "core/net/timer.h"
+#include "core/net/transport_server.h"
 #include "mappings/frame.h"
 
 #define ENTITIES_PER_GROUP 1000u
@@ -80,7 +80,7 @@ struct rgmp_server {
     char reference_frame[64];
     const struct xg_frame *frame;
     struct xg_tserver *ts; /* listener, client cap, slow-client policy (transport_server.h) */
-    struct xg_timer *kick; /* core/timer.h; drains after an entity event when rate_hz is 0 */
+    struct xg_timer *kick; /* core/net/timer.h; drains after an entity event when rate_hz is 0 */
     char bound[128];
     struct client *clients;
     int n_clients;
@@ -96,7 +96,7 @@ struct rgmp_server {
     uint8_t *buf; /* scratch for data frames */
     size_t buf_cap;
     uint64_t frames_sent, frames_skipped, frames_coalesced, definitions_sent, disconnects_sent;
-    /* lines a client can trigger, one rate limiter per kind (core/log.h) */
+    /* lines a client can trigger, one rate limiter per kind (core/util/log.h) */
     struct xg_log_limit lim_conn;
 };
 

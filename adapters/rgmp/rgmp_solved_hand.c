@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/clock.h"
+#include "core/clock/clock.h"
 
 /* XrHandJointEXT order (XR_EXT_hand_tracking): the thumb has no intermediate phalanx. */
 static const char *const joint_names[RGMP_HAND_JOINTS] = {

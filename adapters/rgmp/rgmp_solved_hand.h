@@ -18,8 +18,8 @@
 #include <stdint.h>
 
 #include "adapters/rgmp/rgmp_codec.h"
-#include "core/error.h"
-#include "core/entity.h"
+#include "core/util/error.h"
+#include "core/table/entity.h"
 
 #define RGMP_HAND_JOINTS 26                 /* XR_HAND_JOINT_COUNT_EXT */
 #define RGMP_HAND_DEVICE_TYPE "solved_hand" /* device_type the consumers select */

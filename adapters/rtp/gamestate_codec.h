@@ -21,9 +21,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/error.h"
-#include "core/wire.h"
-#include "core/xmath.h"
+#include "core/util/error.h"
+#include "core/util/wire.h"
+#include "core/util/xmath.h"
 
 /* ---- Tag registry (draft §8.2; encoded as VarUInt, wire-rules §5.2) ---- */
 

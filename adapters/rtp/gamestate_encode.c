@@ -7,8 +7,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "core/clock.h"
-#include "core/float16.h"
+#include "core/clock/clock.h"
+#include "core/util/float16.h"
 
 /* ---- Encoding ---- */
 

@@ -15,8 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/error.h"
-#include "core/wire.h"
+#include "core/util/error.h"
+#include "core/util/wire.h"
 
 #define RTP_VERSION 2
 #define RTP_HEADER_LEN 12 /* fixed part, without CSRCs */

@@ -46,9 +46,9 @@
  * that sends BYE) is forgotten, its entities removed (they are STALE after entity.stale_ms before
  * that); an object whose entity the table expired is forgotten by the next sweep, so per-SSRC state
  * is bounded by what is alive and by the caps. Bad input is dropped, counted per reason (drop_*
- * counters) and logged through one rate limiter per reason (core/log.h: a few lines per 10 s, then
- * a suppressed-count summary); every other line a peer can trigger (new SSRC, BYE, timeout) has its
- * own limiter.
+ * counters) and logged through one rate limiter per reason (core/util/log.h: a few lines per 10 s,
+ * then a suppressed-count summary); every other line a peer can trigger (new SSRC, BYE, timeout)
+ * has its own limiter.
  *
  * SRTP (when `srtp:` is set): every RTP packet is protected once, after packing, and the same
  * bytes go to every destination (a seq protected twice is refused by libsrtp as a replay); RTCP
@@ -68,18 +68,18 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "core/transport.h"
+#include "core/net/transport.h"
 #include "adapters/rtp/gamestate_codec.h"
 #include "adapters/rtp/rtcp_out.h"
 #include "adapters/rtp/rtp_adapter.h"
 #include "adapters/rtp/rtp.h"
 #include "adapters/rtp/rtp_oids.h"
 #include "adapters/rtp/srtp_session.h"
-#include "core/adapter.h"
-#include "core/clock.h"
-#include "core/log.h"
-#include "core/net.h"
-#include "core/udp_endpoint.h"
+#include "core/adapter/adapter.h"
+#include "core/clock/clock.h"
+#include "core/util/log.h"
+#include "core/net/net.h"
+#include "core/net/udp_endpoint.h"
 #include "mappings/frame.h"
 
 static const char *const reason_names[R_COUNT] = {
@@ -213,8 +213,8 @@ static bool srtp_out(struct xg_adapter *a, uint8_t *buf, size_t *len, size_t cap
     return false;
 }
 
-/* An ICMP error a packet to a destination came back with (core/udp_endpoint.h): one line per kind
- * of event (rate-limited), a counter and, for 2 s, the state "unreachable". */
+/* An ICMP error a packet to a destination came back with (core/net/udp_endpoint.h): one line per
+ * kind of event (rate-limited), a counter and, for 2 s, the state "unreachable". */
 void rtpa_icmp_cb(void *user, const struct sockaddr *dst, socklen_t len, int err)
 {
     struct xg_adapter *a = user;
@@ -589,7 +589,7 @@ static void rtpa_status(const struct xg_adapter *a, struct xg_status *st)
     /* SRTP failures that are not the peer's: protect errors (packet not sent), key usage limit */
     if (srtp)
         xg_status_counter(st, "srtp_errors", (double)(r->srtp_send_errors + r->srtp_other_errors));
-    /* ICMP destination/port unreachable for packets sent (core/udp_endpoint.h) */
+    /* ICMP destination/port unreachable for packets sent (core/net/udp_endpoint.h) */
     xg_status_counter(st, "dest_unreachable", (double)r->dest_unreachable);
     xg_status_counter(st, "controls_not_carried", (double)r->controls.not_carried);
     xg_status_counter(st, "udp_sends", (double)r->ubatch.calls); /* sendmmsg calls (send_flush) */
@@ -598,7 +598,7 @@ static void rtpa_status(const struct xg_adapter *a, struct xg_status *st)
     xg_status_counter(st, "packets_reordered", (double)rtp_session_reordered(&r->sess));
     xg_status_counter(st, "ssrc_collisions", (double)r->sess.collisions);
     rtpa_dests_status(r, st);          /* host names: their resolution */
-    xg_ingress_status(&r->budget, st); /* rx_wakes, rx_yields (core/ingress_budget.h) */
+    xg_ingress_status(&r->budget, st); /* rx_wakes, rx_yields (core/net/ingress_budget.h) */
 }
 
 static void rtpa_stop(struct xg_adapter *a)

@@ -11,22 +11,22 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "core/transport.h"
+#include "core/net/transport.h"
 #include "adapters/rtp/gamestate_codec.h"
 #include "adapters/rtp/rtp_oids.h"
 #include "adapters/rtp/rtp_session.h"
 #include "adapters/rtp/srtp_session.h"
-#include "core/egress_controls.h"
-#include "core/adapter.h"
-#include "core/log.h"
-#include "core/net.h"
-#include "core/resolve.h"
-#include "core/udp_dests.h"
-#include "core/udp_batch.h"
+#include "core/table/egress_controls.h"
+#include "core/adapter/adapter.h"
+#include "core/util/log.h"
+#include "core/net/net.h"
+#include "core/net/resolve.h"
+#include "core/net/udp_dests.h"
+#include "core/net/udp_batch.h"
 #include "mappings/frame.h"
-#include "core/ingress_budget.h"
-#include "core/timer.h"
-#include "core/udp_endpoint.h"
+#include "core/net/ingress_budget.h"
+#include "core/net/timer.h"
+#include "core/net/udp_endpoint.h"
 
 #define RTPA_MAX_ALLOW 64
 #define RTPA_LOCAL_CACHE 4
@@ -46,8 +46,8 @@ struct rtpa {
     char bind_text[128];
     char iface[64];
     bool has_iface;
-    struct xg_udp_bind bind;   /* `bind` (core/udp_dests.h): ss AF_UNSPEC while a name resolves */
-    struct xg_udp_dests dests; /* `destinations` (core/udp_dests.h) */
+    struct xg_udp_bind bind; /* `bind` (core/net/udp_dests.h): ss AF_UNSPEC while a name resolves */
+    struct xg_udp_dests dests; /* `destinations` (core/net/udp_dests.h) */
     int pt;
     uint32_t ssrc;
     int64_t refresh_ms, rtcp_interval_ms, mtu, ttl, ssrc_timeout_ms, max_ssrcs, max_objects,
@@ -61,9 +61,9 @@ struct rtpa {
     struct xg_srtp_conf srtp; /* srtp.enabled: protect/unprotect everything */
     size_t pack_len;          /* RTP packets are packed to this (mtu - SRTP tag) */
     /* runtime */
-    struct xg_udp_rx rx; /* the socket and its reading (core/udp_endpoint.h); rx.fd -1 = none */
+    struct xg_udp_rx rx; /* the socket and its reading (core/net/udp_endpoint.h); rx.fd -1 = none */
     uint16_t bound_port;
-    struct xg_timer *tick;   /* the session's next deadline (core/timer.h) */
+    struct xg_timer *tick;   /* the session's next deadline (core/net/timer.h) */
     struct rtp_session sess; /* SSRC table, RTCP, FIR/PLI, refresh (rtp_session.h) */
     uint8_t *pkt;            /* mtu bytes */
     struct rtp_oids oids;    /* egress: entity name -> object ID */
@@ -74,7 +74,7 @@ struct rtpa {
         bool local;
     } local[RTPA_LOCAL_CACHE];
     int n_local, local_next;
-    /* lines a peer can trigger, one rate limiter per kind (core/log.h) */
+    /* lines a peer can trigger, one rate limiter per kind (core/util/log.h) */
     struct xg_log_limit lim_reason[R_COUNT], lim_srtp, lim_icmp;
     struct xg_srtp *srtp_tx, *srtp_rx; /* send (local key) / receive (remote key) sessions */
     /* counters (the session's are in sess) */
@@ -82,7 +82,7 @@ struct rtpa {
     uint64_t objects_in, full_states, oversize;
     uint64_t reasons[R_COUNT];
     uint64_t srtp_send_errors, srtp_other_errors;
-    struct xg_ingress_budget budget; /* per wake-up of the socket (core/ingress_budget.h) */
+    struct xg_ingress_budget budget; /* per wake-up of the socket (core/net/ingress_budget.h) */
     struct xg_udp_batch ubatch;      /* RTP/RTCP to the destinations, sent with sendmmsg */
     uint64_t batch_errors;           /* ubatch.errors already added to send_errors */
     uint64_t dest_unreachable;       /* ICMP destination/port unreachable for packets we sent */
@@ -119,7 +119,7 @@ int rtpa_group_open(struct xg_adapter *a);
 /** Close the group socket (stop()). */
 void rtpa_group_close(struct rtpa *r);
 
-/** The `sdp` op (core/adapter.h): see rtp_sdp.c. */
+/** The `sdp` op (core/adapter/adapter.h): see rtp_sdp.c. */
 int rtpa_sdp(const struct xg_adapter *a, char *buf, size_t size);
 
 /* Shared between rtp_adapter.c (egress, RTCP out, life cycle), rtp_conf.c (configuration),
@@ -160,7 +160,7 @@ void rtpa_ssrc_forget(void *user, struct rtp_sess_ssrc *s, bool remove_entities)
 void rtpa_obj_sweep(void *user, struct rtp_sess_ssrc *s);
 /** Is `from` our own socket's address (a packet of ours looped back)? (rtp_ingress.c) */
 bool rtpa_is_own(void *user, const struct sockaddr *from, socklen_t len);
-/* rtp_dest.c: addresses by name (core/resolve.h) */
+/* rtp_dest.c: addresses by name (core/net/resolve.h) */
 
 /** Read `bind` (text) and `destinations`: numeric addresses into r->bind / r->dests, host names
  *  kept to be resolved at start (syntax checked: --check). Configuration errors name the key. */

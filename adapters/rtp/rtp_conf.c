@@ -12,8 +12,8 @@
 #include "adapters/rtp/gamestate_codec.h"
 #include "adapters/rtp/rtp_adapter.h"
 #include "adapters/rtp/srtp_session.h"
-#include "core/adapter.h"
-#include "core/log.h"
+#include "core/adapter/adapter.h"
+#include "core/util/log.h"
 
 /* egress object types a kind can map to */
 static const enum rtp_gs_type egress_types[] = {RTP_GS_HEAD1,    RTP_GS_HAND1,   RTP_GS_HAND2,

@@ -1,18 +1,18 @@
 /* The rtp adapter's addresses given by host name: `bind` and `destinations` are parsed
  * numerically at load (no DNS: --check only checks their syntax), and names are resolved at start
- * with the shared non-blocking resolver (core/resolve.h), so a name that does not resolve neither
- * blocks the reactor nor stops the gateway. The destinations are a core/udp_dests.h list (a name
- * is inactive until it resolves, re-resolved on a backoff). A bind host name is resolved first:
- * the socket opens once it has an address. */
+ * with the shared non-blocking resolver (core/net/resolve.h), so a name that does not resolve
+ * neither blocks the reactor nor stops the gateway. The destinations are a core/net/udp_dests.h
+ * list (a name is inactive until it resolves, re-resolved on a backoff). A bind host name is
+ * resolved first: the socket opens once it has an address. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "adapters/rtp/rtp_adapter.h"
-#include "core/conf.h"
-#include "core/log.h"
-#include "core/net.h"
-#include "core/udp_dests.h"
+#include "core/conf/conf.h"
+#include "core/util/log.h"
+#include "core/net/net.h"
+#include "core/net/udp_dests.h"
 
 int rtpa_conf_addrs(struct xg_adapter *a, const struct xg_conf *conf, const char *bind,
                     struct xg_error *err)

@@ -9,8 +9,8 @@
 #include "adapters/rtp/gamestate_codec.h"
 #include "adapters/rtp/rtp_adapter.h"
 #include "adapters/rtp/rtp_oids.h"
-#include "core/entity.h"
-#include "core/xmath.h"
+#include "core/table/entity.h"
+#include "core/util/xmath.h"
 
 static void fill_loc2(struct rtp_gs_loc2 *l, const struct xg_pose *p)
 {

@@ -14,17 +14,17 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "core/transport.h"
+#include "core/net/transport.h"
 #include "adapters/rtp/gamestate_codec.h"
 #include "adapters/rtp/rtcp_out.h"
 #include "adapters/rtp/rtp_adapter.h"
 #include "adapters/rtp/rtp.h"
 #include "adapters/rtp/rtp_oids.h"
 #include "adapters/rtp/srtp_session.h"
-#include "core/adapter.h"
-#include "core/clock.h"
-#include "core/log.h"
-#include "core/net.h"
+#include "core/adapter/adapter.h"
+#include "core/clock/clock.h"
+#include "core/util/log.h"
+#include "core/net/net.h"
 #include "mappings/frame.h"
 
 /* ---- ingress ---- */
@@ -106,8 +106,8 @@ static bool sample_rot2(struct xg_sample *smp, const struct rtp_gs_rot2 *rot)
 }
 
 /* Time1 → capture time: unwrapped against our wall clock (the sender's is NTP-synced, wire-rules
- * §6), converted to the gateway clock, then through the SSRC's offset estimate (core/net.h), so a
- * sender whose clock is off still gets consistent capture times, never after receipt. */
+ * §6), converted to the gateway clock, then through the SSRC's offset estimate (core/net/net.h), so
+ * a sender whose clock is off still gets consistent capture times, never after receipt. */
 static int64_t time1_capture(struct xg_adapter *a, struct rtp_sess_ssrc *s, uint16_t time1,
                              int64_t recv_ns, int64_t wall_ns, const char *peer)
 {
@@ -338,7 +338,7 @@ static bool srtp_in(struct xg_adapter *a, uint8_t *buf, size_t *len, bool rtcp,
     return false;
 }
 
-/* One packet (core/udp_endpoint.h reads them while the budget lasts: objects and bytes; the
+/* One packet (core/net/udp_endpoint.h reads them while the budget lasts: objects and bytes; the
  * rest waits for the next pass of the loop). Its cost: the objects it held. */
 static int rx_packet(void *arg, uint8_t *p, size_t n, const struct sockaddr *from, socklen_t sl)
 {

@@ -9,8 +9,8 @@
 
 #include "adapters/rtp/rtcp_out.h"
 #include "adapters/rtp/srtp_session.h"
-#include "core/clock.h"
-#include "core/wire.h"
+#include "core/clock/clock.h"
+#include "core/util/wire.h"
 
 #define SEQ_MOD 65536u
 #define MAX_DROPOUT 3000u /* RFC 3550 A.1 */

@@ -35,9 +35,9 @@
 
 #include "adapters/rtp/gamestate_codec.h"
 #include "adapters/rtp/rtp.h"
-#include "core/log.h"
-#include "core/net.h"
-#include "core/time_map.h"
+#include "core/util/log.h"
+#include "core/net/net.h"
+#include "core/clock/time_map.h"
 
 /* per-reason drop counters (status names in rtp_adapter.c) */
 enum rtpa_reason {
@@ -104,7 +104,8 @@ struct rtp_session_ops {
      *  bad_admit set, it is only called when bad_admit returned true, and only logs. */
     void (*bad_input)(void *user, const char *peer, int reason, const char *msg);
     /** Optional: count bad input of kind `reason` and say whether a log line passes the rate
-     *  limiter (core/log.h xg_log_admit): the message is formatted only then (issue 30 item 2). */
+     *  limiter (core/util/log.h xg_log_admit): the message is formatted only then (issue 30 item
+     * 2). */
     bool (*bad_admit)(void *user, int reason);
     /** Is `from` one of our own sockets (a packet we sent, looped back)? NULL: never. */
     bool (*is_own)(void *user, const struct sockaddr *from, socklen_t len);

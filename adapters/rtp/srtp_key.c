@@ -15,8 +15,8 @@
 #include <srtp2/srtp.h>
 
 #include "adapters/rtp/srtp_priv.h"
-#include "core/log.h"
-#include "core/path.h"
+#include "core/util/log.h"
+#include "core/conf/path.h"
 
 /* ---- suites ---- */
 

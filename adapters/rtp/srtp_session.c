@@ -13,7 +13,7 @@
 #include <srtp2/srtp.h>
 
 #include "adapters/rtp/srtp_priv.h"
-#include "core/log.h"
+#include "core/util/log.h"
 
 /* ---- library ---- */
 

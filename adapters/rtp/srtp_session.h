@@ -30,8 +30,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/conf.h"
-#include "core/error.h"
+#include "core/conf/conf.h"
+#include "core/util/error.h"
 
 #define XG_SRTP_EAUTH (-EBADMSG)
 #define XG_SRTP_EREPLAY (-EALREADY)

@@ -6,8 +6,8 @@
 #ifndef XG_SYNTH_H
 #define XG_SYNTH_H
 
-#include "core/entity.h"
-#include "core/xmath.h"
+#include "core/table/entity.h"
+#include "core/util/xmath.h"
 
 /** Which synthetic entity: XG_SYNTH_HEAD, XG_SYNTH_LEFT_HAND, XG_SYNTH_RIGHT_HAND, or
  *  XG_SYNTH_BODY0 + i for rigid body i. */

@@ -10,13 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/transport.h"
+#include "core/net/transport.h"
 #include "adapters/synth/synth.h"
 #include "adapters/synth/synth_priv.h"
-#include "core/adapter.h"
-#include "core/clock.h"
-#include "core/log.h"
-#include "core/timer.h"
+#include "core/adapter/adapter.h"
+#include "core/clock/clock.h"
+#include "core/util/log.h"
+#include "core/net/timer.h"
 #include "mappings/frame.h"
 
 /* ---- the paths ---- */

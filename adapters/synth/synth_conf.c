@@ -9,7 +9,7 @@
 
 #include "adapters/synth/synth.h"
 #include "adapters/synth/synth_priv.h"
-#include "core/conf.h"
+#include "core/conf/conf.h"
 
 int synth_read_conf(struct synth *s, const struct xg_conf *conf, struct xg_error *err)
 {

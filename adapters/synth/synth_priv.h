@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/conf.h"
+#include "core/conf/conf.h"
 
 struct xg_timer;
 
@@ -17,7 +17,7 @@ struct synth {
     double noise_m, noise_rad, dropout;
     uint64_t rng;
     int64_t t0_ns;
-    struct xg_timer *timer; /* core/timer.h */
+    struct xg_timer *timer; /* core/net/timer.h */
     int n;                  /* entities */
     int *which;             /* per entity: synth index */
     uint32_t *ids;          /* cached table ids (0 = unknown) */

@@ -25,8 +25,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/error.h"
-#include "core/wire.h"
+#include "core/util/error.h"
+#include "core/util/wire.h"
 
 #define OSC_MAX_ARRAY_DEPTH 16  /* nested [ ] in one type tag string */
 #define OSC_DEFAULT_MAX_DEPTH 8 /* nested bundles (the outermost bundle is depth 1) */

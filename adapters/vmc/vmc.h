@@ -21,9 +21,9 @@
 #include "adapters/vmc/osc_codec.h"
 #include "adapters/vmc/vmc_bones.h"
 #include "adapters/vmc/vmc_devices.h"
-#include "core/egress_controls.h"
-#include "core/adapter.h"
-#include "core/log.h"
+#include "core/table/egress_controls.h"
+#include "core/adapter/adapter.h"
+#include "core/util/log.h"
 
 /* ---- ingress ---- */
 
@@ -70,7 +70,7 @@ struct vmc_ingress {
     uint64_t superseded; /* values replaced by a newer one of the same datagram (not drops) */
     uint64_t reasons[VMC_R_COUNT];
     int64_t last_ok_loaded; /* last /VMC/Ext/OK loaded value, -1 = none */
-    /* one rate limiter per kind of line a peer can trigger (core/log.h) */
+    /* one rate limiter per kind of line a peer can trigger (core/util/log.h) */
     struct xg_log_limit lim[VMC_R_COUNT];
 };
 

@@ -8,7 +8,7 @@
  *                               sent from this socket too; a host name is resolved at start
  *                               without blocking, the socket opens once it resolves
  *   destinations: [host:port]   where egress goes (default none: receive only); host names
- *                               resolve at start without blocking (core/udp_dests.h), each
+ *                               resolve at start without blocking (core/net/udp_dests.h), each
  *                               inactive until its name resolves
  *   mtu: 1200                   largest datagram we send (256..65507)
  *   max_bundle_depth: 8         nested OSC bundles accepted (1..64)
@@ -28,16 +28,16 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "core/transport.h"
+#include "core/net/transport.h"
 #include "adapters/vmc/vmc.h"
 #include "adapters/vmc/vmc_adapter_priv.h"
-#include "core/clock.h"
-#include "core/ingress_budget.h"
-#include "core/net.h"
-#include "core/resolve.h"
-#include "core/udp_dests.h"
-#include "core/timer.h"
-#include "core/udp_endpoint.h"
+#include "core/clock/clock.h"
+#include "core/net/ingress_budget.h"
+#include "core/net/net.h"
+#include "core/net/resolve.h"
+#include "core/net/udp_dests.h"
+#include "core/net/timer.h"
+#include "core/net/udp_endpoint.h"
 #include "mappings/frame.h"
 
 #define VMC_RBUF 65536
@@ -69,7 +69,7 @@ static void send_all(void *user, const uint8_t *buf, size_t len)
     }
 }
 
-/* One datagram (core/udp_endpoint.h reads them while the budget lasts: OSC messages and bytes;
+/* One datagram (core/net/udp_endpoint.h reads them while the budget lasts: OSC messages and bytes;
  * the rest waits for the next pass of the loop). Its cost: the messages read and the malformed
  * elements rejected. */
 static int rx_datagram(void *arg, uint8_t *p, size_t n, const struct sockaddr *from,
@@ -211,7 +211,7 @@ const struct xg_adapter_ops xg_vmc_ops = {
     .type = "vmc",
     .is_sink = true,
     .default_frame = "unity",
-    .whole_frames = true, /* one frame per drain: not sliced (core/egress_pass.h) */
+    .whole_frames = true, /* one frame per drain: not sliced (core/table/egress_pass.h) */
     .create = vmca_create,
     .start = vmca_start,
     .drain = vmca_drain,

@@ -6,22 +6,23 @@
 #include <stdint.h>
 
 #include "adapters/vmc/vmc.h"
-#include "core/adapter.h"
-#include "core/conf.h"
-#include "core/error.h"
-#include "core/ingress_budget.h"
-#include "core/timer.h"
-#include "core/udp_dests.h"
-#include "core/udp_endpoint.h"
+#include "core/adapter/adapter.h"
+#include "core/conf/conf.h"
+#include "core/util/error.h"
+#include "core/net/ingress_budget.h"
+#include "core/net/timer.h"
+#include "core/net/udp_dests.h"
+#include "core/net/udp_endpoint.h"
 
 struct vmca {
-    struct xg_udp_bind bind;   /* `bind` (core/udp_dests.h) */
-    struct xg_udp_dests dests; /* `destinations` (core/udp_dests.h) */
-    struct xg_udp_rx rx; /* the socket and its reading (core/udp_endpoint.h); rx.fd -1 = closed */
+    struct xg_udp_bind bind;   /* `bind` (core/net/udp_dests.h) */
+    struct xg_udp_dests dests; /* `destinations` (core/net/udp_dests.h) */
+    struct xg_udp_rx
+        rx; /* the socket and its reading (core/net/udp_endpoint.h); rx.fd -1 = closed */
     uint16_t bound_port;
-    struct xg_timer *sweep; /* 1 s: devices that went quiet (core/timer.h) */
+    struct xg_timer *sweep; /* 1 s: devices that went quiet (core/net/timer.h) */
     struct vmc_ingress in;
-    struct xg_ingress_budget budget; /* per wake-up of rx_cb (core/ingress_budget.h) */
+    struct xg_ingress_budget budget; /* per wake-up of rx_cb (core/net/ingress_budget.h) */
     struct vmc_egress out;
     uint64_t send_errors;
 };

@@ -8,8 +8,8 @@
 
 #include "adapters/vmc/vmc.h"
 #include "adapters/vmc/vmc_adapter_priv.h"
-#include "core/conf.h"
-#include "core/udp_dests.h"
+#include "core/conf/conf.h"
+#include "core/net/udp_dests.h"
 
 static int parse_trackers(struct vmca *r, const struct xg_conf *conf, struct xg_error *err)
 {

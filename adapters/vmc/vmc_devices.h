@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/entity.h"
+#include "core/table/entity.h"
 
 /** One device slot. */
 struct vmc_device {

@@ -31,7 +31,7 @@
 #include <string.h>
 
 #include "adapters/vmc/vmc.h"
-#include "core/names.h"
+#include "core/table/names.h"
 #include "mappings/frame.h"
 
 const char *const vmc_reason_names[VMC_R_COUNT] = {

@@ -40,7 +40,7 @@
  * log line naming the peer, the field and the value, marks its entities inactive and reconnects
  * after a backoff (0.5 s doubling to 10 s, ±25 % jitter, reset once the connection streams).
  * Each connection's name resolution, TCP connect (TCP-only), backoff and state are a
- * core/transport_client.h client; in UDP+TCP mode the attempt itself (call-back listener, UDP
+ * core/net/transport_client.h client; in UDP+TCP mode the attempt itself (call-back listener, UDP
  * socket, connection request) is this file's (ops.resolved).
  * Messages of types or senders the server never described are ignored, as mainline does (§5.3),
  * as are messages of devices not configured (§6.5).
@@ -61,16 +61,16 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "core/transport.h"
+#include "core/net/transport.h"
 #include "adapters/vrpn/vrpn_client.h"
 #include "adapters/vrpn/vrpn_client_priv.h"
 #include "adapters/vrpn/vrpn_codec.h"
-#include "core/adapter.h"
-#include "core/clock.h"
-#include "core/log.h"
-#include "core/net.h"
-#include "core/transport_client.h"
-#include "core/time_map.h"
+#include "core/adapter/adapter.h"
+#include "core/clock/clock.h"
+#include "core/util/log.h"
+#include "core/net/net.h"
+#include "core/net/transport_client.h"
+#include "core/clock/time_map.h"
 #include "mappings/frame.h"
 
 /* ---- session glue (vrpn_session.h) ---- */
@@ -517,7 +517,7 @@ static int attempt_begin(struct vconn *c, const struct sockaddr *sa, socklen_t l
     return rc;
 }
 
-/* UDP+TCP: the name resolved (core/transport_client.h): request the call-back. */
+/* UDP+TCP: the name resolved (core/net/transport_client.h): request the call-back. */
 static int on_resolved(void *arg, const struct sockaddr *sa, socklen_t len, char *why,
                        size_t why_size)
 {
@@ -529,7 +529,7 @@ static int on_resolved(void *arg, const struct sockaddr *sa, socklen_t len, char
     return rc;
 }
 
-/* TCP-only: connected (core/transport_client.h): the cookie exchange starts. */
+/* TCP-only: connected (core/net/transport_client.h): the cookie exchange starts. */
 static void on_connected(void *arg, struct bufferevent *bev, struct xg_tls_session *tls)
 {
     struct vconn *c = arg;

@@ -1,12 +1,13 @@
 /* `vrpn-client` adapter helpers that are pure functions (unit-tested in
- * tests/unit/test_vrpn_client.c). The adapter itself is `xg_vrpn_client_ops` (core/adapter.h). */
+ * tests/unit/test_vrpn_client.c). The adapter itself is `xg_vrpn_client_ops`
+ * (core/adapter/adapter.h). */
 #ifndef XG_VRPN_CLIENT_H
 #define XG_VRPN_CLIENT_H
 
 #include <stdbool.h>
 
 #include "adapters/vrpn/vrpn_codec.h"
-#include "core/xmath.h"
+#include "core/util/xmath.h"
 
 #define VRPN_DEFAULT_PORT 3883 /**< VRPN's well-known TCP/UDP port */
 

@@ -14,15 +14,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "core/transport.h"
+#include "core/net/transport.h"
 #include "adapters/vrpn/vrpn_client.h"
 #include "adapters/vrpn/vrpn_client_priv.h"
 #include "adapters/vrpn/vrpn_codec.h"
-#include "core/adapter.h"
-#include "core/clock.h"
-#include "core/log.h"
-#include "core/net.h"
-#include "core/transport_client.h"
+#include "core/adapter/adapter.h"
+#include "core/clock/clock.h"
+#include "core/util/log.h"
+#include "core/net/net.h"
+#include "core/net/transport_client.h"
 #include "mappings/frame.h"
 
 /* ---- config ---- */

@@ -12,21 +12,21 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "core/transport.h"
+#include "core/net/transport.h"
 #include "adapters/vrpn/vrpn_client.h"
 #include "adapters/vrpn/vrpn_codec.h"
 #include "adapters/vrpn/vrpn_session.h"
-#include "core/adapter.h"
-#include "core/clock.h"
-#include "core/conf.h"
-#include "core/log.h"
-#include "core/net.h"
-#include "core/transport_client.h"
+#include "core/adapter/adapter.h"
+#include "core/clock/clock.h"
+#include "core/conf/conf.h"
+#include "core/util/log.h"
+#include "core/net/net.h"
+#include "core/net/transport_client.h"
 #include "mappings/frame.h"
-#include "core/ingress_budget.h"
-#include "core/timer.h"
-#include "core/udp_endpoint.h"
-#include "core/time_map.h"
+#include "core/net/ingress_budget.h"
+#include "core/net/timer.h"
+#include "core/net/udp_endpoint.h"
+#include "core/clock/time_map.h"
 
 #define DIAL_ANALOG_BASE 64 /* dial d -> analogs[64 + d] */
 
@@ -74,10 +74,10 @@ struct vconn {
 
     struct bufferevent *bev;
     struct evconnlistener *lis; /* UDP+TCP: call-back listener */
-    struct xg_udp_rx udp;       /* UDP+TCP: data socket (core/udp_endpoint.h), udp.fd -1 = none */
-    struct xg_timer *tick;      /* 100 ms (less for stale_ms < 400): session deadlines, keepalive */
-    struct vrpn_session sess;   /* the protocol (vrpn_session.h): cookie, ids, pings, counters */
-    bool sess_ready;            /* sess initialised (client_start) */
+    struct xg_udp_rx udp;     /* UDP+TCP: data socket (core/net/udp_endpoint.h), udp.fd -1 = none */
+    struct xg_timer *tick;    /* 100 ms (less for stale_ms < 400): session deadlines, keepalive */
+    struct vrpn_session sess; /* the protocol (vrpn_session.h): cookie, ids, pings, counters */
+    bool sess_ready;          /* sess initialised (client_start) */
     char local_ip[INET_ADDRSTRLEN];
     uint16_t listen_port, udp_port;
     /* UDP data is accepted only from the server's address and, once its first datagram was
@@ -97,10 +97,11 @@ struct vclient {
     int64_t connect_timeout_ns;
     int64_t max_sensors;
     bool started;
-    /* peer-triggered log lines (core/log.h): bad input from a server, foreign datagrams */
+    /* peer-triggered log lines (core/util/log.h): bad input from a server, foreign datagrams */
     struct xg_log_limit lim_bad, lim_foreign;
-    struct xg_ingress_budget udp_budget; /* per wake-up of a UDP socket (core/ingress_budget.h) */
-    struct xg_log_limit lim_nopong;      /* devices the server never answers for */
+    struct xg_ingress_budget
+        udp_budget;                 /* per wake-up of a UDP socket (core/net/ingress_budget.h) */
+    struct xg_log_limit lim_nopong; /* devices the server never answers for */
 };
 
 /* ---- vrpn_client_conf.c ---- */

@@ -14,15 +14,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "core/transport.h"
+#include "core/net/transport.h"
 #include "adapters/vrpn/vrpn_client.h"
 #include "adapters/vrpn/vrpn_client_priv.h"
 #include "adapters/vrpn/vrpn_codec.h"
-#include "core/adapter.h"
-#include "core/clock.h"
-#include "core/log.h"
-#include "core/net.h"
-#include "core/transport_client.h"
+#include "core/adapter/adapter.h"
+#include "core/clock/clock.h"
+#include "core/util/log.h"
+#include "core/net/net.h"
+#include "core/net/transport_client.h"
 #include "mappings/frame.h"
 
 /* ---- UDP+TCP: call-back and data datagrams ---- */
@@ -37,7 +37,7 @@ static bool udp_from_server(const struct vconn *c, const struct sockaddr_storage
            (!c->srv_udp_port || f->sin_port == c->srv_udp_port);
 }
 
-/* One datagram on the data socket (core/udp_endpoint.h reads them while the budget lasts:
+/* One datagram on the data socket (core/net/udp_endpoint.h reads them while the budget lasts:
  * messages and bytes; the rest waits for the next pass of the loop). Its cost: the VRPN
  * messages it held (at least 1); -1 when the connection closed. */
 static int udp_datagram(void *arg, uint8_t *dg, size_t r, const struct sockaddr *fromsa,

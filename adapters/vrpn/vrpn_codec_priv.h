@@ -3,8 +3,8 @@
 #define XG_VRPN_CODEC_PRIV_H
 
 #include "adapters/vrpn/vrpn_codec.h"
-#include "core/error.h"
-#include "core/wire.h"
+#include "core/util/error.h"
+#include "core/util/wire.h"
 
 /** The writer w ran out of room (or failed) while writing `what`: err names it, with the bytes
  *  used and the capacity. Returns w's error or -EMSGSIZE. */

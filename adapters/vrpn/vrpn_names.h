@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/entity.h"
+#include "core/table/entity.h"
 
 /** One entity name. Index into vrpn_names.slots; stable while the name is remembered. */
 struct vrpn_name {

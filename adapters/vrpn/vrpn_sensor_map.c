@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/names.h"
+#include "core/table/names.h"
 
 static int is_digit(char c)
 {

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/entity.h"
+#include "core/table/entity.h"
 
 /** Numeric-aware ("natural") order of two names: runs of digits compare as numbers, so "body2"
  *  sorts before "body10" and "Tracker0/9" before "Tracker0/10"; other bytes compare as unsigned
@@ -24,8 +24,8 @@ int vrpn_natcmp(const char *a, const char *b);
 int vrpn_sensor_map_order(const void *x, const void *y);
 
 /** Expand a tracker-name template for entity `e` of origin adapter `origin` into out (size >= 64)
- *  with the one name template engine (core/names.h xg_name_expand: {name}, {adapter} = {origin},
- *  {source}, {kind}; a longer result is fitted, never cut short). */
+ *  with the one name template engine (core/table/names.h xg_name_expand: {name}, {adapter} =
+ * {origin}, {source}, {kind}; a longer result is fitted, never cut short). */
 void vrpn_sensor_map_expand(const char *tpl, const char *origin, const struct xg_entity *e,
                             char *out, size_t size);
 

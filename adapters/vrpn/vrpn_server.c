@@ -8,17 +8,17 @@
  * has; skipped reports superseded meanwhile are counted as coalesced; a client that stays above it
  * for slow_timeout_ms (2000), or whose output passes 2x the bound, is dropped and counted; so a
  * client costs at most 2x the bound plus one tick: the slow-client policy of every TCP server,
- * core/transport_server.h, which also owns the listener and the client cap), handshake_timeout_ms
- * (10000: a session must be streaming this long after it was accepted or its call-back started,
- * else it is closed and counted: a pending call-back or a client trickling its cookie holds a slot
- * no longer), tracker_name (template, "{origin}"), trackers (list of {match: GLOB, tracker:
- * TEMPLATE, sensor: N}: the first rule whose glob matches the entity name decides the tracker and
- * optionally a fixed sensor number), send_velocity (false), send_all (false: each tick sends the
- * sensors updated since the last one; true: every sensor every tick), plus the sink keys rate_hz /
- * include / exclude and frame (default identity: the internal Y-up frame; Z-up clients want `frame:
- * vrpn-zup`). Templates (core/names.h, the one engine): {origin} = {adapter} = the name of the
- * entity's origin adapter, {source} = the name past "<adapter>/", {kind} = the entity kind, {name}
- * = the whole entity name.
+ * core/net/transport_server.h, which also owns the listener and the client cap),
+ * handshake_timeout_ms (10000: a session must be streaming this long after it was accepted or its
+ * call-back started, else it is closed and counted: a pending call-back or a client trickling its
+ * cookie holds a slot no longer), tracker_name (template, "{origin}"), trackers (list of {match:
+ * GLOB, tracker: TEMPLATE, sensor: N}: the first rule whose glob matches the entity name decides
+ * the tracker and optionally a fixed sensor number), send_velocity (false), send_all (false: each
+ * tick sends the sensors updated since the last one; true: every sensor every tick), plus the sink
+ * keys rate_hz / include / exclude and frame (default identity: the internal Y-up frame; Z-up
+ * clients want `frame: vrpn-zup`). Templates (core/table/names.h, the one engine): {origin} =
+ * {adapter} = the name of the entity's origin adapter, {source} = the name past "<adapter>/",
+ * {kind} = the entity kind, {name} = the whole entity name.
  *
  * Sensor numbers: per tracker, an entity name gets a number the first time it is seen: a rule's
  * fixed sensor; else, for an entity that carries its source's sensor number
@@ -58,7 +58,7 @@
  * port on its listen address or any local address is refused (no self-calls); one session per
  * call-back address and port (spelling variants such as 127.1 compare equal once parsed);
  * call-backs not streaming yet hold at most half of max_clients. Every log line a peer can trigger
- * goes through a rate limiter per kind (core/log.h). */
+ * goes through a rate limiter per kind (core/util/log.h). */
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -73,17 +73,17 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "core/transport.h"
+#include "core/net/transport.h"
 #include "adapters/vrpn/vrpn_callback.h"
 #include "adapters/vrpn/vrpn_codec.h"
 #include "adapters/vrpn/vrpn_names.h"
 #include "adapters/vrpn/vrpn_sensor_map.h"
 #include "adapters/vrpn/vrpn_server_priv.h"
-#include "core/adapter.h"
-#include "core/clock.h"
-#include "core/log.h"
-#include "core/names.h"
-#include "core/net.h"
+#include "core/adapter/adapter.h"
+#include "core/clock/clock.h"
+#include "core/util/log.h"
+#include "core/table/names.h"
+#include "core/net/net.h"
 #include "mappings/frame.h"
 
 /* ---- ops ---- */

@@ -9,9 +9,9 @@
 #include "adapters/vrpn/vrpn_codec.h"
 #include "adapters/vrpn/vrpn_sensor_map.h"
 #include "adapters/vrpn/vrpn_server_priv.h"
-#include "core/adapter.h"
-#include "core/names.h"
-#include "core/net.h"
+#include "core/adapter/adapter.h"
+#include "core/table/names.h"
+#include "core/net/net.h"
 
 static int parse_rules(struct vrpn_server *s, const struct xg_conf *node, struct xg_error *err)
 {

@@ -1,5 +1,5 @@
 /* `vrpn-server` connections (vrpn_server_priv.h; behaviour at the top of vrpn_server.c): TCP
- * clients the transport accepted (core/transport_server.h: listener, max_clients, read cap,
+ * clients the transport accepted (core/net/transport_server.h: listener, max_clients, read cap,
  * output bound) and UDP connection requests with their call-backs, and the glue between each
  * connection's bufferevent and its socket-free session (vrpn_session.h: cookie, handshake burst,
  * descriptions, dispatch, wire rules §6-§7): the session's events (Button States after the burst,
@@ -18,17 +18,17 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "core/transport.h"
+#include "core/net/transport.h"
 #include "adapters/vrpn/vrpn_callback.h"
 #include "adapters/vrpn/vrpn_codec.h"
 #include "adapters/vrpn/vrpn_names.h"
 #include "adapters/vrpn/vrpn_sensor_map.h"
 #include "adapters/vrpn/vrpn_server_priv.h"
 #include "adapters/vrpn/vrpn_session.h"
-#include "core/adapter.h"
-#include "core/clock.h"
-#include "core/log.h"
-#include "core/net.h"
+#include "core/adapter/adapter.h"
+#include "core/clock/clock.h"
+#include "core/util/log.h"
+#include "core/net/net.h"
 #include "mappings/frame.h"
 
 /* ---- connections ---- */
@@ -449,7 +449,8 @@ int vrpn_srv_lob_datagram(void *arg, uint8_t *b, size_t n, const struct sockaddr
 {
     struct xg_adapter *a = arg;
     struct vrpn_server *s = a->priv;
-    (void)fl; /* read while s->lob_budget lasts (core/udp_endpoint.h): one request = one message */
+    (void)fl; /* read while s->lob_budget lasts (core/net/udp_endpoint.h): one request = one message
+               */
     char peer[64];
     xg_net_addr_str(fromsa, peer, sizeof peer);
     struct vrpn_lob lob;

@@ -16,16 +16,16 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "core/transport.h"
+#include "core/net/transport.h"
 #include "adapters/vrpn/vrpn_callback.h"
 #include "adapters/vrpn/vrpn_codec.h"
 #include "adapters/vrpn/vrpn_names.h"
 #include "adapters/vrpn/vrpn_sensor_map.h"
 #include "adapters/vrpn/vrpn_server_priv.h"
-#include "core/adapter.h"
-#include "core/clock.h"
-#include "core/log.h"
-#include "core/net.h"
+#include "core/adapter/adapter.h"
+#include "core/clock/clock.h"
+#include "core/util/log.h"
+#include "core/net/net.h"
 #include "mappings/frame.h"
 
 /* ---- trackers and sensors ---- */
@@ -506,10 +506,10 @@ static void conn_resume(struct xg_adapter *a, struct conn *c, const struct repor
     free(only.b);
 }
 
-/* A client due for a refresh or a resume while a sliced drain (core/egress_pass.h) leaves entities
- * in the dirty set waits for the pass's last slice, so that a later slice does not send a sensor
- * again: this slice's sensors join its pending ones as in conn_resume() (a need_full client gets
- * every sensor anyway). */
+/* A client due for a refresh or a resume while a sliced drain (core/table/egress_pass.h) leaves
+ * entities in the dirty set waits for the pass's last slice, so that a later slice does not send a
+ * sensor again: this slice's sensors join its pending ones as in conn_resume() (a need_full client
+ * gets every sensor anyway). */
 static void conn_defer(struct vrpn_server *s, struct conn *c, const struct reports *dirty)
 {
     if (c->need_full) return;
@@ -543,7 +543,7 @@ void vrpn_srv_drain(struct xg_adapter *a)
     for (struct conn *c = s->conns; c; c = next) {
         next = c->next;
         if (vrpn_session_state(&c->sess) != VRPN_SESS_STREAMING) continue;
-        /* the slow-client policy (core/transport_server.h): above max_output_bytes skip and
+        /* the slow-client policy (core/net/transport_server.h): above max_output_bytes skip and
          * coalesce (the newest state once it drains); too long or too far above: drop */
         enum xg_slow_verdict v = xg_tserver_egress(s->ts, c->bev, c->peer, &c->slow_since, now);
         if (v == XG_SLOW_SKIP) {

@@ -12,18 +12,18 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "core/transport.h"
+#include "core/net/transport.h"
 #include "adapters/vrpn/vrpn_codec.h"
 #include "adapters/vrpn/vrpn_names.h"
 #include "adapters/vrpn/vrpn_session.h"
-#include "core/adapter.h"
-#include "core/clock.h"
-#include "core/log.h"
-#include "core/transport_server.h"
-#include "core/udp_batch.h"
-#include "core/ingress_budget.h"
-#include "core/timer.h"
-#include "core/udp_endpoint.h"
+#include "core/adapter/adapter.h"
+#include "core/clock/clock.h"
+#include "core/util/log.h"
+#include "core/net/transport_server.h"
+#include "core/net/udp_batch.h"
+#include "core/net/ingress_budget.h"
+#include "core/net/timer.h"
+#include "core/net/udp_endpoint.h"
 
 #define MAX_TRACKERS 1000
 #define MAX_CTL_DEVICES 500 /* device names made for entities' controls (the rest: trackers) */
@@ -88,7 +88,7 @@ struct conn {
     int n_tsender;
     uint32_t udp_seq;
     struct xg_udp_rx udp; /* our UDP socket for this connection (udp.fd -1 = none); reads (and
-                             discards) what the client sends to it (core/udp_endpoint.h) */
+                             discards) what the client sends to it (core/net/udp_endpoint.h) */
     uint16_t udp_port;    /* its port (announced in callback mode) */
     char udp_host[64];    /* its address */
     struct sockaddr_storage udp_to; /* the client's announced UDP address */
@@ -111,7 +111,7 @@ struct vrpn_server {
     struct rule *rules;
     size_t n_rules;
     struct xg_tserver *ts; /* TCP listener, client cap, slow-client policy (transport_server.h) */
-    struct xg_udp_rx lob;  /* the UDP connection-request socket (core/udp_endpoint.h) */
+    struct xg_udp_rx lob;  /* the UDP connection-request socket (core/net/udp_endpoint.h) */
     char bound[128];
     struct conn *conns;
     int n_conns;
@@ -120,9 +120,9 @@ struct vrpn_server {
     int n_ctl_devices;                /* trackers made as device names for entities' controls */
     struct vrpn_names names;          /* entity name -> (tracker, sensor) */
     struct sockaddr_storage bound_ss; /* our TCP listen address (call-back self checks) */
-    /* peer-triggered log lines, one limiter per kind (core/log.h) */
+    /* peer-triggered log lines, one limiter per kind (core/util/log.h) */
     struct xg_ingress_budget
-        lob_budget; /* per wake-up of the request socket (core/ingress_budget.h) */
+        lob_budget; /* per wake-up of the request socket (core/net/ingress_budget.h) */
     struct xg_log_limit lim_bad, lim_refused, lim_request, lim_callback, lim_session, lim_conflict,
         lim_ctl, lim_no_ctl; /* sensor conflicts; controls served / not served */
     bool members_dirty;
@@ -181,7 +181,7 @@ int vrpn_srv_clients(void *arg);
 int vrpn_srv_accepted(void *arg, struct bufferevent *bev, struct xg_tls_session *tls,
                       const char *peer);
 
-/** One datagram of the UDP listen socket (an xg_udp_rx_fn, core/udp_endpoint.h; arg: the
+/** One datagram of the UDP listen socket (an xg_udp_rx_fn, core/net/udp_endpoint.h; arg: the
  *  adapter; n its full length, MSG_TRUNC): a UDP connection request (wire rules §6.3), checked
  *  and called back over TCP or refused with one log line. Returns 1 (one message). */
 int vrpn_srv_lob_datagram(void *arg, uint8_t *b, size_t n, const struct sockaddr *fromsa,

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "adapters/vrpn/vrpn_session_priv.h"
-#include "core/wire.h"
+#include "core/util/wire.h"
 
 int vrpn_sess_fail(struct vrpn_session *s, enum vrpn_err_kind kind, const char *where, int code,
                    const char *fmt, ...)

@@ -35,7 +35,7 @@
 #include <stdint.h>
 
 #include "adapters/vrpn/vrpn_codec.h"
-#include "core/error.h"
+#include "core/util/error.h"
 
 /** Which side of the connection the session plays. */
 enum vrpn_role {

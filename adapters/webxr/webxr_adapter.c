@@ -5,10 +5,10 @@
  * input source's grip pose, buttons and axes, and the 25 joints of each tracked hand
  * (webxr_codec.h). The listener is the adapter's own port, not the admin server's: libevent 2.1's
  * evhttp cannot hand an accepted connection over to another protocol (it keeps owning the
- * connection and its bufferevent after a reply), so the adapter listens with core/transport_server
- * and takes the admin server's TLS certificate and key (admin.tls) and its bearer token
- * (admin.token_file, as `?token=` or `Authorization: Bearer`). The page finds the port in
- * /api/adapters (this adapter's `port`).
+ * connection and its bufferevent after a reply), so the adapter listens with
+ * core/net/transport_server and takes the admin server's TLS certificate and key (admin.tls) and
+ * its bearer token (admin.token_file, as `?token=` or `Authorization: Bearer`). The page finds the
+ * port in /api/adapters (this adapter's `port`).
  *
  * Keys: listen ("127.0.0.1:0"), max_clients (8), max_message_bytes (16384), max_messages_per_s
  * (1000), handshake_timeout_ms (5000), ping_ms (1000).
@@ -27,9 +27,9 @@
 #include <string.h>
 
 #include "adapters/webxr/webxr_priv.h"
-#include "core/clock.h"
-#include "core/tls.h"
-#include "core/transport.h"
+#include "core/clock/clock.h"
+#include "core/net/tls.h"
+#include "core/net/transport.h"
 
 #define HEAD_MAX 8192
 
@@ -43,7 +43,7 @@ struct conn {
     char peer[64];
     enum conn_state state;
     wslay_event_context_ptr ws;
-    struct xg_timer *timer; /* handshake deadline, then the PING timer (core/timer.h) */
+    struct xg_timer *timer; /* handshake deadline, then the PING timer (core/net/timer.h) */
     char session[WEBXR_SESSION_MAX + 1];
     bool hello;
     int pings_fast;       /* PINGs left at 100 ms */

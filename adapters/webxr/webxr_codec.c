@@ -10,7 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "core/wire.h"
+#include "core/util/wire.h"
 
 const char *const webxr_joint_names[WEBXR_JOINTS] = {
     "wrist",

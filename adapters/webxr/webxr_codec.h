@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/error.h"
+#include "core/util/error.h"
 
 #define WEBXR_VERSION 1
 #define WEBXR_MSG_HELLO 0x01

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "adapters/webxr/webxr_priv.h"
-#include "core/names.h"
+#include "core/table/names.h"
 #include "mappings/frame.h"
 
 bool webxr_clock_pong(struct webxr_clock *c, uint32_t seq, double page_ms, int64_t now_ns)

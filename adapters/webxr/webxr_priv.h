@@ -8,9 +8,9 @@
 #include <wslay/wslay.h>
 
 #include "adapters/webxr/webxr_codec.h"
-#include "core/adapter.h"
-#include "core/net.h"
-#include "core/time_map.h"
+#include "core/adapter/adapter.h"
+#include "core/net/net.h"
+#include "core/clock/time_map.h"
 
 #define WEBXR_PONGS 16 /* pongs whose smallest round trip gives the clock offset */
 

@@ -1,12 +1,12 @@
 /* Prediction quality on real human motion (issues 7 and 23): the CMU walk in tests/vectors/mocap
- * replayed into the entity table (core/entity.h, in-process) the way the `bvh` adapter replays it
- * by default: poses only, each joint linked to its parent joint (xg_table_set_parent()), so that
- * the table estimates velocities causally from the samples it has received, exactly as for a live
- * source that sends poses only. Nothing here looks ahead.
+ * replayed into the entity table (core/table/entity.h, in-process) the way the `bvh` adapter
+ * replays it by default: poses only, each joint linked to its parent joint (xg_table_set_parent()),
+ * so that the table estimates velocities causally from the samples it has received, exactly as for
+ * a live source that sends poses only. Nothing here looks ahead.
  *
  * Ground truth is an independent forward kinematics written here (own tokenizer, rotation
- * matrices; none of adapters/bvh or core/xmath is used for it). Quaternions handed to the table
- * are converted from those matrices here too, and errors are measured here.
+ * matrices; none of adapters/bvh or core/util/xmath is used for it). Quaternions handed to the
+ * table are converted from those matrices here too, and errors are measured here.
  *
  * Grid: source rate 30 / 60 / 120 Hz (every 4th / 2nd / every frame of the 120 Hz take; every
  * phase of the subsampling is run so that each frame is used) x horizon 33.3 / 50 / 100 ms (4, 6,
@@ -53,9 +53,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "core/entity.h"
-#include "core/entity_priv.h"
-#include "core/motion_memory.h"
+#include "core/table/entity.h"
+#include "core/table/entity_priv.h"
+#include "core/predict/motion_memory.h"
 #include "tests/bench/bench_util.h"
 #include "tests/bench/bvh_take.h"
 
@@ -151,7 +151,8 @@ static void qturn(const double r[3], const double q[4], double o[4])
 
 #define N_BG 5
 static const double bound_gain[N_BG] = {1, 0.5, 0.25, 0.8, 0.8};
-/* rad/s: held (gain 0) below this true turn rate, as core/predict_rot.c does with its estimate */
+/* rad/s: held (gain 0) below this true turn rate, as core/predict/predict_rot.c does with its
+ * estimate */
 static const double bound_hold_below[N_BG] = {0, 0, 0, 0, 2.25};
 
 /* Not a prediction (it looks 1/120 s ahead): how well extrapolating at constant angular

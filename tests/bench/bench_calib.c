@@ -1,4 +1,4 @@
-/* Space calibration accuracy and solve time (core/calib_solve.h, docs/calibration.md): the
+/* Space calibration accuracy and solve time (core/calib/calib_solve.h, docs/calibration.md): the
  * synthetic scene of tests/unit/calib_synth.h (an object waved about every axis, reference 120
  * Hz, target 90 Hz, hidden Y and X, 20 ms delay, 1 mm / 0.2° Gaussian noise per axis) solved for
  * `reps` noise realisations (seeds 1..reps) at 10 s and 20 s of motion; per run the errors of Y
@@ -22,8 +22,8 @@
 #include <event2/event.h>
 #include <unistd.h>
 
-#include "core/clock.h"
-#include "core/log.h"
+#include "core/clock/clock.h"
+#include "core/util/log.h"
 #include "gateway/calib_int.h"
 #include "gateway/gateway.h"
 #include "tests/bench/bench_util.h"

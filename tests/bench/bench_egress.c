@@ -10,10 +10,10 @@
  *   per_sink_ref     every sink drains on its own (xg_table_drain outside a pass: one prediction
  *                    per entity per sink) and converts with the reference frame code (before)
  *   per_sink_matrix  the same with finalized frames (one 3x3 / 4x4 product per field)
- *   pass_ref         one egress pass (core/egress_pass.h: rtp and vrpn-server sliced, the others
- *                    whole) sharing one prediction per entity, reference frame code
- *   pass_matrix      the pass with finalized frames (after: what the gateway does now)
- * Timed mode (default): thread-CPU ns per update per egress, per repetition.
+ *   pass_ref         one egress pass (core/table/egress_pass.h: rtp and vrpn-server sliced, the
+ * others whole) sharing one prediction per entity, reference frame code pass_matrix      the pass
+ * with finalized frames (after: what the gateway does now) Timed mode (default): thread-CPU ns per
+ * update per egress, per repetition.
  * --callgrind: a fixed number of frames per variant with callgrind's collection switched on
  *   around the drains only (run under `valgrind --tool=callgrind --collect-atstart=no`); each
  *   variant ends in a dump named after it, and tests/bench/run.py divides its instruction count by
@@ -21,8 +21,8 @@
  *   finalized) and 100 000 predictions. */
 #include <math.h>
 
-#include "core/egress_pass.h"
-#include "core/entity.h"
+#include "core/table/egress_pass.h"
+#include "core/table/entity.h"
 #include "mappings/frame.h"
 #include "tests/bench/bench_util.h"
 

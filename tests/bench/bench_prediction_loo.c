@@ -20,9 +20,9 @@
  * is worse than holding (by more than 1e-9), per take and pooled (all joint-instants of the four).
  *
  * Leave-one-out: each candidate setting of the predictor's tunables (struct xg_predict_tuning,
- * core/predict_rot.h) is run on every take; for each take the candidate with the lowest objective
- * on the other three (pooled, skeleton and rigid at 30 Hz: choose()) is reported on it. The
- * candidate the four together choose is the default (XG_PREDICT_TUNING_DEFAULT); the bench says
+ * core/predict/predict_rot.h) is run on every take; for each take the candidate with the lowest
+ * objective on the other three (pooled, skeleton and rigid at 30 Hz: choose()) is reported on it.
+ * The candidate the four together choose is the default (XG_PREDICT_TUNING_DEFAULT); the bench says
  * whether it still is.
  *
  * Usage: bench_prediction_loo [--quick] [--time | --time-only] [--reps N] [OUT_DIR]. Prints the
@@ -39,8 +39,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/entity.h"
-#include "core/predict_rot.h"
+#include "core/table/entity.h"
+#include "core/predict/predict_rot.h"
 #include "tests/bench/bench_util.h"
 #include "tests/bench/bvh_take.h"
 

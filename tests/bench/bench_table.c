@@ -1,4 +1,5 @@
-/* In-process pipeline, latency, prediction and memory figures of the entity table (core/entity.h).
+/* In-process pipeline, latency, prediction and memory figures of the entity table
+ * (core/table/entity.h).
  *
  * pipeline      synth-like updates (poses precomputed from xg_synth_pose, so the analytic paths
  *               cost nothing) -> xg_table_push -> xg_table_drain of 4 sinks, one thread, no
@@ -33,8 +34,8 @@
 #include "adapters/rtp/gamestate_codec.h"
 #include "adapters/synth/synth.h"
 #include "adapters/vrpn/vrpn_codec.h"
-#include "core/entity_priv.h" /* white-box: reads the entity's internals */
-#include "core/predict_est.h"
+#include "core/table/entity_priv.h" /* white-box: reads the entity's internals */
+#include "core/predict/predict_est.h"
 #include "tests/bench/bench_util.h"
 #include "tests/bench/bench_weak.h"
 
@@ -337,7 +338,7 @@ static double predictions_per_s(int ms)
 /* ---- estimator cost ---- */
 
 /* thread-CPU ns per push of the estimator: mode 0 the history alone (the samples' own cost: the
- * compact history's encoding, core/history.h), 1 the batch pass (xg_motion_estimate), 2 the
+ * compact history's encoding, core/table/history.h), 1 the batch pass (xg_motion_estimate), 2 the
  * running sums (xg_motion_update) */
 static double estimator_ns_per_push(int ms, int mode)
 {

@@ -1,7 +1,7 @@
 /* The prediction benchmarks' own BVH reader, forward kinematics and statistics (header-only,
  * shared by bench_bvh_prediction.c and bench_prediction_loo.c). Written independently of the
- * project's BVH parser and kinematics (adapters/bvh) and of core/xmath: the truth the benchmarks
- * score against uses none of the code under test. */
+ * project's BVH parser and kinematics (adapters/bvh) and of core/util/xmath: the truth the
+ * benchmarks score against uses none of the code under test. */
 #ifndef XG_BENCH_BVH_TAKE_H
 #define XG_BENCH_BVH_TAKE_H
 

@@ -16,8 +16,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "core/clock.h"
-#include "core/log.h"
+#include "core/clock/clock.h"
+#include "core/util/log.h"
 #include "gateway/admin_conn.h"
 #include "gateway/gateway.h"
 

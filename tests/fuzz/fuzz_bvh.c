@@ -11,7 +11,7 @@
  * below (`make fuzz` builds it too). */
 // From the repository root:
 //   clang -fsanitize=fuzzer,address,undefined -I. tests/fuzz/fuzz_bvh.c adapters/bvh/bvh_parser.c
-//     adapters/bvh/bvh_fk.c core/*.c -lm $(pkg-config --libs libevent_core libevent_extra)
+//     adapters/bvh/bvh_fk.c core/*/*.c -lm $(pkg-config --libs libevent_core libevent_extra)
 //     -lmbedtls -lmbedx509 -lmbedcrypto
 //   ./a.out -max_total_time=60 corpus/   (corpus/ seeded with a copy of tests/vectors/bvh/)
 #include <errno.h>

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/log.h"
+#include "core/util/log.h"
 #include "gateway/gateway.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "adapters/dds/dds_adapter.h"
-#include "core/log.h"
+#include "core/util/log.h"
 #include "tf2_msgs/msg/TFMessage.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -9,7 +9,7 @@
  * each compression). Build command (from the repository root; `make fuzz` builds it too):
  *   clang -fsanitize=fuzzer,address,undefined -I. -D_GNU_SOURCE tests/fuzz/fuzz_mcap.c
  *     adapters/mcap/mcap_reader.c adapters/mcap/mcap_codec.c adapters/mcap/mcap_cdr.c
- *     core/error.c core/path.c -lzstd -llz4 -lz
+ *     core/util/error.c core/conf/path.c -lzstd -llz4 -lz
  *   ./a.out -max_total_time=60 corpus/   (corpus/ seeded with tests/fuzz/seeds/fuzz_mcap/) */
 #include <errno.h>
 #include <stdint.h>

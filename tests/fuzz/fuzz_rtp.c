@@ -13,7 +13,7 @@
 // From the repository root (the codec files of adapters/rtp are needed; the -l flags are there
 // only because core/ links libevent and mbedtls):
 //   clang -fsanitize=fuzzer,address -I. tests/fuzz/fuzz_rtp.c adapters/rtp/gamestate_*.c
-//     adapters/rtp/rtp.c core/*.c -lm $(pkg-config --libs libevent_core libevent_extra)
+//     adapters/rtp/rtp.c core/*/*.c -lm $(pkg-config --libs libevent_core libevent_extra)
 //     -lmbedtls -lmbedx509 -lmbedcrypto
 //   ./a.out -max_total_time=60 corpus/   (corpus/ seeded with a copy of tests/vectors/rtp/)
 #include <errno.h>

@@ -25,7 +25,7 @@
 
 #include "adapters/vmc/vmc.h"
 #include "adapters/vmc/vmc_bones.h"
-#include "core/log.h"
+#include "core/util/log.h"
 #include "mappings/frame.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -9,7 +9,7 @@
  * sign of a zero analog count). Build from the repository root with every core .c file:
  *   clang -fsanitize=fuzzer,address -I. tests/fuzz/fuzz_vrpn.c adapters/vrpn/vrpn_codec.c \
  *         $(ls core/[a-z]*.c) -lm -levent_core
- * (-levent_core only because core/metrics.c renders into an evbuffer.) Seed corpus:
+ * (-levent_core only because core/util/metrics.c renders into an evbuffer.) Seed corpus:
  * tests/vectors/vrpn/ and the recorded streams in tests/vectors/vrpn-recorded/. */
 #include <stdint.h>
 #include <stdio.h>

@@ -123,7 +123,7 @@ class Truth:
 
     def predicted(self, j, k, d):
         """The pose A's sinks send when they drain frame k's sample d seconds after its capture
-        time: p + v d, exp(w d) q (core/entity_predict.c)."""
+        time: p + v d, exp(w d) q (core/table/entity_predict.c)."""
         p = tuple(x + v * d for x, v in zip(self.pos[j, k], self.vel[j, k]))
         q = qmul(qexp(tuple(w * d for w in self.angvel[j, k])), self.rot[j, k])
         return p, q

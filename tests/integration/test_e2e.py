@@ -44,7 +44,7 @@ entity's newest received sample exactly, with its sample_ns):
    ms under ASan on a loaded 2-core one; the bounds catch unit and epoch mistakes, which are off
    by seconds and move every sample, without a fixed bound on the transit time. One sample's L
    can lie further below: A stamps the wall-clock send time as its monotonic time plus
-   (CLOCK_REALTIME - CLOCK_MONOTONIC) read one after the other (core/clock.c), and a thread that
+   (CLOCK_REALTIME - CLOCK_MONOTONIC) read one after the other (core/clock/clock.c), and a thread that
    loses the CPU between the two reads on a loaded host stamps that sample early by the time it
    waited (RGMP, whose L is ~0, failed the -50 µs floor that way under heavy load).
 2. Same capture time: B's pose at T_k (A's capture time of frame k, ?t_ns=T_k, interpolated

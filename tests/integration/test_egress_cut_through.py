@@ -29,7 +29,7 @@ from xgtest import Gateway, parse_prometheus, wait_until
 COOKIE = b"vrpn: ver. 07.38  0" + b"\0" * 5
 N = 150  # reports per long batch (150 x 88 = 13,200 bytes: one read of at most 16 KiB)
 SHORT = 20  # reports per short batch
-CUT = 64  # XG_CUT_AFTER (core/entity.h), and the rtp sinks' slice (XG_EGRESS_SLICE)
+CUT = 64  # XG_CUT_AFTER (core/table/entity.h), and the rtp sinks' slice (XG_EGRESS_SLICE)
 SSRC = {0x0a0a0a0a: "a", 0x0b0b0b0b: "b"}
 
 

@@ -24,7 +24,7 @@ HASH_HEX = 24
 
 
 def fit(s):
-    """core/names.c: a name that does not fit is cut and gets '~' + 96 bits of its SHA-256."""
+    """core/table/names.c: a name that does not fit is cut and gets '~' + 96 bits of its SHA-256."""
     b = s.encode()
     if len(b) < NAME_MAX:
         return s

@@ -7,7 +7,7 @@ rgmp-server, a vrpn-server (both send-on-change, with a client that keeps every 
 adapter's own egress to a UDP socket. Each source sends, between good samples with a marker x:
   NaN / +Inf / -Inf positions, a NaN quaternion, a zero quaternion, a grossly non-unit quaternion
   (norm 2, or a rotation vector longer than 1 for RTP), and a denormal position.
-Rules checked (per the adapters' documentation and core/entity.c):
+Rules checked (per the adapters' documentation and core/table/entity.c):
   - non-finite positions or quaternions and zero quaternions: the sample is rejected and counted
     (adapter counters such as samples_rejected / drop_bad_value, `drops`, `errors`, or
     xrgate_samples_rejected_total); for LESS the update is a logical error that closes the session

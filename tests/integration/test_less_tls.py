@@ -1,4 +1,4 @@
-"""Integration (issue 6 / 12): LESS over TLS (mbedtls, core/tls.c).
+"""Integration (issue 6 / 12): LESS over TLS (mbedtls, core/net/tls.c).
 
 Certificates are made during the test with Debian's openssl CLI: a CA, a server certificate for
 "localhost" and a client certificate signed by it, and a second, unrelated CA. Checked:

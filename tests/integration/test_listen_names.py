@@ -1,5 +1,5 @@
 """Integration: listening addresses by name (issue 15, item 1). A TCP listener's address (LESS
-`listen`, vrpn-server, rgmp-server: core/transport_server.h) and the admin API's `listen` take a
+`listen`, vrpn-server, rgmp-server: core/net/transport_server.h) and the admin API's `listen` take a
 numeric address or a name in /etc/hosts; any other name is a start error naming it, reported at
 once (no DNS query: the resolver configured here never answers, so a lookup would take its
 timeout) — a bind failure stops the gateway. `localhost` (in /etc/hosts) listens on loopback."""

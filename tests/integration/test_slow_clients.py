@@ -1,4 +1,4 @@
-"""One slow-client policy for every TCP server adapter (core/transport_server.h, docs/reliability.md
+"""One slow-client policy for every TCP server adapter (core/net/transport_server.h, docs/reliability.md
 "Slow clients"): vrpn-server, rgmp-server and less `mode: listen` behave the same.
 
 synth (20 bodies + head and hands, 100 Hz) feeds a vrpn-server, an rgmp-server and a LESS listen

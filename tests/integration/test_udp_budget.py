@@ -1,4 +1,4 @@
-"""Integration: the read budget of every UDP ingress (core/ingress_budget.h).
+"""Integration: the read budget of every UDP ingress (core/net/ingress_budget.h).
 
 A wake-up of a datagram socket reads while its budget lasts (512 messages, 64 KiB, at most 64
 datagrams; at least one) and leaves the rest for the next pass of the loop. Made deterministic by

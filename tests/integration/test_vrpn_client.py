@@ -431,7 +431,7 @@ BAD_CASES = [
 
 def run_bad(gw, bad, name, cases, cookies):
     """Each case closes the session with one line. An adapter logs at most 5 such lines per 10 s
-    (core/log.h), so the cases are shared between two adapters ("bad", "bad2")."""
+    (core/util/log.h), so the cases are shared between two adapters ("bad", "bad2")."""
     t = [1000, 0]
     ent = f"{name}/Tracker0/0"
     for i, (what, payload, text, half) in enumerate(cases):

@@ -8,7 +8,7 @@ A raw UDP+TCP VRPN server (Python) receives the connection request, calls the cl
   (`udp_foreign_dropped`), each with a log line naming the peer, the sender and the size; the
   session is not closed (before the fix the first one closed it);
 - 2,000 more from 127.0.0.2 (100 at a time, each batch waited on) are dropped and counted, with
-  at most 5 lines per 10 s (core/log.h);
+  at most 5 lines per 10 s (core/util/log.h);
 - a valid datagram sent afterwards is applied (the entity's sample count grows): the session
   with the rig is intact, no reconnect, no bad message."""
 import os

@@ -3,7 +3,7 @@
 Three floods of 2,000 each at vrpn-servers on loopback: TCP connections refused by max_clients
 (the only slot is held by a reading client), malformed UDP connection requests, and connections
 that send a bad cookie. Each is counted in full (`clients_refused`, `requests_rejected`,
-`bad_input`), each kind of line is printed at most 5 times per 10 s window (core/log.h), and the
+`bad_input`), each kind of line is printed at most 5 times per 10 s window (core/util/log.h), and the
 first line of that kind after the window carries the suppressed-count summary "(N similar lines
 suppressed in the last S s)" with N >= 1,995. The client holding the slot is served throughout.
 Waits are on counters and log lines, bounded."""

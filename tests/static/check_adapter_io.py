@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Adapters do their I/O through core (ctest static/adapter_io): no file under adapters/ calls
 socket(), recvfrom(), sendto(), sendmmsg(), recvmmsg() (core's UDP endpoint does:
-core/udp_endpoint.h, core/udp_batch.h), libevent's event_new/event_add/event_del/event_free/
-event_active or any evtimer_* (core's timers do: core/timer.h), any bufferevent_* (core's TCP
-transport does: core/transport_client.h, core/transport_server.h, core/tcp_conn.h), or any of
-libevent's evutil_* / EVUTIL_* helpers (a socket is closed with xg_tcp_close_fd, core/tcp_conn.h;
+core/net/udp_endpoint.h, core/net/udp_batch.h), libevent's event_new/event_add/event_del/event_free/
+event_active or any evtimer_* (core's timers do: core/net/timer.h), any bufferevent_* (core's TCP
+transport does: core/net/transport_client.h, core/net/transport_server.h, core/net/tcp_conn.h), or any of
+libevent's evutil_* / EVUTIL_* helpers (a socket is closed with xg_tcp_close_fd, core/net/tcp_conn.h;
 a socket error is errno, its text strerror). Comments and string literals are not looked at.
 
 PENDING lists what is still allowed, per file and kind, while it is being converted: the list
@@ -82,10 +82,10 @@ def main():
                     used.add((rel, kind))
                     continue
                 bad.append(f"{rel}:{lineno}: {m.group(0).rstrip('(').strip()} ({kind}): "
-                           "use core's " + {"udp": "UDP endpoint (core/udp_endpoint.h)",
-                                            "event": "timers (core/timer.h) or UDP endpoint",
+                           "use core's " + {"udp": "UDP endpoint (core/net/udp_endpoint.h)",
+                                            "event": "timers (core/net/timer.h) or UDP endpoint",
                                             "tcp": "TCP transport",
-                                            "evutil": "xg_tcp_close_fd (core/tcp_conn.h) or "
+                                            "evutil": "xg_tcp_close_fd (core/net/tcp_conn.h) or "
                                                       "errno/strerror"}[kind])
     for rel, kinds in sorted(PENDING.items()):
         for kind in sorted(kinds):

@@ -1,6 +1,6 @@
 #!/bin/sh
 # The layering rules of docs/development.md "Layers", checked on the sources (ctest static/layers):
-# 1. adapters reach libevent only through the transport module (core/transport.h), never
+# 1. adapters reach libevent only through the transport module (core/net/transport.h), never
 #    <event2/...> directly;
 # 2. protocol codecs and sessions include neither libevent nor the transport module: they take
 #    bytes and time in and give bytes, events and deadlines out;
@@ -12,7 +12,7 @@
 cd "${1:-.}" || exit 2
 bad=0
 if grep -n '#include <event2/' adapters/*/*.[ch]; then
-    echo "check_layers: the lines above include libevent directly; include \"core/transport.h\"" >&2
+    echo "check_layers: the lines above include libevent directly; include \"core/net/transport.h\"" >&2
     bad=1
 fi
 pure=$(ls adapters/*/*codec*.[ch] adapters/*/*session*.[ch] adapters/*/*_msg.[ch] \
@@ -22,7 +22,7 @@ if [ -z "$pure" ]; then
     exit 2
 fi
 # shellcheck disable=SC2086
-if grep -nE '#include (<event2/|"core/transport(_client|_server)?\.h")' $pure; then
+if grep -nE '#include (<event2/|"core/net/transport(_client|_server)?\.h")' $pure; then
     echo "check_layers: the codec/session lines above include the reactor or the transport" >&2
     bad=1
 fi

@@ -10,7 +10,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "core/calib_solve.h"
+#include "core/calib/calib_solve.h"
 
 struct synth_rng {
     uint64_t s;

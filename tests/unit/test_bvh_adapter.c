@@ -15,11 +15,11 @@
 
 #include <cmocka.h>
 
-#include "core/entity_priv.h" /* white-box: builds or reads entities' internals */
+#include "core/table/entity_priv.h" /* white-box: builds or reads entities' internals */
 #include "adapters/bvh/bvh_fk.h"
 #include "adapters/bvh/bvh_parser.h"
-#include "core/adapter.h"
-#include "core/clock.h"
+#include "core/adapter/adapter.h"
+#include "core/clock/clock.h"
 #include "mappings/conf_yaml.h"
 #include "mappings/frame.h"
 
@@ -324,7 +324,8 @@ static void test_causal_default(void **state)
          * played (about 18 in 150 ms). A loaded machine can run longer: then the angular
          * velocity fit, kept as running sums since the first sample, matches the fit from
          * the history within 0.2 % (docs/prediction.md, incremental estimation), and how far it
-         * is extrapolated (core/predict_rot.c) depends on samples the reference never saw. */
+         * is extrapolated (core/predict/predict_rot.c) depends on samples the reference never saw.
+         */
         struct xg_vec3 fit = {e->rot.pred[0], e->rot.pred[1], e->rot.pred[2]},
                        want_fit = {want->rot.pred[0], want->rot.pred[1], want->rot.pred[2]};
         const bool all = e->samples == xg_history_count(&e->hist);

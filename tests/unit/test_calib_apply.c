@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "core/clock.h"
+#include "core/clock/clock.h"
 #include "gateway/calib_int.h"
 #include "gateway/gateway.h"
 

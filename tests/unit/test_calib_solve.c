@@ -1,6 +1,6 @@
-/* Unit tests for core/calib_solve (the space calibration solver, docs/calibration.md): an object
- * waved about every axis for 10 s with 1 mm / 0.2° noise per axis and a 20 ms delay gives Y and X
- * within 2 mm and 0.2° and the time offset within 2 ms; a yaw-only motion is reported as
+/* Unit tests for core/calib/calib_solve (the space calibration solver, docs/calibration.md): an
+ * object waved about every axis for 10 s with 1 mm / 0.2° noise per axis and a 20 ms delay gives Y
+ * and X within 2 mm and 0.2° and the time offset within 2 ms; a yaw-only motion is reported as
  * unobservable (yaw) with no transform; noise-free data is solved to micrometres; bad input (NaN
  * samples, too little data, no motion) is refused with the documented errors. */
 #include <errno.h>
@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "calib_synth.h"
-#include "core/calib_linalg.h"
+#include "core/calib/calib_linalg.h"
 
 #define DEG (M_PI / 180)
 #define NMAX 4000

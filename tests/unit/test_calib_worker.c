@@ -28,7 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/clock.h"
+#include "core/clock/clock.h"
 #include "gateway/calib_int.h"
 #include "gateway/gateway.h"
 #include "tests/unit/calib_synth.h"

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "core/metrics.h"
+#include "core/util/metrics.h"
 #include "gateway/gateway.h"
 #include "mappings/conf_yaml.h"
 

@@ -11,7 +11,7 @@
 #include <cmocka.h>
 
 #include "adapters/dds/dds_frames.h"
-#include "core/names.h"
+#include "core/table/names.h"
 
 static void test_many_names(void **state)
 {

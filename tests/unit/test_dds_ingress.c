@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "adapters/dds/dds_adapter.h"
-#include "core/clock.h"
+#include "core/clock/clock.h"
 #include "tf2_msgs/msg/TFMessage.h"
 
 typedef struct geometry_msgs_msg_dds__TransformStamped_ ts_t;

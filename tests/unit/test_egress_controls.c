@@ -1,5 +1,6 @@
-/* core/egress_controls: buttons and analog channels a sink's protocol cannot carry are counted
- * per value and warned about once per entity, naming the entity, the indices left out and why. */
+/* core/table/egress_controls: buttons and analog channels a sink's protocol cannot carry are
+ * counted per value and warned about once per entity, naming the entity, the indices left out and
+ * why. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,9 +8,9 @@
 
 #include <cmocka.h>
 
-#include "core/entity_priv.h" /* white-box: builds or reads entities' internals */
-#include "core/egress_controls.h"
-#include "core/log.h"
+#include "core/table/entity_priv.h" /* white-box: builds or reads entities' internals */
+#include "core/table/egress_controls.h"
+#include "core/util/log.h"
 #include "test_util.h"
 
 static struct xg_entity make(uint32_t id, const char *name, int nb, int na)

@@ -28,8 +28,8 @@
 #include "adapters/less/less_codec.h"
 #include "adapters/rtp/gamestate_codec.h"
 #include "adapters/vrpn/vrpn_codec.h"
-#include "core/entity.h"
-#include "core/wire.h"
+#include "core/table/entity.h"
+#include "core/util/wire.h"
 #include "mappings/frame.h"
 
 #define MS INT64_C(1000000)

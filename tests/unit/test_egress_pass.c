@@ -1,9 +1,9 @@
 /* Unit tests for cut-through egress and shared prediction (issue 19 items 1 and 3): the drain
- * limit of core/entity (slices keep the rest of the set in order), the pass of core/egress_pass
- * (first slice of every sink before any sink's second, whole-frame sinks drained once, a sink
- * that takes nothing does not loop), the cut-through hook (after XG_CUT_AFTER updates of a long
- * batch, never for a short one), and the pose cache of core/pose_cache (one prediction per
- * entity per pass, invalidated by a new sample or a new pass). */
+ * limit of core/table/entity (slices keep the rest of the set in order), the pass of
+ * core/table/egress_pass (first slice of every sink before any sink's second, whole-frame sinks
+ * drained once, a sink that takes nothing does not loop), the cut-through hook (after XG_CUT_AFTER
+ * updates of a long batch, never for a short one), and the pose cache of core/table/pose_cache (one
+ * prediction per entity per pass, invalidated by a new sample or a new pass). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,9 +14,9 @@
 
 #include <cmocka.h>
 
-#include "core/egress_pass.h"
-#include "core/entity.h"
-#include "core/pose_cache.h"
+#include "core/table/egress_pass.h"
+#include "core/table/entity.h"
+#include "core/table/pose_cache.h"
 
 #define MS INT64_C(1000000)
 #define T0 (INT64_C(1000) * 1000 * MS)

@@ -1,5 +1,5 @@
-/* Unit tests for core/entity: identity, velocity estimation, prediction and its quality flags,
- * dirty sets with split horizon, expiry. Analytic motion, tolerances stated per test. */
+/* Unit tests for core/table/entity: identity, velocity estimation, prediction and its quality
+ * flags, dirty sets with split horizon, expiry. Analytic motion, tolerances stated per test. */
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>
@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "core/entity_priv.h" /* white-box: reads the entity's internals */
+#include "core/table/entity_priv.h" /* white-box: reads the entity's internals */
 
 #define MS INT64_C(1000000)
 #define T0 (INT64_C(1000) * 1000 * MS) /* an arbitrary gateway-clock origin: 1000 s */
@@ -382,11 +382,11 @@ static void test_history_bound(void **state)
 }
 
 /* The estimate equals a reference computed here with the xmath helpers (issue 23's estimator,
- * core/predict_est.h): positions relative to the newest sample and orientations as log(q ⊗
+ * core/predict/predict_est.h): positions relative to the newest sample and orientations as log(q ⊗
  * newest*), over the samples within the 100 ms window (at least 2), capture times jittered.
  * Velocity: least-squares quadratic through the newest sample, its slope there. Angular
  * velocity: least-squares slope with weights exp(age / 10 ms), 0 if the newest interval turned
- * the other way; the table extrapolates it times core/predict_rot.c's gain. */
+ * the other way; the table extrapolates it times core/predict/predict_rot.c's gain. */
 static void test_velocity_estimate_matches_reference(void **state)
 {
     (void)state;
@@ -444,7 +444,7 @@ static void test_velocity_estimate_matches_reference(void **state)
         }
         struct xg_vec3 w = xg_vec3_scale(s1r, 1.0 / ws2);
         /* the fit, zeroed when the newest interval turned the other way; how far it is
-         * extrapolated is core/predict_rot.c's gain (tests/unit/test_predict_rot.c) */
+         * extrapolated is core/predict/predict_rot.c's gain (tests/unit/test_predict_rot.c) */
         if (xg_vec3_dot(w, xg_vec3_scale(ri[1], 1.0 / ti[1])) <= 0) w = XG_VEC3_ZERO;
         if (e->rot.gain < 0.5)
             damped++;
@@ -457,7 +457,8 @@ static void test_velocity_estimate_matches_reference(void **state)
          * (xg_motion_update, issue 19) maps rotation vectors to the newest sample to first
          * order, here (0.02 rad of noise across a 3 rad/s turn) within 0.15 % of |ω| */
         double sv = 1e-9 * (1 + xg_vec3_norm(v)), sw3 = 2e-3 * (1e-6 + xg_vec3_norm(w));
-        /* the fit (before the velocity gate, core/predict_gate.h) and what is extrapolated */
+        /* the fit (before the velocity gate, core/predict/predict_gate.h) and what is extrapolated
+         */
         const struct xg_vec3 vfit = {e->vgate.v[0], e->vgate.v[1], e->vgate.v[2]};
         assert_true(xg_vec3_norm(xg_vec3_sub(vfit, v)) < sv);
         assert_true(xg_vec3_norm(xg_vec3_sub(e->velocity, xg_vec3_scale(vfit, e->vgate.k))) <

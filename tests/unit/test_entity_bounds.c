@@ -1,5 +1,6 @@
 /* Unit tests for the entity table's ingress bounds and their log lines (issue 22 item 6), the
- * max_entities refusal counter (item 10) and collision-free source names (item 7, core/names.h):
+ * max_entities refusal counter (item 10) and collision-free source names (item 7,
+ * core/table/names.h):
  *   - every field that cannot be a pose (non-finite, beyond XG_*_MAX) is rejected before it
  *     touches the table, counted in stats.rejected, with a warning naming adapter, entity, field
  *     and value; the entity keeps its last good pose; values at the bounds are accepted;
@@ -19,10 +20,10 @@
 
 #include <cmocka.h>
 
-#include "core/entity_priv.h" /* white-box: reads the entity's internals */
-#include "core/log.h"
+#include "core/table/entity_priv.h" /* white-box: reads the entity's internals */
+#include "core/util/log.h"
 #include "test_util.h"
-#include "core/names.h"
+#include "core/table/names.h"
 
 #define MS INT64_C(1000000)
 #define T0 (INT64_C(1000) * 1000 * MS)

@@ -1,4 +1,4 @@
-/* Unit tests for what a configuration reload asks of core/entity (gateway/reload.c):
+/* Unit tests for what a configuration reload asks of core/table/entity (gateway/reload.c):
  * xg_table_drop_adapter() removes an adapter's entities (listeners told, as on expiry), forgets
  * it as a sink (dirty set, slots released, no entity routed to it any more), clears its name and
  * per-origin counters, and leaves every other adapter's entities and dirty sets alone; the index
@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "core/entity.h"
+#include "core/table/entity.h"
 
 #define MS INT64_C(1000000)
 

@@ -1,5 +1,5 @@
-/* A skeleton's motion memory through the entity table (core/entity_memory.c): the root owns the
- * memory, the sample that completes a frame matches it, and each joint's estimated angular
+/* A skeleton's motion memory through the entity table (core/table/entity_memory.c): the root owns
+ * the memory, the sample that completes a frame matches it, and each joint's estimated angular
  * velocity is blended half way toward the memory's rate when that rate turns at least
  * 1.05 rad/s (quality MATCHED). The skeleton is synthetic: a root turning steadily and walking,
  * and a chain of 3 joints whose rotation relative to their parent is periodic (0.8 s) and not a
@@ -14,8 +14,8 @@
 
 #include <cmocka.h>
 
-#include "core/entity_priv.h" /* white-box: reads the entity's internals */
-#include "core/motion_memory.h"
+#include "core/table/entity_priv.h" /* white-box: reads the entity's internals */
+#include "core/predict/motion_memory.h"
 #include "tests/unit/test_skeleton.h"
 
 #define MS INT64_C(1000000)
@@ -26,8 +26,8 @@
 #define PERIOD 0.8
 #define PERIOD_FRAMES 24 /* PERIOD x RATE */
 #define AHEAD (33 * MS)
-#define BLEND 0.5     /* core/entity_memory.c XG_MEMORY_BLEND */
-#define TURN_MIN 1.05 /* core/entity_memory.c XG_MEMORY_TURN_MIN, rad/s */
+#define BLEND 0.5     /* core/table/entity_memory.c XG_MEMORY_BLEND */
+#define TURN_MIN 1.05 /* core/table/entity_memory.c XG_MEMORY_TURN_MIN, rad/s */
 
 static const char *const names[NJ] = {"hips", "thigh", "shin", "foot"};
 

@@ -1,4 +1,4 @@
-/* Unit tests for the per-sink, per-entity slots of core/entity (xg_table_sink_slot): a sink's
+/* Unit tests for the per-sink, per-entity slots of core/table/entity (xg_table_sink_slot): a sink's
  * egress cache starts at 0, is its own (other sinks do not see it), is released through the
  * sink's callback and zeroed when the entity leaves, and a reused table slot starts empty. */
 #include <errno.h>
@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "core/entity.h"
+#include "core/table/entity.h"
 
 #define MS INT64_C(1000000)
 

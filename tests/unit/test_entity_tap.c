@@ -1,4 +1,4 @@
-/* Unit tests for the per-sample tap of core/entity (xg_table_set_sample_tap), the hook a
+/* Unit tests for the per-sample tap of core/table/entity (xg_table_set_sample_tap), the hook a
  * recorder (mcap-record) sees every sample through: called once per applied sample and per
  * button/analog change, with the merged newest sample; not for the entity's origin (split
  * horizon) nor for entities the sink's filter refuses; not for a sample the table drops (capture
@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "core/entity.h"
+#include "core/table/entity.h"
 
 #define MS INT64_C(1000000)
 

@@ -11,9 +11,9 @@
 
 #include <cmocka.h>
 
-#include "core/entity_priv.h" /* white-box: builds or reads entities' internals */
+#include "core/table/entity_priv.h" /* white-box: builds or reads entities' internals */
 #include "adapters/synth/synth.h"
-#include "core/clock.h"
+#include "core/clock/clock.h"
 #include "gateway/gateway.h"
 
 static void test_paths(void **state)

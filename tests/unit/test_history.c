@@ -1,4 +1,4 @@
-/* Unit tests for core/history (the compact pose history): order and eviction of the ring,
+/* Unit tests for core/table/history (the compact pose history): order and eviction of the ring,
  * the precision of what it gives back (times exact, positions within 2^-41 m, orientations
  * within 1e-12 rad, velocities within binary16), samples around a time, and the rebases: a
  * move past 128 m or a gap past 2.1 s keeps every sample (coarser only while the jump is in the
@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "core/history.h"
+#include "core/table/history.h"
 
 #define MS INT64_C(1000000)
 #define T0 (INT64_C(5000) * 1000 * MS)

@@ -34,8 +34,8 @@
 #include <cmocka.h>
 
 #include "adapters/less/less_session.h"
-#include "core/clock.h"
-#include "core/entity.h"
+#include "core/clock/clock.h"
+#include "core/table/entity.h"
 #include "mappings/frame.h"
 
 struct fixture {

@@ -1,4 +1,4 @@
-/* Unit tests for core/log: one line per event whatever the message holds (control characters,
+/* Unit tests for core/util/log: one line per event whatever the message holds (control characters,
  * bytes that are not UTF-8) in text and JSON, and the rate limiter for peer-triggered lines. */
 #include <jansson.h>
 #include <setjmp.h>
@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "core/log.h"
+#include "core/util/log.h"
 #include "test_util.h"
 
 static char captured[16384];

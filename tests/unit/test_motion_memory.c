@@ -1,7 +1,7 @@
-/* core/motion_memory.c on its own (no entity table): frames, membership, the recurrence rules of
- * the match and the analog rate (core/motion_memory.h). The skeletons are synthetic: a root
- * turning steadily (its heading never repeats) and joints whose rotation relative to their
- * parent is a periodic, non-sinusoidal function of time, so that every expected value (the
+/* core/predict/motion_memory.c on its own (no entity table): frames, membership, the recurrence
+ * rules of the match and the analog rate (core/predict/motion_memory.h). The skeletons are
+ * synthetic: a root turning steadily (its heading never repeats) and joints whose rotation relative
+ * to their parent is a periodic, non-sinusoidal function of time, so that every expected value (the
  * matched moment, each joint's turn after it) is computed here from the generating functions. */
 #include <errno.h>
 #include <math.h>
@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "core/motion_memory.h"
+#include "core/predict/motion_memory.h"
 #include "tests/unit/test_skeleton.h"
 
 #define MS INT64_C(1000000)

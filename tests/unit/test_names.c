@@ -1,4 +1,4 @@
-/* Unit tests for the name template engine (core/names.h): the placeholders and their alias,
+/* Unit tests for the name template engine (core/table/names.h): the placeholders and their alias,
  * brace escaping, fitting of long results, the configuration-time errors naming key and
  * placeholder, and its two users (rename: rules, vrpn-server tracker names) agreeing. */
 #include <errno.h>
@@ -10,10 +10,10 @@
 
 #include <cmocka.h>
 
-#include "core/entity_priv.h" /* white-box: builds an entity by hand */
+#include "core/table/entity_priv.h" /* white-box: builds an entity by hand */
 #include "adapters/vrpn/vrpn_sensor_map.h"
-#include "core/conf.h"
-#include "core/names.h"
+#include "core/conf/conf.h"
+#include "core/table/names.h"
 #include "mappings/conf_yaml.h"
 #include "mappings/naming.h"
 

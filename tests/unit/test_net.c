@@ -10,8 +10,8 @@
 
 #include <cmocka.h>
 
-#include "core/net.h"
-#include "core/time_map.h"
+#include "core/net/net.h"
+#include "core/clock/time_map.h"
 
 static void test_split_and_parse(void **state)
 {

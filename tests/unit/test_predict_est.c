@@ -1,6 +1,6 @@
-/* Causal motion estimation (core/predict_est.c: the fit) and how far the table extrapolates it
- * (core/predict_rot.c: xg_rot_update, called by core/entity.c with the fit), on synthetic motion
- * through the entity table:
+/* Causal motion estimation (core/predict/predict_est.c: the fit) and how far the table extrapolates
+ * it (core/predict/predict_rot.c: xg_rot_update, called by core/table/entity.c with the fit), on
+ * synthetic motion through the entity table:
  * - constant angular velocity is predicted near-exactly at 30, 60 and 120 Hz and 33 / 50 / 100 ms
  *   (quality PREDICTED, nothing damped);
  * - a sudden stop does not keep spinning: once the newest interval shows no turn the prediction
@@ -25,9 +25,9 @@
 
 #include <cmocka.h>
 
-#include "core/entity_priv.h" /* white-box: reads the entity's internals */
-#include "core/predict_est.h"
-#include "core/predict_rot.h"
+#include "core/table/entity_priv.h" /* white-box: reads the entity's internals */
+#include "core/predict/predict_est.h"
+#include "core/predict/predict_rot.h"
 
 #define MS INT64_C(1000000)
 #define T0 (INT64_C(1000) * 1000 * MS)

@@ -1,7 +1,7 @@
-/* The predictor's confidence gates (core/predict_gate.h, core/predict_rot.h): a sudden stop never
- * overshoots, a constant spin and a constant velocity are extrapolated in full, and a joint whose
- * recent extrapolations removed little of holding's error falls back toward holding, then
- * recovers (docs/prediction.md, "Confidence gating"). */
+/* The predictor's confidence gates (core/predict/predict_gate.h, core/predict/predict_rot.h): a
+ * sudden stop never overshoots, a constant spin and a constant velocity are extrapolated in full,
+ * and a joint whose recent extrapolations removed little of holding's error falls back toward
+ * holding, then recovers (docs/prediction.md, "Confidence gating"). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,9 +10,9 @@
 
 #include <cmocka.h>
 
-#include "core/entity_priv.h" /* white-box: reads the entity's internals */
-#include "core/predict_gate.h"
-#include "core/predict_rot.h"
+#include "core/table/entity_priv.h" /* white-box: reads the entity's internals */
+#include "core/predict/predict_gate.h"
+#include "core/predict/predict_rot.h"
 
 #define MS INT64_C(1000000)
 #define T0 (INT64_C(1000) * 1000 * MS)

@@ -1,5 +1,6 @@
-/* The incremental motion estimator (issue 19 item 2, xg_motion_update in core/predict_est.h)
- * against the batch one (xg_motion_estimate) on the same history ring, push by push:
+/* The incremental motion estimator (issue 19 item 2, xg_motion_update in
+ * core/predict/predict_est.h) against the batch one (xg_motion_estimate) on the same history ring,
+ * push by push:
  * - rotation about a fixed axis over 200,000 pushes at jittered 240 Hz (the sums run through many
  *   rebuilds and evictions): velocity and angular velocity equal to the batch up to rounding;
  * - long random runs (rates from 20 to 300 Hz, jitter, gaps longer than the window, a changing
@@ -17,8 +18,8 @@
 
 #include <cmocka.h>
 
-#include "core/entity.h"
-#include "core/predict_est.h"
+#include "core/table/entity.h"
+#include "core/predict/predict_est.h"
 
 #define MS INT64_C(1000000)
 #define T0 (INT64_C(1000) * 1000 * MS)
@@ -30,7 +31,7 @@ struct ring {
     bool have_evicted;
 };
 
-/* as core/entity.c writes its history (core/history.h) */
+/* as core/table/entity.c writes its history (core/table/history.h) */
 static void ring_push(struct ring *r, int64_t t_ns, struct xg_vec3 p, struct xg_quat q)
 {
     r->have_evicted = xg_history_push(&r->h, t_ns, p, q, &r->evicted);

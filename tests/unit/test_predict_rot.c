@@ -1,4 +1,4 @@
-/* core/predict_rot.c through the entity table: how far an estimated angular velocity is
+/* core/predict/predict_rot.c through the entity table: how far an estimated angular velocity is
  * extrapolated (docs/prediction.md, "How a pose is predicted"). */
 #include <math.h>
 #include <setjmp.h>
@@ -8,8 +8,8 @@
 
 #include <cmocka.h>
 
-#include "core/entity_priv.h" /* white-box: reads the entity's internals */
-#include "core/predict_rot.h"
+#include "core/table/entity_priv.h" /* white-box: reads the entity's internals */
+#include "core/predict/predict_rot.h"
 
 #define MS INT64_C(1000000)
 #define T0 (INT64_C(1000) * 1000 * MS)

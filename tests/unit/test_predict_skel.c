@@ -1,7 +1,7 @@
-/* core/predict_skel.c and core/entity_skel.c through the entity table: a joint's children refine
- * its extrapolated angular velocity, a joint without children is held while its parent is, and
- * entities without a rigid parent link keep the rules of core/predict_rot.c exactly
- * (docs/prediction.md, "Joints with children"). */
+/* core/predict/predict_skel.c and core/table/entity_skel.c through the entity table: a joint's
+ * children refine its extrapolated angular velocity, a joint without children is held while its
+ * parent is, and entities without a rigid parent link keep the rules of core/predict/predict_rot.c
+ * exactly (docs/prediction.md, "Joints with children"). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,8 +11,8 @@
 
 #include <cmocka.h>
 
-#include "core/entity_priv.h" /* white-box: reads the entity's internals */
-#include "core/predict_skel.h"
+#include "core/table/entity_priv.h" /* white-box: reads the entity's internals */
+#include "core/predict/predict_skel.h"
 #include "tests/unit/test_skeleton.h"
 
 #define MS INT64_C(1000000)

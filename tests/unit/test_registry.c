@@ -1,6 +1,6 @@
 /* Unit tests for the adapter registry (gateway/registry.c): the startup check of every adapter
  * type's ops (mandatory ops, drain exactly for sinks, valid defaults) and the per-type defaults
- * of `rate_hz` and `frame` that the gateway applies before create() (core/adapter.h). */
+ * of `rate_hz` and `frame` that the gateway applies before create() (core/adapter/adapter.h). */
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>

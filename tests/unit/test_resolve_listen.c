@@ -1,4 +1,4 @@
-/* Unit tests for listening addresses resolved without DNS (core/resolve.h
+/* Unit tests for listening addresses resolved without DNS (core/net/resolve.h
  * xg_resolve_listen_addr): numeric addresses, names in /etc/hosts, and every other name refused
  * at once (never sent to a DNS server: the configured one here never answers, so a lookup would
  * take its timeout). */
@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "core/resolve.h"
+#include "core/net/resolve.h"
 
 static double now_s(void)
 {

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "adapters/rgmp/rgmp_solved_hand.h"
-#include "core/clock.h"
+#include "core/clock/clock.h"
 
 static void test_joint_names_and_parents(void **state)
 {

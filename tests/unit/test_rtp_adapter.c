@@ -25,9 +25,9 @@
 #include "adapters/rtp/gamestate_codec.h"
 #include "adapters/rtp/rtp.h"
 #include "adapters/rtp/srtp_session.h"
-#include "core/adapter.h"
-#include "core/clock.h"
-#include "core/wire.h"
+#include "core/adapter/adapter.h"
+#include "core/clock/clock.h"
+#include "core/util/wire.h"
 #include "mappings/conf_yaml.h"
 #include "mappings/frame.h"
 

@@ -14,7 +14,7 @@
 #include "tests/unit/test_util.h"
 
 #include "adapters/rtp/gamestate_codec.h"
-#include "core/float16.h"
+#include "core/util/float16.h"
 
 struct buf {
     uint8_t b[4096];

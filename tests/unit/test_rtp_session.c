@@ -18,8 +18,8 @@
 #include "adapters/rtp/gamestate_codec.h"
 #include "adapters/rtp/rtp.h"
 #include "adapters/rtp/rtp_session.h"
-#include "core/clock.h"
-#include "core/wire.h"
+#include "core/clock/clock.h"
+#include "core/util/wire.h"
 
 #define OUR_SSRC 0x01020304u
 #define MS (1000000LL)

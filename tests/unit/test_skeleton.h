@@ -1,14 +1,15 @@
 /* Helpers shared by the skeleton prediction tests (test_predict_skel.c, test_entity_memory.c,
  * test_motion_memory.c): a start orientation, a periodic non-sinusoidal wave, and feeding and
- * reading joints of an entity table. Header-only; include after <cmocka.h> and core/entity.h. */
+ * reading joints of an entity table. Header-only; include after <cmocka.h> and core/table/entity.h.
+ */
 #ifndef XG_TEST_SKELETON_H
 #define XG_TEST_SKELETON_H
 
 #include <math.h>
 #include <stdint.h>
 
-#include "core/entity.h"
-#include "core/xmath.h"
+#include "core/table/entity.h"
+#include "core/util/xmath.h"
 
 /** A unit quaternion (x y z w) away from every axis: the root's orientation at time 0. */
 static const struct xg_quat xg_test_q_start = {0.1825742, 0.3651484, 0.5477226, 0.7302967};

@@ -1,5 +1,5 @@
-/* Unit tests for an adapter's TCP connection (core/tcp_conn.h) over a socket pair: bytes written
- * arrive through the read callback, the input bound pauses reading, the written callback, a
+/* Unit tests for an adapter's TCP connection (core/net/tcp_conn.h) over a socket pair: bytes
+ * written arrive through the read callback, the input bound pauses reading, the written callback, a
  * read timeout as BEV_EVENT_TIMEOUT, EOF when the other end closes, a connect that fails. */
 #include <arpa/inet.h>
 #include <event2/buffer.h>
@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "core/tcp_conn.h"
+#include "core/net/tcp_conn.h"
 #include "tests/unit/test_skip.h"
 
 struct ctx {

@@ -1,4 +1,4 @@
-/* Unit tests for core's timers and cross-thread wake-up (core/timer.h): one-shot, periodic,
+/* Unit tests for core's timers and cross-thread wake-up (core/net/timer.h): one-shot, periodic,
  * zero-timeout yield (once however often asked), activation in the current pass, re-arming,
  * stopping and freeing from the callback, and a wake-up signalled from another thread. */
 #include <errno.h>
@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "core/clock.h"
-#include "core/timer.h"
+#include "core/clock/clock.h"
+#include "core/net/timer.h"
 #include "tests/unit/test_skip.h"
 
 struct ctx {

@@ -1,4 +1,4 @@
-/* Unit tests for core/tls.c: the mbedtls filtering bufferevent, over a socketpair on one
+/* Unit tests for core/net/tls.c: the mbedtls filtering bufferevent, over a socketpair on one
  * event_base. Certificates are generated at test time with the openssl CLI (skipped without it):
  * a CA, a server certificate for "localhost", a client certificate, and an unrelated CA.
  *   - data written before and after the handshake arrives intact both ways (64 KiB bulk too);
@@ -25,8 +25,8 @@
 
 #include <cmocka.h>
 
-#include "core/tls.h"
-#include "core/transport_server.h"
+#include "core/net/tls.h"
+#include "core/net/transport_server.h"
 #include "tests/unit/test_skip.h"
 
 static char dir[256]; /* the certificates' directory; empty when the openssl CLI is missing */

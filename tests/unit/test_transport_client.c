@@ -1,5 +1,5 @@
-/* Unit tests for core/transport_client (the reconnect schedule and the state machine of the
- * client adapters' connections) and core/path (relative paths in the configuration). */
+/* Unit tests for core/net/transport_client (the reconnect schedule and the state machine of the
+ * client adapters' connections) and core/conf/path (relative paths in the configuration). */
 #include <errno.h>
 #include <event2/event.h>
 #include <setjmp.h>
@@ -11,11 +11,11 @@
 
 #include <cmocka.h>
 
-#include "core/adapter.h"
-#include "core/conf.h"
-#include "core/net.h"
-#include "core/path.h"
-#include "core/transport_client.h"
+#include "core/adapter/adapter.h"
+#include "core/conf/conf.h"
+#include "core/net/net.h"
+#include "core/conf/path.h"
+#include "core/net/transport_client.h"
 
 #define S INT64_C(1000000000)
 

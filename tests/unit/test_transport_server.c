@@ -1,4 +1,4 @@
-/* Unit tests for the slow-client policy of core/transport_server.h (xg_slow_decide and
+/* Unit tests for the slow-client policy of core/net/transport_server.h (xg_slow_decide and
  * xg_slow_write_ok, pure): send at or below max_output_bytes; above it skip, from the first pass
  * seen above, and drop once it has stayed above for more than slow_timeout_ms; recovering below
  * the bound resets the clock; the hard bound at a write is 2 x max_output_bytes. The adapters'
@@ -32,7 +32,7 @@
 
 #include <cmocka.h>
 
-#include "core/transport_server.h"
+#include "core/net/transport_server.h"
 
 #define MS INT64_C(1000000)
 #define MAX 1000

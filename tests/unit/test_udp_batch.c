@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "core/udp_batch.h"
+#include "core/net/udp_batch.h"
 
 #define MAXLEN 1472
 

@@ -1,4 +1,4 @@
-/* Unit tests for the UDP destination list by host name (core/udp_dests.h): parsing without DNS
+/* Unit tests for the UDP destination list by host name (core/net/udp_dests.h): parsing without DNS
  * (numeric active, names kept, errors naming the key and text), resolution at start (an
  * /etc/hosts name at once, a name that does not resolve counted, kept inactive and in last_error,
  * a numeric address of the other family made inactive), the list text and the status. */
@@ -18,8 +18,8 @@
 
 #include <cmocka.h>
 
-#include "core/transport_client.h"
-#include "core/udp_dests.h"
+#include "core/net/transport_client.h"
+#include "core/net/udp_dests.h"
 #include "mappings/conf_yaml.h"
 
 static int parse(struct xg_udp_dests *l, const char *yaml, int def_port, int family,

@@ -1,4 +1,4 @@
-/* Unit tests for the shared UDP socket set-up of the datagram adapters (core/udp_endpoint.h):
+/* Unit tests for the shared UDP socket set-up of the datagram adapters (core/net/udp_endpoint.h):
  * the bound port, the exclusive unicast bind, the multicast TTL and interface, the receive
  * buffer request (capped by the kernel at net.core.rmem_max), and the errors. */
 #include <arpa/inet.h>
@@ -14,8 +14,8 @@
 
 #include <cmocka.h>
 
-#include "core/net.h"
-#include "core/udp_endpoint.h"
+#include "core/net/net.h"
+#include "core/net/udp_endpoint.h"
 #include "tests/unit/test_skip.h"
 
 static struct sockaddr_in loopback(int port)

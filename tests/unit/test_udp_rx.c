@@ -1,4 +1,4 @@
-/* Unit tests for the core UDP endpoint's reading and single sends (core/udp_endpoint.h): the
+/* Unit tests for the core UDP endpoint's reading and single sends (core/net/udp_endpoint.h): the
  * budget of a wake-up in datagrams, bytes and messages (the rest on the next pass), a shared
  * budget, MSG_TRUNC lengths, a callback ending the wake-up (closing the endpoint), the end and
  * error hooks, one-off sends, the local-address questions and ICMP errors (IP_RECVERR). */
@@ -16,8 +16,8 @@
 
 #include <cmocka.h>
 
-#include "core/net.h"
-#include "core/udp_endpoint.h"
+#include "core/net/net.h"
+#include "core/net/udp_endpoint.h"
 #include "tests/unit/test_skip.h"
 
 struct rx_ctx {

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/error.h"
+#include "core/util/error.h"
 
 /** Decode hex digits from `s` into out (at most cap bytes); any other character is a separator.
  *  Fails the test on an odd digit count or overflow. Returns the byte count. */

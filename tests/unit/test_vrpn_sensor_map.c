@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "core/entity_priv.h" /* white-box: builds or reads entities' internals */
+#include "core/table/entity_priv.h" /* white-box: builds or reads entities' internals */
 #include "adapters/vrpn/vrpn_names.h"
 #include "adapters/vrpn/vrpn_sensor_map.h"
 
@@ -84,7 +84,7 @@ static void test_expand(void **state)
     assert_string_equal(out, "rig");
     vrpn_sensor_map_expand("t-{kind}-{name}-{x}", "rig", &e, out, sizeof out);
     assert_string_equal(out, "t-controller-rig/Wand/0-{x}");
-    /* core/names.h's engine: {adapter} is {origin}, {source} the name past "<adapter>/" */
+    /* core/table/names.h's engine: {adapter} is {origin}, {source} the name past "<adapter>/" */
     vrpn_sensor_map_expand("{adapter}:{source}", "rig", &e, out, sizeof out);
     assert_string_equal(out, "rig:Wand/0");
 }

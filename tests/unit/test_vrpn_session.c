@@ -20,7 +20,7 @@
 #include "tests/unit/test_util.h"
 
 #include "adapters/vrpn/vrpn_session.h"
-#include "core/wire.h"
+#include "core/util/wire.h"
 
 #define MS INT64_C(1000000)
 #define SEC INT64_C(1000000000)

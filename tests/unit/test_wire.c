@@ -1,4 +1,4 @@
-/* Unit tests for core/wire (bounded reader/writer) and core/float16. */
+/* Unit tests for core/util/wire (bounded reader/writer) and core/util/float16. */
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>
@@ -9,8 +9,8 @@
 
 #include <cmocka.h>
 
-#include "core/float16.h"
-#include "core/wire.h"
+#include "core/util/float16.h"
+#include "core/util/wire.h"
 
 static void test_f16_vectors(void **state)
 {

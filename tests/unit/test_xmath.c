@@ -1,4 +1,4 @@
-/* Unit tests for core/xmath (quaternions, vectors) and core/clock conversions. */
+/* Unit tests for core/util/xmath (quaternions, vectors) and core/clock conversions. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -8,8 +8,8 @@
 
 #include <cmocka.h>
 
-#include "core/clock.h"
-#include "core/xmath.h"
+#include "core/clock/clock.h"
+#include "core/util/xmath.h"
 
 static void assert_quat_near(struct xg_quat a, struct xg_quat b, double tol)
 {
