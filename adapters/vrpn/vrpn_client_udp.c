@@ -152,7 +152,7 @@ int vrpn_cli_start_callback(struct vconn *c, char *why, size_t why_size)
     }
     struct sockaddr_in b;
     socklen_t bl = sizeof b;
-    getsockname(evconnlistener_get_fd(c->lis), (struct sockaddr *)&b, &bl);
+    getsockname(xg_net_listener_fd(c->lis), (struct sockaddr *)&b, &bl);
     c->listen_port = ntohs(b.sin_port);
     struct xg_error err = {0};
     int fd = xg_udp_bind_local((struct sockaddr *)&local, sizeof local, &err);

@@ -97,6 +97,11 @@ void xg_net_listener_free(struct evconnlistener *lev)
     evconnlistener_free(lev);
 }
 
+int xg_net_listener_fd(struct evconnlistener *lev)
+{
+    return lev ? (int)evconnlistener_get_fd(lev) : -1;
+}
+
 struct evconnlistener *
 xg_net_listener_new_bind(struct event_base *base,
                          void (*cb)(struct evconnlistener *, int, struct sockaddr *, int, void *),

@@ -85,6 +85,8 @@ int xg_net_listener_guard(struct evconnlistener *lev, const char *component);
 void xg_net_listener_unguard(struct evconnlistener *lev);
 /** Unguard and free a listener (NULL is a no-op). */
 void xg_net_listener_free(struct evconnlistener *lev);
+/** The listening socket of `lev` (for getsockname: the port a port-0 bind got), -1 if none. */
+int xg_net_listener_fd(struct evconnlistener *lev);
 /** Accept back-offs since start, over every listener (/metrics xrgate_accept_backoff_total). */
 uint64_t xg_net_accept_backoff_total(void);
 

@@ -5,7 +5,9 @@ core/net/udp_endpoint.h, core/net/udp_batch.h), libevent's event_new/event_add/e
 event_active or any evtimer_* (core's timers do: core/net/timer.h), any bufferevent_* (core's TCP
 transport does: core/net/transport_client.h, core/net/transport_server.h, core/net/tcp_conn.h), or any of
 libevent's evutil_* / EVUTIL_* helpers (a socket is closed with xg_tcp_close_fd, core/net/tcp_conn.h;
-a socket error is errno, its text strerror). Comments and string literals are not looked at.
+a socket error is errno, its text strerror), or libevent's evconnlistener_* calls (core's
+xg_net_listener_* in core/net/net.h, or the TCP transport). Comments and string literals are not
+looked at.
 
 PENDING lists what is still allowed, per file and kind, while it is being converted: the list
 only shrinks. An entry that no longer matches anything is an error too (delete it).
@@ -22,6 +24,7 @@ KINDS = {
                         r"\bevtimer_\w+"),
     "tcp": re.compile(r"\bbufferevent_\w+"),
     "evutil": re.compile(r"\b(evutil|EVUTIL)_\w+"),
+    "listener": re.compile(r"\bevconnlistener_\w+\s*\("),
 }
 
 # Folders not looked at yet.
@@ -86,7 +89,9 @@ def main():
                                             "event": "timers (core/net/timer.h) or UDP endpoint",
                                             "tcp": "TCP transport",
                                             "evutil": "xg_tcp_close_fd (core/net/tcp_conn.h) or "
-                                                      "errno/strerror"}[kind])
+                                                      "errno/strerror",
+                                            "listener": "xg_net_listener_* (core/net/net.h) or "
+                                                        "TCP transport"}[kind])
     for rel, kinds in sorted(PENDING.items()):
         for kind in sorted(kinds):
             if (rel, kind) not in used:
@@ -95,9 +100,9 @@ def main():
     for b in bad:
         print("check_adapter_io: " + b, file=sys.stderr)
     if not bad:
-        print(f"check_adapter_io: {checked} adapter files, no socket, event, bufferevent or "
-              f"evutil call ({sum(len(k) for k in PENDING.values())} pending; not checked yet: "
-              f"{', '.join(sorted(SKIP_DIRS)) or 'none'})")
+        print(f"check_adapter_io: {checked} adapter files, no socket, event, bufferevent, "
+              f"evutil or listener call ({sum(len(k) for k in PENDING.values())} pending; "
+              f"not checked yet: {', '.join(sorted(SKIP_DIRS)) or 'none'})")
     return 1 if bad else 0
 
 
