@@ -262,11 +262,12 @@ void xg_motion_update(struct xg_motion_acc *acc, const struct xg_history *hist,
                       const struct xg_hist *evicted, int64_t window_ns, struct xg_motion_est *out)
 {
     const unsigned n = xg_history_count(hist);
-    est_clear(out);
     if (n < 2) {
+        est_clear(out);
         acc->newest_ns = 0, acc->m = 0;
         return;
-    }
+    } /* else acc_solve() writes every field of *out (no clearing first: a 96-byte memset was a
+       * tenth of this function's time) */
     const struct xg_hist h0v = ring_at(hist, 0), *h0 = &h0v;
     if (acc->m && acc->newest_ns == h0->t_ns) {
         /* no new sample: the sums stand */

@@ -427,7 +427,16 @@ const struct xg_table_stats *xg_table_stats(const struct xg_table *t);
  *  [XG_QUAT_NORM_MIN, XG_QUAT_NORM_MAX]). Returns 0, or -EINVAL with the offending field's name
  *  ("position.x", "orientation.norm", ...; static string) in *field and its value in *value. */
 int xg_sample_check(const struct xg_sample *s, const char **field, double *value);
+/** x clamped to [-max, max] (NaN becomes 0). */
+static inline double xg_clamp1(double x, double max)
+{
+    if (isnan(x)) return 0;
+    return x > max ? max : x < -max ? -max : x;
+}
 /** Clamp each component of v to [-max, max] (NaN becomes 0). */
-struct xg_vec3 xg_vec3_clamp(struct xg_vec3 v, double max);
+static inline struct xg_vec3 xg_vec3_clamp(struct xg_vec3 v, double max)
+{
+    return (struct xg_vec3){xg_clamp1(v.x, max), xg_clamp1(v.y, max), xg_clamp1(v.z, max)};
+}
 
 #endif

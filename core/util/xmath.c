@@ -133,13 +133,6 @@ struct xg_quat xg_quat_from_mat3(const double m[3][3])
     return xg_quat_normalize(q);
 }
 
-double xg_mat3_det(const double m[3][3])
-{
-    return m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) -
-           m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0]) +
-           m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]);
-}
-
 struct xg_vec3 xg_mat3_mul_vec(const double m[3][3], struct xg_vec3 v)
 {
     return (struct xg_vec3){m[0][0] * v.x + m[0][1] * v.y + m[0][2] * v.z,

@@ -138,7 +138,12 @@ void xg_quat_to_mat3(struct xg_quat q, double m[3][3]);
 /** Unit quaternion of a proper rotation matrix (row-major), w >= 0. */
 struct xg_quat xg_quat_from_mat3(const double m[3][3]);
 /** Determinant of a 3×3 matrix. */
-double xg_mat3_det(const double m[3][3]);
+static inline double xg_mat3_det(const double m[3][3])
+{
+    return m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) -
+           m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0]) +
+           m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]);
+}
 /** m·v for a row-major 3×3 matrix (e.g. a rotation matrix from xg_quat_to_mat3 applied to a
  *  point or direction). */
 struct xg_vec3 xg_mat3_mul_vec(const double m[3][3], struct xg_vec3 v);
