@@ -159,9 +159,15 @@ static void acc_rebuild(struct xg_motion_acc *a, const struct xg_history *hist, 
     const struct xg_hist h0v = ring_at(hist, 0), *h0 = &h0v;
     const int64_t q_ns = a->newest_q_ns;
     const struct xg_quat q = a->newest_q;
+    int64_t rs_ns[2]; /* exp() of the intervals: kept */
+    double rs[2];
+    memcpy(rs_ns, a->rescale_dt_ns, sizeof rs_ns);
+    memcpy(rs, a->rescale, sizeof rs);
     memset(a, 0, sizeof *a);
     a->drop_age_ns = -1;
     a->newest_q_ns = q_ns, a->newest_q = q;
+    memcpy(a->rescale_dt_ns, rs_ns, sizeof rs_ns);
+    memcpy(a->rescale, rs, sizeof rs);
     a->anchor_ns = a->newest_ns = h0->t_ns;
     a->anchor_p = h0->p;
     a->anchor_q = h0->q;
@@ -282,10 +288,15 @@ void xg_motion_update(struct xg_motion_acc *acc, const struct xg_history *hist,
             acc_add(acc, evicted, drop_weight(acc, acc->newest_ns - evicted->t_ns), -1, R);
             acc->m--;
         }
-        int64_t dt = h0->t_ns - acc->newest_ns;
-        if (dt != acc->rescale_dt_ns) /* a source at a fixed rate repeats its interval */
-            acc->rescale_dt_ns = dt, acc->rescale = exp(-(double)dt * 1e-9 / ROT_TAU_S);
-        double f = acc->rescale;
+        /* a source at a fixed rate repeats its interval, or two when the capture times are
+         * rounded to whole ns (120 Hz: 8333333 and 8333334 ns): exp() once each */
+        const int64_t dt = h0->t_ns - acc->newest_ns;
+        int c = dt == acc->rescale_dt_ns[0] ? 0 : dt == acc->rescale_dt_ns[1] ? 1 : -1;
+        if (c < 0) {
+            c = acc->rescale_dt_ns[0] == dt - 1 || acc->rescale_dt_ns[0] == dt + 1;
+            acc->rescale_dt_ns[c] = dt, acc->rescale[c] = exp(-(double)dt * 1e-9 / ROT_TAU_S);
+        }
+        const double f = acc->rescale[c];
         for (int i = 0; i < 3; i++)
             acc->a[i] *= f, acc->b0[i] *= f, acc->b1[i] *= f;
         acc_add(acc, h0, 1, 1, acc->r0);

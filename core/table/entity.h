@@ -150,8 +150,9 @@ struct xg_motion_acc {
     struct xg_quat anchor_q;
     double r0[3];              /* R of the newest sample */
     unsigned m, pushes;        /* samples in the window; pushes since the last exact rebuild */
-    int64_t rescale_dt_ns;     /* the last interval between newest samples, ns, and */
-    double rescale;            /* its weight factor exp(-interval / 10 ms) */
+    int64_t rescale_dt_ns[2];  /* the last two intervals between newest samples, ns, and */
+    double rescale[2];         /* their weight factors exp(-interval / 10 ms) (a fixed rate
+                                  rounded to whole ns alternates two intervals) */
     int64_t drop_age_ns;       /* the age of the last sample that left the window, ns, and */
     double drop_w;             /* its weight exp(-age / 10 ms) (a fixed rate repeats it) */
     int64_t newest_q_ns;       /* the newest sample's capture time and orientation as decoded */
