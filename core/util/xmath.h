@@ -77,6 +77,7 @@ static inline double xg_quat_dot(struct xg_quat a, struct xg_quat b)
 static inline struct xg_quat xg_quat_normalize(struct xg_quat q)
 {
     double n = sqrt(xg_quat_dot(q, q));
+    if (n == 1) return q; /* unit already (q / 1 is q): no divisions */
     if (!(n > 1e-300) || !isfinite(n)) return XG_QUAT_IDENTITY;
     return (struct xg_quat){q.x / n, q.y / n, q.z / n, q.w / n};
 }
