@@ -217,13 +217,16 @@ static void left_jacobian(const double f[3], double J[3][3])
         c1 = (1 - cos(th)) / th2, c2 = (th - sin(th)) / (th2 * th);
     }
     const double K[3][3] = {{0, -f[2], f[1]}, {f[2], 0, -f[0]}, {-f[1], f[0], 0}};
+    /* K², the terms of K's zeros left out (they add only zeros, whose sign the leading
+     * (i == j) + c1 K term below absorbs: J is the same to the bit) */
+    const double K2[3][3] = {
+        {-f[2] * f[2] + f[1] * -f[1], f[1] * f[0], f[2] * f[0]},
+        {f[0] * f[1], f[2] * -f[2] + -f[0] * f[0], f[2] * f[1]},
+        {f[0] * f[2], f[1] * f[2], -f[1] * f[1] + f[0] * -f[0]},
+    };
     for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) {
-            double k2 = 0;
-            for (int l = 0; l < 3; l++)
-                k2 += K[i][l] * K[l][j];
-            J[i][j] = (i == j) + c1 * K[i][j] + c2 * k2;
-        }
+        for (int j = 0; j < 3; j++)
+            J[i][j] = (i == j) + c1 * K[i][j] + c2 * K2[i][j];
 }
 
 /* h0, h1: the newest sample and the one before it, decoded by the caller */
