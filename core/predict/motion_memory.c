@@ -30,6 +30,7 @@ struct xg_motion_memory {
     uint32_t *ids, *parent_ids; /* [cap_joints] */
     int *parent_slot;           /* [cap_joints]: the parent's slot, -1 = none in the memory */
     bool parents_valid;
+    bool avx;        /* the processor has AVX: distance_avx() (asked once, by xg_memory_new()) */
     unsigned n_feat; /* joints with a parent in the memory (3 feature components each) */
     /* the frame ring: head = the newest frame; frames before it are complete */
     unsigned head, n_frames;
@@ -46,6 +47,8 @@ struct xg_motion_memory {
     double match_speed; /* how much faster the pose changes now than at the match */
     double scratch[XG_MEMORY_FRAMES];
 };
+
+static bool have_avx(void); /* the processor has AVX (below, with distance_avx()) */
 
 static unsigned idx(const struct xg_motion_memory *m, unsigned age)
 {
@@ -71,6 +74,7 @@ struct xg_motion_memory *xg_memory_new(int64_t span_ns)
     if (!m) return NULL;
     m->span_ns = span_ns;
     m->spacing_ns = span_ns / XG_MEMORY_FRAMES;
+    m->avx = have_avx();
     return m;
 }
 
@@ -346,12 +350,8 @@ __attribute__((target("avx"))) static double distance_avx(const struct xg_motion
 
 static bool have_avx(void)
 {
-    static int avx = -1; /* not yet asked */
-    if (avx < 0) {
-        __builtin_cpu_init();
-        avx = __builtin_cpu_supports("avx") ? 1 : 0;
-    }
-    return avx;
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx");
 }
 #else
 static bool have_avx(void)
@@ -406,7 +406,7 @@ bool xg_memory_match(struct xg_motion_memory *m)
     const int64_t tn = m->t_ns[m->head];
     unsigned nc = 0, best_age = 0;
     double best = INFINITY, away = 0; /* away: the farthest the pose went, newer than the frame */
-    const bool avx = have_avx();
+    const bool avx = m->avx;
     for (unsigned age = 1; age < m->n_frames; age++) {
         const unsigned k = idx(m, age);
         const double d = avx ? distance_avx(m, m->head, k) : distance(m, m->head, k);
