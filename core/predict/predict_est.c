@@ -159,9 +159,15 @@ static void acc_rebuild(struct xg_motion_acc *a, const struct xg_history *hist, 
     const struct xg_hist h0v = ring_at(hist, 0), *h0 = &h0v;
     const int64_t q_ns = a->newest_q_ns;
     const struct xg_quat q = a->newest_q;
+    int64_t rs_ns[2]; /* exp() of the intervals: kept */
+    double rs[2];
+    memcpy(rs_ns, a->rescale_dt_ns, sizeof rs_ns);
+    memcpy(rs, a->rescale, sizeof rs);
     memset(a, 0, sizeof *a);
     a->drop_age_ns = -1;
     a->newest_q_ns = q_ns, a->newest_q = q;
+    memcpy(a->rescale_dt_ns, rs_ns, sizeof rs_ns);
+    memcpy(a->rescale, rs, sizeof rs);
     a->anchor_ns = a->newest_ns = h0->t_ns;
     a->anchor_p = h0->p;
     a->anchor_q = h0->q;
@@ -211,13 +217,16 @@ static void left_jacobian(const double f[3], double J[3][3])
         c1 = (1 - cos(th)) / th2, c2 = (th - sin(th)) / (th2 * th);
     }
     const double K[3][3] = {{0, -f[2], f[1]}, {f[2], 0, -f[0]}, {-f[1], f[0], 0}};
+    /* K², the terms of K's zeros left out (they add only zeros, whose sign the leading
+     * (i == j) + c1 K term below absorbs: J is the same to the bit) */
+    const double K2[3][3] = {
+        {-f[2] * f[2] + f[1] * -f[1], f[1] * f[0], f[2] * f[0]},
+        {f[0] * f[1], f[2] * -f[2] + -f[0] * f[0], f[2] * f[1]},
+        {f[0] * f[2], f[1] * f[2], -f[1] * f[1] + f[0] * -f[0]},
+    };
     for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) {
-            double k2 = 0;
-            for (int l = 0; l < 3; l++)
-                k2 += K[i][l] * K[l][j];
-            J[i][j] = (i == j) + c1 * K[i][j] + c2 * k2;
-        }
+        for (int j = 0; j < 3; j++)
+            J[i][j] = (i == j) + c1 * K[i][j] + c2 * K2[i][j];
 }
 
 /* h0, h1: the newest sample and the one before it, decoded by the caller */
@@ -262,11 +271,12 @@ void xg_motion_update(struct xg_motion_acc *acc, const struct xg_history *hist,
                       const struct xg_hist *evicted, int64_t window_ns, struct xg_motion_est *out)
 {
     const unsigned n = xg_history_count(hist);
-    est_clear(out);
     if (n < 2) {
+        est_clear(out);
         acc->newest_ns = 0, acc->m = 0;
         return;
-    }
+    } /* else acc_solve() writes every field of *out (no clearing first: a 96-byte memset was a
+       * tenth of this function's time) */
     const struct xg_hist h0v = ring_at(hist, 0), *h0 = &h0v;
     if (acc->m && acc->newest_ns == h0->t_ns) {
         /* no new sample: the sums stand */
@@ -281,10 +291,15 @@ void xg_motion_update(struct xg_motion_acc *acc, const struct xg_history *hist,
             acc_add(acc, evicted, drop_weight(acc, acc->newest_ns - evicted->t_ns), -1, R);
             acc->m--;
         }
-        int64_t dt = h0->t_ns - acc->newest_ns;
-        if (dt != acc->rescale_dt_ns) /* a source at a fixed rate repeats its interval */
-            acc->rescale_dt_ns = dt, acc->rescale = exp(-(double)dt * 1e-9 / ROT_TAU_S);
-        double f = acc->rescale;
+        /* a source at a fixed rate repeats its interval, or two when the capture times are
+         * rounded to whole ns (120 Hz: 8333333 and 8333334 ns): exp() once each */
+        const int64_t dt = h0->t_ns - acc->newest_ns;
+        int c = dt == acc->rescale_dt_ns[0] ? 0 : dt == acc->rescale_dt_ns[1] ? 1 : -1;
+        if (c < 0) {
+            c = acc->rescale_dt_ns[0] == dt - 1 || acc->rescale_dt_ns[0] == dt + 1;
+            acc->rescale_dt_ns[c] = dt, acc->rescale[c] = exp(-(double)dt * 1e-9 / ROT_TAU_S);
+        }
+        const double f = acc->rescale[c];
         for (int i = 0; i < 3; i++)
             acc->a[i] *= f, acc->b0[i] *= f, acc->b1[i] *= f;
         acc_add(acc, h0, 1, 1, acc->r0);

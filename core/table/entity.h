@@ -150,8 +150,9 @@ struct xg_motion_acc {
     struct xg_quat anchor_q;
     double r0[3];              /* R of the newest sample */
     unsigned m, pushes;        /* samples in the window; pushes since the last exact rebuild */
-    int64_t rescale_dt_ns;     /* the last interval between newest samples, ns, and */
-    double rescale;            /* its weight factor exp(-interval / 10 ms) */
+    int64_t rescale_dt_ns[2];  /* the last two intervals between newest samples, ns, and */
+    double rescale[2];         /* their weight factors exp(-interval / 10 ms) (a fixed rate
+                                  rounded to whole ns alternates two intervals) */
     int64_t drop_age_ns;       /* the age of the last sample that left the window, ns, and */
     double drop_w;             /* its weight exp(-age / 10 ms) (a fixed rate repeats it) */
     int64_t newest_q_ns;       /* the newest sample's capture time and orientation as decoded */
@@ -427,7 +428,16 @@ const struct xg_table_stats *xg_table_stats(const struct xg_table *t);
  *  [XG_QUAT_NORM_MIN, XG_QUAT_NORM_MAX]). Returns 0, or -EINVAL with the offending field's name
  *  ("position.x", "orientation.norm", ...; static string) in *field and its value in *value. */
 int xg_sample_check(const struct xg_sample *s, const char **field, double *value);
+/** x clamped to [-max, max] (NaN becomes 0). */
+static inline double xg_clamp1(double x, double max)
+{
+    if (isnan(x)) return 0;
+    return x > max ? max : x < -max ? -max : x;
+}
 /** Clamp each component of v to [-max, max] (NaN becomes 0). */
-struct xg_vec3 xg_vec3_clamp(struct xg_vec3 v, double max);
+static inline struct xg_vec3 xg_vec3_clamp(struct xg_vec3 v, double max)
+{
+    return (struct xg_vec3){xg_clamp1(v.x, max), xg_clamp1(v.y, max), xg_clamp1(v.z, max)};
+}
 
 #endif

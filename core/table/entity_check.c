@@ -60,14 +60,3 @@ int xg_sample_check(const struct xg_sample *s, const char **field, double *value
     }
     return rc;
 }
-
-static double clamp1(double x, double max)
-{
-    if (isnan(x)) return 0;
-    return x > max ? max : x < -max ? -max : x;
-}
-
-struct xg_vec3 xg_vec3_clamp(struct xg_vec3 v, double max)
-{
-    return (struct xg_vec3){clamp1(v.x, max), clamp1(v.y, max), clamp1(v.z, max)};
-}

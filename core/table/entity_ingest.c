@@ -145,7 +145,7 @@ void xg_ent_refine_angular_velocity(struct xg_table *t, struct xg_entity *e, str
 {
     e->angular_velocity = w;
     e->has_angular_velocity = true;
-    xg_history_set_velocity(&e->hist, e->velocity, w);
+    xg_history_set_angular_velocity(&e->hist, w); /* the velocity stored with it stands */
     xg_ent_mark_dirty(t, e);
 }
 

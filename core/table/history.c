@@ -73,15 +73,22 @@ static struct xg_quat quat_unpack(const uint32_t in[4])
     uint64_t lo = (uint64_t)in[0] | (uint64_t)in[1] << 32,
              hi = (uint64_t)in[2] | (uint64_t)in[3] << 32;
     const uint64_t m[3] = {lo >> 2 & Q_MASK, (lo >> 44 | hi << 20) & Q_MASK, hi >> 22 & Q_MASK};
-    int big = (int)(lo & 3);
-    double c[4], ss = 0;
-    for (int i = 0, k = 0; i < 4; i++) {
-        if (i == big) continue;
-        c[i] = (double)((int64_t)m[k++] - Q_MAX) * (SQRT1_2 / (double)Q_MAX);
-        ss += c[i] * c[i];
+    /* the three kept components in order, then the dropped one (straight-line: this runs for
+     * every sample the estimator reads) */
+    const double a = (double)((int64_t)m[0] - Q_MAX) * (SQRT1_2 / (double)Q_MAX),
+                 b = (double)((int64_t)m[1] - Q_MAX) * (SQRT1_2 / (double)Q_MAX),
+                 c = (double)((int64_t)m[2] - Q_MAX) * (SQRT1_2 / (double)Q_MAX);
+    const double ss = a * a + b * b + c * c, d = ss < 1 ? sqrt(1 - ss) : 0;
+    switch (lo & 3) { /* unit to rounding */
+    case 0:
+        return (struct xg_quat){d, a, b, c};
+    case 1:
+        return (struct xg_quat){a, d, b, c};
+    case 2:
+        return (struct xg_quat){a, b, d, c};
+    default:
+        return (struct xg_quat){a, b, c, d};
     }
-    c[big] = ss < 1 ? sqrt(1 - ss) : 0;
-    return (struct xg_quat){c[0], c[1], c[2], c[3]}; /* unit to rounding */
 }
 
 /* ---- ring ---- */
@@ -108,11 +115,6 @@ void xg_history_clear(struct xg_history *h)
     memset(h, 0, sizeof *h);
 }
 
-unsigned xg_history_count(const struct xg_history *h)
-{
-    return h->n;
-}
-
 /* d / 2^s rounded to nearest (s = 0: d) */
 static int64_t shr_round(int64_t d, unsigned s)
 {
@@ -130,11 +132,6 @@ static int64_t entry_t(const struct xg_history *h, const struct xg_hist_entry *x
 static int64_t entry_u(const struct xg_history *h, const struct xg_hist_entry *x, int axis)
 {
     return h->base_u[axis] + get48(&x->p[3 * axis]) * (INT64_C(1) << h->pshift);
-}
-
-int64_t xg_history_time(const struct xg_history *h, unsigned k)
-{
-    return entry_t(h, centry(h, k));
 }
 
 struct xg_hist xg_history_pose_at(const struct xg_history *h, unsigned k)
@@ -263,6 +260,15 @@ void xg_history_set_velocity(struct xg_history *h, struct xg_vec3 v, struct xg_v
         x->v[i] = f16_of(vv[i]);
         x->w[i] = f16_of(ww[i]);
     }
+}
+
+void xg_history_set_angular_velocity(struct xg_history *h, struct xg_vec3 w)
+{
+    if (!h->n) return;
+    struct xg_hist_entry *x = entry(h, 0);
+    x->w[0] = f16_of(w.x);
+    x->w[1] = f16_of(w.y);
+    x->w[2] = f16_of(w.z);
 }
 
 enum xg_history_place xg_history_around(const struct xg_history *h, int64_t t_ns, struct xg_hist *a,

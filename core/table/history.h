@@ -52,7 +52,10 @@ struct xg_history {
 /** Forget every sample. */
 void xg_history_clear(struct xg_history *h);
 /** Number of samples (0..XG_HISTORY). */
-unsigned xg_history_count(const struct xg_history *h);
+static inline unsigned xg_history_count(const struct xg_history *h)
+{
+    return h->n;
+}
 /** Append the newest sample: capture time t_ns (must be later than the newest), position p (m),
  *  unit orientation q; its velocities are zero until xg_history_set_velocity(). When the ring was
  *  full the oldest sample is dropped: its pose is decoded into *evicted (if not NULL, as by
@@ -64,12 +67,20 @@ bool xg_history_push(struct xg_history *h, int64_t t_ns, struct xg_vec3 p, struc
 /** Set the velocity (m/s) and angular velocity (rad/s, world frame) in force at the newest
  *  sample (stored as binary16). No effect on an empty history. */
 void xg_history_set_velocity(struct xg_history *h, struct xg_vec3 v, struct xg_vec3 w);
+/** xg_history_set_velocity() of the angular velocity alone (rad/s, world frame): the velocity
+ *  stored with the newest sample stays. */
+void xg_history_set_angular_velocity(struct xg_history *h, struct xg_vec3 w);
 /** Decode the sample k places back from the newest (k = 0: newest; k < count). */
 struct xg_hist xg_history_at(const struct xg_history *h, unsigned k);
 /** xg_history_at() without the velocities (left zero): what the motion estimator reads. */
 struct xg_hist xg_history_pose_at(const struct xg_history *h, unsigned k);
 /** Capture time of the sample k places back (exact, no decoding of the rest). */
-int64_t xg_history_time(const struct xg_history *h, unsigned k);
+static inline int64_t xg_history_time(const struct xg_history *h, unsigned k)
+{
+    const unsigned i = h->head + h->n - 1u - k; /* < 2 XG_HISTORY */
+    return h->base_ns +
+           (int64_t)h->e[i >= XG_HISTORY ? i - XG_HISTORY : i].t * (INT64_C(1) << h->tshift);
+}
 
 /** Where t_ns falls in the history. */
 enum xg_history_place {

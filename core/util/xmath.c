@@ -2,86 +2,6 @@
 
 #include <math.h>
 
-struct xg_vec3 xg_vec3_add(struct xg_vec3 a, struct xg_vec3 b)
-{
-    return (struct xg_vec3){a.x + b.x, a.y + b.y, a.z + b.z};
-}
-
-struct xg_vec3 xg_vec3_sub(struct xg_vec3 a, struct xg_vec3 b)
-{
-    return (struct xg_vec3){a.x - b.x, a.y - b.y, a.z - b.z};
-}
-
-struct xg_vec3 xg_vec3_scale(struct xg_vec3 a, double s)
-{
-    return (struct xg_vec3){a.x * s, a.y * s, a.z * s};
-}
-
-double xg_vec3_dot(struct xg_vec3 a, struct xg_vec3 b)
-{
-    return a.x * b.x + a.y * b.y + a.z * b.z;
-}
-
-struct xg_vec3 xg_vec3_cross(struct xg_vec3 a, struct xg_vec3 b)
-{
-    return (struct xg_vec3){a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x};
-}
-
-double xg_vec3_norm(struct xg_vec3 a)
-{
-    return sqrt(xg_vec3_dot(a, a));
-}
-
-struct xg_vec3 xg_vec3_lerp(struct xg_vec3 a, struct xg_vec3 b, double t)
-{
-    return xg_vec3_add(a, xg_vec3_scale(xg_vec3_sub(b, a), t));
-}
-
-bool xg_vec3_finite(struct xg_vec3 a)
-{
-    return isfinite(a.x) && isfinite(a.y) && isfinite(a.z);
-}
-
-bool xg_quat_finite(struct xg_quat q)
-{
-    return isfinite(q.x) && isfinite(q.y) && isfinite(q.z) && isfinite(q.w);
-}
-
-double xg_quat_dot(struct xg_quat a, struct xg_quat b)
-{
-    return a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w;
-}
-
-struct xg_quat xg_quat_normalize(struct xg_quat q)
-{
-    double n = sqrt(xg_quat_dot(q, q));
-    if (!(n > 1e-300) || !isfinite(n)) return XG_QUAT_IDENTITY;
-    return (struct xg_quat){q.x / n, q.y / n, q.z / n, q.w / n};
-}
-
-struct xg_quat xg_quat_mul(struct xg_quat a, struct xg_quat b)
-{
-    return (struct xg_quat){
-        a.w * b.x + a.x * b.w + a.y * b.z - a.z * b.y,
-        a.w * b.y - a.x * b.z + a.y * b.w + a.z * b.x,
-        a.w * b.z + a.x * b.y - a.y * b.x + a.z * b.w,
-        a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z,
-    };
-}
-
-struct xg_quat xg_quat_conj(struct xg_quat q)
-{
-    return (struct xg_quat){-q.x, -q.y, -q.z, q.w};
-}
-
-struct xg_vec3 xg_quat_rotate(struct xg_quat q, struct xg_vec3 v)
-{
-    /* v' = v + 2w(u×v) + 2u×(u×v), u = (x,y,z) */
-    struct xg_vec3 u = {q.x, q.y, q.z};
-    struct xg_vec3 t = xg_vec3_scale(xg_vec3_cross(u, v), 2.0);
-    return xg_vec3_add(xg_vec3_add(v, xg_vec3_scale(t, q.w)), xg_vec3_cross(u, t));
-}
-
 struct xg_quat xg_quat_from_axis_angle(struct xg_vec3 axis, double angle)
 {
     double n = xg_vec3_norm(axis);
@@ -211,13 +131,6 @@ struct xg_quat xg_quat_from_mat3(const double m[3][3])
     }
     if (q.w < 0) q = (struct xg_quat){-q.x, -q.y, -q.z, -q.w};
     return xg_quat_normalize(q);
-}
-
-double xg_mat3_det(const double m[3][3])
-{
-    return m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) -
-           m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0]) +
-           m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]);
 }
 
 struct xg_vec3 xg_mat3_mul_vec(const double m[3][3], struct xg_vec3 v)
