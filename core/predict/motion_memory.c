@@ -78,6 +78,12 @@ struct xg_motion_memory *xg_memory_new(int64_t span_ns)
     return m;
 }
 
+bool xg_memory_set_avx(struct xg_motion_memory *m, bool avx)
+{
+    m->avx = avx && have_avx();
+    return m->avx;
+}
+
 void xg_memory_free(struct xg_motion_memory *m)
 {
     if (!m) return;

@@ -100,6 +100,11 @@ bool xg_memory_rate(const struct xg_motion_memory *m, unsigned slot, struct xg_v
  *  false without a match for the newest frame. */
 bool xg_memory_last_match(const struct xg_motion_memory *m, int64_t *t_ns, double *distance);
 
+/** Whether m's match uses the AVX distance (on a processor with AVX, the default) or the
+ *  portable 4-lane one; both give the same distances bit for bit. `avx` true is honoured only
+ *  where the processor has AVX. Returns the choice in effect. For tests and benchmarks. */
+bool xg_memory_set_avx(struct xg_motion_memory *m, bool avx);
+
 /** Bytes allocated by m (for the docs' and benchmarks' memory figures). */
 size_t xg_memory_bytes(const struct xg_motion_memory *m);
 
