@@ -424,6 +424,11 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
             cost_reps = atoi(argv[++i]);
             if (cost_reps < 1 || cost_reps > 64) cost_reps = COST_REPS;
+        } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            printf("usage: bench_prediction_loo [--quick] [--time | --time-only] [--reps N] "
+                   "[OUT_DIR]\n(writes OUT_DIR/prediction_loo.json, OUT_DIR defaults to .; "
+                   "see docs/prediction.md)\n");
+            return 0;
         } else if (!strncmp(argv[i], "--", 2)) {
             if (!strcmp(argv[i], "--ms") && i + 1 < argc) i++;
         } else
