@@ -1,4 +1,4 @@
-/* Internals shared by gateway/gateway.c and gateway/reload.c (not an API for adapters). */
+/* Internals shared by gateway/gateway.c, gateway_conf.c and reload.c (not an API for adapters). */
 #ifndef XG_GATEWAY_INT_H
 #define XG_GATEWAY_INT_H
 
@@ -19,6 +19,18 @@ void xg_gw_adapter_stop(struct xg_gateway *gw, struct xg_gw_adapter *ga);
 /** Stop it, drop it from the table (its entities removed, other adapters told; its sink
  *  unregistered), destroy and free it, and empty its slot in gw->adapters[]. */
 void xg_gw_adapter_free(struct xg_gateway *gw, struct xg_gw_adapter *ga);
+/** A section of the configuration (the gateway map, an adapter, one of its keys) failed with e
+ *  and code rc: keep the error in gw->errors (the first one of the file also in err), report
+ *  the section's misspelt keys, and mark it read so that the unknown-key pass does not list the
+ *  keys its reader did not reach. `first` is the first error's code so far (0: none); returns
+ *  the first error's code after this one. */
+int xg_gw_section_failed(struct xg_gateway *gw, struct xg_conf *at, const struct xg_error *e,
+                         int rc, int first, struct xg_error *err);
+/** Read the `gateway:` map of gw->root into gw->conf (gateway/gateway_conf.c): the defaults,
+ *  then each part on its own (resolv_conf, id, admin, predict, entity, strict, log_level), so
+ *  that one bad key does not hide the errors of the others. Errors go through
+ *  xg_gw_section_failed; returns the first error's code (`first` if it was already set). */
+int xg_gw_conf_load(struct xg_gateway *gw, int first, struct xg_error *err);
 /** Mark sink `sink` due: the next egress pass drains it. */
 void xg_gw_make_due(struct xg_gateway *gw, int sink);
 struct evhttp_request;
