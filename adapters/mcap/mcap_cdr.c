@@ -145,15 +145,12 @@ void mcap_cdr_tf(struct mcap_buf *b, const struct mcap_tf *tf)
                     strlen(tf->child_frame_id), tf->t, tf->q);
 }
 
-size_t mcap_cdr_sample_prefix(struct mcap_buf *b, const struct mcap_sample *s)
+size_t mcap_cdr_sample_prefix(struct mcap_buf *b, const char *const str[5])
 {
     size_t at = b->n;
     struct cdr_w w = {b, at};
-    w_str(&w, s->name);
-    w_str(&w, s->source);
-    w_str(&w, s->origin);
-    w_str(&w, s->origin_gateway);
-    w_str(&w, s->kind);
+    for (int i = 0; i < 5; i++)
+        w_str(&w, str[i]);
     return b->oom ? 0 : b->n - at;
 }
 
@@ -182,7 +179,8 @@ void mcap_cdr_sample_with(struct mcap_buf *b, const uint8_t *prefix, size_t n, c
 void mcap_cdr_sample(struct mcap_buf *b, const struct mcap_sample *s)
 {
     struct mcap_buf pre = {0};
-    size_t n = mcap_cdr_sample_prefix(&pre, s);
+    size_t n = mcap_cdr_sample_prefix(
+        &pre, (const char *const[5]){s->name, s->source, s->origin, s->origin_gateway, s->kind});
     if (pre.oom) b->oom = true;
     mcap_cdr_sample_with(b, pre.p, n, s->parent, strlen(s->parent), s);
     mcap_buf_free(&pre);

@@ -71,10 +71,11 @@ struct mcap_sample {
 
 /** Append a Sample message (encapsulation header included). */
 void mcap_cdr_sample(struct mcap_buf *b, const struct mcap_sample *s);
-/** Append the CDR of s's identity strings (name, source, origin, origin_gateway, kind) as they
- *  follow the encapsulation header; returns its length (0 when memory is short). An entity's
- *  prefix never changes: the recorder encodes it once and passes it to mcap_cdr_sample_with(). */
-size_t mcap_cdr_sample_prefix(struct mcap_buf *b, const struct mcap_sample *s);
+/** Append the CDR of a Sample's identity strings, str[] = {name, source, origin,
+ *  origin_gateway, kind} (NUL-terminated), as they follow the encapsulation header; returns its
+ *  length (0 when memory is short). An entity's prefix never changes: the recorder encodes it
+ *  once and passes it to mcap_cdr_sample_with(). */
+size_t mcap_cdr_sample_prefix(struct mcap_buf *b, const char *const str[5]);
 /** Append a Sample message made of a prefix (mcap_cdr_sample_prefix(), n bytes), the parent's
  *  name (parent_len bytes without NUL, parent[parent_len] the NUL) and s's other fields (its
  *  strings are not read). The same bytes as mcap_cdr_sample(). */

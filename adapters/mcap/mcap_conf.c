@@ -74,6 +74,7 @@ int mcap_rec_read_conf(struct mcap_rec *r, const struct xg_conf *conf, struct xg
                              "world_frame '%s' must be 1 to %zu bytes", world,
                              sizeof r->world_frame - 1);
     strcpy(r->world_frame, world);
+    r->world_frame_len = strlen(world);
     if ((rc = resolve(conf, "path", path, r->path, sizeof r->path, err))) return rc;
     struct stat st;
     size_t len = strlen(r->path);

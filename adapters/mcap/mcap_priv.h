@@ -42,6 +42,7 @@ struct mcap_rec {
     size_t chunk_bytes, queue_bytes;
     bool tf;                /* write /tf too */
     char world_frame[64];   /* /tf frame_id of entities without a parent */
+    size_t world_frame_len; /* strlen(world_frame) */
     char config_sha256[65]; /* of the configuration file, hex; "" = unknown */
     /* loop thread */
     int64_t wall_off_ns; /* wall clock - gateway clock, fixed at start */

@@ -328,14 +328,9 @@ static void close_file(struct mcap_rec *r, const char *who)
 /* d's Sample prefix from its strings, once (pre_n 0 when it does not fit: never) */
 static void set_prefix(struct mcap_ident *d)
 {
-    struct mcap_sample tmp; /* ~2 KiB: the writer thread's stack is MiBs */
-    memcpy(tmp.name, d->name, sizeof d->name);
-    memcpy(tmp.source, d->source, sizeof d->source);
-    memcpy(tmp.origin, d->origin, sizeof d->origin);
-    memcpy(tmp.origin_gateway, d->origin_gateway, sizeof d->origin_gateway);
-    memcpy(tmp.kind, d->kind, sizeof d->kind);
     struct mcap_buf pre = {0};
-    size_t n = mcap_cdr_sample_prefix(&pre, &tmp);
+    size_t n = mcap_cdr_sample_prefix(
+        &pre, (const char *const[5]){d->name, d->source, d->origin, d->origin_gateway, d->kind});
     d->pre_n = n && n <= sizeof d->pre ? (uint16_t)n : 0;
     if (d->pre_n) memcpy(d->pre, pre.p, n);
     mcap_buf_free(&pre);
@@ -433,7 +428,7 @@ static void write_sample(struct mcap_rec *r, const uint8_t *p, size_t len, const
     struct xg_vec3 pos = m.position;
     struct xg_quat rot = m.orientation;
     const char *frame = r->world_frame;
-    size_t frame_len = strlen(r->world_frame);
+    size_t frame_len = r->world_frame_len;
     if (pid) { /* tf is parent-relative: parent^-1 * child */
         struct xg_quat pinv = xg_quat_conj(m.parent_orientation);
         pos =

@@ -255,11 +255,10 @@ void xg_history_set_velocity(struct xg_history *h, struct xg_vec3 v, struct xg_v
 {
     if (!h->n) return;
     struct xg_hist_entry *x = entry(h, 0);
-    const double vv[3] = {v.x, v.y, v.z}, ww[3] = {w.x, w.y, w.z};
-    for (int i = 0; i < 3; i++) {
-        x->v[i] = f16_of(vv[i]);
-        x->w[i] = f16_of(ww[i]);
-    }
+    x->v[0] = f16_of(v.x);
+    x->v[1] = f16_of(v.y);
+    x->v[2] = f16_of(v.z);
+    xg_history_set_angular_velocity(h, w);
 }
 
 void xg_history_set_angular_velocity(struct xg_history *h, struct xg_vec3 w)

@@ -155,7 +155,8 @@ static void test_cdr_grouped(void **state)
     s.n_buttons = 1;
     struct mcap_buf whole = {0}, pre = {0}, with = {0};
     mcap_cdr_sample(&whole, &s);
-    size_t n = mcap_cdr_sample_prefix(&pre, &s);
+    size_t n = mcap_cdr_sample_prefix(
+        &pre, (const char *const[5]){s.name, s.source, s.origin, s.origin_gateway, s.kind});
     assert_int_equal(n, pre.n);
     mcap_cdr_sample_with(&with, pre.p, n, "rig/hips", 8, &s);
     assert_int_equal(with.n, whole.n);
