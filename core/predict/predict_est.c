@@ -74,6 +74,21 @@ static void finish(const double v[3], const double w[3], unsigned m, struct xg_m
     out->n_used = (int)m;
 }
 
+/* exp(-d / ROT_TAU_S) for an interval of d ns, through a two-entry cache (f[i] for the interval
+ * d_ns[i]; an empty slot holds 0 and 1, exact): a source at a fixed rate repeats one interval, or
+ * two when its capture times are rounded to whole ns (120 Hz: 8333333 and 8333334 ns), so exp()
+ * runs about once each. A new interval goes into slot 1 when slot 0 holds its neighbour (d +- 1),
+ * else into slot 0. */
+static double decay(int64_t d_ns[2], double f[2], int64_t d)
+{
+    if (d == d_ns[0]) return f[0];
+    if (d == d_ns[1]) return f[1];
+    const int c = d_ns[0] == d - 1 || d_ns[0] == d + 1;
+    d_ns[c] = d;
+    f[c] = exp(-(double)d * 1e-9 / ROT_TAU_S);
+    return f[c];
+}
+
 /* the sample k places back, decoded (k = 0 is the newest) */
 static struct xg_hist ring_at(const struct xg_history *hist, unsigned k)
 {
@@ -111,19 +126,11 @@ void xg_motion_estimate(const struct xg_history *hist, int64_t window_ns, struct
     /* rotation weights exp(age / tau) as a running product over the intervals: sources at a
      * fixed rate repeat the same one or two intervals, so exp() runs about twice per call */
     double wr[XG_HISTORY];
-    int64_t dn[2] = {-1, -1};
+    int64_t dn[2] = {0, 0};
     double df[2] = {1, 1};
     wr[0] = 1;
-    for (unsigned i = 1; i < m; i++) {
-        int64_t d = tn[i - 1] - tn[i];
-        int c = d == dn[0] ? 0 : d == dn[1] ? 1 : -1;
-        if (c < 0) {
-            c = dn[0] < 0 ? 0 : 1;
-            dn[c] = d;
-            df[c] = exp(-(double)d * 1e-9 / ROT_TAU_S);
-        }
-        wr[i] = wr[i - 1] * df[c];
-    }
+    for (unsigned i = 1; i < m; i++)
+        wr[i] = wr[i - 1] * decay(dn, df, tn[i - 1] - tn[i]);
     double v[3], w[3];
     fit(t, (const double(*)[3])p, m, NULL, true, v);
     fit(t, (const double(*)[3])r, m, wr, false, w);
@@ -172,20 +179,12 @@ static void acc_rebuild(struct xg_motion_acc *a, const struct xg_history *hist, 
     a->anchor_p = h0->p;
     a->anchor_q = h0->q;
     double w = 1, R[3], df[2] = {1, 1};
-    int64_t dn[2] = {-1, -1}, t_prev = h0->t_ns;
+    int64_t dn[2] = {0, 0}, t_prev = h0->t_ns;
     for (unsigned k = 0; k < n; k++) {
         const int64_t tk = k ? xg_history_time(hist, k) : h0->t_ns;
         if (h0->t_ns - tk > window_ns && a->m >= 2) break;
         const struct xg_hist hv = k ? ring_at(hist, k) : *h0, *h = &hv;
-        if (k) { /* a source at a fixed rate repeats one or two intervals: exp() once each */
-            const int64_t d = t_prev - tk;
-            int c = d == dn[0] ? 0 : d == dn[1] ? 1 : -1;
-            if (c < 0) {
-                c = dn[0] < 0 ? 0 : 1;
-                dn[c] = d, df[c] = exp(-(double)d * 1e-9 / ROT_TAU_S);
-            }
-            w *= df[c];
-        }
+        if (k) w *= decay(dn, df, t_prev - tk);
         t_prev = tk;
         acc_add(a, h, w, 1, R);
         a->m++;
@@ -291,15 +290,7 @@ void xg_motion_update(struct xg_motion_acc *acc, const struct xg_history *hist,
             acc_add(acc, evicted, drop_weight(acc, acc->newest_ns - evicted->t_ns), -1, R);
             acc->m--;
         }
-        /* a source at a fixed rate repeats its interval, or two when the capture times are
-         * rounded to whole ns (120 Hz: 8333333 and 8333334 ns): exp() once each */
-        const int64_t dt = h0->t_ns - acc->newest_ns;
-        int c = dt == acc->rescale_dt_ns[0] ? 0 : dt == acc->rescale_dt_ns[1] ? 1 : -1;
-        if (c < 0) {
-            c = acc->rescale_dt_ns[0] == dt - 1 || acc->rescale_dt_ns[0] == dt + 1;
-            acc->rescale_dt_ns[c] = dt, acc->rescale[c] = exp(-(double)dt * 1e-9 / ROT_TAU_S);
-        }
-        const double f = acc->rescale[c];
+        const double f = decay(acc->rescale_dt_ns, acc->rescale, h0->t_ns - acc->newest_ns);
         for (int i = 0; i < 3; i++)
             acc->a[i] *= f, acc->b0[i] *= f, acc->b1[i] *= f;
         acc_add(acc, h0, 1, 1, acc->r0);
