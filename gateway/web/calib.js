@@ -103,6 +103,8 @@ export function createCalibPanel(doc, token, inspector) {
     const list = panel.list || [];
     box.hidden = head.hidden = list.length === 0;
     box.replaceChildren();
+    for (const name of panel.canvases.keys())
+      if (!list.some((c) => c.name === name)) panel.canvases.delete(name);
     for (const c of list) {
       const card = el('div', 'calib-card');
       card.dataset.name = c.name;
@@ -144,10 +146,16 @@ export function createCalibPanel(doc, token, inspector) {
           `${c.drift.limit_deg}°; ${c.drift.detected} drifts)`));
       }
       const fig = el('figure', 'calib-spaces');
-      const cv = el('canvas');
-      cv.width = 300;
-      cv.height = 130;
-      panel.canvases.set(c.name, cv);
+      // the same canvas across renders: a new one would stay blank until the next trail tick
+      let cv = panel.canvases.get(c.name);
+      if (!cv) {
+        cv = el('canvas');
+        cv.width = 300;
+        cv.height = 130;
+        panel.canvases.set(c.name, cv);
+        drawTrails(cv, [{ color: '#2a7', points: panel.trails.get(c.reference) || [] },
+                        { color: '#d70', points: panel.trails.get(c.target) || [] }]);
+      }
       const cap = el('figcaption');
       cap.append(el('span', 'calib-ref', c.reference), ' and ', el('span', 'calib-tgt', c.target),
         `, last ${TRAIL_S} s: ` + (c.applied ? 'after (target moved into the reference space)'

@@ -43,6 +43,16 @@ try {
   await page.waitForFunction(() => window.xrgateInspector.calib.trails.size >= 2 &&
     [...window.xrgateInspector.calib.trails.values()].every((t) => t.length > 30), null,
   { timeout: 20000 });
+  // a poll re-renders the card: the top view keeps its canvas (a new one would be blank until
+  // the next trail tick, and the view would flash empty once a second)
+  const sameCanvas = await page.evaluate(async () => {
+    const panel = window.xrgateInspector.calib;
+    const sel = '.calib-card[data-name="head"] canvas';
+    const before = document.querySelector(sel), polls = panel.polls;
+    while (panel.polls < polls + 2) await new Promise((r) => setTimeout(r, 20));
+    return document.querySelector(sel) === before;
+  });
+  check(sameCanvas, 'the top view keeps its canvas across polls', sameCanvas);
   const colours = await page.$eval('.calib-card[data-name="head"] canvas', (cv) => {
     const d = cv.getContext('2d').getImageData(0, 0, cv.width, cv.height).data;
     let ref = 0, tgt = 0;
