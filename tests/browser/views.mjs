@@ -49,7 +49,10 @@ export async function plotChecks(page, check, n) {
   await page.click('#entities tr[data-name="demo/head"]');
   await page.waitForFunction(() => window.xrgateInspector.plots.entity.t.length > 20, null,
                              { timeout: 5000 });
-  await page.waitForTimeout(600); // two redraws
+  // two redraws after the data is there (plots.draws counts them), not a sleep
+  const draws = await page.evaluate(() => window.xrgateInspector.plots.draws);
+  await page.waitForFunction((d) => window.xrgateInspector.plots.draws >= d + 2, draws,
+                             { timeout: 10000 });
   const p = await page.evaluate(() => {
     const ins = window.xrgateInspector;
     // non-background pixels of each plot canvas
@@ -190,7 +193,10 @@ export async function mocapChecks(ctx, url, check, shot, consoleErrors) {
     }, null, { timeout: 10000 }).then((h) => h.jsonValue()).catch(() => null);
     check(out.rtp && /port unreachable/.test(out.rtp),
           'RTP sender with no listener: "no listener" in red, explained', out.rtp);
-    await page.waitForTimeout(300);
+    // the labels laid out again over a few rendered frames (a count, not a sleep)
+    await page.waitForFunction((f) => window.xrgateInspector.view.frames >= f + 5,
+                               await page.evaluate(() => window.xrgateInspector.view.frames),
+                               { timeout: 10000 });
     out.labels = (await sceneState(page)).labels;
     check(out.labels.overlaps === 0, '31 joints at the screenshot: no overlapping labels', out.labels);
     await page.screenshot({ path: shot });
@@ -208,7 +214,9 @@ export async function crowdChecks(ctx, url, check, shot, consoleErrors) {
       const ins = window.xrgateInspector;
       return ins && ins.view && ins.view.entities.size === 200 && ins.view.frames > 10;
     }, null, { timeout: 20000 });
-    await page.waitForTimeout(500);
+    await page.waitForFunction((f) => window.xrgateInspector.view.frames >= f + 5,
+                               await page.evaluate(() => window.xrgateInspector.view.frames),
+                               { timeout: 10000 });
     const s = await sceneState(page);
     const names = (await rowNames(page)).filter((n) => !n.startsWith('['));
     const i2 = names.indexOf('crowd/body2'), i10 = names.indexOf('crowd/body10');
@@ -305,7 +313,8 @@ export async function xrChecks(ctx, url, check, shot, consoleErrors) {
                                      window.xrgateInspector.view.xrFrames > 10, null,
                                { timeout: 10000 });
     const framesBefore = await page.evaluate(() => window.xrgateInspector.frames);
-    await page.waitForTimeout(300);
+    await page.waitForFunction((f) => window.xrgateInspector.frames > f, framesBefore,
+                               { timeout: 10000 });
     const s = await page.evaluate(() => {
       const ins = window.xrgateInspector;
       const cam = ins.view.renderer.xr.getCamera().position;
@@ -328,13 +337,12 @@ export async function xrChecks(ctx, url, check, shot, consoleErrors) {
     await page.screenshot({ path: shot });
     await page.click('#enter-vr');
     await page.waitForFunction(() => !window.xrgateInspector.xr.presenting, null, { timeout: 5000 });
-    const after = await page.evaluate(async () => {
-      const v = window.xrgateInspector.view;
-      const f = v.frames;
-      await new Promise((r) => setTimeout(r, 300));
-      return { text: document.getElementById('enter-vr').textContent, resumed: v.frames > f,
-               calls: window.__xrCalls };
-    });
+    const f0 = await page.evaluate(() => window.xrgateInspector.view.frames);
+    const resumed = await page.waitForFunction((f) => window.xrgateInspector.view.frames > f, f0,
+                                               { timeout: 10000 }).then(() => true, () => false);
+    const after = await page.evaluate((r) => ({
+      text: document.getElementById('enter-vr').textContent, resumed: r,
+      calls: window.__xrCalls }), resumed);
     check(after.text === 'Enter VR' && after.resumed && after.calls.includes('end'),
           'Exit VR ends the session and the page view resumes', after);
     return { calls: s.calls, xrFrames: s.xrFrames };
