@@ -29,7 +29,6 @@
 #include "core/net/timer.h"
 #include "core/net/udp_endpoint.h"
 
-struct event;
 struct less_peer; /* the glue's (less_adapter_io.h): a session + its socket */
 
 #define LESS_MAX_KEYS 8

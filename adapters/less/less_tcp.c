@@ -69,15 +69,15 @@ static void tcp_read_cb(struct bufferevent *bev, void *arg)
 {
     struct less_peer *p = arg;
     struct less_adapter *la = p->la;
-    struct evbuffer *in = xg_tcp_input(bev);
     xg_tserver_read_more(bev); /* a whole frame per pass, not 4 KiB of it */
     while (!p->s.closing) {    /* what this pass read (at most XG_TSERVER_READ_CAP bytes) */
-        size_t avail = evbuffer_get_length(in);
+        size_t avail = xg_tcp_in_len(bev);
         if (!avail) return;
         /* the splitter reads the packet-length INTEGER only (at most LESS_INT_MAX_BYTES bytes)
          * and compares it with `avail`: contiguous header bytes, no copy of the whole input */
         size_t hl = avail < LESS_INT_MAX_BYTES ? avail : LESS_INT_MAX_BYTES;
-        const uint8_t *head = evbuffer_pullup(in, (ev_ssize_t)hl);
+        const uint8_t *head = xg_tcp_in_pullup(bev, hl);
+        if (!head) return; /* out of memory: the next read tries again */
         size_t flen = 0;
         struct xg_error err = {0};
         int rc = less_tcp_split(head, avail, (size_t)la->max_packet, &flen, &err);
@@ -90,14 +90,15 @@ static void tcp_read_cb(struct bufferevent *bev, void *arg)
             return;
         }
         if (rc == 0) return;
-        const uint8_t *frame = evbuffer_pullup(in, (ev_ssize_t)flen);
+        const uint8_t *frame = xg_tcp_in_pullup(bev, flen);
+        if (!frame) return; /* out of memory: the next read tries again */
         struct less_frame f;
         int64_t now = xg_clock_mono_ns();
         rc = tcp_decode_keys(p, frame, flen, &f, &err);
         la->env.packets_in++;
         if (rc == -EACCES) less_describe_bad_signature(la, &err, frame, flen, f.sig_off);
         if (rc == 0) rc = less_session_rx_tcp(&p->s, &f, now, &err);
-        evbuffer_drain(in, flen);
+        xg_tcp_in_drain(bev, flen);
         if (rc < 0) {
             if (rc == -EACCES)
                 la->env.bad_signature++;
@@ -127,7 +128,7 @@ static void tcp_event_cb(struct bufferevent *bev, short what, void *arg)
     if (p->tls && xg_tls_error(p->tls)[0]) {
         snprintf(why, sizeof why, "%s; closing", xg_tls_error(p->tls));
         la->env.a->errors++;
-    } else if (what & BEV_EVENT_TIMEOUT) {
+    } else if (what & XG_TCP_TIMEOUT) {
         snprintf(why, sizeof why,
                  "no connection-control within %d s of connecting (is it a LESS peer?); closing",
                  LESS_HANDSHAKE_TIMEOUT_S);
@@ -138,7 +139,7 @@ static void tcp_event_cb(struct bufferevent *bev, short what, void *arg)
                  "and does it accept our certificate?); closing",
                  p->s.addr);
         la->env.a->errors++;
-    } else if (what & BEV_EVENT_EOF) {
+    } else if (what & XG_TCP_EOF) {
         snprintf(why, sizeof why, "connection closed by peer");
     } else {
         int e = errno;

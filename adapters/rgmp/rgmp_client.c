@@ -534,12 +534,12 @@ static void read_cb(struct bufferevent *bev, void *arg)
 {
     struct xg_adapter *a = arg;
     struct rgmp_client *c = a->priv;
-    struct evbuffer *in = xg_tcp_input(bev);
     xg_tserver_read_more(bev); /* a whole frame per pass, not 4 KiB of it */
     for (;;) {
-        size_t len = evbuffer_get_length(in);
+        size_t len = xg_tcp_in_len(bev);
         if (len < RGMP_HEADER_LEN) return;
-        const uint8_t *hb = evbuffer_pullup(in, RGMP_HEADER_LEN);
+        const uint8_t *hb = xg_tcp_in_pullup(bev, RGMP_HEADER_LEN);
+        if (!hb) return; /* out of memory: the next read tries again */
         struct rgmp_header h;
         size_t need;
         struct xg_error err = {0};
@@ -549,7 +549,7 @@ static void read_cb(struct bufferevent *bev, void *arg)
             return;
         }
         if (len < need) return; /* bounded: need <= 8 + the configured limit */
-        const uint8_t *buf = evbuffer_pullup(in, (ev_ssize_t)need);
+        const uint8_t *buf = xg_tcp_in_pullup(bev, need);
         if (!buf) {
             xg_error_set(&err, -ENOMEM, "out of memory buffering a %zu-byte frame", need);
             protocol_error(a, &err);
@@ -604,7 +604,7 @@ static void read_cb(struct bufferevent *bev, void *arg)
             break;
         }
         }
-        evbuffer_drain(in, need);
+        xg_tcp_in_drain(bev, need);
         if (!c->bev) return;
     }
 }
@@ -614,8 +614,8 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
     struct xg_adapter *a = arg;
     struct rgmp_client *c = a->priv;
     char why[200];
-    if (what & BEV_EVENT_EOF) {
-        size_t left = evbuffer_get_length(xg_tcp_input(bev));
+    if (what & XG_TCP_EOF) {
+        size_t left = xg_tcp_in_len(bev);
         struct xg_error err = {0};
         if (rgmp_frame_eof(left, &err) < 0) {
             protocol_error(a, &err);
@@ -627,7 +627,7 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
         close_connection(a, why);
         return;
     }
-    if (what & BEV_EVENT_ERROR) {
+    if (what & XG_TCP_ERROR) {
         int e = errno;
         XG_WARN(a->name, "connection to %s lost: %s", c->peer, strerror(e));
         snprintf(why, sizeof why, "connection to %s lost: %s", c->peer, strerror(e));

@@ -84,15 +84,14 @@ static void client_read_cb(struct bufferevent *bev, void *arg)
 {
     /* RGMP clients send nothing (§2): read and discard */
     (void)arg;
-    struct evbuffer *in = xg_tcp_input(bev);
-    evbuffer_drain(in, evbuffer_get_length(in));
+    xg_tcp_in_drain(bev, xg_tcp_in_len(bev));
 }
 
 static void client_event_cb(struct bufferevent *bev, short what, void *arg)
 {
     struct xg_adapter *a = arg;
     struct rgmp_server *s = a->priv;
-    if (!(what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))) return;
+    if (!(what & (XG_TCP_EOF | XG_TCP_ERROR))) return;
     for (struct client *c = s->clients; c; c = c->next)
         if (c->bev == bev) {
             XG_INFO_PEER(&s->lim_conn, a->name, "client %s disconnected", c->peer);

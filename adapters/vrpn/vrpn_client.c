@@ -410,20 +410,19 @@ static int sess_event(void *ctx, const struct vrpn_event *ev)
  * false if the connection was closed. */
 static bool feed_input(struct vconn *c)
 {
-    struct evbuffer *in = xg_tcp_input(c->bev);
     int64_t rx = xg_clock_mono_ns();
     enum vrpn_sess_state st = vrpn_session_state(&c->sess);
     if (st != VRPN_SESS_COOKIE && st != VRPN_SESS_STREAMING) return true;
     for (;;) {
-        struct evbuffer_iovec v;
-        if (evbuffer_peek(in, -1, NULL, &v, 1) < 1 || !v.iov_len) return true;
-        size_t n = v.iov_len;
-        int rc = vrpn_session_feed(&c->sess, v.iov_base, n, rx);
+        size_t n;
+        const uint8_t *p = xg_tcp_in_peek(c->bev, &n);
+        if (!p) return true;
+        int rc = vrpn_session_feed(&c->sess, p, n, rx);
         if (rc < 0) {
             vrpn_cli_session_failed(c, NULL);
             return false;
         }
-        evbuffer_drain(in, n);
+        xg_tcp_in_drain(c->bev, n);
     }
 }
 
@@ -438,7 +437,7 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
     struct vconn *c = arg;
     struct xg_adapter *a = c->a;
     char why[200];
-    if (what & BEV_EVENT_EOF) {
+    if (what & XG_TCP_EOF) {
         if (!feed_input(c)) return;
         (void)bev;
         if (vrpn_session_eof(&c->sess) < 0) {
@@ -450,7 +449,7 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
         vrpn_cli_close_conn(c, why);
         return;
     }
-    if (what & BEV_EVENT_ERROR) {
+    if (what & XG_TCP_ERROR) {
         int e = errno;
         snprintf(why, sizeof why, "connection to %s lost: %s", c->peer, strerror(e));
         XG_WARN(a->name, "%s", why);

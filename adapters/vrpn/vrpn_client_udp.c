@@ -143,7 +143,7 @@ int vrpn_cli_start_callback(struct vconn *c, char *why, size_t why_size)
     c->srv_ip = ((const struct sockaddr_in *)&c->addr)->sin_addr; /* until the call-back */
     c->srv_udp_port = 0;
     c->lis = xg_net_listener_new_bind(a->base, accept_cb, c,
-                                      LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 4,
+                                      XG_NET_LISTEN_CLOSE_ON_FREE | XG_NET_LISTEN_CLOSE_ON_EXEC, 4,
                                       (struct sockaddr *)&local, sizeof local, a->name);
     if (!c->lis) {
         snprintf(why, why_size, "cannot listen for the call-back on %s: %s", c->local_ip,

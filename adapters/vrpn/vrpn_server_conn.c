@@ -294,21 +294,20 @@ static struct conn *conn_of(struct vrpn_server *s, struct bufferevent *bev)
  * gone. */
 static bool conn_feed(struct xg_adapter *a, struct conn *c)
 {
-    struct evbuffer *in = xg_tcp_input(c->bev);
     int64_t now = xg_clock_mono_ns();
     enum vrpn_sess_state st = vrpn_session_state(&c->sess);
     if (st != VRPN_SESS_COOKIE && st != VRPN_SESS_STREAMING) return true;
     for (;;) {
-        struct evbuffer_iovec v;
-        if (evbuffer_peek(in, -1, NULL, &v, 1) < 1 || !v.iov_len) return true;
-        size_t n = v.iov_len;
-        int rc = vrpn_session_feed(&c->sess, v.iov_base, n, now);
+        size_t n;
+        const uint8_t *p = xg_tcp_in_peek(c->bev, &n);
+        if (!p) return true;
+        int rc = vrpn_session_feed(&c->sess, p, n, now);
         if (rc == -ECONNABORTED) return false; /* freed by a write that failed */
         if (rc < 0) {
             conn_failed(a, c);
             return false;
         }
-        evbuffer_drain(in, n);
+        xg_tcp_in_drain(c->bev, n);
     }
 }
 
@@ -325,7 +324,7 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
     struct vrpn_server *s = a->priv;
     struct conn *c = conn_of(s, bev);
     if (!c) return;
-    if (what & BEV_EVENT_CONNECTED) {
+    if (what & XG_TCP_CONNECTED) {
         /* we called the client back (UDP+TCP mode): cookie now, our UDP socket for its
          * UDP_DESCRIPTION */
         int one = 1;
@@ -339,7 +338,7 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
         XG_DEBUG(a->name, "client %s: called back", c->peer);
         return;
     }
-    if (!(what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))) return;
+    if (!(what & (XG_TCP_EOF | XG_TCP_ERROR))) return;
     if (vrpn_session_state(&c->sess) == VRPN_SESS_CALLBACK) {
         XG_WARN_PEER(&s->lim_callback, a->name, "call-back to %s failed: %s", c->peer,
                      strerror(errno));
@@ -347,7 +346,7 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
         vrpn_srv_conn_free(s, c);
         return;
     }
-    if (what & BEV_EVENT_EOF) {
+    if (what & XG_TCP_EOF) {
         if (!conn_feed(a, c)) return;
         if (vrpn_session_eof(&c->sess) < 0) { /* a partial cookie or message */
             conn_failed(a, c);

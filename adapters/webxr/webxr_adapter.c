@@ -20,6 +20,7 @@
  * 100 ms, then one per ping_ms) give the clock offset, FRAMEs go into the table. A bad message,
  * a text message, a message above max_message_bytes or more than max_messages_per_s messages in
  * one second close the connection with one rate-limited line naming peer, field and value. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -224,12 +225,12 @@ static ssize_t ws_recv(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, in
         wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
         return -1;
     }
-    int n = evbuffer_remove(xg_tcp_input(c->bev), buf, len);
-    if (n <= 0) {
+    size_t n = xg_tcp_in_read(c->bev, buf, len);
+    if (!n) {
         wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
         return -1;
     }
-    return n;
+    return (ssize_t)n;
 }
 
 static ssize_t ws_send(wslay_event_context_ptr ctx, const uint8_t *data, size_t len, int flags,
@@ -309,20 +310,19 @@ static void ws_pump(struct conn *c)
 
 static void http_reply(struct conn *c, const char *status, const char *extra, const char *body)
 {
-    evbuffer_add_printf(xg_tcp_output(c->bev),
-                        "HTTP/1.1 %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
-                        "X-Content-Type-Options: nosniff\r\n%sConnection: close\r\n"
-                        "Content-Length: %zu\r\n\r\n%s",
-                        status, extra, strlen(body), body);
+    xg_tcp_printf(c->bev,
+                  "HTTP/1.1 %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
+                  "X-Content-Type-Options: nosniff\r\n%sConnection: close\r\n"
+                  "Content-Length: %zu\r\n\r\n%s",
+                  status, extra, strlen(body), body);
 }
 
 static void handshake(struct conn *c)
 {
     struct webxr *x = c->x;
-    struct evbuffer *in = xg_tcp_input(c->bev);
-    struct evbuffer_ptr end = evbuffer_search(in, "\r\n\r\n", 4, NULL);
-    if (end.pos < 0 || (size_t)end.pos + 4 > HEAD_MAX) {
-        if (end.pos >= 0 || evbuffer_get_length(in) > HEAD_MAX) {
+    long end = xg_tcp_in_find(c->bev, "\r\n\r\n", 4);
+    if (end < 0 || (size_t)end + 4 > HEAD_MAX) {
+        if (end >= 0 || xg_tcp_in_len(c->bev) > HEAD_MAX) {
             x->handshakes_failed++;
             XG_WARN_PEER(&x->lim_hs, x->a->name,
                          "peer %s: request head above %d bytes: closing the connection", c->peer,
@@ -332,9 +332,9 @@ static void handshake(struct conn *c)
         }
         return;
     }
-    size_t hl = (size_t)end.pos + 4;
+    size_t hl = (size_t)end + 4;
     char head[HEAD_MAX + 1];
-    evbuffer_remove(in, head, hl);
+    xg_tcp_in_read(c->bev, head, hl);
     head[hl] = '\0';
     struct webxr_upgrade u;
     struct xg_error err = {0};
@@ -366,10 +366,10 @@ static void handshake(struct conn *c)
     }
     char accept[40];
     webxr_accept_key(u.key, accept, sizeof accept);
-    evbuffer_add_printf(xg_tcp_output(c->bev),
-                        "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
-                        "Connection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n\r\n",
-                        accept);
+    xg_tcp_printf(c->bev,
+                  "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+                  "Connection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n\r\n",
+                  accept);
     static const struct wslay_event_callbacks cbs = {
         .recv_callback = ws_recv,
         .send_callback = ws_send,
@@ -413,7 +413,7 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
     (void)bev;
     if (!c->close_reason[0])
         snprintf(c->close_reason, sizeof c->close_reason, "%s",
-                 (what & BEV_EVENT_EOF) ? "the page closed the connection" : "connection error");
+                 (what & XG_TCP_EOF) ? "the page closed the connection" : "connection error");
     conn_free(c);
 }
 

@@ -10,6 +10,10 @@
 #include "core/util/log.h"
 #include "core/net/net.h"
 
+_Static_assert(XG_NET_LISTEN_CLOSE_ON_FREE == LEV_OPT_CLOSE_ON_FREE &&
+                   XG_NET_LISTEN_CLOSE_ON_EXEC == LEV_OPT_CLOSE_ON_EXEC,
+               "XG_NET_LISTEN_* are libevent's LEV_OPT_* values");
+
 struct guard {
     struct evconnlistener *lev;
     struct event *resume;

@@ -70,6 +70,11 @@ struct evconnlistener;
 
 #define XG_ACCEPT_BACKOFF_MS 1000 /* pause after a failed accept(), ms */
 
+/* xg_net_listener_new_bind flags for callers without libevent's header (libevent's LEV_OPT_*
+ * values, checked at compile time in listener.c) */
+#define XG_NET_LISTEN_CLOSE_ON_FREE 0x02u /**< close the socket when the listener is freed */
+#define XG_NET_LISTEN_CLOSE_ON_EXEC 0x04u /**< FD_CLOEXEC on the listening socket */
+
 /** evconnlistener_new_bind() with the accept back-off guard installed (`cb`, `arg`, `flags`,
  *  `backlog` as there; `component` names the owner in the log line, copied). NULL on failure
  *  (errno from the bind/listen). Free with xg_net_listener_free(). */

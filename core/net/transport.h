@@ -1,7 +1,7 @@
 /* The transport module's umbrella header: the one door from an adapter to the reactor.
  *
- * Layers (docs/development.md "Layers"): transport (this header: libevent's events, buffers,
- * bufferevents and listeners, plus core/net/transport_client.h for outgoing TCP with DNS and
+ * Layers (docs/development.md "Layers"): transport (this header, which includes no libevent
+ * header: core/net/transport_client.h for outgoing TCP with DNS and
  * backoff, core/net/transport_server.h for listeners with client caps, read caps and the
  * slow-client policy, core/net/tcp_conn.h for driving one connection (callbacks, reading, writing,
  * freeing), core/net/udp_endpoint.h and core/net/udp_batch.h for UDP sockets, core/net/timer.h for
@@ -14,12 +14,6 @@
  * neither. tests/static/check_layers.sh enforces both rules (ctest static/layers). */
 #ifndef XG_TRANSPORT_H
 #define XG_TRANSPORT_H
-
-#include <event2/buffer.h>
-#include <event2/bufferevent.h>
-#include <event2/event.h>
-#include <event2/listener.h>
-#include <event2/util.h>
 
 #include "core/net/tcp_conn.h"
 #include "core/net/timer.h"

@@ -6,8 +6,11 @@ event_active or any evtimer_* (core's timers do: core/net/timer.h), any bufferev
 transport does: core/net/transport_client.h, core/net/transport_server.h, core/net/tcp_conn.h), or any of
 libevent's evutil_* / EVUTIL_* helpers (a socket is closed with xg_tcp_close_fd, core/net/tcp_conn.h;
 a socket error is errno, its text strerror), or libevent's evconnlistener_* calls (core's
-xg_net_listener_* in core/net/net.h, or the TCP transport). Comments and string literals are not
-looked at.
+xg_net_listener_* in core/net/net.h, or the TCP transport), or libevent's byte queues and
+constants: evbuffer_*, struct evbuffer, ev_ssize_t, BEV_*, LEV_OPT_*, EV_READ/EV_WRITE/...
+(core/net/tcp_conn.h's xg_tcp_in_* / xg_tcp_printf / XG_TCP_*, core/net/net.h's
+XG_NET_LISTEN_*). No core header an adapter includes pulls in libevent either, so such a name
+would also fail to compile. Comments and string literals are not looked at.
 
 PENDING lists what is still allowed, per file and kind, while it is being converted: the list
 only shrinks. An entry that no longer matches anything is an error too (delete it).
@@ -25,6 +28,8 @@ KINDS = {
     "tcp": re.compile(r"\bbufferevent_\w+"),
     "evutil": re.compile(r"\b(evutil|EVUTIL)_\w+"),
     "listener": re.compile(r"\bevconnlistener_\w+\s*\("),
+    "buffer": re.compile(r"\bevbuffer_\w+|\bstruct\s+evbuffer\b|\bev_u?ssize_t\b|\bev_u?int\d+_t\b|"
+                         r"\b(BEV|LEV_OPT|EVLOOP|EV)_[A-Z_]+\b"),
 }
 
 # Folders not looked at yet.
@@ -91,7 +96,10 @@ def main():
                                             "evutil": "xg_tcp_close_fd (core/net/tcp_conn.h) or "
                                                       "errno/strerror",
                                             "listener": "xg_net_listener_* (core/net/net.h) or "
-                                                        "TCP transport"}[kind])
+                                                        "TCP transport",
+                                            "buffer": "xg_tcp_in_*, xg_tcp_write/xg_tcp_printf, "
+                                                      "XG_TCP_* (core/net/tcp_conn.h) or "
+                                                      "XG_NET_LISTEN_* (core/net/net.h)"}[kind])
     for rel, kinds in sorted(PENDING.items()):
         for kind in sorted(kinds):
             if (rel, kind) not in used:
@@ -101,7 +109,7 @@ def main():
         print("check_adapter_io: " + b, file=sys.stderr)
     if not bad:
         print(f"check_adapter_io: {checked} adapter files, no socket, event, bufferevent, "
-              f"evutil or listener call ({sum(len(k) for k in PENDING.values())} pending; "
+              f"evutil, listener or evbuffer call, no libevent constant ({sum(len(k) for k in PENDING.values())} pending; "
               f"not checked yet: {', '.join(sorted(SKIP_DIRS)) or 'none'})")
     return 1 if bad else 0
 

@@ -1,9 +1,9 @@
 /* Unit tests for an adapter's TCP connection (core/net/tcp_conn.h) over a socket pair: bytes
  * written arrive through the read callback, the input bound pauses reading, the written callback, a
- * read timeout as BEV_EVENT_TIMEOUT, EOF when the other end closes, a connect that fails. */
+ * read timeout as XG_TCP_TIMEOUT, EOF when the other end closes, a connect that fails, and the
+ * received bytes read with xg_tcp_in_* (a view across two reads, find, copy out, drain) and text
+ * queued with xg_tcp_printf. */
 #include <arpa/inet.h>
-#include <event2/buffer.h>
-#include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <netinet/in.h>
 #include <setjmp.h>
@@ -30,9 +30,9 @@ static void on_read(struct bufferevent *bev, void *arg)
 {
     struct ctx *c = arg;
     c->reads++;
-    struct evbuffer *in = xg_tcp_input(bev);
-    c->got += evbuffer_get_length(in);
-    evbuffer_drain(in, evbuffer_get_length(in));
+    size_t n = xg_tcp_in_len(bev);
+    c->got += n;
+    xg_tcp_in_drain(bev, n);
     event_base_loopbreak(c->b);
 }
 
@@ -72,12 +72,11 @@ static void test_pair(void **state)
         event_base_dispatch(ca.b);
     assert_int_equal(cb.got, 5);
     assert_true(xg_tcp_unsent(a) == 0);
-    assert_int_equal(evbuffer_get_length(xg_tcp_output(a)), 0);
     /* a read timeout: nothing arrives within 20 ms */
     xg_tcp_read_timeout(b, 20);
     event_base_dispatch(ca.b);
-    assert_true(cb.last_event & BEV_EVENT_TIMEOUT);
-    assert_true(cb.last_event & BEV_EVENT_READING);
+    assert_true(cb.last_event & XG_TCP_TIMEOUT);
+    assert_true(cb.last_event & XG_TCP_READING);
     /* paused: what arrives is not read; the other end closing shows as EOF on a */
     xg_tcp_read_timeout(b, 0);
     xg_tcp_pause(b, true);
@@ -86,10 +85,73 @@ static void test_pair(void **state)
     event_base_loop(ca.b, EVLOOP_ONCE | EVLOOP_NONBLOCK);
     assert_int_equal(cb.reads, reads);
     xg_tcp_free(b);
-    while (!(ca.last_event & BEV_EVENT_EOF) && !(ca.last_event & BEV_EVENT_ERROR))
+    while (!(ca.last_event & XG_TCP_EOF) && !(ca.last_event & XG_TCP_ERROR))
         event_base_dispatch(ca.b);
     xg_tcp_free(a);
     xg_tcp_free(NULL);
+    event_base_free(ca.b);
+}
+
+/* keeps what arrived (the test reads it with xg_tcp_in_*) */
+static void on_read_keep(struct bufferevent *bev, void *arg)
+{
+    struct ctx *c = arg;
+    c->reads++;
+    c->got = xg_tcp_in_len(bev);
+    event_base_loopbreak(c->b);
+}
+
+static void test_byte_queues(void **state)
+{
+    (void)state;
+    int sv[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
+    struct ctx ca = {.b = event_base_new()}, cb = {.b = ca.b};
+    struct bufferevent *a = xg_tcp_wrap(ca.b, sv[0]), *b = xg_tcp_wrap(ca.b, sv[1]);
+    struct xg_tcp_conf fa = {.read = on_read, .event = on_event, .arg = &ca};
+    struct xg_tcp_conf fb = {.read = on_read_keep, .event = on_event, .arg = &cb};
+    xg_tcp_start(a, &fa);
+    xg_tcp_start(b, &fb);
+    assert_null(xg_tcp_in_pullup(b, 1)); /* nothing yet */
+    size_t n = 99;
+    assert_null(xg_tcp_in_peek(b, &n));
+    assert_int_equal(n, 0);
+    assert_int_equal(xg_tcp_in_find(b, "x", 1), -1);
+    /* two reads: the head's blank line "\r\n\r\n" is split across them */
+    static const char p1[] = "GET / HTTP/1.1\r\nHost: x\r\n", p2[] = "\r\nbody";
+    const size_t n1 = sizeof p1 - 1, n2 = sizeof p2 - 1;
+    assert_int_equal(xg_tcp_printf(a, "GET / HTTP/%d.%d\r\nHost: %s\r\n", 1, 1, "x"), 0);
+    while (cb.got < n1)
+        event_base_dispatch(ca.b);
+    assert_int_equal(xg_tcp_write(a, p2, n2), 0);
+    while (cb.got < n1 + n2)
+        event_base_dispatch(ca.b);
+    assert_int_equal(xg_tcp_in_len(b), n1 + n2);
+    const uint8_t *v = xg_tcp_in_peek(b, &n); /* the first run, as buffered */
+    assert_non_null(v);
+    assert_true(n >= 1 && n <= n1 + n2);
+    assert_memory_equal(v, p1, n < n1 ? n : n1);
+    assert_int_equal(xg_tcp_in_find(b, "\r\n\r\n", 4), (long)n1 - 2);
+    assert_int_equal(xg_tcp_in_find(b, "nope", 4), -1);
+    assert_null(xg_tcp_in_pullup(b, n1 + n2 + 1)); /* more than is there */
+    v = xg_tcp_in_pullup(b, n1 + n2);              /* the whole input, contiguous */
+    assert_non_null(v);
+    assert_memory_equal(v, p1, n1);
+    assert_memory_equal(v + n1, p2, n2);
+    char head[64];
+    assert_int_equal(xg_tcp_in_read(b, head, n1 + 2), n1 + 2); /* copied out and consumed */
+    assert_memory_equal(head, p1, n1);
+    assert_int_equal(xg_tcp_in_len(b), n2 - 2);
+    xg_tcp_in_drain(b, 1);
+    v = xg_tcp_in_pullup(b, 3);
+    assert_non_null(v);
+    assert_memory_equal(v, "ody", 3);
+    assert_int_equal(xg_tcp_in_read(b, head, sizeof head), 3); /* no more than is there */
+    assert_int_equal(xg_tcp_in_len(b), 0);
+    xg_tcp_in_drain(b, 10); /* draining more than is there empties it */
+    assert_int_equal(xg_tcp_in_len(b), 0);
+    xg_tcp_free(a);
+    xg_tcp_free(b);
     event_base_free(ca.b);
 }
 
@@ -112,7 +174,7 @@ static void test_connect_refused(void **state)
     xg_tcp_start(bev, &f);
     assert_int_equal(xg_tcp_connect(bev, (struct sockaddr *)&to, sizeof to), 0);
     event_base_dispatch(c.b);
-    assert_true(c.last_event & BEV_EVENT_ERROR);
+    assert_true(c.last_event & XG_TCP_ERROR);
     xg_tcp_free(bev);
     event_base_free(c.b);
 }
@@ -121,6 +183,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pair),
+        cmocka_unit_test(test_byte_queues),
         cmocka_unit_test(test_connect_refused),
     };
     return xg_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
