@@ -4,11 +4,19 @@
  * folders selected by -DXRGATE_ADAPTERS (e.g. "synth;vrpn" in a developer's build directory).
  * Declaring the codec functions weak lets the bench programs link in any such build; a missing
  * protocol's functions are then NULL and BENCH_HAVE_<PROTO> is false, and the programs skip what
- * needs it (or refuse the option that asks for it). Include after the codec headers. */
+ * needs it (or refuse the option that asks for it). It includes the codec headers it names
+ * (clang refuses `#pragma weak` on a function not declared before it). */
 #ifndef XG_BENCH_WEAK_H
 #define XG_BENCH_WEAK_H
 
 #include <stddef.h>
+
+#include "adapters/less/less_codec.h"
+#include "adapters/rgmp/rgmp_codec.h"
+#include "adapters/rtp/gamestate_codec.h"
+#include "adapters/rtp/rtp.h"
+#include "adapters/synth/synth.h"
+#include "adapters/vrpn/vrpn_codec.h"
 
 /* adapters/vrpn */
 #pragma weak vrpn_body_decode
