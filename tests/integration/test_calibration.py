@@ -195,7 +195,7 @@ def calib(g, name="head"):
 
 
 def port(g, name):
-    return int(g.adapters()[name]["counters"]["port"])
+    return g.port_of(name)
 
 
 def post(g, path, origin=None):

@@ -32,7 +32,7 @@ def main():
     view_cfg = sub(view_cfg, 'bind: "127.0.0.1:49172"', 'bind: "127.0.0.1:0"')
     with Gateway(view_cfg) as view:  # admin address from the test (port 0)
         view.wait_log("rtp adapter started")
-        vport = view.adapter("view")["counters"]["port"]
+        vport = view.port_of("view")
         replay = read("replay-to-headset.yaml")
         replay = sub(replay, "file: ../../tests/vectors/bvh/walk_small.bvh",
                      "file: " + os.path.join(SOURCE_DIR, "tests", "vectors", "bvh", "walk_small.bvh"))
@@ -71,7 +71,7 @@ def main():
             assert s1 != s0 and p1 != p0, (p0, p1)
             assert 1.0 < p1[1] < 2.2, p1  # a standing head, Y up, metres
             # the pitfall the walkthrough warns about: a view on the first gateway's own port
-            hport = first.adapter("headsets")["counters"]["port"]
+            hport = first.port_of("headsets")
             bad = sub(read("headset-view.yaml"), 'bind: "127.0.0.1:49172"', f'bind: "0.0.0.0:{hport}"')
             with tempfile.TemporaryDirectory(prefix="xrgate-test-") as d:
                 path = os.path.join(d, "view.yaml")

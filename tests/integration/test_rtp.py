@@ -436,7 +436,7 @@ adapters:
     bind: "127.0.0.1:0"
 """
     with Gateway(cfg) as gw:
-        port = int(gw.adapter("rx")["counters"]["port"])
+        port = gw.port_of("rx")
         dst = ("127.0.0.1", port)
         w = (0.0, 0.5, 0.0)  # rad/s about +Y (draft frame)
         seq = [100]

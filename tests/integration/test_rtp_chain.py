@@ -24,7 +24,7 @@ adapters:
     ssrc_timeout_ms: 600
 """
     with Gateway(cfg_b) as b:
-        port_b = int(b.adapter("fromA")["counters"]["port"])
+        port_b = b.port_of("fromA")
         cfg_a = f"""
 adapters:
   - name: demo

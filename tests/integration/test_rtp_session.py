@@ -168,7 +168,7 @@ adapters:
     bind: "127.0.0.1:0"
 """
     with Gateway(cfg) as gw:
-        port = gw.adapter("rx")["counters"]["port"]
+        port = gw.port_of("rx")
         tx = udp()
         t1 = (time.time_ns() // 1_000_000) & 0xFFFF
         ours = obj(129, hand2_body(1, t1, 1))

@@ -139,8 +139,8 @@ def test_exchange(d):
     kwrong, _ = make_key(d, "wrong.key")
     with Gateway(receiver_cfg("fromA", kb, ka)) as b, \
             Gateway(receiver_cfg("fromA", kc, kwrong)) as c:
-        port_b = int(b.counters("fromA")["port"])
-        port_c = int(c.counters("fromA")["port"])
+        port_b = b.port_of("fromA")
+        port_c = c.port_of("fromA")
         relay = Relay(port_b)
         loop = Forward()  # A sends to itself through it (its own port is not known yet)
         cfg_a = f"""
@@ -251,7 +251,7 @@ def test_gcm(d):
     ka, _ = make_key(d, "ga.key", "AEAD_AES_128_GCM")
     kb, _ = make_key(d, "gb.key", "AEAD_AES_128_GCM")
     with Gateway(receiver_cfg("gcm", kb, ka, "AEAD_AES_128_GCM")) as b:
-        port_b = int(b.counters("gcm")["port"])
+        port_b = b.port_of("gcm")
         cfg_a = f"""
 adapters:
   - name: demo

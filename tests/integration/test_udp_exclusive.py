@@ -34,7 +34,7 @@ def second_gateway(config):
 def rtp_unicast():
     with Gateway("adapters:\n  - {name: r, type: rtp, bind: \"127.0.0.1:0\"}\n") as first:
         first.wait_log("rtp adapter started")
-        port = first.adapter("r")["counters"]["port"]
+        port = first.port_of("r")
         assert port > 0
         rc, out = second_gateway(f"adapters:\n  - {{name: r2, type: rtp, bind: \"127.0.0.1:{port}\"}}\n")
         assert rc == 1, (rc, out)

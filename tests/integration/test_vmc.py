@@ -203,7 +203,7 @@ def test_ingress():
 adapters:
   - {name: in, type: vmc, bind: "127.0.0.1:0"}
 """) as g:
-        port = int(g.adapter("in")["counters"]["port"])
+        port = g.port_of("in")
         s = udp()
         s.sendto(performer_bundle(), ("127.0.0.1", port))
         ents = wait_until(lambda: (lambda e: e if len(e) == 8 else None)(g.entities()),
@@ -280,7 +280,7 @@ def test_bad_input():
 adapters:
   - {name: in, type: vmc, bind: "127.0.0.1:0", max_bundle_depth: 3}
 """) as g:
-        port = int(g.adapter("in")["counters"]["port"])
+        port = g.port_of("in")
         s = udp()
         for _, d, _ in BAD:
             s.sendto(d, ("127.0.0.1", port))
@@ -309,7 +309,7 @@ def test_device_limit():
 adapters:
   - {name: in, type: vmc, bind: "127.0.0.1:0", max_devices: 2}
 """) as g:
-        port = int(g.adapter("in")["counters"]["port"])
+        port = g.port_of("in")
         s = udp()
         for serial in ["A", "B", "C"]:
             s.sendto(osc_msg("/VMC/Ext/Tra/Pos", "sfffffff", serial, 1, 2, 3, 0, 0, 0, 1),
@@ -341,7 +341,7 @@ adapters:
     rate_hz: 30
     mtu: 256
 """) as g:
-        port = int(g.adapter("in")["counters"]["port"])
+        port = g.port_of("in")
         tx = udp()
         tx.sendto(performer_bundle(), ("127.0.0.1", port))
         wait_until(lambda: len(g.entities()) == 8, what="8 entities")
@@ -406,7 +406,7 @@ adapters:
     trackers: [{{match: "in/con/*", index: 5}}]
     rate_hz: 30
 """) as g:
-        port = int(g.adapter("in")["counters"]["port"])
+        port = g.port_of("in")
         tx = udp()
         sent = {"in/hmd/H": ((0.1, 1.7, 0.3), q_axis((0, 1, 0), 40)),
                 "in/con/C": ((0.2, 1.0, 0.1), q_axis((1, 0, 0), 10)),

@@ -154,7 +154,7 @@ adapters:
   - {{name: svmt, type: vmc, profile: vmt, bind: "127.0.0.1:0", include: ["demo/*"],
       destinations: ["127.0.0.1:{svmt.port}"], rate_hz: 30}}
 """) as g:
-            port = int(g.adapter("in")["counters"]["port"])
+            port = g.port_of("in")
             # liblo -> xrgate: one datagram per message, the root first, bones parent first
             oscsend(port, "/VMC/Ext/Root/Pos", "sfffffff", "root", *ROOT[0], *ROOT[1])
             for name in ["Hips", "Spine", "Head"]:
