@@ -29,10 +29,15 @@ def main():
         def counters():
             return g.adapter("ros")["counters"]
 
-        p.send("tf world w0 0 0 0 0 0 0 1 -1 0")
+        p.send("tf world w0 0 0 0 0 0 0 1 -1 0")  # creates the writer
         p.send("wait_match rt/tf 10000")
+        # until both sides have matched (then reliable): w0 may be sent several times
         wait_until(lambda: (p.send("tf world w0 0 0 0 0 0 0 1 -1 0") or
                                dl.entity(g, "ros/w0")), what="ros/w0")
+        # a barrier: w1, sent once (reliable, in order after every w0), read means no w0 is
+        # still on its way to count in the flood's figures below
+        p.send("tf world w1 0 0 0 0 0 0 1 -1 0")
+        wait_until(lambda: dl.entity(g, "ros/w1"), what="ros/w1 (after every w0)")
         base = counters()
         b_in, b_y = base["transforms_in"], base["budget_yields"]
         seen, lat = [], []
