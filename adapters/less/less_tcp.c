@@ -77,7 +77,10 @@ static void tcp_read_cb(struct bufferevent *bev, void *arg)
          * and compares it with `avail`: contiguous header bytes, no copy of the whole input */
         size_t hl = avail < LESS_INT_MAX_BYTES ? avail : LESS_INT_MAX_BYTES;
         const uint8_t *head = xg_tcp_in_pullup(bev, hl);
-        if (!head) return; /* out of memory: the next read tries again */
+        if (!head) {
+            less_peer_close(p, "out of memory buffering a packet; closing");
+            return;
+        }
         size_t flen = 0;
         struct xg_error err = {0};
         int rc = less_tcp_split(head, avail, (size_t)la->max_packet, &flen, &err);
@@ -91,7 +94,10 @@ static void tcp_read_cb(struct bufferevent *bev, void *arg)
         }
         if (rc == 0) return;
         const uint8_t *frame = xg_tcp_in_pullup(bev, flen);
-        if (!frame) return; /* out of memory: the next read tries again */
+        if (!frame) {
+            less_peer_close(p, "out of memory buffering a packet; closing");
+            return;
+        }
         struct less_frame f;
         int64_t now = xg_clock_mono_ns();
         rc = tcp_decode_keys(p, frame, flen, &f, &err);

@@ -539,10 +539,14 @@ static void read_cb(struct bufferevent *bev, void *arg)
         size_t len = xg_tcp_in_len(bev);
         if (len < RGMP_HEADER_LEN) return;
         const uint8_t *hb = xg_tcp_in_pullup(bev, RGMP_HEADER_LEN);
-        if (!hb) return; /* out of memory: the next read tries again */
         struct rgmp_header h;
         size_t need;
         struct xg_error err = {0};
+        if (!hb) {
+            xg_error_set(&err, -ENOMEM, "out of memory buffering a frame header");
+            protocol_error(a, &err);
+            return;
+        }
         int rc = rgmp_frame_split(hb, RGMP_HEADER_LEN, &c->limits, &h, &need, &err);
         if (rc < 0) {
             protocol_error(a, &err);
