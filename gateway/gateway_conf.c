@@ -172,21 +172,30 @@ static int gateway_admin(struct xg_gateway_conf *c, const struct xg_conf *g, str
     return 0;
 }
 
+/* A duration key in milliseconds (default and bounds in ms) into *ns, nanoseconds. */
+static int conf_ms(const struct xg_conf *m, const char *key, int64_t def, int64_t min, int64_t max,
+                   int64_t *ns, struct xg_error *err)
+{
+    int64_t v;
+    int rc = xg_conf_int(m, key, def, min, max, &v, err);
+    if (!rc) *ns = v * XG_NS_PER_MS;
+    return rc;
+}
+
 /* predict: max_horizon_ms, velocity_window_ms, motion_memory_ms */
 static int gateway_predict(struct xg_gateway_conf *c, const struct xg_conf *g, struct xg_error *err)
 {
     int rc;
     const struct xg_conf *predict = xg_conf_get(g, "predict");
     if (predict) {
-        int64_t v;
         if ((rc = xg_conf_expect(predict, XG_CONF_MAP, "predict", err)) ||
-            (rc = xg_conf_int(predict, "max_horizon_ms", 100, 0, 10000, &v, err)))
+            (rc = conf_ms(predict, "max_horizon_ms", 100, 0, 10000, &c->table.max_horizon_ns,
+                          err)) ||
+            (rc = conf_ms(predict, "velocity_window_ms", 100, 1, 10000,
+                          &c->table.velocity_window_ns, err)) ||
+            (rc = conf_ms(predict, "motion_memory_ms", 2000, 0, 60000, &c->table.motion_memory_ns,
+                          err)))
             return rc;
-        c->table.max_horizon_ns = v * XG_NS_PER_MS;
-        if ((rc = xg_conf_int(predict, "velocity_window_ms", 100, 1, 10000, &v, err))) return rc;
-        c->table.velocity_window_ns = v * XG_NS_PER_MS;
-        if ((rc = xg_conf_int(predict, "motion_memory_ms", 2000, 0, 60000, &v, err))) return rc;
-        c->table.motion_memory_ns = v * XG_NS_PER_MS;
     }
     return 0;
 }
@@ -199,11 +208,9 @@ static int gateway_entity(struct xg_gateway_conf *c, const struct xg_conf *g, st
     if (entity) {
         int64_t v;
         if ((rc = xg_conf_expect(entity, XG_CONF_MAP, "entity", err)) ||
-            (rc = xg_conf_int(entity, "stale_ms", 500, 1, 3600000, &v, err)))
+            (rc = conf_ms(entity, "stale_ms", 500, 1, 3600000, &c->table.stale_ns, err)) ||
+            (rc = conf_ms(entity, "expire_ms", 10000, 1, 86400000, &c->table.expire_ns, err)))
             return rc;
-        c->table.stale_ns = v * XG_NS_PER_MS;
-        if ((rc = xg_conf_int(entity, "expire_ms", 10000, 1, 86400000, &v, err))) return rc;
-        c->table.expire_ns = v * XG_NS_PER_MS;
         if ((rc = xg_conf_int(entity, "max_entities", 65536, 1, 16777216, &v, err))) return rc;
         c->table.max_entities = (uint32_t)v;
         if (c->table.expire_ns < c->table.stale_ns)
