@@ -52,15 +52,24 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
     event_base_loopbreak(c->b);
 }
 
+/* Two connected connections on one base (a socket pair), not started: *a owns sv[0]. */
+static void open_pair(struct event_base *base, struct bufferevent **a, struct bufferevent **b,
+                      int sv[2])
+{
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
+    *a = xg_tcp_wrap(base, sv[0]);
+    *b = xg_tcp_wrap(base, sv[1]);
+    assert_non_null(*a);
+    assert_non_null(*b);
+}
+
 static void test_pair(void **state)
 {
     (void)state;
     int sv[2];
-    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
     struct ctx ca = {.b = event_base_new()}, cb = {.b = ca.b};
-    struct bufferevent *a = xg_tcp_wrap(ca.b, sv[0]), *b = xg_tcp_wrap(ca.b, sv[1]);
-    assert_non_null(a);
-    assert_non_null(b);
+    struct bufferevent *a, *b;
+    open_pair(ca.b, &a, &b, sv);
     assert_true(xg_tcp_fd(a) == sv[0]);
     struct xg_tcp_conf fa = {.read = on_read, .written = on_written, .event = on_event, .arg = &ca};
     struct xg_tcp_conf fb = {.read = on_read, .event = on_event, .arg = &cb, .read_max = 4096};
@@ -105,9 +114,9 @@ static void test_byte_queues(void **state)
 {
     (void)state;
     int sv[2];
-    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
     struct ctx ca = {.b = event_base_new()}, cb = {.b = ca.b};
-    struct bufferevent *a = xg_tcp_wrap(ca.b, sv[0]), *b = xg_tcp_wrap(ca.b, sv[1]);
+    struct bufferevent *a, *b;
+    open_pair(ca.b, &a, &b, sv);
     struct xg_tcp_conf fa = {.read = on_read, .event = on_event, .arg = &ca};
     struct xg_tcp_conf fb = {.read = on_read_keep, .event = on_event, .arg = &cb};
     xg_tcp_start(a, &fa);
